@@ -1,0 +1,255 @@
+"""Events of the append-only conversation log and their JSONL interchange format.
+
+An event is one line of the log: a user message, a tool call, a tool result, or the final
+reply (TERM) that closes a turn. The JSONL format is one object per line with the field names
+of the SPEC; ``text`` wins over ``chars`` when both are present. Errors name the line, so a user
+can fix a real log without reading our code.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path
+from typing import IO, Any
+
+from models.errors import TurncheckError
+
+
+class Kind(IntEnum):
+    """What an event is; the integer values are the codes used in columnar arrays."""
+
+    USER = 0
+    CALL = 1
+    RESULT = 2
+    TERM = 3
+
+
+class EventFormatError(TurncheckError, ValueError):
+    """A JSONL line (or an in-memory event) that does not describe a valid event."""
+
+
+class TextEncodingError(EventFormatError):
+    """A text that cannot be encoded as UTF-8 (a lone surrogate); rejected at append time."""
+
+
+_CJK_RANGES = (
+    (0x3000, 0x303F),
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+    (0xFF00, 0xFFEF),
+    (0x20000, 0x2FA1F),
+)
+
+
+def is_cjk_char(ch: str) -> bool:
+    """True for a character of the CJK blocks the seed's estimator counts at ~1.5 chars/token."""
+    code = ord(ch)
+    return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
+
+
+def detect_cjk(text: str) -> bool:
+    """A text counts as CJK when at least half of its non-space characters are CJK."""
+    letters = [c for c in text if not c.isspace()]
+    if not letters:
+        return False
+    return 2 * sum(1 for c in letters if is_cjk_char(c)) >= len(letters)
+
+
+def check_encodable(text: str, where: str = "text") -> None:
+    """Reject a text that has no UTF-8 encoding (lone surrogates), naming the position."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise TextEncodingError(
+            f"{where} cannot be encoded as UTF-8: lone surrogate U+{ord(text[exc.start]):04X} "
+            f"at character {exc.start}"
+        ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One appended record.
+
+    ``seq`` is the append order (unique, strictly increasing per log); ``session`` is the key
+    the log is stored under; ``source`` is the true session that wrote it (equal to ``session``
+    unless keys collide); ``turn`` counts turns within the session. CALL and RESULT carry the
+    ``call_id`` that pairs them. ``ts`` is the writer's wall-clock stamp, which may be skewed or
+    tied. The size is ``text`` when present, else ``chars`` characters (``cjk`` marking CJK).
+    """
+
+    seq: int
+    session: str
+    turn: int
+    kind: Kind
+    call_id: str | None = None
+    ts: float = 0.0
+    writer: str = "0"
+    text: str | None = None
+    chars: int = 0
+    cjk: bool = False
+    source: str | None = None
+
+    @property
+    def true_session(self) -> str:
+        return self.session if self.source is None else self.source
+
+    @property
+    def size(self) -> int:
+        """Characters of the content: the text when present, else ``chars``."""
+        return len(self.text) if self.text is not None else self.chars
+
+
+_FIELDS = ("seq", "session", "turn", "kind", "call_id", "ts", "writer", "text", "chars", "cjk", "source")
+_REQUIRED = ("seq", "session", "turn", "kind")
+
+
+def _as_int(value: Any, name: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise EventFormatError(f"{where}: field '{name}' must be an integer, got {json.dumps(value)}")
+    return value
+
+
+def event_from_dict(obj: Any, where: str = "event") -> Event:
+    """Validate one decoded JSON object and build the event it describes."""
+    if not isinstance(obj, dict):
+        raise EventFormatError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    unknown = sorted(set(obj) - set(_FIELDS))
+    if unknown:
+        raise EventFormatError(f"{where}: unknown field '{unknown[0]}' (fields: {', '.join(_FIELDS)})")
+    missing = [f for f in _REQUIRED if f not in obj]
+    if missing:
+        raise EventFormatError(f"{where}: missing field '{missing[0]}'")
+    seq = _as_int(obj["seq"], "seq", where)
+    turn = _as_int(obj["turn"], "turn", where)
+    if seq < 0 or turn < 0:
+        raise EventFormatError(f"{where}: 'seq' and 'turn' must be >= 0")
+    session = obj["session"]
+    if isinstance(session, bool) or not isinstance(session, (str, int)):
+        raise EventFormatError(f"{where}: field 'session' must be a string or integer")
+    raw_kind = obj["kind"]
+    try:
+        kind = Kind[raw_kind] if isinstance(raw_kind, str) else None
+    except KeyError:
+        kind = None
+    if kind is None:
+        raise EventFormatError(
+            f"{where}: unknown kind {json.dumps(raw_kind)} (expected USER, CALL, RESULT or TERM)"
+        )
+    call_id = obj.get("call_id")
+    if kind in (Kind.CALL, Kind.RESULT):
+        if call_id is None or isinstance(call_id, bool) or not isinstance(call_id, (str, int)):
+            raise EventFormatError(f"{where}: a {kind.name} needs a string 'call_id'")
+        call_id = str(call_id)
+    elif call_id is not None:
+        raise EventFormatError(f"{where}: a {kind.name} must not carry a 'call_id'")
+    ts = obj.get("ts", 0.0)
+    if isinstance(ts, bool) or not isinstance(ts, (int, float)):
+        raise EventFormatError(f"{where}: field 'ts' must be a number")
+    text = obj.get("text")
+    if text is not None:
+        if not isinstance(text, str):
+            raise EventFormatError(f"{where}: field 'text' must be a string")
+        check_encodable(text, f"{where}: text")
+    chars = _as_int(obj.get("chars", 0), "chars", where)
+    if chars < 0:
+        raise EventFormatError(f"{where}: field 'chars' must be >= 0")
+    cjk_raw = obj.get("cjk")
+    if cjk_raw is not None and not isinstance(cjk_raw, bool):
+        raise EventFormatError(f"{where}: field 'cjk' must be true or false")
+    if text is not None:
+        chars = len(text)
+        cjk = detect_cjk(text) if cjk_raw is None else cjk_raw
+    else:
+        cjk = bool(cjk_raw)
+    source = obj.get("source")
+    if source is not None:
+        source = str(source)
+    return Event(
+        seq=seq,
+        session=str(session),
+        turn=turn,
+        kind=kind,
+        call_id=call_id,
+        ts=float(ts),
+        writer=str(obj.get("writer", "0")),
+        text=text,
+        chars=chars,
+        cjk=cjk,
+        source=source,
+    )
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """The JSONL object of an event; optional fields are left out when they carry nothing."""
+    out: dict[str, Any] = {
+        "seq": event.seq,
+        "session": event.session,
+        "turn": event.turn,
+        "kind": event.kind.name,
+    }
+    if event.call_id is not None:
+        out["call_id"] = event.call_id
+    out["ts"] = int(event.ts) if float(event.ts).is_integer() else event.ts
+    out["writer"] = event.writer
+    if event.text is not None:
+        out["text"] = event.text
+    else:
+        out["chars"] = event.chars
+    out["cjk"] = event.cjk
+    if event.source is not None and event.source != event.session:
+        out["source"] = event.source
+    return out
+
+
+def dumps_event(event: Event) -> str:
+    """One compact JSONL line (no newline); stable key order so files are byte-reproducible."""
+    return json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_events(lines: Iterable[str], name: str = "<input>") -> Iterator[Event]:
+    """Parse JSONL lines; blank lines are skipped, any other bad line raises naming its number."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{name}:{number}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise EventFormatError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+        yield event_from_dict(obj, where)
+
+
+def read_jsonl(path: str | Path) -> list[Event]:
+    """Read and validate a whole JSONL history; seq must be unique across the file."""
+    p = Path(path)
+    if not p.exists():
+        raise EventFormatError(f"{p}: no such file")
+    if p.is_dir():
+        raise EventFormatError(f"{p}: is a directory, not a JSONL file")
+    try:
+        with p.open(encoding="utf-8") as fh:
+            events = list(parse_events(fh, str(p)))
+    except UnicodeDecodeError as exc:
+        raise EventFormatError(f"{p}: not UTF-8 text (byte {exc.start})") from None
+    seen: set[int] = set()
+    for e in events:
+        if e.seq in seen:
+            raise EventFormatError(f"{p}: duplicate seq {e.seq}")
+        seen.add(e.seq)
+    return events
+
+
+def write_jsonl(events: Iterable[Event], out: IO[str]) -> int:
+    """Write events as JSONL; returns how many were written."""
+    n = 0
+    for e in events:
+        out.write(dumps_event(e))
+        out.write("\n")
+        n += 1
+    return n

@@ -1,0 +1,125 @@
+"""Rendering of scenario results as data: JSON, CSV and Markdown in the seeds' table shapes.
+
+Rendering only; nothing here runs an experiment. Output is byte-stable: keys sorted where the
+order carries no meaning, floats written with ``repr`` (shortest round-trip), rows in the
+order the scenario produced them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from scenarios.base import Cell, Judgement, ScenarioResult, Table
+
+RESULT_FORMAT = "turncheck-result/1"
+
+
+def _cell_text(value: Cell) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 1e6 else f"{value:.4g}"
+    if isinstance(value, int):
+        return f"{value:,}".replace(",", " ") if abs(value) >= 10_000 else str(value)
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def table_markdown(table: Table) -> str:
+    head = "| " + " | ".join(table.columns) + " |"
+    rule = "|" + "|".join("---" for _ in table.columns) + "|"
+    body = ["| " + " | ".join(_cell_text(c) for c in row) + " |" for row in table.rows]
+    parts = [f"### {table.title}", "", head, rule, *body]
+    if table.reading:
+        parts += ["", table.reading]
+    return "\n".join(parts) + "\n"
+
+
+def table_csv(table: Table) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(table.columns)
+    for row in table.rows:
+        writer.writerow(["" if c is None else c for c in row])
+    return buf.getvalue()
+
+
+def result_markdown(result: ScenarioResult) -> str:
+    lines = [f"## Scenario `{result.scenario}`", "", f"seed {result.seed}; parameters: "]
+    lines[-1] += ", ".join(f"{k}={v}" for k, v in sorted(result.params.items()))
+    lines.append("")
+    for t in result.tables:
+        lines.append(table_markdown(t))
+    if result.judgements:
+        lines.append("```")
+        lines.extend(j.line() for j in result.judgements)
+        lines.append("```")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def result_to_json(result: ScenarioResult) -> dict[str, Any]:
+    return {
+        "format": RESULT_FORMAT,
+        "scenario": result.scenario,
+        "seed": result.seed,
+        "params": dict(sorted(result.params.items())),
+        "tables": [
+            {
+                "name": t.name,
+                "title": t.title,
+                "columns": list(t.columns),
+                "rows": [list(r) for r in t.rows],
+                "reading": t.reading,
+            }
+            for t in result.tables
+        ],
+        "judgements": [{"name": j.name, "passed": j.passed, "detail": j.detail} for j in result.judgements],
+    }
+
+
+def result_from_json(data: Mapping[str, Any]) -> ScenarioResult:
+    """Load a result file written by :func:`write_result`; a file of another kind is refused."""
+    if not isinstance(data, Mapping) or data.get("format") != RESULT_FORMAT:
+        raise ValueError("not a turncheck result file (missing format turncheck-result/1)")
+    tables = tuple(
+        Table(
+            name=t["name"],
+            title=t["title"],
+            columns=tuple(t["columns"]),
+            rows=tuple(tuple(r) for r in t["rows"]),
+            reading=t.get("reading", ""),
+        )
+        for t in data["tables"]
+    )
+    judgements = tuple(Judgement(j["name"], bool(j["passed"]), j["detail"]) for j in data.get("judgements", []))
+    return ScenarioResult(data["scenario"], data["params"], int(data["seed"]), tables, judgements)
+
+
+def dumps_result(result: ScenarioResult) -> str:
+    return json.dumps(result_to_json(result), ensure_ascii=False, indent=1, sort_keys=False) + "\n"
+
+
+def write_result(result: ScenarioResult, out_dir: str | Path) -> list[Path]:
+    """Write ``NAME.json``, ``NAME.md`` and one ``NAME.TABLE.csv`` per table; returns the paths.
+
+    Everything is rendered before the first byte is written, so a rendering error leaves no
+    half-written result behind.
+    """
+    out = Path(out_dir)
+    files: dict[Path, str] = {
+        out / f"{result.scenario}.json": dumps_result(result),
+        out / f"{result.scenario}.md": result_markdown(result),
+    }
+    for t in result.tables:
+        files[out / f"{result.scenario}.{t.name}.csv"] = table_csv(t)
+    out.mkdir(parents=True, exist_ok=True)
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+    return list(files)

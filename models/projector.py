@@ -1,0 +1,334 @@
+"""The projector core: one implementation of every strategy, used by every engine and command.
+
+A strategy is a plain function ``(history, budget, cost) -> Window``, registered by id. Each
+finds ``i0`` — the start of the longest suffix whose cost fits the budget — by bisection over
+the history's prefix sums, moves the start by its rule, and reports the window's structure in
+O(log n). Projection never mutates the history.
+
+| id  | rule |
+|-----|------|
+| M0  | start at ``i0`` |
+| M1  | back to the start of the turn containing ``i0`` (may exceed the budget) |
+| M2  | M1, drop leading RESULTs whose CALL is absent, add a placeholder RESULT for each CALL of the first turn that has none |
+| M3  | forward to the first turn start ≥ ``i0`` (may be empty) |
+| M4  | M3; if that is empty and the history is not, fall back to M0 |
+| M5  | forward to the first cut ≥ ``i0`` that splits no CALL/RESULT pair |
+| REQ | mandatory part (the cost model's frame: system prompt + current question) + newest whole turns; refuse when the mandatory part alone exceeds the budget |
+"""
+
+from __future__ import annotations
+
+import importlib
+from bisect import bisect_left
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from models.cost import CostModel, Utf8JsonCost, message_of, placeholder_event
+from models.errors import BadParameter, TurncheckError, UnknownName
+from models.events import Event
+from models.history import History
+from models.report import Report
+
+_CALL = 1
+_RESULT = 2
+
+
+class MandatoryInputExceedsBudget(TurncheckError):
+    """REQ refuses, rather than truncate the system prompt or the current question."""
+
+    def __init__(self, mandatory: int, budget: int) -> None:
+        super().__init__(
+            f"mandatory input (system prompt + current question) needs {mandatory} but the budget is "
+            f"{budget}; refusing instead of truncating"
+        )
+        self.mandatory = mandatory
+        self.budget = budget
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The part of a history sent with one request: ``history.events[start:end]`` plus, for M2,
+    a placeholder RESULT after each CALL listed in ``placeholders`` (positions)."""
+
+    history: History
+    strategy: str
+    budget: int
+    start: int
+    end: int
+    cost: int
+    report: Report
+    placeholders: tuple[int, ...] = ()
+
+    @property
+    def events(self) -> list[Event]:
+        """The kept events in read order, M2's placeholders right after their CALLs."""
+        kept = self.history.events[self.start : self.end]
+        if not self.placeholders:
+            return kept
+        marks = set(self.placeholders)
+        out: list[Event] = []
+        for pos, e in enumerate(kept, start=self.start):
+            out.append(e)
+            if pos in marks:
+                out.append(placeholder_event(e))
+        return out
+
+    @property
+    def empty(self) -> bool:
+        return self.start >= self.end and not self.placeholders
+
+    def payload(self, cost: Utf8JsonCost) -> str:
+        """The exact request text; its UTF-8 length equals ``self.cost`` under ``cost``."""
+        return cost.request(message_of(e) for e in self.events)
+
+
+Strategy = Callable[[History, int, CostModel], Window]
+
+
+def fit_start(history: History, budget: int, cost: CostModel) -> int:
+    """``i0``: start of the longest suffix whose cost is within the budget (``n`` if none fits)."""
+    p = history.prefix(cost)
+    n = len(p) - 1
+    room = budget - cost.frame
+    if room < 0:
+        return n
+    return bisect_left(p, p[n] - room, 0, n + 1)
+
+
+def structural_report(
+    h: History,
+    s: int,
+    cost_value: int,
+    budget: int,
+    *,
+    dropped_partial: int = 0,
+    fallback: int = 0,
+    placeholders: int = 0,
+) -> Report:
+    """The counters of the window ``[s, n)`` in O(log n) (see :mod:`models.history`)."""
+    n = len(h.kind)
+    if s >= n:
+        return Report(0, 0, 0, int(cost_value > budget), cost_value, int(n > 0), dropped_partial,
+                      fallback, placeholders, 0, 0, 0, 0, 0, 0)  # fmt: skip
+    oc, ores = h.open_calls, h.open_results
+    open_first_calls = len(oc) - bisect_left(oc, s)
+    open_first_results = len(ores) - bisect_left(ores, s)
+    mispair = h.first_results[n] - h.first_results[s] - open_first_results
+    inside_pairs = h.first_calls[n] - h.first_calls[s] - open_first_calls + mispair
+    calls = h.calls[n] - h.calls[s]
+    orphan_res = h.results[n] - h.results[s] - inside_pairs
+    orphan_call = calls - inside_pairs - placeholders
+    pair_split = int(s > 0 and h.kind[s - 1] == _CALL and h.partner[s - 1] >= s)
+    last = h.last_calls
+    dup = calls - (len(last) - bisect_left(last, s))
+    s1 = s + 1
+    seg = h.seg_idx[s] + 1
+    x = h.seg_starts[seg] if seg < len(h.seg_starts) else n
+    first_changes = h.seg_first_change
+    partial_mixed = int(
+        h.seg_src_change[x] - h.seg_src_change[s1] > 0 and first_changes[x] - first_changes[s1] == 0
+    )
+    return Report(
+        orphan_res,
+        orphan_call,
+        pair_split,
+        int(cost_value > budget),
+        cost_value,
+        0,
+        dropped_partial,
+        fallback,
+        placeholders,
+        h.tie_inv[n] - h.tie_inv[s1],
+        h.seq_inv[n] - h.seq_inv[s1],
+        mispair,
+        int(h.src_change[n] - h.src_change[s1] > 0),
+        first_changes[n] - first_changes[s1] + partial_mixed,
+        dup,
+    )
+
+
+def _window(
+    h: History,
+    name: str,
+    budget: int,
+    cost: CostModel,
+    s: int,
+    *,
+    dropped_partial: int = 0,
+    fallback: int = 0,
+    placeholders: tuple[int, ...] = (),
+    extra_cost: int = 0,
+) -> Window:
+    p = h.prefix(cost)
+    n = len(p) - 1
+    value = cost.frame + p[n] - p[s] + extra_cost
+    report = structural_report(
+        h, s, value, budget, dropped_partial=dropped_partial, fallback=fallback, placeholders=len(placeholders)
+    )
+    return Window(h, name, budget, s, n, value, report, placeholders)
+
+
+def _turn_start_at_or_after(h: History, i: int) -> int:
+    n = len(h.kind)
+    if i >= n:
+        return n
+    seg = h.seg_idx[i]
+    if h.seg_starts[seg] == i:
+        return i
+    return h.seg_starts[seg + 1] if seg + 1 < len(h.seg_starts) else n
+
+
+def m0(history: History, budget: int, cost: CostModel) -> Window:
+    """Naive: the longest suffix within the budget, cut anywhere."""
+    return _window(history, "M0", budget, cost, fit_start(history, budget, cost))
+
+
+def m1(history: History, budget: int, cost: CostModel) -> Window:
+    """Turn-aware: back to the start of the turn containing ``i0``; may exceed the budget."""
+    i0 = fit_start(history, budget, cost)
+    s = history.segment_start(i0) if i0 < len(history) else i0
+    return _window(history, "M1", budget, cost, s)
+
+
+def m2(history: History, budget: int, cost: CostModel) -> Window:
+    """Turn-aware with head repair: M1, then drop leading orphan RESULTs and add a placeholder
+    RESULT (costed like any event) for each CALL of the first turn whose RESULT is not kept."""
+    h = history
+    n = len(h)
+    i0 = fit_start(h, budget, cost)
+    s = h.segment_start(i0) if i0 < n else i0
+    while s < n and h.kind[s] == _RESULT and h.partner[s] < s:
+        s += 1
+    placeholders: list[int] = []
+    extra = 0
+    if s < n:
+        end = h.segment_end(s)
+        for pos in range(s, end):
+            if h.kind[pos] == _CALL and h.partner[pos] < s:
+                placeholders.append(pos)
+                extra += cost.event_cost(placeholder_event(h.events[pos]))
+    return _window(h, "M2", budget, cost, s, placeholders=tuple(placeholders), extra_cost=extra)
+
+
+def m3(history: History, budget: int, cost: CostModel) -> Window:
+    """Complete turns only: forward to the first turn start ≥ ``i0``; may be empty."""
+    i0 = fit_start(history, budget, cost)
+    s = _turn_start_at_or_after(history, i0)
+    return _window(history, "M3", budget, cost, s, dropped_partial=int(s > i0))
+
+
+def m4(history: History, budget: int, cost: CostModel) -> Window:
+    """Whole turns with fallback: M3, or M0 when M3 is empty and the history is not."""
+    n = len(history)
+    i0 = fit_start(history, budget, cost)
+    s = _turn_start_at_or_after(history, i0)
+    if s >= n and n > 0:
+        return _window(history, "M4", budget, cost, i0, fallback=1)
+    return _window(history, "M4", budget, cost, s, dropped_partial=int(s > i0))
+
+
+def m5(history: History, budget: int, cost: CostModel) -> Window:
+    """Pair-safe: forward to the first cut ≥ ``i0`` that splits no CALL/RESULT pair."""
+    i0 = fit_start(history, budget, cost)
+    cuts = history.safe_cuts
+    return _window(history, "M5", budget, cost, cuts[bisect_left(cuts, i0)])
+
+
+def req(history: History, budget: int, cost: CostModel) -> Window:
+    """Seed 000's request budget: the mandatory part plus the newest whole turns that fit.
+
+    Raises :class:`MandatoryInputExceedsBudget` when the mandatory part alone is over budget;
+    the system prompt and the question are never truncated.
+    """
+    if cost.frame > budget:
+        raise MandatoryInputExceedsBudget(cost.frame, budget)
+    i0 = fit_start(history, budget, cost)
+    s = _turn_start_at_or_after(history, i0)
+    return _window(history, "REQ", budget, cost, s, dropped_partial=int(s > i0))
+
+
+STRATEGIES: dict[str, Strategy] = {"M0": m0, "M1": m1, "M2": m2, "M3": m3, "M4": m4, "M5": m5, "REQ": req}
+PROJECTORS = ("M0", "M1", "M2", "M3", "M4", "M5")
+
+
+def resolve_strategy(spec: str | Strategy) -> Strategy:
+    """A strategy by id, or a user's projector named ``package.module:function``.
+
+    A user's function has the same signature, ``(history, budget, cost) -> Window``; it may
+    build its window with :func:`window_from_start` so the structural report is ours.
+    """
+    if callable(spec):
+        return spec
+    if spec in STRATEGIES:
+        return STRATEGIES[spec]
+    if ":" in spec:
+        module_name, _, attr = spec.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise UnknownName(f"cannot import projector module {module_name!r}: {exc}") from None
+        fn = getattr(module, attr, None)
+        if not callable(fn):
+            raise UnknownName(f"{spec!r}: module {module_name!r} has no function {attr!r}")
+        return fn  # type: ignore[no-any-return]
+    raise UnknownName(
+        f"unknown strategy {spec!r} (known: {', '.join(STRATEGIES)}, or package.module:function)"
+    )
+
+
+def strategy_name(spec: str | Strategy) -> str:
+    if isinstance(spec, str):
+        return spec
+    return f"{spec.__module__}:{getattr(spec, '__qualname__', repr(spec))}"
+
+
+def window_from_start(
+    history: History, budget: int, cost: CostModel, start: int, name: str = "custom"
+) -> Window:
+    """The window ``[start, n)`` with its cost and structural report, for users' projectors."""
+    if not 0 <= start <= len(history):
+        raise BadParameter(f"window start {start} is outside the history (0..{len(history)})")
+    return _window(history, name, budget, cost, start)
+
+
+def check_budget(budget: Any) -> int:
+    if isinstance(budget, bool) or not isinstance(budget, int):
+        raise BadParameter(f"budget must be a whole number, got {budget!r}")
+    if budget <= 0:
+        raise BadParameter(f"budget must be positive, got {budget}")
+    return budget
+
+
+def project(history: History, budget: int, strategy: str | Strategy, cost: CostModel) -> Window:
+    """Project ``history`` under ``budget`` with ``strategy`` and ``cost``.
+
+    Parameters
+    ----------
+    history : History
+        One session's events in read order.
+    budget : int
+        Positive budget in the cost model's unit (tokens or bytes).
+    strategy : str or callable
+        ``'M0'``–``'M5'``, ``'REQ'``, ``'package.module:function'`` or a function.
+    cost : CostModel
+        :class:`~models.cost.EstimateCost`, :class:`~models.cost.Utf8JsonCost`, …
+
+    Returns
+    -------
+    Window
+        The kept suffix (plus M2 placeholders), its cost and structural report.
+
+    Raises
+    ------
+    BadParameter
+        For a non-positive budget. UnknownName for an unknown strategy.
+    MandatoryInputExceedsBudget
+        For REQ when the system prompt and current question alone exceed the budget.
+    """
+    check_budget(budget)
+    fn = resolve_strategy(strategy)
+    window = fn(history, budget, cost)
+    if not isinstance(window, Window):
+        raise TurncheckError(f"projector {strategy_name(strategy)} returned {type(window).__name__}, not a Window")
+    return window

@@ -1,0 +1,98 @@
+"""The structural report of a window and its aggregation over many windows.
+
+Counter names are the seed's (``orphanRes``, ``pairSplit`` …) so tables read like the seed.
+Per window: ``orphanRes``, ``orphanCall``, ``repairs``, ``tieInversions``, ``seqInversions``,
+``mispair``, ``turnSrcMix`` and ``dupCallId`` count; ``pairSplit``, ``overBudget``, ``empty``,
+``droppedPartial``, ``fallback`` and ``mixedSources`` are 0/1; ``keptCost`` is the window's cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+
+class Report(NamedTuple):
+    """One window's counters. A NamedTuple rather than a dataclass: it is built on the hot
+    path of every projection and must stay immutable and cheap."""
+
+    orphanRes: int
+    orphanCall: int
+    pairSplit: int
+    overBudget: int
+    keptCost: int
+    empty: int
+    droppedPartial: int
+    fallback: int
+    repairs: int
+    tieInversions: int
+    seqInversions: int
+    mispair: int
+    mixedSources: int
+    turnSrcMix: int
+    dupCallId: int
+
+
+COUNTERS: tuple[str, ...] = Report._fields
+FLAGS = frozenset({"pairSplit", "overBudget", "empty", "droppedPartial", "fallback", "mixedSources"})
+
+
+@dataclass
+class Aggregate:
+    """Totals over many windows of one strategy and budget.
+
+    ``rate(name)`` is the share of windows where the counter is non-zero; ``overrun`` is the
+    seed's 越界倍数, Σ keptCost / (budget × windows).
+    """
+
+    budget: int
+    windows: int = 0
+    totals: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
+    hits: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
+    maxCost: int = 0
+
+    def add(self, report: Report) -> None:
+        self.windows += 1
+        totals, hits = self.totals, self.hits
+        for name, value in zip(COUNTERS, report, strict=True):
+            if value:
+                totals[name] += value
+                hits[name] += 1
+        if report.keptCost > self.maxCost:
+            self.maxCost = report.keptCost
+
+    def extend(self, reports: Iterable[Report]) -> None:
+        for r in reports:
+            self.add(r)
+
+    def merge(self, other: Aggregate) -> None:
+        if other.budget != self.budget:
+            raise ValueError("cannot merge aggregates of different budgets")
+        self.windows += other.windows
+        for name in COUNTERS:
+            self.totals[name] += other.totals[name]
+            self.hits[name] += other.hits[name]
+        self.maxCost = max(self.maxCost, other.maxCost)
+
+    def __getitem__(self, name: str) -> int:
+        if name == "maxCost":
+            return self.maxCost
+        if name == "windows":
+            return self.windows
+        return self.totals[name]
+
+    def rate(self, name: str) -> float:
+        return self.hits[name] / self.windows if self.windows else 0.0
+
+    @property
+    def overrun(self) -> float:
+        """Σ keptCost / (budget × windows)."""
+        return self.totals["keptCost"] / (self.budget * self.windows) if self.windows else 0.0
+
+    def as_dict(self) -> dict[str, int | float]:
+        out: dict[str, int | float] = {"windows": self.windows, "budget": self.budget}
+        out.update(self.totals)
+        out["maxCost"] = self.maxCost
+        out["overrun"] = round(self.overrun, 6)
+        return out

@@ -1,0 +1,117 @@
+"""The protocol models by name, for every engine and command that takes ``MODEL --param k=v``.
+
+:data:`MODELS` maps a model's name to a factory taking keyword parameters with defaults; the
+factory validates them and raises :class:`BadParameter` naming the parameter. :func:`build_model`
+is the one door the command line goes through: it looks the name up, turns ``k=v`` strings into
+the types the factory's signature declares (taken from its defaults), and refuses an unknown
+parameter by name — so every engine sees the same model for the same words.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from models.errors import BadParameter, UnknownName
+from models.protocol import ProtocolModel
+from models.trigger import TriggerModel
+
+ModelFactory = Callable[..., ProtocolModel[Any, Any]]
+
+MODELS: dict[str, ModelFactory] = {
+    "trigger": TriggerModel,
+}
+
+
+def _lazy_models() -> None:
+    """Register models whose modules import heavier parts of the core, on first use."""
+    if "clock" not in MODELS:
+        try:
+            from models.clock import ClockModel
+        except ImportError:  # pragma: no cover - only while the module is being written
+            return
+        MODELS["clock"] = ClockModel
+    if "keys" not in MODELS:
+        try:
+            from models.keys import KeysModel
+        except ImportError:  # pragma: no cover
+            return
+        MODELS["keys"] = KeysModel
+
+
+def model_names() -> list[str]:
+    _lazy_models()
+    return sorted(MODELS)
+
+
+def model_factory(name: str) -> ModelFactory:
+    """The factory registered as ``name``; raises :class:`UnknownName` listing the known ones."""
+    _lazy_models()
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise UnknownName(f"unknown model {name!r} (known: {', '.join(sorted(MODELS))})") from None
+
+
+def model_parameters(name: str) -> dict[str, Any]:
+    """The model's parameters and their defaults, in signature order."""
+    sig = inspect.signature(model_factory(name))
+    return {
+        p.name: p.default
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not inspect.Parameter.empty
+    }
+
+
+def coerce_value(raw: Any, default: Any, name: str) -> Any:
+    """Turn a ``--param`` string into the type of the parameter's default (ints, bools, floats,
+    strings, tuples of ints); values that already have that type pass through."""
+    if not isinstance(raw, str):
+        return raw
+    text = raw.strip()
+    if isinstance(default, bool):
+        if text.lower() in ("1", "true", "yes", "on"):
+            return True
+        if text.lower() in ("0", "false", "no", "off"):
+            return False
+        raise BadParameter(f"parameter {name}: {raw!r} is not a boolean")
+    if isinstance(default, int):
+        try:
+            return int(text)
+        except ValueError:
+            raise BadParameter(f"parameter {name}: {raw!r} is not an integer") from None
+    if isinstance(default, float):
+        try:
+            return float(text)
+        except ValueError:
+            raise BadParameter(f"parameter {name}: {raw!r} is not a number") from None
+    if isinstance(default, tuple):
+        try:
+            return tuple(int(part) for part in text.split(",") if part.strip())
+        except ValueError:
+            raise BadParameter(f"parameter {name}: {raw!r} is not a list of integers") from None
+    return text
+
+
+def build_model(name: str, params: Mapping[str, Any] | None = None) -> ProtocolModel[Any, Any]:
+    """Build model ``name`` from parameters given as values or ``k=v`` strings.
+
+    Dashes and underscores are interchangeable in parameter names. Raises
+    :class:`UnknownName` for an unknown model or parameter and :class:`BadParameter` for a value
+    of the wrong type or out of range, each naming the culprit.
+    """
+    factory = model_factory(name)
+    known = model_parameters(name)
+    kwargs: dict[str, Any] = {}
+    for key, raw in (params or {}).items():
+        pname = key.strip().replace("-", "_")
+        if pname not in known:
+            raise UnknownName(f"model {name} has no parameter {key!r} (parameters: {', '.join(known)})")
+        kwargs[pname] = coerce_value(raw, known[pname], pname)
+    try:
+        return factory(**kwargs)
+    except BadParameter:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise BadParameter(f"model {name}: {exc}") from None

@@ -1,0 +1,381 @@
+"""The compaction trigger as a protocol model: writers, ``TurnCountTrigger(maxTurns)``, a gap.
+
+``W`` writers append whole turns to one session's log. Time is cut into slots; in a slot each
+writer appends at most one turn (so at most ``A = W`` turns arrive per slot) and a ``tick``
+ends the slot. The trigger is evaluated inside every append: when the append leaves
+``live > maxTurns`` and no compaction is in flight, it reads the count ``c = live`` and hands the
+work to the compactor, which acts ``G`` slot boundaries later — deleting the oldest
+``c − maxTurns`` turns (or, under ``trim-to``, ``live − maxTurns`` computed at commit time).
+Turns appended inside the gap were not counted by the read, so the peak exceeds ``maxTurns``.
+With ``G = 0`` the act happens in the appending step itself. After an act the trigger is next
+evaluated by the next append.
+
+The locking strategy (:mod:`models.locking`) changes who may act when: ``mutex`` blocks appends
+from the read to the act, ``append-sync`` trims inside the append and keeps the store locked for
+the ``G`` slots the trim takes, ``cas`` fails its commit (and re-reads) when anything was appended
+since the read. Its closed-form worst-case peak is derived in :mod:`models.locking`.
+
+Actions, as JSON-scalar tuples: ``("append", w)`` writer ``w`` appends a turn; ``("tick",)`` the
+slot ends; ``("compact",)`` the compactor acts — enabled only when due, and then the only action
+(the act happens at the slot boundary, before anything else). States are small named tuples of
+ints, hashable and immutable; writers are interchangeable, so :meth:`TriggerModel.canonical`
+sorts their per-writer records.
+
+Two drivers give the model arrival timing without re-implementing it: :func:`drive_slots` steps
+the model through per-slot arrival counts, and :func:`fast_slots` is the same semantics as a tight
+integer loop for the 200 000-slot tables (a test keeps the two identical).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from models.errors import BadParameter
+from models.invariants import BOUNDED_PEAK_TURNS
+from models.locking import LOCKING_NAMES, Locking, locking
+from models.protocol import Property
+
+TRIGGER_FIRES = "trigger-fires"
+UNBOUNDED = -1  # turns left of a writer that never runs out
+
+Action = tuple[Any, ...]
+APPEND, TICK, COMPACT = "append", "tick", "compact"
+_TICK: Action = (TICK,)
+_COMPACT: Action = (COMPACT,)
+
+
+class TriggerState(NamedTuple):
+    """One moment of the protocol.
+
+    A named tuple rather than a frozen dataclass: the explorer builds hundreds of thousands per
+    second, and tuple construction and hashing are the cheapest immutable values Python has.
+
+    ``writers`` holds, per writer, ``(appended in this slot: 0/1, turns left or -1)``;
+    ``pending`` is -1 when the compactor is idle, else the slot boundaries left before it acts
+    (0: due now); ``count_read`` is the count it read; ``dirty`` says a turn was appended since
+    the read (what a ``cas`` commit checks); ``busy`` is the slots the store stays locked by a
+    synchronous trim (``append-sync``); ``fired`` says the trigger has fired at least once.
+    """
+
+    live: int
+    peak: int
+    writers: tuple[tuple[int, int], ...]
+    pending: int
+    count_read: int
+    dirty: bool
+    busy: int
+    fired: bool
+
+
+@dataclass(frozen=True)
+class TriggerParams:
+    """The configuration: writers ``W`` (= arrivals per slot ``A``), gap ``G``, ``maxTurns``,
+    the locking strategy, and the turns each writer appends in all (0: unbounded)."""
+
+    writers: int = 2
+    gap: int = 1
+    max_turns: int = 2
+    locking: str = "none"
+    turns: int = 4
+
+    def __post_init__(self) -> None:
+        if isinstance(self.writers, bool) or not isinstance(self.writers, int) or self.writers < 1:
+            raise BadParameter(f"parameter writers must be an integer >= 1, got {self.writers!r}")
+        if isinstance(self.gap, bool) or not isinstance(self.gap, int) or self.gap < 0:
+            raise BadParameter(f"parameter gap must be an integer >= 0, got {self.gap!r}")
+        if isinstance(self.max_turns, bool) or not isinstance(self.max_turns, int) or self.max_turns < 1:
+            raise BadParameter(f"parameter max_turns must be an integer >= 1, got {self.max_turns!r}")
+        if isinstance(self.turns, bool) or not isinstance(self.turns, int) or self.turns < 0:
+            raise BadParameter(f"parameter turns must be an integer >= 0 (0: unbounded), got {self.turns!r}")
+        if self.locking not in LOCKING_NAMES:
+            raise BadParameter(
+                f"parameter locking: {self.locking!r} is not one of {', '.join(LOCKING_NAMES)}"
+            )
+
+
+class TriggerModel:
+    """``TurnCountTrigger(maxTurns)`` with a check-then-act gap under one locking strategy.
+
+    Properties: ``bounded-peak-turns`` (always: live turns ≤ the strategy's declared bound, or
+    ``maxTurns`` when it declares none) and ``trigger-fires`` (sometimes: the count exceeded
+    ``maxTurns`` at least once — otherwise the run never exercised the trigger).
+    """
+
+    name = "trigger"
+
+    def __init__(
+        self, writers: int = 2, gap: int = 1, max_turns: int = 2, locking: str = "none", turns: int = 4
+    ) -> None:
+        p = TriggerParams(writers, gap, max_turns, locking, turns)
+        self.config = p
+        self.params: Mapping[str, Any] = {
+            "writers": p.writers,
+            "gap": p.gap,
+            "max_turns": p.max_turns,
+            "locking": p.locking,
+            "turns": p.turns,
+        }
+        self.strategy: Locking = _locking(p.locking)
+        self.bound = self.strategy.checked_bound(p.writers, p.gap, p.max_turns)
+        self._w = p.writers
+        self._g = p.gap
+        self._m = p.max_turns
+
+    # -- the protocol -------------------------------------------------------------------------
+
+    def init_states(self) -> Iterator[TriggerState]:
+        left = self.config.turns if self.config.turns > 0 else UNBOUNDED
+        yield TriggerState(0, 0, ((0, left),) * self._w, -1, 0, False, 0, False)
+
+    def can_append(self, state: TriggerState, w: int) -> bool:
+        """Whether writer ``w`` may append now (the SimPy runner asks this on every arrival)."""
+        used, left = state.writers[w]
+        if used or left == 0 or state.busy or state.pending == 0:
+            return False
+        return not (state.pending > 0 and self.strategy.blocks_appends_in_gap)
+
+    def actions(self, state: TriggerState) -> list[Action]:
+        if state.pending == 0:
+            return [_COMPACT]
+        out: list[Action] = [(APPEND, w) for w in range(self._w) if self.can_append(state, w)]
+        out.append(_TICK)
+        return out
+
+    def step(self, state: TriggerState, action: Action) -> TriggerState:
+        verb = action[0]
+        if verb == APPEND:
+            return self._append(state, action[1])
+        if verb == TICK:
+            return self._tick(state)
+        if verb == COMPACT:
+            return self._compact(state)
+        raise BadParameter(f"model trigger has no action {action!r}")
+
+    def _append(self, s: TriggerState, w: int) -> TriggerState:
+        used, left = s.writers[w]
+        writers = list(s.writers)
+        writers[w] = (1, left - 1 if left > 0 else left)
+        live = s.live + 1
+        pending, count, dirty, busy, fired = s.pending, s.count_read, s.dirty, s.busy, s.fired
+        m = self._m
+        if pending > 0:
+            dirty = True
+        elif live > m:
+            fired = True
+            if self.strategy.trims_in_append:
+                live, busy = m, self._g  # trimmed before the new turn is visible
+            elif self._g == 0:
+                live = m  # read and act in the appending step: both delete rules leave M
+            else:
+                pending, count, dirty = self._g, live, False
+        peak = live if live > s.peak else s.peak
+        return TriggerState(live, peak, tuple(writers), pending, count, dirty, busy, fired)
+
+    def _tick(self, s: TriggerState) -> TriggerState:
+        writers = tuple((0, left) for _used, left in s.writers)
+        pending = s.pending - 1 if s.pending > 0 else s.pending
+        busy = s.busy - 1 if s.busy > 0 else 0
+        return TriggerState(s.live, s.peak, writers, pending, s.count_read, s.dirty, busy, s.fired)
+
+    def _compact(self, s: TriggerState) -> TriggerState:
+        if self.strategy.commit_needs_clean and s.dirty:  # version changed: re-read, wait again
+            return TriggerState(s.live, s.peak, s.writers, self._g, s.live, False, s.busy, s.fired)
+        delete = self.deletes(s)
+        return TriggerState(s.live - delete, s.peak, s.writers, -1, 0, False, s.busy, s.fired)
+
+    def deletes(self, s: TriggerState) -> int:
+        """Turns the compactor deletes if it acts in ``s`` (0 for a failing ``cas`` commit)."""
+        if self.strategy.commit_needs_clean and s.dirty:
+            return 0
+        if self.strategy.delete_rule == "trim-to":
+            return max(0, s.live - self._m)
+        return s.count_read - self._m
+
+    def properties(self) -> tuple[Property[TriggerState], ...]:
+        bound = self.bound
+        declared = self.strategy.declared_bound(self._w, self._g, self._m)
+        what = "its declared bound" if declared is not None else "maxTurns (it declares no bound)"
+        return (
+            Property(
+                BOUNDED_PEAK_TURNS,
+                "always",
+                lambda s: s.live <= bound,
+                f"live turns never exceed {bound}: {self.strategy.name}'s {what}",
+            ),
+            Property(
+                TRIGGER_FIRES,
+                "sometimes",
+                lambda s: s.fired,
+                f"live turns exceed maxTurns={self._m} at least once, so the trigger is exercised",
+            ),
+        )
+
+    def metrics(self, state: TriggerState) -> Mapping[str, int]:
+        return {"live_turns": state.live, "peak_turns": state.peak}
+
+    def canonical(self, state: TriggerState) -> TriggerState:
+        return state._replace(writers=tuple(sorted(state.writers)))
+
+    def format_action(self, state: TriggerState, action: Action) -> str:
+        verb = action[0]
+        if verb == APPEND:
+            w = action[1]
+            after = self._append(state, w)
+            text = f"writer {w} appends a turn (live {state.live} → {state.live + 1})"
+            if state.pending > 0:
+                stale = "uncounted"
+                if self.strategy.commit_needs_clean:
+                    stale = "the compactor's version is now stale"
+                return f"{text} — inside the gap, {stale}"
+            if state.pending < 0 and state.live + 1 > self._m:
+                if self.strategy.trims_in_append:
+                    locked = f"; store locked {self._g} slots" if self._g else ""
+                    return text + f"; trims {state.live + 1 - after.live} oldest inside the append{locked}"
+                if self._g == 0:
+                    return f"{text}; trigger reads count={state.live + 1}, deletes now (live {after.live})"
+                lock = " and takes the lock" if self.strategy.blocks_appends_in_gap else ""
+                return text + f"; trigger reads count={after.count_read}{lock}, acts in {self._g} slot(s)"
+            return text
+        if verb == TICK:
+            text = "slot ends"
+            if state.pending == 1:
+                text += " — compaction due"
+            if state.busy == 1:
+                text += " — synchronous trim done, store unlocked"
+            return text
+        if verb == COMPACT:
+            if self.strategy.commit_needs_clean and state.dirty:
+                return f"compactor's commit fails (appends since the read); re-reads count={state.live}"
+            k = self.deletes(state)
+            why = (
+                f"live {state.live} − maxTurns {self._m}"
+                if self.strategy.delete_rule == "trim-to"
+                else f"count_read {state.count_read} − maxTurns {self._m}"
+            )
+            unlock = ", releases the lock" if self.strategy.blocks_appends_in_gap else ""
+            return f"compactor deletes {k} oldest ({why}; live {state.live} → {state.live - k}){unlock}"
+        return repr(action)
+
+    # -- transcript hooks (read by sim.trace) ------------------------------------------------
+
+    def actor(self, state: TriggerState, action: Action) -> str:
+        verb = action[0]
+        if verb == APPEND:
+            return f"writer {action[1]}"
+        return "compactor" if verb == COMPACT else "clock"
+
+    def columns(self, state: TriggerState) -> Mapping[str, Any]:
+        read = state.count_read if state.pending >= 0 else "-"
+        return {"live": state.live, "peak": state.peak, "read": read}
+
+
+def _locking(name: str) -> Locking:
+    try:
+        return locking(name)
+    except KeyError:
+        raise BadParameter(f"parameter locking: {name!r} is not one of {', '.join(LOCKING_NAMES)}") from None
+
+
+# -- drivers: arrival timing for the model, without re-implementing it --------------------------
+
+
+@dataclass(frozen=True)
+class SlotRun:
+    """What a slotted run observed: peak and final live turns, appends, acts, failed commits,
+    the largest backlog of turns waiting for a blocked append, and slot-waits summed over turns."""
+
+    peak: int
+    live: int
+    appends: int
+    compactions: int
+    retries: int
+    max_backlog: int
+    waited_slots: int
+
+
+def drive_slots(model: TriggerModel, arrivals: Iterable[int]) -> SlotRun:
+    """Step ``model`` through slots with the given arrival counts (each ≤ writers).
+
+    Per slot: the slot's arrivals join a FIFO backlog; writers ``0, 1, …`` take turns from it
+    while their append is enabled (a blocked append stays in the backlog: that is its wait);
+    then the slot ends (``tick``) and, when due, the compactor acts. This is the reference
+    semantics :func:`fast_slots` must equal.
+    """
+    (state,) = tuple(model.init_states())
+    backlog = appends = compactions = retries = max_backlog = waited = 0
+    for k in arrivals:
+        backlog += k
+        for w in range(model._w):
+            if backlog == 0:
+                break
+            if model.can_append(state, w):
+                state = model.step(state, (APPEND, w))
+                backlog -= 1
+                appends += 1
+        max_backlog = max(max_backlog, backlog)
+        waited += backlog
+        state = model.step(state, _TICK)
+        if state.pending == 0:
+            after = model.step(state, _COMPACT)
+            if after.pending == -1:
+                compactions += 1
+            else:
+                retries += 1
+            state = after
+    return SlotRun(state.peak, state.live, appends, compactions, retries, max_backlog, waited)
+
+
+def fast_slots(config: TriggerParams, arrivals: Sequence[int]) -> SlotRun:
+    """:func:`drive_slots` for an unbounded-turns model, as one tight integer loop.
+
+    Same semantics, step for step (``tests/test_trigger.py`` compares the two on random runs for
+    every strategy); it exists because the 200 000-slot tables call the model ~10⁶ times.
+    """
+    s = _locking(config.locking)
+    w_count, g, m = config.writers, config.gap, config.max_turns
+    mutex, cas, sync = s.blocks_appends_in_gap, s.commit_needs_clean, s.trims_in_append
+    trim_to = s.delete_rule == "trim-to"
+    live = peak = count = busy = 0
+    pending = -1
+    dirty = False
+    backlog = appends = compactions = retries = max_backlog = waited = 0
+    for k in arrivals:
+        backlog += k
+        # appends of this slot: each writer at most once, while enabled
+        can = min(backlog, w_count)
+        for _ in range(can):
+            if busy or (mutex and pending > 0):
+                break
+            live += 1
+            backlog -= 1
+            appends += 1
+            if pending > 0:
+                dirty = True
+            elif live > m:
+                if sync:
+                    live, busy = m, g
+                elif g == 0:
+                    live = m
+                else:
+                    pending, count, dirty = g, live, False
+            if live > peak:
+                peak = live
+        if backlog > max_backlog:
+            max_backlog = backlog
+        waited += backlog
+        # tick
+        if busy > 0:
+            busy -= 1
+        if pending > 0:
+            pending -= 1
+            if pending == 0:
+                if cas and dirty:
+                    pending, count, dirty = g, live, False
+                    retries += 1
+                else:
+                    live -= (live - m if live > m else 0) if trim_to else count - m
+                    pending, count, dirty = -1, 0, False
+                    compactions += 1
+    return SlotRun(peak, live, appends, compactions, retries, max_backlog, waited)

@@ -1,0 +1,104 @@
+"""The invariants turncheck checks, by name, and how each is read off a window or a state.
+
+Every model that checks one of these uses the name given here, so ``--invariant NAME`` means the
+same thing on every model and a user can tell at once which models check what:
+
+* ``no-orphan-results`` — the window sent holds no RESULT whose CALL is absent (``orphanRes`` 0),
+  for the strategy and read order under test;
+* ``bounded-peak-turns`` — live turns never exceed the bound the locking strategy declares;
+* ``seq-ordered-turns`` — each turn's events in the window are contiguous and in seq order;
+* ``within-budget`` — the window's cost is within the budget (``overBudget`` 0);
+* ``non-empty`` — the window is non-empty whenever anything fits: whenever the shortest suffix of
+  the history that splits no CALL/RESULT pair is within the budget.
+
+The window predicates below take a :class:`models.projector.Window`, so every model reads them
+off the same structural report the projector core computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from models.errors import UnknownName
+from models.events import Event
+from models.projector import Window
+
+NO_ORPHAN_RESULTS = "no-orphan-results"
+BOUNDED_PEAK_TURNS = "bounded-peak-turns"
+SEQ_ORDERED_TURNS = "seq-ordered-turns"
+WITHIN_BUDGET = "within-budget"
+NON_EMPTY = "non-empty"
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """A named invariant and what it promises, in one sentence."""
+
+    name: str
+    doc: str
+
+
+INVARIANTS: dict[str, Invariant] = {
+    inv.name: inv
+    for inv in (
+        Invariant(NO_ORPHAN_RESULTS, "no RESULT in the window without its CALL"),
+        Invariant(BOUNDED_PEAK_TURNS, "live turns never exceed the locking strategy's declared bound"),
+        Invariant(SEQ_ORDERED_TURNS, "each turn's events in the window are contiguous and in seq order"),
+        Invariant(WITHIN_BUDGET, "the window's cost is within the budget"),
+        Invariant(NON_EMPTY, "the window is non-empty whenever a pair-safe suffix fits the budget"),
+    )
+}
+
+
+def invariant(name: str) -> Invariant:
+    """The registered invariant ``name``; raises :class:`UnknownName` listing the known ones."""
+    try:
+        return INVARIANTS[name]
+    except KeyError:
+        raise UnknownName(f"unknown invariant {name!r} (known: {', '.join(INVARIANTS)})") from None
+
+
+def no_orphan_results(window: Window) -> bool:
+    return window.report.orphanRes == 0
+
+
+def within_budget(window: Window) -> bool:
+    return window.report.overBudget == 0
+
+
+def smallest_safe_suffix_cost(window: Window, cost_frame: int, prefix: Sequence[int]) -> int | None:
+    """Cost of the shortest non-empty suffix that splits no CALL/RESULT pair (None if empty)."""
+    h = window.history
+    n = len(h)
+    if n == 0:
+        return None
+    # safe_cuts is sorted, always holds 0 and ends with n, so the last cut before n exists
+    last = h.safe_cuts[-2]
+    return cost_frame + prefix[n] - prefix[last]
+
+
+def non_empty(window: Window, cost_frame: int, prefix: Sequence[int]) -> bool:
+    """False only when the window is empty although a pair-safe suffix fits the budget."""
+    if not window.empty:
+        return True
+    smallest = smallest_safe_suffix_cost(window, cost_frame, prefix)
+    return smallest is None or smallest > window.budget
+
+
+def seq_ordered_turns(events: Sequence[Event]) -> bool:
+    """Each (session, turn)'s events are contiguous and in increasing seq order."""
+    seen: set[tuple[str, int]] = set()
+    current: tuple[str, int] | None = None
+    last_seq = -1
+    for e in events:
+        key = (e.session, e.turn)
+        if key != current:
+            if key in seen:
+                return False
+            seen.add(key)
+            current = key
+        elif e.seq < last_seq:
+            return False
+        last_seq = e.seq
+    return True

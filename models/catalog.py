@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from models.errors import BadParameter, UnknownName
+from models.projector_model import ProjectorModel
 from models.protocol import ProtocolModel
 from models.trigger import TriggerModel
 
@@ -21,6 +22,7 @@ ModelFactory = Callable[..., ProtocolModel[Any, Any]]
 
 MODELS: dict[str, ModelFactory] = {
     "trigger": TriggerModel,
+    "projector": ProjectorModel,
 }
 
 

@@ -1,0 +1,242 @@
+"""The projector as a protocol model: every small history, projected under one strategy.
+
+A writer appends events of any kind to one session's history, up to ``events`` events: a USER
+message that opens a turn; a CALL whose id is any of a pool of ``call_ids`` not open in this turn
+(fresh, or reused — ``reuse=False`` gives every call a fresh id); a RESULT for a call of the
+current turn that is still open; a TERM that closes the turn. A call still open when the next USER
+arrives is dangling: its result never comes. After every append the reader projects the history
+under ``strategy`` and ``budget`` with the projector core (:func:`models.projector.project`), and
+the properties read the window's structural report:
+
+* ``no-orphan-results`` — ``orphanRes`` is 0;
+* ``within-budget`` — ``overBudget`` is 0;
+* ``non-empty`` — the window is not empty while a pair-safe suffix fits the budget.
+
+USER, CALL and TERM cost one token; a RESULT costs one of ``result_sizes`` tokens (four ASCII
+characters per token under the ``estimate`` cost model). With the defaults (budget 4, results of
+1 or 3 tokens, six events, two call ids) every strategy's known failure is reachable: M0 orphans,
+M1 and M2 overrun, M3 goes empty, M4's fallback to M0 orphans a RESULT, and M5 keeps all three
+properties. Reused ids add one more: a RESULT pairs with the oldest open CALL of its id (the
+history's pairing rule), so reusing a dangling call's id orphans the new RESULT even under M1–M3;
+``reuse=False`` removes it and reproduces the seed's picture exactly. Call ids are
+interchangeable: :meth:`ProjectorModel.canonical` renames them in order of first appearance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any
+
+from models.cost import EstimateCost
+from models.errors import BadParameter
+from models.events import Event, Kind
+from models.history import History
+from models.invariants import NO_ORPHAN_RESULTS, NON_EMPTY, WITHIN_BUDGET, non_empty
+from models.projector import PROJECTORS, Window, project
+from models.protocol import Property
+
+USER, CALL, RESULT, TERM = int(Kind.USER), int(Kind.CALL), int(Kind.RESULT), int(Kind.TERM)
+NO_CALL = -1
+
+# one event: (kind, call id or NO_CALL, tokens, turn)
+Ev = tuple[int, int, int, int]
+# state: (events, open call ids sorted, a turn is open)
+State = tuple[tuple[Ev, ...], tuple[int, ...], bool]
+Action = tuple[Any, ...]
+
+_COST = EstimateCost()
+_CHARS_PER_TOKEN = 4
+
+
+class ProjectorModel:
+    """Histories of up to ``events`` events, each projected by ``strategy`` within ``budget``."""
+
+    name = "projector"
+
+    def __init__(
+        self,
+        strategy: str = "M1",
+        budget: int = 4,
+        events: int = 6,
+        call_ids: int = 2,
+        result_sizes: tuple[int, ...] = (1, 3),
+        reuse: bool = True,
+    ) -> None:
+        if strategy not in PROJECTORS:
+            raise BadParameter(f"parameter strategy: {strategy!r} is not one of {', '.join(PROJECTORS)}")
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise BadParameter(f"parameter budget: must be a positive integer, got {budget!r}")
+        if not 1 <= events <= 12:
+            raise BadParameter(f"parameter events: must be between 1 and 12, got {events}")
+        if not 1 <= call_ids <= 6:
+            raise BadParameter(f"parameter call_ids: must be between 1 and 6, got {call_ids}")
+        sizes = tuple(result_sizes)
+        if not sizes or any(s < 0 for s in sizes) or len(set(sizes)) != len(sizes):
+            raise BadParameter(f"parameter result_sizes: needs distinct non-negative sizes, got {sizes}")
+        self.strategy = strategy
+        self.budget = budget
+        self.max_events = events
+        self.call_ids = call_ids
+        self.result_sizes = sizes
+        self.params: Mapping[str, Any] = {
+            "strategy": strategy,
+            "budget": budget,
+            "events": events,
+            "call_ids": call_ids,
+            "result_sizes": list(sizes),
+            "reuse": reuse,
+        }
+        self.reuse = reuse
+        self._window = lru_cache(maxsize=1 << 16)(self._project)
+
+    # -- the protocol -------------------------------------------------------------------------
+
+    def init_states(self) -> Iterator[State]:
+        yield ((), (), False)
+
+    def actions(self, state: State) -> list[Action]:
+        events, open_ids, in_turn = state
+        if len(events) >= self.max_events:
+            return []
+        out: list[Action] = [("user",)]
+        if in_turn:
+            if self.reuse:
+                out.extend(("call", c) for c in range(self.call_ids) if c not in open_ids)
+            else:  # every call gets a fresh id: the number of calls so far
+                out.append(("call", sum(1 for e in events if e[0] == CALL)))
+            out.extend(("result", c, size) for c in open_ids for size in self.result_sizes)
+            out.append(("term",))
+        return out
+
+    def step(self, state: State, action: Action) -> State:
+        events, open_ids, in_turn = state
+        turn = events[-1][3] if events else 0
+        verb = action[0]
+        if verb == "user":
+            # calls still open are dangling from now on: their results never come
+            return (*events, (USER, NO_CALL, 1, turn + 1)), (), True
+        if verb == "call":
+            cid = action[1]
+            return (*events, (CALL, cid, 1, turn)), tuple(sorted((*open_ids, cid))), True
+        if verb == "result":
+            cid, size = action[1], action[2]
+            return (
+                (*events, (RESULT, cid, size, turn)),
+                tuple(c for c in open_ids if c != cid),
+                True,
+            )
+        if verb == "term":
+            return (*events, (TERM, NO_CALL, 1, turn)), open_ids, False
+        raise BadParameter(f"model projector has no action {action!r}")
+
+    def properties(self) -> tuple[Property[State], ...]:
+        return (
+            Property(
+                NO_ORPHAN_RESULTS,
+                "always",
+                lambda s: self.window(s).report.orphanRes == 0,
+                "the window sent holds no RESULT whose CALL was cut away",
+            ),
+            Property(
+                WITHIN_BUDGET,
+                "always",
+                lambda s: self.window(s).report.overBudget == 0,
+                "the window's cost is within the budget",
+            ),
+            Property(
+                NON_EMPTY,
+                "always",
+                lambda s: non_empty(self.window(s), _COST.frame, self.window(s).history.prefix(_COST)),
+                "the window is not empty while a pair-safe suffix fits the budget",
+            ),
+        )
+
+    def metrics(self, state: State) -> Mapping[str, int]:
+        w = self.window(state)
+        return {
+            "kept_cost": w.cost,
+            "over_budget_by": max(0, w.cost - self.budget),
+            "orphan_results": w.report.orphanRes,
+        }
+
+    def canonical(self, state: State) -> State:
+        events, open_ids, in_turn = state
+        rename: dict[int, int] = {}
+        out: list[Ev] = []
+        for kind, cid, size, turn in events:
+            if cid != NO_CALL:
+                cid = rename.setdefault(cid, len(rename))
+            out.append((kind, cid, size, turn))
+        fresh = len(rename)
+        for c in open_ids:  # never true for reachable states, kept for safety
+            if c not in rename:
+                rename[c] = fresh
+                fresh += 1
+        return tuple(out), tuple(sorted(rename[c] for c in open_ids)), in_turn
+
+    def format_action(self, state: State, action: Action) -> str:
+        events, _open, _in_turn = state
+        turn = events[-1][3] if events else 0
+        verb = action[0]
+        if verb == "user":
+            return f"writer appends USER (turn {turn + 1})"
+        if verb == "call":
+            reused = any(e[1] == action[1] for e in events)
+            return f"writer appends CALL c{action[1]}{' (reused id)' if reused else ''}"
+        if verb == "result":
+            return f"writer appends RESULT c{action[1]} ({action[2]} tok)"
+        return f"writer appends TERM (turn {turn})"
+
+    # -- transcript hooks (optional, read by sim.trace) --------------------------------------
+
+    def actor(self, state: State, action: Action) -> str:
+        return "writer"
+
+    def columns(self, state: State) -> Mapping[str, Any]:
+        events = state[0]
+        return {"seq": len(events) - 1 if events else "-", "turn": events[-1][3] if events else "-"}
+
+    def describe_window(self, state: State) -> str:
+        """The window sent after this state's last append, in domain words."""
+        w = self.window(state)
+        events = state[0]
+        if w.empty:
+            return f"{self.strategy} sends an empty window ({len(events)} events, budget {self.budget})"
+        kept = []
+        for pos in range(w.start, w.end):
+            kind, cid, size, _turn = events[pos]
+            label = Kind(kind).name + (f" c{cid}" if cid != NO_CALL else "")
+            kept.append(f"{label}[{size}]" if kind == RESULT else label)
+        r = w.report
+        notes = [f"cost {w.cost}/{self.budget}"]
+        if r.orphanRes:
+            notes.append(f"{r.orphanRes} orphan RESULT")
+        if r.fallback:
+            notes.append("fallback to M0")
+        if r.overBudget:
+            notes.append("over budget")
+        span = f"{self.strategy} sends seq {w.start}..{w.end - 1}: "
+        return span + " ".join(kept) + "  (" + ", ".join(notes) + ")"
+
+    # -- projection ---------------------------------------------------------------------------
+
+    def window(self, state: State) -> Window:
+        """The window the reader sends for this state's history (cached per state)."""
+        return self._window(state[0])
+
+    def _project(self, events: tuple[Ev, ...]) -> Window:
+        h = History(costs=(_COST,))
+        for seq, (kind, cid, size, turn) in enumerate(events):
+            h.append(
+                Event(
+                    seq=seq,
+                    session="s",
+                    turn=turn,
+                    kind=Kind(kind),
+                    call_id=f"c{cid}" if cid != NO_CALL else None,
+                    ts=float(seq),
+                    chars=size * _CHARS_PER_TOKEN,
+                )
+            )
+        return project(h, self.budget, self.strategy, _COST)

@@ -1,0 +1,467 @@
+"""The two on-disk formats of the durable log, and how a damaged file is read back.
+
+The log is the record ("sending less is not storing less"), so reading it back must never
+invent, merge or reorder a turn. This module holds the byte layout of both formats — the framed
+one the store uses and the newline-delimited JSON one kept for comparison — next to the scanners
+that recover them, so the writer and the reader cannot drift apart.
+
+Framed (``frames``), all integers little-endian::
+
+    header  16 B   magic b"\\x89TCL\\r\\n\\x1a\\n" | version u16 | flags u16 (0) | crc32(bytes 0..11) u32
+    frame          length L u32 | crc32(body) u32 | body (L bytes)
+    body           frame number u32 | id length k u8 (1..255) | turn id (k B, UTF-8) | events JSON
+
+Lines (``lines``): a header line ``{"format":"turncheck-lines","version":1}`` then one line
+``{"id":…,"events":[…]}`` per turn. The events JSON is ``[`` + the events' JSONL objects joined
+by ``,`` + ``]`` in both formats — one serialization (:func:`models.events.dumps_event`).
+
+Recovery invariant: the records returned are byte-for-byte records a writer completed, in
+write order. A damaged region followed by no valid record is a torn tail (cut, in bytes);
+followed by a valid record it is corruption in the middle, and the caller's policy decides:
+``stop`` refuses naming the offset, ``resync`` skips to the next valid record and reports what
+it skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from bisect import bisect_left
+from dataclasses import dataclass
+from typing import Literal
+from zlib import crc32
+
+from models.errors import TurncheckError
+
+RecoveryPolicy = Literal["stop", "resync"]
+POLICIES: tuple[str, ...] = ("stop", "resync")
+
+FRAME_MAGIC = b"\x89TCL\r\n\x1a\n"
+FRAME_VERSION = 1
+_HEADER = struct.Struct("<8sHHI")
+HEADER_SIZE = _HEADER.size  # 16
+_FRAME_HEAD = struct.Struct("<IIIB")  # length, crc32(body), frame number, id length
+FRAME_OVERHEAD = 13  # bytes of a frame besides the turn id and the events JSON
+MAX_ID_BYTES = 255
+
+LINE_FORMAT = "turncheck-lines"
+LINE_VERSION = 1
+LINE_HEADER = b'{"format":"turncheck-lines","version":1}\n'
+_LINE_START = b'{"id":'
+
+Ref = tuple[bytes, int, int, int]
+"""A recovered record: (turn id as UTF-8, record number, start offset, end offset)."""
+
+
+class StoreError(TurncheckError):
+    """Base of every error the durable log raises; the message is one line naming the file."""
+
+
+class NotALog(StoreError):
+    """The file is not a turncheck log of the expected format (wrong magic or header)."""
+
+
+class NewerFormat(StoreError):
+    """The log was written by a newer turncheck (format version above the one we read)."""
+
+
+class LogCorrupt(StoreError):
+    """Damage that is not a torn tail, found under policy ``stop`` (or a damaged header)."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A region recovery stepped over: where, how long, why, and records known lost there.
+
+    ``lost`` counts the records whose numbers are missing around the region (framed format),
+    or ``None`` when the format cannot tell (lines).
+    """
+
+    offset: int
+    length: int
+    reason: str
+    lost: int | None = None
+
+    def line(self) -> str:
+        lost = "" if self.lost is None else f", {self.lost} record(s) lost"
+        return f"skipped {self.length} B at byte {self.offset} ({self.reason}{lost})"
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """What opening a log found: the report every open returns, clean or not.
+
+    ``torn_offset``/``torn_bytes`` describe the torn tail (``torn_offset == 0`` with records 0
+    means the header itself was torn or the file is empty); ``cut`` says whether the tail was
+    actually truncated (a read-only open only reports it).
+    """
+
+    format: str
+    policy: str
+    size: int
+    records: int
+    torn_offset: int | None = None
+    torn_bytes: int = 0
+    skipped: tuple[Skipped, ...] = ()
+    duplicates: int = 0
+    cut: bool = False
+
+    @property
+    def clean(self) -> bool:
+        return self.torn_bytes == 0 and not self.skipped and self.duplicates == 0
+
+    @property
+    def header_missing(self) -> bool:
+        return self.torn_offset == 0
+
+    def with_cut(self) -> Recovery:
+        return Recovery(self.format, self.policy, self.size, self.records, self.torn_offset,
+                        self.torn_bytes, self.skipped, self.duplicates, cut=True)
+
+    def summary(self) -> str:
+        """One line: records, torn tail, skipped regions and duplicates."""
+        parts = [f"{self.records} turn(s) in {self.size} B ({self.format}, policy {self.policy})"]
+        verb = "cut" if self.cut else "to cut"
+        if self.header_missing:
+            torn = f"torn header of {self.torn_bytes} B {verb}; " if self.torn_bytes else ""
+            parts.append(torn + ("new log (header written)" if self.cut else "empty log (no header yet)"))
+        elif self.torn_bytes:
+            parts.append(f"torn tail of {self.torn_bytes} B at byte {self.torn_offset} {verb}")
+        parts.extend(s.line() for s in self.skipped)
+        if self.duplicates:
+            parts.append(f"{self.duplicates} duplicate record(s) ignored")
+        if self.clean and not self.header_missing:
+            parts.append("clean")
+        return "; ".join(parts)
+
+
+def encode_frame_header(version: int = FRAME_VERSION) -> bytes:
+    head = struct.pack("<8sHH", FRAME_MAGIC, version, 0)
+    return head + struct.pack("<I", crc32(head))
+
+
+def encode_frame(number: int, turn_id: bytes, events_json: bytes) -> bytes:
+    """One frame; the CRC covers the body (number, id, events), the length is checked by it."""
+    body = struct.pack("<IB", number, len(turn_id)) + turn_id + events_json
+    return struct.pack("<II", len(body), crc32(body)) + body
+
+
+def frame_content(record: bytes) -> bytes:
+    """The number-independent part of a frame (id length, id, events): equal for equal turns."""
+    return record[12:]
+
+
+def frame_events_json(record: bytes) -> bytes:
+    return record[13 + record[12] :]
+
+
+def encode_line(turn_id: bytes, events_json: bytes) -> bytes:
+    tid = json.dumps(turn_id.decode("utf-8"), ensure_ascii=False).encode("utf-8")
+    return _LINE_START + tid + b',"events":' + events_json + b"}\n"
+
+
+def _check_frame_header(data: bytes, where: str) -> int | None:
+    """Header length, or ``None`` when the file is empty or a strict prefix of a header."""
+    n = len(data)
+    if n < HEADER_SIZE:
+        if encode_frame_header().startswith(data) or (n < 8 and FRAME_MAGIC.startswith(data)):
+            return None
+        raise NotALog(f"{where}: not a turncheck log (wrong magic, {n} B file)")
+    magic, version, flags, check = _HEADER.unpack_from(data, 0)
+    if magic != FRAME_MAGIC:
+        raise NotALog(f"{where}: not a turncheck log (wrong magic {data[:8]!r})")
+    if crc32(data[:12]) != check:
+        raise LogCorrupt(f"{where}: log header is damaged (checksum mismatch in bytes 0..15)")
+    if version > FRAME_VERSION:
+        raise NewerFormat(
+            f"{where}: log format version {version} is newer than this turncheck reads "
+            f"({FRAME_VERSION}); upgrade turncheck"
+        )
+    if version < 1 or flags != 0:
+        raise NotALog(f"{where}: unsupported log format version {version} (flags {flags})")
+    return HEADER_SIZE
+
+
+def _frame_problem(data: bytes, pos: int, n: int) -> str | None:
+    """Why no valid frame starts at ``pos`` (``None`` when one does)."""
+    if pos + 13 > n:
+        return "truncated frame header"
+    length, check, _number, k = _FRAME_HEAD.unpack_from(data, pos)
+    if k == 0 or length < 5 + k + 2:
+        return f"bad frame length {length} / id length {k}"
+    end = pos + 8 + length
+    if end > n:
+        return f"frame of {length} B runs past the end of the file"
+    if crc32(memoryview(data)[pos + 8 : end]) != check:
+        return "checksum mismatch"
+    return None
+
+
+def _next_frame(data: bytes, start: int, n: int) -> int | None:
+    """The first offset ≥ ``start`` where a valid frame begins."""
+    unpack = _FRAME_HEAD.unpack_from
+    mv = memoryview(data)
+    for q in range(start, n - 12):
+        length, check, _number, k = unpack(data, q)
+        end = q + 8 + length
+        if k and length >= 7 + k and end <= n and crc32(mv[q + 8 : end]) == check:
+            return q
+    return None
+
+
+def _corrupt(where: str, kind: str, pos: int, reason: str, q: int) -> LogCorrupt:
+    return LogCorrupt(
+        f"{where}: corrupt {kind} at byte {pos} ({reason}) with a valid {kind} at byte {q} after it; "
+        f"refusing (policy stop) — reopen with policy resync to skip {q - pos} B"
+    )
+
+
+def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tuple[list[Ref], Recovery]:
+    """Recover the framed log in ``data``.
+
+    Parameters
+    ----------
+    data : bytes
+        The whole file.
+    policy : {'stop', 'resync'}
+        What to do with damage followed by a valid frame.
+    where : str
+        The file name used in error messages.
+
+    Returns
+    -------
+    (refs, recovery)
+        ``refs`` are the accepted frames as (turn id, frame number, start, end), in file order
+        with strictly increasing frame numbers; ``recovery`` reports torn tail, skipped regions
+        and duplicate frames.
+
+    Raises
+    ------
+    NotALog, NewerFormat
+        For a file that is not a framed turncheck log we can read.
+    LogCorrupt
+        For a damaged header, or under ``stop`` for damage followed by a valid frame.
+    """
+    n = len(data)
+    if _check_frame_header(data, where) is None:
+        return [], Recovery("frames", policy, n, 0, torn_offset=0, torn_bytes=n)
+    refs: list[Ref] = []
+    index: dict[bytes, int] = {}
+    skipped: list[Skipped] = []
+    duplicates = 0
+    expected = 0
+    after_skip = False
+    pos = HEADER_SIZE
+    mv = memoryview(data)
+    unpack = _FRAME_HEAD.unpack_from
+    while pos < n:
+        if pos + 13 <= n:
+            length, check, number, k = unpack(data, pos)
+            end = pos + 8 + length
+            if k and length >= 7 + k and end <= n and crc32(mv[pos + 8 : end]) == check:
+                tid = data[pos + 13 : pos + 13 + k]
+                if number == expected and tid not in index:
+                    index[tid] = len(refs)
+                    refs.append((tid, number, pos, end))
+                    expected = number + 1
+                    after_skip = False
+                    pos = end
+                    continue
+                problem = _frame_anomaly(data, refs, index, tid, number, expected, pos, end, after_skip)
+                if problem is None:  # a gap explained by the region just skipped
+                    last = skipped[-1]
+                    lost = (last.lost or 0) + number - expected
+                    skipped[-1] = Skipped(last.offset, last.length, last.reason, lost)
+                    index[tid] = len(refs)
+                    refs.append((tid, number, pos, end))
+                    expected = number + 1
+                    after_skip = False
+                    pos = end
+                    continue
+                if problem == "duplicate":
+                    duplicates += 1
+                    pos = end
+                    continue
+                if policy == "stop":
+                    raise LogCorrupt(f"{where}: {problem} at byte {pos}; refusing (policy stop) — "
+                                     f"reopen with policy resync to skip it")
+                if problem.startswith("frame numbers jump"):  # keep the frame, report the gap
+                    skipped.append(Skipped(pos, 0, problem, number - expected))
+                    index[tid] = len(refs)
+                    refs.append((tid, number, pos, end))
+                    expected = number + 1
+                    after_skip = False
+                else:
+                    skipped.append(Skipped(pos, end - pos, problem, 1))
+                    after_skip = False
+                pos = end
+                continue
+        reason = _frame_problem(data, pos, n) or "invalid frame"
+        q = _next_frame(data, pos + 1, n)
+        if q is not None and pos + 13 <= n and q < pos + 8 + unpack(data, pos)[0]:
+            reason = f"torn frame: a valid frame starts {q - pos} B in, inside its declared length"
+        if q is None:
+            recovery = Recovery("frames", policy, n, len(refs), pos, n - pos, tuple(skipped), duplicates)
+            return refs, recovery
+        if policy == "stop":
+            raise _corrupt(where, "frame", pos, reason, q)
+        skipped.append(Skipped(pos, q - pos, reason, 0))
+        after_skip = True
+        pos = q
+    return refs, Recovery("frames", policy, n, len(refs), None, 0, tuple(skipped), duplicates)
+
+
+def _frame_anomaly(
+    data: bytes, refs: list[Ref], index: dict[bytes, int], tid: bytes, number: int, expected: int,
+    pos: int, end: int, after_skip: bool,
+) -> str | None:
+    """Classify a checksum-valid frame that is not simply the next one.
+
+    Returns ``None`` (accept: a numbering gap right after a skipped region), ``"duplicate"``
+    (byte-identical copy of an accepted frame), or a description of the anomaly.
+    """
+    if tid in index:
+        _, seen_no, s, e = refs[index[tid]]
+        if seen_no == number and data[s:e] == data[pos:end]:
+            return "duplicate"
+        return f"turn id {tid.decode('utf-8', 'replace')!r} repeats the turn at byte {s} with other content"
+    if number < expected:
+        i = bisect_left([r[1] for r in refs], number)
+        if i < len(refs) and refs[i][1] == number:
+            return f"frame number {number} repeats the frame at byte {refs[i][2]} with other content"
+        return f"frame number {number} out of order (expected {expected})"
+    if after_skip:
+        return None
+    return f"frame numbers jump from {expected - 1} to {number} (frames missing)"
+
+
+def _check_line_header(data: bytes, where: str) -> int | None:
+    nl = data.find(b"\n")
+    if nl < 0:
+        if LINE_HEADER.startswith(data):
+            return None
+        raise NotALog(f"{where}: not a turncheck line log (no header line)")
+    try:
+        head = json.loads(data[:nl])
+    except ValueError:
+        head = None
+    if not isinstance(head, dict) or head.get("format") != LINE_FORMAT:
+        raise NotALog(f"{where}: not a turncheck line log (first line is not its header)")
+    version = head.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise NotALog(f"{where}: unsupported line log version {version!r}")
+    if version > LINE_VERSION:
+        raise NewerFormat(
+            f"{where}: line log version {version} is newer than this turncheck reads ({LINE_VERSION})"
+        )
+    return nl + 1
+
+
+def _line_record(line: bytes) -> bytes | None:
+    """The turn id of a well-formed record line (without its newline), else ``None``."""
+    if not line.startswith(_LINE_START):
+        return None
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    if type(obj) is not dict or len(obj) != 2:
+        return None
+    tid = obj.get("id")
+    if type(tid) is not str or not tid or type(obj.get("events")) is not list:
+        return None
+    try:
+        raw = tid.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return raw if len(raw) <= MAX_ID_BYTES else None
+
+
+def _merged_at(line: bytes) -> int | None:
+    """Offset inside ``line`` where a complete record starts after a torn fragment."""
+    p = line.find(_LINE_START, 1)
+    while p > 0:
+        if _line_record(line[p:]) is not None:
+            return p
+        p = line.find(_LINE_START, p + 1)
+    return None
+
+
+def scan_lines(data: bytes, policy: str = "stop", where: str = "<log>") -> tuple[list[Ref], Recovery]:
+    """Recover the newline-delimited log in ``data`` (same contract as :func:`scan_frames`).
+
+    A record is committed only with its newline. An unterminated last line is a torn tail; a
+    line that is a torn fragment followed by a complete record (a write was torn and more
+    appends followed) is recognised as such: ``stop`` refuses naming both offsets, ``resync``
+    skips the fragment and keeps the record. Any other bad line followed by a good one is
+    corruption. Record numbers are positions in the accepted sequence.
+    """
+    n = len(data)
+    start = _check_line_header(data, where)
+    if start is None:
+        return [], Recovery("lines", policy, n, 0, torn_offset=0, torn_bytes=n)
+    refs: list[Ref] = []
+    index: dict[bytes, int] = {}
+    skipped: list[Skipped] = []
+    duplicates = 0
+    pos = start
+    bad: tuple[int, str] | None = None  # first damaged offset not yet known to be mid-file
+    while pos < n:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            break  # unterminated: torn tail from ``bad`` or ``pos``
+        end = nl + 1
+        line = data[pos:nl]
+        at = pos
+        tid = _line_record(line)
+        reason = "not a record line"
+        if tid is None:
+            p = _merged_at(line)
+            if p is None:
+                bad = bad or (pos, reason)
+                pos = end
+                continue
+            reason = f"torn half-line of {p} B merged with the record at byte {pos + p}"
+            bad = bad or (pos, reason)
+            at = pos + p
+            tid = _line_record(line[p:])
+            assert tid is not None
+        if bad is not None:
+            b_off, b_reason = bad
+            if policy == "stop":
+                if at > pos:
+                    raise LogCorrupt(
+                        f"{where}: byte {b_off}: {b_reason} (a write was torn and more records "
+                        f"were appended after it); refusing (policy stop) — reopen with policy "
+                        f"resync to skip {at - b_off} B"
+                    )
+                raise _corrupt(where, "line", b_off, b_reason, at)
+            skipped.append(Skipped(b_off, at - b_off, b_reason))
+            bad = None
+        if tid in index:
+            _, _, s, e = refs[index[tid]]
+            if data[s:e] == data[at:end]:
+                duplicates += 1
+                pos = end
+                continue
+            shown = tid.decode("utf-8", "replace")
+            problem = f"turn id {shown!r} repeats the turn at byte {s} with other content"
+            if policy == "stop":
+                raise LogCorrupt(f"{where}: {problem} at byte {at}; refusing (policy stop)")
+            skipped.append(Skipped(at, end - at, problem))
+            pos = end
+            continue
+        index[tid] = len(refs)
+        refs.append((tid, len(refs), at, end))
+        pos = end
+    torn_at = bad[0] if bad is not None else (pos if pos < n else None)
+    torn = 0 if torn_at is None else n - torn_at
+    return refs, Recovery("lines", policy, n, len(refs), torn_at, torn, tuple(skipped), duplicates)
+
+
+def line_events_json(record: bytes) -> list[object]:
+    """The events list of a record line (parsed; the line format has no fixed byte layout)."""
+    obj = json.loads(record)
+    events = obj["events"]
+    assert isinstance(events, list)
+    return events

@@ -1,0 +1,625 @@
+"""The durable event log: an owned, append-only file of committed turns.
+
+The unit of commit is one whole turn (USER, CALL/RESULT pairs, TERM) written as one record, so
+after any crash a turn is either entirely in the log or not at all. A turn carries an id:
+committing the same id with the same content again returns the stored turn and writes nothing,
+the same id with other content is refused. One opener owns a log at a time (``flock``: writers
+exclusive, read-only openers shared); a refused append, a failed write or a projection leaves
+the file byte-identical. Opening recovers the file (:mod:`models.recovery`): a torn tail is cut
+and reported in bytes, damage in the middle is refused or skipped by policy.
+
+:class:`TurnLog` is the framed store (length + CRC32 per frame); :class:`models.store_lines.LineTurnLog`
+is the same interface over newline-delimited JSON, kept for comparison. New formats subclass
+:class:`TurnStore` and supply the three format hooks.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import re
+import stat
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, ClassVar, Literal
+
+from models.cost import CostModel
+from models.errors import BadParameter
+from models.events import Event, EventFormatError, Kind, event_from_dict, event_to_dict
+from models.history import History
+from models.recovery import (
+    MAX_ID_BYTES,
+    POLICIES,
+    LogCorrupt,
+    NewerFormat,
+    NotALog,
+    Recovery,
+    Ref,
+    Skipped,
+    StoreError,
+    encode_frame,
+    encode_frame_header,
+    frame_content,
+    frame_events_json,
+    scan_frames,
+)
+
+__all__ = [
+    "BadTurn", "LogBusy", "LogClosed", "LogCorrupt", "LogFull", "LogNotFound", "LogPermission",
+    "NewerFormat", "NotALog", "Recovery", "Skipped", "StoreError", "StoredTurn", "TurnConflict",
+    "TurnLog", "TurnStore", "check_turn", "check_turn_id", "default_turn_id", "events_json",
+]
+
+FsyncPolicy = Literal["always", "batch", "never"]
+FSYNC_POLICIES: tuple[str, ...] = ("always", "batch", "never")
+DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+DEFAULT_BATCH = 256
+_LOCK_POLL_SECONDS = 0.005
+
+
+class LogNotFound(StoreError):
+    """The log file (or its directory) does not exist."""
+
+
+class LogPermission(StoreError):
+    """The process may not read (or, to append, write) the log file."""
+
+
+class LogBusy(StoreError):
+    """Another opener — in this process or another — owns the log."""
+
+
+class LogFull(StoreError):
+    """The append would grow the log past its size limit; nothing was written."""
+
+
+class TurnConflict(StoreError):
+    """A turn id already committed with different content."""
+
+
+class BadTurn(StoreError, BadParameter):
+    """A turn that is not one whole turn (USER … TERM of one session), or a bad turn id."""
+
+
+class LogClosed(StoreError):
+    """The log was closed, opened read-only, or is used from another process than its opener."""
+
+
+@dataclass(frozen=True)
+class StoredTurn:
+    """A committed turn as read back from the log: its id, its events, where its record starts."""
+
+    turn_id: str
+    events: tuple[Event, ...]
+    offset: int
+
+    @property
+    def session(self) -> str:
+        return self.events[0].session
+
+    @property
+    def turn(self) -> int:
+        return self.events[0].turn
+
+
+def default_turn_id(events: Sequence[Event]) -> str:
+    """``session/turn`` of the turn's first event: a retry of the same turn gets the same id."""
+    return f"{events[0].session}/{events[0].turn}"
+
+
+def check_turn_id(turn_id: str) -> bytes:
+    """The id as UTF-8 (1..255 bytes, no control characters), or :class:`BadTurn`."""
+    if not isinstance(turn_id, str) or not turn_id:
+        raise BadTurn(f"turn id must be a non-empty string, got {turn_id!r}")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in turn_id):
+        raise BadTurn(f"turn id {turn_id!r} contains a control character")
+    try:
+        raw = turn_id.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadTurn(f"turn id {turn_id!r} cannot be encoded as UTF-8") from None
+    if len(raw) > MAX_ID_BYTES:
+        raise BadTurn(f"turn id is {len(raw)} B long; the limit is {MAX_ID_BYTES} B")
+    return raw
+
+
+def check_turn(events: Sequence[Event], after_seq: int) -> None:
+    """Refuse anything but one whole turn: USER, CALL/RESULT, TERM of one (session, turn).
+
+    Seqs increase strictly within the turn and start after ``after_seq`` (the log's last seq);
+    every RESULT answers a CALL earlier in the turn. Dangling CALLs are allowed (the data's
+    fault, kept as written).
+    """
+    if not events:
+        raise BadTurn("a turn needs at least a USER and a TERM event; got none")
+    first, last = events[0], events[-1]
+    if first.kind is not Kind.USER or last.kind is not Kind.TERM or len(events) < 2:
+        raise BadTurn(
+            f"turn {first.session}/{first.turn} must start with USER and end with TERM "
+            f"(got {first.kind.name} … {last.kind.name})"
+        )
+    open_calls: set[str | None] = set()
+    prev = after_seq
+    for e in events:
+        if e.session != first.session or e.turn != first.turn:
+            raise BadTurn(
+                f"turn {first.session}/{first.turn} holds an event of {e.session}/{e.turn} (seq {e.seq})"
+            )
+        if e.seq <= prev:
+            raise BadTurn(f"turn {first.session}/{first.turn}: seq {e.seq} does not follow {prev}")
+        prev = e.seq
+        if e.kind is Kind.CALL:
+            open_calls.add(e.call_id)
+        elif e.kind is Kind.RESULT:
+            if e.call_id not in open_calls:
+                raise BadTurn(f"turn {first.session}/{first.turn}: RESULT {e.call_id} has no CALL before it")
+            open_calls.discard(e.call_id)
+        elif e is not first and e is not last:
+            raise BadTurn(f"turn {first.session}/{first.turn}: {e.kind.name} at seq {e.seq} inside the turn")
+
+
+def events_json(events: Iterable[Event]) -> bytes:
+    """The events of a turn as one JSON array of their JSONL objects (the one serialization:
+    the same bytes as ``[`` + :func:`~models.events.dumps_event` lines joined by ``,`` + ``]``)."""
+    return json.dumps([event_to_dict(e) for e in events], ensure_ascii=False, separators=(",", ":")).encode(
+        "utf-8"
+    )
+
+
+def _as_stored(event: Event) -> Event:
+    """The event as reading it back yields it (``text`` fixes ``chars``; ``source`` equal to
+    ``session`` is not stored), without paying for a decode when nothing would change."""
+    if (event.text is None or event.chars == len(event.text)) and event.source != event.session:
+        return event
+    return event_from_dict(event_to_dict(event))
+
+
+def _check_options(fsync: str, policy: str, max_bytes: int, wait: float, batch: int) -> None:
+    if fsync not in FSYNC_POLICIES:
+        raise BadParameter(f"fsync policy {fsync!r} is not one of {', '.join(FSYNC_POLICIES)}")
+    if policy not in POLICIES:
+        raise BadParameter(f"recovery policy {policy!r} is not one of {', '.join(POLICIES)}")
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes <= 0:
+        raise BadParameter(f"max_bytes must be a positive integer, got {max_bytes!r}")
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise BadParameter(f"batch must be a positive integer, got {batch!r}")
+    if not isinstance(wait, int | float) or wait < 0:
+        raise BadParameter(f"wait must be a number of seconds >= 0, got {wait!r}")
+
+
+def _open_fd(path: Path, readonly: bool, create: bool) -> int:
+    flags = os.O_RDONLY if readonly else os.O_RDWR | (os.O_CREAT if create else 0)
+    try:
+        return os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except FileNotFoundError:
+        if create and not os.path.isdir(path.parent):
+            raise LogNotFound(f"{path}: directory {path.parent} does not exist") from None
+        raise LogNotFound(f"{path}: no such log") from None
+    except IsADirectoryError:
+        raise LogNotFound(f"{path}: is a directory, not a log file") from None
+    except PermissionError:
+        need = "read" if readonly else "read and write"
+        raise LogPermission(f"{path}: permission denied (opening the log needs {need} access)") from None
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot open ({exc.strerror})") from None
+
+
+def _lock(fd: int, path: Path, readonly: bool, wait: float) -> None:
+    """Take the ownership lock, polling for about ``wait`` seconds in total.
+
+    Polls back off from 0.5 ms to 5 ms; the budget is the sum of the sleeps, so no clock is read.
+    """
+    mode = (fcntl.LOCK_SH if readonly else fcntl.LOCK_EX) | fcntl.LOCK_NB
+    slept, pause = 0.0, _LOCK_POLL_SECONDS / 10
+    while True:
+        try:
+            fcntl.flock(fd, mode)
+            return
+        except BlockingIOError:
+            if slept >= wait:
+                break
+            time.sleep(pause)
+            slept += pause
+            pause = min(pause * 2, _LOCK_POLL_SECONDS)
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot lock ({exc.strerror})") from None
+    waited = f" after waiting {wait:g} s" if wait else ""
+    raise LogBusy(
+        f"{path}: log is already open by another owner{waited} (one owner at a time; "
+        f"read-only openers share); close the other opener or pass wait"
+    )
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    parts = []
+    got = 0
+    while got < size:
+        chunk = os.pread(fd, size - got, got)
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+class TurnStore:
+    """An open, owned log of committed turns (the shared interface of every format).
+
+    Use :meth:`open`; a store is a context manager. Not thread-safe: one thread uses one opener.
+    Writers hold an exclusive ``flock`` for as long as they are open, so two processes appending
+    to one log take turns (open, commit, close), or the second passes ``wait`` to queue.
+    """
+
+    format_name: ClassVar[str] = ""
+
+    # -- format hooks --------------------------------------------------------------------
+    @staticmethod
+    def _scan(data: bytes, policy: str, where: str) -> tuple[list[Ref], Recovery]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _header() -> bytes:
+        raise NotImplementedError
+
+    @staticmethod
+    def _encode(number: int, turn_id: bytes, events_json: bytes) -> bytes:
+        raise NotImplementedError
+
+    @staticmethod
+    def _content(record: bytes) -> bytes:
+        """The part of a record that identifies the turn (equal records ⇔ same id and events)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _decode(record: bytes) -> list[Any]:
+        """The list of event objects in a record."""
+        raise NotImplementedError
+
+    # -- life cycle ----------------------------------------------------------------------
+    def __init__(self, path: Path, fd: int, readonly: bool, refs: list[Ref], recovery: Recovery,
+                 size: int, fsync: str, max_bytes: int, batch: int) -> None:
+        self.path = path
+        self.readonly = readonly
+        self.recovery = recovery
+        self.fsync = fsync
+        self.max_bytes = max_bytes
+        self.batch = batch
+        self._fd: int | None = fd
+        self._pid = os.getpid()
+        self._refs = refs
+        self._index = {r[0]: i for i, r in enumerate(refs)}
+        self._cache: list[StoredTurn | None] = [None] * len(refs)
+        self._size = size
+        self._next_number = refs[-1][1] + 1 if refs else 0
+        self._unsynced = 0
+        self.last_seq = self._turn_at(len(refs) - 1).events[-1].seq if refs else -1
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, create: bool = False, readonly: bool = False,
+             fsync: str = "always", policy: str = "stop", max_bytes: int = DEFAULT_MAX_BYTES,
+             wait: float = 0.0, batch: int = DEFAULT_BATCH) -> TurnStore:
+        """Open (and recover) a log, taking ownership.
+
+        Parameters
+        ----------
+        path : path-like
+            The log file.
+        create : bool
+            Create the file (with its header) when missing; an empty or torn-header file is
+            (re)initialised either way when opened for writing.
+        readonly : bool
+            Shared lock, no writes: recovery is only reported (a torn tail is not cut).
+        fsync : {'always', 'batch', 'never'}
+            ``always``: each commit is on disk when it returns. ``batch``: data is fsynced every
+            ``batch`` commits, on :meth:`sync` and on close. ``never``: left to the OS.
+        policy : {'stop', 'resync'}
+            Damage in the middle of the file: refuse naming the offset, or skip to the next
+            valid record and report the skipped bytes.
+        max_bytes : int
+            Size limit (default 4 MiB); an append that would pass it is refused.
+        wait : float
+            Seconds to wait for another owner to close (default: fail at once).
+        batch : int
+            Commits per fsync under ``fsync='batch'``.
+
+        Raises
+        ------
+        LogNotFound, LogPermission, LogBusy, NotALog, NewerFormat, LogCorrupt
+            Each a one-line :class:`StoreError`; the file is left as it was.
+        """
+        _check_options(fsync, policy, max_bytes, wait, batch)
+        p = Path(path)
+        existed = os.path.exists(p)
+        fd = _open_fd(p, readonly, create)
+        try:
+            _lock(fd, p, readonly, wait)
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotALog(f"{p}: not a regular file")
+            data = _read_all(fd, st.st_size)
+            refs, recovery = cls._scan(data, policy, str(p))
+            size = len(data)
+            if not readonly:
+                size = cls._repair(fd, p, recovery, existed)
+                if recovery.torn_offset is not None:
+                    recovery = recovery.with_cut()
+            return cls(p, fd, readonly, refs, recovery, size, fsync, max_bytes, batch)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    @classmethod
+    def _repair(cls, fd: int, path: Path, recovery: Recovery, existed: bool) -> int:
+        """Cut a torn tail (and write the header of a new or torn-header log); the new size."""
+        if recovery.torn_offset is None:
+            return recovery.size
+        size = recovery.torn_offset
+        try:
+            os.ftruncate(fd, size)
+            if size == 0:
+                header = cls._header()
+                os.pwrite(fd, header, 0)
+                size = len(header)
+            _sync(fd)
+            if not existed:
+                _sync_dir(path.parent)
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot repair the torn tail ({exc.strerror})") from None
+        return size
+
+    def close(self) -> None:
+        """Sync per the fsync policy and release ownership. Idempotent."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            if os.getpid() == self._pid and not self.readonly and self.fsync != "never" and self._unsynced:
+                _sync(fd)
+        finally:
+            os.close(fd)
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
+
+    def __enter__(self) -> TurnStore:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_fd", None) is not None and os.getpid() == self._pid:
+            self.close()
+
+    def _live_fd(self) -> int:
+        if self._fd is None:
+            raise LogClosed(f"{self.path}: log is closed")
+        if os.getpid() != self._pid:
+            raise LogClosed(f"{self.path}: opened by process {self._pid}, used from process {os.getpid()}")
+        return self._fd
+
+    # -- writing -------------------------------------------------------------------------
+    def commit(self, events: Iterable[Event], turn_id: str | None = None) -> StoredTurn:
+        """Append one whole turn as one record, or return it if already committed.
+
+        Returns
+        -------
+        StoredTurn
+            The turn as stored (for a repeat, the one already in the log).
+
+        Raises
+        ------
+        BadTurn
+            Not one whole turn, seqs not after the log's last seq, or a bad id.
+        TurnConflict
+            The id is committed with different content.
+        LogFull
+            The record would pass ``max_bytes``.
+        StoreError
+            The write failed (the file is truncated back to its previous size).
+        """
+        fd = self._live_fd()
+        if self.readonly:
+            raise LogClosed(f"{self.path}: opened read-only; cannot commit")
+        turn = tuple(events)
+        if not turn:
+            raise BadTurn("a turn needs at least a USER and a TERM event; got none")
+        tid = turn_id if turn_id is not None else default_turn_id(turn)
+        raw_id = check_turn_id(tid)
+        body = events_json(turn)
+        record = self._encode(self._next_number, raw_id, body)
+        known = self._index.get(raw_id)
+        if known is not None:
+            _, _, start, end = self._refs[known]
+            if self._content(os.pread(fd, end - start, start)) == self._content(record):
+                return self._turn_at(known)
+            raise TurnConflict(
+                f"{self.path}: turn {tid!r} is already committed with different content "
+                f"(record at byte {start}); refusing"
+            )
+        check_turn(turn, self.last_seq)
+        new_size = self._size + len(record)
+        if new_size > self.max_bytes:
+            raise LogFull(
+                f"{self.path}: turn {tid!r} ({len(record)} B) would grow the log to {new_size} B, "
+                f"past its limit of {self.max_bytes} B; nothing written"
+            )
+        self._write(fd, record)
+        stored = StoredTurn(tid, tuple(_as_stored(e) for e in turn), self._size)
+        self._index[raw_id] = len(self._refs)
+        self._refs.append((raw_id, self._next_number, self._size, new_size))
+        self._cache.append(stored)
+        self._size = new_size
+        self._next_number += 1
+        self.last_seq = turn[-1].seq
+        return stored
+
+    def _write(self, fd: int, record: bytes) -> None:
+        """Write at the end, all or nothing: on any failure truncate back and raise."""
+        done = 0
+        try:
+            while done < len(record):
+                done += os.pwrite(fd, record[done:], self._size + done)
+            if self.fsync == "always":
+                _sync(fd)
+            elif self.fsync == "batch":
+                self._unsynced += 1
+                if self._unsynced >= self.batch:
+                    _sync(fd)
+                    self._unsynced = 0
+            else:
+                self._unsynced += 1
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, self._size)
+            except OSError:
+                pass
+            raise StoreError(
+                f"{self.path}: append failed ({exc.strerror}); log left at {self._size} B"
+            ) from None
+
+    def sync(self) -> None:
+        """Make every commit so far durable (``fsync``), whatever the policy."""
+        fd = self._live_fd()
+        if not self.readonly and self._unsynced:
+            _sync(fd)
+            self._unsynced = 0
+
+    # -- reading -------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._refs)
+
+    @property
+    def size(self) -> int:
+        """Bytes of the log file."""
+        return self._size
+
+    @property
+    def next_seq(self) -> int:
+        return self.last_seq + 1
+
+    def turn_ids(self) -> tuple[str, ...]:
+        return tuple(r[0].decode("utf-8", "replace") for r in self._refs)
+
+    def __contains__(self, turn_id: object) -> bool:
+        return isinstance(turn_id, str) and turn_id.encode("utf-8", "replace") in self._index
+
+    def get(self, turn_id: str) -> StoredTurn:
+        i = self._index.get(turn_id.encode("utf-8", "replace"))
+        if i is None:
+            raise StoreError(f"{self.path}: no turn {turn_id!r} in the log")
+        return self._turn_at(i)
+
+    def turns(self) -> tuple[StoredTurn, ...]:
+        """Every committed turn in commit order, decoded (and cached) from the file."""
+        fd = self._live_fd()
+        missing = [i for i, t in enumerate(self._cache) if t is None]
+        if missing:
+            data = _read_all(fd, self._size)
+            for i in missing:
+                self._cache[i] = self._decode_ref(i, data)
+        return tuple(t for t in self._cache if t is not None)
+
+    def __iter__(self) -> Iterator[StoredTurn]:
+        return iter(self.turns())
+
+    def events(self, session: str | None = None) -> list[Event]:
+        """All committed events in log order, or only those of one session (the read order)."""
+        return [e for t in self.turns() for e in t.events if session is None or e.session == session]
+
+    def sessions(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for t in self.turns():
+            seen.setdefault(t.session, None)
+        return tuple(seen)
+
+    def history(self, session: str | None = None, costs: Iterable[CostModel] = ()) -> History:
+        """One session's committed events as a :class:`~models.history.History` to project.
+
+        The history is a copy: projecting it (any strategy, any budget, a refused REQ) reads
+        the log and never writes to it. ``session`` may be omitted when the log holds one.
+        """
+        if session is None:
+            names = self.sessions()
+            if len(names) > 1:
+                raise BadParameter(
+                    f"{self.path}: log holds {len(names)} sessions ({', '.join(names[:5])}…); name one"
+                )
+            session = names[0] if names else ""
+        return History(self.events(session), costs=costs)
+
+    def _turn_at(self, i: int) -> StoredTurn:
+        t = self._cache[i]
+        if t is None:
+            _, _, start, end = self._refs[i]
+            t = self._cache[i] = self._decode_ref(i, None, os.pread(self._live_fd(), end - start, start))
+        return t
+
+    def _decode_ref(self, i: int, data: bytes | None, record: bytes | None = None) -> StoredTurn:
+        raw_id, _, start, end = self._refs[i]
+        if record is None:
+            assert data is not None
+            record = data[start:end]
+        where = f"{self.path}: record at byte {start}"
+        try:
+            tid = raw_id.decode("utf-8")
+            objs = self._decode(record)
+            if not isinstance(objs, list) or not objs:
+                raise ValueError("no events")
+            events = tuple(event_from_dict(o, f"event {k}") for k, o in enumerate(objs))
+        except (ValueError, KeyError, TypeError, EventFormatError) as exc:
+            detail = re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], str(exc))  # one line
+            raise StoreError(f"{where} passed its check but does not decode ({detail})") from None
+        return StoredTurn(tid, events, start)
+
+
+def _sync(fd: int) -> None:
+    (getattr(os, "fdatasync", None) or os.fsync)(fd)
+
+
+def _sync_dir(directory: Path) -> None:
+    """Persist a new directory entry (best effort where directories cannot be opened)."""
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EBADF):
+            raise
+    finally:
+        os.close(dfd)
+
+
+class TurnLog(TurnStore):
+    """The framed log: 16-byte header, then one length-prefixed, CRC32-checked frame per turn."""
+
+    format_name = "frames"
+
+    @staticmethod
+    def _scan(data: bytes, policy: str, where: str) -> tuple[list[Ref], Recovery]:
+        return scan_frames(data, policy, where)
+
+    @staticmethod
+    def _header() -> bytes:
+        return encode_frame_header()
+
+    @staticmethod
+    def _encode(number: int, turn_id: bytes, events_json: bytes) -> bytes:
+        return encode_frame(number, turn_id, events_json)
+
+    @staticmethod
+    def _content(record: bytes) -> bytes:
+        return frame_content(record)
+
+    @staticmethod
+    def _decode(record: bytes) -> list[Any]:
+        return json.loads(frame_events_json(record))  # type: ignore[no-any-return]

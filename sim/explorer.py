@@ -1,0 +1,529 @@
+"""Exhaustive breadth-first exploration of a protocol model: a proof over a bounded space.
+
+The explorer visits every state reachable from a model's initial states through every
+interleaving of its actions, once per symmetry class: a successor is deduplicated by the hash
+of ``model.canonical(state)``, so states that differ only by renaming interchangeable writers
+or call ids are explored once. Because the search is breadth-first, the first state found to
+break an ``always`` property lies at the smallest depth, and the path of BFS parents back to an
+initial state is a *shortest* counterexample. The exact worst case of every named metric is the
+maximum over all visited states.
+
+The hot loop keeps only compact arrays (the states in BFS order, which double as the queue, the
+parallel parent and action arrays, and the first id of each depth level); the networkx graph is
+built after the search, on demand, so the search itself does not pay for it. The cyclic garbage
+collector is paused during the search: states are acyclic tuples, and rescanning millions of
+them on every collection would otherwise cost more than the search. Bounds (``max_states``, ``max_depth``,
+``timeout``) stop the search early; the result then says plainly that it is bounded, not
+exhaustive.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import time
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TextIO
+
+import networkx as nx
+
+from models.protocol import Property, ProtocolModel
+
+Status = Literal["holds", "violated", "reached", "unreached"]
+
+
+@dataclass(frozen=True)
+class PropertyOutcome:
+    """What the search established about one property.
+
+    ``holds``/``violated`` for ``always`` properties, ``reached``/``unreached`` for
+    ``sometimes`` goals. ``state_id`` is the first (shallowest) state that violates the
+    invariant or reaches the goal; ``depth`` its distance from an initial state.
+    """
+
+    name: str
+    expectation: Literal["always", "sometimes"]
+    status: Status
+    state_id: int | None = None
+    depth: int | None = None
+    doc: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "violated"
+
+
+@dataclass(frozen=True)
+class Worst:
+    """The exact maximum of one metric over the visited states and the first state reaching it."""
+
+    metric: str
+    value: int
+    state_id: int
+    depth: int
+
+
+@dataclass(frozen=True)
+class ConcretePath:
+    """A replayable run: an index into ``list(model.init_states())`` and the actions taken."""
+
+    init: int
+    actions: tuple[Any, ...]
+    states: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Exploration:
+    """The result of one search. Timings (``seconds``) are for display, never for result files."""
+
+    model: str
+    params: Mapping[str, Any]
+    symmetry: bool
+    distinct: int
+    generated: int
+    max_depth_seen: int
+    terminal: int
+    exhausted: bool
+    bound: str | None
+    seconds: float
+    properties: tuple[PropertyOutcome, ...]
+    worst: tuple[Worst, ...]
+    # compact search arrays, kept for paths and the graph
+    states: Sequence[Any] = field(repr=False)
+    parent: Sequence[int] = field(repr=False)
+    via: Sequence[Any] = field(repr=False)
+    levels: Sequence[int] = field(repr=False)
+    edges: Sequence[tuple[int, int, Any]] | None = field(default=None, repr=False)
+
+    @property
+    def states_per_second(self) -> float:
+        return self.distinct / self.seconds if self.seconds > 0 else float("inf")
+
+    @property
+    def violations(self) -> tuple[PropertyOutcome, ...]:
+        return tuple(p for p in self.properties if p.status == "violated")
+
+    @property
+    def unreached(self) -> tuple[PropertyOutcome, ...]:
+        return tuple(p for p in self.properties if p.status == "unreached")
+
+    def outcome(self, name: str) -> PropertyOutcome:
+        for p in self.properties:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def worst_of(self, metric: str) -> int:
+        for w in self.worst:
+            if w.metric == metric:
+                return w.value
+        raise KeyError(metric)
+
+    def completeness(self) -> str:
+        """One plain sentence on what the numbers cover."""
+        if self.exhausted:
+            return "exhaustive: every reachable state was visited"
+        return f"bounded, not exhaustive: stopped by {self.bound}"
+
+    def depth_of(self, state_id: int) -> int:
+        """Distance of a state from the initial states (BFS levels are contiguous id ranges)."""
+        return bisect_right(self.levels, state_id) - 1
+
+    def path_to(self, state_id: int) -> list[int]:
+        """State ids from an initial state to ``state_id`` along BFS parents (a shortest path)."""
+        ids = [state_id]
+        while self.parent[ids[-1]] >= 0:
+            ids.append(self.parent[ids[-1]])
+        ids.reverse()
+        return ids
+
+    def canonical_actions(self, state_id: int) -> list[Any]:
+        """Actions along the BFS path, as applied to the canonical representatives."""
+        return [self.via[i] for i in self.path_to(state_id)[1:]]
+
+    def graph(self) -> nx.DiGraph:
+        """The explored state graph: every transition when edges were recorded, else the BFS tree.
+
+        Nodes are state ids with ``depth`` and ``label`` (the state's repr) attributes; edges
+        carry the action as a string ``label``.
+        """
+        g = nx.DiGraph(model=self.model)
+        for i, state in enumerate(self.states):
+            g.add_node(i, depth=self.depth_of(i), label=repr(state))
+        if self.edges is not None:
+            for src, dst, action in self.edges:
+                g.add_edge(src, dst, label=str(action))
+        else:
+            for i in range(len(self.states)):
+                if self.parent[i] >= 0:
+                    g.add_edge(int(self.parent[i]), i, label=str(self.via[i]))
+        return g
+
+
+def concretize(model: ProtocolModel[Any, Any], canonical_path: Sequence[Any]) -> ConcretePath:
+    """Turn a path of canonical states into a run of the model's own, uncanonicalised states.
+
+    The explorer applies each action to a class representative, so its actions name writers
+    and call ids as renamed by ``canonical``. To give a trace that replays with plain ``step``,
+    we walk from a real initial state and at each step pick an enabled action whose successor
+    lies in the next state's symmetry class (one always exists when ``canonical`` is a true
+    symmetry; otherwise this raises ``ValueError``).
+    """
+    canon = model.canonical
+    inits = list(model.init_states())
+    start = None
+    for i, s in enumerate(inits):
+        if canon(s) == canonical_path[0]:
+            start = i
+            break
+    if start is None:
+        raise ValueError("no initial state matches the start of the path")
+    state = inits[start]
+    actions: list[Any] = []
+    states: list[Any] = [state]
+    for target in canonical_path[1:]:
+        for action in model.actions(state):
+            nxt = model.step(state, action)
+            if canon(nxt) == target:
+                actions.append(action)
+                states.append(nxt)
+                state = nxt
+                break
+        else:
+            raise ValueError(
+                f"model {model.name}: canonical() is not a symmetry — no action from step "
+                f"{len(actions)} reaches the next state's class"
+            )
+    return ConcretePath(start, tuple(actions), tuple(states))
+
+
+ProgressLine = Callable[[int, int, int, int, float], None]
+
+
+class StderrProgress:
+    """A live one-line progress display on stderr: generated, distinct, queue, depth, states/s.
+
+    Quiet for searches shorter than ``after`` seconds, so small checks print nothing;
+    :meth:`finish` ends the line if one was drawn.
+    """
+
+    def __init__(self, stream: TextIO | None = None, after: float = 0.5) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.after = after
+        self.shown = False
+
+    def __call__(self, generated: int, distinct: int, queue: int, depth: int, elapsed: float) -> None:
+        if elapsed < self.after:
+            return
+        rate = distinct / elapsed if elapsed > 0 else 0.0
+        self.stream.write(
+            f"\rexplore: {generated:,} generated  {distinct:,} distinct  {queue:,} queued  "
+            f"depth {depth}  {rate:,.0f} states/s   "
+        )
+        self.stream.flush()
+        self.shown = True
+
+    def finish(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.shown = False
+
+
+def explore(
+    model: ProtocolModel[Any, Any],
+    *,
+    properties: Sequence[Property[Any]] | None = None,
+    symmetry: bool = True,
+    max_states: int | None = 1_000_000,
+    max_depth: int | None = None,
+    timeout: float | None = None,
+    record_edges: bool = False,
+    progress: ProgressLine | None = None,
+    progress_every: float = 0.25,
+) -> Exploration:
+    """Breadth-first search over every interleaving of ``model``.
+
+    Parameters
+    ----------
+    model
+        Any :class:`models.protocol.ProtocolModel`.
+    properties
+        The properties to check (default: all of the model's). ``always`` ones are checked on
+        every distinct state; ``sometimes`` goals are marked reached at the first state where
+        they hold.
+    symmetry
+        Deduplicate by ``model.canonical(state)`` (default) or by the raw state. Comparing the
+        two counts gives the symmetry reduction factor.
+    max_states, max_depth, timeout
+        Bounds. When one stops the search, ``exhausted`` is False and ``bound`` names it.
+    record_edges
+        Keep every transition (for DOT/GraphML export of the full graph); off by default,
+        the BFS tree is always available.
+    progress
+        Called about every ``progress_every`` seconds as
+        ``progress(generated, distinct, queued, depth, elapsed)``, and once at the end.
+
+    Returns
+    -------
+    Exploration
+        Counts, per-property outcomes, exact worst cases and the arrays behind paths.
+
+    Examples
+    --------
+    >>> result = explore(model)                            # doctest: +SKIP
+    >>> result.outcome("bounded-peak-turns").status        # doctest: +SKIP
+    'violated'
+    """
+    props = tuple(model.properties()) if properties is None else tuple(properties)
+    canon: Callable[[Any], Hashable] = model.canonical if symmetry else _identity
+    search = _Search(
+        model,
+        canon,
+        max_states if max_states is not None else sys.maxsize,
+        max_depth if max_depth is not None else sys.maxsize,
+        timeout,
+        record_edges,
+        progress,
+        progress_every,
+    )
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # states are acyclic tuples; rescanning millions of them costs more than the search
+    started = time.perf_counter()
+    try:
+        search.run(started)
+        outcomes = _judge(props, search.states, search.depth_of)
+        worst = _worst(model, search.states, search.depth_of)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    seconds = time.perf_counter() - started
+    n = len(search.states)
+    if progress is not None:
+        progress(search.generated, n, n - search.head, search.depth_of(n - 1) if n else 0, seconds)
+    return Exploration(
+        model=model.name,
+        params=dict(model.params),
+        symmetry=symmetry,
+        distinct=n,
+        generated=search.generated,
+        max_depth_seen=search.depth_of(n - 1) if n else 0,
+        terminal=search.terminal,
+        exhausted=search.bound is None,
+        bound=search.bound,
+        seconds=seconds,
+        properties=outcomes,
+        worst=worst,
+        states=search.states,
+        parent=search.parent,
+        via=search.via,
+        levels=tuple(search.levels),
+        edges=search.edges,
+    )
+
+
+class _Search:
+    """The BFS itself: compact arrays and one tight loop, nothing per state but the search.
+
+    BFS order doubles as the queue (``states[head:]`` wait to be expanded) and depth is implicit
+    (``levels[d]`` is the id of the first state at depth ``d``).
+    """
+
+    def __init__(
+        self,
+        model: ProtocolModel[Any, Any],
+        canon: Callable[[Any], Hashable],
+        max_states: int,
+        max_depth: int,
+        timeout: float | None,
+        record_edges: bool,
+        progress: ProgressLine | None,
+        progress_every: float,
+    ) -> None:
+        self.model = model
+        self.canon = canon
+        self.max_states = max_states
+        self.max_depth = max_depth
+        self.timeout = timeout
+        self.progress = progress
+        self.progress_every = progress_every
+        self.states: list[Any] = []
+        self.index: dict[Any, int] = {}
+        self.parent = array("q")
+        self.via: list[Any] = []
+        self.levels = [0]
+        self.edges: list[tuple[int, int, Any]] | None = [] if record_edges else None
+        self.generated = 0
+        self.terminal = 0
+        self.head = 0
+        self.bound: str | None = None
+        for s in model.init_states():
+            c = canon(s)
+            if c not in self.index:
+                self.index[c] = len(self.states)
+                self.states.append(c)
+                self.parent.append(-1)
+                self.via.append(None)
+
+    def depth_of(self, i: int) -> int:
+        return bisect_right(self.levels, i) - 1
+
+    def run(self, started: float) -> None:
+        # locals only in the loop: attribute lookups cost as much as the work
+        actions_of, step, canon = self.model.actions, self.model.step, self.canon
+        states, index, parent, via, levels = self.states, self.index, self.parent, self.via, self.levels
+        edges = self.edges
+        keep_edges = edges is not None
+        append_state, append_parent, append_via = states.append, parent.append, via.append
+        setdefault = index.setdefault
+        limit_states, limit_depth, progress = self.max_states, self.max_depth, self.progress
+        next_tick = started + self.progress_every
+        deadline = started + self.timeout if self.timeout is not None else float("inf")
+        generated = terminal = head = d = 0
+        n = level_end = len(states)
+        bound: str | None = None
+        while head < n:
+            if head == level_end:
+                d += 1
+                levels.append(head)
+                level_end = n
+                if d >= limit_depth:
+                    # every state left is at the depth bound: bounded if any of them can move
+                    if any(any(True for _ in actions_of(states[i])) for i in range(head, n)):
+                        bound = f"max depth ({limit_depth})"
+                    break
+            if not head & 1023:
+                now = time.perf_counter()
+                if now >= deadline:
+                    bound = f"timeout ({self.timeout:g} s)"
+                    break
+                if progress is not None and now >= next_tick:
+                    progress(generated, n, n - head, d, now - started)
+                    next_tick = now + self.progress_every
+            state = states[head]
+            enabled = actions_of(state)
+            if type(enabled) is not list:
+                enabled = list(enabled)
+            if not enabled:
+                terminal += 1
+            generated += len(enabled)
+            for action in enabled:
+                c = canon(step(state, action))
+                sid = setdefault(c, n)
+                if sid == n:
+                    if n >= limit_states:
+                        del index[c]
+                        bound = f"max states ({limit_states:,})"
+                        break
+                    append_state(c)
+                    append_parent(head)
+                    append_via(action)
+                    n += 1
+                if keep_edges:
+                    edges.append((head, sid, action))  # type: ignore[union-attr]
+            else:
+                head += 1
+                continue
+            break
+        if levels[-1] >= n:
+            levels.pop()
+        self.generated, self.terminal, self.head, self.bound = generated, terminal, head, bound
+
+
+def _judge(
+    props: Sequence[Property[Any]], states: Sequence[Any], depth_of: Callable[[int], int]
+) -> tuple[PropertyOutcome, ...]:
+    """Properties read in BFS order after the search.
+
+    The first state (lowest id) that breaks an invariant is a shallowest one, so its BFS path is
+    a shortest counterexample; scanning stops there.
+    """
+    outcomes = []
+    for p in props:
+        holds = p.holds
+        if p.expectation == "always":
+            sid = next((i for i, st in enumerate(states) if not holds(st)), None)
+            status: Status = "holds" if sid is None else "violated"
+        else:
+            sid = next((i for i, st in enumerate(states) if holds(st)), None)
+            status = "unreached" if sid is None else "reached"
+        depth = None if sid is None else depth_of(sid)
+        outcomes.append(PropertyOutcome(p.name, p.expectation, status, sid, depth, p.doc))
+    return tuple(outcomes)
+
+
+def _worst(
+    model: ProtocolModel[Any, Any], states: Sequence[Any], depth_of: Callable[[int], int]
+) -> tuple[Worst, ...]:
+    """The exact maximum of each metric over the visited states, and its shallowest witness."""
+    metrics_of = model.metrics
+    worst: dict[str, int] = {}
+    worst_at: dict[str, int] = {}
+    for i, st in enumerate(states):
+        for name, value in metrics_of(st).items():
+            if value > worst.get(name, -sys.maxsize):
+                worst[name] = value
+                worst_at[name] = i
+    return tuple(
+        Worst(name, int(worst[name]), worst_at[name], depth_of(worst_at[name])) for name in sorted(worst)
+    )
+
+
+def _identity(state: Any) -> Any:
+    return state
+
+
+def witness(model: ProtocolModel[Any, Any], result: Exploration, state_id: int) -> ConcretePath:
+    """The shortest run, replayable with plain ``step``, from an initial state to ``state_id``."""
+    path = [result.states[i] for i in result.path_to(state_id)]
+    if result.symmetry:
+        return concretize(model, path)
+    start = list(model.init_states()).index(path[0])
+    return ConcretePath(start, tuple(result.canonical_actions(state_id)), tuple(path))
+
+
+def counterexample(model: ProtocolModel[Any, Any], result: Exploration, name: str) -> ConcretePath:
+    """The shortest run that breaks (or, for a goal, reaches) property ``name``."""
+    outcome = result.outcome(name)
+    if outcome.state_id is None:
+        raise ValueError(f"property {name} has no witness state")
+    return witness(model, result, outcome.state_id)
+
+
+def reduction_factor(reduced: Exploration, raw: Exploration) -> float | None:
+    """Raw distinct states per symmetry class; None unless both searches were exhaustive."""
+    if not (reduced.exhausted and raw.exhausted) or reduced.distinct == 0:
+        return None
+    return raw.distinct / reduced.distinct
+
+
+def write_dot(graph: nx.DiGraph, path: str) -> None:
+    """Write the state graph as Graphviz DOT (no pydot needed; labels escaped)."""
+
+    def q(text: Any) -> str:
+        return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+    lines = [f"digraph {q(graph.graph.get('model', 'states'))} {{", "  node [shape=box, fontsize=9];"]
+    for node, data in graph.nodes(data=True):
+        lines.append(f"  {node} [label={q(data.get('label', node))}, depth={data.get('depth', 0)}];")
+    for src, dst, data in graph.edges(data=True):
+        lines.append(f"  {src} -> {dst} [label={q(data.get('label', ''))}];")
+    lines.append("}")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+def write_graphml(graph: nx.DiGraph, path: str) -> None:
+    """Write the state graph as GraphML (networkx's writer)."""
+    nx.write_graphml(graph, path)
+
+
+def metric_witness(model: ProtocolModel[Any, Any], result: Exploration, metric: str) -> ConcretePath:
+    """A shortest run reaching the worst case of ``metric``."""
+    for w in result.worst:
+        if w.metric == metric:
+            return witness(model, result, w.state_id)
+    raise KeyError(metric)

@@ -1,0 +1,299 @@
+"""Hypothesis stateful machines built from any protocol model, with no per-model code.
+
+:func:`machine_for` turns a :class:`models.protocol.ProtocolModel` into a
+``RuleBasedStateMachine``: one rule draws an index into the actions enabled in the current
+state (its precondition is that some action is enabled; a no-op rule covers terminal states),
+and one invariant checks the model's ``always`` properties after every step. ``sometimes`` goals
+are recorded across the whole run, so a run that never reached one can be reported as
+inconclusive rather than green. Because the drawn value is an *index* into the enabled actions,
+Hypothesis shrinks towards fewer steps and towards the first enabled action, and the minimal
+failing example is a short, readable action sequence.
+
+:func:`check_stateful` runs such a machine and returns the shrunk counterexample as data (the
+initial-state index and the action list), ready to be saved as a trace. Failures are kept in a
+directory example database (by default ``.turncheck/hypothesis`` under the working directory),
+keyed by model name and parameters, and tried first on the next run. The project's own stateful
+tests use the same factory (``machine_for(model).TestCase``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from models.protocol import Property, ProtocolModel
+
+DEFAULT_DATABASE = Path(".turncheck") / "hypothesis"
+
+
+class PropertyViolation(AssertionError):
+    """Raised inside a machine when an ``always`` property breaks; carries the run that broke it."""
+
+    def __init__(self, prop: str, init: int, actions: Sequence[Any]) -> None:
+        super().__init__(f"property {prop} violated after {len(actions)} steps")
+        self.prop = prop
+        self.init = init
+        self.actions = tuple(actions)
+
+
+@dataclass(frozen=True)
+class StatefulOutcome:
+    """The verdict of one Hypothesis run over a model.
+
+    ``violated`` names the broken property (None when every invariant held); ``init`` and
+    ``actions`` are then the counterexample: Hypothesis's shrunk run (``shrunk`` steps long),
+    further minimized by deleting steps while the same property still breaks. ``goals`` maps
+    each ``sometimes`` goal to whether any example reached it; ``examples`` counts the machines
+    Hypothesis ran.
+    """
+
+    model: str
+    params: dict[str, Any]
+    examples: int
+    violated: str | None = None
+    init: int = 0
+    actions: tuple[Any, ...] = ()
+    goals: dict[str, bool] = field(default_factory=dict)
+    shrunk: int = 0
+
+    @property
+    def inconclusive(self) -> bool:
+        return self.violated is None and not all(self.goals.values())
+
+    @property
+    def unreached(self) -> tuple[str, ...]:
+        return tuple(name for name, hit in self.goals.items() if not hit)
+
+
+def database_key(model: ProtocolModel[Any, Any], properties: Sequence[Property[Any]]) -> bytes:
+    """What distinguishes one model configuration's saved failures from another's."""
+    params = json.dumps(dict(model.params), sort_keys=True, default=str)
+    names = ",".join(p.name for p in properties)
+    cls = f"{type(model).__module__}.{type(model).__qualname__}"
+    return f"turncheck:{cls}:{model.name}:{params}:{names}".encode()
+
+
+def machine_for(
+    model: ProtocolModel[Any, Any],
+    properties: Sequence[Property[Any]] | None = None,
+    *,
+    reached: set[str] | None = None,
+    runs: list[int] | None = None,
+) -> type[RuleBasedStateMachine]:
+    """Build a ``RuleBasedStateMachine`` class driving ``model``.
+
+    Parameters
+    ----------
+    model
+        Any protocol model; its ``step`` must be pure.
+    properties
+        Properties to check (default: all of the model's). ``always`` ones become the machine's
+        invariant; ``sometimes`` ones are recorded in ``reached`` when they hold.
+    reached
+        A set the machine adds reached goal names to (shared across examples of a run).
+    runs
+        A one-element list counting machine instances (examples run).
+
+    Returns
+    -------
+    type[RuleBasedStateMachine]
+        Its ``TestCase`` attribute is a ``unittest.TestCase`` for pytest.
+    """
+    props = tuple(model.properties()) if properties is None else tuple(properties)
+    always = tuple(p for p in props if p.expectation == "always")
+    goals = tuple(p for p in props if p.expectation == "sometimes")
+    inits = list(model.init_states())
+    if not inits:
+        raise ValueError(f"model {model.name} has no initial state")
+    goal_set: set[str] = reached if reached is not None else set()
+    counter = runs if runs is not None else [0]
+    init_index = st.just(0) if len(inits) == 1 else st.integers(0, len(inits) - 1)
+
+    class ModelMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            counter[0] += 1
+            self.init = 0
+            self.state: Any = None
+            self.enabled: list[Any] = []
+            self.trace: list[Any] = []
+
+        @initialize(index=init_index)
+        def start(self, index: int) -> None:
+            self.init = index
+            self.state = inits[index]
+            self.enabled = list(model.actions(self.state))
+
+        @precondition(lambda self: bool(self.enabled))
+        @rule(data=st.data())
+        def act(self, data: st.DataObject) -> None:
+            k = data.draw(st.integers(0, len(self.enabled) - 1), label="action")
+            action = self.enabled[k]
+            self.trace.append(action)
+            self.state = model.step(self.state, action)
+            self.enabled = list(model.actions(self.state))
+
+        @precondition(lambda self: self.state is not None and not self.enabled)
+        @rule()
+        def stutter(self) -> None:
+            """Nothing is enabled (a terminal state): keep the run going without a step."""
+
+        @invariant()
+        def properties_hold(self) -> None:
+            if self.state is None:
+                return
+            for p in always:
+                if not p.holds(self.state):
+                    raise PropertyViolation(p.name, self.init, self.trace)
+            for g in goals:
+                if g.name not in goal_set and g.holds(self.state):
+                    goal_set.add(g.name)
+
+    ModelMachine.__name__ = ModelMachine.__qualname__ = f"{_camel(model.name)}Machine"
+    # distinct example-database entries per model configuration (see hypothesis.stateful)
+    ModelMachine._hypothesis_internal_add_digest = database_key(model, props)  # type: ignore[attr-defined]
+    ModelMachine.TestCase.settings = settings(
+        deadline=None, max_examples=100, suppress_health_check=list(HealthCheck)
+    )
+    return ModelMachine
+
+
+def check_stateful(
+    model: ProtocolModel[Any, Any],
+    properties: Sequence[Property[Any]] | None = None,
+    *,
+    max_examples: int = 200,
+    steps: int = 40,
+    seed: int | None = None,
+    database: str | Path | None = DEFAULT_DATABASE,
+    shrink: bool = True,
+) -> StatefulOutcome:
+    """Search ``model`` with Hypothesis and return the shrunk counterexample, if any.
+
+    Parameters
+    ----------
+    model, properties
+        As for :func:`machine_for`.
+    max_examples
+        Runs (machines) to try; each takes up to ``steps`` actions.
+    seed
+        Fixes Hypothesis's random choices; the same seed and an empty database give the same run.
+    database
+        Directory of saved failures (tried first next time); None disables it.
+    shrink
+        Shrink a failure to a minimal action sequence (default).
+
+    Returns
+    -------
+    StatefulOutcome
+    """
+    props = tuple(model.properties()) if properties is None else tuple(properties)
+    reached: set[str] = set()
+    runs = [0]
+    machine = machine_for(model, props, reached=reached, runs=runs)
+    if seed is not None:
+        machine._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+    phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target]
+    if shrink:
+        phases.append(Phase.shrink)
+    config = settings(
+        max_examples=max_examples,
+        stateful_step_count=steps,
+        deadline=None,
+        database=DirectoryBasedExampleDatabase(str(database)) if database is not None else None,
+        phases=phases,
+        verbosity=Verbosity.quiet,
+        report_multiple_bugs=False,
+        print_blob=False,
+        suppress_health_check=list(HealthCheck),
+    )
+    goal_names = [p.name for p in props if p.expectation == "sometimes"]
+    params = dict(model.params)
+    try:
+        run_state_machine_as_test(machine, settings=config)
+    except PropertyViolation as exc:
+        prop = next(p for p in props if p.name == exc.prop)
+        return StatefulOutcome(
+            model.name,
+            params,
+            runs[0],
+            violated=exc.prop,
+            init=exc.init,
+            actions=minimize(model, prop, exc.init, exc.actions),
+            goals={g: g in reached for g in goal_names},
+            shrunk=len(exc.actions),
+        )
+    return StatefulOutcome(model.name, params, runs[0], goals={g: g in reached for g in goal_names})
+
+
+def minimize(
+    model: ProtocolModel[Any, Any],
+    prop: Property[Any],
+    init: int,
+    actions: Sequence[Any],
+    pair_limit: int = 60,
+) -> tuple[Any, ...]:
+    """Delete steps from a failing run while ``prop`` still breaks (a last, local shrink).
+
+    Hypothesis shrinks the choice sequence, which favours the first enabled action and may
+    keep a longer run made of them; deleting chunks of 8, 4, 2 and 1 steps, then pairs of steps
+    (for runs up to ``pair_limit`` long), keeping a candidate only when each action is still
+    enabled and ``prop`` still breaks, often removes a few more.
+    The result is cut right after the first step that breaks ``prop``.
+    """
+    start = list(model.init_states())[init]
+
+    def breaks(run: Sequence[Any]) -> list[Any] | None:
+        state = start
+        if not prop.holds(state):
+            return []
+        for k, action in enumerate(run):
+            if action not in list(model.actions(state)):
+                return None
+            state = model.step(state, action)
+            if not prop.holds(state):
+                return list(run[: k + 1])
+        return None
+
+    current = breaks(actions)
+    if current is None:  # pragma: no cover - the run came from a failing example
+        return tuple(actions)
+    changed = True
+    while changed:
+        changed = False
+        for chunk in (8, 4, 2, 1):
+            i = 0
+            while i < len(current):
+                shorter = breaks(current[:i] + current[i + chunk :])
+                if shorter is not None:
+                    current, changed = shorter, True
+                else:
+                    i += 1
+        if not changed and len(current) <= pair_limit:
+            # two steps that only make sense together (an emit and its delivery) go as a pair
+            pairs = ((i, j) for i in range(len(current)) for j in range(i + 1, len(current)))
+            for i, j in pairs:
+                shorter = breaks(current[:i] + current[i + 1 : j] + current[j + 1 :])
+                if shorter is not None:
+                    current, changed = shorter, True
+                    break
+    return tuple(current)
+
+
+def _camel(name: str) -> str:
+    return "".join(part.capitalize() for part in name.replace("_", "-").split("-") if part) or "Model"

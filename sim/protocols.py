@@ -1,0 +1,161 @@
+"""Protocol models by reference: a catalog name, or a user's own class as ``package.module:Class``.
+
+Every command that takes ``MODEL --param k=v`` (``check``, ``explore``, ``replay``) resolves the
+model here, so a user's locking scheme is checked exactly like ours. A reference containing a
+colon names a class: ``examples.my_lock:FlagLock`` is imported as a module (the working
+directory is on the import path, as for ``python -m``), ``path/to/file.py:FlagLock`` is loaded
+from that file. The class's constructor takes keyword parameters with defaults; ``k=v`` strings
+are converted to the type of each default, exactly as for catalog models. A class that lacks the
+optional parts of the interface gets neutral ones: no symmetry (``canonical`` returns the state),
+no metrics, and actions formatted with ``repr``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from models.catalog import build_model, coerce_value
+from models.errors import BadParameter, UnknownName
+from models.protocol import ProtocolModel
+
+REQUIRED = ("init_states", "actions", "step", "properties")
+
+
+def parse_assignments(items: Sequence[str]) -> dict[str, str]:
+    """``["k=v", …]`` from the command line as a mapping; a missing ``=`` is an error."""
+    out: dict[str, str] = {}
+    for item in items:
+        if "=" not in item:
+            raise BadParameter(f"parameter {item!r} must be written k=v")
+        key, value = item.split("=", 1)
+        out[key.strip()] = value
+    return out
+
+
+def is_user_reference(ref: str) -> bool:
+    return ":" in ref
+
+
+def _import_user_module(module_ref: str) -> Any:
+    if module_ref.endswith(".py") or "/" in module_ref or "\\" in module_ref:
+        path = Path(module_ref)
+        if not path.is_file():
+            raise UnknownName(f"model file {module_ref!r} does not exist")
+        name = "turncheck_user_" + "".join(c if c.isalnum() else "_" for c in str(path.resolve()))
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise UnknownName(f"cannot load model file {module_ref!r}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up while the file runs
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            del sys.modules[name]
+            raise UnknownName(f"cannot load model file {module_ref!r}: {type(exc).__name__}: {exc}") from None
+        return module
+    cwd = str(Path.cwd())
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(module_ref)
+    except ImportError as exc:
+        raise UnknownName(f"cannot import model module {module_ref!r}: {exc}") from None
+    finally:
+        if added:
+            sys.path.remove(cwd)
+
+
+def user_model_class(ref: str) -> Callable[..., Any]:
+    """The class named by ``package.module:Class`` or ``file.py:Class``."""
+    module_ref, _, attr = ref.rpartition(":")
+    if not module_ref or not attr:
+        raise UnknownName(f"model reference {ref!r} must be written package.module:Class")
+    module = _import_user_module(module_ref)
+    cls = getattr(module, attr, None)
+    if cls is None or not callable(cls):
+        raise UnknownName(f"{ref!r}: module {module_ref!r} has no class {attr!r}")
+    return cls  # type: ignore[no-any-return]
+
+
+def _parameters(factory: Callable[..., Any]) -> dict[str, Any]:
+    sig = inspect.signature(factory)
+    return {
+        p.name: p.default
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not inspect.Parameter.empty
+    }
+
+
+def _complete(model: Any, ref: str, kwargs: Mapping[str, Any]) -> ProtocolModel[Any, Any]:
+    missing = [name for name in REQUIRED if not callable(getattr(model, name, None))]
+    if missing:
+        raise UnknownName(
+            f"{ref!r} does not follow the model interface: no {', '.join(missing)} (see models/protocol.py)"
+        )
+    if not isinstance(getattr(model, "name", None), str):
+        model.name = ref
+    if not isinstance(getattr(model, "params", None), Mapping):
+        model.params = dict(kwargs)
+    if not callable(getattr(model, "canonical", None)):
+        model.canonical = _same
+    if not callable(getattr(model, "metrics", None)):
+        model.metrics = _no_metrics
+    if not callable(getattr(model, "format_action", None)):
+        model.format_action = _repr_action
+    return model  # type: ignore[no-any-return]
+
+
+def _same(state: Any) -> Any:
+    return state
+
+
+def _no_metrics(state: Any) -> Mapping[str, int]:
+    return {}
+
+
+def _repr_action(state: Any, action: Any) -> str:
+    return repr(action)
+
+
+def load_model(ref: str, params: Mapping[str, Any] | None = None) -> ProtocolModel[Any, Any]:
+    """Build the model ``ref`` (catalog name or ``package.module:Class``) with ``params``.
+
+    Parameters
+    ----------
+    ref
+        ``trigger``, ``projector``, ``clock`` … or a user's class reference.
+    params
+        Values or ``k=v`` strings; dashes and underscores are interchangeable in names.
+
+    Raises
+    ------
+    UnknownName
+        Unknown model, unknown parameter, or a class that does not follow the interface.
+    BadParameter
+        A value of the wrong type or out of range, naming the parameter.
+    """
+    if not is_user_reference(ref):
+        return build_model(ref, params)
+    cls = user_model_class(ref)
+    known = _parameters(cls)
+    kwargs: dict[str, Any] = {}
+    for key, raw in (params or {}).items():
+        name = key.strip().replace("-", "_")
+        if name not in known:
+            listed = ", ".join(known) or "none"
+            raise UnknownName(f"model {ref} has no parameter {key!r} (parameters: {listed})")
+        kwargs[name] = coerce_value(raw, known[name], name)
+    try:
+        model = cls(**kwargs)
+    except BadParameter:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise BadParameter(f"model {ref}: {exc}") from None
+    return _complete(model, ref, kwargs)

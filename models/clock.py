@@ -54,7 +54,8 @@ def check_order(order: str) -> Order:
 class ClockParams:
     """How writers stamp and deliver events (times in ms).
 
-    Within a session, consecutive events are ``1 + Exp(gap_ms)`` ms apart in true time. USER,
+    Within a session, consecutive events are ``1 + ⌊Exp(gap_ms)⌋`` ms apart in true time (the
+    default ``gap_ms = 0`` makes stamps a per-session counter, as the seed's were). USER,
     CALL and TERM are stamped by the session's agent clock, each RESULT by a tool clock; there are
     ``writers`` clocks, each with an offset uniform in ``±offset_ms`` and a drift uniform in
     ``±drift_ppm``. A share ``quantize_share`` of stamps is floored to a multiple of ``quantum``;
@@ -64,7 +65,7 @@ class ClockParams:
     """
 
     writers: int = 8
-    gap_ms: float = 100.0
+    gap_ms: float = 0.0
     offset_ms: float = 0.0
     drift_ppm: float = 0.0
     quantize_share: float = 0.05

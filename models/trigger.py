@@ -298,14 +298,24 @@ class SlotRun:
 def drive_slots(model: TriggerModel, arrivals: Iterable[int]) -> SlotRun:
     """Step ``model`` through slots with the given arrival counts (each ≤ writers).
 
-    Per slot: the slot's arrivals join a FIFO backlog; writers ``0, 1, …`` take turns from it
-    while their append is enabled (a blocked append stays in the backlog: that is its wait);
-    then the slot ends (``tick``) and, when due, the compactor acts. This is the reference
-    semantics :func:`fast_slots` must equal.
+    Each slot after the first opens with the previous slot's end — ``tick``, then the
+    compactor's act when it is due; then the slot's arrivals join a FIFO backlog and writers
+    ``0, 1, …`` take turns from it while their append is enabled (a blocked append stays in the
+    backlog: that is its wait). This is the reference semantics :func:`fast_slots` must equal,
+    and the order of events the SimPy runner produces in slot mode.
     """
     (state,) = tuple(model.init_states())
     backlog = appends = compactions = retries = max_backlog = waited = 0
-    for k in arrivals:
+    for t, k in enumerate(arrivals):
+        if t:
+            state = model.step(state, _TICK)
+            if state.pending == 0:
+                after = model.step(state, _COMPACT)
+                if after.pending == -1:
+                    compactions += 1
+                else:
+                    retries += 1
+                state = after
         backlog += k
         for w in range(model._w):
             if backlog == 0:
@@ -316,14 +326,6 @@ def drive_slots(model: TriggerModel, arrivals: Iterable[int]) -> SlotRun:
                 appends += 1
         max_backlog = max(max_backlog, backlog)
         waited += backlog
-        state = model.step(state, _TICK)
-        if state.pending == 0:
-            after = model.step(state, _COMPACT)
-            if after.pending == -1:
-                compactions += 1
-            else:
-                retries += 1
-            state = after
     return SlotRun(state.peak, state.live, appends, compactions, retries, max_backlog, waited)
 
 
@@ -341,11 +343,26 @@ def fast_slots(config: TriggerParams, arrivals: Sequence[int]) -> SlotRun:
     pending = -1
     dirty = False
     backlog = appends = compactions = retries = max_backlog = waited = 0
+    first = True
     for k in arrivals:
+        if first:
+            first = False
+        else:  # the previous slot ends: tick, then the compactor when due
+            if busy > 0:
+                busy -= 1
+            if pending > 0:
+                pending -= 1
+                if pending == 0:
+                    if cas and dirty:
+                        pending, count, dirty = g, live, False
+                        retries += 1
+                    else:
+                        live -= (live - m if live > m else 0) if trim_to else count - m
+                        pending, count, dirty = -1, 0, False
+                        compactions += 1
         backlog += k
         # appends of this slot: each writer at most once, while enabled
-        can = min(backlog, w_count)
-        for _ in range(can):
+        for _ in range(backlog if backlog < w_count else w_count):
             if busy or (mutex and pending > 0):
                 break
             live += 1
@@ -365,17 +382,4 @@ def fast_slots(config: TriggerParams, arrivals: Sequence[int]) -> SlotRun:
         if backlog > max_backlog:
             max_backlog = backlog
         waited += backlog
-        # tick
-        if busy > 0:
-            busy -= 1
-        if pending > 0:
-            pending -= 1
-            if pending == 0:
-                if cas and dirty:
-                    pending, count, dirty = g, live, False
-                    retries += 1
-                else:
-                    live -= (live - m if live > m else 0) if trim_to else count - m
-                    pending, count, dirty = -1, 0, False
-                    compactions += 1
     return SlotRun(peak, live, appends, compactions, retries, max_backlog, waited)

@@ -1,0 +1,291 @@
+"""The SimPy runner: a slotted writer/compactor protocol model driven in simulated time.
+
+The runner owns timing, never protocol: turns *arrive* (at most ``A`` per slot, uniformly, or
+as a Poisson stream) into a FIFO request queue (a ``simpy.Store``); ``W`` writer processes take
+them one at a time and append when the model enables their ``("append", w)``; a clock process
+ends every slot with ``("tick",)`` at integer times, so the gap ``G`` is ``G`` units of
+simulated time; the compactor is its own process and acts (``("compact",)``) when the model says
+it is due. Whether an action may happen, and what it does, is always the model's ``step`` — a
+lock is the model's state, and a writer the model does not enable waits on the runner's
+state-change event, FIFO, exactly as it would queue on a ``simpy.Resource`` (keeping the lock in
+a Resource as well would define the protocol twice). Any model with this action vocabulary runs
+here: the trigger model under every locking strategy, or a user's own ``package.module:Class``.
+
+After every appended turn the runner can project the live turns with the projector core
+(``budget``/``strategy``) and record the window's structural report.
+
+Determinism: the only randomness is the seeded arrival stream and turn sizes; SimPy breaks ties
+by scheduling order, which is itself deterministic. Nothing here reads a wall clock.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import simpy
+
+from models.cost import EstimateCost
+from models.errors import BadParameter
+from models.events import Event, Kind
+from models.history import History
+from models.projector import project
+from models.protocol import ProtocolModel
+from models.report import Aggregate
+
+ArrivalKind = Literal["slots", "poisson"]
+ARRIVALS: tuple[ArrivalKind, ...] = ("slots", "poisson")
+_TICK = ("tick",)
+_COMPACT = ("compact",)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """How to drive a model: ``slots`` slots of simulated time, arrivals ``slots`` (uniform
+    ``0..writers`` per slot) or ``poisson`` (``rate`` turns per slot on average), the seed, and
+    optionally a projection after every turn (``budget`` > 0) with ``strategy``."""
+
+    slots: int = 1000
+    arrivals: ArrivalKind = "slots"
+    rate: float = 0.0
+    seed: int = 0
+    budget: int = 0
+    strategy: str = "M1"
+
+    def __post_init__(self) -> None:
+        if self.slots < 1:
+            raise BadParameter(f"parameter slots must be >= 1, got {self.slots}")
+        if self.arrivals not in ARRIVALS:
+            raise BadParameter(f"parameter arrivals: {self.arrivals!r} is not one of {', '.join(ARRIVALS)}")
+        if self.rate < 0:
+            raise BadParameter(f"parameter rate must be >= 0, got {self.rate}")
+        if self.budget < 0:
+            raise BadParameter(f"parameter budget must be >= 0, got {self.budget}")
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """What one run observed. Latencies are in slots from arrival to append."""
+
+    peak: int
+    final_live: int
+    arrived: int
+    appends: int
+    compactions: int
+    retries: int
+    max_retry_streak: int
+    latency_p50: float
+    latency_p99: float
+    latency_max: float
+    waiting: int
+    events: int
+    projection: dict[str, int | float] = field(default_factory=dict)
+
+    @property
+    def throughput(self) -> float:
+        return self.appends / self.arrived if self.arrived else 1.0
+
+
+def slot_arrivals(writers: int, slots: int, seed: int) -> np.ndarray:
+    """Per-slot arrival counts, uniform in ``0..writers`` — the stream :func:`models.trigger.fast_slots`
+    and the SimPy runner both consume, so the two can be compared run for run."""
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed & 0xFFFFFFFF, seed >> 32, 11])))
+    return rng.integers(0, writers + 1, slots)
+
+
+class Simulation:
+    """One SimPy run of ``model`` under ``spec``; call :meth:`run` once."""
+
+    def __init__(self, model: ProtocolModel[Any, Any], spec: RunSpec, writers: int | None = None) -> None:
+        self.model = model
+        self.spec = spec
+        self.writers = int(writers if writers is not None else model.params.get("writers", 1))
+        self.env = simpy.Environment()
+        (self.state,) = tuple(model.init_states())[:1]
+        self._live_field = False
+        self._live_field = getattr(self.state, "live", None) == self._live(self.state)
+        self.queue: simpy.Store = simpy.Store(self.env)
+        self._changed = self.env.event()
+        self._can_append = getattr(model, "can_append", None)
+        self.peak = self._live(self.state)
+        self.arrived = self.appends = self.compactions = self.retries = 0
+        self.streak = self.max_streak = 0
+        self.latencies: list[float] = []
+        self._projecting = spec.budget > 0
+        if self._projecting:
+            self._cost = EstimateCost()
+            self._turns: deque[list[Event]] = deque()
+            self._history = History(costs=(self._cost,))
+            self._seq = 0
+            self._turn_no = 0
+            self._sizes = np.random.Generator(np.random.PCG64(np.random.SeedSequence([spec.seed, 13])))
+            self.aggregate = Aggregate(spec.budget)
+
+    # -- the one door to the model ------------------------------------------------------------
+
+    def _live(self, state: Any) -> int:
+        if self._live_field:  # the state names its live count: skip building the metrics dict
+            return int(state.live)
+        return int(self.model.metrics(state)["live_turns"])
+
+    def _apply(self, action: tuple[Any, ...]) -> None:
+        before = self._live(self.state)
+        self.state = self.model.step(self.state, action)
+        live = self._live(self.state)
+        if live > self.peak:
+            self.peak = live
+        if self._projecting:
+            self._follow(action, before, live)
+        changed, self._changed = self._changed, self.env.event()
+        changed.succeed()
+
+    def _enabled(self, action: tuple[Any, ...]) -> bool:
+        if action[0] == "append" and self._can_append is not None:
+            return bool(self._can_append(self.state, action[1]))
+        return action in self.model.actions(self.state)
+
+    # -- processes ----------------------------------------------------------------------------
+
+    def _slot_arrivals(self) -> Generator[simpy.Event, Any, None]:
+        counts = slot_arrivals(self.writers, self.spec.slots, self.spec.seed).tolist()
+        yield self.env.timeout(0.5)
+        for k in counts:
+            now = self.env.now
+            for _ in range(k):
+                self.queue.put(now)
+            self.arrived += k
+            yield self.env.timeout(1.0)
+
+    def _poisson_arrivals(self) -> Generator[simpy.Event, Any, None]:
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([self.spec.seed, 12])))
+        rate = self.spec.rate
+        if rate <= 0:
+            return
+        horizon = float(self.spec.slots)
+        block = max(16, int(rate * self.spec.slots * 1.2) + 16)
+        t = 0.0
+        while True:
+            for gap in rng.exponential(1.0 / rate, block).tolist():
+                t += gap
+                if t >= horizon:
+                    return
+                yield self.env.timeout(t - self.env.now)
+                self.queue.put(self.env.now)
+                self.arrived += 1
+
+    def _writer(self, w: int) -> Generator[simpy.Event, Any, None]:
+        action = ("append", w)
+        while True:
+            arrived_at = yield self.queue.get()
+            while not self._enabled(action):
+                yield self._changed
+            self.latencies.append(self.env.now - arrived_at)
+            self.appends += 1
+            self._apply(action)
+
+    def _clock(self) -> Generator[simpy.Event, Any, None]:
+        for _ in range(self.spec.slots - 1):
+            yield self.env.timeout(1.0)
+            while not self._enabled(_TICK):  # the compactor acts first when it is due
+                yield self._changed
+            self._apply(_TICK)
+
+    def _compactor(self) -> Generator[simpy.Event, Any, None]:
+        while True:
+            while not self._enabled(_COMPACT):
+                yield self._changed
+            live = self._live(self.state)
+            self._apply(_COMPACT)
+            if self._live(self.state) < live:
+                self.compactions += 1
+                self.streak = 0
+            else:
+                self.retries += 1
+                self.streak += 1
+                self.max_streak = max(self.max_streak, self.streak)
+
+    # -- projection of the live turns ---------------------------------------------------------
+
+    def _follow(self, action: tuple[Any, ...], before: int, live: int) -> None:
+        appended = 1 if action[0] == "append" else 0
+        deleted = before + appended - live
+        if appended:
+            self._turns.append(self._new_turn())
+        for _ in range(max(0, deleted)):
+            self._turns.popleft()
+        if deleted > 0:
+            self._history = History((e for turn in self._turns for e in turn), costs=(self._cost,))
+        elif appended:
+            self._history.extend(self._turns[-1])
+        if appended:
+            self.aggregate.add(
+                project(self._history, self.spec.budget, self.spec.strategy, self._cost).report
+            )
+
+    def _new_turn(self) -> list[Event]:
+        rng = self._sizes
+        calls = int(rng.integers(0, 3))
+        turn = self._turn_no
+        self._turn_no += 1
+        kinds = [Kind.USER] + [Kind.CALL, Kind.RESULT] * calls + [Kind.TERM]
+        events = []
+        for j, kind in enumerate(kinds):
+            chars = int(rng.integers(200, 3001)) if kind == Kind.RESULT else int(rng.integers(20, 401))
+            cid = f"c{turn}.{(j - 1) // 2}" if kind in (Kind.CALL, Kind.RESULT) else None
+            events.append(Event(seq=self._seq, session="s", turn=turn, kind=kind, call_id=cid,
+                                ts=float(self.env.now), chars=chars))  # fmt: skip
+            self._seq += 1
+        return events
+
+    # -- running ------------------------------------------------------------------------------
+
+    def run(self) -> SimulationResult:
+        """Run ``spec.slots`` slots and summarize.
+
+        Slot ``t`` spans ``[t, t + 1)``: its arrivals land at ``t + 0.5``; the clock ends it at
+        ``t + 1`` (for every slot but the last); the run stops at time ``slots``, before
+        anything scheduled then — the order of :func:`models.trigger.drive_slots`.
+        """
+        env = self.env
+        env.process(self._slot_arrivals() if self.spec.arrivals == "slots" else self._poisson_arrivals())
+        for w in range(self.writers):
+            env.process(self._writer(w))
+        env.process(self._compactor())
+        env.process(self._clock())
+        events = 0
+        step, peek, end = env.step, env.peek, float(self.spec.slots)
+        while peek() < end:
+            step()
+            events += 1
+        lat = np.asarray(self.latencies, dtype=np.float64)
+        p50, p99, mx = (
+            (float(np.percentile(lat, 50)), float(np.percentile(lat, 99)), float(lat.max()))
+            if lat.size
+            else (0.0,) * 3
+        )
+        projection: dict[str, int | float] = {}
+        if self._projecting:
+            projection = self.aggregate.as_dict()
+        return SimulationResult(
+            peak=self.peak,
+            final_live=self._live(self.state),
+            arrived=self.arrived,
+            appends=self.appends,
+            compactions=self.compactions,
+            retries=self.retries,
+            max_retry_streak=self.max_streak,
+            latency_p50=round(p50, 6),
+            latency_p99=round(p99, 6),
+            latency_max=round(mx, 6),
+            waiting=self.arrived - self.appends,
+            events=events,
+            projection=projection,
+        )
+
+
+def simulate(model: ProtocolModel[Any, Any], spec: RunSpec) -> SimulationResult:
+    """Run ``model`` in simulated time under ``spec`` (see :class:`Simulation`)."""
+    return Simulation(model, spec).run()

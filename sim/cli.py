@@ -23,9 +23,9 @@ app = typer.Typer(
 
 
 def _register_commands() -> None:
-    from sim import cli_check, cli_project
+    from sim import cli_check, cli_project, cli_sweep
 
-    for module in (cli_project, cli_check):
+    for module in (cli_project, cli_check, cli_sweep):
         module.register(app)
 
 

@@ -25,6 +25,7 @@ it skipped.
 from __future__ import annotations
 
 import json
+import re
 import struct
 from bisect import bisect_left
 from dataclasses import dataclass
@@ -48,6 +49,8 @@ LINE_FORMAT = "turncheck-lines"
 LINE_VERSION = 1
 LINE_HEADER = b'{"format":"turncheck-lines","version":1}\n'
 _LINE_START = b'{"id":'
+_DECODER = json.JSONDecoder()
+_PLAIN_ID = re.compile(rb"[ !#-\[\]-~]+")  # printable ASCII without quote or backslash
 
 Ref = tuple[bytes, int, int, int]
 """A recovered record: (turn id as UTF-8, record number, start offset, end offset)."""
@@ -66,7 +69,14 @@ class NewerFormat(StoreError):
 
 
 class LogCorrupt(StoreError):
-    """Damage that is not a torn tail, found under policy ``stop`` (or a damaged header)."""
+    """Damage that is not a torn tail, found under policy ``stop`` (or a damaged header).
+
+    ``offset`` is the byte where the damage starts (0 for the header).
+    """
+
+    def __init__(self, message: str, offset: int = 0) -> None:
+        super().__init__(message)
+        self.offset = offset
 
 
 @dataclass(frozen=True)
@@ -156,7 +166,10 @@ def frame_events_json(record: bytes) -> bytes:
 
 
 def encode_line(turn_id: bytes, events_json: bytes) -> bytes:
-    tid = json.dumps(turn_id.decode("utf-8"), ensure_ascii=False).encode("utf-8")
+    if _PLAIN_ID.fullmatch(turn_id):
+        tid = b'"' + turn_id + b'"'
+    else:
+        tid = json.dumps(turn_id.decode("utf-8"), ensure_ascii=False).encode("utf-8")
     return _LINE_START + tid + b',"events":' + events_json + b"}\n"
 
 
@@ -212,7 +225,8 @@ def _next_frame(data: bytes, start: int, n: int) -> int | None:
 def _corrupt(where: str, kind: str, pos: int, reason: str, q: int) -> LogCorrupt:
     return LogCorrupt(
         f"{where}: corrupt {kind} at byte {pos} ({reason}) with a valid {kind} at byte {q} after it; "
-        f"refusing (policy stop) — reopen with policy resync to skip {q - pos} B"
+        f"refusing (policy stop) — reopen with policy resync to skip {q - pos} B",
+        pos,
     )
 
 
@@ -245,13 +259,16 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
     n = len(data)
     if _check_frame_header(data, where) is None:
         return [], Recovery("frames", policy, n, 0, torn_offset=0, torn_bytes=n)
-    refs: list[Ref] = []
-    index: dict[bytes, int] = {}
+    refs, pos = _clean_frames(data, HEADER_SIZE, n)
+    index = {r[0]: i for i, r in enumerate(refs)}
+    if len(index) != len(refs):  # repeated ids in the clean stretch: take the careful path throughout
+        refs, index, pos = [], {}, HEADER_SIZE
+    elif pos == n:
+        return refs, Recovery("frames", policy, n, len(refs))
     skipped: list[Skipped] = []
     duplicates = 0
-    expected = 0
+    expected = refs[-1][1] + 1 if refs else 0
     after_skip = False
-    pos = HEADER_SIZE
     mv = memoryview(data)
     unpack = _FRAME_HEAD.unpack_from
     while pos < n:
@@ -284,7 +301,7 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
                     continue
                 if policy == "stop":
                     raise LogCorrupt(f"{where}: {problem} at byte {pos}; refusing (policy stop) — "
-                                     f"reopen with policy resync to skip it")
+                                     f"reopen with policy resync to skip it", pos)
                 if problem.startswith("frame numbers jump"):  # keep the frame, report the gap
                     skipped.append(Skipped(pos, 0, problem, number - expected))
                     index[tid] = len(refs)
@@ -309,6 +326,28 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
         after_skip = True
         pos = q
     return refs, Recovery("frames", policy, n, len(refs), None, 0, tuple(skipped), duplicates)
+
+
+def _clean_frames(data: bytes, pos: int, n: int) -> tuple[list[Ref], int]:
+    """The longest run of valid, consecutively numbered frames from ``pos`` (the fast path:
+    undamaged logs never leave it), and where it stops."""
+    unpack = _FRAME_HEAD.unpack_from
+    ids: list[bytes] = []
+    starts: list[int] = []
+    add_id, add_start = ids.append, starts.append
+    expected = 0
+    limit = n - 13
+    while pos <= limit:
+        length, check, number, k = unpack(data, pos)
+        end = pos + 8 + length
+        if end > n or number != expected or not k or length < 7 + k or crc32(data[pos + 8 : end]) != check:
+            break
+        add_id(data[pos + 13 : pos + 13 + k])
+        add_start(pos)
+        expected += 1
+        pos = end
+    ends = [*starts[1:], pos] if starts else []
+    return list(zip(ids, range(len(ids)), starts, ends, strict=True)), pos
 
 
 def _frame_anomaly(
@@ -362,7 +401,7 @@ def _line_record(line: bytes) -> bytes | None:
     if not line.startswith(_LINE_START):
         return None
     try:
-        obj = json.loads(line)
+        obj = json.loads(line.decode("utf-8"))
     except ValueError:
         return None
     if type(obj) is not dict or len(obj) != 2:
@@ -400,11 +439,14 @@ def scan_lines(data: bytes, policy: str = "stop", where: str = "<log>") -> tuple
     start = _check_line_header(data, where)
     if start is None:
         return [], Recovery("lines", policy, n, 0, torn_offset=0, torn_bytes=n)
-    refs: list[Ref] = []
-    index: dict[bytes, int] = {}
+    refs, pos = _clean_lines(data, start)
+    index = {r[0]: i for i, r in enumerate(refs)}
+    if len(index) != len(refs):  # repeated ids in the clean stretch: take the careful path throughout
+        refs, index, pos = [], {}, start
+    elif pos == n:
+        return refs, Recovery("lines", policy, n, len(refs))
     skipped: list[Skipped] = []
     duplicates = 0
-    pos = start
     bad: tuple[int, str] | None = None  # first damaged offset not yet known to be mid-file
     while pos < n:
         nl = data.find(b"\n", pos)
@@ -433,7 +475,8 @@ def scan_lines(data: bytes, policy: str = "stop", where: str = "<log>") -> tuple
                     raise LogCorrupt(
                         f"{where}: byte {b_off}: {b_reason} (a write was torn and more records "
                         f"were appended after it); refusing (policy stop) — reopen with policy "
-                        f"resync to skip {at - b_off} B"
+                        f"resync to skip {at - b_off} B",
+                        b_off,
                     )
                 raise _corrupt(where, "line", b_off, b_reason, at)
             skipped.append(Skipped(b_off, at - b_off, b_reason))
@@ -447,7 +490,7 @@ def scan_lines(data: bytes, policy: str = "stop", where: str = "<log>") -> tuple
             shown = tid.decode("utf-8", "replace")
             problem = f"turn id {shown!r} repeats the turn at byte {s} with other content"
             if policy == "stop":
-                raise LogCorrupt(f"{where}: {problem} at byte {at}; refusing (policy stop)")
+                raise LogCorrupt(f"{where}: {problem} at byte {at}; refusing (policy stop)", at)
             skipped.append(Skipped(at, end - at, problem))
             pos = end
             continue
@@ -457,6 +500,39 @@ def scan_lines(data: bytes, policy: str = "stop", where: str = "<log>") -> tuple
     torn_at = bad[0] if bad is not None else (pos if pos < n else None)
     torn = 0 if torn_at is None else n - torn_at
     return refs, Recovery("lines", policy, n, len(refs), torn_at, torn, tuple(skipped), duplicates)
+
+
+def _clean_lines(data: bytes, pos: int) -> tuple[list[Ref], int]:
+    """The longest run of well-formed record lines from ``pos`` (the fast path), and its end."""
+    refs: list[Ref] = []
+    add = refs.append
+    scan = _DECODER.scan_once  # the C scanner json.loads ends in, minus two layers of calls
+    lines = data[pos:].split(b"\n")
+    for line in lines[:-1]:  # the last piece has no newline: never committed
+        if not line.startswith(_LINE_START):
+            break
+        try:
+            text = line.decode("utf-8")
+            obj, stop = scan(text, 0)
+        except (ValueError, StopIteration):
+            break
+        if stop != len(text):
+            break
+        if type(obj) is not dict or len(obj) != 2 or type(obj.get("events")) is not list:
+            break
+        tid = obj.get("id")
+        if type(tid) is not str or not tid:
+            break
+        try:
+            raw = tid.encode("utf-8")
+        except UnicodeEncodeError:
+            break
+        if len(raw) > MAX_ID_BYTES:
+            break
+        end = pos + len(line) + 1
+        add((raw, len(refs), pos, end))
+        pos = end
+    return refs, pos
 
 
 def line_events_json(record: bytes) -> list[object]:

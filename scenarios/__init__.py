@@ -3,4 +3,5 @@
 Importing this package registers every scenario; see :mod:`scenarios.base` for the contract.
 """
 
+import scenarios.framing  # noqa: E402, F401  (durable log: issue 3)
 from scenarios import clock_skew, key_collapse, locking, trigger_gap  # noqa: E402, F401  (concurrency: issue 4)

@@ -1,0 +1,308 @@
+"""``turncheck check``, ``explore`` and ``replay`` end to end, through the real entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST = ["--max-examples", "30", "--quiet"]
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # default trace and example-database paths land in the working directory
+    monkeypatch.chdir(tmp_path)
+
+
+def test_unlocked_trigger_fails_shortest_shrunk_and_replays(capsys: Any, tmp_path: Path) -> None:
+    trace = tmp_path / "cx.json"
+    code, out, _ = run(
+        capsys,
+        "check",
+        "trigger",
+        "--param",
+        "locking=none",
+        "--param",
+        "gap=1",
+        "--trace-out",
+        str(trace),
+        *FAST,
+    )
+    assert code == 1
+    assert "FAIL: bounded-peak-turns is violated" in out
+    assert "broken in 4 steps (shortest, by breadth-first search)" in out
+    assert "hypothesis shrank its counterexample (bounded-peak-turns) to 4 steps" in out
+    # the transcript: numbered steps, a lane per actor, the model's columns, the broken invariant
+    for word in (
+        "step",
+        "writer 0",
+        "writer 1",
+        "live",
+        "peak",
+        "invariant bounded-peak-turns broken after step 4",
+    ):
+        assert word in out
+    saved = json.loads(trace.read_text())
+    assert saved["format"] == "turncheck-trace/1" and saved["model"] == "trigger"
+    assert saved["violated"] == "bounded-peak-turns" and saved["steps"] == len(saved["actions"]) == 4
+    assert saved["params"]["locking"] == "none"
+    code, out, _ = run(capsys, "replay", str(trace))
+    assert code == 1 and "still fails the same way" in out
+
+
+def test_replay_of_a_fixed_configuration_exits_zero(capsys: Any, tmp_path: Path) -> None:
+    trace = tmp_path / "cx.json"
+    run(capsys, "check", "trigger", "-p", "locking=none", "-p", "gap=1", "--trace-out", str(trace), *FAST)
+    obj = json.loads(trace.read_text())
+    obj["params"]["locking"] = "trim-to"  # the same run under a strategy that bounds it
+    trace.write_text(json.dumps(obj))
+    code, out, _ = run(capsys, "replay", str(trace))
+    assert code == 0 and "no longer fails" in out
+
+
+def test_default_trace_path_is_printed(capsys: Any, tmp_path: Path) -> None:
+    code, out, _ = run(capsys, "check", "trigger", "-p", "gap=1", *FAST)
+    assert code == 1
+    line = next(x for x in out.splitlines() if x.startswith("trace saved: "))
+    path = Path(line.split()[2])
+    assert (tmp_path / path).is_file()
+
+
+@pytest.mark.parametrize("locking", ["mutex", "append-sync"])
+def test_locked_triggers_pass_with_the_space_exhausted(capsys: Any, locking: str) -> None:
+    code, out, _ = run(capsys, "check", "trigger", "-p", f"locking={locking}", "-p", "gap=1", *FAST)
+    assert code == 0, out
+    assert "exhaustive: every reachable state was visited" in out
+    assert "PASS" in out and "agrees" in out
+
+
+def test_projector_m4_finds_the_fallback_orphan_and_m5_passes(capsys: Any) -> None:
+    code, out, _ = run(capsys, "check", "projector", "-p", "strategy=M4", *FAST)
+    assert code == 1 and "no-orphan-results" in out and "fallback to M0" in out
+    assert "window sent: M4 sends" in out
+    code, out, _ = run(capsys, "check", "projector", "-p", "strategy=M5", *FAST)
+    assert code == 0, out
+
+
+def test_clock_ts_breaks_seq_ordered_turns_and_seq_passes(capsys: Any) -> None:
+    code, out, _ = run(capsys, "check", "clock", "-p", "order=ts", *FAST)
+    assert code == 1 and "FAIL: seq-ordered-turns is violated" in out
+    code, out, _ = run(capsys, "check", "clock", "-p", "order=seq", *FAST)
+    assert code == 0, out
+
+
+def test_selected_invariant_only(capsys: Any) -> None:
+    code, out, _ = run(
+        capsys,
+        "check",
+        "projector",
+        "-p",
+        "strategy=M1",
+        "-i",
+        "no-orphan-results",
+        "-p",
+        "reuse=false",
+        *FAST,
+    )
+    assert code == 0 and "within-budget" not in out
+    code, out, _ = run(capsys, "check", "projector", "-p", "strategy=M1", "-i", "within-budget", *FAST)
+    assert code == 1 and "FAIL: within-budget" in out
+
+
+@pytest.mark.parametrize("engine", ["explore", "hypothesis"])
+def test_single_engines(capsys: Any, engine: str) -> None:
+    code, out, _ = run(capsys, "check", "trigger", "--engine", engine, *FAST)
+    assert code == 1
+    assert ("explorer:" in out) == (engine == "explore")
+    assert ("hypothesis:" in out) == (engine == "hypothesis")
+
+
+def test_json_format(capsys: Any) -> None:
+    code, out, _ = run(
+        capsys, "check", "projector", "-p", "strategy=M3", "--format", "json", "--max-examples", "20"
+    )
+    obj = json.loads(out)
+    assert code == 1 and obj["verdict"] == "fail" and obj["violated"] == "non-empty"
+    assert obj["explore"]["exhaustive"] is True and obj["counterexample"]["steps"] == 3
+
+
+USER_PROTOCOL = '''
+from examples.my_lock import FlagLock
+from models.protocol import Property
+
+
+class HopefulLock(FlagLock):
+    """A goal the atomic lock can never reach: two workers compacting at once."""
+
+    def properties(self):
+        return (*super().properties(),
+                Property("both-compact", "sometimes", lambda s: sum(p == 2 for p in s[1:]) >= 2))
+
+
+class ClockReadingLock(FlagLock):
+    """Not deterministic: its step depends on how often it has been called."""
+
+    calls = 0
+
+    def step(self, state, action):
+        ClockReadingLock.calls += 1
+        nxt = super().step(state, action)
+        return nxt if ClockReadingLock.calls % 7 else (nxt[0], *reversed(nxt[1:]))
+'''
+
+
+def test_users_own_protocol_by_module_and_by_file(capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # examples/ is importable from the project directory
+    code, out, _ = run(capsys, "check", "examples.my_lock:FlagLock", *FAST, "--trace-out", "/dev/null")
+    assert code == 1 and "one-compactor" in out and "worker 0" in out
+    code, out, _ = run(
+        capsys, "check", "examples.my_lock:FlagLock", "-p", "atomic=true", "-p", "workers=3", *FAST
+    )
+    assert code == 0, out
+    code, out, _ = run(capsys, "explore", "examples/my_lock.py:FlagLock", "-p", "workers=3", "--quiet")
+    assert code == 0 and "reduction ×3.00" in out
+
+
+def test_users_protocol_trace_replays(capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    trace = tmp_path / "lock.json"
+    monkeypatch.chdir(ROOT)
+    code, _, _ = run(capsys, "check", "examples.my_lock:FlagLock", "--trace-out", str(trace), *FAST)
+    assert code == 1
+    code, out, _ = run(capsys, "replay", str(trace))
+    assert code == 1 and "still fails the same way: one-compactor" in out
+
+
+def test_unreachable_goal_is_inconclusive(
+    capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "user_locks.py").write_text(USER_PROTOCOL)
+    monkeypatch.syspath_prepend(str(ROOT))
+    code, out, _ = run(capsys, "check", "user_locks:HopefulLock", "-p", "atomic=true", *FAST)
+    assert code == 3
+    assert "INCONCLUSIVE" in out and "both-compact" in out
+
+
+def test_check_determinism(capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _ = run(capsys, "check", "trigger", "-p", "locking=mutex", "--check-determinism", *FAST)
+    assert code == 0 and "determinism: 20 seeded walks" in out
+    (tmp_path / "user_locks.py").write_text(USER_PROTOCOL)
+    monkeypatch.syspath_prepend(str(ROOT))
+    code, out, _ = run(capsys, "check", "user_locks:ClockReadingLock", "--check-determinism", *FAST)
+    assert code == 1 and "NOT deterministic" in out and "step" in out
+    assert not list(tmp_path.glob(".turncheck/traces/*"))  # stopped before checking
+
+
+def test_explore_prints_statistics_worst_cases_and_cross_check(capsys: Any, tmp_path: Path) -> None:
+    dot, graphml = tmp_path / "g.dot", tmp_path / "g.graphml"
+    code, out, _ = run(
+        capsys,
+        "explore",
+        "trigger",
+        *("-p", "writers=2", "-p", "gap=1", "-p", "max_turns=2", "-p", "turns=4"),
+        *("--dot", str(dot), "--graphml", str(graphml), "--quiet"),
+    )
+    assert code == 0
+    assert "distinct (up to symmetry)" in out and "transitions" in out and "states/s" in out
+    assert "worst peak_turns = 5" in out
+    assert "cross-check: explored worst-case peak 5 = closed form M + 2·A·G − 1" in out and "agrees" in out
+    assert "reduction ×" in out
+    assert dot.read_text().startswith("digraph") and graphml.read_text().startswith("<?xml")
+
+
+def test_explore_bounded_says_so(capsys: Any) -> None:
+    code, out, _ = run(
+        capsys, "explore", "trigger", "-p", "writers=3", "-p", "turns=0", "--max-states", "20", "-q"
+    )
+    assert code == 0 and "bounded, not exhaustive: stopped by max states (20)" in out
+    code, out, _ = run(capsys, "explore", "trigger", "--max-depth", "3", "--format", "json", "-q")
+    obj = json.loads(out)
+    assert obj["exhaustive"] is False and obj["bound"] == "max depth (3)" and obj["depth"] == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "nosuch"], "unknown model 'nosuch'"),
+        (["check", "trigger", "-p", "colour=red"], "no parameter 'colour'"),
+        (["check", "trigger", "-p", "gap=soon"], "parameter gap"),
+        (["check", "trigger", "-p", "gap"], "must be written k=v"),
+        (["check", "trigger", "-i", "no-such-invariant"], "unknown invariant 'no-such-invariant'"),
+        (["check", "trigger", "-i", "within-budget"], "does not check invariant 'within-budget'"),
+        (["check", "trigger", "--engine", "magic"], "--engine"),
+        (["check", "nosuch.module:Thing"], "cannot import model module"),
+        (["check", "examples.my_lock:NoSuchClass"], "has no class"),
+        (["explore", "trigger", "--max-states", "0"], "--max-states"),
+        (["replay", "missing.json"], "no such file"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(
+    capsys: Any, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
+    monkeypatch.chdir(ROOT)
+    before = set(ROOT.rglob(".turncheck/traces/*"))
+    code, out, err = run(capsys, *args)
+    assert code == 2
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert set(ROOT.rglob(".turncheck/traces/*")) == before
+
+
+@pytest.fixture(scope="module")
+def saved_trace(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The text of one saved counterexample (unlocked trigger), made once for the module."""
+    trace = tmp_path_factory.mktemp("trace") / "cx.json"
+    assert main(["check", "trigger", "--engine", "explore", "--trace-out", str(trace), "--quiet"]) == 1
+    return trace.read_text()
+
+
+def _swap_model(model: str, params: dict[str, Any], name: str | None = None) -> Any:
+    def edit(text: str) -> str:
+        obj = json.loads(text)
+        obj.update(model=model, params=params, model_name=name or model, violated="seq-ordered-turns")
+        return json.dumps(obj)
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda text: text[:-20], "malformed JSON"),
+        (lambda text: "[1, 2]", "expected a JSON object"),
+        (lambda text: json.dumps({"format": "other"}), "not a turncheck trace"),
+        (_swap_model("clock", {}), "trace does not fit model clock"),
+        (_swap_model("projector", {"writers": 2}), "no parameter 'writers'"),
+        (_swap_model("clock", {}, name="trigger"), "recorded on model 'trigger'"),
+        (
+            lambda text: text.replace('"violated": "bounded-peak-turns"', '"violated": "non-empty"'),
+            "does not check",
+        ),
+        (lambda text: text.replace('"actions": [', '"actions": [{"x": 1}, '), "action 1 must be a list"),
+        (lambda text: text.replace('"init": 0', '"init": 5'), "initial state 5"),
+    ],
+)
+def test_bad_trace_is_one_line_exit_2(
+    capsys: Any, tmp_path: Path, saved_trace: str, edit: Any, message: str
+) -> None:
+    trace = tmp_path / "cx.json"
+    trace.write_text(edit(saved_trace))
+    code, _, err = run(capsys, "replay", str(trace))
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_replay_refuses_a_trace_of_another_model(capsys: Any, tmp_path: Path, saved_trace: str) -> None:
+    trace = tmp_path / "cx.json"
+    trace.write_text(saved_trace)
+    code, _, err = run(capsys, "replay", str(trace), "--model", "projector")
+    assert code == 2 and "belongs to model 'trigger'" in err

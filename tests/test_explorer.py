@@ -1,0 +1,197 @@
+"""The exhaustive explorer: shortest counterexamples, symmetry, bounds, worst cases, graph export."""
+
+from __future__ import annotations
+
+import io
+import itertools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from examples.my_lock import FlagLock
+from models.catalog import build_model
+from models.locking import turns_to_reach_worst_case, worst_case_peak
+from models.protocol import Property
+from sim.checking import cross_check
+from sim.explorer import (
+    StderrProgress,
+    counterexample,
+    explore,
+    metric_witness,
+    reduction_factor,
+    write_dot,
+    write_graphml,
+)
+
+
+def all_runs(model: Any, length: int) -> Iterator[list[Any]]:
+    """Every action sequence of exactly ``length`` steps from the (single) initial state."""
+    (s0,) = list(model.init_states())
+    frontier: list[tuple[Any, list[Any]]] = [(s0, [])]
+    for _ in range(length):
+        frontier = [(model.step(s, a), run + [a]) for s, run in frontier for a in model.actions(s)]
+    for s, run in frontier:
+        yield run + [s]
+
+
+def test_flag_lock_violation_is_found_at_the_shortest_depth() -> None:
+    model = FlagLock(workers=3)
+    result = explore(model)
+    assert result.exhausted and result.bound is None
+    outcome = result.outcome("one-compactor")
+    assert outcome.status == "violated" and outcome.depth == 4
+    assert result.outcome("someone-compacts").status == "reached"
+    assert result.worst_of("compacting") == 3
+    # no run of fewer than 4 steps breaks the invariant
+    prop = model.properties()[0]
+    for length in range(4):
+        assert all(prop.holds(run[-1]) for run in all_runs(model, length))
+
+
+def test_atomic_flag_lock_holds_and_is_exhaustive() -> None:
+    result = explore(FlagLock(workers=3, atomic=True))
+    assert result.exhausted
+    assert result.outcome("one-compactor").status == "holds"
+    assert result.worst_of("compacting") == 1
+    assert result.completeness().startswith("exhaustive")
+
+
+def test_counterexample_replays_without_canonical_renaming() -> None:
+    model = build_model("trigger", {"locking": "none", "gap": 1})
+    result = explore(model)
+    path = counterexample(model, result, "bounded-peak-turns")
+    assert len(path.actions) == result.outcome("bounded-peak-turns").depth == 4
+    state = list(model.init_states())[path.init]
+    for action in path.actions:
+        assert action in model.actions(state)
+        state = model.step(state, action)
+    bounded = next(p for p in model.properties() if p.name == "bounded-peak-turns")
+    assert not bounded.holds(state)
+    # and nothing shorter breaks it
+    for length in range(4):
+        assert all(bounded.holds(run[-1]) for run in all_runs(model, length))
+
+
+def test_symmetry_reduction_factor_is_measured() -> None:
+    model = FlagLock(workers=3)
+    reduced, raw = explore(model), explore(model, symmetry=False)
+    assert (reduced.distinct, raw.distinct) == (15, 45)
+    assert reduction_factor(reduced, raw) == pytest.approx(3.0)
+    # the verdicts do not depend on the reduction
+    assert [o.status for o in reduced.properties] == [o.status for o in raw.properties]
+    assert reduced.worst_of("compacting") == raw.worst_of("compacting")
+    bounded = explore(model, symmetry=False, max_states=10)
+    assert reduction_factor(reduced, bounded) is None
+
+
+@pytest.mark.parametrize(
+    ("bounds", "stopped_by"),
+    [({"max_states": 50}, "max states"), ({"max_depth": 3}, "max depth"), ({"timeout": 1e-9}, "timeout")],
+)
+def test_bounds_say_bounded_not_exhaustive(bounds: dict[str, Any], stopped_by: str) -> None:
+    model = build_model("trigger", {"writers": 3, "gap": 2, "max_turns": 3, "turns": 3})
+    result = explore(model, **bounds)
+    assert not result.exhausted
+    assert result.completeness().startswith("bounded, not exhaustive")
+    assert stopped_by in result.completeness()
+    if "max_states" in bounds:
+        assert result.distinct == 50
+    if "max_depth" in bounds:
+        assert result.max_depth_seen == 3
+
+
+def test_depth_bound_is_not_reported_when_nothing_lies_beyond_it() -> None:
+    full = explore(FlagLock(workers=2, atomic=True))
+    again = explore(FlagLock(workers=2, atomic=True), max_depth=full.max_depth_seen + 1)
+    assert again.exhausted and again.distinct == full.distinct
+
+
+class UnreachableGoal(FlagLock):
+    """A lock whose goal (two workers compacting at once) the atomic version never reaches."""
+
+    def properties(self) -> tuple[Property[Any], ...]:
+        return (
+            *super().properties(),
+            Property("both-compact", "sometimes", lambda s: sum(1 for p in s[1:] if p == 2) >= 2),
+        )
+
+
+def test_unreachable_goal_is_reported_unreached() -> None:
+    result = explore(UnreachableGoal(workers=2, atomic=True))
+    assert result.outcome("both-compact").status == "unreached"
+    assert result.unreached and not result.violations
+
+
+def test_worst_case_witness_reaches_the_worst_value() -> None:
+    model = build_model("trigger", {"writers": 2, "gap": 1, "max_turns": 2, "turns": 4})
+    result = explore(model)
+    path = metric_witness(model, result, "peak_turns")
+    assert model.metrics(path.states[-1])["peak_turns"] == result.worst_of("peak_turns")
+
+
+@pytest.mark.parametrize(
+    ("writers", "gap", "max_turns", "locking"),
+    [
+        (a, g, m, lk)
+        for a, g, m, lk in itertools.product(
+            [1, 2], [0, 1, 2], [1, 2], ["none", "mutex", "append-sync", "trim-to"]
+        )
+    ]
+    + [(1, 1, 2, "cas"), (2, 1, 1, "cas")],
+)
+def test_explored_worst_case_peak_equals_the_closed_form(
+    writers: int, gap: int, max_turns: int, locking: str
+) -> None:
+    """Cross-validation: the explorer's exact worst case is the bound documented in models.locking."""
+    needed = turns_to_reach_worst_case(writers, gap, max_turns, locking)
+    params: Mapping[str, Any] = {
+        "writers": writers,
+        "gap": gap,
+        "max_turns": max_turns,
+        "locking": locking,
+        "turns": needed if needed is not None else 5,
+    }
+    model = build_model("trigger", params)
+    result = explore(model, max_states=200_000)
+    assert result.exhausted
+    bound = worst_case_peak(writers, gap, max_turns, locking)
+    cross = cross_check(model, result)
+    assert cross is not None and cross.agrees, cross.line()
+    if bound is None:  # cas starving: with enough turns the peak keeps growing
+        assert result.worst_of("peak_turns") > max_turns + 1
+    else:
+        assert result.worst_of("peak_turns") == bound
+        assert "agrees" in cross.line()
+
+
+def test_graph_is_built_after_the_search_and_exports(tmp_path: Any) -> None:
+    model = FlagLock(workers=2)
+    tree = explore(model)
+    g = tree.graph()
+    assert g.number_of_nodes() == tree.distinct
+    assert g.number_of_edges() == tree.distinct - 1  # BFS tree without recorded edges
+    full = explore(model, record_edges=True)
+    fg = full.graph()
+    assert fg.number_of_edges() >= fg.number_of_nodes() - 1
+    assert len(full.edges or []) == full.generated
+    write_dot(fg, str(tmp_path / "g.dot"))
+    write_graphml(fg, str(tmp_path / "g.graphml"))
+    text = (tmp_path / "g.dot").read_text()
+    assert text.startswith('digraph "flag-lock"') and "->" in text
+    back = nx.read_graphml(tmp_path / "g.graphml")
+    assert back.number_of_nodes() == fg.number_of_nodes()
+
+
+def test_progress_line_reports_generated_distinct_queue_depth_rate() -> None:
+    out = io.StringIO()
+    progress = StderrProgress(out, after=0.0)
+    explore(
+        build_model("trigger", {"writers": 2, "gap": 1, "turns": 3}), progress=progress, progress_every=0.0
+    )
+    progress.finish()
+    text = out.getvalue()
+    for word in ("generated", "distinct", "queued", "depth", "states/s"):
+        assert word in text
+    assert text.endswith("\n")

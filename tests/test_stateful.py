@@ -1,0 +1,108 @@
+"""The Hypothesis state machine factory: the project's own stateful tests, shrinking, goals, database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from examples.my_lock import FlagLock
+from models.catalog import build_model
+from models.protocol import Property
+from sim.explorer import explore
+from sim.stateful import PropertyViolation, check_stateful, machine_for, minimize
+from sim.trace import Trace, replay
+
+_SETTINGS = settings(max_examples=25, stateful_step_count=30, deadline=None, database=None)
+
+# The project's own stateful tests: one machine per passing configuration, built by the factory.
+TestMutexTrigger = machine_for(build_model("trigger", {"locking": "mutex", "gap": 1})).TestCase
+TestMutexTrigger.settings = _SETTINGS
+TestAppendSyncTrigger = machine_for(build_model("trigger", {"locking": "append-sync", "gap": 2})).TestCase
+TestAppendSyncTrigger.settings = _SETTINGS
+TestPairSafeProjector = machine_for(build_model("projector", {"strategy": "M5"})).TestCase
+TestPairSafeProjector.settings = _SETTINGS
+TestSeqOrderedClock = machine_for(build_model("clock", {"order": "seq"})).TestCase
+TestSeqOrderedClock.settings = _SETTINGS
+TestAtomicFlagLock = machine_for(FlagLock(workers=3, atomic=True)).TestCase
+TestAtomicFlagLock.settings = _SETTINGS
+
+
+def test_unlocked_trigger_counterexample_is_shrunk_to_the_shortest_length() -> None:
+    model = build_model("trigger", {"locking": "none", "gap": 1})
+    outcome = check_stateful(model, max_examples=100, seed=0, database=None)
+    assert outcome.violated == "bounded-peak-turns"
+    shortest = explore(model).outcome("bounded-peak-turns").depth
+    assert outcome.shrunk == len(outcome.actions) == shortest == 4
+    # the shrunk run replays to the same violation
+    trace = Trace("trigger", dict(model.params), outcome.actions, outcome.violated, outcome.init)
+    assert replay(model, trace).verdict == "same"
+
+
+def test_same_seed_same_counterexample() -> None:
+    model = build_model("projector", {"strategy": "M4"})
+    a = check_stateful(model, max_examples=60, seed=7, database=None)
+    b = check_stateful(model, max_examples=60, seed=7, database=None)
+    assert a == b and a.violated == "no-orphan-results"
+
+
+def test_passing_model_reaches_its_goals() -> None:
+    outcome = check_stateful(
+        build_model("trigger", {"locking": "mutex"}), max_examples=40, seed=1, database=None
+    )
+    assert outcome.violated is None
+    assert outcome.goals == {"trigger-fires": True}
+    assert not outcome.inconclusive
+
+
+class NeverBoth(FlagLock):
+    def properties(self) -> tuple[Property[Any], ...]:
+        return (
+            *super().properties(),
+            Property("both-compact", "sometimes", lambda s: sum(1 for p in s[1:] if p == 2) >= 2),
+        )
+
+
+def test_unreached_goal_makes_the_run_inconclusive() -> None:
+    outcome = check_stateful(NeverBoth(workers=2, atomic=True), max_examples=30, seed=0, database=None)
+    assert outcome.violated is None
+    assert outcome.inconclusive and outcome.unreached == ("both-compact",)
+
+
+def test_failures_are_saved_and_tried_first(tmp_path: Path) -> None:
+    model = build_model("trigger", {"locking": "none", "gap": 2, "writers": 2})
+    first = check_stateful(model, max_examples=200, seed=3, database=tmp_path)
+    assert first.violated == "bounded-peak-turns"
+    assert any(p.is_file() for p in tmp_path.rglob("*"))
+    second = check_stateful(model, max_examples=200, seed=4, database=tmp_path)
+    assert second.violated == first.violated and second.actions == first.actions
+    assert second.examples <= 3 < first.examples  # the saved failure ran first
+    # another configuration does not share the saved example
+    other = check_stateful(
+        build_model("trigger", {"locking": "mutex", "gap": 2}), max_examples=20, database=tmp_path
+    )
+    assert other.violated is None
+
+
+def test_factory_machine_raises_a_property_violation_with_the_run() -> None:
+    machine = machine_for(FlagLock(workers=2))
+    with pytest.raises(PropertyViolation) as info:
+        from hypothesis.stateful import run_state_machine_as_test
+
+        run_state_machine_as_test(
+            machine,
+            settings=settings(
+                max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+            ),
+        )
+    assert info.value.prop == "one-compactor"
+    assert len(info.value.actions) == 4
+
+
+def test_minimize_drops_steps_that_do_not_matter() -> None:
+    model = FlagLock(workers=3)
+    prop = model.properties()[0]
+    noisy = [("check", 2), ("set", 2), ("release", 2), ("check", 0), ("check", 1), ("set", 0), ("set", 1)]
+    assert minimize(model, prop, 0, noisy) == (("check", 0), ("check", 1), ("set", 0), ("set", 1))

@@ -136,6 +136,15 @@ class TriggerModel:
             return False
         return not (state.pending > 0 and self.strategy.blocks_appends_in_gap)
 
+    def is_enabled(self, state: TriggerState, action: Action) -> bool:
+        """``action in actions(state)``, without building the list (the SimPy runner's hot path)."""
+        verb = action[0]
+        if verb == APPEND:
+            return 0 <= action[1] < self._w and self.can_append(state, action[1])
+        if verb == TICK:
+            return state.pending != 0
+        return verb == COMPACT and state.pending == 0
+
     def actions(self, state: TriggerState) -> list[Action]:
         if state.pending == 0:
             return [_COMPACT]

@@ -1,7 +1,7 @@
 """The SimPy runner: a slotted writer/compactor protocol model driven in simulated time.
 
 The runner owns timing, never protocol: turns *arrive* (at most ``A`` per slot, uniformly, or
-as a Poisson stream) into a FIFO request queue (a ``simpy.Store``); ``W`` writer processes take
+as a Poisson stream) into a FIFO request queue; ``W`` writer processes take
 them one at a time and append when the model enables their ``("append", w)``; a clock process
 ends every slot with ``("tick",)`` at integer times, so the gap ``G`` is ``G`` units of
 simulated time; the compactor is its own process and acts (``("compact",)``) when the model says
@@ -107,8 +107,10 @@ class Simulation:
         (self.state,) = tuple(model.init_states())[:1]
         self._live_field = False
         self._live_field = getattr(self.state, "live", None) == self._live(self.state)
-        self.queue: simpy.Store = simpy.Store(self.env)
-        self._changed = self.env.event()
+        self.requests: deque[float] = deque()  # arrival times of turns not yet taken by a writer
+        self._arrival = self.env.event()  # fires when requests arrive (idle writers wait on it)
+        self._changed = self.env.event()  # fires when the model state changes (blocked actors wait)
+        self._is_enabled = getattr(model, "is_enabled", None)
         self._can_append = getattr(model, "can_append", None)
         self.peak = self._live(self.state)
         self.arrived = self.appends = self.compactions = self.retries = 0
@@ -139,10 +141,20 @@ class Simulation:
             self.peak = live
         if self._projecting:
             self._follow(action, before, live)
-        changed, self._changed = self._changed, self.env.event()
-        changed.succeed()
+        changed = self._changed
+        if changed.callbacks:  # wake whoever waits on the state, FIFO; no one waiting, no event
+            self._changed = self.env.event()
+            changed.succeed()
+
+    def _announce(self) -> None:
+        arrival = self._arrival
+        if arrival.callbacks:
+            self._arrival = self.env.event()
+            arrival.succeed()
 
     def _enabled(self, action: tuple[Any, ...]) -> bool:
+        if self._is_enabled is not None:
+            return bool(self._is_enabled(self.state, action))
         if action[0] == "append" and self._can_append is not None:
             return bool(self._can_append(self.state, action[1]))
         return action in self.model.actions(self.state)
@@ -154,9 +166,10 @@ class Simulation:
         yield self.env.timeout(0.5)
         for k in counts:
             now = self.env.now
-            for _ in range(k):
-                self.queue.put(now)
-            self.arrived += k
+            if k:
+                self.requests.extend([now] * k)
+                self.arrived += k
+                self._announce()
             yield self.env.timeout(1.0)
 
     def _poisson_arrivals(self) -> Generator[simpy.Event, Any, None]:
@@ -173,15 +186,18 @@ class Simulation:
                 if t >= horizon:
                     return
                 yield self.env.timeout(t - self.env.now)
-                self.queue.put(self.env.now)
+                self.requests.append(self.env.now)
                 self.arrived += 1
+                self._announce()
 
     def _writer(self, w: int) -> Generator[simpy.Event, Any, None]:
         action = ("append", w)
         while True:
-            arrived_at = yield self.queue.get()
-            while not self._enabled(action):
-                yield self._changed
+            # take the oldest waiting turn only when this writer may append it now: a writer
+            # the model blocks (a lock, or it already appended this slot) leaves it to the others
+            while not (self.requests and self._enabled(action)):
+                yield self._changed if self.requests else self._arrival
+            arrived_at = self.requests.popleft()
             self.latencies.append(self.env.now - arrived_at)
             self.appends += 1
             self._apply(action)

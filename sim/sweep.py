@@ -203,7 +203,7 @@ class SweepResult:
             obj = {
                 "cell": cell.index,
                 "scenario": self.scenario,
-                "grid": {k: _typed(v) for k, v in cell.grid.items()},
+                "grid": {k: _typed(cell.grid[k]) for k in self.grid},
                 "replicate": cell.replicate,
                 "seed": cell.seed,
                 "params": params_dict_of(res),

@@ -1,0 +1,62 @@
+"""Benchmark: the seed's eight-row trigger table, and simulated events per second in SimPy.
+
+``run("full")`` computes the ``trigger-gap`` table at 200 000 slots per row with two worker
+processes (target: ≤ 60 s) and reports the slots and model steps per second of the tight loop;
+then drives the trigger model through the SimPy runner (writers, clock, compactor processes) and
+reports simulated SimPy events per second (target: ≥ 300 k/s). Any other scale runs a tenth of
+the slots. Wall-clock timings are printed here only, never written into result files.
+"""
+
+from __future__ import annotations
+
+import time
+
+from models.trigger import TriggerModel
+from scenarios.trigger_gap import SEED_ROWS, TriggerGapParams, run_row
+from sim.simulation import RunSpec, simulate
+from sim.sweep import LocalExecutor
+
+
+def _row(args: tuple[int, int, int, int, int]) -> dict[str, object]:
+    m, a, g, iterations, seed = args
+    return run_row(m, a, g, "none", iterations, seed)
+
+
+def run(scale: str = "full") -> list[str]:
+    """Run the benchmark and return the lines it printed."""
+    full = scale == "full"
+    iterations = 200_000 if full else 20_000
+    seed = TriggerGapParams().seed
+    lines: list[str] = []
+
+    def say(text: str) -> None:
+        print(text, flush=True)
+        lines.append(text)
+
+    tasks = [(m, a, g, iterations, seed) for (m, a, g) in SEED_ROWS]
+    t0 = time.perf_counter()
+    rows = LocalExecutor(2).map(_row, tasks)
+    wall = time.perf_counter() - t0
+    say(f"trigger-gap: {len(rows)} rows × {iterations:,} slots, --jobs 2: {wall:.2f} s (target ≤ 60 s)")
+    say("  maxTurns  A  G   peak  peak/M  closed form  seed")
+    for r in rows:
+        say(f"  {r['max_turns']:>8} {r['writers']:>2} {r['gap']:>2} {r['peak']:>6} {r['peak_ratio']:>7} "
+            f"{r['worst_case']!s:>12} {r['seed_peak']!s:>5}")  # fmt: skip
+    slots = len(rows) * iterations
+    steps = sum(int(r["appends"]) for r in rows) + slots  # appends + slot ends (+ acts, not counted)
+    say(f"  fast path: {slots / wall:,.0f} slots/s, {steps / wall:,.0f} model steps/s on 2 processes")
+
+    sim_slots = 50_000 if full else 5_000
+    for strategy in ("none", "mutex"):
+        model = TriggerModel(8, 5, 8, strategy, turns=0)
+        t0 = time.perf_counter()
+        result = simulate(model, RunSpec(slots=sim_slots, seed=seed))
+        wall = time.perf_counter() - t0
+        say(f"SimPy runner, trigger model A=8 G=5 maxTurns=8 {strategy}: {sim_slots:,} slots, "
+            f"{result.events:,} events in {wall:.2f} s = {result.events / wall:,.0f} events/s "
+            f"(target ≥ 300 000/s); peak {result.peak}")  # fmt: skip
+    return lines
+
+
+if __name__ == "__main__":
+    run()

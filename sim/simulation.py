@@ -21,8 +21,9 @@ by scheduling order, which is itself deterministic. Nothing here reads a wall cl
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Literal
 
 import numpy as np
@@ -105,13 +106,25 @@ class Simulation:
         self.writers = int(writers if writers is not None else model.params.get("writers", 1))
         self.env = simpy.Environment()
         (self.state,) = tuple(model.init_states())[:1]
-        self._live_field = False
-        self._live_field = getattr(self.state, "live", None) == self._live(self.state)
+        live = int(model.metrics(self.state)["live_turns"])
+        if getattr(self.state, "live", None) == live:  # the state names its live count: read it directly
+            self._live: Callable[[Any], int] = attrgetter("live")
+        else:
+            self._live = lambda state: int(model.metrics(state)["live_turns"])
         self.requests: deque[float] = deque()  # arrival times of turns not yet taken by a writer
         self._arrival = self.env.event()  # fires when requests arrive (idle writers wait on it)
         self._changed = self.env.event()  # fires when the model state changes (blocked actors wait)
-        self._is_enabled = getattr(model, "is_enabled", None)
-        self._can_append = getattr(model, "can_append", None)
+        is_enabled = getattr(model, "is_enabled", None)
+        if is_enabled is None:
+            can_append = getattr(model, "can_append", None)
+
+            def is_enabled(state: Any, action: tuple[Any, ...]) -> bool:
+                if action[0] == "append" and can_append is not None:
+                    return bool(can_append(state, action[1]))
+                return action in model.actions(state)
+
+        self._is_enabled: Callable[[Any, tuple[Any, ...]], bool] = is_enabled
+        self._step = model.step
         self.peak = self._live(self.state)
         self.arrived = self.appends = self.compactions = self.retries = 0
         self.streak = self.max_streak = 0
@@ -128,19 +141,14 @@ class Simulation:
 
     # -- the one door to the model ------------------------------------------------------------
 
-    def _live(self, state: Any) -> int:
-        if self._live_field:  # the state names its live count: skip building the metrics dict
-            return int(state.live)
-        return int(self.model.metrics(state)["live_turns"])
-
     def _apply(self, action: tuple[Any, ...]) -> None:
-        before = self._live(self.state)
-        self.state = self.model.step(self.state, action)
-        live = self._live(self.state)
+        before = self.state
+        self.state = state = self._step(before, action)
+        live = self._live(state)
         if live > self.peak:
             self.peak = live
         if self._projecting:
-            self._follow(action, before, live)
+            self._follow(action, self._live(before), live)
         changed = self._changed
         if changed.callbacks:  # wake whoever waits on the state, FIFO; no one waiting, no event
             self._changed = self.env.event()
@@ -153,11 +161,7 @@ class Simulation:
             arrival.succeed()
 
     def _enabled(self, action: tuple[Any, ...]) -> bool:
-        if self._is_enabled is not None:
-            return bool(self._is_enabled(self.state, action))
-        if action[0] == "append" and self._can_append is not None:
-            return bool(self._can_append(self.state, action[1]))
-        return action in self.model.actions(self.state)
+        return self._is_enabled(self.state, action)
 
     # -- processes ----------------------------------------------------------------------------
 
@@ -195,8 +199,9 @@ class Simulation:
         while True:
             # take the oldest waiting turn only when this writer may append it now: a writer
             # the model blocks (a lock, or it already appended this slot) leaves it to the others
-            while not (self.requests and self._enabled(action)):
-                yield self._changed if self.requests else self._arrival
+            requests, enabled = self.requests, self._is_enabled
+            while not (requests and enabled(self.state, action)):
+                yield self._changed if requests else self._arrival
             arrived_at = self.requests.popleft()
             self.latencies.append(self.env.now - arrived_at)
             self.appends += 1

@@ -296,7 +296,11 @@ class TurnStore:
         self._size = size
         self._next_number = refs[-1][1] + 1 if refs else 0
         self._unsynced = 0
-        self.last_seq = self._turn_at(len(refs) - 1).events[-1].seq if refs else -1
+        try:
+            self.last_seq = self._turn_at(len(refs) - 1).events[-1].seq if refs else -1
+        except BaseException:
+            self._fd = None  # the opener closes the descriptor; never close it twice
+            raise
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, create: bool = False, readonly: bool = False,

@@ -4,4 +4,5 @@ Importing this package registers every scenario; see :mod:`scenarios.base` for t
 """
 
 import scenarios.framing  # noqa: E402, F401  (durable log: issue 3)
+import scenarios.projection  # noqa: E402, F401  (durable log: issue 3)
 from scenarios import clock_skew, key_collapse, locking, trigger_gap  # noqa: E402, F401  (concurrency: issue 4)

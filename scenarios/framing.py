@@ -66,8 +66,10 @@ class FramingParams:
             require(1 <= t <= self.records - 2, f"tears: {t} is outside 1..{self.records - 2}")
         tears = self.tear_points()
         require(list(tears) == sorted(set(tears)), f"tears must increase strictly, got {tears}")
-        require(1 <= self.append_point() <= self.records - 2,
-                f"at must be within 1..{self.records - 2}, got {self.append_point()}")
+        require(
+            1 <= self.append_point() <= self.records - 2,
+            f"at must be within 1..{self.records - 2}, got {self.append_point()}",
+        )
 
     def tear_points(self) -> tuple[int, ...]:
         if self.tears is not None:
@@ -210,8 +212,13 @@ def tally(
 
 
 def _damage_rows(
-    case: str, framings: tuple[Framed, Framed], damaged: Callable[[Framed], bytes],
-    acknowledged: tuple[int, int | None], lax: bool, skipping: bool, step: Callable[[], None],
+    case: str,
+    framings: tuple[Framed, Framed],
+    damaged: Callable[[Framed], bytes],
+    acknowledged: tuple[int, int | None],
+    lax: bool,
+    skipping: bool,
+    step: Callable[[], None],
 ) -> list[tuple[object, ...]]:
     rows: list[tuple[object, ...]] = []
     for framing in framings:
@@ -225,14 +232,36 @@ def _damage_rows(
             out = read(data)
             t = tally(out, framing, *acknowledged)
             outcome = "opened" if out.refused_at is None else f"refused at byte {out.refused_at}"
-            rows.append((case, framing.name, out.reader, outcome, t["returned"], t["intact"], t["phantom"],
-                         t["missing"], out.skipped_bytes, len(data)))
+            rows.append(
+                (
+                    case,
+                    framing.name,
+                    out.reader,
+                    outcome,
+                    t["returned"],
+                    t["intact"],
+                    t["phantom"],
+                    t["missing"],
+                    out.skipped_bytes,
+                    len(data),
+                )
+            )
             step()
     return rows
 
 
-DAMAGE_COLUMNS = ("case", "framing", "reader", "outcome", "returned", "intact", "phantom", "missing",
-                  "bytes skipped", "bytes on disk")
+DAMAGE_COLUMNS = (
+    "case",
+    "framing",
+    "reader",
+    "outcome",
+    "returned",
+    "intact",
+    "phantom",
+    "missing",
+    "bytes skipped",
+    "bytes on disk",
+)
 
 
 def run(params: FramingParams, progress: Progress) -> ScenarioResult:
@@ -262,39 +291,86 @@ def run(params: FramingParams, progress: Progress) -> ScenarioResult:
             step()
 
     append_rows = _damage_rows(
-        "torn half-record, then more appends", (lines, frames), lambda f: f.torn_then_appended(at),
-        (n, at), lax=True, skipping=True, step=step,
+        "torn half-record, then more appends",
+        (lines, frames),
+        lambda f: f.torn_then_appended(at),
+        (n, at),
+        lax=True,
+        skipping=True,
+        step=step,
     )
     flip_rows = _damage_rows(
-        "flipped digit at rest", (lines, frames), lambda f: f.flipped(at), (n, None),
-        lax=True, skipping=False, step=step,
+        "flipped digit at rest",
+        (lines, frames),
+        lambda f: f.flipped(at),
+        (n, None),
+        lax=True,
+        skipping=False,
+        step=step,
     )
     size_rows = []
     for framing in (lines, frames):
         overhead = len(framing.data) - framing.header - framing.payload
-        size_rows.append((framing.name, n, len(framing.data), round(len(framing.data) / n, 2),
-                          round(overhead / n, 2), round(len(framing.data) / len(lines.data), 4)))
+        size_rows.append(
+            (
+                framing.name,
+                n,
+                len(framing.data),
+                round(len(framing.data) / n, 2),
+                round(overhead / n, 2),
+                round(len(framing.data) / len(lines.data), 4),
+            )
+        )
 
     tables = (
-        Table("torn_tail", f"Torn tail: half of the next record written, then the writer stops ({n} records)",
-              ("framing", "torn at record", "lines/frames read", "records recovered", "torn detected",
-               "bytes on disk", "bytes cut"), tuple(tail_rows),
-              "Seed 004 §8's table. Lines read counts the unterminated half-line; both framings "
-              "recover exactly the complete records and detect the torn one."),
-        Table("torn_then_append", f"Torn half-record at record {at}, then more appends",
-              DAMAGE_COLUMNS, tuple(append_rows),
-              "The case the seed did not test. The torn record was never acknowledged, so 'missing' "
-              "counts acknowledged records lost; 'phantom' counts records returned that were never "
-              "written in that form (a merged line). 'stop' refuses to open and returns nothing."),
-        Table("flipped_digit", f"One digit of record {at} flipped at rest (still valid JSON)",
-              DAMAGE_COLUMNS, tuple(flip_rows),
-              "Lines have no checksum: the modified record comes back as if written. Frames refuse "
-              "(stop) or drop exactly that record (resync)."),
-        Table("bytes_on_disk", f"Bytes on disk for all {n} records",
-              ("framing", "records", "bytes on disk", "bytes per record", "framing overhead per record",
-               "size vs lines"), tuple(size_rows),
-              "Overhead: everything but the events JSON — lines: the id/events wrapper and newline; "
-              "frames: length, CRC32, frame number, id length and id."),
+        Table(
+            "torn_tail",
+            f"Torn tail: half of the next record written, then the writer stops ({n} records)",
+            (
+                "framing",
+                "torn at record",
+                "lines/frames read",
+                "records recovered",
+                "torn detected",
+                "bytes on disk",
+                "bytes cut",
+            ),
+            tuple(tail_rows),
+            "Seed 004 §8's table. Lines read counts the unterminated half-line; both framings "
+            "recover exactly the complete records and detect the torn one.",
+        ),
+        Table(
+            "torn_then_append",
+            f"Torn half-record at record {at}, then more appends",
+            DAMAGE_COLUMNS,
+            tuple(append_rows),
+            "The case the seed did not test. The torn record was never acknowledged, so 'missing' "
+            "counts acknowledged records lost; 'phantom' counts records returned that were never "
+            "written in that form (a merged line). 'stop' refuses to open and returns nothing.",
+        ),
+        Table(
+            "flipped_digit",
+            f"One digit of record {at} flipped at rest (still valid JSON)",
+            DAMAGE_COLUMNS,
+            tuple(flip_rows),
+            "Lines have no checksum: the modified record comes back as if written. Frames refuse "
+            "(stop) or drop exactly that record (resync).",
+        ),
+        Table(
+            "bytes_on_disk",
+            f"Bytes on disk for all {n} records",
+            (
+                "framing",
+                "records",
+                "bytes on disk",
+                "bytes per record",
+                "framing overhead per record",
+                "size vs lines",
+            ),
+            tuple(size_rows),
+            "Overhead: everything but the events JSON — lines: the id/events wrapper and newline; "
+            "frames: length, CRC32, frame number, id length and id.",
+        ),
     )
     judgements = _judge(tail_ok, tears, append_rows, flip_rows)
     return ScenarioResult("framing", params_dict(params), params.seed, tables, judgements)
@@ -307,30 +383,46 @@ def _row(rows: list[tuple[object, ...]], framing: str, reader: str) -> dict[str,
     raise KeyError((framing, reader))
 
 
-def _judge(tail_ok: bool, tears: tuple[int, ...], append_rows: list[tuple[object, ...]],
-           flip_rows: list[tuple[object, ...]]) -> tuple[Judgement, ...]:
+def _judge(
+    tail_ok: bool,
+    tears: tuple[int, ...],
+    append_rows: list[tuple[object, ...]],
+    flip_rows: list[tuple[object, ...]],
+) -> tuple[Judgement, ...]:
     fr, lr = _row(append_rows, "frames", "store resync"), _row(append_rows, "lines", "store resync")
     fs, ls = _row(append_rows, "frames", "store stop"), _row(append_rows, "lines", "store stop")
     lax, skip = _row(append_rows, "lines", "lax fields"), _row(append_rows, "lines", "strict, skip bad lines")
     flip_l, flip_f = _row(flip_rows, "lines", "store resync"), _row(flip_rows, "frames", "store resync")
     flip_fs = _row(flip_rows, "frames", "store stop")
     return (
-        Judgement("torn tail recovered exactly", tail_ok,
-                  f"both framings return exactly the complete records at tears {', '.join(map(str, tears))}"),
-        Judgement("torn then appended: stop refuses at the tear", fs["returned"] == ls["returned"] == 0,
-                  f"frames {fs['outcome']}; lines {ls['outcome']}"),
-        Judgement("torn then appended: resync loses nothing acknowledged",
-                  fr["missing"] == fr["phantom"] == lr["missing"] == lr["phantom"] == 0,
-                  f"frames missing {fr['missing']} phantom {fr['phantom']}; "
-                  f"lines missing {lr['missing']} phantom {lr['phantom']} (merged line split)"),
-        Judgement("naive line readers lose or invent a record", lax["phantom"] + lax["missing"] > 0
-                  and skip["missing"] > 0,
-                  f"lax fields: {lax['phantom']} phantom, {lax['missing']} missing; "
-                  f"strict skipping: {skip['missing']} missing"),
-        Judgement("flipped digit: frames never return it, lines do",
-                  flip_f["phantom"] == 0 and flip_fs["returned"] == 0 and flip_l["phantom"] == 1,
-                  f"frames resync phantom {flip_f['phantom']} missing {flip_f['missing']}; "
-                  f"lines resync phantom {flip_l['phantom']}"),
+        Judgement(
+            "torn tail recovered exactly",
+            tail_ok,
+            f"both framings return exactly the complete records at tears {', '.join(map(str, tears))}",
+        ),
+        Judgement(
+            "torn then appended: stop refuses at the tear",
+            fs["returned"] == ls["returned"] == 0,
+            f"frames {fs['outcome']}; lines {ls['outcome']}",
+        ),
+        Judgement(
+            "torn then appended: resync loses nothing acknowledged",
+            fr["missing"] == fr["phantom"] == lr["missing"] == lr["phantom"] == 0,
+            f"frames missing {fr['missing']} phantom {fr['phantom']}; "
+            f"lines missing {lr['missing']} phantom {lr['phantom']} (merged line split)",
+        ),
+        Judgement(
+            "naive line readers lose or invent a record",
+            lax["phantom"] + lax["missing"] > 0 and skip["missing"] > 0,
+            f"lax fields: {lax['phantom']} phantom, {lax['missing']} missing; "
+            f"strict skipping: {skip['missing']} missing",
+        ),
+        Judgement(
+            "flipped digit: frames never return it, lines do",
+            flip_f["phantom"] == 0 and flip_fs["returned"] == 0 and flip_l["phantom"] == 1,
+            f"frames resync phantom {flip_f['phantom']} missing {flip_f['missing']}; "
+            f"lines resync phantom {flip_l['phantom']}",
+        ),
     )
 
 
@@ -338,10 +430,12 @@ def check(params: FramingParams) -> None:
     return None
 
 
-SCENARIO = register(Scenario(
-    name="framing",
-    params_type=FramingParams,
-    run=run,
-    summary="Seed 004 §8: lines vs length+CRC frames under torn tails, torn-then-append and bit flips",
-    check=check,
-))
+SCENARIO = register(
+    Scenario(
+        name="framing",
+        params_type=FramingParams,
+        run=run,
+        summary="Seed 004 §8: lines vs length+CRC frames under torn tails, torn-then-append and bit flips",
+        check=check,
+    )
+)

@@ -1,0 +1,101 @@
+"""Scenario ``projection`` (seed 000): narrow → commit → reopen → widen, and the budget table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from models.cost import Utf8JsonCost
+from models.errors import BadParameter
+from reports.tables import write_result
+from scenarios.base import get_scenario, parse_params
+from scenarios.projection import BUDGET_FIXTURE, ORCHID, ProjectionParams, default_budgets, run
+
+
+def quiet(done: int, total: int) -> None:
+    assert 0 < done <= total
+
+
+@pytest.fixture(scope="module")
+def result():  # type: ignore[no-untyped-def]
+    return run(ProjectionParams(), quiet)
+
+
+def test_stages_reproduce_the_seed(result) -> None:  # type: ignore[no-untyped-def]
+    stages = {r["stage"]: r for r in result.table("stages").records()}
+    narrow, commit, wide, refused = (
+        stages[s]
+        for s in ("narrow window", "commit fixed answer", "reopen and widen", "mandatory input over budget")
+    )
+    assert (narrow["request bytes"], narrow["turns in request"], narrow["ORCHID-17 in request"]) == (
+        264,
+        1,
+        False,
+    )
+    assert narrow["turns on disk"] == 2 and narrow["log unchanged by projection"] is True
+    assert commit["turns on disk"] == 3
+    assert (wide["request bytes"], wide["turns in request"], wide["ORCHID-17 in request"]) == (480, 3, True)
+    assert (
+        str(refused["request bytes"]).startswith("refused") and refused["log unchanged by projection"] is True
+    )
+    assert refused["log bytes"] == wide["log bytes"] == commit["log bytes"]
+    assert all(j.passed for j in result.judgements), [j.line() for j in result.judgements if not j.passed]
+
+
+def test_budget_table_is_the_seeds(result) -> None:  # type: ignore[no-untyped-def]
+    rows = [r[:4] for r in result.table("budget_table").rows]
+    assert rows == [(139, 0, 2, None), (140, 0, 2, 140), (235, 1, 1, 235), (308, 2, 0, 308), (408, 2, 0, 308)]
+    assert result.table("budget_table").rows[0][4] == "refused: mandatory input needs 140 B"
+
+
+def test_fixture_mixes_the_seeds_material() -> None:
+    text = (
+        BUDGET_FIXTURE.system + "".join(q + a for q, a in BUDGET_FIXTURE.turns) + BUDGET_FIXTURE.questions[0]
+    )
+    assert '"' in text and "\n" in text and any("\u4e00" <= c <= "\u9fff" for c in text)
+    assert any(ord(c) > 0xFFFF for c in text) and any(c.isascii() and c.isalpha() for c in text)
+    cost = Utf8JsonCost(
+        profile="java",
+        model="agnes-3.0-flash",
+        system=BUDGET_FIXTURE.system,
+        current=BUDGET_FIXTURE.questions[0],
+    )
+    assert default_budgets(BUDGET_FIXTURE, cost) == (139, 140, 235, 308, 408)
+    assert "ORCHID-17" in ORCHID.turns[0][0] and "Java 8" in ORCHID.turns[1][0]
+
+
+def test_strategies_over_the_store(result) -> None:  # type: ignore[no-untyped-def]
+    rows = {r["strategy"]: r for r in result.table("strategies").records()}
+    assert set(rows) == {"M0", "M1", "M2", "M3", "M4", "M5", "REQ"}
+    assert all(r["log unchanged"] for r in rows.values())
+    assert rows["M0"]["answer without its question"] and not rows["REQ"]["answer without its question"]
+    assert rows["M1"]["over budget"] and not rows["M3"]["over budget"]
+    assert rows["REQ"]["kept turns"] == rows["M3"]["kept turns"] == 1
+
+
+@pytest.mark.parametrize("store, profile", [("lines", "java"), ("frames", "python")])
+def test_other_store_and_profile(store: str, profile: str) -> None:
+    res = run(ProjectionParams(store=store, profile=profile), quiet)  # type: ignore[arg-type]
+    assert all(j.passed for j in res.judgements)
+
+
+def test_explicit_budgets_and_bad_parameters() -> None:
+    scenario = get_scenario("projection")
+    res = run(parse_params(scenario, ["budgets=100,235,1000"]), quiet)
+    assert [r[:2] for r in res.table("budget_table").rows] == [(100, 0), (235, 1), (1000, 2)]
+    with pytest.raises(BadParameter, match="wide"):
+        parse_params(scenario, ["wide=0"])
+    with pytest.raises(BadParameter, match="budgets"):
+        parse_params(scenario, ["budgets=10,-1"])
+    with pytest.raises(BadParameter, match="store"):
+        parse_params(scenario, ["store=sqlite"])
+
+
+def test_deterministic_result_files(tmp_path: Path, result) -> None:  # type: ignore[no-untyped-def]
+    write_result(result, tmp_path / "a")
+    write_result(run(ProjectionParams(), quiet), tmp_path / "b")
+    names = sorted(f.name for f in (tmp_path / "a").iterdir())
+    assert any(n.endswith(".json") for n in names) and any(n.endswith(".csv") for n in names)
+    for name in names:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()

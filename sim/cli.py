@@ -23,9 +23,9 @@ app = typer.Typer(
 
 
 def _register_commands() -> None:
-    from sim import cli_check, cli_project, cli_sweep
+    from sim import cli_check, cli_log, cli_project, cli_sweep
 
-    for module in (cli_project, cli_check, cli_sweep):
+    for module in (cli_project, cli_check, cli_sweep, cli_log):
         module.register(app)
 
 

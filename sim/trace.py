@@ -338,8 +338,8 @@ def transcript(
     if title:
         out.append(title)
     out += line("step", col_names, lanes)
-    for i, row in enumerate([["(initial)"] + [""] * (len(lanes) - 1), *cells]):
-        out += line(str(i), [str(col_rows[i].get(n, "")) for n in col_names], row)
+    for i, lane_cells in enumerate([["(initial)"] + [""] * (len(lanes) - 1), *cells]):
+        out += line(str(i), [str(col_rows[i].get(n, "")) for n in col_names], lane_cells)
     window_hook = getattr(model, "describe_window", None)
     if callable(window_hook):
         out.append(f"window sent: {window_hook(states[-1])}")

@@ -163,21 +163,20 @@ class ClockReadingLock(FlagLock):
 '''
 
 
-def test_users_own_protocol_by_module_and_by_file(capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)  # examples/ is importable from the project directory
-    code, out, _ = run(capsys, "check", "examples.my_lock:FlagLock", *FAST, "--trace-out", "/dev/null")
+def test_users_own_protocol_by_module_and_by_file(capsys: Any, tmp_path: Path) -> None:
+    code, out, _ = run(capsys, "check", "examples.my_lock:FlagLock", *FAST)
     assert code == 1 and "one-compactor" in out and "worker 0" in out
     code, out, _ = run(
         capsys, "check", "examples.my_lock:FlagLock", "-p", "atomic=true", "-p", "workers=3", *FAST
     )
     assert code == 0, out
-    code, out, _ = run(capsys, "explore", "examples/my_lock.py:FlagLock", "-p", "workers=3", "--quiet")
+    by_file = f"{ROOT / 'examples' / 'my_lock.py'}:FlagLock"
+    code, out, _ = run(capsys, "explore", by_file, "-p", "workers=3", "--quiet")
     assert code == 0 and "reduction ×3.00" in out
 
 
-def test_users_protocol_trace_replays(capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_users_protocol_trace_replays(capsys: Any, tmp_path: Path) -> None:
     trace = tmp_path / "lock.json"
-    monkeypatch.chdir(ROOT)
     code, _, _ = run(capsys, "check", "examples.my_lock:FlagLock", "--trace-out", str(trace), *FAST)
     assert code == 1
     code, out, _ = run(capsys, "replay", str(trace))
@@ -247,15 +246,11 @@ def test_explore_bounded_says_so(capsys: Any) -> None:
         (["replay", "missing.json"], "no such file"),
     ],
 )
-def test_bad_input_is_one_line_exit_2(
-    capsys: Any, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
-) -> None:
-    monkeypatch.chdir(ROOT)
-    before = set(ROOT.rglob(".turncheck/traces/*"))
+def test_bad_input_is_one_line_exit_2(capsys: Any, tmp_path: Path, args: list[str], message: str) -> None:
     code, out, err = run(capsys, *args)
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1
-    assert set(ROOT.rglob(".turncheck/traces/*")) == before
+    assert not list(tmp_path.rglob("*"))  # nothing written
 
 
 @pytest.fixture(scope="module")

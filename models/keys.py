@@ -68,16 +68,20 @@ def concurrent_times(cols: EventColumns, seed: int) -> np.ndarray:
     return u[np.lexsort((u, sess))]
 
 
-def dense_call_numbers(cols: EventColumns) -> np.ndarray:
+def dense_call_numbers(cols: EventColumns, rows: np.ndarray | None = None) -> np.ndarray:
     """Each row's call renumbered 0, 1, 2, … in order within its session (-1 for USER/TERM), so
-    ``number mod call_ids`` repeats within a session only ``call_ids`` calls apart."""
-    call = cols.call.astype(np.int64)
+    ``number mod call_ids`` repeats within a session only ``call_ids`` calls apart.
+
+    ``rows`` restricts the work to those rows (whole sessions), returning their numbers in order.
+    """
+    call = cols.call.astype(np.int64) if rows is None else cols.call[rows].astype(np.int64)
+    session = cols.session if rows is None else cols.session[rows]
     tool = call >= 0
-    key = cols.session.astype(np.int64)[tool] * (1 << 32) + call[tool]
+    key = session.astype(np.int64)[tool] * (1 << 32) + call[tool]
     uniq, inverse = np.unique(key, return_inverse=True)
     sess_of = uniq >> 32
     first = np.searchsorted(sess_of, sess_of)  # index of the session's first call id
-    out = np.full(len(cols), -1, dtype=np.int64)
+    out = np.full(call.shape[0], -1, dtype=np.int64)
     out[tool] = (np.arange(uniq.shape[0]) - first)[inverse]
     return out
 
@@ -101,11 +105,12 @@ def collapse_columns(
     session = cols.session.astype(np.int64)
     key = session % params.keys
     rows = np.arange(len(cols)) if key_subset is None else np.flatnonzero(np.isin(key, key_subset))
-    order = rows[np.lexsort((cols.seq[rows], times[rows], key[rows]))]
+    local = np.lexsort((cols.seq[rows], times[rows], key[rows]))
+    order = rows[local]
     k = key[order]
     present, counts = np.unique(k, return_counts=True)
     offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    call = dense_call_numbers(cols)[order]
+    call = dense_call_numbers(cols, None if key_subset is None else rows)[local]
     return EventColumns(
         seq=np.arange(order.shape[0], dtype=np.int64),
         session=k.astype(np.int32),

@@ -52,9 +52,11 @@ def run(scale: str = "full") -> list[str]:
         t0 = time.perf_counter()
         result = simulate(model, RunSpec(slots=sim_slots, seed=seed))
         wall = time.perf_counter() - t0
+        steps = result.appends + (sim_slots - 1) + result.compactions + result.retries
         say(f"SimPy runner, trigger model A=8 G=5 maxTurns=8 {strategy}: {sim_slots:,} slots, "
             f"{result.events:,} events in {wall:.2f} s = {result.events / wall:,.0f} events/s "
-            f"(target ≥ 300 000/s); peak {result.peak}")  # fmt: skip
+            f"(target ≥ 300 000/s), {steps / wall:,.0f} model steps/s, {sim_slots / wall:,.0f} slots/s; "
+            f"peak {result.peak}")  # fmt: skip
     return lines
 
 

@@ -44,9 +44,9 @@ COLUMNS = (
 
 @dataclass(frozen=True)
 class LockingParams:
-    strategies: tuple[str, ...] = LOCKING_NAMES
+    locking: tuple[str, ...] = LOCKING_NAMES
     writers: tuple[int, ...] = (1, 4, 8)
-    gaps: tuple[int, ...] = (0, 2, 5)
+    gap: tuple[int, ...] = (0, 2, 5)
     max_turns: int = 8
     slots: int = 2000
     arrivals: Literal["slots", "poisson"] = "slots"
@@ -56,16 +56,16 @@ class LockingParams:
     seed: int = 20261037
 
     def __post_init__(self) -> None:
-        require(len(self.strategies) > 0, "parameter strategies must name at least one strategy")
-        for s in self.strategies:
+        require(len(self.locking) > 0, "parameter locking must name at least one strategy")
+        for s in self.locking:
             require(
-                s in LOCKINGS, f"parameter strategies: unknown strategy {s!r} (known: {', '.join(LOCKINGS)})"
+                s in LOCKINGS, f"parameter locking: unknown strategy {s!r} (known: {', '.join(LOCKINGS)})"
             )
         require(
             len(self.writers) > 0 and all(w >= 1 for w in self.writers),
             "parameter writers: each must be >= 1",
         )
-        require(bool(self.gaps) and min(self.gaps) >= 0, "parameter gaps: each must be >= 0")
+        require(bool(self.gap) and min(self.gap) >= 0, "parameter gap: each must be >= 0")
         require(self.max_turns >= 1, f"parameter max_turns must be >= 1, got {self.max_turns}")
         require(self.slots >= 1, f"parameter slots must be >= 1, got {self.slots}")
         require(self.arrivals in ARRIVALS, f"parameter arrivals must be one of {', '.join(ARRIVALS)}")
@@ -109,7 +109,7 @@ READING = (
 
 
 def run(params: LockingParams, progress: Progress) -> ScenarioResult:
-    cells = [(s, a, g) for s in params.strategies for a in params.writers for g in params.gaps]
+    cells = [(s, a, g) for s in params.locking for a in params.writers for g in params.gap]
     rows = []
     progress(0, len(cells))
     for i, (s, a, g) in enumerate(cells):

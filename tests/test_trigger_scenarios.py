@@ -48,7 +48,7 @@ def test_trigger_gap_single_row_and_result_files_are_byte_identical(tmp_path: Pa
 
 
 def test_locking_scenario_bounds_and_costs() -> None:
-    result = run("locking", writers="1,4", gaps="0,2", slots="400", budget="0")
+    result = run("locking", writers="1,4", gap="0,2", slots="400", budget="0")
     rows = result.table("locking").records()
     assert len(rows) == 5 * 2 * 2
     for r in rows:
@@ -73,9 +73,9 @@ def test_locking_scenario_bounds_and_costs() -> None:
         ("trigger-gap", {"writers": "many"}, "writers"),
         ("trigger-gap", {"locking": "spin"}, "locking"),
         ("trigger-gap", {"iterations": "0"}, "iterations"),
-        ("locking", {"gaps": "2,-1"}, "gaps"),
+        ("locking", {"gap": "2,-1"}, "gap"),
         ("locking", {"writers": "0"}, "writers"),
-        ("locking", {"strategies": "none,spin"}, "strategies"),
+        ("locking", {"locking": "none,spin"}, "locking"),
         ("clock-skew", {"sessions": "0"}, "sessions"),
         ("key-collapse", {"keys": "0"}, "keys"),
     ],

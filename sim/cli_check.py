@@ -32,10 +32,9 @@ from sim.explorer import (
     StderrProgress,
     explore,
     reduction_factor,
-    write_dot,
-    write_graphml,
 )
 from sim.protocols import load_model, parse_assignments
+from sim.state_graph import write_dot, write_graphml
 from sim.stateful import DEFAULT_DATABASE
 from sim.trace import Trace, load_trace, replay, save_trace, transcript
 

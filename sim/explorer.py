@@ -12,9 +12,9 @@ The hot loop keeps only compact arrays (the states in BFS order, which double as
 parallel parent and action arrays, and the first id of each depth level); the networkx graph is
 built after the search, on demand, so the search itself does not pay for it. The cyclic garbage
 collector is paused during the search: states are acyclic tuples, and rescanning millions of
-them on every collection would otherwise cost more than the search. Bounds (``max_states``, ``max_depth``,
-``timeout``) stop the search early; the result then says plainly that it is bounded, not
-exhaustive.
+them on every collection would otherwise cost more than the search. Bounds (``max_states``,
+``max_depth``, ``timeout``) stop the search early; the result then says plainly that it is
+bounded, not exhaustive.
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TextIO
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from models.protocol import Property, ProtocolModel
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 Status = Literal["holds", "violated", "reached", "unreached"]
 
@@ -145,22 +146,10 @@ class Exploration:
         return [self.via[i] for i in self.path_to(state_id)[1:]]
 
     def graph(self) -> nx.DiGraph:
-        """The explored state graph: every transition when edges were recorded, else the BFS tree.
+        """The explored state graph (see :func:`sim.state_graph.state_graph`)."""
+        from sim.state_graph import state_graph
 
-        Nodes are state ids with ``depth`` and ``label`` (the state's repr) attributes; edges
-        carry the action as a string ``label``.
-        """
-        g = nx.DiGraph(model=self.model)
-        for i, state in enumerate(self.states):
-            g.add_node(i, depth=self.depth_of(i), label=repr(state))
-        if self.edges is not None:
-            for src, dst, action in self.edges:
-                g.add_edge(src, dst, label=str(action))
-        else:
-            for i in range(len(self.states)):
-                if self.parent[i] >= 0:
-                    g.add_edge(int(self.parent[i]), i, label=str(self.via[i]))
-        return g
+        return state_graph(self)
 
 
 def concretize(model: ProtocolModel[Any, Any], canonical_path: Sequence[Any]) -> ConcretePath:
@@ -498,27 +487,6 @@ def reduction_factor(reduced: Exploration, raw: Exploration) -> float | None:
     if not (reduced.exhausted and raw.exhausted) or reduced.distinct == 0:
         return None
     return raw.distinct / reduced.distinct
-
-
-def write_dot(graph: nx.DiGraph, path: str) -> None:
-    """Write the state graph as Graphviz DOT (no pydot needed; labels escaped)."""
-
-    def q(text: Any) -> str:
-        return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-    lines = [f"digraph {q(graph.graph.get('model', 'states'))} {{", "  node [shape=box, fontsize=9];"]
-    for node, data in graph.nodes(data=True):
-        lines.append(f"  {node} [label={q(data.get('label', node))}, depth={data.get('depth', 0)}];")
-    for src, dst, data in graph.edges(data=True):
-        lines.append(f"  {src} -> {dst} [label={q(data.get('label', ''))}];")
-    lines.append("}")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines) + "\n")
-
-
-def write_graphml(graph: nx.DiGraph, path: str) -> None:
-    """Write the state graph as GraphML (networkx's writer)."""
-    nx.write_graphml(graph, path)
 
 
 def metric_witness(model: ProtocolModel[Any, Any], result: Exploration, metric: str) -> ConcretePath:

@@ -21,9 +21,8 @@ from sim.explorer import (
     explore,
     metric_witness,
     reduction_factor,
-    write_dot,
-    write_graphml,
 )
+from sim.state_graph import write_dot, write_graphml
 
 
 def all_runs(model: Any, length: int) -> Iterator[list[Any]]:

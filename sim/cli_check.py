@@ -244,7 +244,16 @@ def check_command(
     if fmt == "json":
         print(json.dumps(_report_json(report, model_ref, trace_path), ensure_ascii=False))
         raise SystemExit(report.exit_code)
-    out.insert(0, f"model {model.name} ({_params_text(model)})")
+    print("\n".join(_check_lines(report, out, steps, seed, trace_path)))
+    raise SystemExit(report.exit_code)
+
+
+def _check_lines(
+    report: CheckReport, preamble: list[str], steps: int, seed: int, trace_path: Path | None
+) -> list[str]:
+    """The table output of ``check``: engines, properties, worst cases, the counterexample."""
+    model = report.model
+    out = [f"model {model.name} ({_params_text(model)})", *preamble]
     if report.exploration is not None:
         out += ["explorer:"] + ["  " + line for line in _exploration_lines(report.exploration)]
     if report.stateful is not None:
@@ -272,8 +281,7 @@ def check_command(
         + ", ".join(name for name, hit in report.goals.items() if not hit),
     }
     out.append(verdicts[report.verdict])
-    print("\n".join(out))
-    raise SystemExit(report.exit_code)
+    return out
 
 
 def explore_command(

@@ -80,8 +80,11 @@ class Trace:
 def save_trace(trace: Trace, path: str | Path) -> Path:
     """Write the trace as JSON (parent directories created); returns the path."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(trace.dumps(), encoding="utf-8")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(trace.dumps(), encoding="utf-8")
+    except OSError as exc:
+        raise TurncheckError(f"cannot save the trace to {p}: {exc.strerror or exc}") from None
     return p
 
 

@@ -29,6 +29,7 @@ import re
 import struct
 from bisect import bisect_left
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Literal
 from zlib import crc32
 
@@ -260,11 +261,11 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
     if _check_frame_header(data, where) is None:
         return [], Recovery("frames", policy, n, 0, torn_offset=0, torn_bytes=n)
     refs, pos = _clean_frames(data, HEADER_SIZE, n)
+    if pos == n and len(set(map(itemgetter(0), refs))) == len(refs):
+        return refs, Recovery("frames", policy, n, len(refs))
     index = {r[0]: i for i, r in enumerate(refs)}
     if len(index) != len(refs):  # repeated ids in the clean stretch: take the careful path throughout
         refs, index, pos = [], {}, HEADER_SIZE
-    elif pos == n:
-        return refs, Recovery("frames", policy, n, len(refs))
     skipped: list[Skipped] = []
     duplicates = 0
     expected = refs[-1][1] + 1 if refs else 0
@@ -440,11 +441,11 @@ def scan_lines(data: bytes, policy: str = "stop", where: str = "<log>") -> tuple
     if start is None:
         return [], Recovery("lines", policy, n, 0, torn_offset=0, torn_bytes=n)
     refs, pos = _clean_lines(data, start)
+    if pos == n and len(set(map(itemgetter(0), refs))) == len(refs):
+        return refs, Recovery("lines", policy, n, len(refs))
     index = {r[0]: i for i, r in enumerate(refs)}
     if len(index) != len(refs):  # repeated ids in the clean stretch: take the careful path throughout
         refs, index, pos = [], {}, start
-    elif pos == n:
-        return refs, Recovery("lines", policy, n, len(refs))
     skipped: list[Skipped] = []
     duplicates = 0
     bad: tuple[int, str] | None = None  # first damaged offset not yet known to be mid-file

@@ -24,6 +24,7 @@ import stat
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Literal
@@ -60,6 +61,8 @@ FSYNC_POLICIES: tuple[str, ...] = ("always", "batch", "never")
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 DEFAULT_BATCH = 256
 _LOCK_POLL_SECONDS = 0.005
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class LogNotFound(StoreError):
@@ -116,7 +119,7 @@ def check_turn_id(turn_id: str) -> bytes:
     """The id as UTF-8 (1..255 bytes, no control characters), or :class:`BadTurn`."""
     if not isinstance(turn_id, str) or not turn_id:
         raise BadTurn(f"turn id must be a non-empty string, got {turn_id!r}")
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in turn_id):
+    if _CONTROL.search(turn_id):
         raise BadTurn(f"turn id {turn_id!r} contains a control character")
     try:
         raw = turn_id.encode("utf-8")
@@ -144,17 +147,20 @@ def check_turn(events: Sequence[Event], after_seq: int) -> None:
         )
     open_calls: set[str | None] = set()
     prev = after_seq
+    session, number = first.session, first.turn
+    call, result = Kind.CALL, Kind.RESULT
     for e in events:
-        if e.session != first.session or e.turn != first.turn:
+        if e.session != session or e.turn != number:
             raise BadTurn(
                 f"turn {first.session}/{first.turn} holds an event of {e.session}/{e.turn} (seq {e.seq})"
             )
         if e.seq <= prev:
             raise BadTurn(f"turn {first.session}/{first.turn}: seq {e.seq} does not follow {prev}")
         prev = e.seq
-        if e.kind is Kind.CALL:
+        kind = e.kind
+        if kind is call:
             open_calls.add(e.call_id)
-        elif e.kind is Kind.RESULT:
+        elif kind is result:
             if e.call_id not in open_calls:
                 raise BadTurn(f"turn {first.session}/{first.turn}: RESULT {e.call_id} has no CALL before it")
             open_calls.discard(e.call_id)
@@ -165,9 +171,7 @@ def check_turn(events: Sequence[Event], after_seq: int) -> None:
 def events_json(events: Iterable[Event]) -> bytes:
     """The events of a turn as one JSON array of their JSONL objects (the one serialization:
     the same bytes as ``[`` + :func:`~models.events.dumps_event` lines joined by ``,`` + ``]``)."""
-    return json.dumps([event_to_dict(e) for e in events], ensure_ascii=False, separators=(",", ":")).encode(
-        "utf-8"
-    )
+    return _ENCODE([event_to_dict(e) for e in events]).encode("utf-8")
 
 
 def _as_stored(event: Event) -> Event:
@@ -291,7 +295,7 @@ class TurnStore:
         self._fd: int | None = fd
         self._pid = os.getpid()
         self._refs = refs
-        self._index = {r[0]: i for i, r in enumerate(refs)}
+        self._ids: dict[bytes, int] | None = None  # built on first use: read-only opens never need it
         self._cache: list[StoredTurn | None] = [None] * len(refs)
         self._size = size
         self._next_number = refs[-1][1] + 1 if refs else 0
@@ -439,7 +443,8 @@ class TurnStore:
         raw_id = check_turn_id(tid)
         body = events_json(turn)
         record = self._encode(self._next_number, raw_id, body)
-        known = self._index.get(raw_id)
+        index = self._index()
+        known = index.get(raw_id)
         if known is not None:
             _, _, start, end = self._refs[known]
             if self._content(os.pread(fd, end - start, start)) == self._content(record):
@@ -456,8 +461,8 @@ class TurnStore:
                 f"past its limit of {self.max_bytes} B; nothing written"
             )
         self._write(fd, record)
-        stored = StoredTurn(tid, tuple(_as_stored(e) for e in turn), self._size)
-        self._index[raw_id] = len(self._refs)
+        stored = StoredTurn(tid, tuple(map(_as_stored, turn)), self._size)
+        index[raw_id] = len(self._refs)
         self._refs.append((raw_id, self._next_number, self._size, new_size))
         self._cache.append(stored)
         self._size = new_size
@@ -513,10 +518,10 @@ class TurnStore:
         return tuple(r[0].decode("utf-8", "replace") for r in self._refs)
 
     def __contains__(self, turn_id: object) -> bool:
-        return isinstance(turn_id, str) and turn_id.encode("utf-8", "replace") in self._index
+        return isinstance(turn_id, str) and turn_id.encode("utf-8", "replace") in self._index()
 
     def get(self, turn_id: str) -> StoredTurn:
-        i = self._index.get(turn_id.encode("utf-8", "replace"))
+        i = self._index().get(turn_id.encode("utf-8", "replace"))
         if i is None:
             raise StoreError(f"{self.path}: no turn {turn_id!r} in the log")
         return self._turn_at(i)
@@ -558,6 +563,12 @@ class TurnStore:
                 )
             session = names[0] if names else ""
         return History(self.events(session), costs=costs)
+
+    def _index(self) -> dict[bytes, int]:
+        """Turn id → position among the records (ids are unique: recovery guarantees it)."""
+        if self._ids is None:
+            self._ids = dict(zip(map(itemgetter(0), self._refs), range(len(self._refs)), strict=True))
+        return self._ids
 
     def _turn_at(self, i: int) -> StoredTurn:
         t = self._cache[i]

@@ -1,19 +1,8 @@
-"""The two on-disk formats of the durable log, and how a damaged file is read back.
+"""Reading a damaged log back: torn tails, damage in the middle, and what was skipped.
 
 The log is the record ("sending less is not storing less"), so reading it back must never
-invent, merge or reorder a turn. This module holds the byte layout of both formats — the framed
-one the store uses and the newline-delimited JSON one kept for comparison — next to the scanners
-that recover them, so the writer and the reader cannot drift apart.
-
-Framed (``frames``), all integers little-endian::
-
-    header  16 B   magic b"\\x89TCL\\r\\n\\x1a\\n" | version u16 | flags u16 (0) | crc32(bytes 0..11) u32
-    frame          length L u32 | crc32(body) u32 | body (L bytes)
-    body           frame number u32 | id length k u8 (1..255) | turn id (k B, UTF-8) | events JSON
-
-Lines (``lines``): a header line ``{"format":"turncheck-lines","version":1}`` then one line
-``{"id":…,"events":[…]}`` per turn. The events JSON is ``[`` + the events' JSONL objects joined
-by ``,`` + ``]`` in both formats — one serialization (:func:`models.events.dumps_event`).
+invent, merge or reorder a turn. The scanners here recover both formats of
+:mod:`models.log_format`.
 
 Recovery invariant: the records returned are byte-for-byte records a writer completed, in
 write order. A damaged region followed by no valid record is a torn tail (cut, in bytes);
@@ -25,60 +14,26 @@ it skipped.
 from __future__ import annotations
 
 import json
-import re
-import struct
 from bisect import bisect_left
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Literal
 from zlib import crc32
 
-from models.errors import TurncheckError
+from models.log_format import (
+    FRAME_HEAD,
+    HEADER_SIZE,
+    LINE_START,
+    MAX_ID_BYTES,
+    LogCorrupt,
+    Ref,
+    check_frame_header,
+    check_line_header,
+)
 
 RecoveryPolicy = Literal["stop", "resync"]
 POLICIES: tuple[str, ...] = ("stop", "resync")
-
-FRAME_MAGIC = b"\x89TCL\r\n\x1a\n"
-FRAME_VERSION = 1
-_HEADER = struct.Struct("<8sHHI")
-HEADER_SIZE = _HEADER.size  # 16
-_FRAME_HEAD = struct.Struct("<IIIB")  # length, crc32(body), frame number, id length
-FRAME_OVERHEAD = 13  # bytes of a frame besides the turn id and the events JSON
-MAX_ID_BYTES = 255
-
-LINE_FORMAT = "turncheck-lines"
-LINE_VERSION = 1
-LINE_HEADER = b'{"format":"turncheck-lines","version":1}\n'
-_LINE_START = b'{"id":'
 _DECODER = json.JSONDecoder()
-_PLAIN_ID = re.compile(rb"[ !#-\[\]-~]+")  # printable ASCII without quote or backslash
-
-Ref = tuple[bytes, int, int, int]
-"""A recovered record: (turn id as UTF-8, record number, start offset, end offset)."""
-
-
-class StoreError(TurncheckError):
-    """Base of every error the durable log raises; the message is one line naming the file."""
-
-
-class NotALog(StoreError):
-    """The file is not a turncheck log of the expected format (wrong magic or header)."""
-
-
-class NewerFormat(StoreError):
-    """The log was written by a newer turncheck (format version above the one we read)."""
-
-
-class LogCorrupt(StoreError):
-    """Damage that is not a torn tail, found under policy ``stop`` (or a damaged header).
-
-    ``offset`` is the byte where the damage starts (0 for the header).
-    """
-
-    def __init__(self, message: str, offset: int = 0) -> None:
-        super().__init__(message)
-        self.offset = offset
-
 
 @dataclass(frozen=True)
 class Skipped:
@@ -146,61 +101,11 @@ class Recovery:
         return "; ".join(parts)
 
 
-def encode_frame_header(version: int = FRAME_VERSION) -> bytes:
-    head = struct.pack("<8sHH", FRAME_MAGIC, version, 0)
-    return head + struct.pack("<I", crc32(head))
-
-
-def encode_frame(number: int, turn_id: bytes, events_json: bytes) -> bytes:
-    """One frame; the CRC covers the body (number, id, events), the length is checked by it."""
-    body = struct.pack("<IB", number, len(turn_id)) + turn_id + events_json
-    return struct.pack("<II", len(body), crc32(body)) + body
-
-
-def frame_content(record: bytes) -> bytes:
-    """The number-independent part of a frame (id length, id, events): equal for equal turns."""
-    return record[12:]
-
-
-def frame_events_json(record: bytes) -> bytes:
-    return record[13 + record[12] :]
-
-
-def encode_line(turn_id: bytes, events_json: bytes) -> bytes:
-    if _PLAIN_ID.fullmatch(turn_id):
-        tid = b'"' + turn_id + b'"'
-    else:
-        tid = json.dumps(turn_id.decode("utf-8"), ensure_ascii=False).encode("utf-8")
-    return _LINE_START + tid + b',"events":' + events_json + b"}\n"
-
-
-def _check_frame_header(data: bytes, where: str) -> int | None:
-    """Header length, or ``None`` when the file is empty or a strict prefix of a header."""
-    n = len(data)
-    if n < HEADER_SIZE:
-        if encode_frame_header().startswith(data) or (n < 8 and FRAME_MAGIC.startswith(data)):
-            return None
-        raise NotALog(f"{where}: not a turncheck log (wrong magic, {n} B file)")
-    magic, version, flags, check = _HEADER.unpack_from(data, 0)
-    if magic != FRAME_MAGIC:
-        raise NotALog(f"{where}: not a turncheck log (wrong magic {data[:8]!r})")
-    if crc32(data[:12]) != check:
-        raise LogCorrupt(f"{where}: log header is damaged (checksum mismatch in bytes 0..15)")
-    if version > FRAME_VERSION:
-        raise NewerFormat(
-            f"{where}: log format version {version} is newer than this turncheck reads "
-            f"({FRAME_VERSION}); upgrade turncheck"
-        )
-    if version < 1 or flags != 0:
-        raise NotALog(f"{where}: unsupported log format version {version} (flags {flags})")
-    return HEADER_SIZE
-
-
 def _frame_problem(data: bytes, pos: int, n: int) -> str | None:
     """Why no valid frame starts at ``pos`` (``None`` when one does)."""
     if pos + 13 > n:
         return "truncated frame header"
-    length, check, _number, k = _FRAME_HEAD.unpack_from(data, pos)
+    length, check, _number, k = FRAME_HEAD.unpack_from(data, pos)
     if k == 0 or length < 5 + k + 2:
         return f"bad frame length {length} / id length {k}"
     end = pos + 8 + length
@@ -213,7 +118,7 @@ def _frame_problem(data: bytes, pos: int, n: int) -> str | None:
 
 def _next_frame(data: bytes, start: int, n: int) -> int | None:
     """The first offset ≥ ``start`` where a valid frame begins."""
-    unpack = _FRAME_HEAD.unpack_from
+    unpack = FRAME_HEAD.unpack_from
     mv = memoryview(data)
     for q in range(start, n - 12):
         length, check, _number, k = unpack(data, q)
@@ -258,7 +163,7 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
         For a damaged header, or under ``stop`` for damage followed by a valid frame.
     """
     n = len(data)
-    if _check_frame_header(data, where) is None:
+    if check_frame_header(data, where) is None:
         return [], Recovery("frames", policy, n, 0, torn_offset=0, torn_bytes=n)
     refs, pos = _clean_frames(data, HEADER_SIZE, n)
     if pos == n and len(set(map(itemgetter(0), refs))) == len(refs):
@@ -271,7 +176,7 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
     expected = refs[-1][1] + 1 if refs else 0
     after_skip = False
     mv = memoryview(data)
-    unpack = _FRAME_HEAD.unpack_from
+    unpack = FRAME_HEAD.unpack_from
     while pos < n:
         if pos + 13 <= n:
             length, check, number, k = unpack(data, pos)
@@ -332,7 +237,7 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
 def _clean_frames(data: bytes, pos: int, n: int) -> tuple[list[Ref], int]:
     """The longest run of valid, consecutively numbered frames from ``pos`` (the fast path:
     undamaged logs never leave it), and where it stops."""
-    unpack = _FRAME_HEAD.unpack_from
+    unpack = FRAME_HEAD.unpack_from
     ids: list[bytes] = []
     starts: list[int] = []
     add_id, add_start = ids.append, starts.append
@@ -375,31 +280,9 @@ def _frame_anomaly(
     return f"frame numbers jump from {expected - 1} to {number} (frames missing)"
 
 
-def _check_line_header(data: bytes, where: str) -> int | None:
-    nl = data.find(b"\n")
-    if nl < 0:
-        if LINE_HEADER.startswith(data):
-            return None
-        raise NotALog(f"{where}: not a turncheck line log (no header line)")
-    try:
-        head = json.loads(data[:nl])
-    except ValueError:
-        head = None
-    if not isinstance(head, dict) or head.get("format") != LINE_FORMAT:
-        raise NotALog(f"{where}: not a turncheck line log (first line is not its header)")
-    version = head.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise NotALog(f"{where}: unsupported line log version {version!r}")
-    if version > LINE_VERSION:
-        raise NewerFormat(
-            f"{where}: line log version {version} is newer than this turncheck reads ({LINE_VERSION})"
-        )
-    return nl + 1
-
-
 def _line_record(line: bytes) -> bytes | None:
     """The turn id of a well-formed record line (without its newline), else ``None``."""
-    if not line.startswith(_LINE_START):
+    if not line.startswith(LINE_START):
         return None
     try:
         obj = json.loads(line.decode("utf-8"))
@@ -419,11 +302,11 @@ def _line_record(line: bytes) -> bytes | None:
 
 def _merged_at(line: bytes) -> int | None:
     """Offset inside ``line`` where a complete record starts after a torn fragment."""
-    p = line.find(_LINE_START, 1)
+    p = line.find(LINE_START, 1)
     while p > 0:
         if _line_record(line[p:]) is not None:
             return p
-        p = line.find(_LINE_START, p + 1)
+        p = line.find(LINE_START, p + 1)
     return None
 
 
@@ -437,7 +320,7 @@ def scan_lines(data: bytes, policy: str = "stop", where: str = "<log>") -> tuple
     corruption. Record numbers are positions in the accepted sequence.
     """
     n = len(data)
-    start = _check_line_header(data, where)
+    start = check_line_header(data, where)
     if start is None:
         return [], Recovery("lines", policy, n, 0, torn_offset=0, torn_bytes=n)
     refs, pos = _clean_lines(data, start)
@@ -510,7 +393,7 @@ def _clean_lines(data: bytes, pos: int) -> tuple[list[Ref], int]:
     scan = _DECODER.scan_once  # the C scanner json.loads ends in, minus two layers of calls
     lines = data[pos:].split(b"\n")
     for line in lines[:-1]:  # the last piece has no newline: never committed
-        if not line.startswith(_LINE_START):
+        if not line.startswith(LINE_START):
             break
         try:
             text = line.decode("utf-8")
@@ -534,11 +417,3 @@ def _clean_lines(data: bytes, pos: int) -> tuple[list[Ref], int]:
         add((raw, len(refs), pos, end))
         pos = end
     return refs, pos
-
-
-def line_events_json(record: bytes) -> list[object]:
-    """The events list of a record line (parsed; the line format has no fixed byte layout)."""
-    obj = json.loads(record)
-    events = obj["events"]
-    assert isinstance(events, list)
-    return events

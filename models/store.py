@@ -15,15 +15,11 @@ is the same interface over newline-delimited JSON, kept for comparison. New form
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import os
 import re
 import stat
-import time
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from operator import itemgetter
 from pathlib import Path
 from types import TracebackType
@@ -31,24 +27,37 @@ from typing import Any, ClassVar, Literal
 
 from models.cost import CostModel
 from models.errors import BadParameter
-from models.events import Event, EventFormatError, Kind, event_from_dict, event_to_dict
+from models.events import Event, EventFormatError, event_from_dict
 from models.history import History
-from models.recovery import (
-    MAX_ID_BYTES,
-    POLICIES,
+from models.log_file import (
+    LogBusy,
+    LogNotFound,
+    LogPermission,
+    lock,
+    open_fd,
+    read_all,
+    sync_dir,
+    sync_file,
+)
+from models.log_format import (
+    BadTurn,
     LogCorrupt,
     NewerFormat,
     NotALog,
-    Recovery,
     Ref,
-    Skipped,
+    StoredTurn,
     StoreError,
+    as_stored,
+    check_turn,
+    check_turn_id,
+    default_turn_id,
     encode_frame,
     encode_frame_header,
+    events_json,
     frame_content,
     frame_events_json,
-    scan_frames,
 )
+from models.recovery import POLICIES, Recovery, Skipped, scan_frames
 
 __all__ = [
     "BadTurn", "LogBusy", "LogClosed", "LogCorrupt", "LogFull", "LogNotFound", "LogPermission",
@@ -60,21 +69,6 @@ FsyncPolicy = Literal["always", "batch", "never"]
 FSYNC_POLICIES: tuple[str, ...] = ("always", "batch", "never")
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 DEFAULT_BATCH = 256
-_LOCK_POLL_SECONDS = 0.005
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-
-class LogNotFound(StoreError):
-    """The log file (or its directory) does not exist."""
-
-
-class LogPermission(StoreError):
-    """The process may not read (or, to append, write) the log file."""
-
-
-class LogBusy(StoreError):
-    """Another opener — in this process or another — owns the log."""
 
 
 class LogFull(StoreError):
@@ -85,101 +79,8 @@ class TurnConflict(StoreError):
     """A turn id already committed with different content."""
 
 
-class BadTurn(StoreError, BadParameter):
-    """A turn that is not one whole turn (USER … TERM of one session), or a bad turn id."""
-
-
 class LogClosed(StoreError):
     """The log was closed, opened read-only, or is used from another process than its opener."""
-
-
-@dataclass(frozen=True)
-class StoredTurn:
-    """A committed turn as read back from the log: its id, its events, where its record starts."""
-
-    turn_id: str
-    events: tuple[Event, ...]
-    offset: int
-
-    @property
-    def session(self) -> str:
-        return self.events[0].session
-
-    @property
-    def turn(self) -> int:
-        return self.events[0].turn
-
-
-def default_turn_id(events: Sequence[Event]) -> str:
-    """``session/turn`` of the turn's first event: a retry of the same turn gets the same id."""
-    return f"{events[0].session}/{events[0].turn}"
-
-
-def check_turn_id(turn_id: str) -> bytes:
-    """The id as UTF-8 (1..255 bytes, no control characters), or :class:`BadTurn`."""
-    if not isinstance(turn_id, str) or not turn_id:
-        raise BadTurn(f"turn id must be a non-empty string, got {turn_id!r}")
-    if _CONTROL.search(turn_id):
-        raise BadTurn(f"turn id {turn_id!r} contains a control character")
-    try:
-        raw = turn_id.encode("utf-8")
-    except UnicodeEncodeError:
-        raise BadTurn(f"turn id {turn_id!r} cannot be encoded as UTF-8") from None
-    if len(raw) > MAX_ID_BYTES:
-        raise BadTurn(f"turn id is {len(raw)} B long; the limit is {MAX_ID_BYTES} B")
-    return raw
-
-
-def check_turn(events: Sequence[Event], after_seq: int) -> None:
-    """Refuse anything but one whole turn: USER, CALL/RESULT, TERM of one (session, turn).
-
-    Seqs increase strictly within the turn and start after ``after_seq`` (the log's last seq);
-    every RESULT answers a CALL earlier in the turn. Dangling CALLs are allowed (the data's
-    fault, kept as written).
-    """
-    if not events:
-        raise BadTurn("a turn needs at least a USER and a TERM event; got none")
-    first, last = events[0], events[-1]
-    if first.kind is not Kind.USER or last.kind is not Kind.TERM or len(events) < 2:
-        raise BadTurn(
-            f"turn {first.session}/{first.turn} must start with USER and end with TERM "
-            f"(got {first.kind.name} … {last.kind.name})"
-        )
-    open_calls: set[str | None] = set()
-    prev = after_seq
-    session, number = first.session, first.turn
-    call, result = Kind.CALL, Kind.RESULT
-    for e in events:
-        if e.session != session or e.turn != number:
-            raise BadTurn(
-                f"turn {first.session}/{first.turn} holds an event of {e.session}/{e.turn} (seq {e.seq})"
-            )
-        if e.seq <= prev:
-            raise BadTurn(f"turn {first.session}/{first.turn}: seq {e.seq} does not follow {prev}")
-        prev = e.seq
-        kind = e.kind
-        if kind is call:
-            open_calls.add(e.call_id)
-        elif kind is result:
-            if e.call_id not in open_calls:
-                raise BadTurn(f"turn {first.session}/{first.turn}: RESULT {e.call_id} has no CALL before it")
-            open_calls.discard(e.call_id)
-        elif e is not first and e is not last:
-            raise BadTurn(f"turn {first.session}/{first.turn}: {e.kind.name} at seq {e.seq} inside the turn")
-
-
-def events_json(events: Iterable[Event]) -> bytes:
-    """The events of a turn as one JSON array of their JSONL objects (the one serialization:
-    the same bytes as ``[`` + :func:`~models.events.dumps_event` lines joined by ``,`` + ``]``)."""
-    return _ENCODE([event_to_dict(e) for e in events]).encode("utf-8")
-
-
-def _as_stored(event: Event) -> Event:
-    """The event as reading it back yields it (``text`` fixes ``chars``; ``source`` equal to
-    ``session`` is not stored), without paying for a decode when nothing would change."""
-    if (event.text is None or event.chars == len(event.text)) and event.source != event.session:
-        return event
-    return event_from_dict(event_to_dict(event))
 
 
 def _check_options(fsync: str, policy: str, max_bytes: int, wait: float, batch: int) -> None:
@@ -193,61 +94,6 @@ def _check_options(fsync: str, policy: str, max_bytes: int, wait: float, batch: 
         raise BadParameter(f"batch must be a positive integer, got {batch!r}")
     if not isinstance(wait, int | float) or wait < 0:
         raise BadParameter(f"wait must be a number of seconds >= 0, got {wait!r}")
-
-
-def _open_fd(path: Path, readonly: bool, create: bool) -> int:
-    flags = os.O_RDONLY if readonly else os.O_RDWR | (os.O_CREAT if create else 0)
-    try:
-        return os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
-    except FileNotFoundError:
-        if create and not os.path.isdir(path.parent):
-            raise LogNotFound(f"{path}: directory {path.parent} does not exist") from None
-        raise LogNotFound(f"{path}: no such log") from None
-    except IsADirectoryError:
-        raise LogNotFound(f"{path}: is a directory, not a log file") from None
-    except PermissionError:
-        need = "read" if readonly else "read and write"
-        raise LogPermission(f"{path}: permission denied (opening the log needs {need} access)") from None
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot open ({exc.strerror})") from None
-
-
-def _lock(fd: int, path: Path, readonly: bool, wait: float) -> None:
-    """Take the ownership lock, polling for about ``wait`` seconds in total.
-
-    Polls back off from 0.5 ms to 5 ms; the budget is the sum of the sleeps, so no clock is read.
-    """
-    mode = (fcntl.LOCK_SH if readonly else fcntl.LOCK_EX) | fcntl.LOCK_NB
-    slept, pause = 0.0, _LOCK_POLL_SECONDS / 10
-    while True:
-        try:
-            fcntl.flock(fd, mode)
-            return
-        except BlockingIOError:
-            if slept >= wait:
-                break
-            time.sleep(pause)
-            slept += pause
-            pause = min(pause * 2, _LOCK_POLL_SECONDS)
-        except OSError as exc:
-            raise StoreError(f"{path}: cannot lock ({exc.strerror})") from None
-    waited = f" after waiting {wait:g} s" if wait else ""
-    raise LogBusy(
-        f"{path}: log is already open by another owner{waited} (one owner at a time; "
-        f"read-only openers share); close the other opener or pass wait"
-    )
-
-
-def _read_all(fd: int, size: int) -> bytes:
-    parts = []
-    got = 0
-    while got < size:
-        chunk = os.pread(fd, size - got, got)
-        if not chunk:
-            break
-        parts.append(chunk)
-        got += len(chunk)
-    return b"".join(parts)
 
 
 class TurnStore:
@@ -342,13 +188,13 @@ class TurnStore:
         _check_options(fsync, policy, max_bytes, wait, batch)
         p = Path(path)
         existed = os.path.exists(p)
-        fd = _open_fd(p, readonly, create)
+        fd = open_fd(p, readonly, create)
         try:
-            _lock(fd, p, readonly, wait)
+            lock(fd, p, readonly, wait)
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise NotALog(f"{p}: not a regular file")
-            data = _read_all(fd, st.st_size)
+            data = read_all(fd, st.st_size)
             refs, recovery = cls._scan(data, policy, str(p))
             size = len(data)
             if not readonly:
@@ -372,9 +218,9 @@ class TurnStore:
                 header = cls._header()
                 os.pwrite(fd, header, 0)
                 size = len(header)
-            _sync(fd)
+            sync_file(fd)
             if not existed:
-                _sync_dir(path.parent)
+                sync_dir(path.parent)
         except OSError as exc:
             raise StoreError(f"{path}: cannot repair the torn tail ({exc.strerror})") from None
         return size
@@ -386,7 +232,7 @@ class TurnStore:
             return
         try:
             if os.getpid() == self._pid and not self.readonly and self.fsync != "never" and self._unsynced:
-                _sync(fd)
+                sync_file(fd)
         finally:
             os.close(fd)
 
@@ -461,7 +307,7 @@ class TurnStore:
                 f"past its limit of {self.max_bytes} B; nothing written"
             )
         self._write(fd, record)
-        stored = StoredTurn(tid, tuple(map(_as_stored, turn)), self._size)
+        stored = StoredTurn(tid, tuple(map(as_stored, turn)), self._size)
         index[raw_id] = len(self._refs)
         self._refs.append((raw_id, self._next_number, self._size, new_size))
         self._cache.append(stored)
@@ -477,11 +323,11 @@ class TurnStore:
             while done < len(record):
                 done += os.pwrite(fd, record[done:], self._size + done)
             if self.fsync == "always":
-                _sync(fd)
+                sync_file(fd)
             elif self.fsync == "batch":
                 self._unsynced += 1
                 if self._unsynced >= self.batch:
-                    _sync(fd)
+                    sync_file(fd)
                     self._unsynced = 0
             else:
                 self._unsynced += 1
@@ -498,7 +344,7 @@ class TurnStore:
         """Make every commit so far durable (``fsync``), whatever the policy."""
         fd = self._live_fd()
         if not self.readonly and self._unsynced:
-            _sync(fd)
+            sync_file(fd)
             self._unsynced = 0
 
     # -- reading -------------------------------------------------------------------------
@@ -531,7 +377,7 @@ class TurnStore:
         fd = self._live_fd()
         missing = [i for i, t in enumerate(self._cache) if t is None]
         if missing:
-            data = _read_all(fd, self._size)
+            data = read_all(fd, self._size)
             for i in missing:
                 self._cache[i] = self._decode_ref(i, data)
         return tuple(t for t in self._cache if t is not None)
@@ -593,25 +439,6 @@ class TurnStore:
             detail = re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], str(exc))  # one line
             raise StoreError(f"{where} passed its check but does not decode ({detail})") from None
         return StoredTurn(tid, events, start)
-
-
-def _sync(fd: int) -> None:
-    (getattr(os, "fdatasync", None) or os.fsync)(fd)
-
-
-def _sync_dir(directory: Path) -> None:
-    """Persist a new directory entry (best effort where directories cannot be opened)."""
-    try:
-        dfd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError as exc:
-        if exc.errno not in (errno.EINVAL, errno.EBADF):
-            raise
-    finally:
-        os.close(dfd)
 
 
 class TurnLog(TurnStore):

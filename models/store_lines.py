@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.recovery import LINE_HEADER, Recovery, Ref, encode_line, line_events_json, scan_lines
+from models.log_format import LINE_HEADER, Ref, encode_line, line_events_json
+from models.recovery import Recovery, scan_lines
 from models.store import TurnStore
 
 

@@ -22,15 +22,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from models.recovery import (
-    LINE_HEADER,
-    LogCorrupt,
-    encode_frame,
-    encode_frame_header,
-    encode_line,
-    scan_frames,
-    scan_lines,
-)
+from models.log_format import LINE_HEADER, LogCorrupt, encode_frame, encode_frame_header, encode_line
+from models.recovery import scan_frames, scan_lines
 from scenarios.base import (
     Judgement,
     Progress,

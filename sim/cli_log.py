@@ -21,7 +21,8 @@ import typer
 
 from models.errors import BadParameter
 from models.events import dumps_event
-from models.recovery import FRAME_MAGIC, POLICIES, NotALog
+from models.log_format import FRAME_MAGIC, NotALog
+from models.recovery import POLICIES
 from models.store import LogNotFound, LogPermission, TurnLog, TurnStore
 from models.store_lines import LineTurnLog
 

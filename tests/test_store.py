@@ -14,8 +14,8 @@ import pytest
 import models.store as store_mod
 from models.cost import Utf8JsonCost
 from models.events import Event, Kind
+from models.log_format import FRAME_MAGIC, encode_frame_header
 from models.projector import MandatoryInputExceedsBudget, project
-from models.recovery import FRAME_MAGIC, encode_frame_header
 from models.store import (
     DEFAULT_MAX_BYTES,
     BadTurn,
@@ -245,7 +245,7 @@ def test_fsync_policy(
     path = tmp_path / "log"
     TurnLog.open(path, create=True).close()
     calls: list[int] = []
-    monkeypatch.setattr(store_mod, "_sync", lambda fd: calls.append(fd))
+    monkeypatch.setattr(store_mod, "sync_file", lambda fd: calls.append(fd))
     with TurnLog.open(path, fsync=policy, batch=batch) as log:
         fill(log, commits)
     assert len(calls) == syncs  # batch: every `batch` commits plus the rest on close
@@ -255,7 +255,7 @@ def test_sync_makes_pending_commits_durable(tmp_path: Path, monkeypatch: pytest.
     path = tmp_path / "log"
     calls: list[int] = []
     with TurnLog.open(path, create=True, fsync="never") as log:
-        monkeypatch.setattr(store_mod, "_sync", lambda fd: calls.append(fd))
+        monkeypatch.setattr(store_mod, "sync_file", lambda fd: calls.append(fd))
         fill(log, 3)
         assert calls == []
         log.sync()

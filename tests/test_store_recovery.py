@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from test_store import digest, fill, make_turn, one_line
 
 import models.store as store_mod
-from models.recovery import HEADER_SIZE, LINE_HEADER, scan_frames, scan_lines
+from models.log_format import HEADER_SIZE, LINE_HEADER
+from models.recovery import scan_frames, scan_lines
 from models.store import LogCorrupt, StoredTurn, StoreError, TurnLog, TurnStore
 from models.store_lines import LineTurnLog
 
@@ -26,7 +27,7 @@ def content(turns: tuple[StoredTurn, ...] | list[StoredTurn]) -> list[tuple[str,
 @pytest.fixture(autouse=True)
 def no_fsync(monkeypatch: pytest.MonkeyPatch) -> None:
     """Recovery logic is under test here, not the disk: skip the (slow) fsyncs of repairs."""
-    monkeypatch.setattr(store_mod, "_sync", lambda fd: None)
+    monkeypatch.setattr(store_mod, "sync_file", lambda fd: None)
 
 
 def build(cls: type[TurnStore], path: Path, turns: int) -> tuple[bytes, list[StoredTurn], list[int]]:

@@ -1,0 +1,109 @@
+"""The log file as an owned resource: opening it, the ownership lock, reading and syncing.
+
+Operating-system details of the durable log live here so :mod:`models.store` reads as the
+store's contract. Ownership is ``flock`` on the open file description — exclusive for writers,
+shared for read-only openers — so a second opener in another process *or the same one* is
+refused. Waiting for the lock polls with back-off and counts its own sleeps: no clock is read.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import time
+from pathlib import Path
+
+from models.log_format import StoreError
+
+_LOCK_POLL_SECONDS = 0.005
+
+
+class LogNotFound(StoreError):
+    """The log file (or its directory) does not exist."""
+
+
+class LogPermission(StoreError):
+    """The process may not read (or, to append, write) the log file."""
+
+
+class LogBusy(StoreError):
+    """Another opener — in this process or another — owns the log."""
+
+
+def open_fd(path: Path, readonly: bool, create: bool) -> int:
+    """A descriptor on the log (read-only, or read-write and created when asked); every OS
+    refusal becomes a one-line :class:`StoreError` naming the path."""
+    flags = os.O_RDONLY if readonly else os.O_RDWR | (os.O_CREAT if create else 0)
+    try:
+        return os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except FileNotFoundError:
+        if create and not os.path.isdir(path.parent):
+            raise LogNotFound(f"{path}: directory {path.parent} does not exist") from None
+        raise LogNotFound(f"{path}: no such log") from None
+    except IsADirectoryError:
+        raise LogNotFound(f"{path}: is a directory, not a log file") from None
+    except PermissionError:
+        need = "read" if readonly else "read and write"
+        raise LogPermission(f"{path}: permission denied (opening the log needs {need} access)") from None
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot open ({exc.strerror})") from None
+
+
+def lock(fd: int, path: Path, readonly: bool, wait: float) -> None:
+    """Take the ownership lock, polling for about ``wait`` seconds in total.
+
+    Polls back off from 0.5 ms to 5 ms; the budget is the sum of the sleeps, so no clock is read.
+    """
+    mode = (fcntl.LOCK_SH if readonly else fcntl.LOCK_EX) | fcntl.LOCK_NB
+    slept, pause = 0.0, _LOCK_POLL_SECONDS / 10
+    while True:
+        try:
+            fcntl.flock(fd, mode)
+            return
+        except BlockingIOError:
+            if slept >= wait:
+                break
+            time.sleep(pause)
+            slept += pause
+            pause = min(pause * 2, _LOCK_POLL_SECONDS)
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot lock ({exc.strerror})") from None
+    waited = f" after waiting {wait:g} s" if wait else ""
+    raise LogBusy(
+        f"{path}: log is already open by another owner{waited} (one owner at a time; "
+        f"read-only openers share); close the other opener or pass wait"
+    )
+
+
+def read_all(fd: int, size: int) -> bytes:
+    """The first ``size`` bytes of the file (fewer if it is shorter)."""
+    parts = []
+    got = 0
+    while got < size:
+        chunk = os.pread(fd, size - got, got)
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+def sync_file(fd: int) -> None:
+    """Flush the file's data and size to disk (``fdatasync`` where there is one)."""
+    (getattr(os, "fdatasync", None) or os.fsync)(fd)
+
+
+def sync_dir(directory: Path) -> None:
+    """Persist a new directory entry (best effort where directories cannot be opened)."""
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EBADF):
+            raise
+    finally:
+        os.close(dfd)

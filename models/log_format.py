@@ -1,0 +1,244 @@
+"""One record of the durable log: a whole turn, validated, serialized, and laid out as bytes.
+
+The writer (:mod:`models.store`) and the reader (:mod:`models.recovery`) share this module, so
+the two cannot drift apart. A record holds exactly one whole turn — USER, CALL/RESULT pairs,
+TERM of one (session, turn) — whose events are serialized once: a JSON array of their JSONL
+objects (:func:`models.events.event_to_dict`, compact, UTF-8), the same bytes as the
+:func:`~models.events.dumps_event` lines joined by ``,`` inside ``[…]``.
+
+Framed (``frames``), all integers little-endian::
+
+    header  16 B   magic b"\\x89TCL\\r\\n\\x1a\\n" | version u16 | flags u16 (0) | crc32(bytes 0..11) u32
+    frame          length L u32 | crc32(body) u32 | body (L bytes)
+    body           frame number u32 | id length k u8 (1..255) | turn id (k B, UTF-8) | events JSON
+
+Lines (``lines``): a header line ``{"format":"turncheck-lines","version":1}`` then one line
+``{"id":…,"events":[…]}`` per turn; the newline is the commit mark.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from zlib import crc32
+
+from models.errors import BadParameter, TurncheckError
+from models.events import Event, Kind, event_from_dict, event_to_dict
+
+FRAME_MAGIC = b"\x89TCL\r\n\x1a\n"
+FRAME_VERSION = 1
+HEADER = struct.Struct("<8sHHI")
+HEADER_SIZE = HEADER.size  # 16
+FRAME_HEAD = struct.Struct("<IIIB")  # length, crc32(body), frame number, id length
+FRAME_OVERHEAD = 13  # bytes of a frame besides the turn id and the events JSON
+MAX_ID_BYTES = 255
+
+LINE_FORMAT = "turncheck-lines"
+LINE_VERSION = 1
+LINE_HEADER = b'{"format":"turncheck-lines","version":1}\n'
+LINE_START = b'{"id":'
+_PLAIN_ID = re.compile(rb"[ !#-\[\]-~]+")  # printable ASCII without quote or backslash
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+Ref = tuple[bytes, int, int, int]
+"""A recovered record: (turn id as UTF-8, record number, start offset, end offset)."""
+
+
+class StoreError(TurncheckError):
+    """Base of every error the durable log raises; the message is one line naming the file."""
+
+
+class NotALog(StoreError):
+    """The file is not a turncheck log of the expected format (wrong magic or header)."""
+
+
+class NewerFormat(StoreError):
+    """The log was written by a newer turncheck (format version above the one we read)."""
+
+
+class LogCorrupt(StoreError):
+    """Damage that is not a torn tail, found under policy ``stop`` (or a damaged header).
+
+    ``offset`` is the byte where the damage starts (0 for the header).
+    """
+
+    def __init__(self, message: str, offset: int = 0) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
+class BadTurn(StoreError, BadParameter):
+    """A turn that is not one whole turn (USER … TERM of one session), or a bad turn id."""
+
+
+@dataclass(frozen=True)
+class StoredTurn:
+    """A committed turn as read back from the log: its id, its events, where its record starts."""
+
+    turn_id: str
+    events: tuple[Event, ...]
+    offset: int
+
+    @property
+    def session(self) -> str:
+        return self.events[0].session
+
+    @property
+    def turn(self) -> int:
+        return self.events[0].turn
+
+
+def default_turn_id(events: Sequence[Event]) -> str:
+    """``session/turn`` of the turn's first event: a retry of the same turn gets the same id."""
+    return f"{events[0].session}/{events[0].turn}"
+
+
+def check_turn_id(turn_id: str) -> bytes:
+    """The id as UTF-8 (1..255 bytes, no control characters), or :class:`BadTurn`."""
+    if not isinstance(turn_id, str) or not turn_id:
+        raise BadTurn(f"turn id must be a non-empty string, got {turn_id!r}")
+    if _CONTROL.search(turn_id):
+        raise BadTurn(f"turn id {turn_id!r} contains a control character")
+    try:
+        raw = turn_id.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadTurn(f"turn id {turn_id!r} cannot be encoded as UTF-8") from None
+    if len(raw) > MAX_ID_BYTES:
+        raise BadTurn(f"turn id is {len(raw)} B long; the limit is {MAX_ID_BYTES} B")
+    return raw
+
+
+def check_turn(events: Sequence[Event], after_seq: int) -> None:
+    """Refuse anything but one whole turn: USER, CALL/RESULT, TERM of one (session, turn).
+
+    Seqs increase strictly within the turn and start after ``after_seq`` (the log's last seq);
+    every RESULT answers a CALL earlier in the turn. Dangling CALLs are allowed (the data's
+    fault, kept as written).
+    """
+    if not events:
+        raise BadTurn("a turn needs at least a USER and a TERM event; got none")
+    first, last = events[0], events[-1]
+    if first.kind is not Kind.USER or last.kind is not Kind.TERM or len(events) < 2:
+        raise BadTurn(
+            f"turn {first.session}/{first.turn} must start with USER and end with TERM "
+            f"(got {first.kind.name} … {last.kind.name})"
+        )
+    open_calls: set[str | None] = set()
+    prev = after_seq
+    session, number = first.session, first.turn
+    call, result = Kind.CALL, Kind.RESULT
+    for e in events:
+        if e.session != session or e.turn != number:
+            raise BadTurn(
+                f"turn {first.session}/{first.turn} holds an event of {e.session}/{e.turn} (seq {e.seq})"
+            )
+        if e.seq <= prev:
+            raise BadTurn(f"turn {first.session}/{first.turn}: seq {e.seq} does not follow {prev}")
+        prev = e.seq
+        kind = e.kind
+        if kind is call:
+            open_calls.add(e.call_id)
+        elif kind is result:
+            if e.call_id not in open_calls:
+                raise BadTurn(f"turn {first.session}/{first.turn}: RESULT {e.call_id} has no CALL before it")
+            open_calls.discard(e.call_id)
+        elif e is not first and e is not last:
+            raise BadTurn(f"turn {first.session}/{first.turn}: {e.kind.name} at seq {e.seq} inside the turn")
+
+
+def events_json(events: Iterable[Event]) -> bytes:
+    """The events of a turn as one JSON array of their JSONL objects (the one serialization:
+    the same bytes as ``[`` + :func:`~models.events.dumps_event` lines joined by ``,`` + ``]``)."""
+    return _ENCODE([event_to_dict(e) for e in events]).encode("utf-8")
+
+
+def as_stored(event: Event) -> Event:
+    """The event as reading it back yields it (``text`` fixes ``chars``; ``source`` equal to
+    ``session`` is not stored), without paying for a decode when nothing would change."""
+    if (event.text is None or event.chars == len(event.text)) and event.source != event.session:
+        return event
+    return event_from_dict(event_to_dict(event))
+
+
+def encode_frame_header(version: int = FRAME_VERSION) -> bytes:
+    head = struct.pack("<8sHH", FRAME_MAGIC, version, 0)
+    return head + struct.pack("<I", crc32(head))
+
+
+def encode_frame(number: int, turn_id: bytes, events_json: bytes) -> bytes:
+    """One frame; the CRC covers the body (number, id, events), the length is checked by it."""
+    body = struct.pack("<IB", number, len(turn_id)) + turn_id + events_json
+    return struct.pack("<II", len(body), crc32(body)) + body
+
+
+def frame_content(record: bytes) -> bytes:
+    """The number-independent part of a frame (id length, id, events): equal for equal turns."""
+    return record[12:]
+
+
+def frame_events_json(record: bytes) -> bytes:
+    return record[13 + record[12] :]
+
+
+def encode_line(turn_id: bytes, events_json: bytes) -> bytes:
+    if _PLAIN_ID.fullmatch(turn_id):
+        tid = b'"' + turn_id + b'"'
+    else:
+        tid = json.dumps(turn_id.decode("utf-8"), ensure_ascii=False).encode("utf-8")
+    return LINE_START + tid + b',"events":' + events_json + b"}\n"
+
+
+def line_events_json(record: bytes) -> list[object]:
+    """The events list of a record line (parsed; the line format has no fixed byte layout)."""
+    obj = json.loads(record)
+    events = obj["events"]
+    assert isinstance(events, list)
+    return events
+
+
+def check_frame_header(data: bytes, where: str) -> int | None:
+    """Header length, or ``None`` when the file is empty or a strict prefix of a header."""
+    n = len(data)
+    if n < HEADER_SIZE:
+        if encode_frame_header().startswith(data) or (n < 8 and FRAME_MAGIC.startswith(data)):
+            return None
+        raise NotALog(f"{where}: not a turncheck log (wrong magic, {n} B file)")
+    magic, version, flags, check = HEADER.unpack_from(data, 0)
+    if magic != FRAME_MAGIC:
+        raise NotALog(f"{where}: not a turncheck log (wrong magic {data[:8]!r})")
+    if crc32(data[:12]) != check:
+        raise LogCorrupt(f"{where}: log header is damaged (checksum mismatch in bytes 0..15)")
+    if version > FRAME_VERSION:
+        raise NewerFormat(
+            f"{where}: log format version {version} is newer than this turncheck reads "
+            f"({FRAME_VERSION}); upgrade turncheck"
+        )
+    if version < 1 or flags != 0:
+        raise NotALog(f"{where}: unsupported log format version {version} (flags {flags})")
+    return HEADER_SIZE
+
+
+def check_line_header(data: bytes, where: str) -> int | None:
+    nl = data.find(b"\n")
+    if nl < 0:
+        if LINE_HEADER.startswith(data):
+            return None
+        raise NotALog(f"{where}: not a turncheck line log (no header line)")
+    try:
+        head = json.loads(data[:nl])
+    except ValueError:
+        head = None
+    if not isinstance(head, dict) or head.get("format") != LINE_FORMAT:
+        raise NotALog(f"{where}: not a turncheck line log (first line is not its header)")
+    version = head.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise NotALog(f"{where}: unsupported line log version {version!r}")
+    if version > LINE_VERSION:
+        raise NewerFormat(
+            f"{where}: line log version {version} is newer than this turncheck reads ({LINE_VERSION})"
+        )
+    return nl + 1

@@ -28,12 +28,17 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from models.errors import TurncheckError
 from models.protocol import Property, ProtocolModel
 
 if TYPE_CHECKING:
     import networkx as nx
 
 Status = Literal["holds", "violated", "reached", "unreached"]
+
+
+class NotASymmetry(TurncheckError):
+    """A model's ``canonical`` merged states that do not behave alike (a bug in the model)."""
 
 
 @dataclass(frozen=True)
@@ -159,7 +164,7 @@ def concretize(model: ProtocolModel[Any, Any], canonical_path: Sequence[Any]) ->
     and call ids as renamed by ``canonical``. To give a trace that replays with plain ``step``,
     we walk from a real initial state and at each step pick an enabled action whose successor
     lies in the next state's symmetry class (one always exists when ``canonical`` is a true
-    symmetry; otherwise this raises ``ValueError``).
+    symmetry; otherwise this raises :class:`NotASymmetry`).
     """
     canon = model.canonical
     inits = list(model.init_states())
@@ -169,7 +174,7 @@ def concretize(model: ProtocolModel[Any, Any], canonical_path: Sequence[Any]) ->
             start = i
             break
     if start is None:
-        raise ValueError("no initial state matches the start of the path")
+        raise NotASymmetry(f"model {model.name}: no initial state matches the start of the path")
     state = inits[start]
     actions: list[Any] = []
     states: list[Any] = [state]
@@ -182,7 +187,7 @@ def concretize(model: ProtocolModel[Any, Any], canonical_path: Sequence[Any]) ->
                 state = nxt
                 break
         else:
-            raise ValueError(
+            raise NotASymmetry(
                 f"model {model.name}: canonical() is not a symmetry — no action from step "
                 f"{len(actions)} reaches the next state's class"
             )

@@ -186,9 +186,10 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
                 if number == expected and tid not in index:
                     index[tid] = len(refs)
                     refs.append((tid, number, pos, end))
-                    expected = number + 1
                     after_skip = False
-                    pos = end
+                    more, stop = _clean_frames(data, end, n, number + 1)  # back to the fast path
+                    pos = _resume(refs, index, more, stop)
+                    expected = refs[-1][1] + 1
                     continue
                 problem = _frame_anomaly(data, refs, index, tid, number, expected, pos, end, after_skip)
                 if problem is None:  # a gap explained by the region just skipped
@@ -234,14 +235,24 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
     return refs, Recovery("frames", policy, n, len(refs), None, 0, tuple(skipped), duplicates)
 
 
-def _clean_frames(data: bytes, pos: int, n: int) -> tuple[list[Ref], int]:
-    """The longest run of valid, consecutively numbered frames from ``pos`` (the fast path:
-    undamaged logs never leave it), and where it stops."""
+def _resume(refs: list[Ref], index: dict[bytes, int], more: list[Ref], stop: int) -> int:
+    """Accept a clean stretch found by a fast path until an id repeats; where scanning goes on."""
+    for ref in more:
+        if ref[0] in index:
+            return ref[2]  # the careful loop classifies the repeat
+        index[ref[0]] = len(refs)
+        refs.append(ref)
+    return stop
+
+
+def _clean_frames(data: bytes, pos: int, n: int, first: int = 0) -> tuple[list[Ref], int]:
+    """The longest run of valid frames numbered ``first``, ``first + 1``, … from ``pos`` (the
+    fast path: undamaged logs never leave it), and where it stops."""
     unpack = FRAME_HEAD.unpack_from
     ids: list[bytes] = []
     starts: list[int] = []
     add_id, add_start = ids.append, starts.append
-    expected = 0
+    expected = first
     limit = n - 13
     while pos <= limit:
         length, check, number, k = unpack(data, pos)
@@ -253,7 +264,7 @@ def _clean_frames(data: bytes, pos: int, n: int) -> tuple[list[Ref], int]:
         expected += 1
         pos = end
     ends = [*starts[1:], pos] if starts else []
-    return list(zip(ids, range(len(ids)), starts, ends, strict=True)), pos
+    return list(zip(ids, range(first, first + len(ids)), starts, ends, strict=True)), pos
 
 
 def _frame_anomaly(
@@ -380,40 +391,37 @@ def scan_lines(data: bytes, policy: str = "stop", where: str = "<log>") -> tuple
             continue
         index[tid] = len(refs)
         refs.append((tid, len(refs), at, end))
-        pos = end
+        more, stop = _clean_lines(data, end, len(refs))  # back to the fast path
+        pos = _resume(refs, index, more, stop)
     torn_at = bad[0] if bad is not None else (pos if pos < n else None)
     torn = 0 if torn_at is None else n - torn_at
     return refs, Recovery("lines", policy, n, len(refs), torn_at, torn, tuple(skipped), duplicates)
 
 
-def _clean_lines(data: bytes, pos: int) -> tuple[list[Ref], int]:
-    """The longest run of well-formed record lines from ``pos`` (the fast path), and its end."""
-    refs: list[Ref] = []
-    add = refs.append
+def _clean_lines(data: bytes, pos: int, first: int = 0) -> tuple[list[Ref], int]:
+    """The longest run of well-formed record lines from ``pos``, numbered from ``first`` (the
+    fast path), and its end."""
+    ids: list[bytes] = []
+    starts: list[int] = []
+    add_id, add_start = ids.append, starts.append
     scan = _DECODER.scan_once  # the C scanner json.loads ends in, minus two layers of calls
     lines = data[pos:].split(b"\n")
-    for line in lines[:-1]:  # the last piece has no newline: never committed
-        if not line.startswith(LINE_START):
-            break
+    del lines[-1]  # the last piece has no newline: never committed
+    for line in lines:
         try:
             text = line.decode("utf-8")
             obj, stop = scan(text, 0)
-        except (ValueError, StopIteration):
-            break
-        if stop != len(text):
-            break
-        if type(obj) is not dict or len(obj) != 2 or type(obj.get("events")) is not list:
-            break
-        tid = obj.get("id")
-        if type(tid) is not str or not tid:
-            break
-        try:
+            tid = obj["id"]
             raw = tid.encode("utf-8")
-        except UnicodeEncodeError:
+        except (ValueError, StopIteration, KeyError, TypeError, AttributeError):
+            break  # not JSON, not an object with an id, or an id that is no text
+        if (
+            stop != len(text) or not line.startswith(LINE_START) or len(obj) != 2
+            or type(tid) is not str or type(obj.get("events")) is not list or not 0 < len(raw) <= MAX_ID_BYTES
+        ):  # fmt: skip
             break
-        if len(raw) > MAX_ID_BYTES:
-            break
-        end = pos + len(line) + 1
-        add((raw, len(refs), pos, end))
-        pos = end
-    return refs, pos
+        add_id(raw)
+        add_start(pos)
+        pos += len(line) + 1
+    ends = [*starts[1:], pos] if starts else []
+    return list(zip(ids, range(first, first + len(ids)), starts, ends, strict=True)), pos

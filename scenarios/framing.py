@@ -100,6 +100,7 @@ class Framed:
     starts: list[int]
     header: int
     payload: int
+    index: dict[bytes, int]
 
     def torn_tail(self, t: int) -> bytes:
         return self.data[: self.starts[t] + len(self.records[t]) // 2]
@@ -117,9 +118,10 @@ class Framed:
 def build(records: list[bytes]) -> tuple[Framed, Framed]:
     """Both framings of the same records (record i has turn id ``r{i}``)."""
     out = []
+    ids = [b"r%d" % i for i in range(len(records))]
     for name, header, encode in (
-        ("lines", LINE_HEADER, lambda i, body: encode_line(b"r%d" % i, body)),
-        ("frames", encode_frame_header(), lambda i, body: encode_frame(i, b"r%d" % i, body)),
+        ("lines", LINE_HEADER, lambda i, body: encode_line(ids[i], body)),
+        ("frames", encode_frame_header(), lambda i, body: encode_frame(i, ids[i], body)),
     ):
         encoded = [encode(i, b"[" + r + b"]") for i, r in enumerate(records)]
         starts, pos = [], len(header)
@@ -127,17 +129,19 @@ def build(records: list[bytes]) -> tuple[Framed, Framed]:
             starts.append(pos)
             pos += len(rec)
         payload = sum(len(r) + 2 for r in records)
-        out.append(Framed(name, header + b"".join(encoded), encoded, starts, len(header), payload))
+        index = dict(zip(ids, range(len(ids)), strict=True))
+        out.append(Framed(name, header + b"".join(encoded), encoded, starts, len(header), payload, index))
     return out[0], out[1]
 
 
-Returned = list[tuple[bytes, bytes]]
-"""What a reader returned: (turn id, record bytes as the reader delimited them)."""
+Returned = list[tuple[bytes, int, int, int]]
+"""What a reader returned: (turn id, number, start, end) — each record's span in the data."""
 
 
 @dataclass(frozen=True)
 class Outcome:
     reader: str
+    data: bytes
     refused_at: int | None
     returned: Returned
     skipped_bytes: int = 0
@@ -151,56 +155,69 @@ def store_reader(framing: Framed, policy: str) -> Callable[[bytes], Outcome]:
         try:
             refs, rec = scan(data, policy, framing.name)
         except LogCorrupt as exc:
-            return Outcome(f"store {policy}", exc.offset, [])
-        returned = [(tid, data[s:e]) for tid, _, s, e in refs]
-        return Outcome(f"store {policy}", None, returned, sum(k.length for k in rec.skipped), rec.torn_bytes)
+            return Outcome(f"store {policy}", data, exc.offset, [])
+        skipped = sum(k.length for k in rec.skipped)
+        return Outcome(f"store {policy}", data, None, refs, skipped, rec.torn_bytes)
 
     return read
+
+
+def _lines_with_spans(data: bytes) -> list[tuple[bytes, int, int]]:
+    """Each piece between newlines after the header, with its span (newline included)."""
+    out, pos = [], len(LINE_HEADER)
+    for line in data[pos:].split(b"\n"):
+        end = min(pos + len(line) + 1, len(data))
+        if line:
+            out.append((line, pos, end))
+        pos = end
+    return out
 
 
 def lax_lines(data: bytes) -> Outcome:
     """The seed's lax reader: split on newlines, take the first ``"id"`` field of each line."""
     out: Returned = []
-    for line in data[len(LINE_HEADER) :].split(b"\n"):
+    for line, s, e in _lines_with_spans(data):
         m = _LAX_ID.search(line)
         if m:
-            out.append((m.group(1), line + b"\n"))
-    return Outcome("lax fields", None, out)
+            out.append((m.group(1), len(out), s, e))
+    return Outcome("lax fields", data, None, out)
 
 
 def strict_skipping_lines(data: bytes) -> Outcome:
     """A strict JSON reader that skips lines that do not parse (no idea of torn or merged)."""
     out: Returned = []
     skipped = 0
-    for line in data[len(LINE_HEADER) :].split(b"\n"):
+    parse = json.JSONDecoder().raw_decode
+    for line, s, e in _lines_with_spans(data):
         try:
-            obj = json.loads(line.decode("utf-8"))
-            out.append((obj["id"].encode("utf-8"), line + b"\n"))
+            text = line.decode("utf-8")
+            obj, stop = parse(text)
+            if stop != len(text):
+                raise ValueError("extra data")
+            out.append((obj["id"].encode("utf-8"), len(out), s, e))
         except (ValueError, KeyError, TypeError, AttributeError):
-            skipped += len(line) + 1 if line else 0
-    return Outcome("strict, skip bad lines", None, out, skipped)
+            skipped += e - s
+    return Outcome("strict, skip bad lines", data, None, out, skipped)
 
 
-def tally(
-    outcome: Outcome, framing: Framed, acknowledged: int, unacknowledged: int | None = None
-) -> dict[str, int]:
-    """Returned / intact / phantom / missing against records ``0..acknowledged-1`` except
-    ``unacknowledged`` (the torn one)."""
-    records = framing.records
-    skip = b"r%d" % unacknowledged if unacknowledged is not None else None
-    intact: set[bytes] = set()
-    for tid, rec in outcome.returned:
-        if tid != skip and tid[:1] == b"r" and tid[1:].isdigit():
-            i = int(tid[1:])
-            if i < acknowledged and records[i] == rec:
-                intact.add(tid)
-    returned = len(outcome.returned)
-    expected = acknowledged - (1 if unacknowledged is not None and unacknowledged < acknowledged else 0)
+def tally(outcome: Outcome, framing: Framed, upto: int, without: int | None = None) -> dict[str, int]:
+    """Returned / intact / phantom / missing against the acknowledged records: ``0..upto-1``
+    except ``without`` (the torn one). Intact means byte-identical to what was written."""
+    index, records, data = framing.index, framing.records, outcome.data
+    matched: set[int] = set()
+    for tid, _, s, e in outcome.returned:
+        i = index.get(tid)
+        if i is not None and i < upto and i != without:
+            rec = records[i]
+            if e - s == len(rec) and data.startswith(rec, s):
+                matched.add(i)
+    returned, intact = len(outcome.returned), len(matched)
+    acknowledged = upto - (1 if without is not None and without < upto else 0)
     return {
         "returned": returned,
-        "intact": len(intact),
-        "phantom": returned - len(intact),
-        "missing": expected - len(intact),
+        "intact": intact,
+        "phantom": returned - intact,
+        "missing": acknowledged - intact,
     }
 
 

@@ -404,7 +404,7 @@ def _clean_lines(data: bytes, pos: int, first: int = 0) -> tuple[list[Ref], int]
     ids: list[bytes] = []
     starts: list[int] = []
     add_id, add_start = ids.append, starts.append
-    scan = _DECODER.scan_once  # the C scanner json.loads ends in, minus two layers of calls
+    scan = _DECODER.scan_once  # type: ignore[attr-defined]  # the C scanner json.loads ends in
     lines = data[pos:].split(b"\n")
     del lines[-1]  # the last piece has no newline: never committed
     for line in lines:

@@ -21,10 +21,12 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from models.log_format import LINE_HEADER, LogCorrupt, encode_frame, encode_frame_header, encode_line
 from models.recovery import scan_frames, scan_lines
 from scenarios.base import (
+    Cell,
     Judgement,
     Progress,
     Scenario,
@@ -229,8 +231,8 @@ def _damage_rows(
     lax: bool,
     skipping: bool,
     step: Callable[[], None],
-) -> list[tuple[object, ...]]:
-    rows: list[tuple[object, ...]] = []
+) -> list[tuple[Cell, ...]]:
+    rows: list[tuple[Cell, ...]] = []
     for framing in framings:
         data = damaged(framing)
         readers: list[Callable[[bytes], Outcome]] = []
@@ -386,7 +388,7 @@ def run(params: FramingParams, progress: Progress) -> ScenarioResult:
     return ScenarioResult("framing", params_dict(params), params.seed, tables, judgements)
 
 
-def _row(rows: list[tuple[object, ...]], framing: str, reader: str) -> dict[str, object]:
+def _row(rows: list[tuple[Cell, ...]], framing: str, reader: str) -> dict[str, Any]:
     for r in rows:
         if r[1] == framing and r[2] == reader:
             return dict(zip(DAMAGE_COLUMNS, r, strict=True))
@@ -396,8 +398,8 @@ def _row(rows: list[tuple[object, ...]], framing: str, reader: str) -> dict[str,
 def _judge(
     tail_ok: bool,
     tears: tuple[int, ...],
-    append_rows: list[tuple[object, ...]],
-    flip_rows: list[tuple[object, ...]],
+    append_rows: list[tuple[Cell, ...]],
+    flip_rows: list[tuple[Cell, ...]],
 ) -> tuple[Judgement, ...]:
     fr, lr = _row(append_rows, "frames", "store resync"), _row(append_rows, "lines", "store resync")
     fs, ls = _row(append_rows, "frames", "store stop"), _row(append_rows, "lines", "store stop")

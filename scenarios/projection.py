@@ -31,6 +31,7 @@ from models.projector import STRATEGIES, MandatoryInputExceedsBudget, Window, pr
 from models.store import TurnLog, TurnStore
 from models.store_lines import LineTurnLog
 from scenarios.base import (
+    Cell,
     Judgement,
     Progress,
     Scenario,
@@ -189,10 +190,10 @@ def run(params: ProjectionParams, progress: Progress) -> ScenarioResult:
 
 def _conversation(
     path: Path, p: ProjectionParams, progress: Progress
-) -> tuple[list[tuple[object, ...]], list[Judgement], list[tuple[object, ...]]]:
+) -> tuple[list[tuple[Cell, ...]], list[Judgement], list[tuple[Cell, ...]]]:
     cls = _store(p)
     conv = ORCHID
-    rows: list[tuple[object, ...]] = []
+    rows: list[tuple[Cell, ...]] = []
     with cls.open(path, create=True, fsync=p.fsync) as log:
         commit_turns(log, conv, range(2))
         before = digest(path)
@@ -266,7 +267,7 @@ def _conversation(
             )
         )
         progress(3, 4)
-        strategy_rows = []
+        strategy_rows: list[tuple[Cell, ...]] = []
         strategies_clean = True
         stored = log.turns()
         mid = cost.frame + sum(cost.event_cost(e) for e in (*stored[2].events, stored[1].events[-1]))
@@ -330,9 +331,9 @@ def default_budgets(conv: Conversation, cost: Utf8JsonCost) -> tuple[int, ...]:
     return (m - 1, m, m + newest, m + rest, m + rest + 100)
 
 
-def _budget_table(path: Path, p: ProjectionParams) -> tuple[list[tuple[object, ...]], list[Judgement]]:
+def _budget_table(path: Path, p: ProjectionParams) -> tuple[list[tuple[Cell, ...]], list[Judgement]]:
     conv = BUDGET_FIXTURE
-    rows: list[tuple[object, ...]] = []
+    rows: list[tuple[Cell, ...]] = []
     exact = True
     with _store(p).open(path, create=True, fsync=p.fsync) as log:
         commit_turns(log, conv, range(len(conv.turns)))

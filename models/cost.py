@@ -20,6 +20,7 @@ import json
 import math
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from models.errors import BadParameter, UnknownName
@@ -174,7 +175,7 @@ class Utf8JsonCost:
     def current_message(self) -> dict[str, str]:
         return {"role": "user", "content": self.current}
 
-    @property
+    @cached_property
     def frame(self) -> int:
         return len(self.request([]).encode("utf-8"))
 

@@ -332,3 +332,14 @@ def project(history: History, budget: int, strategy: str | Strategy, cost: CostM
     if not isinstance(window, Window):
         raise TurncheckError(f"projector {strategy_name(strategy)} returned {type(window).__name__}, not a Window")
     return window
+
+
+def turn_counts(window: Window) -> tuple[int, int]:
+    """``(kept_turns, dropped_turns)``: turn segments intersecting the window, and those wholly
+    before it (a turn cut in the middle counts as kept)."""
+    h = window.history
+    total = len(h.seg_starts)
+    if window.start >= window.end:
+        return 0, total
+    first = h.seg_idx[window.start]
+    return h.seg_idx[window.end - 1] - first + 1, first

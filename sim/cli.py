@@ -23,9 +23,9 @@ app = typer.Typer(
 
 
 def _register_commands() -> None:
-    from sim import cli_check, cli_log, cli_project, cli_sweep
+    from sim import cli_bench, cli_check, cli_log, cli_project, cli_scenario, cli_sweep
 
-    for module in (cli_project, cli_check, cli_sweep, cli_log):
+    for module in (cli_project, cli_scenario, cli_sweep, cli_check, cli_log, cli_bench):
         module.register(app)
 
 
@@ -35,7 +35,7 @@ _register_commands()
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     try:
-        app(args=argv, standalone_mode=False)
+        status = app(args=argv, standalone_mode=False)
     except TurncheckError as exc:
         print(f"turncheck: error: {exc}", file=sys.stderr)
         return 2
@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, click.exceptions.Abort):
             return 1
         raise
-    return 0
+    return status if isinstance(status, int) else 0
 
 
 if __name__ == "__main__":

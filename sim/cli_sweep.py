@@ -17,22 +17,10 @@ import typer
 
 from models.errors import BadParameter
 from reports.tables import table_markdown, write_result
+from sim.progress import ProgressBar
 from sim.sweep import LocalExecutor, sweep
 
 FORMATS = ("table", "json")
-
-
-class ProgressBar:
-    """``[#####.....] 3/18 cells`` redrawn in place on stderr."""
-
-    def __init__(self, label: str, width: int = 30) -> None:
-        self.label, self.width = label, width
-
-    def __call__(self, done: int, total: int) -> None:
-        filled = self.width * done // total if total else self.width
-        bar = "#" * filled + "." * (self.width - filled)
-        end = "\n" if done >= total else ""
-        print(f"\r{self.label} [{bar}] {done}/{total} cells", end=end, file=sys.stderr, flush=True)
 
 
 def _assignments(items: list[str] | None) -> dict[str, str]:
@@ -67,7 +55,7 @@ def sweep_command(
     if seeds < 1:
         raise BadParameter(f"parameter seeds must be >= 1, got {seeds}")
     executor = LocalExecutor(jobs)
-    progress = (lambda done, total: None) if quiet else ProgressBar(f"sweep {scenario}")
+    progress = (lambda done, total: None) if quiet else ProgressBar(f"sweep {scenario}", "cells")
     result = sweep(
         scenario, grid or [], fixed=_assignments(param), seeds=seeds, seed=seed, executor=executor,
         progress=progress,

@@ -1,0 +1,107 @@
+"""Structural checks of a real log, as seed 004's closing SQL self-check suggests, and more.
+
+Each problem kind is counted, with the first offending lines kept so a user can open the file
+at the right place. The checks read the log in seq order per session, which is the order the
+writers meant; a log that only looks right in file order is still flagged.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from models.events import Event, Kind
+
+PROBLEMS: dict[str, str] = {
+    "duplicate-seq": "seq used by more than one event",
+    "missing-seq": "gap in the seq numbering",
+    "orphan-result": "RESULT whose call id has no CALL in its session",
+    "dangling-call": "CALL that never gets a RESULT",
+    "result-before-call": "RESULT appended (by seq) before its CALL",
+    "turn-not-starting-with-user": "(session, turn) whose first event is not USER",
+    "turn-with-several-users": "(session, turn) holding more than one USER",
+    "turn-with-several-sources": "(session, turn) holding events of more than one source",
+    "reused-call-id": "call id issued by more than one CALL in a session",
+}
+
+
+@dataclass
+class LintReport:
+    """Counts per problem kind and up to ``keep`` example lines for each."""
+
+    keep: int = 5
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PROBLEMS, 0))
+    examples: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    events: int = 0
+    sessions: int = 0
+
+    def flag(self, problem: str, where: str) -> None:
+        self.counts[problem] += 1
+        if len(self.examples[problem]) < self.keep:
+            self.examples[problem].append(where)
+
+    @property
+    def clean(self) -> bool:
+        return not any(self.counts.values())
+
+
+def lint_events(located: list[tuple[int, Event]], keep: int = 5) -> LintReport:
+    """Check ``(line number, event)`` pairs; returns the report (never raises on bad structure)."""
+    report = LintReport(keep=keep)
+    report.events = len(located)
+
+    def at(line: int, e: Event) -> str:
+        return f"line {line}: seq {e.seq} session {e.session} turn {e.turn} {e.kind.name}" + (
+            f" {e.call_id}" if e.call_id else ""
+        )
+
+    first_line: dict[int, int] = {}
+    for line, e in located:
+        if e.seq in first_line:
+            report.flag("duplicate-seq", f"line {line}: seq {e.seq} (first at line {first_line[e.seq]})")
+        else:
+            first_line[e.seq] = line
+    seqs = sorted(first_line)
+    for a, b in zip(seqs, seqs[1:], strict=False):
+        if b != a + 1:
+            report.flag("missing-seq", f"seq {a + 1}" + (f"..{b - 1}" if b - 1 > a + 1 else "") + " missing")
+
+    by_session: dict[str, list[tuple[int, Event]]] = defaultdict(list)
+    for item in located:
+        by_session[item[1].session].append(item)
+    report.sessions = len(by_session)
+    for items in by_session.values():
+        items.sort(key=lambda it: it[1].seq)
+        calls: dict[str, list[tuple[int, Event]]] = defaultdict(list)
+        results: dict[str, list[tuple[int, Event]]] = defaultdict(list)
+        turns: dict[int, list[tuple[int, Event]]] = defaultdict(list)
+        for line, e in items:
+            turns[e.turn].append((line, e))
+            if e.kind is Kind.CALL:
+                calls[e.call_id or ""].append((line, e))
+            elif e.kind is Kind.RESULT:
+                results[e.call_id or ""].append((line, e))
+        for cid, rs in results.items():
+            cs = calls.get(cid, [])
+            if not cs:
+                for line, e in rs:
+                    report.flag("orphan-result", at(line, e))
+                continue
+            for (line, r), (_, c) in zip(rs, cs, strict=False):
+                if r.seq < c.seq:
+                    report.flag("result-before-call", at(line, r))
+        for cid, cs in calls.items():
+            if len(cs) > 1:
+                report.flag("reused-call-id", at(*cs[1]))
+            for line, c in cs[len(results.get(cid, [])) :]:
+                report.flag("dangling-call", at(line, c))
+        for evs in turns.values():
+            line, first = evs[0]
+            if first.kind is not Kind.USER:
+                report.flag("turn-not-starting-with-user", at(line, first))
+            users = [it for it in evs if it[1].kind is Kind.USER]
+            if len(users) > 1:
+                report.flag("turn-with-several-users", at(*users[1]))
+            if len({e.true_session for _, e in evs}) > 1:
+                report.flag("turn-with-several-sources", at(line, first))
+    return report

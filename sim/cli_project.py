@@ -1,0 +1,229 @@
+"""``turncheck project``, ``lint`` and ``generate``: the projector core on a user's own log.
+
+``project`` reads a JSONL history, projects every session (or one) under a budget and a
+strategy, and prints the window and its structural report; ``lint`` checks a log's structure;
+``generate`` writes a seeded seed-004 workload as JSONL. All three refuse bad input with one
+line and write nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from models.cost import COST_MODELS, CostModel, Utf8JsonCost, make_cost
+from models.errors import BadParameter
+from models.events import Event, EventFormatError, event_from_dict, read_jsonl, write_jsonl
+from models.history import History
+from models.lint import PROBLEMS, lint_events
+from models.projector import STRATEGIES, check_budget, project, resolve_strategy, turn_counts
+from models.report import COUNTERS
+from models.workload import SEED, WorkloadParams, generate_events
+
+ORDERS = ("seq", "ts-seq", "ts", "file")
+FORMATS = ("table", "json")
+
+
+def example_history() -> Path:
+    """The bundled example log (two sessions, parallel and dangling calls, CJK and emoji)."""
+    return Path(str(resources.files("scenarios") / "data" / "example.jsonl"))
+
+
+def read_order(events: list[Event], order: str) -> list[Event]:
+    """Events in the reader's order: by ``seq``, by ``(ts, seq)``, by ``ts`` alone over the file
+    (arrival) order — a stable sort, as the seed's readers do — or as stored."""
+    if order == "seq":
+        return sorted(events, key=lambda e: e.seq)
+    if order == "ts-seq":
+        return sorted(events, key=lambda e: (e.ts, e.seq))
+    if order == "ts":
+        return sorted(events, key=lambda e: e.ts)
+    if order == "file":
+        return list(events)
+    raise BadParameter(f"--order must be one of {', '.join(ORDERS)}, got {order!r}")
+
+
+def sessions_of(events: list[Event]) -> dict[str, list[Event]]:
+    out: dict[str, list[Event]] = {}
+    for e in events:
+        out.setdefault(e.session, []).append(e)
+    return out
+
+
+def _choose(value: str, allowed: tuple[str, ...], option: str) -> str:
+    if value not in allowed:
+        raise BadParameter(f"{option} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+def project_command(
+    history: Annotated[
+        Path | None, typer.Option("--history", "-H", help="JSONL event log (see README: the format).")
+    ] = None,
+    budget: Annotated[int, typer.Option("--budget", "-b", help="Budget: tokens (estimate) or bytes (utf8-json).")] = 4000,
+    strategy: Annotated[
+        str, typer.Option("--strategy", "-s", help="M0..M5, REQ, or package.module:function.")
+    ] = "M1",
+    cost: Annotated[
+        str | None, typer.Option("--cost", help="estimate | utf8-json (default: utf8-json for REQ, else estimate).")
+    ] = None,
+    cjk_ratio: Annotated[float, typer.Option("--cjk-ratio", help="Characters per token for CJK text (estimate).")] = 1.5,
+    escape: Annotated[str, typer.Option("--escape", help="JSON escape profile for utf8-json: python | java.")] = "python",
+    model: Annotated[str, typer.Option("--model", help="Model name in the request (utf8-json).")] = "agnes-3.0-flash",
+    system: Annotated[str, typer.Option("--system", help="System prompt (mandatory part of REQ).")] = "",
+    current: Annotated[str, typer.Option("--current", help="Current question (mandatory part of REQ).")] = "",
+    session: Annotated[str | None, typer.Option("--session", help="Project only this session.")] = None,
+    order: Annotated[str, typer.Option("--order", help="Read order: seq | ts-seq | ts | file.")] = "seq",
+    emit_payload: Annotated[bool, typer.Option("--emit-payload", help="Include the exact request text.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="table | json (one object per session per line).")] = "table",
+    example: Annotated[bool, typer.Option("--example", help="Use the bundled example history.")] = False,
+) -> None:
+    """Project each session of a log under a budget and print the window and its report."""
+    _choose(fmt, FORMATS, "--format")
+    _choose(escape, ("python", "java"), "--escape")
+    check_budget(budget)
+    resolve_strategy(strategy)
+    if history is None and not example:
+        raise BadParameter("give --history FILE.jsonl (or --example for the bundled log)")
+    path = example_history() if example else history
+    assert path is not None
+    cost_name = cost or ("utf8-json" if strategy == "REQ" else "estimate")
+    _choose(cost_name, COST_MODELS, "--cost") if not cost_name.startswith("bpe:") else None
+    cost_model = make_cost(
+        cost_name, cjk_ratio=cjk_ratio, profile=escape, model=model, system=system, current=current
+    )
+    if emit_payload and not isinstance(cost_model, Utf8JsonCost):
+        raise BadParameter("--emit-payload needs --cost utf8-json (the payload is the serialized request)")
+    events = read_order(read_jsonl(path), order)
+    groups = sessions_of(events)
+    if session is not None:
+        if session not in groups:
+            raise BadParameter(f"session {session!r} is not in {path} (sessions: {', '.join(list(groups)[:10])})")
+        groups = {session: groups[session]}
+    rows = [project_session(name, evs, budget, strategy, cost_model, emit_payload) for name, evs in groups.items()]
+    if fmt == "json":
+        for row in rows:
+            sys.stdout.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+    else:
+        sys.stdout.write(render_table(rows))
+
+
+def project_session(
+    name: str, events: list[Event], budget: int, strategy: str, cost: CostModel, emit_payload: bool
+) -> dict[str, Any]:
+    """One session's projection as the JSON object ``project --format json`` prints."""
+    h = History(events, [cost])
+    w = project(h, budget, strategy, cost)
+    kept, dropped = turn_counts(w)
+    row: dict[str, Any] = {
+        "session": name,
+        "strategy": strategy,
+        "budget": budget,
+        "cost_model": cost.name,
+        "start_seq": h.events[w.start].seq if w.start < w.end else None,
+        "end_seq": h.events[w.end - 1].seq if w.start < w.end else None,
+        "kept_events": len(w.events),
+        "kept_turns": kept,
+        "dropped_turns": dropped,
+        "cost": w.cost,
+    }
+    row.update(w.report._asdict())
+    if isinstance(cost, Utf8JsonCost):
+        payload = w.payload(cost)
+        row["payload_bytes"] = len(payload.encode("utf-8"))
+        if emit_payload:
+            row["payload"] = payload
+    return row
+
+
+def render_table(rows: list[dict[str, Any]]) -> str:
+    cols = ["session", "strategy", "budget", "start_seq", "end_seq", "kept_events", "kept_turns",
+            "dropped_turns", "cost", *COUNTERS]  # fmt: skip
+    if any("payload_bytes" in r for r in rows):
+        cols.append("payload_bytes")
+    shown = [c for c in cols if c in ("session", "strategy", "budget", "cost") or any(r.get(c) for r in rows)]
+    lines = ["| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
+    for r in rows:
+        lines.append("| " + " | ".join("—" if r.get(c) is None else str(r.get(c)) for c in shown) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def lint_command(
+    history: Annotated[Path, typer.Argument(help="JSONL event log to check.")],
+    fmt: Annotated[str, typer.Option("--format", help="table | json.")] = "table",
+    examples: Annotated[int, typer.Option("--examples", help="Offending lines shown per problem.")] = 5,
+) -> None:
+    """Check a log's structure; exit 0 when clean, 1 with a per-problem summary."""
+    _choose(fmt, FORMATS, "--format")
+    if examples < 0:
+        raise BadParameter(f"--examples must be >= 0, got {examples}")
+    if not history.exists() or history.is_dir():
+        raise EventFormatError(f"{history}: no such file")
+    located: list[tuple[int, Event]] = []
+    try:
+        with history.open(encoding="utf-8") as fh:
+            for number, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise EventFormatError(f"{history}:{number}: malformed JSON ({exc.msg})") from None
+                located.append((number, event_from_dict(obj, f"{history}:{number}")))
+    except UnicodeDecodeError as exc:
+        raise EventFormatError(f"{history}: not UTF-8 text (byte {exc.start})") from None
+    report = lint_events(located, keep=examples)
+    if fmt == "json":
+        out = {"file": str(history), "events": report.events, "sessions": report.sessions,
+               "clean": report.clean, "counts": report.counts, "examples": dict(report.examples)}  # fmt: skip
+        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    else:
+        print(f"{history}: {report.events} events in {report.sessions} sessions")
+        if report.clean:
+            print("clean: no structural problems")
+        for problem, count in report.counts.items():
+            if count:
+                print(f"{count:>8}  {problem}: {PROBLEMS[problem]}")
+                for where in report.examples[problem]:
+                    print(f"          {where}")
+    if not report.clean:
+        raise typer.Exit(1)
+
+
+def generate_command(
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Output JSONL file (default: stdout).")] = None,
+    sessions: Annotated[int, typer.Option("--sessions", help="Sessions.")] = 10,
+    turns: Annotated[int, typer.Option("--turns", help="Turns per session.")] = 20,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = SEED,
+    p_result: Annotated[float, typer.Option("--p-result", help="Probability a call's result is written.")] = 1.0,
+    p_parallel: Annotated[float, typer.Option("--p-parallel", help="Probability a turn's calls run in parallel.")] = 0.0,
+    cjk_share: Annotated[float, typer.Option("--cjk-share", help="Share of CJK events.")] = 0.3,
+    max_calls: Annotated[int, typer.Option("--max-calls", help="Most tool calls in one turn.")] = 4,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
+) -> None:
+    """Write a seeded seed-004 workload as JSONL (sizes only, no text)."""
+    params = WorkloadParams(
+        sessions=sessions, turns=turns, seed=seed, p_result=p_result, p_parallel=p_parallel,
+        cjk_share=cjk_share, max_calls=max_calls,
+    )  # fmt: skip
+    if out is None:
+        write_jsonl(generate_events(params), sys.stdout)
+        return
+    if out.exists() and not force:
+        raise BadParameter(f"{out} exists; pass --force to overwrite")
+    tmp = out.with_name(out.name + ".part")
+    with tmp.open("w", encoding="utf-8") as fh:
+        n = write_jsonl(generate_events(params), fh)
+    tmp.replace(out)
+    print(f"wrote {n} events in {sessions} sessions to {out}", file=sys.stderr)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("project", help=f"Project a JSONL log under a budget ({', '.join(STRATEGIES)}).")(project_command)
+    app.command("lint", help="Check a JSONL log's structure (orphans, dangling calls, seq, turns).")(lint_command)
+    app.command("generate", help="Write a seeded seed-004 workload as JSONL.")(generate_command)

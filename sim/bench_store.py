@@ -6,7 +6,9 @@ with ``fsync='batch'`` (one fdatasync per 256 commits and at close) and prints e
 comparison. It reopens the log read-only and prints recovered frames/s (target ≥ 500 000/s:
 read, length + CRC32 check of every frame, id index, decode of the last turn), and the bytes on
 disk of frames, lines and the plain events JSONL for the same turns. Any other scale uses
-20 000 turns. Timings are printed only, never asserted or written to result files.
+20 000 turns. Rates are per wall-clock second, with the rate per CPU-second of this process
+beside them (on a shared machine the two differ). Timings are printed only, never asserted or
+written to result files.
 """
 
 from __future__ import annotations
@@ -50,31 +52,31 @@ def sample_turns(turns: int, seed: int = 20261030) -> list[list[Event]]:
     return out
 
 
-def _append(cls: type[TurnStore], path: Path, turns: list[list[Event]], fsync: str) -> float:
-    """Seconds to open, commit every turn and close (the final sync included)."""
+def _append(cls: type[TurnStore], path: Path, turns: list[list[Event]], fsync: str) -> tuple[float, float]:
+    """Wall and CPU seconds to open, commit every turn and close (the final sync included)."""
     path.unlink(missing_ok=True)
     enabled = gc.isenabled()
     gc.disable()
     try:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with cls.open(path, create=True, fsync=fsync, max_bytes=_NO_LIMIT) as log:
             for turn in turns:
                 log.commit(turn)
-        return time.perf_counter() - t0
+        return time.perf_counter() - t0, time.process_time() - c0
     finally:
         if enabled:
             gc.enable()
 
 
-def _recover(cls: type[TurnStore], path: Path, repeats: int = 3) -> tuple[float, int]:
-    """Best of ``repeats`` read-only opens: seconds, and records recovered."""
-    best, records = float("inf"), 0
+def _recover(cls: type[TurnStore], path: Path, repeats: int = 3) -> tuple[float, float, int]:
+    """Best of ``repeats`` read-only opens: wall and CPU seconds, and records recovered."""
+    best, best_cpu, records = float("inf"), float("inf"), 0
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         with cls.open(path, readonly=True, max_bytes=_NO_LIMIT) as log:
             records = len(log)
-        best = min(best, time.perf_counter() - t0)
-    return best, records
+        best, best_cpu = min(best, time.perf_counter() - t0), min(best_cpu, time.process_time() - c0)
+    return best, best_cpu, records
 
 
 def _rate(count: float, seconds: float) -> str:
@@ -89,31 +91,37 @@ def run(scale: str) -> list[str]:
     lines: list[str] = []
     with tempfile.TemporaryDirectory(prefix="turncheck-bench-store-") as tmp:
         frames_path, lines_path = Path(tmp) / "frames.log", Path(tmp) / "lines.log"
-        secs = _append(TurnLog, frames_path, turns, "batch")
+        secs, cpu = _append(TurnLog, frames_path, turns, "batch")
         lines.append(
             f"append frames, fsync=batch (256/sync): {n} turns, {events} events in {secs:.2f} s → "
-            f"{_rate(events, secs)} events/s ({_rate(n, secs)} turns/s) "
-            f"[target ≥ {_rate(APPEND_TARGET, 1)} events/s]"
+            f"{_rate(events, secs)} events/s ({_rate(n, secs)} turns/s; {_rate(events, cpu)} events per "
+            f"CPU-second) [target ≥ {_rate(APPEND_TARGET, 1)} events/s]"
         )
-        secs = _append(TurnLog, Path(tmp) / "never.log", turns, "never")
-        lines.append(f"append frames, fsync=never: {_rate(events, secs)} events/s")
+        secs, cpu = _append(TurnLog, Path(tmp) / "never.log", turns, "never")
+        lines.append(
+            f"append frames, fsync=never: {_rate(events, secs)} events/s ({_rate(events, cpu)} per CPU-s)"
+        )
         few = turns[: min(n, 2000)]
         few_events = sum(len(t) for t in few)
-        secs = _append(TurnLog, Path(tmp) / "always.log", few, "always")
+        secs, cpu = _append(TurnLog, Path(tmp) / "always.log", few, "always")
         lines.append(
             f"append frames, fsync=always: {len(few)} turns → {_rate(len(few), secs)} turns/s "
             f"({_rate(few_events, secs)} events/s; one fdatasync per turn)"
         )
-        secs = _append(LineTurnLog, lines_path, turns, "batch")
-        lines.append(f"append lines, fsync=batch: {_rate(events, secs)} events/s")
-        secs, frames = _recover(TurnLog, frames_path)
+        secs, cpu = _append(LineTurnLog, lines_path, turns, "batch")
+        lines.append(
+            f"append lines, fsync=batch: {_rate(events, secs)} events/s ({_rate(events, cpu)} per CPU-s)"
+        )
+        secs, cpu, frames = _recover(TurnLog, frames_path)
         lines.append(
             f"recovery frames (open read-only, CRC every frame): {frames} frames in {secs:.3f} s → "
-            f"{_rate(frames, secs)} frames/s [target ≥ {_rate(RECOVERY_TARGET, 1)}/s]"
+            f"{_rate(frames, secs)} frames/s ({_rate(frames, cpu)} per CPU-s) "
+            f"[target ≥ {_rate(RECOVERY_TARGET, 1)}/s]"
         )
-        secs, records = _recover(LineTurnLog, lines_path)
+        secs, cpu, records = _recover(LineTurnLog, lines_path)
         lines.append(
-            f"recovery lines (JSON parse every line): {records} lines → {_rate(records, secs)} lines/s"
+            f"recovery lines (JSON parse every line): {records} lines → {_rate(records, secs)} lines/s "
+            f"({_rate(records, cpu)} per CPU-s)"
         )
         jsonl = sum(len(dumps_event(e).encode("utf-8")) + 1 for t in turns for e in t)
         for name, path in (("frames", frames_path), ("lines", lines_path)):

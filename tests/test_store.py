@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import struct
@@ -10,10 +11,12 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import models.store as store_mod
 from models.cost import Utf8JsonCost
-from models.events import Event, Kind
+from models.events import Event, Kind, dumps_event
 from models.log_format import FRAME_MAGIC, encode_frame_header
 from models.projector import MandatoryInputExceedsBudget, project
 from models.store import (
@@ -30,6 +33,7 @@ from models.store import (
     StoreError,
     TurnConflict,
     TurnLog,
+    events_json,
 )
 from models.store_lines import LineTurnLog
 
@@ -464,3 +468,45 @@ def test_projection_over_the_store_never_writes(tmp_path: Path, cls: type[TurnLo
                 project(h, cost.frame - 1, strategy, cost)
         assert digest(path) == before and len(log) == 6
     assert digest(path) == before
+
+
+event_text = st.text(max_size=40)  # any Unicode but lone surrogates: quotes, controls, emoji, CJK
+
+
+@st.composite
+def whole_turns(draw: st.DrawFn) -> list[Event]:
+    calls = draw(st.integers(0, 3))
+    ts = draw(st.floats(allow_nan=False, allow_infinity=False, width=64))
+    session = draw(st.text(min_size=1, max_size=8))
+    out = [
+        Event(0, session, 0, Kind.USER, ts=ts, text=draw(event_text), source=draw(st.none() | st.just("src")))
+    ]
+    for c in range(calls):
+        out.append(Event(0, session, 0, Kind.CALL, call_id=f"c{c}", chars=draw(st.integers(0, 10**6))))
+        if draw(st.booleans()):
+            out.append(
+                Event(
+                    0,
+                    session,
+                    0,
+                    Kind.RESULT,
+                    call_id=f"c{c}",
+                    text=draw(event_text),
+                    cjk=draw(st.booleans()),
+                )
+            )
+    out.append(Event(0, session, 0, Kind.TERM, text=draw(event_text), chars=draw(st.integers(0, 5))))
+    return [dataclasses.replace(e, seq=i) for i, e in enumerate(out)]
+
+
+@settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(turn=whole_turns())
+def test_one_serialization_and_a_faithful_round_trip(tmp_path: Path, turn: list[Event]) -> None:
+    """The record's events are the dumps_event lines joined; reading back gives what commit returned."""
+    assert events_json(turn) == ("[" + ",".join(dumps_event(e) for e in turn) + "]").encode("utf-8")
+    path = tmp_path / "roundtrip.log"
+    path.unlink(missing_ok=True)
+    with TurnLog.open(path, create=True, fsync="never") as log:
+        stored = log.commit(turn, turn_id="t")
+    with TurnLog.open(path, readonly=True) as log:
+        assert log.turns() == (stored,)

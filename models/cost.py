@@ -36,7 +36,10 @@ FILLER_CJK = "汉"
 class CostModel(Protocol):
     """What the projector needs from a cost model."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The model's name as the CLI spells it (``estimate``, ``utf8-json``, ``bpe:…``)."""
+        ...
 
     @property
     def key(self) -> Hashable:

@@ -93,7 +93,8 @@ def project_command(
     path = example_history() if example else history
     assert path is not None
     cost_name = cost or ("utf8-json" if strategy == "REQ" else "estimate")
-    _choose(cost_name, COST_MODELS, "--cost") if not cost_name.startswith("bpe:") else None
+    if not cost_name.startswith("bpe:"):
+        _choose(cost_name, COST_MODELS, "--cost")
     cost_model = make_cost(
         cost_name, cjk_ratio=cjk_ratio, profile=escape, model=model, system=system, current=current
     )

@@ -1,0 +1,35 @@
+"""The README's promises: the two set-up commands, CI running the same test command, and the
+user-projector example working as printed."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from sim.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_opens_with_two_setup_commands_and_ci_runs_the_second():
+    first_block = re.search(r"```bash\n(.*?)```", README, re.S)
+    assert first_block and README.index("```bash") < README.index("##")
+    commands = [line for line in first_block.group(1).splitlines() if line.strip()]
+    assert len(commands) == 2
+    assert "turncheck demo" in commands[0] and "pytest" in commands[1]
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.startswith(("#", "set ", "cd "))]  # fmt: skip
+    assert ci == [commands[1]]
+
+
+def test_user_projector_example_runs_as_printed(tmp_path, monkeypatch, capsys):
+    code = re.search(r"```python\n# my_trim.py\n(.*?)```", README, re.S)
+    assert code
+    (tmp_path / "my_trim.py").write_text(code.group(1))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    status = main(["project", "--example", "--budget", "200", "--strategy", "my_trim:keep_whole_calls",
+                   "--format", "json"])  # fmt: skip
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert status == 0 and rows and all(r["orphanRes"] == 0 for r in rows)

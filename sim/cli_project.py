@@ -18,7 +18,7 @@ import typer
 
 from models.cost import COST_MODELS, CostModel, Utf8JsonCost, make_cost
 from models.errors import BadParameter
-from models.events import Event, EventFormatError, event_from_dict, read_jsonl, write_jsonl
+from models.events import Event, EventFormatError, Kind, event_from_dict, read_jsonl, write_jsonl
 from models.history import History
 from models.lint import PROBLEMS, lint_events
 from models.projector import STRATEGIES, check_budget, project, resolve_strategy, turn_counts
@@ -82,6 +82,9 @@ def project_command(
     emit_payload: Annotated[bool, typer.Option("--emit-payload", help="Include the exact request text.")] = False,
     fmt: Annotated[str, typer.Option("--format", help="table | json (one object per session per line).")] = "table",
     example: Annotated[bool, typer.Option("--example", help="Use the bundled example history.")] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Refuse a log with a RESULT whose call id has no CALL in its session.")
+    ] = False,
 ) -> None:
     """Project each session of a log under a budget and print the window and its report."""
     _choose(fmt, FORMATS, "--format")
@@ -101,6 +104,8 @@ def project_command(
     if emit_payload and not isinstance(cost_model, Utf8JsonCost):
         raise BadParameter("--emit-payload needs --cost utf8-json (the payload is the serialized request)")
     events = read_order(read_jsonl(path), order)
+    if strict:
+        refuse_orphan_results(events, path)
     groups = sessions_of(events)
     if session is not None:
         if session not in groups:
@@ -112,6 +117,16 @@ def project_command(
             sys.stdout.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
     else:
         sys.stdout.write(render_table(rows))
+
+
+def refuse_orphan_results(events: list[Event], path: Path) -> None:
+    """``--strict``: a RESULT for a call id never issued in its session is bad input."""
+    issued = {(e.session, e.call_id) for e in events if e.kind is Kind.CALL}
+    for e in events:
+        if e.kind is Kind.RESULT and (e.session, e.call_id) not in issued:
+            raise EventFormatError(
+                f"{path}: seq {e.seq}: RESULT for unknown call {e.call_id!r} in session {e.session!r} (--strict)"
+            )
 
 
 def project_session(

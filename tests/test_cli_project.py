@@ -157,3 +157,12 @@ def test_projector_benchmark_prints_its_figures():
     lines = bench_projector.run("quick")
     text = "\n".join(lines)
     assert "projection median per request" in text and "×" in text and "appends" in text
+
+
+def test_strict_refuses_a_result_for_an_unknown_call(tmp_path, capsys):
+    f = tmp_path / "h.jsonl"
+    f.write_text('{"seq":0,"session":"a","turn":0,"kind":"USER","chars":5}\n'
+                 '{"seq":1,"session":"a","turn":0,"kind":"RESULT","call_id":"ghost","chars":5}\n')  # fmt: skip
+    assert run(capsys, "project", "--history", str(f), "--budget", "10")[0] == 0
+    code, out, err = run(capsys, "project", "--history", str(f), "--budget", "10", "--strict")
+    assert code == 2 and out == "" and "ghost" in err and len(err.strip().splitlines()) == 1

@@ -132,7 +132,7 @@ def test_bad_budget_and_unknown_strategy():
 
 
 def test_user_projector_by_dotted_name(tmp_path, monkeypatch):
-    (tmp_path / "my_trim.py").write_text(
+    (tmp_path / "last_two_trim.py").write_text(
         "from models.projector import window_from_start\n"
         "def keep_last_two(history, budget, cost):\n"
         "    return window_from_start(history, budget, cost, max(0, len(history) - 2), 'keep-last-two')\n"
@@ -140,5 +140,5 @@ def test_user_projector_by_dotted_name(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     events = [Event(0, "s", 0, Kind.USER, chars=4), Event(1, "s", 0, Kind.CALL, "a", chars=4),
               Event(2, "s", 0, Kind.RESULT, "a", chars=4)]
-    w = project(History(events), 100, "my_trim:keep_last_two", EstimateCost())
+    w = project(History(events), 100, "last_two_trim:keep_last_two", EstimateCost())
     assert (w.start, w.report.orphanRes, w.report.pairSplit) == (1, 0, 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 from sim.cli import main
@@ -29,6 +30,7 @@ def test_user_projector_example_runs_as_printed(tmp_path, monkeypatch, capsys):
     assert code
     (tmp_path / "my_trim.py").write_text(code.group(1))
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "my_trim", raising=False)
     status = main(["project", "--example", "--budget", "200", "--strategy", "my_trim:keep_whole_calls",
                    "--format", "json"])  # fmt: skip
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

@@ -156,12 +156,18 @@ def _segmented(cols: EventColumns, lo: int, hi: int) -> EventColumns:
     )  # fmt: skip
 
 
-def build_histories(cols: EventColumns, costs: Iterable[CostModel] = (), block: int = 1000) -> Iterator[History]:
+def build_histories(
+    cols: EventColumns, costs: Iterable[CostModel] = (), block: int = 1000
+) -> Iterator[History]:
     """One read-only :class:`History` per session of ``cols``, in order, ``block`` sessions of
     index work at a time (memory stays proportional to a block)."""
     costs = list(costs)
     for lo in range(0, cols.sessions, block):
-        part = cols if (lo == 0 and cols.sessions <= block) else _segmented(cols, lo, min(lo + block, cols.sessions))
+        part = (
+            cols
+            if (lo == 0 and cols.sessions <= block)
+            else _segmented(cols, lo, min(lo + block, cols.sessions))
+        )
         enabled = gc.isenabled()
         gc.disable()  # millions of small ints: generational passes would dominate the build
         try:
@@ -193,7 +199,6 @@ def _build_block(cols: EventColumns, costs: list[CostModel]) -> Iterator[History
     seg_global = np.cumsum(new_seg) - 1
     seg_first = seg_global[off[:-1].clip(max=max(n - 1, 0))] if n else np.zeros(0, dtype=np.int64)
     seg_idx = seg_global - seg_first[sess_of_row]
-    seg_start_rows = np.flatnonzero(new_seg)
 
     # adjacent-pair flags (row i describes the pair (i-1, i)), never across sessions
     prev_ok = ~first_row
@@ -230,7 +235,7 @@ def _build_block(cols: EventColumns, costs: list[CostModel]) -> Iterator[History
 
     # safe cuts: cut p (local 0..len) is unsafe when a pair (a, b) has a < p <= b
     cover = np.zeros(n + 1, dtype=np.int64)
-    pa = np.flatnonzero((partner > np.arange(n)))
+    pa = np.flatnonzero(partner > np.arange(n))
     cover += np.bincount(pa + 1, minlength=n + 1)
     cover -= np.bincount(partner[pa] + 1, minlength=n + 1)
     covered = np.cumsum(cover)[:n]  # covered[i] > 0: cut at row i (before event i) is unsafe
@@ -295,7 +300,14 @@ def _build_block(cols: EventColumns, costs: list[CostModel]) -> Iterator[History
         yield h
 
 
-__all__ = ["ColumnEvents", "ZeroCounts", "build_histories", "column_costs", "columns_from_events", "java_round"]
+__all__ = [
+    "ColumnEvents",
+    "ZeroCounts",
+    "build_histories",
+    "column_costs",
+    "columns_from_events",
+    "java_round",
+]
 
 
 def columns_from_events(events: Sequence[Event]) -> EventColumns:
@@ -325,7 +337,9 @@ def columns_from_events(events: Sequence[Event]) -> EventColumns:
         ),
         chars=np.array([e.size for e in ordered], dtype=np.int32),
         cjk=np.array([e.cjk for e in ordered], dtype=bool),
-        offsets=np.concatenate(([0], np.cumsum(sizes))).astype(np.int64) if m else np.zeros(1, dtype=np.int64),
+        offsets=np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+        if m
+        else np.zeros(1, dtype=np.int64),
         ts=np.array([e.ts for e in ordered], dtype=np.float64),
         source=np.array([names[e.true_session] for e in ordered], dtype=np.int32),
     )

@@ -206,7 +206,9 @@ def make_cost(name: str, **options: Any) -> CostModel:
     if name == "estimate":
         return EstimateCost(**{k: v for k, v in opts.items() if k in ("cjk_ratio", "ascii_ratio")})
     if name == "utf8-json":
-        return Utf8JsonCost(**{k: v for k, v in opts.items() if k in ("profile", "model", "system", "current")})
+        return Utf8JsonCost(
+            **{k: v for k, v in opts.items() if k in ("profile", "model", "system", "current")}
+        )
     if name.startswith("bpe:"):
         from models import tokenizer  # optional real-token cost model, if installed
 

@@ -121,7 +121,9 @@ def event_from_dict(obj: Any, where: str = "event") -> Event:
         raise EventFormatError(f"{where}: expected a JSON object, got {type(obj).__name__}")
     unknown = sorted(set(obj) - set(_FIELDS))
     if unknown:
-        raise EventFormatError(f"{where}: unknown field {json.dumps(unknown[0])} (fields: {', '.join(_FIELDS)})")
+        raise EventFormatError(
+            f"{where}: unknown field {json.dumps(unknown[0])} (fields: {', '.join(_FIELDS)})"
+        )
     missing = [f for f in _REQUIRED if f not in obj]
     if missing:
         raise EventFormatError(f"{where}: missing field '{missing[0]}'")

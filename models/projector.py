@@ -164,7 +164,13 @@ def _window(
     n = len(p) - 1
     value = cost.frame + p[n] - p[s] + extra_cost
     report = structural_report(
-        h, s, value, budget, dropped_partial=dropped_partial, fallback=fallback, placeholders=len(placeholders)
+        h,
+        s,
+        value,
+        budget,
+        dropped_partial=dropped_partial,
+        fallback=fallback,
+        placeholders=len(placeholders),
     )
     return Window(h, name, budget, s, n, value, report, placeholders)
 
@@ -253,7 +259,8 @@ PROJECTORS = ("M0", "M1", "M2", "M3", "M4", "M5")
 
 
 def resolve_strategy(spec: str | Strategy) -> Strategy:
-    """A strategy by id, or a user's projector named ``package.module:function``.
+    """A strategy by id, a peer library's trimmer ``peer:NAME`` (:mod:`models.peers`), or a
+    user's projector named ``package.module:function``.
 
     A user's function has the same signature, ``(history, budget, cost) -> Window``; it may
     build its window with :func:`window_from_start` so the structural report is ours.
@@ -262,6 +269,10 @@ def resolve_strategy(spec: str | Strategy) -> Strategy:
         return spec
     if spec in STRATEGIES:
         return STRATEGIES[spec]
+    if spec.startswith("peer:"):
+        from models.peers import peer_projector  # optional peer libraries, imported lazily
+
+        return peer_projector(spec)  # type: ignore[no-any-return]
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
         try:
@@ -273,7 +284,7 @@ def resolve_strategy(spec: str | Strategy) -> Strategy:
             raise UnknownName(f"{spec!r}: module {module_name!r} has no function {attr!r}")
         return fn  # type: ignore[no-any-return]
     raise UnknownName(
-        f"unknown strategy {spec!r} (known: {', '.join(STRATEGIES)}, or package.module:function)"
+        f"unknown strategy {spec!r} (known: {', '.join(STRATEGIES)}, peer:NAME, or package.module:function)"
     )
 
 
@@ -330,7 +341,9 @@ def project(history: History, budget: int, strategy: str | Strategy, cost: CostM
     fn = resolve_strategy(strategy)
     window = fn(history, budget, cost)
     if not isinstance(window, Window):
-        raise TurncheckError(f"projector {strategy_name(strategy)} returned {type(window).__name__}, not a Window")
+        raise TurncheckError(
+            f"projector {strategy_name(strategy)} returned {type(window).__name__}, not a Window"
+        )
     return window
 
 

@@ -56,7 +56,9 @@ class WorkloadParams:
         for name in ("user_chars", "call_chars", "result_chars", "term_chars"):
             lo, hi = getattr(self, name)
             if not 0 <= lo <= hi:
-                raise BadParameter(f"workload {name} must be a range lo..hi with 0 <= lo <= hi, got {lo}..{hi}")
+                raise BadParameter(
+                    f"workload {name} must be a range lo..hi with 0 <= lo <= hi, got {lo}..{hi}"
+                )
         if self.turns * (self.max_calls + 1) >= 2**31:
             raise BadParameter("workload too large: turns × (max_calls + 1) must fit in 31 bits")
 
@@ -111,7 +113,9 @@ class EventColumns:
 
 
 def _block_rng(seed: int, block: int) -> np.random.Generator:
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed & 0xFFFFFFFF, seed >> 32, block])))
+    return np.random.Generator(
+        np.random.PCG64(np.random.SeedSequence([seed & 0xFFFFFFFF, seed >> 32, block]))
+    )
 
 
 def _generate_block(p: WorkloadParams, block: int, first: int, count: int) -> EventColumns:
@@ -170,7 +174,9 @@ def _generate_block(p: WorkloadParams, block: int, first: int, count: int) -> Ev
 
 def blocks(p: WorkloadParams) -> list[tuple[int, int, int]]:
     """The fixed blocks ``(block, first_session, count)`` the workload is generated in."""
-    return [(b, b * BLOCK, min(BLOCK, p.sessions - b * BLOCK)) for b in range((p.sessions + BLOCK - 1) // BLOCK)]
+    return [
+        (b, b * BLOCK, min(BLOCK, p.sessions - b * BLOCK)) for b in range((p.sessions + BLOCK - 1) // BLOCK)
+    ]
 
 
 def concat(parts: list[EventColumns], seq_start: int = 0) -> EventColumns:
@@ -220,7 +226,12 @@ def generate_arrays(p: WorkloadParams) -> EventColumns:
 
 def column_events(cols: EventColumns) -> Iterator[Event]:
     """The events of a column block as :class:`Event` objects (for small runs and JSONL)."""
-    seqs, sess, turns, kinds = cols.seq.tolist(), cols.session.tolist(), cols.turn.tolist(), cols.kind.tolist()
+    seqs, sess, turns, kinds = (
+        cols.seq.tolist(),
+        cols.session.tolist(),
+        cols.turn.tolist(),
+        cols.kind.tolist(),
+    )
     calls, chars, cjks = cols.call.tolist(), cols.chars.tolist(), cols.cjk.tolist()
     stamps = cols.stamps().tolist()
     srcs = None if cols.source is None else cols.source.tolist()

@@ -98,7 +98,9 @@ def result_from_json(data: Mapping[str, Any]) -> ScenarioResult:
         )
         for t in data["tables"]
     )
-    judgements = tuple(Judgement(j["name"], bool(j["passed"]), j["detail"]) for j in data.get("judgements", []))
+    judgements = tuple(
+        Judgement(j["name"], bool(j["passed"]), j["detail"]) for j in data.get("judgements", [])
+    )
     return ScenarioResult(data["scenario"], data["params"], int(data["seed"]), tables, judgements)
 
 

@@ -178,9 +178,7 @@ def parse_params(scenario: Scenario, assignments: Iterable[str] | Mapping[str, s
             )
         values[name] = _convert(raw.strip(), fields_[name], name)
     try:
-        params = (
-            dataclasses.replace(base, **values) if base is not None else scenario.params_type(**values)
-        )
+        params = dataclasses.replace(base, **values) if base is not None else scenario.params_type(**values)
     except (TypeError, ValueError) as exc:
         if isinstance(exc, BadParameter):
             raise

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import statistics
 import time
+from functools import partial
 from collections.abc import Callable
 
 from models.cost import EstimateCost, Utf8JsonCost, message_of
@@ -32,8 +33,10 @@ def synthetic_turns(turns: int, with_text: bool = False, max_chars: int = 940) -
         for kind in (Kind.USER, Kind.CALL, Kind.RESULT, Kind.TERM):
             chars = 40 + (t * 7919 + int(kind) * 104729) % (max_chars - 39)
             call = f"c{t}" if kind in (Kind.CALL, Kind.RESULT) else None
-            text = ("汉字 text \"q\"\n" * (chars // 12 + 1))[:chars] if with_text else None
-            events.append(Event(seq, "s", t, kind, call, ts=float(seq), text=text, chars=chars, cjk=t % 3 == 0))
+            text = ('汉字 text "q"\n' * (chars // 12 + 1))[:chars] if with_text else None
+            events.append(
+                Event(seq, "s", t, kind, call, ts=float(seq), text=text, chars=chars, cjk=t % 3 == 0)
+            )
             seq += 1
     return events
 
@@ -66,7 +69,9 @@ def run(scale: str = "full") -> list[str]:
     gc_was = gc.isenabled()
     gc.disable()
     try:
-        lines.append("projection median per request (µs), selection + full structural report; target ≤ 10 µs, flat:")
+        lines.append(
+            "projection median per request (µs), selection + full structural report; target ≤ 10 µs, flat:"
+        )
         lines.append("  turns      " + "  ".join(f"{s:>6}" for s in PROJECTORS))
         for n in sizes:
             h = History(synthetic_turns(n), [cost])
@@ -74,7 +79,7 @@ def run(scale: str = "full") -> list[str]:
             row = []
             for s in PROJECTORS:
                 fn = STRATEGIES[s]
-                row.append(statistics.median(median_us(lambda b=b: fn(h, b, cost), rounds) for b in budgets))
+                row.append(statistics.median(median_us(partial(fn, h, b, cost), rounds) for b in budgets))
             lines.append(f"  {n:>9,}  " + "  ".join(f"{v:6.2f}" for v in row))
             del h
 
@@ -101,7 +106,9 @@ def run(scale: str = "full") -> list[str]:
         t0 = time.perf_counter()
         History(appended, [cost])
         dt = time.perf_counter() - t0
-        lines.append(f"{len(appended):,} appends to the history index: {dt:.2f} s (target ≤ 5 s for 1 000 000)")
+        lines.append(
+            f"{len(appended):,} appends to the history index: {dt:.2f} s (target ≤ 5 s for 1 000 000)"
+        )
         del appended
     finally:
         if gc_was:

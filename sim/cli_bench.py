@@ -22,12 +22,16 @@ SCALES = ("quick", "full")
 
 
 def topics() -> list[str]:
-    return sorted(m.name[len("bench_") :] for m in pkgutil.iter_modules(sim.__path__) if m.name.startswith("bench_"))
+    return sorted(
+        m.name[len("bench_") :] for m in pkgutil.iter_modules(sim.__path__) if m.name.startswith("bench_")
+    )
 
 
 def bench_command(
     topic: Annotated[str, typer.Argument(help="Benchmark topic, or 'all'.")] = "all",
-    scale: Annotated[str, typer.Option("--scale", help="quick (seconds) or full (the issues' targets).")] = "full",
+    scale: Annotated[
+        str, typer.Option("--scale", help="quick (seconds) or full (the issues' targets).")
+    ] = "full",
 ) -> None:
     """Run a benchmark and print its figures and ratios."""
     known = topics()

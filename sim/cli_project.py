@@ -65,25 +65,39 @@ def project_command(
     history: Annotated[
         Path | None, typer.Option("--history", "-H", help="JSONL event log (see README: the format).")
     ] = None,
-    budget: Annotated[int, typer.Option("--budget", "-b", help="Budget: tokens (estimate) or bytes (utf8-json).")] = 4000,
+    budget: Annotated[
+        int, typer.Option("--budget", "-b", help="Budget: tokens (estimate) or bytes (utf8-json).")
+    ] = 4000,
     strategy: Annotated[
         str, typer.Option("--strategy", "-s", help="M0..M5, REQ, or package.module:function.")
     ] = "M1",
     cost: Annotated[
-        str | None, typer.Option("--cost", help="estimate | utf8-json (default: utf8-json for REQ, else estimate).")
+        str | None,
+        typer.Option("--cost", help="estimate | utf8-json (default: utf8-json for REQ, else estimate)."),
     ] = None,
-    cjk_ratio: Annotated[float, typer.Option("--cjk-ratio", help="Characters per token for CJK text (estimate).")] = 1.5,
-    escape: Annotated[str, typer.Option("--escape", help="JSON escape profile for utf8-json: python | java.")] = "python",
-    model: Annotated[str, typer.Option("--model", help="Model name in the request (utf8-json).")] = "agnes-3.0-flash",
+    cjk_ratio: Annotated[
+        float, typer.Option("--cjk-ratio", help="Characters per token for CJK text (estimate).")
+    ] = 1.5,
+    escape: Annotated[
+        str, typer.Option("--escape", help="JSON escape profile for utf8-json: python | java.")
+    ] = "python",
+    model: Annotated[
+        str, typer.Option("--model", help="Model name in the request (utf8-json).")
+    ] = "agnes-3.0-flash",
     system: Annotated[str, typer.Option("--system", help="System prompt (mandatory part of REQ).")] = "",
     current: Annotated[str, typer.Option("--current", help="Current question (mandatory part of REQ).")] = "",
     session: Annotated[str | None, typer.Option("--session", help="Project only this session.")] = None,
     order: Annotated[str, typer.Option("--order", help="Read order: seq | ts-seq | ts | file.")] = "seq",
-    emit_payload: Annotated[bool, typer.Option("--emit-payload", help="Include the exact request text.")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="table | json (one object per session per line).")] = "table",
+    emit_payload: Annotated[
+        bool, typer.Option("--emit-payload", help="Include the exact request text.")
+    ] = False,
+    fmt: Annotated[
+        str, typer.Option("--format", help="table | json (one object per session per line).")
+    ] = "table",
     example: Annotated[bool, typer.Option("--example", help="Use the bundled example history.")] = False,
     strict: Annotated[
-        bool, typer.Option("--strict", help="Refuse a log with a RESULT whose call id has no CALL in its session.")
+        bool,
+        typer.Option("--strict", help="Refuse a log with a RESULT whose call id has no CALL in its session."),
     ] = False,
 ) -> None:
     """Project each session of a log under a budget and print the window and its report."""
@@ -109,9 +123,13 @@ def project_command(
     groups = sessions_of(events)
     if session is not None:
         if session not in groups:
-            raise BadParameter(f"session {session!r} is not in {path} (sessions: {', '.join(list(groups)[:10])})")
+            raise BadParameter(
+                f"session {session!r} is not in {path} (sessions: {', '.join(list(groups)[:10])})"
+            )
         groups = {session: groups[session]}
-    rows = [project_session(name, evs, budget, strategy, cost_model, emit_payload) for name, evs in groups.items()]
+    rows = [
+        project_session(name, evs, budget, strategy, cost_model, emit_payload) for name, evs in groups.items()
+    ]
     if fmt == "json":
         for row in rows:
             sys.stdout.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -212,12 +230,18 @@ def lint_command(
 
 
 def generate_command(
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Output JSONL file (default: stdout).")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Output JSONL file (default: stdout).")
+    ] = None,
     sessions: Annotated[int, typer.Option("--sessions", help="Sessions.")] = 10,
     turns: Annotated[int, typer.Option("--turns", help="Turns per session.")] = 20,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = SEED,
-    p_result: Annotated[float, typer.Option("--p-result", help="Probability a call's result is written.")] = 1.0,
-    p_parallel: Annotated[float, typer.Option("--p-parallel", help="Probability a turn's calls run in parallel.")] = 0.0,
+    p_result: Annotated[
+        float, typer.Option("--p-result", help="Probability a call's result is written.")
+    ] = 1.0,
+    p_parallel: Annotated[
+        float, typer.Option("--p-parallel", help="Probability a turn's calls run in parallel.")
+    ] = 0.0,
     cjk_share: Annotated[float, typer.Option("--cjk-share", help="Share of CJK events.")] = 0.3,
     max_calls: Annotated[int, typer.Option("--max-calls", help="Most tool calls in one turn.")] = 4,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
@@ -240,6 +264,10 @@ def generate_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("project", help=f"Project a JSONL log under a budget ({', '.join(STRATEGIES)}).")(project_command)
-    app.command("lint", help="Check a JSONL log's structure (orphans, dangling calls, seq, turns).")(lint_command)
+    app.command("project", help=f"Project a JSONL log under a budget ({', '.join(STRATEGIES)}).")(
+        project_command
+    )
+    app.command("lint", help="Check a JSONL log's structure (orphans, dangling calls, seq, turns).")(
+        lint_command
+    )
     app.command("generate", help="Write a seeded seed-004 workload as JSONL.")(generate_command)

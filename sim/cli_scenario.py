@@ -39,7 +39,9 @@ def describe_scenarios() -> str:
 
 def scenario_command(
     name: Annotated[str | None, typer.Argument(help="Scenario name (see --list).")] = None,
-    param: Annotated[list[str] | None, typer.Option("--param", "-p", help="Parameter k=v (repeatable).")] = None,
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="Parameter k=v (repeatable).")
+    ] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the result files.")] = DEFAULT_OUT,
     fmt: Annotated[str, typer.Option("--format", help="table | json.")] = "table",
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,

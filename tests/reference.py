@@ -73,7 +73,9 @@ def reference_start(events: list[Event], budget: int, cost: CostModel, strategy:
         ph = []
         if s < n:
             end = min([t for t in starts if t > s], default=n)
-            ph = [i for i in range(s, end) if events[i].kind is Kind.CALL and not (s <= partner.get(i, -1) < n)]
+            ph = [
+                i for i in range(s, end) if events[i].kind is Kind.CALL and not (s <= partner.get(i, -1) < n)
+            ]
         return s, ph, 0
     if strategy in ("M3", "REQ"):
         return fwd, [], 0
@@ -117,7 +119,9 @@ def reference_report(events: list[Event], budget: int, cost: CostModel, strategy
         "fallback": fallback,
         "repairs": len(ph),
         "tieInversions": sum(
-            1 for j in range(s + 1, n) if events[j].seq < events[j - 1].seq and events[j].ts == events[j - 1].ts
+            1
+            for j in range(s + 1, n)
+            if events[j].seq < events[j - 1].seq and events[j].ts == events[j - 1].ts
         ),
         "seqInversions": sum(1 for j in range(s + 1, n) if events[j].seq < events[j - 1].seq),
         "mispair": sum(

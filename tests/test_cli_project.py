@@ -17,7 +17,9 @@ def run(capsys, *argv):
 
 
 def test_project_json_has_the_promised_fields(capsys):
-    code, out, _ = run(capsys, "project", "--example", "--budget", "300", "--strategy", "M0", "--format", "json")
+    code, out, _ = run(
+        capsys, "project", "--example", "--budget", "300", "--strategy", "M0", "--format", "json"
+    )
     assert code == 0
     rows = [json.loads(line) for line in out.splitlines()]
     assert [r["session"] for r in rows] == ["support-42", "notes-7"]
@@ -36,7 +38,9 @@ def test_project_req_payload_is_exact_and_refusal_names_both_sizes(capsys):
     row = json.loads(out)
     assert len(row["payload"].encode("utf-8")) == row["payload_bytes"] == row["cost"]
     assert "ORCHID-17" in row["payload"] and row["payload"].endswith('"content":"代号是什么？"}]}')
-    code, out, err = run(capsys, "project", "--example", "--strategy", "REQ", "--budget", "50", "--current", "hi")
+    code, out, err = run(
+        capsys, "project", "--example", "--strategy", "REQ", "--budget", "50", "--current", "hi"
+    )
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "needs" in err and "50" in err
 
@@ -77,10 +81,14 @@ def test_order_ts_breaks_turns_on_a_tied_log(tmp_path, capsys):
         {"seq": 3, "session": "a", "turn": 0, "kind": "TERM", "ts": 12, "chars": 40},
     ]
     f.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    _, out, _ = run(capsys, "project", "--history", str(f), "--budget", "25", "--order", "ts", "--format", "json")
+    _, out, _ = run(
+        capsys, "project", "--history", str(f), "--budget", "25", "--order", "ts", "--format", "json"
+    )
     r = json.loads(out)
     assert r["mispair"] == 1 or r["orphanRes"] + r["orphanCall"] > 0
-    _, out, _ = run(capsys, "project", "--history", str(f), "--budget", "25", "--order", "seq", "--format", "json")
+    _, out, _ = run(
+        capsys, "project", "--history", str(f), "--budget", "25", "--order", "seq", "--format", "json"
+    )
     assert json.loads(out)["mispair"] == 0
 
 

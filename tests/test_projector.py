@@ -16,7 +16,6 @@ from models.projector import (
     PROJECTORS,
     MandatoryInputExceedsBudget,
     project,
-    window_from_start,
 )
 
 COSTS = [EstimateCost(), EstimateCost(cjk_ratio=2.5), Utf8JsonCost("python", system="sys", current="q?")]
@@ -34,23 +33,36 @@ def check_against_reference(events, budget, cost, strategy):
 
 
 @settings(max_examples=150, deadline=None)
-@given(events=soup(), budget=st.integers(1, 400), cost=st.sampled_from(COSTS), strategy=st.sampled_from(PROJECTORS))
+@given(
+    events=soup(),
+    budget=st.integers(1, 400),
+    cost=st.sampled_from(COSTS),
+    strategy=st.sampled_from(PROJECTORS),
+)
 def test_bisection_equals_brute_force_on_any_history(events, budget, cost, strategy):
     check_against_reference(events, budget, cost, strategy)
 
 
 @settings(max_examples=80, deadline=None)
-@given(events=soup(with_text=True), budget=st.integers(100, 900), strategy=st.sampled_from(PROJECTORS),
-       profile=st.sampled_from(["python", "java"]))
+@given(
+    events=soup(with_text=True),
+    budget=st.integers(100, 900),
+    strategy=st.sampled_from(PROJECTORS),
+    profile=st.sampled_from(["python", "java"]),
+)
 def test_utf8_json_selection_equals_brute_force_with_real_text(events, budget, strategy, profile):
-    cost = Utf8JsonCost(profile, system="Be \"brief\"\n", current="现在呢？😀")
+    cost = Utf8JsonCost(profile, system='Be "brief"\n', current="现在呢？😀")
     w = check_against_reference(events, budget, cost, strategy)
     assert len(w.payload(cost).encode("utf-8")) == w.cost
 
 
 @settings(max_examples=150, deadline=None)
-@given(events=well_formed(dangling=True), budget=st.integers(1, 300), cost=st.sampled_from(COSTS),
-       strategy=st.sampled_from(PROJECTORS))
+@given(
+    events=well_formed(dangling=True),
+    budget=st.integers(1, 300),
+    cost=st.sampled_from(COSTS),
+    strategy=st.sampled_from(PROJECTORS),
+)
 def test_well_formed_against_reference(events, budget, cost, strategy):
     check_against_reference(events, budget, cost, strategy)
 
@@ -100,7 +112,10 @@ def test_req_rejects_exactly_when_mandatory_part_exceeds_budget(events, budget):
 
 
 def test_projection_never_mutates_history():
-    events = [Event(i, "s", i // 4, Kind(i % 4), f"c{i // 4}" if i % 4 in (1, 2) else None, chars=99) for i in range(40)]
+    events = [
+        Event(i, "s", i // 4, Kind(i % 4), f"c{i // 4}" if i % 4 in (1, 2) else None, chars=99)
+        for i in range(40)
+    ]
     cost = EstimateCost()
     h = History(events, [cost])
     before = h.index_state()
@@ -111,7 +126,10 @@ def test_projection_never_mutates_history():
 
 
 def test_incremental_index_equals_rebuilt_index():
-    events = [Event(i, "s", i // 4, Kind(i % 4), f"c{i // 4}" if i % 4 in (1, 2) else None, chars=i) for i in range(30)]
+    events = [
+        Event(i, "s", i // 4, Kind(i % 4), f"c{i // 4}" if i % 4 in (1, 2) else None, chars=i)
+        for i in range(30)
+    ]
     a = History(events[:10], [EstimateCost()])
     a.extend(events[10:])
     b = History(events, [EstimateCost()])
@@ -138,7 +156,10 @@ def test_user_projector_by_dotted_name(tmp_path, monkeypatch):
         "    return window_from_start(history, budget, cost, max(0, len(history) - 2), 'keep-last-two')\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    events = [Event(0, "s", 0, Kind.USER, chars=4), Event(1, "s", 0, Kind.CALL, "a", chars=4),
-              Event(2, "s", 0, Kind.RESULT, "a", chars=4)]
+    events = [
+        Event(0, "s", 0, Kind.USER, chars=4),
+        Event(1, "s", 0, Kind.CALL, "a", chars=4),
+        Event(2, "s", 0, Kind.RESULT, "a", chars=4),
+    ]
     w = project(History(events), 100, "last_two_trim:keep_last_two", EstimateCost())
     assert (w.start, w.report.orphanRes, w.report.pairSplit) == (1, 0, 0)

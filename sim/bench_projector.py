@@ -15,8 +15,8 @@ from __future__ import annotations
 import gc
 import statistics
 import time
-from functools import partial
 from collections.abc import Callable
+from functools import partial
 
 from models.cost import EstimateCost, Utf8JsonCost, message_of
 from models.events import Event, Kind

@@ -1,10 +1,11 @@
 """``turncheck sweep SCENARIO --grid k=v1,v2 …``: a scenario over a parameter grid, in parallel.
 
-Prints the merged table (``--format table``, Markdown) or one JSON object per cell per line
-(``--format json``); ``--out DIR`` also writes ``sweep-SCENARIO.json/.md/.sweep.csv`` and
-``sweep-SCENARIO.jsonl``. A progress bar goes to stderr unless ``--quiet``. Every cell is
-validated before the first one runs, so a bad parameter is one line naming it, exit 2, and
-nothing written.
+Cells run on ``--jobs`` local processes, or on a Dask cluster with ``--executor dask
+--scheduler ADDRESS``; the tables are the same either way. Prints the merged table
+(``--format table``, Markdown) or one JSON object per cell per line (``--format json``);
+``--out DIR`` also writes ``sweep-SCENARIO.json/.md/.sweep.csv`` and ``sweep-SCENARIO.jsonl``.
+A progress bar goes to stderr unless ``--quiet``. Every cell is validated before the first one
+runs, so a bad parameter is one line naming it, exit 2, and nothing written.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import typer
 
 from models.errors import BadParameter
 from reports.tables import table_markdown, write_result
+from sim.executor_dask import make_executor
 from sim.progress import ProgressBar
-from sim.sweep import LocalExecutor, sweep
+from sim.sweep import sweep
 
 FORMATS = ("table", "json")
 
@@ -44,6 +46,12 @@ def sweep_command(
     seeds: Annotated[int, typer.Option("--seeds", help="Replicates per cell, each with its own seed.")] = 1,
     seed: Annotated[int, typer.Option("--seed", help="Sweep seed; cell seeds are derived from it.")] = 0,
     jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes.")] = 1,
+    executor_kind: Annotated[
+        str, typer.Option("--executor", help="local (process pool) or dask (needs --scheduler).")
+    ] = "local",
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="Dask scheduler address, e.g. tcp://10.0.0.5:8786.")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     fmt: Annotated[
         str, typer.Option("--format", help="table or json (one object per cell per line).")
@@ -54,7 +62,7 @@ def sweep_command(
         raise BadParameter(f"parameter format: {fmt!r} is not one of {', '.join(FORMATS)}")
     if seeds < 1:
         raise BadParameter(f"parameter seeds must be >= 1, got {seeds}")
-    executor = LocalExecutor(jobs)
+    executor = make_executor(executor_kind, jobs, scheduler)
     progress = (lambda done, total: None) if quiet else ProgressBar(f"sweep {scenario}", "cells")
     result = sweep(
         scenario, grid or [], fixed=_assignments(param), seeds=seeds, seed=seed, executor=executor,

@@ -69,6 +69,63 @@ class TriggerState(NamedTuple):
     fired: bool
 
 
+Writers = tuple[tuple[int, int], ...]
+_new = tuple.__new__  # builds a TriggerState from a tuple, without the NamedTuple constructor's frame
+
+
+class _WriterTables:
+    """Memo tables over the per-writer records: what an append by writer ``w``, a tick and the
+    canonical order make of a ``writers`` tuple, and which actions it enables.
+
+    Why: these are pure functions of a small tuple that recurs in nearly every state, and a dict
+    hit costs less than rebuilding or sorting it. Results are interned (one object per value),
+    so states share their writer tuples — less memory, and equal states compare by identity
+    first. Invariant: an entry is always exactly the function's value for its key; a table that
+    reaches ``limit`` entries is emptied, which bounds memory and changes nothing else.
+    """
+
+    def __init__(self, writers: int, limit: int = 1 << 17) -> None:
+        self.limit = limit
+        self.interned: dict[Writers, Writers] = {}
+        self.appended: list[dict[Writers, Writers]] = [{} for _ in range(writers)]
+        self.ticked: dict[Writers, Writers] = {}
+        self.ordered: dict[Writers, Writers] = {}
+        self.enabled: dict[Writers, list[Action]] = {}
+
+    def _store(self, table: dict[Writers, Any], key: Writers, value: Any) -> Any:
+        if len(table) >= self.limit:
+            table.clear()
+        table[key] = value
+        return value
+
+    def _intern(self, writers: Writers) -> Writers:
+        interned = self.interned.get(writers)
+        if interned is None:
+            interned = self._store(self.interned, writers, writers)
+        return interned
+
+    def remember_appended(self, writers: Writers, w: int) -> Writers:
+        records = list(writers)
+        _used, left = records[w]
+        records[w] = (1, left - 1 if left > 0 else left)
+        after: Writers = self._store(self.appended[w], writers, self._intern(tuple(records)))
+        return after
+
+    def remember_ticked(self, writers: Writers) -> Writers:
+        after: Writers = self._store(self.ticked, writers, self._intern(tuple((0, left) for _u, left in writers)))
+        return after
+
+    def remember_ordered(self, writers: Writers) -> Writers:
+        ordered: Writers = self._store(self.ordered, writers, self._intern(tuple(sorted(writers))))
+        return ordered
+
+    def remember_enabled(self, writers: Writers, appends: Sequence[Action]) -> list[Action]:
+        enabled = [a for a, (used, left) in zip(appends, writers, strict=True) if not used and left]
+        enabled.append(_TICK)
+        stored: list[Action] = self._store(self.enabled, writers, enabled)
+        return stored
+
+
 @dataclass(frozen=True)
 class TriggerParams:
     """The configuration: writers ``W`` (= arrivals per slot ``A``), gap ``G``, ``maxTurns``,
@@ -122,6 +179,14 @@ class TriggerModel:
         self._w = p.writers
         self._g = p.gap
         self._m = p.max_turns
+        # the strategy's fields, read once: the hot paths below test plain attributes
+        s = self.strategy
+        self._blocks = s.blocks_appends_in_gap
+        self._cas = s.commit_needs_clean
+        self._sync = s.trims_in_append
+        self._trim_to = s.delete_rule == "trim-to"
+        self._append_actions: tuple[Action, ...] = tuple((APPEND, w) for w in range(p.writers))
+        self._tables = _WriterTables(p.writers)
 
     # -- the protocol -------------------------------------------------------------------------
 
@@ -131,68 +196,101 @@ class TriggerModel:
 
     def can_append(self, state: TriggerState, w: int) -> bool:
         """Whether writer ``w`` may append now (the SimPy runner asks this on every arrival)."""
-        used, left = state.writers[w]
-        if used or left == 0 or state.busy or state.pending == 0:
+        used, left = state[2][w]
+        pending = state[3]
+        if used or left == 0 or state[6] or pending == 0:
             return False
-        return not (state.pending > 0 and self.strategy.blocks_appends_in_gap)
+        return not (pending > 0 and self._blocks)
 
     def is_enabled(self, state: TriggerState, action: Action) -> bool:
-        """``action in actions(state)``, without building the list (the SimPy runner's hot path)."""
+        """``action in actions(state)``, without building the list (the SimPy runner's hot path:
+        :meth:`can_append` inlined, as every blocked writer asks again on every state change)."""
         verb = action[0]
+        pending = state[3]
         if verb == APPEND:
-            return 0 <= action[1] < self._w and self.can_append(state, action[1])
+            w = action[1]
+            if not 0 <= w < self._w:
+                return False
+            used, left = state[2][w]
+            return not (used or left == 0 or state[6] or pending == 0 or (pending > 0 and self._blocks))
         if verb == TICK:
-            return state.pending != 0
-        return verb == COMPACT and state.pending == 0
+            return pending != 0
+        return verb == COMPACT and pending == 0
+
+    # The three methods below are the explorer's inner loop (hundreds of thousands of calls per
+    # second), so they index the state instead of naming fields, build states with
+    # ``tuple.__new__`` (the NamedTuple constructor adds a Python frame) and look the writer
+    # records up in memo tables (:class:`_WriterTables`). Each returns exactly what the plain
+    # reading of the rules in the module docstring gives — tests pin the explored state sets.
 
     def actions(self, state: TriggerState) -> list[Action]:
-        if state.pending == 0:
+        pending = state[3]
+        if pending == 0:
             return [_COMPACT]
-        out: list[Action] = [(APPEND, w) for w in range(self._w) if self.can_append(state, w)]
-        out.append(_TICK)
-        return out
+        if state[6] or (pending > 0 and self._blocks):  # store locked: no writer may append
+            return [_TICK]
+        writers = state[2]
+        enabled = self._tables.enabled.get(writers)
+        if enabled is None:
+            enabled = self._tables.remember_enabled(writers, self._append_actions)
+        return enabled[:]  # a fresh list: callers may keep or change it
 
     def step(self, state: TriggerState, action: Action) -> TriggerState:
+        live, peak, writers, pending, count, dirty, busy, fired = state
         verb = action[0]
         if verb == APPEND:
-            return self._append(state, action[1])
+            w = action[1]
+            after = self._tables.appended[w].get(writers)
+            if after is None:
+                after = self._tables.remember_appended(writers, w)
+            live += 1
+            if pending > 0:
+                dirty = True
+            elif live > self._m:
+                fired = True
+                if self._sync:
+                    live, busy = self._m, self._g  # trimmed before the new turn is visible
+                elif self._g == 0:
+                    live = self._m  # read and act in the appending step: both delete rules leave M
+                else:
+                    pending, count, dirty = self._g, live, False
+            if live > peak:
+                peak = live
+            return _new(TriggerState, (live, peak, after, pending, count, dirty, busy, fired))
         if verb == TICK:
-            return self._tick(state)
+            after = self._tables.ticked.get(writers)
+            if after is None:
+                after = self._tables.remember_ticked(writers)
+            return _new(
+                TriggerState,
+                (
+                    live,
+                    peak,
+                    after,
+                    pending - 1 if pending > 0 else pending,
+                    count,
+                    dirty,
+                    busy - 1 if busy > 0 else 0,
+                    fired,
+                ),
+            )
         if verb == COMPACT:
-            return self._compact(state)
+            if self._cas and dirty:  # version changed: re-read, wait again
+                return _new(TriggerState, (live, peak, writers, self._g, live, False, busy, fired))
+            m = self._m
+            delete = (live - m if live > m else 0) if self._trim_to else count - m
+            return _new(TriggerState, (live - delete, peak, writers, -1, 0, False, busy, fired))
         raise BadParameter(f"model trigger has no action {action!r}")
 
-    def _append(self, s: TriggerState, w: int) -> TriggerState:
-        used, left = s.writers[w]
-        writers = list(s.writers)
-        writers[w] = (1, left - 1 if left > 0 else left)
-        live = s.live + 1
-        pending, count, dirty, busy, fired = s.pending, s.count_read, s.dirty, s.busy, s.fired
-        m = self._m
-        if pending > 0:
-            dirty = True
-        elif live > m:
-            fired = True
-            if self.strategy.trims_in_append:
-                live, busy = m, self._g  # trimmed before the new turn is visible
-            elif self._g == 0:
-                live = m  # read and act in the appending step: both delete rules leave M
-            else:
-                pending, count, dirty = self._g, live, False
-        peak = live if live > s.peak else s.peak
-        return TriggerState(live, peak, tuple(writers), pending, count, dirty, busy, fired)
-
-    def _tick(self, s: TriggerState) -> TriggerState:
-        writers = tuple((0, left) for _used, left in s.writers)
-        pending = s.pending - 1 if s.pending > 0 else s.pending
-        busy = s.busy - 1 if s.busy > 0 else 0
-        return TriggerState(s.live, s.peak, writers, pending, s.count_read, s.dirty, busy, s.fired)
-
-    def _compact(self, s: TriggerState) -> TriggerState:
-        if self.strategy.commit_needs_clean and s.dirty:  # version changed: re-read, wait again
-            return TriggerState(s.live, s.peak, s.writers, self._g, s.live, False, s.busy, s.fired)
-        delete = self.deletes(s)
-        return TriggerState(s.live - delete, s.peak, s.writers, -1, 0, False, s.busy, s.fired)
+    def canonical(self, state: TriggerState) -> TriggerState:
+        writers = state[2]
+        ordered = self._tables.ordered.get(writers)
+        if ordered is None:
+            ordered = self._tables.remember_ordered(writers)
+        if ordered is writers:  # already in order (the tables hand out one object per value)
+            return state
+        live, peak, _, pending, count, dirty, busy, fired = state
+        return _new(TriggerState, (live, peak, ordered, pending, count, dirty, busy, fired))
 
     def deletes(self, s: TriggerState) -> int:
         """Turns the compactor deletes if it acts in ``s`` (0 for a failing ``cas`` commit)."""
@@ -224,14 +322,11 @@ class TriggerModel:
     def metrics(self, state: TriggerState) -> Mapping[str, int]:
         return {"live_turns": state.live, "peak_turns": state.peak}
 
-    def canonical(self, state: TriggerState) -> TriggerState:
-        return state._replace(writers=tuple(sorted(state.writers)))
-
     def format_action(self, state: TriggerState, action: Action) -> str:
         verb = action[0]
         if verb == APPEND:
             w = action[1]
-            after = self._append(state, w)
+            after = self.step(state, action)
             text = f"writer {w} appends a turn (live {state.live} → {state.live + 1})"
             if state.pending > 0:
                 stale = "uncounted"

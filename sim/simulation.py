@@ -28,6 +28,8 @@ from typing import Any, Literal
 
 import numpy as np
 import simpy
+from simpy.events import Event as SimEvent
+from simpy.events import Timeout
 
 from models.cost import EstimateCost
 from models.errors import BadParameter
@@ -112,8 +114,8 @@ class Simulation:
         else:
             self._live = lambda state: int(model.metrics(state)["live_turns"])
         self.requests: deque[float] = deque()  # arrival times of turns not yet taken by a writer
-        self._arrival = self.env.event()  # fires when requests arrive (idle writers wait on it)
-        self._changed = self.env.event()  # fires when the model state changes (blocked actors wait)
+        self._arrival = SimEvent(self.env)  # fires when requests arrive (idle writers wait on it)
+        self._changed = SimEvent(self.env)  # fires when the model state changes (blocked actors wait)
         is_enabled = getattr(model, "is_enabled", None)
         if is_enabled is None:
             can_append = getattr(model, "can_append", None)
@@ -140,6 +142,13 @@ class Simulation:
             self.aggregate = Aggregate(spec.budget)
 
     # -- the one door to the model ------------------------------------------------------------
+    #
+    # Every SimPy event resumes processes that ask the model whether they may act, and most
+    # events are such wake-ups, so the paths below avoid per-event work that changes nothing:
+    # events are built by their classes (``env.event()`` makes a bound method first), the
+    # model's predicates are bound once, and a process keeps what never changes in locals.
+    # Which events exist, and in what order, is exactly as before: results — and the event
+    # count — are identical (pinned by ``tests/test_trigger_pinned.py``).
 
     def _apply(self, action: tuple[Any, ...]) -> None:
         before = self.state
@@ -151,30 +160,27 @@ class Simulation:
             self._follow(action, self._live(before), live)
         changed = self._changed
         if changed.callbacks:  # wake whoever waits on the state, FIFO; no one waiting, no event
-            self._changed = self.env.event()
+            self._changed = SimEvent(self.env)
             changed.succeed()
 
     def _announce(self) -> None:
         arrival = self._arrival
         if arrival.callbacks:
-            self._arrival = self.env.event()
+            self._arrival = SimEvent(self.env)
             arrival.succeed()
-
-    def _enabled(self, action: tuple[Any, ...]) -> bool:
-        return self._is_enabled(self.state, action)
 
     # -- processes ----------------------------------------------------------------------------
 
     def _slot_arrivals(self) -> Generator[simpy.Event, Any, None]:
         counts = slot_arrivals(self.writers, self.spec.slots, self.spec.seed).tolist()
-        yield self.env.timeout(0.5)
+        env, extend = self.env, self.requests.extend
+        yield Timeout(env, 0.5)
         for k in counts:
-            now = self.env.now
             if k:
-                self.requests.extend([now] * k)
+                extend([env.now] * k)
                 self.arrived += k
                 self._announce()
-            yield self.env.timeout(1.0)
+            yield Timeout(env, 1.0)
 
     def _poisson_arrivals(self) -> Generator[simpy.Event, Any, None]:
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([self.spec.seed, 12])))
@@ -189,34 +195,36 @@ class Simulation:
                 t += gap
                 if t >= horizon:
                     return
-                yield self.env.timeout(t - self.env.now)
+                yield Timeout(self.env, t - self.env.now)
                 self.requests.append(self.env.now)
                 self.arrived += 1
                 self._announce()
 
     def _writer(self, w: int) -> Generator[simpy.Event, Any, None]:
         action = ("append", w)
+        env, requests, enabled, apply = self.env, self.requests, self._is_enabled, self._apply
+        take, waited = requests.popleft, self.latencies.append
         while True:
             # take the oldest waiting turn only when this writer may append it now: a writer
             # the model blocks (a lock, or it already appended this slot) leaves it to the others
-            requests, enabled = self.requests, self._is_enabled
             while not (requests and enabled(self.state, action)):
                 yield self._changed if requests else self._arrival
-            arrived_at = self.requests.popleft()
-            self.latencies.append(self.env.now - arrived_at)
+            waited(env.now - take())
             self.appends += 1
-            self._apply(action)
+            apply(action)
 
     def _clock(self) -> Generator[simpy.Event, Any, None]:
+        env, enabled, apply = self.env, self._is_enabled, self._apply
         for _ in range(self.spec.slots - 1):
-            yield self.env.timeout(1.0)
-            while not self._enabled(_TICK):  # the compactor acts first when it is due
+            yield Timeout(env, 1.0)
+            while not enabled(self.state, _TICK):  # the compactor acts first when it is due
                 yield self._changed
-            self._apply(_TICK)
+            apply(_TICK)
 
     def _compactor(self) -> Generator[simpy.Event, Any, None]:
+        enabled = self._is_enabled
         while True:
-            while not self._enabled(_COMPACT):
+            while not enabled(self.state, _COMPACT):
                 yield self._changed
             live = self._live(self.state)
             self._apply(_COMPACT)

@@ -1,0 +1,103 @@
+"""Peer ``openai-agents``: a session's ``get_items(limit=N)``, then the SDK's orphan pruning.
+
+Our events become Responses-API input items, one per event as the SDK stores them:
+``{"role": "user", "content": …}`` (USER), ``{"type": "function_call", "call_id", "name",
+"arguments"}`` (CALL — parallel calls are separate items), ``{"type": "function_call_output",
+"call_id", "output"}`` (RESULT), ``{"role": "assistant", "content": …}`` (TERM). They are
+added to an in-memory ``SQLiteSession``; the model input is then prepared by the SDK's own
+``agents.run_internal.session_persistence.prepare_input_with_session`` with
+``SessionSettings(limit=N)`` and the current question as the new input — the path
+``Runner.run`` takes: ``session.get_items(limit=N)``, then ``drop_orphan_function_calls``
+(calls without an output in the window are dropped, and, because a limit is set, outputs
+whose call is not in the window too), then normalisation and de-duplication by call id.
+
+Counting. The SDK trims by item count, not tokens. ``N`` is the largest item count whose
+newest items fit the budget under our cost model (what M0 keeps) — the best a per-request
+``limit`` could do; a fixed ``limit`` is available as :func:`select` ``(limit=…)``.
+
+Because unmatched calls inside the window are dropped, the selection is not a suffix when the
+window holds a dangling call: the window is then a :class:`PeerWindow` whose report describes
+exactly the items sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict, deque
+from typing import Any
+
+from models.cost import CostModel, content_of
+from models.errors import TurncheckError
+from models.events import Kind
+from models.history import History
+from models.peers.library import require
+from models.peers.messages import TOOL_NAME
+from models.peers.selection import Selection, window_of
+from models.projector import Window, fit_start
+
+
+def agent_items(history: History) -> list[dict[str, Any]]:
+    """The Responses-API input items of every event, one item per event."""
+    out: list[dict[str, Any]] = []
+    for e in history.events:
+        text = content_of(e)
+        if e.kind is Kind.USER:
+            out.append({"role": "user", "content": text})
+        elif e.kind is Kind.TERM:
+            out.append({"role": "assistant", "content": text})
+        elif e.kind is Kind.CALL:
+            out.append({"type": "function_call", "call_id": e.call_id, "name": TOOL_NAME, "arguments": text})
+        else:
+            out.append({"type": "function_call_output", "call_id": e.call_id, "output": text})
+    return out
+
+
+def item_key(item: dict[str, Any]) -> tuple[Any, ...]:
+    """What identifies an item after the SDK has copied and normalised it."""
+    if item.get("type") in ("function_call", "function_call_output"):
+        return (item["type"], item.get("call_id"), item.get("arguments", item.get("output")))
+    return ("message", item.get("role"), item.get("content"))
+
+
+async def _prepare(items: list[dict[str, Any]], limit: int, current: str) -> list[Any]:
+    agents = require("agents", "openai-agents")
+    persistence = require("agents.run_internal.session_persistence", "openai-agents")
+    session = agents.SQLiteSession("turncheck")
+    try:
+        if items:
+            await session.add_items(items)
+        prepared, _ = await persistence.prepare_input_with_session(
+            current, session, None, agents.SessionSettings(limit=limit)
+        )
+    finally:
+        session.close()
+    return list(prepared)
+
+
+def select(history: History, budget: int, cost: CostModel, limit: int | None = None) -> Selection:
+    """What the SDK sends of ``history`` (the current question, last, is left out)."""
+    n = len(history)
+    if limit is None:
+        limit = n - fit_start(history, budget, cost)
+    items = agent_items(history)
+    current = getattr(cost, "current", "") or ""
+    prepared = asyncio.run(_prepare(items, limit, current))
+    if not prepared or item_key(prepared[-1]) != ("message", "user", current):
+        raise TurncheckError("peer:openai-agents did not end its input with the current question")
+    free: dict[tuple[Any, ...], deque[int]] = defaultdict(deque)
+    for pos in range(max(n - limit, 0), n):
+        free[item_key(items[pos])].append(pos)
+    positions: list[int] = []
+    for item in prepared[:-1]:
+        queue = free.get(item_key(item))
+        if not queue:
+            raise TurncheckError(
+                f"peer:openai-agents sent an item that is not in its window: {str(item)[:80]}"
+            )
+        positions.append(queue.popleft())
+    return Selection(tuple(positions))
+
+
+def session_limit(history: History, budget: int, cost: CostModel) -> Window:
+    """``peer:openai-agents``: ``get_items(limit=N)`` + the SDK's orphan pruning."""
+    return window_of(history, budget, cost, select(history, budget, cost), "peer:openai-agents")

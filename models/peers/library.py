@@ -1,0 +1,38 @@
+"""Importing a peer library lazily: absent libraries are a one-line error naming the extra.
+
+The peer libraries are optional (the ``peers`` extra). Nothing in ``models`` imports them at
+module level, so the package imports without them; an adapter asks for its library here the
+first time it runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+
+from models.tokenizer import EXTRA, MissingExtra
+
+DISTRIBUTIONS = {
+    "langchain": "langchain-core",
+    "llamaindex": "llama-index-core",
+    "litellm": "litellm",
+    "openai-agents": "openai-agents",
+}
+
+
+def require(module: str, peer: str) -> ModuleType:
+    """Import ``module`` for peer ``peer`` or raise :class:`MissingExtra` naming the extra.
+
+    litellm is imported with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` (unless the user chose a
+    value), so its import reads the cost map shipped in the wheel instead of fetching it.
+    """
+    if module.split(".")[0] == "litellm":
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        dist = DISTRIBUTIONS.get(peer, peer)
+        raise MissingExtra(
+            f"peer:{peer} needs {dist} ({exc.name or module} is not installed): pip install 'turncheck[{EXTRA}]'"
+        ) from None

@@ -1,0 +1,108 @@
+"""Scenarios ``peers`` and ``token-estimate`` at a tiny scale: shape, determinism, parameters."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from models.errors import BadParameter, UnknownName
+from reports.tables import write_result
+from scenarios.base import get_scenario, no_progress, parse_params
+
+pytest.importorskip("tiktoken")
+pytest.importorskip("faker")
+
+
+def run(name: str, *assignments: str):  # type: ignore[no-untyped-def]
+    scenario = get_scenario(name)
+    return scenario.run(parse_params(scenario, list(assignments)), no_progress)
+
+
+def files(result, out: Path) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
+    write_result(result, out)
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+
+def test_peers_table_has_every_strategy_per_manifold(tmp_path: Path) -> None:
+    for lib in ("langchain_core", "llama_index.core", "litellm", "agents"):
+        pytest.importorskip(lib)
+    args = ("sessions=2", "turns=6", "manifolds=1.0,0.9")
+    first = run("peers", *args)
+    peers = first.table("peers")
+    assert peers.columns[:3] == ("strategy", "manifold", "windows")
+    strategies = {r["strategy"] for r in peers.records()}
+    assert strategies == {"M0", "M1", "M2", "M3", "M4", "M5", "peer:langchain", "peer:langchain-human",
+                          "peer:llamaindex", "peer:litellm", "peer:openai-agents"}  # fmt: skip
+    assert {r["manifold"] for r in peers.records()} == {"p_result=1.00", "p_result=0.90"}
+    assert all(r["windows"] == 2 for r in peers.records())
+    oversized = first.table("oversized").records()
+    assert len(oversized) == 11
+    m3 = next(r for r in oversized if r["strategy"] == "M3")
+    assert m3["empty"] == m3["windows"] == 4  # M3 never keeps part of a turn
+    m1 = next(r for r in oversized if r["strategy"] == "M1")
+    assert m1["partOfNewestTurn"] == 0
+    assert all(j.passed for j in first.judgements), [j.line() for j in first.judgements]
+    again = run("peers", *args)
+    assert files(first, tmp_path / "a") == files(again, tmp_path / "b")
+    saved = json.loads((tmp_path / "a" / "peers.json").read_text())
+    assert saved["params"]["cost"] == "bpe:o200k_base"
+
+
+def test_peers_with_a_subset_of_strategies_needs_no_peer_library() -> None:
+    result = run("peers", "sessions=2", "turns=4", "manifolds=0.97", "strategies=M0,M4", "cost=estimate")
+    rows = result.table("peers").records()
+    assert [r["strategy"] for r in rows] == ["M0", "M4"]
+    assert rows[0]["overBudget"] == 0 and rows[1]["empty"] == 0  # M0 fits; M4 falls back, never empty
+
+
+def test_peers_parameters_are_checked() -> None:
+    scenario = get_scenario("peers")
+    with pytest.raises(BadParameter, match="strategies"):
+        parse_params(scenario, ["strategies=M0,peer:haystack"])
+    with pytest.raises(BadParameter, match="manifolds"):
+        parse_params(scenario, ["manifolds=1.5"])
+    with pytest.raises(UnknownName, match="cost model"):
+        parse_params(scenario, ["cost=words"])
+
+
+def test_token_estimate_tables_and_determinism(tmp_path: Path) -> None:
+    args = ("sessions=3", "turns=8", "strategies=M0,M1,M3")
+    first = run("token-estimate", *args)
+    rows = first.table("strategies").records()
+    # 3 strategies × (2 estimators × 2 encodings + 2 BPE selectors measured by themselves)
+    assert len(rows) == 18
+    for r in rows:
+        if r["selectedBy"] == r["measuredBy"]:
+            assert r["overBudget"] == r["overBudgetReal"] and r["overrun"] == r["overrunReal"]
+    assert all(r["orphanRes"] == 0 for r in rows if r["strategy"] == "M1")
+    errors = {(r["textKind"], r["encoding"]): r for r in first.table("estimator-error").records()}
+    assert set(errors) == {(k, e) for k in ("english", "chinese", "json", "json-zh", "all")
+                           for e in ("bpe:cl100k_base", "bpe:o200k_base")}  # fmt: skip
+    zh = errors[("chinese", "bpe:cl100k_base")]
+    assert zh["cjkFlagged"] == zh["events"] > 0
+    assert zh["error@2.5 %"] < zh["error@1.5 %"] < 0  # cl100k spends about a token per Chinese char
+    english = errors[("english", "bpe:o200k_base")]
+    assert english["cjkFlagged"] == 0 and english["estimate@1.5"] == english["estimate@2.5"]
+    again = run("token-estimate", *args)
+    assert files(first, tmp_path / "a") == files(again, tmp_path / "b")
+
+
+def test_real_text_is_seeded_and_matches_the_reader_rule() -> None:
+    from models.events import detect_cjk
+    from models.workload import WorkloadParams, generate_columns
+    from scenarios.real_text import cjk_text, dressed_sessions, phrasebook
+
+    cols = generate_columns(WorkloadParams(sessions=2, turns=3, seed=5))
+    a = list(dressed_sessions(cols, phrasebook(5), 5))
+    b = list(dressed_sessions(cols, phrasebook(5), 5))
+    assert a == b and sum(map(len, a)) == len(cols)
+    for e in a[0]:
+        assert e.chars == len(e.text or "") > 0 and e.cjk == detect_cjk(e.text or "") == cjk_text(
+            e.text or ""
+        )
+        if e.kind.name in ("CALL", "RESULT"):
+            json.loads(e.text or "")
+    for text in ("\u3000\u2028b1\tx中", "  ", "中 a", "中ab"):
+        assert cjk_text(text) == detect_cjk(text)

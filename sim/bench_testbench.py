@@ -10,8 +10,8 @@
 3. the whole ``testbench`` scenario with ``jobs=2`` (target ≤ 5 min) and its judgement lines;
 4. peak memory, ``ru_maxrss`` of this process and of the largest worker (target ≤ 8 GiB in all).
 
-Any other scale runs the same at the quick scale. Timings are printed only, never written into
-result files.
+Any other scale runs the same at the quick scale. ``run`` returns the lines and ``turncheck
+bench testbench`` prints them; timings are never written into result files.
 """
 
 from __future__ import annotations
@@ -71,14 +71,13 @@ def _block_breakdown(params: TestbenchParams) -> list[str]:
 
 
 def run(scale: str = "full") -> list[str]:
-    """Run the benchmark and return the lines it printed."""
+    """Run the benchmark; returns the lines to print."""
     from scenarios.testbench import run as run_testbench
 
     params = TestbenchParams(scale="full" if scale == "full" else "quick", jobs=JOBS)
     lines: list[str] = []
 
     def say(text: str) -> None:
-        print(text, flush=True)
         lines.append(text)
 
     plan = ManifoldPlan(1.0, params.workload(1.0), ((params.ratio, params.budget),))

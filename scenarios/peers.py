@@ -20,16 +20,18 @@ Tables:
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from models.cost import CostModel, make_cost
+from models.cost import COST_MODELS, CostModel, make_cost
 from models.history import History
 from models.peers import PEERS
 from models.peers.selection import PeerWindow
 from models.projector import PROJECTORS, Window, project
 from models.report import Aggregate
+from models.tokenizer import ENCODINGS, EXTRA, MissingExtra
 from models.workload import SEED, WorkloadParams, generate_columns
 from scenarios.base import (
     Cell,
@@ -45,6 +47,13 @@ from scenarios.base import (
 from scenarios.real_text import Phrasebook, dressed_sessions, phrasebook
 
 STRATEGIES = (*PROJECTORS, *PEERS)
+LIBRARY = {
+    "peer:langchain": "langchain_core",
+    "peer:langchain-human": "langchain_core",
+    "peer:llamaindex": "llama_index",
+    "peer:litellm": "litellm",
+    "peer:openai-agents": "agents",
+}
 MANIFOLDS = (1.0, 0.97, 0.90)
 PEER_COLUMNS = (
     "strategy", "manifold", "windows", "orphanRes", "orphanCall", "pairSplit", "overBudget", "empty",
@@ -88,7 +97,19 @@ class PeersParams:
         require(
             0.0 <= self.p_parallel <= 1.0, f"parameter p_parallel must be in [0, 1], got {self.p_parallel}"
         )
-        make_cost(self.cost)  # an unknown cost model, or a missing tokenizer, is refused here
+        costs = (*COST_MODELS, *(f"bpe:{e}" for e in ENCODINGS))
+        require(self.cost in costs, f"parameter cost must be one of {', '.join(costs)}, got {self.cost!r}")
+
+
+def check(p: PeersParams) -> None:
+    """Before anything runs: the optional libraries this run needs are installed."""
+    make_cost(p.cost)  # a BPE cost model without tiktoken is refused here, naming the extra
+    needed = {"faker": "faker"} | {LIBRARY[s]: s for s in p.strategies if s in LIBRARY}
+    for module, user in needed.items():
+        if importlib.util.find_spec(module) is None:
+            raise MissingExtra(
+                f"{user} needs {module}, which is not installed: pip install 'turncheck[{EXTRA}]'"
+            )
 
 
 def manifold_histories(p: PeersParams, p_result: float, cost: CostModel, book: Phrasebook) -> list[History]:
@@ -256,6 +277,7 @@ SCENARIO = register(
         name="peers",
         params_type=PeersParams,
         run=run,
+        check=check,
         summary="LangChain, LlamaIndex, litellm and the OpenAI Agents SDK next to M0–M5 on the seed's manifolds.",
     )
 )

@@ -21,6 +21,7 @@ Tables:
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 
 from models.cost import CostModel, EstimateCost, placeholder_event
@@ -28,7 +29,7 @@ from models.events import Event
 from models.history import History
 from models.projector import PROJECTORS, Window, project
 from models.report import Aggregate
-from models.tokenizer import ENCODINGS, BpeCost
+from models.tokenizer import ENCODINGS, EXTRA, BpeCost, MissingExtra
 from models.workload import SEED, WorkloadParams, generate_columns
 from scenarios.base import (
     Cell,
@@ -81,8 +82,16 @@ class TokenEstimateParams:
             bool(self.strategies) and not bad,
             f"parameter strategies must be among {', '.join(PROJECTORS)}, got {self.strategies}",
         )
-        for e in self.encodings:
-            BpeCost(e)  # refuses here, naming the extra, when tiktoken is absent
+
+
+def check(p: TokenEstimateParams) -> None:
+    """Before anything runs: tiktoken and Faker are installed (one line naming the extra)."""
+    for e in p.encodings:
+        BpeCost(e)
+    if importlib.util.find_spec("faker") is None:
+        raise MissingExtra(
+            f"token-estimate needs faker, which is not installed: pip install 'turncheck[{EXTRA}]'"
+        )
 
 
 def selector_name(cost: CostModel) -> str:
@@ -198,6 +207,7 @@ SCENARIO = register(
         name="token-estimate",
         params_type=TokenEstimateParams,
         run=run,
+        check=check,
         summary="Seed 004 §10 with real BPE: the estimator at CJK 1.5 and 2.5 against cl100k/o200k counts.",
     )
 )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from models.errors import BadParameter, UnknownName
+from models.errors import BadParameter
 from reports.tables import write_result
 from scenarios.base import get_scenario, no_progress, parse_params
 
@@ -63,8 +63,12 @@ def test_peers_parameters_are_checked() -> None:
         parse_params(scenario, ["strategies=M0,peer:haystack"])
     with pytest.raises(BadParameter, match="manifolds"):
         parse_params(scenario, ["manifolds=1.5"])
-    with pytest.raises(UnknownName, match="cost model"):
+    with pytest.raises(
+        BadParameter, match="parameter cost must be one of estimate, utf8-json, bpe:cl100k_base"
+    ):
         parse_params(scenario, ["cost=words"])
+    with pytest.raises(BadParameter, match="encodings"):
+        parse_params(get_scenario("token-estimate"), ["encodings=p50k_base"])
 
 
 def test_token_estimate_tables_and_determinism(tmp_path: Path) -> None:

@@ -141,6 +141,8 @@ import sys
 sys.modules["tiktoken"] = None
 import models, models.cost, models.tokenizer, models.peers, models.projector
 from models.cost import make_cost
+from sim.cli_scenario import describe_scenarios
+assert "token-estimate" in describe_scenarios()  # default parameters need no tokenizer
 try:
     make_cost("bpe:cl100k_base")
 except Exception as exc:

@@ -23,9 +23,9 @@ app = typer.Typer(
 
 
 def _register_commands() -> None:
-    from sim import cli_bench, cli_check, cli_log, cli_project, cli_scenario, cli_sweep
+    from sim import cli_bench, cli_check, cli_log, cli_project, cli_report, cli_scenario, cli_sweep
 
-    for module in (cli_project, cli_scenario, cli_sweep, cli_check, cli_log, cli_bench):
+    for module in (cli_report, cli_project, cli_scenario, cli_sweep, cli_check, cli_log, cli_bench):
         module.register(app)
 
 

@@ -1,0 +1,281 @@
+"""``turncheck report``: one self-contained HTML page for a results directory.
+
+The page holds every result file's tables, its judgement lines, the parameters and seed of its
+run, every plot the directory's files give (:func:`reports.plots.gallery.gallery`) with a
+one-line reading, and every counterexample trace with its timeline and transcript. It loads
+nothing from outside: the style is inline and the images are PNG ``data:`` URIs, so the file can
+be mailed or archived as is.
+
+Everything that came from a file — table cells, titles, readings, parameter values, judgement
+details, trace fields, transcripts — is passed through :func:`html.escape`; the only markup is
+this module's own. Sections follow the order a reader meets the questions (trigger peaks, locking,
+checks and counterexamples, the testbench, peers, then the rest), not the directory's.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from models.errors import TurncheckError
+from reports.plots.canvas import data_uri
+from reports.plots.gallery import Drawn, Missing, gallery
+from reports.results_dir import ResultFile, ResultsDir, TraceFile, read_results_dir
+from scenarios.base import Cell, Table
+
+SECTION_ORDER: tuple[str, ...] = (
+    "trigger-gap", "sweep-trigger-gap", "locking", "sweep-locking", "checks", "testbench", "peers",
+    "token-estimate", "clock-skew", "key-collapse", "projection", "framing",
+)  # fmt: skip
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
+main{max-width:1180px;margin:0 auto;padding:1.5em 2em 4em}
+h1{font-size:1.7em;margin:.2em 0}h2{font-size:1.35em;margin:2em 0 .3em;border-bottom:2px solid #ddd}
+h3{font-size:1.05em;margin:1.4em 0 .2em}
+.meta{color:#555;font-size:.9em;margin:.2em 0 .8em}.meta code{background:#eee;padding:0 .25em;border-radius:3px}
+.reading{color:#333;margin:.2em 0 .5em;font-style:italic}
+table{border-collapse:collapse;font-size:.85em;background:#fff}
+th,td{border:1px solid #ddd;padding:.25em .55em;text-align:left;vertical-align:top}
+th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.scroll{overflow-x:auto;max-width:100%}
+ul.judgements{list-style:none;padding-left:0;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em}
+ul.judgements li{padding:.15em .4em;margin:.1em 0;border-left:4px solid #999;background:#fff}
+li.pass{border-color:#2ca02c!important}li.fail{border-color:#d62728!important;background:#fff3f3!important}
+.tag{font-weight:bold}.pass .tag{color:#1a7f1a}.fail .tag{color:#c01818}
+figure{margin:1em 0;background:#fff;border:1px solid #e3e3e3;padding:.6em}
+figure img{max-width:100%;height:auto;display:block}
+figcaption{font-size:.9em;margin-top:.4em}
+pre{background:#fff;border:1px solid #e3e3e3;padding:.6em;overflow-x:auto;font-size:.8em}
+nav ol{columns:2;font-size:.9em}.summary{background:#fff;border:1px solid #e3e3e3;padding:.6em 1em}
+.note{color:#7a4b00}
+"""
+
+
+def esc(value: Any) -> str:
+    """Text from a file, made safe to place in HTML (quotes included)."""
+    return html.escape(str(value), quote=True)
+
+
+def cell_text(value: Cell) -> str:
+    """A table cell as shown: — for missing, yes/no, thousands spaced, floats to 3 places."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 1e6 else f"{value:.4g}"
+    if isinstance(value, int):
+        return f"{value:,}".replace(",", "\u2009") if abs(value) >= 10_000 else str(value)
+    return str(value)
+
+
+def table_html(table: Table) -> str:
+    """A result table: title, its reading, and the rows (numbers right-aligned)."""
+    head = "".join(f"<th>{esc(c)}</th>" for c in table.columns)
+    rows = []
+    for row in table.rows:
+        cells = []
+        for v in row:
+            cls = ' class="num"' if isinstance(v, (int, float)) and not isinstance(v, bool) else ""
+            cells.append(f"<td{cls}>{esc(cell_text(v))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    reading = f'<p class="reading">{esc(table.reading)}</p>' if table.reading else ""
+    return (
+        f"<h3>{esc(table.title)}</h3>{reading}"
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+    )
+
+
+def _param_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def params_html(params: dict[str, Any] | Any) -> str:
+    items = sorted(dict(params).items())
+    return ", ".join(f"<code>{esc(k)}={esc(_param_text(v))}</code>" for k, v in items) or "none"
+
+
+def judgements_html(lines: Iterable[tuple[bool, str, str]]) -> str:
+    items = []
+    for passed, name, detail in lines:
+        cls, tag = ("pass", "PASS") if passed else ("fail", "FAIL")
+        items.append(f'<li class="{cls}"><span class="tag">{tag}</span>  {esc(name)}: {esc(detail)}</li>')
+    return f'<ul class="judgements">{"".join(items)}</ul>' if items else ""
+
+
+def figure_html(d: Drawn, directory: ResultsDir) -> str:
+    sources = ", ".join(esc(directory.relative(p)) for p in d.sources)
+    return (
+        f'<figure id="{esc(d.name)}"><img src="{data_uri(d.png)}" alt="{esc(d.title)}">'
+        f'<figcaption><b>{esc(d.title)}</b> — {esc(d.reading)} <span class="meta">(drawn from {sources})</span>'
+        "</figcaption></figure>"
+    )
+
+
+def _section_key(rf: ResultFile) -> tuple[int, str, str]:
+    s = rf.scenario
+    return (SECTION_ORDER.index(s) if s in SECTION_ORDER else len(SECTION_ORDER), s, str(rf.path))
+
+
+def _anchor(kind: str, k: int) -> str:
+    return f"{kind}-{k}"
+
+
+def result_section(rf: ResultFile, k: int, plots: Sequence[Drawn], directory: ResultsDir) -> str:
+    r = rf.result
+    parts = [
+        f'<section id="{_anchor("result", k)}"><h2>{esc(r.scenario)}</h2>',
+        f'<p class="meta">file <code>{esc(directory.relative(rf.path))}</code> · seed <code>{esc(r.seed)}</code>'
+        f" · parameters: {params_html(r.params)}</p>",
+        judgements_html((j.passed, j.name, j.detail) for j in r.judgements),
+    ]
+    parts += [figure_html(d, directory) for d in plots]
+    parts += [table_html(t) for t in r.tables]
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _transcript(tf: TraceFile) -> str:
+    from models.catalog import build_model, model_names
+    from sim.trace import replay, transcript
+
+    t = tf.trace
+    if ":" in t.model or t.model not in model_names():
+        return "\n".join(f"{k:>4}  {list(a)}" for k, a in enumerate(t.actions, start=1))
+    try:
+        model = build_model(t.model, t.params)
+        result = replay(model, t)
+        text = transcript(model, result.states[0], result.actions, result.violated or t.violated)
+        return text + "\n" + result.message
+    except TurncheckError as exc:
+        return f"cannot replay this trace: {exc}"
+
+
+def trace_section(tf: TraceFile, k: int, plots: Sequence[Drawn], directory: ResultsDir) -> str:
+    t = tf.trace
+    parts = [
+        f'<section id="{_anchor("trace", k)}"><h2>Counterexample: {esc(t.violated)} ({esc(t.model)})</h2>',
+        f'<p class="meta">file <code>{esc(directory.relative(tf.path))}</code> · engine <code>{esc(t.engine or "?")}'
+        f"</code> · {len(t.actions)} steps · parameters: {params_html(t.params)}</p>",
+    ]
+    parts += [figure_html(d, directory) for d in plots]
+    parts.append(f"<h3>Transcript (replayed against the current code)</h3><pre>{esc(_transcript(tf))}</pre>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class ReportSummary:
+    """What a page holds: counts for the command's output, and the plots it could not draw."""
+
+    path: Path
+    results: int
+    traces: int
+    plots: tuple[str, ...]
+    passed: int
+    failed: int
+    missing: tuple[Missing, ...]
+    skipped: tuple[tuple[Path, str], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "report": str(self.path),
+            "results": self.results,
+            "traces": self.traces,
+            "plots": list(self.plots),
+            "judgements": {"pass": self.passed, "fail": self.failed},
+            "missing_plots": [
+                {"plot": m.name, "source": str(m.source), "reason": m.reason} for m in self.missing
+            ],
+            "skipped_files": [{"file": str(p), "reason": why} for p, why in self.skipped],
+        }
+
+
+def render_report(
+    directory: ResultsDir, drawn: Sequence[Drawn], missing: Sequence[Missing], title: str
+) -> str:
+    """The whole page as one string (no external resources)."""
+    results = sorted(directory.results, key=_section_key)
+    by_anchor: dict[Path, list[Drawn]] = {}
+    for d in drawn:
+        by_anchor.setdefault(d.anchor, []).append(d)
+    judgements = [(j, rf) for rf in results for j in rf.result.judgements]
+    failed = [(j, rf) for j, rf in judgements if not j.passed]
+    toc = [f'<li><a href="#{_anchor("result", k)}">{esc(rf.scenario)}</a> <span class="meta">'
+           f"{esc(directory.relative(rf.path))}</span></li>" for k, rf in enumerate(results)]  # fmt: skip
+    toc += [f'<li><a href="#{_anchor("trace", k)}">counterexample: {esc(tf.trace.violated)} ({esc(tf.trace.model)})'
+            "</a></li>" for k, tf in enumerate(directory.traces)]  # fmt: skip
+    summary = [
+        f"<p>{len(results)} result file(s), {len(directory.traces)} counterexample trace(s), {len(drawn)} plot(s) "
+        f"from <code>{esc(directory.root)}</code>. Everything below is drawn from these files; nothing was re-run.</p>",
+        f"<p><b>{len(judgements) - len(failed)} PASS</b>, <b>{len(failed)} FAIL</b> judgement line(s).</p>",
+    ]
+    if failed:
+        summary.append(judgements_html((j.passed, f"[{rf.scenario}] {j.name}", j.detail) for j, rf in failed))
+    if missing:
+        items = "".join(
+            f"<li>{esc(m.name)} from {esc(directory.relative(m.source))}: {esc(m.reason)}</li>"
+            for m in missing
+        )
+        summary.append(f'<p class="note">Plots that could not be drawn:</p><ul class="note">{items}</ul>')
+    if directory.skipped:
+        items = "".join(f"<li>{esc(directory.relative(p))}: {esc(why)}</li>" for p, why in directory.skipped)
+        summary.append(f'<p class="meta">Files passed over:</p><ul class="meta">{items}</ul>')
+    body = [f"<h1>{esc(title)}</h1>", f'<div class="summary">{"".join(summary)}</div>',
+            f"<nav><ol>{''.join(toc)}</ol></nav>"]  # fmt: skip
+    traces_done = False
+    for k, rf in enumerate(results):
+        if not traces_done and _section_key(rf)[0] > SECTION_ORDER.index("checks"):
+            body += [
+                trace_section(tf, j, by_anchor.get(tf.path, []), directory)
+                for j, tf in enumerate(directory.traces)
+            ]
+            traces_done = True
+        body.append(result_section(rf, k, by_anchor.get(rf.path, []), directory))
+    if not traces_done:
+        body += [
+            trace_section(tf, j, by_anchor.get(tf.path, []), directory)
+            for j, tf in enumerate(directory.traces)
+        ]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{STYLE}</style></head>\n<body><main>\n"
+        + "\n".join(body)
+        + "\n</main></body></html>\n"
+    )
+
+
+def write_report(results_dir: str | Path, out: str | Path, title: str = "turncheck report") -> ReportSummary:
+    """Read ``results_dir``, draw its plots, and write the page to ``out``.
+
+    The page is rendered completely before the file is opened, so an error leaves nothing behind.
+
+    Raises
+    ------
+    ResultFileError
+        The directory is missing, or a result or trace file in it is damaged.
+    """
+    path = Path(out)
+    if path.is_dir():
+        raise TurncheckError(
+            f"{path} is a directory; give the report's file name (e.g. {path / 'report.html'})"
+        )
+    directory = read_results_dir(results_dir)
+    drawn, missing = gallery(directory)
+    page = render_report(directory, drawn, missing, title)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    judgements = [j for rf in directory.results for j in rf.result.judgements]
+    return ReportSummary(
+        path, len(directory.results), len(directory.traces), tuple(d.name for d in drawn),
+        sum(j.passed for j in judgements), sum(not j.passed for j in judgements), tuple(missing),
+        directory.skipped,
+    )  # fmt: skip

@@ -1,0 +1,29 @@
+"""Plots of result files and counterexample traces (matplotlib, Agg, PNG and SVG).
+
+Every function takes what was saved — a :class:`~scenarios.base.ScenarioResult` read from a
+result file, or a trace — and returns the matplotlib :class:`~matplotlib.figure.Figure`, so
+tests can read its lines, bars and labels; :func:`write_figure` writes it as PNG and SVG.
+A result of the wrong scenario is refused with :class:`~reports.results_dir.WrongResultKind`.
+"""
+
+from reports.plots.canvas import data_uri, write_figure
+from reports.plots.gallery import Drawn, Missing, gallery
+from reports.plots.locking_price import plot_locking_price
+from reports.plots.peaks import plot_peak_ratio_heatmap, plot_peaks_vs_max_turns
+from reports.plots.peers import plot_peers
+from reports.plots.strategies import plot_strategies_vs_budget
+from reports.plots.timeline import plot_counterexample
+
+__all__ = [
+    "Drawn",
+    "Missing",
+    "data_uri",
+    "gallery",
+    "plot_counterexample",
+    "plot_locking_price",
+    "plot_peak_ratio_heatmap",
+    "plot_peaks_vs_max_turns",
+    "plot_peers",
+    "plot_strategies_vs_budget",
+    "write_figure",
+]

@@ -1,0 +1,107 @@
+"""Figures drawn off-screen with Agg, and written as PNG and SVG that are the same every time.
+
+Plots never touch ``pyplot``: a :class:`~matplotlib.figure.Figure` is built directly and given an
+Agg canvas, so drawing needs no display, leaves no global figure registry behind and is safe in
+worker processes and tests. Files are byte-stable for the same input: SVG ids are salted with a
+constant and neither format records a date or the software version.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import textwrap
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+FORMATS: tuple[str, ...] = ("png", "svg")
+DPI = 110
+
+# One colour per projector strategy, the same in every plot (colour-blind safe "tab10" order).
+STRATEGY_COLOURS: dict[str, str] = {
+    "M0": "#d62728", "M1": "#ff7f0e", "M2": "#bcbd22", "M3": "#1f77b4", "M4": "#9467bd",
+    "M5": "#2ca02c", "REQ": "#7f7f7f",
+}  # fmt: skip
+LOCKING_COLOURS: dict[str, str] = {
+    "none": "#d62728", "cas": "#ff7f0e", "trim-to": "#bcbd22", "mutex": "#1f77b4", "append-sync": "#2ca02c",
+}  # fmt: skip
+PALETTE: tuple[str, ...] = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+    "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173",
+)  # fmt: skip
+
+_RC = {"svg.hashsalt": "turncheck", "svg.fonttype": "path", "font.size": 9.0}
+_METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
+
+
+def new_figure(width: float, height: float) -> Figure:
+    """An empty figure with an Agg canvas attached (no pyplot, no display)."""
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def titled(fig: Figure, title: str, subtitle: str = "", width: int | None = None) -> None:
+    """The figure's title (what it shows, in words) and a smaller line of parameters and seed,
+    wrapped to the figure's width."""
+    width = width if width is not None else int(fig.get_figwidth() * 12.5)
+    text = title if not subtitle else title + "\n" + "\n".join(textwrap.wrap(subtitle, width))
+    fig.suptitle(text, fontsize=10.5, x=0.01, ha="left")
+
+
+def footnote(fig: Figure, text: str, width: int | None = None) -> None:
+    """A small note under the axes (definitions a reader needs, wrapped); the layout keeps room
+    for it so it never overlaps an axis label."""
+    lines = textwrap.wrap(text, width if width is not None else int(fig.get_figwidth() * 16))
+    height_in = fig.get_figheight()
+    room = min(0.4, (0.16 * len(lines) + 0.08) / height_in)
+    engine = fig.get_layout_engine()
+    if isinstance(engine, ConstrainedLayoutEngine):
+        engine.set(rect=(0.0, room, 1.0, 1.0 - room))
+    fig.text(0.01, 0.005, "\n".join(lines), fontsize=7.5, color="#444444", va="bottom")
+
+
+def figure_bytes(fig: Figure, fmt: str) -> bytes:
+    """The figure rendered as ``png`` or ``svg`` bytes."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown image format {fmt!r}")
+    buf = io.BytesIO()
+    with matplotlib.rc_context(_RC):
+        fig.savefig(buf, format=fmt, metadata=_METADATA[fmt])
+    return buf.getvalue()
+
+
+def data_uri(png: bytes) -> str:
+    """PNG bytes as a ``data:`` URI, for a page that must not load anything from outside."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def write_figure(
+    fig: Figure,
+    out_dir: str | Path,
+    stem: str,
+    formats: Sequence[str] = FORMATS,
+    rendered: Mapping[str, bytes] | None = None,
+) -> list[Path]:
+    """Write ``STEM.png`` and ``STEM.svg`` under ``out_dir``; returns the paths.
+
+    ``rendered`` holds formats already rendered (a page's PNG), so they are not drawn twice.
+    Every format is rendered before the first file is written, so a rendering error leaves
+    nothing half-written.
+    """
+    done = dict(rendered or {})
+    rendered = {fmt: done[fmt] if fmt in done else figure_bytes(fig, fmt) for fmt in formats}
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt, data in rendered.items():
+        path = out / f"{stem}.{fmt}"
+        path.write_bytes(data)
+        paths.append(path)
+    return paths

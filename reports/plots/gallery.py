@@ -1,0 +1,148 @@
+"""Which plots a results directory can show, drawn once each: the one list ``report``, ``plot``
+and ``demo`` all use.
+
+Rules (every plot is drawn from files, never from a re-run):
+
+* each ``trigger-gap`` or ``sweep-trigger-gap`` result → the heatmap of peak / maxTurns, and the
+  peak-vs-maxTurns lines when at least two (writers, gap) series ran at two maxTurns or more (a
+  sweep over ``max_turns``; the default eight rows alone make points, not lines);
+* each ``locking`` or ``sweep-locking`` result → the price of each guarantee;
+* each ``testbench`` result → the strategies against the budget, with the first ``peers``
+  result's peers added as dashed lines when there is one;
+* each ``peers`` result → the peers and M0–M5 side by side;
+* each counterexample trace → its swim-lane timeline.
+
+A plot that cannot be drawn from a file (a table lacking the columns it reads) is reported as
+``missing`` with the reason, so a page says what it could not show instead of failing whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from matplotlib.figure import Figure
+
+from models.errors import TurncheckError
+from reports.plots.canvas import figure_bytes, write_figure
+from reports.plots.locking_price import LOCKING_SCENARIOS, locking_reading, plot_locking_price
+from reports.plots.peaks import (
+    PEAK_SCENARIOS,
+    heatmap_reading,
+    peak_points,
+    peaks_reading,
+    plot_peak_ratio_heatmap,
+    plot_peaks_vs_max_turns,
+)
+from reports.plots.peers import PEERS_SCENARIOS, peers_reading, plot_peers
+from reports.plots.strategies import plot_strategies_vs_budget, strategies_reading
+from reports.plots.timeline import counterexample_reading, plot_counterexample
+from reports.results_dir import ResultFile, ResultsDir
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """One plot: file stem, caption title, one-line reading, the figure, and its source files.
+
+    ``anchor`` is the file whose section of a page the plot belongs to.
+    """
+
+    name: str
+    title: str
+    reading: str
+    figure: Figure
+    sources: tuple[Path, ...]
+
+    @property
+    def anchor(self) -> Path:
+        return self.sources[0]
+
+    @cached_property
+    def png(self) -> bytes:
+        """The figure as PNG, rendered once for both the page and the file."""
+        return figure_bytes(self.figure, "png")
+
+    def write(self, out_dir: str | Path) -> list[Path]:
+        """``NAME.png`` and ``NAME.svg`` under ``out_dir``."""
+        return write_figure(self.figure, out_dir, self.name, rendered={"png": self.png})
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A plot the directory's files could not give, and why."""
+
+    name: str
+    source: Path
+    reason: str
+
+
+def _stem(plot: str, path: Path) -> str:
+    return f"{plot}--{path.stem}"
+
+
+def _has_lines(rf: ResultFile) -> bool:
+    points = peak_points([rf.result])
+    per_series: dict[tuple[str, int, int], set[int]] = {}
+    for p in points:
+        per_series.setdefault((p.locking, p.writers, p.gap), set()).add(p.max_turns)
+    return sum(1 for v in per_series.values() if len(v) >= 2) >= 2
+
+
+def gallery(directory: ResultsDir) -> tuple[list[Drawn], list[Missing]]:
+    """Every plot the directory's results and traces can give, in page order."""
+    drawn: list[Drawn] = []
+    missing: list[Missing] = []
+    used: set[str] = set()
+
+    def unique(stem: str) -> str:
+        name, k = stem, 2
+        while name in used:
+            name, k = f"{stem}-{k}", k + 1
+        used.add(name)
+        return name
+
+    def attempt(name: str, sources: Sequence[Path], title: str, draw: Callable[[], Figure],
+                read: Callable[[], str]) -> None:  # fmt: skip
+        try:
+            figure = draw()
+            drawn.append(Drawn(unique(_stem(name, sources[0])), title, read(), figure, tuple(sources)))
+        except TurncheckError as exc:
+            missing.append(Missing(name, sources[0], str(exc)))
+
+    for rf in directory.of(*PEAK_SCENARIOS):
+        r = rf.result
+        try:
+            lines = _has_lines(rf)
+        except TurncheckError as exc:
+            missing.append(Missing("peaks-vs-max-turns", rf.path, str(exc)))
+            continue
+        if lines:
+            attempt("peaks-vs-max-turns", [rf.path], "Peak live turns vs maxTurns",
+                    lambda r=r: plot_peaks_vs_max_turns(r), lambda r=r: peaks_reading(r))  # fmt: skip
+        attempt("peak-ratio-heatmap", [rf.path], "peak / maxTurns over writers × gap",
+                lambda r=r: plot_peak_ratio_heatmap(r), lambda r=r: heatmap_reading(r))  # fmt: skip
+    for rf in directory.of(*LOCKING_SCENARIOS):
+        r = rf.result
+        attempt("locking-price", [rf.path], "Locking: bound and observed peak vs append latency p99",
+                lambda r=r: plot_locking_price(r), lambda r=r: locking_reading(r))  # fmt: skip
+    peers = directory.of(*PEERS_SCENARIOS)
+    for rf in directory.of("testbench"):
+        r = rf.result
+        p = peers[0].result if peers else None
+        sources = [rf.path] + ([peers[0].path] if peers else [])
+        attempt("strategies-vs-budget", sources, "Strategies vs budget: over budget, empty, overrun",
+                lambda r=r, p=p: plot_strategies_vs_budget(r, p), lambda r=r, p=p: strategies_reading(r, p))  # fmt: skip
+    for rf in peers:
+        r = rf.result
+        attempt("peers", [rf.path], "Peer libraries next to M0–M5",
+                lambda r=r: plot_peers(r), lambda r=r: peers_reading(r))  # fmt: skip
+    for tf in directory.traces:
+        t = tf.trace
+        attempt("counterexample", [tf.path], f"Counterexample: {t.violated} ({t.model})",
+                lambda t=t: plot_counterexample(t), lambda t=t: counterexample_reading(t))  # fmt: skip
+    return drawn, missing
+
+
+__all__ = ["Drawn", "Missing", "gallery"]

@@ -1,0 +1,289 @@
+"""What each trimming strategy costs as the budget grows, drawn from ``testbench`` (and ``peers``).
+
+Three panels over the budget: the share of windows over budget, the share of empty windows, and
+the overrun ratio (Σ kept cost / (budget × windows)); one line per strategy M0–M5, plus one dashed
+line per peer library when a ``peers`` result is given.
+
+The figures are read from whatever tables the result carries, in either of two shapes:
+
+* **long** — a table with a ``budget`` column, a ``strategy`` (or ``projector`` / ``peer``)
+  column and metric columns (``overBudget rate``, ``empty rate``, ``overrun ratio``, or the counts
+  ``overBudget`` / ``empty`` with ``windows``). Rows of other manifolds than the clean one
+  (``p_result`` 1.00) and of a second CJK ratio are left out;
+* **wide** — the seed's tables: a ``budget`` column and columns named ``"<strategy> <metric>"``
+  (``M1 overBudget``, ``M3 empty rate``, ``M5 overrun`` …), with the window count per budget from a
+  ``windows`` / ``M0 windows`` column.
+
+A strategy appears in a panel only where the result has its figure, so the plot never invents a
+point; which strategies are drawn is the table's choice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from matplotlib.figure import Figure
+
+from reports.plots.canvas import PALETTE, STRATEGY_COLOURS, footnote, new_figure, titled
+from reports.results_dir import WrongResultKind, require_scenario
+from scenarios.base import Cell, ScenarioResult, Table
+
+STRATEGY_SCENARIOS: tuple[str, ...] = ("testbench",)
+PEER_SCENARIOS: tuple[str, ...] = ("peers",)
+METRICS: tuple[str, ...] = ("overBudget rate", "empty rate", "overrun ratio")
+STRATEGY_IDS: tuple[str, ...] = ("M0", "M1", "M2", "M3", "M4", "M5", "REQ")
+_NAME_COLUMNS = ("strategy", "projector", "peer", "trimmer")
+_WIDE = re.compile(r"^(M[0-5]|REQ)\s+(.+)$")
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+# normalized column name → (metric, is a count that needs the window count)
+_METRIC_COLUMNS: dict[str, tuple[str, bool]] = {
+    "overbudgetrate": ("overBudget rate", False), "overbudgetshare": ("overBudget rate", False),
+    "overbudget": ("overBudget rate", True),
+    "emptyrate": ("empty rate", False), "emptyshare": ("empty rate", False), "empty": ("empty rate", True),
+    "overrunratio": ("overrun ratio", False), "overrun": ("overrun ratio", False),
+}  # fmt: skip
+
+
+@dataclass
+class Curves:
+    """Per (who, metric): budget → value; ``where`` says which manifold/ratio rows were read."""
+
+    points: dict[tuple[str, str], dict[int, float]] = field(default_factory=dict)
+    where: list[str] = field(default_factory=list)
+
+    def put(self, who: str, metric: str, budget: int, value: float) -> None:
+        self.points.setdefault((who, metric), {}).setdefault(budget, value)
+
+    def names(self) -> list[str]:
+        seen = list(dict.fromkeys(w for w, _ in self.points))
+        return sorted(
+            seen, key=lambda w: (STRATEGY_IDS.index(w) if w in STRATEGY_IDS else len(STRATEGY_IDS), w)
+        )
+
+
+def _number(v: Cell) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    try:
+        return float(str(v))
+    except ValueError:
+        return None
+
+
+def _column(table: Table, *names: str) -> str | None:
+    wanted = {_norm(n) for n in names}
+    return next((c for c in table.columns if _norm(c) in wanted), None)
+
+
+def _clean_rows(table: Table, curves: Curves) -> list[dict[str, Cell]]:
+    """Rows of the clean manifold (p_result 1.00) and of the first CJK ratio, when such columns exist."""
+    recs = table.records()
+    manifold = _column(table, "manifold", "p_result", "presult")
+    if manifold is not None:
+        values = list(dict.fromkeys(r[manifold] for r in recs))
+        clean = next(
+            (v for v in values if _number(v) == 1.0 or "1.00" in str(v)), values[0] if values else None
+        )
+        recs = [r for r in recs if r[manifold] == clean]
+        curves.where.append(f"{manifold} {clean}")
+    ratio = _column(table, "cjk ratio", "cjk_ratio", "ratio")
+    if ratio is not None:
+        first = recs[0][ratio] if recs else None
+        recs = [r for r in recs if r[ratio] == first]
+        curves.where.append(f"CJK ratio {first}")
+    return recs
+
+
+def _read_long(table: Table, name_col: str, curves: Curves, budget_default: int | None) -> None:
+    budget_col = _column(table, "budget")
+    windows_col = _column(table, "windows")
+    for rec in _clean_rows(table, curves):
+        budget = _number(rec[budget_col]) if budget_col else budget_default
+        if budget is None:
+            continue
+        who = str(rec[name_col])
+        windows = _number(rec[windows_col]) if windows_col else None
+        for col in table.columns:
+            spec = _METRIC_COLUMNS.get(_norm(col))
+            value = _number(rec[col])
+            if spec is None or value is None:
+                continue
+            metric, is_count = spec
+            if is_count:
+                if not windows:
+                    continue
+                value = value / windows
+            curves.put(who, metric, int(budget), value)
+
+
+def _windows_by_budget(tables: Sequence[Table]) -> dict[int, float]:
+    out: dict[int, float] = {}
+    for t in tables:
+        budget_col = _column(t, "budget")
+        if budget_col is None:
+            continue
+        for col in t.columns:
+            if _norm(col) in ("windows", "m0windows"):
+                for rec in t.records():
+                    b, w = _number(rec[budget_col]), _number(rec[col])
+                    if b is not None and w:
+                        out.setdefault(int(b), w)
+    return out
+
+
+def _read_wide(tables: Sequence[Table], curves: Curves) -> None:
+    windows = _windows_by_budget(tables)
+    for t in tables:
+        budget_col = _column(t, "budget")
+        if budget_col is None or any(_column(t, n) for n in _NAME_COLUMNS):
+            continue
+        for col in t.columns:
+            m = _WIDE.match(col)
+            if not m or _norm(m.group(2)) not in _METRIC_COLUMNS:
+                continue
+            metric, is_count = _METRIC_COLUMNS[_norm(m.group(2))]
+            for rec in t.records():
+                b, v = _number(rec[budget_col]), _number(rec[col])
+                if b is None or v is None:
+                    continue
+                if is_count:
+                    if not windows.get(int(b)):
+                        continue
+                    v = v / windows[int(b)]
+                curves.put(m.group(1), metric, int(b), v)
+
+
+def _peer_label(name: str) -> str:
+    return name if name.startswith("peer") else f"peer:{name}"
+
+
+def strategy_curves(
+    result: ScenarioResult, *, peers: bool = False, plot: str = "strategies-vs-budget"
+) -> Curves:
+    """Every (strategy or peer, metric, budget) figure the result carries (see the module doc).
+
+    Raises
+    ------
+    WrongResultKind
+        A result of another scenario, or one with no such figure at all.
+    """
+    require_scenario(result, PEER_SCENARIOS if peers else STRATEGY_SCENARIOS, plot)
+    curves = Curves()
+    budget = result.params.get("budget")
+    budget_default = int(budget) if isinstance(budget, int) and not isinstance(budget, bool) else None
+    for t in result.tables:
+        name_col = _column(t, *_NAME_COLUMNS)
+        if name_col is not None:
+            _read_long(t, name_col, curves, budget_default)
+    _read_wide(result.tables, curves)
+    if not curves.points:
+        raise WrongResultKind(
+            f"plot {plot}: the {result.scenario} result has no overBudget / empty / overrun figures by budget"
+        )
+    curves.where = list(dict.fromkeys(curves.where))
+    return curves
+
+
+def plot_strategies_vs_budget(testbench: ScenarioResult, peers: ScenarioResult | None = None) -> Figure:
+    """overBudget rate, empty rate and overrun ratio against the budget, one line per strategy.
+
+    Each of the three axes (in :data:`METRICS` order) holds one line per strategy that has figures
+    for it (label = strategy id, x = budgets ascending, y = values) and, with ``peers``, one
+    dashed line per peer library (label = ``"peer <name>"``).
+    """
+    curves = strategy_curves(testbench)
+    peer_curves = strategy_curves(peers, peers=True) if peers is not None else None
+    fig = new_figure(13.0, 4.9)
+    axes = fig.subplots(1, 3)
+    for ax, metric in zip(axes, METRICS, strict=True):
+        for who in curves.names():
+            pts = curves.points.get((who, metric))
+            if not pts:
+                continue
+            xs = sorted(pts)
+            ax.plot(xs, [pts[b] for b in xs], "-o", ms=4, lw=1.6, label=who,
+                    color=STRATEGY_COLOURS.get(who, PALETTE[0]))  # fmt: skip
+        if peer_curves is not None:
+            for k, who in enumerate(n for n in peer_curves.names() if n not in STRATEGY_IDS):
+                pts = peer_curves.points.get((who, metric))
+                if not pts:
+                    continue
+                xs = sorted(pts)
+                ax.plot(xs, [pts[b] for b in xs], "--s", ms=5, lw=1.3, label=_peer_label(who),
+                        color=PALETTE[(k + 5) % len(PALETTE)])  # fmt: skip
+        ax.set_xscale("log")
+        ax.set_xlabel("budget (tokens per window, log scale)")
+        ax.grid(True, alpha=0.3, which="both")
+        budgets = sorted({b for (_w, m), pts in curves.points.items() if m == metric for b in pts})
+        if budgets:
+            ax.set_xticks(budgets, [str(b) for b in budgets])
+            ax.minorticks_off()
+    axes[0].set_title("windows over budget (share)", fontsize=9.5)
+    axes[0].set_ylabel("share of windows")
+    axes[1].set_title("empty windows (share)", fontsize=9.5)
+    axes[1].set_ylabel("share of windows")
+    axes[2].set_title("overrun ratio", fontsize=9.5)
+    axes[2].set_ylabel("Σ kept cost / (budget × windows)  (1.0 = budget filled)")
+    axes[2].axhline(1.0, ls=":", color="#555555", lw=1)
+    for ax in axes[:2]:
+        ax.set_ylim(-0.03, 1.03)
+    found: dict[str, object] = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            found.setdefault(label, h)
+    order = [*curves.names(), *(_peer_label(n) for n in (peer_curves.names() if peer_curves else []))]
+    labels = [label for label in order if label in found]
+    handles = [found[label] for label in labels]
+    fig.legend(handles, labels, loc="outside right upper", fontsize=8, title="strategy", title_fontsize=8)
+    p = testbench.params
+    scale = f"{p.get('sessions', '?')} sessions × {p.get('turns', '?')} turns" if "sessions" in p else ""
+    where = "; ".join(curves.where) or "p_result 1.00 (clean data)"
+    sub = f"{scale}; {where}; testbench seed {testbench.seed}"
+    if peers is not None:
+        sub += f"; peers seed {peers.seed} (dashed, its own scale and cost model)"
+    titled(fig, "What each trimming strategy costs as the budget grows", sub)
+    missing = [s for s in STRATEGY_IDS[:6] if not any((s, m) in curves.points for m in METRICS)]
+    note = (
+        "M0 naive cut, M1 whole turns (may overrun), M2 M1 + placeholder repairs, M3 complete turns only (may be "
+        "empty), M4 whole turns with fallback to M0, M5 pair-safe cut. A strategy without a line in a panel has no "
+        "such figure in the result file."
+    )
+    if missing:
+        note += f" Not in this result at all: {', '.join(missing)}."
+    footnote(fig, note)
+    return fig
+
+
+def strategies_reading(testbench: ScenarioResult, peers: ScenarioResult | None = None) -> str:
+    """One line: who runs over budget most, who goes empty most, at the smallest budget shown."""
+    curves = strategy_curves(testbench)
+    parts = []
+    for metric, words in (("overBudget rate", "over budget"), ("empty rate", "empty")):
+        best: tuple[float, str, int] | None = None
+        for (who, m), pts in curves.points.items():
+            if m != metric:
+                continue
+            b = min(pts)
+            if best is None or pts[b] > best[0]:
+                best = (pts[b], who, b)
+        if best is not None:
+            parts.append(f"{best[1]} is {words} in {100 * best[0]:.0f} % of windows at budget {best[2]}")
+    over = curves.points
+    ratios = {w: max(pts.values()) for (w, m), pts in over.items() if m == "overrun ratio"}
+    if ratios:
+        worst = max(ratios, key=lambda w: ratios[w])
+        parts.append(f"largest overrun ratio {ratios[worst]:.2f} ({worst})")
+    if peers is not None:
+        parts.append(
+            f"peers: {', '.join(n for n in strategy_curves(peers, peers=True).names() if n not in STRATEGY_IDS)}"
+        )
+    return "; ".join(parts) + "."

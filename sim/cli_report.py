@@ -1,0 +1,128 @@
+"""``turncheck demo``, ``report`` and ``plot``: the pictures and the page, from files only.
+
+``demo`` runs every experiment at a small scale plus one failing and one passing check and
+writes results, a trace, plots and ``report.html`` (see :mod:`sim.demo`). ``report RESULTS_DIR``
+turns whatever result files and traces a directory holds into one self-contained HTML page;
+``plot RESULTS_DIR`` writes the same plots as PNG and SVG files. Neither re-runs anything. All
+three print a short summary (``--format json`` for scripts); ``demo`` shows progress unless
+``--quiet``. Bad input is one line, exit 2, nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from models.errors import BadParameter
+from sim.demo import DEFAULT_OUT, SCALES, echo, run_demo, summary_json, summary_lines
+from sim.progress import progress_for
+
+FORMATS = ("table", "json")
+FormatOpt = Annotated[str, typer.Option("--format", help="table (a short summary) or json.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise BadParameter(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+
+
+def demo_command(
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Directory for everything the demo writes.")
+    ] = DEFAULT_OUT,
+    scale: Annotated[
+        str, typer.Option("--scale", help="quick (about a minute) or tiny (seconds, for tests).")
+    ] = "quick",
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes for the steps.")] = 1,
+    quiet: QuietOpt = False,
+    fmt: FormatOpt = "table",
+) -> None:
+    """Run every scenario at a small scale, a failing and a passing check, and write plots and report.html."""
+    _check_format(fmt)
+    if scale not in SCALES:
+        raise BadParameter(f"--scale must be one of {', '.join(SCALES)}, got {scale!r}")
+    run = run_demo(out, scale, jobs, progress_for=lambda label: progress_for(label, quiet or fmt == "json"))
+    if fmt == "json":
+        print(json.dumps(summary_json(run), ensure_ascii=False, indent=1))
+    else:
+        echo(summary_lines(run))
+    if not run.ok:
+        raise typer.Exit(1)
+
+
+def report_command(
+    results_dir: Annotated[Path, typer.Argument(help="Directory of result files (*.json) and traces.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
+    title: Annotated[str, typer.Option("--title", help="Page title.")] = "turncheck report",
+    fmt: FormatOpt = "table",
+) -> None:
+    """Write one self-contained HTML page with every table, plot and judgement in RESULTS_DIR."""
+    from reports.html import write_report
+
+    _check_format(fmt)
+    summary = write_report(results_dir, out, title)
+    if fmt == "json":
+        print(json.dumps(summary.to_json(), ensure_ascii=False, indent=1))
+        return
+    lines = [
+        f"report: {summary.path}",
+        f"  {summary.results} result file(s), {summary.traces} trace(s), {len(summary.plots)} plot(s)",
+        f"  judgement lines: {summary.passed} PASS, {summary.failed} FAIL",
+    ]
+    lines += [f"  could not draw {m.name} from {m.source}: {m.reason}" for m in summary.missing]
+    lines += [f"  passed over {p}: {why}" for p, why in summary.skipped]
+    echo(lines)
+
+
+def plot_command(
+    results_dir: Annotated[Path, typer.Argument(help="Directory of result files (*.json) and traces.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the PNG and SVG files.")] = Path(
+        "plots"
+    ),
+    fmt: FormatOpt = "table",
+) -> None:
+    """Write every plot the result files and traces in RESULTS_DIR give, as PNG and SVG."""
+    from reports.plots import gallery
+    from reports.results_dir import read_results_dir
+
+    _check_format(fmt)
+    if out.exists() and not out.is_dir():
+        raise BadParameter(f"--out {out} exists and is not a directory")
+    drawn, missing = gallery(read_results_dir(results_dir))
+    written = {d.name: [str(p) for p in d.write(out)] for d in drawn}
+    if fmt == "json":
+        obj = {
+            "plots": [
+                {
+                    "name": d.name,
+                    "title": d.title,
+                    "reading": d.reading,
+                    "files": written[d.name],
+                    "sources": [str(p) for p in d.sources],
+                }
+                for d in drawn
+            ],  # fmt: skip
+            "missing": [{"plot": m.name, "source": str(m.source), "reason": m.reason} for m in missing],
+        }
+        print(json.dumps(obj, ensure_ascii=False, indent=1))
+        return
+    lines = [f"{len(drawn)} plot(s) in {out}/"]
+    for d in drawn:
+        lines.append(f"  {d.name}.png/.svg — {d.reading}")
+    lines += [f"  could not draw {m.name} from {m.source}: {m.reason}" for m in missing]
+    sys.stdout.write("\n".join(lines) + "\n")
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        "demo", help="Run every experiment at a small scale and write results, plots and report.html."
+    )(demo_command)
+    app.command("report", help="Write one self-contained HTML page for a directory of result files.")(
+        report_command
+    )
+    app.command("plot", help="Write the plots of a directory of result files as PNG and SVG.")(plot_command)

@@ -1,0 +1,455 @@
+"""``turncheck demo``: every experiment at a small scale, a failing and a passing check, plots, a page.
+
+The demo is the first thing a new user runs. It answers, in about a minute, what the project is
+for: how far a compaction trigger overshoots ``maxTurns`` (``trigger-gap`` and a sweep over
+``max_turns``), what each locking strategy's bound costs (``locking``), what the model checker
+finds when nothing is locked and proves when something is (``check trigger``), and how the
+trimming strategies and the libraries people use compare (``testbench``, ``peers``, …). It writes
+the result files, the counterexample trace, every plot as PNG and SVG, and ``report.html``.
+
+Which parameters each scenario runs with is decided in one place, :data:`DEMO_PARAMS`
+(scenario → scale → ``k=v``). A scenario registered later and missing from that table runs only
+if it *declares itself quick*: its parameter type has a ``scale`` field that accepts the scale
+asked for (``quick`` or ``tiny``), and it then runs with ``scale=<that>`` and its other defaults.
+Otherwise it is skipped and the summary says so — a default run may take minutes. A scenario
+whose parameters are refused (an optional extra not installed, say) is skipped with the reason,
+never silently.
+
+Steps run in this process one after another, each with its own progress bar, or with
+``jobs > 1`` in worker processes under one bar; files are written by this process in step order
+either way, so the outputs do not depend on ``jobs``. Timings are printed, never written into
+result files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+import typing
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from models.errors import TurncheckError
+from reports.tables import write_result
+from scenarios.base import Judgement, ScenarioResult, Table, get_scenario, parse_params, scenarios
+from sim.sweep import LocalExecutor
+
+Scale = Literal["tiny", "quick"]
+SCALES: tuple[str, ...] = ("tiny", "quick")
+DEFAULT_OUT = Path("turncheck-demo")
+
+# scenario → scale → parameters (k=v strings, as on the command line). A scale missing from a
+# scenario's entry means "skip at that scale"; the reason is in SKIPPED.
+DEMO_PARAMS: dict[str, dict[str, dict[str, str]]] = {
+    "trigger-gap": {"quick": {}, "tiny": {"iterations": "2000"}},  # the seed's eight rows, 200 000 slots
+    "locking": {"quick": {"slots": "300"}, "tiny": {"slots": "40", "writers": "1,4", "gap": "0,2"}},
+    "testbench": {"quick": {"scale": "quick"}, "tiny": {"scale": "quick", "sessions": "100", "turns": "10"}},
+    "peers": {"quick": {"sessions": "4", "turns": "10"}},
+    "token-estimate": {"quick": {"sessions": "10", "turns": "20"}, "tiny": {"sessions": "2", "turns": "4"}},
+    "clock-skew": {"quick": {"sessions": "2000"}, "tiny": {"sessions": "50"}},
+    "key-collapse": {"quick": {"sessions": "2000", "keys": "64"}, "tiny": {"sessions": "64", "keys": "8"}},
+    "projection": {"quick": {}, "tiny": {}},
+    "framing": {"quick": {"records": "20000"}, "tiny": {"records": "500"}},
+}
+SKIPPED: dict[tuple[str, str], str] = {
+    ("peers", "tiny"): "its four libraries take ~15 s to import; it runs at --scale quick",
+}
+# the sweep behind the peak-vs-maxTurns lines: grid and fixed parameters per scale
+SWEEPS: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
+    "quick": ("trigger-gap", ("writers=1,4,8", "gap=0,2,5", "max_turns=4,8,16,32"), {"iterations": "20000"}),
+    "tiny": ("trigger-gap", ("writers=1,4", "gap=0,2", "max_turns=4,8"), {"iterations": "500"}),
+}
+# (model, parameters, the verdict the demo expects, why)
+CHECKS: tuple[tuple[str, dict[str, str], str, str], ...] = (
+    (
+        "trigger",
+        {"locking": "none", "gap": "1"},
+        "fail",
+        "no lock: turns appended in the gap overshoot maxTurns",
+    ),
+    ("trigger", {"locking": "mutex", "gap": "1"}, "pass", "mutex: read and delete are one critical section"),
+)
+CHECK_EXAMPLES = {"quick": 100, "tiny": 25}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One unit of demo work; plain data, so a worker process can run it."""
+
+    kind: Literal["scenario", "sweep", "check"]
+    name: str
+    params: tuple[tuple[str, str], ...] = ()
+    grid: tuple[str, ...] = ()
+    expect: str = ""
+    why: str = ""
+    examples: int = 100
+    home: str = ""
+
+    @property
+    def label(self) -> str:
+        words = " ".join(f"{k}={v}" for k, v in self.params)
+        if self.kind == "sweep":
+            words = " ".join(f"--grid {g}" for g in self.grid)
+        return f"{self.kind} {self.name}" + (f" {words}" if words else "")
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """What a check found, as plain data (the report object holds closures a worker cannot ship)."""
+
+    model: str
+    params: dict[str, Any]
+    verdict: str
+    violated: str | None
+    init: int
+    actions: tuple[tuple[Any, ...], ...]
+    source: str
+    distinct: int | None
+    exhaustive: bool | None
+    hypothesis_runs: int | None
+    hypothesis_steps: int | None
+    cross: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A step's result (a scenario result, a sweep's merged result and lines, or a check), or why
+    it was skipped; ``seconds`` is for the summary only."""
+
+    step: Step
+    result: ScenarioResult | None = None
+    lines: tuple[str, ...] = ()
+    check: CheckOutcome | None = None
+    skipped: str = ""
+    seconds: float = 0.0
+
+
+def _quick_declared(name: str, scale: str) -> bool:
+    """Whether an unlisted scenario declares itself runnable at ``scale`` (see the module doc)."""
+    params_type = scenarios()[name].params_type
+    hints = typing.get_type_hints(params_type)
+    if "scale" not in {f.name for f in dataclasses.fields(params_type)}:
+        return False
+    hint = hints.get("scale")
+    return typing.get_origin(hint) is Literal and scale in typing.get_args(hint)
+
+
+def plan(scale: str, home: str = "") -> tuple[list[Step], list[tuple[str, str]]]:
+    """The steps at ``scale`` and the scenarios skipped, with why.
+
+    Order is the story the summary and the page tell: the trigger's peaks and the sweep over
+    maxTurns, locking, the two checks, then the other listed scenarios in :data:`DEMO_PARAMS`
+    order, then unlisted scenarios that declare themselves quick. ``home`` is where Hypothesis
+    keeps its files during the checks (the demo's own directory, not the working directory).
+    """
+    steps: list[Step] = []
+    skips: list[tuple[str, str]] = []
+    known = scenarios()
+    for name in [n for n in DEMO_PARAMS if n in known] + [n for n in known if n not in DEMO_PARAMS]:
+        table = DEMO_PARAMS.get(name)
+        if table is not None and scale in table:
+            steps.append(Step("scenario", name, tuple(table[scale].items())))
+        elif table is not None:
+            skips.append(
+                (name, SKIPPED.get((name, scale), f"no {scale} parameters in sim/demo.py DEMO_PARAMS"))
+            )
+        elif _quick_declared(name, scale):
+            steps.append(Step("scenario", name, (("scale", scale),)))
+        else:
+            skips.append((name, f"not in sim/demo.py DEMO_PARAMS and declares no scale={scale}"))
+        if name == "trigger-gap":
+            scenario, grid, fixed = SWEEPS[scale]
+            steps.append(Step("sweep", scenario, tuple(fixed.items()), grid))
+        if name == "locking":
+            steps += _check_steps(scale, home)
+    if not any(s.kind == "check" for s in steps):
+        steps += _check_steps(scale, home)
+    return steps, skips
+
+
+def _check_steps(scale: str, home: str) -> list[Step]:
+    return [Step("check", model, tuple(params.items()), expect=expect, why=why, examples=CHECK_EXAMPLES[scale],
+                 home=home) for model, params, expect, why in CHECKS]  # fmt: skip
+
+
+@contextmanager
+def hypothesis_home(directory: str) -> Iterator[None]:
+    """Hypothesis writes a cache under ``.hypothesis`` of the working directory even without an
+    example database; point it at ``directory`` for the duration, then put it back."""
+    if not directory:
+        yield
+        return
+    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+
+    before = storage_directory(intent_to_write=False).home_directory
+    set_hypothesis_home_dir(directory)
+    try:
+        yield
+    finally:
+        set_hypothesis_home_dir(before)
+
+
+def _run_check(step: Step) -> CheckOutcome:
+    from sim.checking import run_check, select_properties
+    from sim.protocols import load_model
+
+    model = load_model(step.name, dict(step.params))
+    with hypothesis_home(step.home):
+        report = run_check(model, select_properties(model, []), engine="both", max_examples=step.examples,
+                           seed=0, database=None)  # fmt: skip
+    ex, hy, cx = report.exploration, report.stateful, report.counterexample
+    actions = tuple(tuple(a) if isinstance(a, (list, tuple)) else (a,) for a in cx.actions) if cx else ()
+    return CheckOutcome(
+        step.name, dict(model.params), report.verdict, report.violated, cx.init if cx else 0, actions,
+        report.source, ex.distinct if ex else None, ex.exhausted if ex else None, hy.examples if hy else None,
+        (hy.shrunk if hy.violated else None) if hy else None, report.cross.line() if report.cross else "",
+    )  # fmt: skip
+
+
+def run_step(step: Step, progress: Callable[[int, int], None] | None = None) -> Outcome:
+    """Run one step (in this process or a worker); a refused scenario becomes a skip."""
+    started = time.perf_counter()
+    bar = progress or (lambda done, total: None)
+    try:
+        if step.kind == "scenario":
+            sc = get_scenario(step.name)
+            result = sc.run(parse_params(sc, dict(step.params)), bar)
+            return Outcome(step, result=result, seconds=time.perf_counter() - started)
+        if step.kind == "sweep":
+            from sim.sweep import sweep
+
+            res = sweep(step.name, step.grid, fixed=dict(step.params), progress=bar)
+            return Outcome(step, result=res.merged(), lines=tuple(res.json_lines()),
+                           seconds=time.perf_counter() - started)  # fmt: skip
+        bar(0, 1)
+        check = _run_check(step)
+        bar(1, 1)
+        return Outcome(step, check=check, seconds=time.perf_counter() - started)
+    except TurncheckError as exc:
+        return Outcome(step, skipped=f"refused: {exc}", seconds=time.perf_counter() - started)
+
+
+def _trace_name(step: Step, c: CheckOutcome) -> str:
+    words = "".join(f"-{k}-{v}" for k, v in step.params)
+    return f"{c.model}{words}.json"
+
+
+def checks_result(outcomes: Sequence[Outcome], traces: dict[int, Path], out: Path) -> ScenarioResult:
+    """The checks as a result file: one row per check and a judgement per expected verdict."""
+    columns = ("check", "expected", "verdict", "violated", "steps", "found by", "states explored",
+               "exhaustive", "hypothesis runs", "cross-check", "trace")  # fmt: skip
+    rows = []
+    judgements = []
+    for k, o in enumerate(outcomes):
+        c = o.check
+        if c is None:
+            continue
+        params = " ".join(f"--param {key}={v}" for key, v in o.step.params)
+        trace = traces.get(k)
+        shown = str(trace.relative_to(out)) if trace is not None else None
+        rows.append((f"check {c.model} {params}", o.step.expect, c.verdict, c.violated,
+                     len(c.actions) if c.violated else None, c.source or None, c.distinct, c.exhaustive,
+                     c.hypothesis_runs, c.cross or None, shown))  # fmt: skip
+        if c.violated:
+            how = "shortest, by exhaustive search" if c.source == "explore" else "shrunk by Hypothesis"
+            detail = f"{c.violated} broken in {len(c.actions)} steps ({how}); trace {shown}"
+        else:
+            detail = f"every invariant holds; {c.distinct} states explored" + (
+                " exhaustively" if c.exhaustive else " (bounded)"
+            )
+        detail += f"; {o.step.why}"
+        judgements.append(Judgement(f"check {c.model} {params} {'fails' if o.step.expect == 'fail' else 'passes'}",
+                                    c.verdict == o.step.expect, detail))  # fmt: skip
+    table = Table(
+        "checks", "Model checking: the unlocked trigger fails, the locked one passes", columns, tuple(rows),
+        "Each check runs the exhaustive explorer and Hypothesis on the trigger model (writers=2, maxTurns=2, "
+        "4 turns per writer). A failing check saves its counterexample as a trace that `turncheck replay` "
+        "re-executes; the timeline plot below it is drawn from that trace.",
+    )  # fmt: skip
+    return ScenarioResult("checks", {"checks": [o.step.label for o in outcomes if o.check]}, 0, (table,),
+                          tuple(judgements))  # fmt: skip
+
+
+@dataclass
+class DemoRun:
+    """What the demo did: outcomes in step order, files written, plots, the page, and timings."""
+
+    out: Path
+    scale: str
+    outcomes: list[Outcome] = field(default_factory=list)
+    skips: list[tuple[str, str]] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    plots: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    report: Path | None = None
+    passed: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0
+
+
+def run_demo(
+    out: str | Path = DEFAULT_OUT,
+    scale: str = "quick",
+    jobs: int = 1,
+    progress_for: Callable[[str], Callable[[int, int], None]] | None = None,
+) -> DemoRun:
+    """Run every step, write results, traces, plots (PNG+SVG) and ``report.html`` under ``out``.
+
+    Raises
+    ------
+    BadParameter
+        Unknown scale, jobs < 1, or ``out`` is an existing file.
+    """
+    from models.errors import BadParameter
+
+    if scale not in SCALES:
+        raise BadParameter(f"--scale must be one of {', '.join(SCALES)}, got {scale!r}")
+    if jobs < 1:
+        raise BadParameter(f"--jobs must be >= 1, got {jobs}")
+    root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise BadParameter(f"output directory {root} exists and is not a directory")
+    bars = progress_for or (lambda label: lambda done, total: None)
+    started = time.perf_counter()
+    steps, skips = plan(scale, str(root / ".hypothesis"))
+    run = DemoRun(root, scale, skips=skips)
+    if jobs == 1:
+        for i, step in enumerate(steps, start=1):
+            run.outcomes.append(run_step(step, bars(f"[{i}/{len(steps)}] {step.kind} {step.name}")))
+    else:
+        run.outcomes = LocalExecutor(jobs).map(
+            run_step, steps, bars(f"demo: {len(steps)} steps on {jobs} workers")
+        )
+    _write_outputs(run)
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def _write_outputs(run: DemoRun) -> None:
+    from reports.html import render_report
+    from reports.plots import gallery
+    from reports.results_dir import ResultsDir, TraceFile, load_result
+    from sim.trace import Trace, load_trace, save_trace
+
+    root = run.out
+    results_dir = root / "results"
+    result_files: list[Path] = []
+    traces: dict[int, Path] = {}
+    for k, o in enumerate(run.outcomes):
+        if o.result is not None:
+            paths = write_result(o.result, results_dir)
+            run.files += paths
+            result_files.append(paths[0])
+            if o.lines:
+                jsonl = results_dir / f"{o.result.scenario}.jsonl"
+                jsonl.write_text("\n".join(o.lines) + "\n", encoding="utf-8")
+                run.files.append(jsonl)
+        if o.check is not None and o.check.violated:
+            c = o.check
+            trace = Trace(c.model, c.params, c.actions, c.violated, c.init, c.source, c.model)
+            traces[k] = save_trace(trace, root / "traces" / _trace_name(o.step, c))
+            run.files.append(traces[k])
+    if any(o.check for o in run.outcomes):
+        checks = checks_result(run.outcomes, traces, root)
+        paths = write_result(checks, results_dir)
+        run.files += paths
+        result_files.append(paths[0])
+    from reports.results_dir import ResultFile
+
+    directory = ResultsDir(
+        root,
+        tuple(ResultFile(p, load_result(p)) for p in result_files),
+        tuple(TraceFile(p, load_trace(p)) for p in traces.values()),
+        (),
+    )
+    drawn, missing = gallery(directory)
+    for d in drawn:
+        run.files += d.write(root / "plots")
+        run.plots.append(d.name)
+    run.missing = [f"{m.name} from {m.source.name}: {m.reason}" for m in missing]
+    page = render_report(directory, drawn, missing, f"turncheck demo ({run.scale} scale)")
+    run.report = root / "report.html"
+    run.report.write_text(page, encoding="utf-8")
+    run.files.append(run.report)
+    judgements = [j for rf in directory.results for j in rf.result.judgements]
+    run.passed = sum(j.passed for j in judgements)
+    run.failed = sum(not j.passed for j in judgements)
+
+
+def summary_lines(run: DemoRun) -> list[str]:
+    """The demo's closing summary: what ran, PASS/FAIL lines, where everything is."""
+    lines = [f"turncheck demo — {run.scale} scale, {len(run.outcomes)} steps, files under {run.out}/"]
+    for o in run.outcomes:
+        s = o.step
+        if o.skipped:
+            lines.append(f"  skip  {s.label}: {o.skipped}")
+        elif o.check is not None:
+            c = o.check
+            verdict = c.verdict.upper()
+            note = "expected" if c.verdict == s.expect else f"EXPECTED {s.expect.upper()}"
+            if c.violated:
+                what = f"{c.violated} broken in {len(c.actions)} steps"
+            else:
+                what = f"every invariant holds, {c.distinct} states explored" + (
+                    " exhaustively" if c.exhaustive else ""
+                )
+            lines.append(f"  {verdict:<4}  {s.label}: {what} ({note})  {o.seconds:.1f} s")
+        elif o.result is not None:
+            r = o.result
+            rows = sum(len(t.rows) for t in r.tables)
+            bad = [j for j in r.judgements if not j.passed]
+            mark = "FAIL" if bad else "ran"
+            judged = (
+                f", {len(r.judgements) - len(bad)}/{len(r.judgements)} judgements PASS"
+                if r.judgements
+                else ""
+            )
+            lines.append(
+                f"  {mark:<4}  {s.label}: {len(r.tables)} table(s), {rows} rows{judged}  {o.seconds:.1f} s"
+            )
+            lines += [f"          {j.line()}" for j in bad]
+    for name, why in run.skips:
+        lines.append(f"  skip  scenario {name}: {why}")
+    lines.append(f"plots: {len(run.plots)} (PNG + SVG) in {run.out / 'plots'}/")
+    lines += [f"  could not draw {m}" for m in run.missing]
+    lines.append(f"judgement lines: {run.passed} PASS, {run.failed} FAIL")
+    lines.append(f"report: {run.report}")
+    lines.append(f"done in {run.seconds:.1f} s")
+    return lines
+
+
+def summary_json(run: DemoRun) -> dict[str, Any]:
+    """The summary as data (``--format json``); paths as strings, timings included (printed only)."""
+    steps = []
+    for o in run.outcomes:
+        entry: dict[str, Any] = {"step": o.step.label, "seconds": round(o.seconds, 2)}
+        if o.skipped:
+            entry["skipped"] = o.skipped
+        if o.result is not None:
+            entry["result"] = o.result.scenario
+            entry["judgements"] = [
+                {"name": j.name, "passed": j.passed, "detail": j.detail} for j in o.result.judgements
+            ]
+        if o.check is not None:
+            entry.update(verdict=o.check.verdict, expected=o.step.expect, violated=o.check.violated,
+                         steps=len(o.check.actions) if o.check.violated else None)  # fmt: skip
+        steps.append(entry)
+    return {
+        "out": str(run.out), "scale": run.scale, "steps": steps,
+        "skipped": [{"scenario": n, "reason": w} for n, w in run.skips],
+        "plots": run.plots, "missing_plots": run.missing,
+        "judgements": {"pass": run.passed, "fail": run.failed},
+        "files": [str(p) for p in run.files], "report": str(run.report), "seconds": round(run.seconds, 2),
+    }  # fmt: skip
+
+
+def echo(lines: Sequence[str]) -> None:
+    sys.stdout.write("\n".join(lines) + "\n")

@@ -1,0 +1,115 @@
+"""``turncheck demo``: end to end at the tiny scale — every promised file written, the expected
+verdicts, nothing left in the working directory — and the rule for scenarios it does not know."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+
+from scenarios import base
+from scenarios.base import Scenario, ScenarioResult
+from sim.cli import main
+from sim.demo import DEMO_PARAMS, SCALES, plan
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_demo_tiny_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    out = tmp_path / "demo"
+    code, text, err = run(capsys, "demo", "--scale", "tiny", "-o", str(out), "--quiet", "--format", "json")
+    assert code == 0, text + err
+    assert err == ""  # --quiet: no progress bars
+    summary = json.loads(text)
+    files = [Path(f) for f in summary["files"]]
+    assert files and all(f.is_file() and f.stat().st_size > 0 for f in files)
+    names = {f.relative_to(out).as_posix() for f in files}
+    for promised in ("report.html", "results/trigger-gap.json", "results/sweep-trigger-gap.json",
+                     "results/sweep-trigger-gap.jsonl", "results/locking.json", "results/checks.json",
+                     "results/testbench.json", "traces/trigger-locking-none-gap-1.json"):  # fmt: skip
+        assert promised in names, promised
+    plots = set(summary["plots"])
+    for stem in ("peaks-vs-max-turns--sweep-trigger-gap", "peak-ratio-heatmap--sweep-trigger-gap",
+                 "locking-price--locking", "strategies-vs-budget--testbench",
+                 "counterexample--trigger-locking-none-gap-1"):  # fmt: skip
+        assert stem in plots
+        assert f"plots/{stem}.png" in names and f"plots/{stem}.svg" in names
+    checks = [s for s in summary["steps"] if "verdict" in s]
+    assert [(c["verdict"], c["expected"]) for c in checks] == [("fail", "fail"), ("pass", "pass")]
+    assert checks[0]["violated"] == "bounded-peak-turns" and checks[0]["steps"] == 4
+    assert summary["judgements"]["fail"] == 0 and summary["judgements"]["pass"] > 20
+    ran = {s["result"] for s in summary["steps"] if "result" in s}
+    listed_tiny = {n for n, scales in DEMO_PARAMS.items() if "tiny" in scales and n in base.scenarios()}
+    assert listed_tiny <= ran
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.count('<img src="data:image/png;base64,') == len(plots)
+    assert list(cwd.iterdir()) == []  # nothing written where the demo was started (Hypothesis included)
+
+
+def test_demo_table_summary_names_the_report(
+    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table summary; steps kept to the checks by a one-scenario registry (the rest is above)."""
+    only = {"trigger-gap": base.scenarios()["trigger-gap"]}
+    monkeypatch.setattr("sim.demo.scenarios", lambda: only)
+    monkeypatch.chdir(tmp_path)
+    code, text, _ = run(capsys, "demo", "--scale", "tiny", "-o", str(tmp_path / "d"), "--quiet")
+    assert code == 0
+    lines = text.splitlines()
+    assert lines[0].startswith("turncheck demo — tiny scale")
+    assert any(line.startswith("  FAIL  check trigger locking=none gap=1: bounded-peak-turns broken in 4 steps (expected)")
+               for line in lines)  # fmt: skip
+    assert any(
+        line.startswith("  PASS  check trigger locking=mutex gap=1: every invariant holds") for line in lines
+    )
+    assert f"report: {tmp_path / 'd' / 'report.html'}" in lines
+    assert lines[-1].startswith("done in ")
+
+
+def test_bad_demo_input_writes_nothing(tmp_path: Path, capsys: Any) -> None:
+    code, _, err = run(capsys, "demo", "--scale", "huge", "-o", str(tmp_path / "d"))
+    assert code == 2 and "--scale" in err and not (tmp_path / "d").exists()
+    (tmp_path / "file").write_text("x")
+    code, _, err = run(capsys, "demo", "--scale", "tiny", "-o", str(tmp_path / "file"))
+    assert code == 2 and "not a directory" in err
+    code, _, err = run(capsys, "demo", "--format", "xml", "-o", str(tmp_path / "d"))
+    assert code == 2 and not (tmp_path / "d").exists()
+
+
+@dataclass(frozen=True)
+class QuickParams:
+    scale: Literal["tiny", "quick", "full"] = "full"
+
+
+@dataclass(frozen=True)
+class SlowParams:
+    size: int = 10**9
+
+
+def _noop(params: Any, progress: Any) -> ScenarioResult:
+    return ScenarioResult("x", {}, 0, ())
+
+
+def test_unknown_scenarios_run_only_when_they_declare_a_scale(monkeypatch: pytest.MonkeyPatch) -> None:
+    known = dict(base.scenarios())
+    known["zz-quick"] = Scenario("zz-quick", QuickParams, _noop, "declares scales")
+    known["zz-slow"] = Scenario("zz-slow", SlowParams, _noop, "no scale field")
+    monkeypatch.setattr("sim.demo.scenarios", lambda: known)
+    for scale in SCALES:
+        steps, skips = plan(scale)
+        quick = [s for s in steps if s.name == "zz-quick"]
+        assert [s.params for s in quick] == [(("scale", scale),)]
+        assert "zz-slow" in dict(skips) and "declares no scale" in dict(skips)["zz-slow"]
+        kinds = [s.kind for s in steps]
+        assert kinds.count("check") == 2 and kinds.count("sweep") == 1
+        assert steps[0].name == "trigger-gap" and steps[1].kind == "sweep"

@@ -242,7 +242,7 @@ def generate_command(
     p_parallel: Annotated[
         float, typer.Option("--p-parallel", help="Probability a turn's calls run in parallel.")
     ] = 0.0,
-    cjk_share: Annotated[float, typer.Option("--cjk-share", help="Share of CJK events.")] = 0.3,
+    cjk_share: Annotated[float, typer.Option("--cjk-share", help="Share of CJK events.")] = 0.7,
     max_calls: Annotated[int, typer.Option("--max-calls", help="Most tool calls in one turn.")] = 4,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
 ) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -253,7 +253,12 @@ def render_report(
     )
 
 
-def write_report(results_dir: str | Path, out: str | Path, title: str = "turncheck report") -> ReportSummary:
+def write_report(
+    results_dir: str | Path,
+    out: str | Path,
+    title: str = "turncheck report",
+    progress: Callable[[int, int], None] | None = None,
+) -> ReportSummary:
     """Read ``results_dir``, draw its plots, and write the page to ``out``.
 
     The page is rendered completely before the file is opened, so an error leaves nothing behind.
@@ -269,7 +274,7 @@ def write_report(results_dir: str | Path, out: str | Path, title: str = "turnche
             f"{path} is a directory; give the report's file name (e.g. {path / 'report.html'})"
         )
     directory = read_results_dir(results_dir)
-    drawn, missing = gallery(directory)
+    drawn, missing = gallery(directory, progress)
     page = render_report(directory, drawn, missing, title)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")

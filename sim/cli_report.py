@@ -59,13 +59,14 @@ def report_command(
     results_dir: Annotated[Path, typer.Argument(help="Directory of result files (*.json) and traces.")],
     out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
     title: Annotated[str, typer.Option("--title", help="Page title.")] = "turncheck report",
+    quiet: QuietOpt = False,
     fmt: FormatOpt = "table",
 ) -> None:
     """Write one self-contained HTML page with every table, plot and judgement in RESULTS_DIR."""
     from reports.html import write_report
 
     _check_format(fmt)
-    summary = write_report(results_dir, out, title)
+    summary = write_report(results_dir, out, title, progress_for("report: drawing plots", quiet, "plots"))
     if fmt == "json":
         print(json.dumps(summary.to_json(), ensure_ascii=False, indent=1))
         return
@@ -84,6 +85,7 @@ def plot_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the PNG and SVG files.")] = Path(
         "plots"
     ),
+    quiet: QuietOpt = False,
     fmt: FormatOpt = "table",
 ) -> None:
     """Write every plot the result files and traces in RESULTS_DIR give, as PNG and SVG."""
@@ -93,7 +95,7 @@ def plot_command(
     _check_format(fmt)
     if out.exists() and not out.is_dir():
         raise BadParameter(f"--out {out} exists and is not a directory")
-    drawn, missing = gallery(read_results_dir(results_dir))
+    drawn, missing = gallery(read_results_dir(results_dir), progress_for("plot: drawing", quiet, "plots"))
     written = {d.name: [str(p) for p in d.write(out)] for d in drawn}
     if fmt == "json":
         obj = {

@@ -48,7 +48,7 @@ DEMO_PARAMS: dict[str, dict[str, dict[str, str]]] = {
     "trigger-gap": {"quick": {}, "tiny": {"iterations": "2000"}},  # the seed's eight rows, 200 000 slots
     "locking": {"quick": {"slots": "300"}, "tiny": {"slots": "40", "writers": "1,4", "gap": "0,2"}},
     "testbench": {"quick": {"scale": "quick"}, "tiny": {"scale": "quick", "sessions": "100", "turns": "10"}},
-    "peers": {"quick": {"sessions": "4", "turns": "10"}},
+    "peers": {"quick": {"sessions": "10", "turns": "10"}},
     "token-estimate": {"quick": {"sessions": "10", "turns": "20"}, "tiny": {"sessions": "2", "turns": "4"}},
     "clock-skew": {"quick": {"sessions": "2000"}, "tiny": {"sessions": "50"}},
     "key-collapse": {"quick": {"sessions": "2000", "keys": "64"}, "tiny": {"sessions": "64", "keys": "8"}},
@@ -328,12 +328,12 @@ def run_demo(
         run.outcomes = LocalExecutor(jobs).map(
             run_step, steps, bars(f"demo: {len(steps)} steps on {jobs} workers")
         )
-    _write_outputs(run)
+    _write_outputs(run, bars("plots and report"))
     run.seconds = time.perf_counter() - started
     return run
 
 
-def _write_outputs(run: DemoRun) -> None:
+def _write_outputs(run: DemoRun, progress: Callable[[int, int], None]) -> None:
     from reports.html import render_report
     from reports.plots import gallery
     from reports.results_dir import ResultsDir, TraceFile, load_result
@@ -370,7 +370,7 @@ def _write_outputs(run: DemoRun) -> None:
         tuple(TraceFile(p, load_trace(p)) for p in traces.values()),
         (),
     )
-    drawn, missing = gallery(directory)
+    drawn, missing = gallery(directory, progress)
     for d in drawn:
         run.files += d.write(root / "plots")
         run.plots.append(d.name)
@@ -421,8 +421,8 @@ def summary_lines(run: DemoRun) -> list[str]:
     lines.append(f"plots: {len(run.plots)} (PNG + SVG) in {run.out / 'plots'}/")
     lines += [f"  could not draw {m}" for m in run.missing]
     lines.append(f"judgement lines: {run.passed} PASS, {run.failed} FAIL")
-    lines.append(f"report: {run.report}")
     lines.append(f"done in {run.seconds:.1f} s")
+    lines.append(f"report: {run.report}")
     return lines
 
 

@@ -70,9 +70,9 @@ def bench_result() -> ScenarioResult:
 
 
 def peers_result() -> ScenarioResult:
-    cols = ("strategy", "manifold", "windows", "orphanRes", "overBudget", "empty", "overrun")
+    cols = ("strategy", "p_result", "windows", "orphanRes", "overBudget", "empty", "overrun")
     rows = []
-    for m in ("p_result=1.00", "p_result=0.90"):
+    for m in (1.0, 0.9):
         for s, orphans in (("M0", 3), ("M5", 0), ("peer:lib", 1)):
             rows.append((s, m, 10, orphans, 2 if s == "peer:lib" else 0, 0, 0.9))
     return ScenarioResult(
@@ -167,7 +167,7 @@ def test_peers_bars_per_manifold(tmp_path: Path) -> None:
     assert_writes_images(fig, tmp_path, "peers")
     orphans = fig.axes[0]
     bars = [c for c in orphans.containers if isinstance(c, BarContainer)]
-    assert [c.get_label() for c in bars] == ["p_result=1.00", "p_result=0.90"]
+    assert [c.get_label() for c in bars] == ["p_result 1.00", "p_result 0.90"]
     assert [b.get_height() for b in bars[0]] == [0.3, 0.0, 0.1]
     assert [t.get_text() for t in fig.axes[2].get_xticklabels()] == ["M0", "M5", "peer:lib"]
 

@@ -18,7 +18,7 @@ A plot that cannot be drawn from a file (a table lacking the columns it reads) i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -90,27 +90,13 @@ def _has_lines(rf: ResultFile) -> bool:
     return sum(1 for v in per_series.values() if len(v) >= 2) >= 2
 
 
-def gallery(directory: ResultsDir) -> tuple[list[Drawn], list[Missing]]:
-    """Every plot the directory's results and traces can give, in page order."""
-    drawn: list[Drawn] = []
+def gallery(
+    directory: ResultsDir, progress: Callable[[int, int], None] | None = None
+) -> tuple[list[Drawn], list[Missing]]:
+    """Every plot the directory's results and traces can give, in page order, each drawn and
+    rendered to PNG once; ``progress(done, total)`` is called as plots are finished."""
+    planned: list[tuple[str, list[Path], str, Callable[[], Figure], Callable[[], str]]] = []
     missing: list[Missing] = []
-    used: set[str] = set()
-
-    def unique(stem: str) -> str:
-        name, k = stem, 2
-        while name in used:
-            name, k = f"{stem}-{k}", k + 1
-        used.add(name)
-        return name
-
-    def attempt(name: str, sources: Sequence[Path], title: str, draw: Callable[[], Figure],
-                read: Callable[[], str]) -> None:  # fmt: skip
-        try:
-            figure = draw()
-            drawn.append(Drawn(unique(_stem(name, sources[0])), title, read(), figure, tuple(sources)))
-        except TurncheckError as exc:
-            missing.append(Missing(name, sources[0], str(exc)))
-
     for rf in directory.of(*PEAK_SCENARIOS):
         r = rf.result
         try:
@@ -119,29 +105,47 @@ def gallery(directory: ResultsDir) -> tuple[list[Drawn], list[Missing]]:
             missing.append(Missing("peaks-vs-max-turns", rf.path, str(exc)))
             continue
         if lines:
-            attempt("peaks-vs-max-turns", [rf.path], "Peak live turns vs maxTurns",
-                    lambda r=r: plot_peaks_vs_max_turns(r), lambda r=r: peaks_reading(r))  # fmt: skip
-        attempt("peak-ratio-heatmap", [rf.path], "peak / maxTurns over writers × gap",
-                lambda r=r: plot_peak_ratio_heatmap(r), lambda r=r: heatmap_reading(r))  # fmt: skip
+            planned.append(("peaks-vs-max-turns", [rf.path], "Peak live turns vs maxTurns",
+                            lambda r=r: plot_peaks_vs_max_turns(r), lambda r=r: peaks_reading(r)))  # fmt: skip
+        planned.append(("peak-ratio-heatmap", [rf.path], "peak / maxTurns over writers × gap",
+                        lambda r=r: plot_peak_ratio_heatmap(r), lambda r=r: heatmap_reading(r)))  # fmt: skip
     for rf in directory.of(*LOCKING_SCENARIOS):
         r = rf.result
-        attempt("locking-price", [rf.path], "Locking: bound and observed peak vs append latency p99",
-                lambda r=r: plot_locking_price(r), lambda r=r: locking_reading(r))  # fmt: skip
+        planned.append(("locking-price", [rf.path], "Locking: bound and observed peak vs append latency p99",
+                        lambda r=r: plot_locking_price(r), lambda r=r: locking_reading(r)))  # fmt: skip
     peers = directory.of(*PEERS_SCENARIOS)
     for rf in directory.of("testbench"):
         r = rf.result
         p = peers[0].result if peers else None
         sources = [rf.path] + ([peers[0].path] if peers else [])
-        attempt("strategies-vs-budget", sources, "Strategies vs budget: over budget, empty, overrun",
-                lambda r=r, p=p: plot_strategies_vs_budget(r, p), lambda r=r, p=p: strategies_reading(r, p))  # fmt: skip
+        planned.append(("strategies-vs-budget", sources, "Strategies vs budget: over budget, empty, overrun",
+                        lambda r=r, p=p: plot_strategies_vs_budget(r, p),
+                        lambda r=r, p=p: strategies_reading(r, p)))  # fmt: skip
     for rf in peers:
         r = rf.result
-        attempt("peers", [rf.path], "Peer libraries next to M0–M5",
-                lambda r=r: plot_peers(r), lambda r=r: peers_reading(r))  # fmt: skip
+        planned.append(("peers", [rf.path], "Peer libraries next to M0–M5",
+                        lambda r=r: plot_peers(r), lambda r=r: peers_reading(r)))  # fmt: skip
     for tf in directory.traces:
         t = tf.trace
-        attempt("counterexample", [tf.path], f"Counterexample: {t.violated} ({t.model})",
-                lambda t=t: plot_counterexample(t), lambda t=t: counterexample_reading(t))  # fmt: skip
+        planned.append(("counterexample", [tf.path], f"Counterexample: {t.violated} ({t.model})",
+                        lambda t=t: plot_counterexample(t), lambda t=t: counterexample_reading(t)))  # fmt: skip
+    drawn: list[Drawn] = []
+    used: set[str] = set()
+    report = progress or (lambda done, total: None)
+    report(0, len(planned))
+    for k, (name, sources, title, draw, read) in enumerate(planned, start=1):
+        try:
+            stem = _stem(name, sources[0])
+            unique, n = stem, 2
+            while unique in used:
+                unique, n = f"{stem}-{n}", n + 1
+            d = Drawn(unique, title, read(), draw(), tuple(sources))
+            d.png  # noqa: B018 - render now, so progress counts the real work
+            used.add(unique)
+            drawn.append(d)
+        except TurncheckError as exc:
+            missing.append(Missing(name, sources[0], str(exc)))
+        report(k, len(planned))
     return drawn, missing
 
 

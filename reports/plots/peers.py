@@ -16,7 +16,8 @@ from reports.results_dir import WrongResultKind, require_scenario
 from scenarios.base import Cell, ScenarioResult
 
 PEERS_SCENARIOS: tuple[str, ...] = ("peers",)
-_NEEDED = ("strategy", "manifold", "windows", "orphanRes", "overBudget", "empty", "overrun")
+_NEEDED = ("strategy", "windows", "orphanRes", "overBudget", "empty", "overrun")
+_MANIFOLD = ("manifold", "p_result")
 # (panel title, y label, value of one row)
 PANELS: tuple[tuple[str, str], ...] = (
     ("orphan results per window", "orphan RESULTs / windows"),
@@ -35,13 +36,23 @@ def _value(rec: dict[str, Cell], panel: int) -> float:
     return count / windows if windows else 0.0
 
 
+def _manifold_label(value: Cell) -> str:
+    if isinstance(value, float):
+        return f"p_result {value:.2f}"
+    return str(value)
+
+
 def peer_records(result: ScenarioResult, plot: str = "peers") -> list[dict[str, Cell]]:
-    """The ``peers`` table's rows, checked for the columns the plot reads."""
+    """The ``peers`` table's rows, checked for the columns the plot reads; each row gets a
+    ``manifold`` label (from a ``manifold`` or ``p_result`` column)."""
     require_scenario(result, PEERS_SCENARIOS, plot)
     table = next((t for t in result.tables if t.name == "peers"), result.tables[0] if result.tables else None)
-    if table is None or any(c not in table.columns for c in _NEEDED):
-        raise WrongResultKind(f"plot {plot}: the peers result has no table with columns {', '.join(_NEEDED)}")
-    return table.records()
+    column = next((c for c in _MANIFOLD if table is not None and c in table.columns), None)
+    if table is None or column is None or any(c not in table.columns for c in _NEEDED):
+        raise WrongResultKind(
+            f"plot {plot}: the peers result has no table with columns {', '.join(_NEEDED)} and manifold or p_result"
+        )
+    return [{**rec, "manifold": _manifold_label(rec[column])} for rec in table.records()]
 
 
 def plot_peers(result: ScenarioResult) -> Figure:

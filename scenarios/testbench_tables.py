@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from models.projector import PROJECTORS
 from models.report import Aggregate
 from scenarios.base import Cell, Judgement, Table
 
@@ -286,6 +287,19 @@ def tables(
             ("strategy", *(f"{n} {x}" for n in ("overrun", "orphanRes", "empty") for x in (r1, r2))),
             tuple(rows),
             "Overrun and empty windows depend on the token estimate; M1's zero orphans does not.",
+        )
+    )
+
+    metrics = ("windows", "overBudget", "overBudget rate", "empty", "empty rate", "overrun", "orphanRes")
+    out.append(
+        Table(
+            "strategies",
+            f"Every strategy at every budget, {clean}, CJK ratio {p.ratio} (long form, for plots)",
+            ("budget", "strategy", *(m if m != "overrun" else "overrun ratio" for m in metrics)),
+            tuple(
+                (b, s, *(figure(r.agg(b, s), m) for m in metrics)) for b in p.all_budgets() for s in PROJECTORS
+            ),
+            "One row per budget × strategy: the price of each rule as the budget grows.",
         )
     )
 

@@ -15,7 +15,7 @@ from scenarios.testbench import TestbenchParams, plan_manifolds, run_manifolds
 from sim.sweep import LocalExecutor
 
 TABLES = ("selfcheck", "m0-budgets", "manifolds", "m1-vs-m0", "m1-budgets", "m2-repairs", "m3-budgets",
-          "m4-manifolds", "matrix", "cjk-ratio")  # fmt: skip
+          "m4-manifolds", "matrix", "cjk-ratio", "strategies")  # fmt: skip
 SMALL = {"sessions": "2000", "turns": "30"}
 
 
@@ -57,6 +57,12 @@ def test_tables_have_the_seed_shapes_with_m5(quick: ScenarioResult) -> None:
     assert quick.table("cjk-ratio").column("strategy") == ["M0", "M1", "M3", "M4", "M5"]
     assert quick.table("m1-vs-m0").columns == ("metric", "M0", "M1", "M5")
     assert quick.table("m0-budgets").column("M0 windows") == [4000] * 4
+    long = quick.table("strategies")
+    assert [(r["budget"], r["strategy"]) for r in long.records()] == [
+        (b, s) for b in budgets for s in ("M0", "M1", "M2", "M3", "M4", "M5")
+    ]
+    for row in long.records():
+        assert row["overBudget rate"] == round(row["overBudget"] / row["windows"], 4)  # type: ignore[operator]
 
 
 def test_generator_self_check_rows_are_identical(quick: ScenarioResult) -> None:

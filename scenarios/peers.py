@@ -8,8 +8,8 @@ exactly what it sends.
 
 Tables:
 
-* ``peers`` — per strategy and manifold: the structural counters summed over windows
-  (``orphanRes``, ``orphanCall``, ``pairSplit``), windows over budget and empty, the overrun
+* ``peers`` — per strategy and manifold (``p_result``): the structural counters summed over windows
+  (``orphanRes`` and the windows that have one, ``orphanCall``, ``pairSplit``), windows over budget and empty, the overrun
   ratio Σ keptCost / (budget × windows), the largest window, and the peers' own departures
   from a suffix: windows with messages dropped inside (``nonSuffix``), shortened messages
   (``shortened``), and windows returned untrimmed after a swallowed error (``untrimmed``).
@@ -56,12 +56,12 @@ LIBRARY = {
 }
 MANIFOLDS = (1.0, 0.97, 0.90)
 PEER_COLUMNS = (
-    "strategy", "manifold", "windows", "orphanRes", "orphanCall", "pairSplit", "overBudget", "empty",
+    "strategy", "p_result", "windows", "orphanRes", "orphanResWindows", "orphanCall", "pairSplit", "overBudget", "empty",
     "overrun", "maxCost", "nonSuffix", "shortened", "untrimmed",
 )  # fmt: skip
 OVERSIZED_COLUMNS = (
     "strategy", "windows", "empty", "partOfNewestTurn", "wholeNewestTurn", "moreThanNewestTurn",
-    "overBudget", "orphanRes", "orphanCall", "shortened", "untrimmed", "behaviour",
+    "overBudget", "orphanRes", "orphanResWindows", "orphanCall", "shortened", "untrimmed", "behaviour",
 )  # fmt: skip
 
 
@@ -165,7 +165,7 @@ def behaviour(counts: dict[str, int], windows: int) -> str:
 
 def oversized_row(name: str, histories: list[History], cost: CostModel) -> tuple[Cell, ...]:
     counts = dict.fromkeys(("empty", "partOfNewestTurn", "wholeNewestTurn", "moreThanNewestTurn"), 0)
-    over = orphan_res = orphan_call = shortened = untrimmed = windows = 0
+    over = orphan_res = orphan_windows = orphan_call = shortened = untrimmed = windows = 0
     for h in histories:
         if not len(h):
             continue
@@ -177,17 +177,18 @@ def oversized_row(name: str, histories: list[History], cost: CostModel) -> tuple
         counts[outcome(h, w)] += 1
         over += w.report.overBudget
         orphan_res += w.report.orphanRes
+        orphan_windows += int(w.report.orphanRes > 0)
         orphan_call += w.report.orphanCall
         if isinstance(w, PeerWindow):
             shortened += len(w.shortened)
             untrimmed += int(w.untrimmed_on_error)
-    return (name, windows, *counts.values(), over, orphan_res, orphan_call, shortened, untrimmed,
+    return (name, windows, *counts.values(), over, orphan_res, orphan_windows, orphan_call, shortened, untrimmed,
             behaviour(counts, windows))  # fmt: skip
 
 
 def peers_row(name: str, p_result: float, tally: PeerTally) -> tuple[Cell, ...]:
     a = tally.agg
-    return (name, f"p_result={p_result:.2f}", a.windows, a["orphanRes"], a["orphanCall"], a["pairSplit"],
+    return (name, p_result, a.windows, a["orphanRes"], a.hits["orphanRes"], a["orphanCall"], a["pairSplit"],
             a["overBudget"], a["empty"], round(a.overrun, 6), a.maxCost, tally.non_suffix, tally.shortened,
             tally.untrimmed)  # fmt: skip
 
@@ -256,7 +257,8 @@ def run(p: PeersParams, progress: Progress) -> ScenarioResult:
             f"Peers and M0–M5 under {cost.name}, budget {p.budget}: {p.sessions} sessions × {p.turns} turns per manifold",
             PEER_COLUMNS,
             tuple(rows),
-            "Counters are totals over windows (overBudget, empty, nonSuffix, untrimmed count windows). "
+            "Counters are totals over windows (orphanResWindows, overBudget, empty, nonSuffix, untrimmed "
+            "count windows). "
             "overrun = Σ keptCost / (budget × windows). nonSuffix: the peer dropped messages inside its "
             "window (litellm skips, the Agents SDK prunes unmatched calls); shortened: messages whose "
             "content litellm cut; untrimmed: litellm swallowed an error and returned the history whole.",

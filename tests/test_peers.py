@@ -8,7 +8,12 @@ and the Agents SDK's item keys — are tested without the libraries.
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -110,6 +115,12 @@ LIBRARY = {
 }
 
 
+def need(module: str) -> None:
+    """Skip without the library; never import it here (litellm must be imported offline)."""
+    if importlib.util.find_spec(module.split(".")[0]) is None:
+        pytest.skip(f"{module} is not installed")
+
+
 @pytest.fixture(scope="module")
 def history() -> History:
     return History(EVENTS, costs=(COST,))
@@ -121,7 +132,7 @@ def test_every_peer_is_pinned() -> None:
 
 @pytest.mark.parametrize("peer", sorted(PEERS))
 def test_exact_window_of_each_library(peer: str, history: History) -> None:
-    pytest.importorskip(LIBRARY[peer])
+    need(LIBRARY[peer])
     for budget in BUDGETS:
         sent, inside, shortened, orphan_res, orphan_call, over = EXPECTED[peer][budget]
         w = project(history, budget, peer, COST)
@@ -222,9 +233,7 @@ def test_a_missing_library_is_one_line_naming_the_extra(
 
 
 def test_cli_projects_with_a_peer(capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("langchain_core")
-    import json
-
+    need("langchain_core")
     from sim.cli import main
 
     code = main(
@@ -234,3 +243,39 @@ def test_cli_projects_with_a_peer(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     rows = [json.loads(line) for line in out.splitlines()]
     assert rows and all(r["strategy"] == "peer:langchain" and r["cost"] <= 300 for r in rows)
+
+
+OFFLINE_RUN = """
+import json, socket
+attempts = []
+def refuse(*args, **kwargs):
+    attempts.append(repr(args[1:] or args)[:80])
+    raise OSError("network disabled by the test")
+socket.socket.connect = socket.socket.connect_ex = refuse
+socket.create_connection = socket.getaddrinfo = refuse
+import sys
+sys.path.insert(0, "tests")
+from test_peers import COST, EVENTS
+from models.history import History
+from models.projector import project
+h = History(EVENTS)
+out = {peer: [e.seq for e in project(h, 90, peer, COST).events] for peer in %s}
+import time; time.sleep(0.5)  # let a background fetch, if any, try
+print(json.dumps({"windows": out, "attempts": attempts}))
+"""
+
+
+def test_every_peer_runs_with_the_network_disabled() -> None:
+    """A fresh process with sockets refused: every installed peer imports and trims, and no
+    library even tries to connect (litellm would fetch its cost map without our settings)."""
+    peers = [p for p in sorted(PEERS) if importlib.util.find_spec(LIBRARY[p].split(".")[0])]
+    if not peers:
+        pytest.skip("no peer library is installed")
+    root = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
+    done = subprocess.run([sys.executable, "-c", OFFLINE_RUN % json.dumps(peers)], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.splitlines()[-1])
+    assert result["attempts"] == []
+    assert result["windows"] == {p: EXPECTED[p][90][0] for p in peers}

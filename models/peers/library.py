@@ -24,11 +24,13 @@ DISTRIBUTIONS = {
 def require(module: str, peer: str) -> ModuleType:
     """Import ``module`` for peer ``peer`` or raise :class:`MissingExtra` naming the extra.
 
-    litellm is imported with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` (unless the user chose a
-    value), so its import reads the cost map shipped in the wheel instead of fetching it.
+    litellm is imported with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` and ``LITELLM_OFFLINE_MODE=true``
+    (unless the user chose values), so its import reads the cost map shipped in the wheel instead
+    of fetching it, and it fetches no tokenizer or catalog on its own.
     """
     if module.split(".")[0] == "litellm":
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
     try:
         return importlib.import_module(module)
     except ImportError as exc:

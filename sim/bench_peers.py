@@ -1,0 +1,80 @@
+"""Benchmark: what a peer library's trimmer costs per request, and the offline tokenizer's speed.
+
+Figures (printed, never asserted):
+
+* per-request time of each peer and of M0 (our core) on sessions of real text, at growing
+  history lengths, budget 4000, ``bpe:o200k_base`` — a peer runs before every model call, so
+  this is latency an agent pays each turn;
+* BPE throughput of ``cl100k_base`` and ``o200k_base`` on the generated text (MB/s);
+* the real-text generator's rate (events/s).
+
+Peers whose library is not installed are reported as skipped.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+import time
+
+from models.history import History
+from models.peers import PEERS
+from models.projector import project
+from models.tokenizer import ENCODINGS, BpeCost, count_tokens
+from models.workload import WorkloadParams, generate_columns
+from scenarios.peers import LIBRARY
+from scenarios.real_text import dressed_sessions, phrasebook
+
+BUDGET = 4000
+SEED = 20261030
+
+
+def _median_ms(samples: list[float]) -> str:
+    return f"{statistics.median(samples) * 1000:9.3f}"
+
+
+def run(scale: str = "full") -> list[str]:
+    """Run the benchmark; returns the printed lines."""
+    full = scale == "full"
+    turns = [10, 20, 50] if full else [10, 20]
+    sessions = 5 if full else 2
+    lines: list[str] = []
+    for module in ("tiktoken", "faker"):
+        if importlib.util.find_spec(module) is None:
+            return [f"skipped: {module} is not installed (pip install 'turncheck[peers]')"]
+    book = phrasebook(SEED)
+    cost = BpeCost("o200k_base")
+    started = time.perf_counter()
+    dressed = {
+        t: list(dressed_sessions(generate_columns(WorkloadParams(sessions=sessions, turns=t)), book, SEED))
+        for t in turns
+    }
+    events = [e for group in dressed.values() for s in group for e in s]
+    lines.append(f"real-text generator: {len(events) / (time.perf_counter() - started):,.0f} events/s")
+    texts = [e.text or "" for e in events]
+    megabytes = sum(len(t.encode()) for t in texts) / 1e6
+    for name in ENCODINGS:
+        count_tokens(name, "warm up")
+        count_tokens.cache_clear()
+        t0 = time.perf_counter()
+        for text in texts:
+            count_tokens(name, text)
+        lines.append(f"BPE {name}: {megabytes / (time.perf_counter() - t0):.1f} MB/s over {megabytes:.1f} MB")
+    histories = {t: [History(s, costs=(cost,)) for s in group] for t, group in dressed.items()}
+    lines.append(f"per-request time (ms, median of {sessions} sessions), budget {BUDGET}, {cost.name}:")
+    lines.append("  strategy              " + "".join(f"{t:>7} turns" for t in turns))
+    for name in ("M0", *PEERS):
+        if name in LIBRARY and importlib.util.find_spec(LIBRARY[name]) is None:
+            lines.append(f"  {name:22}skipped: {LIBRARY[name]} is not installed")
+            continue
+        project(histories[turns[0]][0], BUDGET, name, cost)  # imports the library once
+        row = []
+        for t in turns:
+            samples = []
+            for h in histories[t]:
+                t0 = time.perf_counter()
+                project(h, BUDGET, name, cost)
+                samples.append(time.perf_counter() - t0)
+            row.append(_median_ms(samples))
+        lines.append(f"  {name:22}" + "   ".join(row))
+    return lines

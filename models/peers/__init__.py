@@ -10,7 +10,7 @@ suffix window with our structural report, or — when the library's choice is no
 | ``peer:langchain`` | ``langchain_core.messages.trim_messages(strategy="last")`` |
 | ``peer:langchain-human`` | the same with ``start_on="human"`` |
 | ``peer:llamaindex`` | ``ChatMemoryBuffer(token_limit=budget).get()`` |
-| ``peer:litellm`` | ``litellm.trim_messages(max_tokens=budget − frame)`` |
+| ``peer:litellm`` | ``litellm.utils.trim_messages(max_tokens=budget − frame)`` |
 | ``peer:openai-agents`` | ``session.get_items(limit=N)`` + the SDK's orphan pruning |
 
 The libraries are optional (extra ``peers``) and imported only when a peer first runs.
@@ -32,7 +32,7 @@ PEERS: dict[str, tuple[str, str, str]] = {
         "trim_messages(strategy='last', start_on='human')",
     ),
     "peer:llamaindex": ("llamaindex_memory", "chat_memory_buffer", "ChatMemoryBuffer(token_limit).get()"),
-    "peer:litellm": ("litellm_trim", "trim_messages", "litellm.trim_messages(max_tokens)"),
+    "peer:litellm": ("litellm_trim", "trim_messages", "litellm.utils.trim_messages(max_tokens)"),
     "peer:openai-agents": (
         "agents_session",
         "session_limit",

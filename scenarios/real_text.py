@@ -22,26 +22,19 @@ is what an estimator applied to a real log would see.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from models.events import _CJK_RANGES, Event, Kind
+from models.events import Event, Kind, detect_cjk, has_cjk
 from models.tokenizer import EXTRA, MissingExtra
 from models.workload import EventColumns
 
 TEXT_KINDS = ("english", "chinese", "json", "json-zh")
-_CJK = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES) + "]")
-_SPACE = re.compile(r"\s")
-
-
 def cjk_text(text: str) -> bool:
-    """:func:`models.events.detect_cjk` at regex speed: at least half of the non-space
-    characters are CJK (the same ranges; ``\\s`` is ``str.isspace``)."""
-    letters = _SPACE.sub("", text)
-    return bool(letters) and 2 * len(_CJK.findall(letters)) >= len(letters)
+    """Whether the text counts as CJK, by the events' own rule (:func:`models.events.detect_cjk`)."""
+    return detect_cjk(text)
 
 
 def text_kind(kind: Kind, cjk: bool) -> str:
@@ -199,5 +192,5 @@ def kind_of_text(event: Event) -> str:
     if event.kind is Kind.CALL:
         return "json"
     if event.kind is Kind.RESULT:
-        return "json-zh" if _CJK.search(event.text or "") else "json"
+        return "json-zh" if has_cjk(event.text or "") else "json"
     return "chinese" if event.cjk else "english"

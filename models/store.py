@@ -19,7 +19,7 @@ import json
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
 from pathlib import Path
 from types import TracebackType
@@ -372,14 +372,20 @@ class TurnStore:
             raise StoreError(f"{self.path}: no turn {turn_id!r} in the log")
         return self._turn_at(i)
 
-    def turns(self) -> tuple[StoredTurn, ...]:
-        """Every committed turn in commit order, decoded (and cached) from the file."""
+    def turns(self, progress: Callable[[int, int], None] | None = None) -> tuple[StoredTurn, ...]:
+        """Every committed turn in commit order, decoded (and cached) from the file.
+
+        Decoding is the slow part of reading a large log (recovery only scans), so
+        ``progress(done, total)`` is called after each turn decoded by this call.
+        """
         fd = self._live_fd()
         missing = [i for i, t in enumerate(self._cache) if t is None]
         if missing:
             data = read_all(fd, self._size)
-            for i in missing:
+            for done, i in enumerate(missing, start=1):
                 self._cache[i] = self._decode_ref(i, data)
+                if progress is not None:
+                    progress(done, len(missing))
         return tuple(t for t in self._cache if t is not None)
 
     def __iter__(self) -> Iterator[StoredTurn]:

@@ -2,12 +2,15 @@
 
 Every ``sim/bench_<topic>.py`` exposes ``run(scale) -> list[str]``; this command finds them,
 so a new benchmark is one new module. Figures are printed, never asserted: a slow machine gives
-slower figures, not a failing test.
+slower figures, not a failing test. ``--format json`` prints one object per topic per line (its
+lines and the elapsed seconds: a benchmark's output *is* timings, unlike a result file);
+per-topic progress lines go to stderr unless ``--quiet``.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 import sys
 import time
@@ -16,9 +19,10 @@ from typing import Annotated
 import typer
 
 import sim
-from models.errors import UnknownName
+from models.errors import BadParameter, UnknownName
 
 SCALES = ("quick", "full")
+FORMATS = ("table", "json")
 
 
 def topics() -> list[str]:
@@ -32,8 +36,16 @@ def bench_command(
     scale: Annotated[
         str, typer.Option("--scale", help="quick (seconds) or full (the issues' targets).")
     ] = "full",
+    fmt: Annotated[
+        str, typer.Option("--format", help="table | json (one object per topic per line).")
+    ] = "table",
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No per-topic progress lines on stderr.")
+    ] = False,
 ) -> None:
     """Run a benchmark and print its figures and ratios."""
+    if fmt not in FORMATS:
+        raise BadParameter(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     known = topics()
     if scale not in SCALES:
         raise UnknownName(f"unknown scale {scale!r} (known: {', '.join(SCALES)})")
@@ -44,10 +56,20 @@ def bench_command(
     for name in chosen:
         module = importlib.import_module(f"sim.bench_{name}")
         started = time.perf_counter()
-        print(f"== bench {name} ({scale})", flush=True)
-        for line in module.run(scale):
-            print(line, flush=True)
-        print(f"   ({time.perf_counter() - started:.1f} s)", file=sys.stderr, flush=True)
+        header = f"== bench {name} ({scale})"
+        if fmt == "json":
+            if not quiet:
+                print(header, file=sys.stderr, flush=True)
+            lines = list(module.run(scale))
+            seconds = round(time.perf_counter() - started, 3)
+            obj = {"topic": name, "scale": scale, "lines": lines, "seconds": seconds}
+            print(json.dumps(obj, ensure_ascii=False), flush=True)
+        else:
+            print(header, flush=True)
+            for line in module.run(scale):
+                print(line, flush=True)
+        if not quiet:
+            print(f"   ({time.perf_counter() - started:.1f} s)", file=sys.stderr, flush=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -370,8 +370,10 @@ def replay_command(
     model_ref: Annotated[
         str | None, typer.Option("--model", help="Refuse the trace unless it belongs to this model.")
     ] = None,
+    fmt: FormatOpt = "table",
 ) -> None:
     """Re-execute a saved counterexample; exit 1 if it still fails, 0 if it no longer does."""
+    _check_format(fmt)
     trace = load_trace(trace_path)
     if model_ref is not None and model_ref not in (trace.model, trace.model_name):
         raise BadParameter(f"{trace_path}: trace belongs to model {trace.model!r}, not {model_ref!r}")
@@ -381,6 +383,22 @@ def replay_command(
             f"{trace_path}: trace was recorded on model {trace.model_name!r}, {trace.model} is {model.name!r}"
         )
     result = replay(model, trace)
+    if fmt == "json":
+        obj = {
+            "trace": str(trace_path),
+            "model": trace.model,
+            "params": dict(model.params),
+            "verdict": result.verdict,
+            "reproduced": result.verdict == "same",
+            "still_fails": result.still_fails,
+            "trace_violated": trace.violated,
+            "violated": result.violated,
+            "steps": len(trace.actions),
+            "step": result.step,
+            "message": result.message,
+        }
+        print(json.dumps(obj, ensure_ascii=False))
+        raise SystemExit(1 if result.still_fails else 0)
     title = f"replay of {trace_path}: model {model.name} ({_params_text(model)}), {len(trace.actions)} steps"
     print(transcript(model, result.states[0], result.actions, result.violated, title=title))
     print(result.message)

@@ -3,16 +3,18 @@
 ``project`` reads a JSONL history, projects every session (or one) under a budget and a
 strategy, and prints the window and its structural report; ``lint`` checks a log's structure;
 ``generate`` writes a seeded seed-004 workload as JSONL. All three refuse bad input with one
-line and write nothing.
+line and write nothing, and show progress on stderr unless ``--quiet`` (``project`` per session,
+``lint`` per line read, ``generate`` per block of sessions); stdout carries results only.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import typer
 
@@ -23,10 +25,13 @@ from models.history import History
 from models.lint import PROBLEMS, lint_events
 from models.projector import STRATEGIES, check_budget, project, resolve_strategy, turn_counts
 from models.report import COUNTERS
-from models.workload import SEED, WorkloadParams, generate_events
+from models.workload import SEED, WorkloadParams, blocks, generate_events
+from sim.progress import progress_for
 
 ORDERS = ("seq", "ts-seq", "ts", "file")
 FORMATS = ("table", "json")
+Progress = Callable[[int, int], None]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")]
 
 
 def example_history() -> Path:
@@ -99,6 +104,7 @@ def project_command(
         bool,
         typer.Option("--strict", help="Refuse a log with a RESULT whose call id has no CALL in its session."),
     ] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Project each session of a log under a budget and print the window and its report."""
     _choose(fmt, FORMATS, "--format")
@@ -127,9 +133,15 @@ def project_command(
                 f"session {session!r} is not in {path} (sessions: {', '.join(list(groups)[:10])})"
             )
         groups = {session: groups[session]}
-    rows = [
-        project_session(name, evs, budget, strategy, cost_model, emit_payload) for name, evs in groups.items()
-    ]
+    progress = progress_for("project", quiet, "sessions")
+    rows: list[dict[str, Any]] = []
+    try:
+        for name, evs in groups.items():
+            rows.append(project_session(name, evs, budget, strategy, cost_model, emit_payload))
+            progress(len(rows), len(groups))
+    except BaseException:
+        end_bar_line(quiet, bool(rows))
+        raise
     if fmt == "json":
         for row in rows:
             sys.stdout.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -145,6 +157,12 @@ def refuse_orphan_results(events: list[Event], path: Path) -> None:
             raise EventFormatError(
                 f"{path}: seq {e.seq}: RESULT for unknown call {e.call_id!r} in session {e.session!r} (--strict)"
             )
+
+
+def end_bar_line(quiet: bool, drawn: bool) -> None:
+    """A run failing after its bar drew: end the bar's line so the one-line error stands alone."""
+    if drawn and not quiet:
+        print(file=sys.stderr, flush=True)
 
 
 def project_session(
@@ -191,6 +209,7 @@ def lint_command(
     history: Annotated[Path, typer.Argument(help="JSONL event log to check.")],
     fmt: Annotated[str, typer.Option("--format", help="table | json.")] = "table",
     examples: Annotated[int, typer.Option("--examples", help="Offending lines shown per problem.")] = 5,
+    quiet: QuietOpt = False,
 ) -> None:
     """Check a log's structure; exit 0 when clean, 1 with a per-problem summary."""
     _choose(fmt, FORMATS, "--format")
@@ -199,9 +218,12 @@ def lint_command(
     if not history.exists() or history.is_dir():
         raise EventFormatError(f"{history}: no such file")
     located: list[tuple[int, Event]] = []
+    size = history.stat().st_size
+    progress = progress_for(f"lint {history.name}", quiet, "B")
+    reading = ReadProgress(size, progress)
     try:
         with history.open(encoding="utf-8") as fh:
-            for number, line in enumerate(fh, start=1):
+            for number, line in enumerate(reading.lines(fh), start=1):
                 if not line.strip():
                     continue
                 try:
@@ -209,8 +231,12 @@ def lint_command(
                 except json.JSONDecodeError as exc:
                     raise EventFormatError(f"{history}:{number}: malformed JSON ({exc.msg})") from None
                 located.append((number, event_from_dict(obj, f"{history}:{number}")))
-    except UnicodeDecodeError as exc:
-        raise EventFormatError(f"{history}: not UTF-8 text (byte {exc.start})") from None
+    except BaseException as exc:
+        end_bar_line(quiet, reading.drawn)
+        if isinstance(exc, UnicodeDecodeError):
+            raise EventFormatError(f"{history}: not UTF-8 text (byte {exc.start})") from None
+        raise
+    progress(size, size)
     report = lint_events(located, keep=examples)
     if fmt == "json":
         out = {"file": str(history), "events": report.events, "sessions": report.sessions,
@@ -229,6 +255,28 @@ def lint_command(
         raise typer.Exit(1)
 
 
+class ReadProgress:
+    """Bytes read of a text file, reported per line while a line leaves bytes to read.
+
+    The position is the buffer's (ahead of the line by at most one read chunk, ~8 KiB), so a
+    small file reports nothing until its final ``progress(size, size)`` (the caller's), and a
+    file growing while read never reports a "finished" bar early.
+    """
+
+    def __init__(self, size: int, progress: Progress) -> None:
+        self.size, self.progress = size, progress
+        self.drawn = False
+
+    def lines(self, fh: TextIO) -> Iterator[str]:
+        tell, size, progress = fh.buffer.tell, self.size, self.progress
+        for line in fh:
+            pos = tell()
+            if pos < size:
+                progress(pos, size)
+                self.drawn = True
+            yield line
+
+
 def generate_command(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Output JSONL file (default: stdout).")
@@ -245,22 +293,46 @@ def generate_command(
     cjk_share: Annotated[float, typer.Option("--cjk-share", help="Share of CJK events.")] = 0.7,
     max_calls: Annotated[int, typer.Option("--max-calls", help="Most tool calls in one turn.")] = 4,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Write a seeded seed-004 workload as JSONL (sizes only, no text)."""
     params = WorkloadParams(
         sessions=sessions, turns=turns, seed=seed, p_result=p_result, p_parallel=p_parallel,
         cjk_share=cjk_share, max_calls=max_calls,
     )  # fmt: skip
-    if out is None:
-        write_jsonl(generate_events(params), sys.stdout)
-        return
-    if out.exists() and not force:
+    if out is not None and out.exists() and not force:
         raise BadParameter(f"{out} exists; pass --force to overwrite")
+    events = blockwise(generate_events(params), params, progress_for("generate", quiet, "blocks"))
+    if out is None:
+        write_jsonl(events, sys.stdout)
+        return
     tmp = out.with_name(out.name + ".part")
     with tmp.open("w", encoding="utf-8") as fh:
-        n = write_jsonl(generate_events(params), fh)
+        n = write_jsonl(events, fh)
     tmp.replace(out)
     print(f"wrote {n} events in {sessions} sessions to {out}", file=sys.stderr)
+
+
+def blockwise(events: Iterable[Event], params: WorkloadParams, progress: Progress) -> Iterator[Event]:
+    """``events`` unchanged, reporting ``progress(blocks done, blocks)`` as each block ends.
+
+    The generator yields block by block and each block's sessions are contiguous and in order
+    (:func:`models.workload.blocks` gives their ranges), so a block ends when the first session
+    of the next one starts, and the last with the stream.
+    """
+    plan = blocks(params)
+    ends = [first + count for _, first, count in plan]
+    done = started = 0
+    last: str | None = None
+    for e in events:
+        if e.session != last:
+            last = e.session
+            if done < len(ends) and started == ends[done]:
+                done += 1
+                progress(done, len(plan))
+            started += 1
+        yield e
+    progress(len(plan), len(plan))
 
 
 def register(app: typer.Typer) -> None:

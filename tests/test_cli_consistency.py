@@ -1,0 +1,230 @@
+"""The CLI's shared conventions, command by command: ``--format table|json`` wherever results are
+printed, progress on stderr only (stdout identical with and without it), ``--quiet`` silences it,
+and a failure after a bar drew still ends in a one-line error on a line of its own."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from models.events import Event, Kind
+from models.store import TurnLog
+from models.store_lines import LineTurnLog
+from models.workload import BLOCK, WorkloadParams, generate_events
+from sim import cli_bench
+from sim.cli import main
+from sim.cli_project import ReadProgress, blockwise, example_history
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def quiet_and_loud(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run twice, with and without ``--quiet``: same exit, same stdout, nothing on stderr when
+    quiet. Returns the loud run (its stderr holds the progress)."""
+    loud = run(capsys, *argv)
+    quiet = run(capsys, *argv, "--quiet")
+    assert quiet[0] == loud[0] and quiet[1] == loud[1]
+    assert quiet[2] == ""
+    return loud
+
+
+def error_stands_alone(err: str) -> str:
+    """The error is the last line of stderr, whole, after any bar (bars redraw with ``\\r``)."""
+    last = err.rstrip("\n").split("\n")[-1]
+    assert last.startswith("turncheck: error: "), repr(err)
+    return last
+
+
+# -- bench -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_benchmarks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two instant benchmark topics in place of the real (slow) ones."""
+    for name, lines in (("alpha", ["a 1", "a 2"]), ("beta", ["b ×3"])):
+        module = types.ModuleType(f"sim.bench_{name}")
+        module.run = lambda scale, lines=lines: [f"{x} ({scale})" for x in lines]  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setattr(cli_bench, "topics", lambda: ["alpha", "beta"])
+
+
+@pytest.mark.usefixtures("fake_benchmarks")
+def test_bench_json_is_one_object_per_topic(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "bench", "all", "--scale", "quick", "--format", "json")
+    assert code == 0
+    objs = [json.loads(line) for line in out.splitlines()]
+    assert [o["topic"] for o in objs] == ["alpha", "beta"]
+    assert objs[0]["lines"] == ["a 1 (quick)", "a 2 (quick)"] and objs[1]["lines"] == ["b ×3 (quick)"]
+    assert all(o["scale"] == "quick" and isinstance(o["seconds"], float) for o in objs)
+    assert "== bench alpha (quick)" in err and "== bench beta (quick)" in err  # progress, not results
+    code, out, err = run(capsys, "bench", "beta", "--scale", "quick", "--format", "json", "--quiet")
+    assert code == 0 and err == "" and json.loads(out)["lines"] == ["b ×3 (quick)"]
+
+
+@pytest.mark.usefixtures("fake_benchmarks")
+def test_bench_table_unchanged_and_quiet(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = quiet_and_loud(capsys, "bench", "alpha", "--scale", "quick")
+    assert code == 0 and out == "== bench alpha (quick)\na 1 (quick)\na 2 (quick)\n"
+    assert err.strip().startswith("(") and err.strip().endswith(" s)")
+    code, out, err = run(capsys, "bench", "alpha", "--format", "yaml")
+    assert code == 2 and out == "" and "--format" in err
+
+
+# -- replay ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A counterexample of the unlocked trigger, saved by ``check`` (explorer only: fast)."""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "cx.json"
+    assert main(["check", "trigger", "--engine", "explore", "--trace-out", str(path), "--quiet"]) == 1
+    capsys.readouterr()
+    return path
+
+
+def test_replay_json(capsys: pytest.CaptureFixture[str], trace: Path) -> None:
+    saved = json.loads(trace.read_text())
+    code, out, _ = run(capsys, "replay", str(trace), "--format", "json")
+    obj = json.loads(out)
+    assert code == 1
+    assert obj["verdict"] == "same" and obj["reproduced"] is True and obj["still_fails"] is True
+    assert obj["model"] == "trigger" and obj["violated"] == obj["trace_violated"] == saved["violated"]
+    assert obj["steps"] == len(saved["actions"]) and obj["step"] == len(saved["actions"])
+    saved["params"]["locking"] = "trim-to"  # a configuration where the run no longer breaks
+    trace.write_text(json.dumps(saved))
+    code, out, _ = run(capsys, "replay", str(trace), "--format", "json")
+    obj = json.loads(out)
+    assert code == 0 and obj["verdict"] == "passes" and obj["reproduced"] is False and obj["violated"] is None
+    code, out, _ = run(capsys, "replay", str(trace))
+    assert code == 0 and "no longer fails" in out and not out.startswith("{")
+    code, out, err = run(capsys, "replay", str(trace), "--format", "xml")
+    assert code == 2 and out == "" and "--format" in err
+
+
+# -- log verify / export -----------------------------------------------------------------------
+
+
+def small_log(path: Path, cls: type[TurnLog] | type[LineTurnLog], turns: int = 3) -> Path:
+    with cls.open(path, create=True) as log:
+        for t in range(turns):
+            seq = log.next_seq
+            log.commit(
+                [Event(seq, "s", t, Kind.USER, text=f"问 {t}"), Event(seq + 1, "s", t, Kind.TERM, text="ok")]
+            )
+    return path
+
+
+@pytest.mark.parametrize("cls, framing", [(TurnLog, "frames"), (LineTurnLog, "lines")])
+def test_log_verify_framing_and_json(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, cls: Any, framing: str
+) -> None:
+    path = small_log(tmp_path / "c.log", cls)
+    code, out, err = quiet_and_loud(capsys, "log", "verify", str(path), "--framing", framing)
+    assert code == 0 and "3 turn(s)" in out and "clean" in out
+    assert "log verify: decoding" in err and "/2 turns" in err  # the last turn is decoded on open
+    code, out, _ = run(capsys, "log", "verify", str(path), "--format", "json", "--quiet")
+    obj = json.loads(out)
+    assert code == 0 and obj["framing"] == framing and obj["turns"] == 3 and obj["events"] == 6
+    assert obj["clean"] is True and obj["damaged"] is False and (obj["first_seq"], obj["last_seq"]) == (0, 5)
+    other = "lines" if framing == "frames" else "frames"
+    assert run(capsys, "log", "verify", str(path), "--framing", other)[0] == 2
+    code, out, err = run(capsys, "log", "verify", str(path), "--format", framing)
+    assert code == 2 and out == "" and f"--framing {framing}" in err and len(err.splitlines()) == 1
+    path.write_bytes(path.read_bytes()[:-5])  # a torn tail: damaged, still readable
+    code, out, _ = run(capsys, "log", "verify", str(path), "--format", "json", "-q")
+    obj = json.loads(out)
+    assert code == 1 and obj["damaged"] is True and obj["turns"] == 2 and obj["torn_bytes"] > 0
+
+
+def test_log_export_progress_on_stderr_only(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = small_log(tmp_path / "c.log", TurnLog)
+    code, out, err = quiet_and_loud(capsys, "log", "export", str(path), "--framing", "auto")
+    assert code == 0 and len(out.splitlines()) == 6 and json.loads(out.splitlines()[0])["text"] == "问 0"
+    assert "log export: decoding" in err and "log export: encoding" in err and "3/3 turns" in err
+
+
+# -- project / lint / generate -----------------------------------------------------------------
+
+
+def test_project_progress_per_session(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = quiet_and_loud(capsys, "project", "--example", "--budget", "300", "--format", "json")
+    assert code == 0 and [json.loads(x)["session"] for x in out.splitlines()] == ["support-42", "notes-7"]
+    assert err.startswith("\rproject [") and err.count("\n") == 1 and err.endswith(" s\n")
+    assert err.rsplit("\r", 1)[1].startswith("project [" + "#" * 30 + "] 2/2 sessions")
+
+
+def test_project_failure_after_the_bar_is_one_line_of_its_own(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "consistency_second_session_refused.py").write_text(
+        "from models.errors import BadParameter\n"
+        "from models.projector import STRATEGIES\n"
+        "def project(history, budget, cost):\n"
+        "    if history.events[0].session == 'notes-7':\n"
+        "        raise BadParameter('notes-7 refused')\n"
+        "    return STRATEGIES['M1'](history, budget, cost)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["project", "--example", "--strategy", "consistency_second_session_refused:project"]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == "" and "1/2 sessions" in err
+    assert error_stands_alone(err) == "turncheck: error: notes-7 refused"
+    code, _, err = run(capsys, *argv, "--quiet")
+    assert code == 2 and err == "turncheck: error: notes-7 refused\n"
+
+
+def test_lint_progress_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = quiet_and_loud(capsys, "lint", str(example_history()), "--format", "json")
+    size = example_history().stat().st_size
+    assert code == 1 and json.loads(out)["counts"]["dangling-call"] == 1
+    assert err.count("\n") == 1 and f"{size}/{size} B" in err  # small file: only the final bar
+
+
+def test_lint_reports_bytes_per_line_and_ends_the_bar_on_bad_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "big.jsonl"
+    lines = [
+        json.dumps({"seq": i, "session": "a", "turn": i, "kind": "USER", "text": "x" * 200})
+        for i in range(400)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    size = path.stat().st_size
+    calls: list[tuple[int, int]] = []
+    reading = ReadProgress(size, lambda done, total: calls.append((done, total)))
+    with path.open(encoding="utf-8") as fh:
+        assert sum(1 for _ in reading.lines(fh)) == 400
+    assert reading.drawn and len(calls) >= 300 and all(total == size for _, total in calls)
+    done = [d for d, _ in calls]
+    assert done == sorted(done) and 0 < done[-1] < size  # never "finished" early: the caller ends it
+    path.write_text("\n".join(lines) + "\n{broken\n")
+    code, out, err = run(capsys, "lint", str(path))
+    assert code == 2 and out == "" and "lint big.jsonl [" in err
+    assert "malformed JSON" in error_stands_alone(err) and ":401:" in err
+    code, _, err = run(capsys, "lint", str(path), "-q")
+    assert code == 2 and len(err.splitlines()) == 1
+
+
+def test_generate_progress_per_block(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    params = WorkloadParams(sessions=2 * BLOCK + 1, turns=2)
+    calls: list[tuple[int, int]] = []
+    events = list(blockwise(generate_events(params), params, lambda d, t: calls.append((d, t))))
+    assert calls == [(1, 3), (2, 3), (3, 3)]
+    assert events == list(generate_events(params))
+    code, out, err = quiet_and_loud(capsys, "generate", "--sessions", "3", "--turns", "2")
+    assert code == 0 and len(out.splitlines()) >= 6 and "generate [" in err and "1/1 blocks" in err
+    target = tmp_path / "g.jsonl"
+    code, out, err = run(capsys, "generate", "--sessions", "3", "--turns", "2", "-o", str(target), "-q")
+    assert code == 0 and out == "" and "generate [" not in err and "wrote" in err
+    code, out, err = run(capsys, "generate", "--sessions", "3", "--turns", "2")
+    assert target.read_text(encoding="utf-8") == out

@@ -151,9 +151,10 @@ def _generate_block(p: WorkloadParams, block: int, first: int, count: int) -> Ev
     # map each RESULT slot to its call's written flag: calls are numbered in turn order
     call_base = np.concatenate(([0], np.cumsum(ncalls)[:-1]))
     call_index = call_base[turn_of_slot] + np.where(tool, j, 0)
-    keep = ~((kind == Kind.RESULT) & ~written[np.minimum(call_index, max(n_calls_total - 1, 0))])
     if n_calls_total == 0:
         keep = kind != Kind.RESULT
+    else:
+        keep = ~((kind == Kind.RESULT) & ~written[np.minimum(call_index, n_calls_total - 1)])
     kind = kind[keep].astype(np.int8)
     turn_of_slot = turn_of_slot[keep]
     call = call[keep].astype(np.int32)

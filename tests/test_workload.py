@@ -103,3 +103,10 @@ def test_bulk_histories_equal_appended_histories_on_any_log(events, budget):
     _same_index(appended, built)
     for s in PROJECTORS:
         assert project(built, budget, s, cost).report == project(appended, budget, s, cost).report
+
+
+def test_a_block_without_any_tool_call_generates():
+    cols = generate_columns(WorkloadParams(sessions=2, turns=2, max_calls=0))
+    assert cols.counts()["calls"] == 0 and len(cols) == 8
+    cols = generate_columns(WorkloadParams(sessions=1, turns=1, p_no_calls=1.0))
+    assert set(cols.kind.tolist()) == {int(Kind.USER), int(Kind.TERM)}

@@ -281,18 +281,18 @@ class ClockModel:
                 ts = (ts // self.quantum) * self.quantum
             boxes = list(outboxes)
             boxes[w] = (*boxes[w], (emitted, ts, turn, kind, call))
-            return ClockState(emitted + 1, time, adjust, back_left, tuple(boxes), store)
+            return ClockState(emitted + 1, time, adjust, back_left, (boxes[AGENT], boxes[TOOL]), store)
         if verb == "deliver":
             w = action[1]
             boxes = list(outboxes)
             head, boxes[w] = boxes[w][0], boxes[w][1:]
-            return ClockState(emitted, time, adjust, back_left, tuple(boxes), (*store, head))
+            return ClockState(emitted, time, adjust, back_left, (boxes[AGENT], boxes[TOOL]), (*store, head))
         if verb == "tick":
             return ClockState(emitted, time + 1, adjust, back_left, outboxes, store)
         if verb == "back":
             adj = list(adjust)
             adj[action[1]] -= 1
-            return ClockState(emitted, time, tuple(adj), back_left - 1, outboxes, store)
+            return ClockState(emitted, time, (adj[AGENT], adj[TOOL]), back_left - 1, outboxes, store)
         raise BadParameter(f"model clock has no action {action!r}")
 
     def read_order(self, store: tuple[Ev, ...]) -> tuple[Ev, ...]:

@@ -22,6 +22,7 @@ from models.locking import LOCKING_NAMES, LOCKINGS, worst_case_peak
 from models.projector import PROJECTORS
 from models.trigger import TriggerModel
 from scenarios.base import (
+    Cell,
     Judgement,
     Progress,
     Scenario,
@@ -79,7 +80,7 @@ def run_seed(seed: int, writers: int, gap: int) -> int:
     return int.from_bytes(hashlib.sha256(json.dumps([seed, writers, gap]).encode()).digest()[:7], "big")
 
 
-def run_cell(p: LockingParams, strategy: str, writers: int, gap: int) -> tuple[object, ...]:
+def run_cell(p: LockingParams, strategy: str, writers: int, gap: int) -> tuple[Cell, ...]:
     model = TriggerModel(writers, gap, p.max_turns, strategy, turns=0)
     spec = RunSpec(
         slots=p.slots, arrivals=p.arrivals, rate=p.rate * writers, seed=run_seed(p.seed, writers, gap),

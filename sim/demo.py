@@ -352,8 +352,8 @@ def _write_outputs(run: DemoRun, progress: Callable[[int, int], None]) -> None:
                 jsonl = results_dir / f"{o.result.scenario}.jsonl"
                 jsonl.write_text("\n".join(o.lines) + "\n", encoding="utf-8")
                 run.files.append(jsonl)
-        if o.check is not None and o.check.violated:
-            c = o.check
+        c = o.check
+        if c is not None and c.violated:
             trace = Trace(c.model, c.params, c.actions, c.violated, c.init, c.source, c.model)
             traces[k] = save_trace(trace, root / "traces" / _trace_name(o.step, c))
             run.files.append(traces[k])

@@ -13,11 +13,15 @@ import io
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+if TYPE_CHECKING:  # matplotlib.typing's key alias is newer than our matplotlib>=3.8 floor
+    from matplotlib.typing import RcKeyType
 
 FORMATS: tuple[str, ...] = ("png", "svg")
 DPI = 110
@@ -35,7 +39,7 @@ PALETTE: tuple[str, ...] = (
     "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173",
 )  # fmt: skip
 
-_RC = {"svg.hashsalt": "turncheck", "svg.fonttype": "path", "font.size": 9.0}
+_RC: dict[RcKeyType, Any] = {"svg.hashsalt": "turncheck", "svg.fonttype": "path", "font.size": 9.0}
 _METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 from matplotlib.figure import Figure
@@ -106,29 +106,29 @@ def gallery(
             continue
         if lines:
             planned.append(("peaks-vs-max-turns", [rf.path], "Peak live turns vs maxTurns",
-                            lambda r=r: plot_peaks_vs_max_turns(r), lambda r=r: peaks_reading(r)))  # fmt: skip
+                            partial(plot_peaks_vs_max_turns, r), partial(peaks_reading, r)))  # fmt: skip
         planned.append(("peak-ratio-heatmap", [rf.path], "peak / maxTurns over writers × gap",
-                        lambda r=r: plot_peak_ratio_heatmap(r), lambda r=r: heatmap_reading(r)))  # fmt: skip
+                        partial(plot_peak_ratio_heatmap, r), partial(heatmap_reading, r)))  # fmt: skip
     for rf in directory.of(*LOCKING_SCENARIOS):
         r = rf.result
         planned.append(("locking-price", [rf.path], "Locking: bound and observed peak vs append latency p99",
-                        lambda r=r: plot_locking_price(r), lambda r=r: locking_reading(r)))  # fmt: skip
+                        partial(plot_locking_price, r), partial(locking_reading, r)))  # fmt: skip
     peers = directory.of(*PEERS_SCENARIOS)
     for rf in directory.of("testbench"):
         r = rf.result
         p = peers[0].result if peers else None
         sources = [rf.path] + ([peers[0].path] if peers else [])
         planned.append(("strategies-vs-budget", sources, "Strategies vs budget: over budget, empty, overrun",
-                        lambda r=r, p=p: plot_strategies_vs_budget(r, p),
-                        lambda r=r, p=p: strategies_reading(r, p)))  # fmt: skip
+                        partial(plot_strategies_vs_budget, r, p),
+                        partial(strategies_reading, r, p)))  # fmt: skip
     for rf in peers:
         r = rf.result
         planned.append(("peers", [rf.path], "Peer libraries next to M0–M5",
-                        lambda r=r: plot_peers(r), lambda r=r: peers_reading(r)))  # fmt: skip
+                        partial(plot_peers, r), partial(peers_reading, r)))  # fmt: skip
     for tf in directory.traces:
         t = tf.trace
         planned.append(("counterexample", [tf.path], f"Counterexample: {t.violated} ({t.model})",
-                        lambda t=t: plot_counterexample(t), lambda t=t: counterexample_reading(t)))  # fmt: skip
+                        partial(plot_counterexample, t), partial(counterexample_reading, t)))  # fmt: skip
     drawn: list[Drawn] = []
     used: set[str] = set()
     report = progress or (lambda done, total: None)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -89,7 +90,7 @@ def plot_locking_price(result: ScenarioResult) -> Figure:
     bottom.grid(True, axis="y", alpha=0.3)
     bottom.set_xticks(x, [f"A={a}, G={g}" for a, g in cells], rotation=0, fontsize=8)
     bottom.set_xlabel("cell: A writers (turns per slot, at most), gap G in slots between read and delete")
-    handles = [
+    handles: list[Artist] = [
         Patch(color=LOCKING_COLOURS.get(s, PALETTE[i % len(PALETTE)]), label=s)
         for i, s in enumerate(strategies)
     ]

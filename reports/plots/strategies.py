@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 
 from reports.plots.canvas import PALETTE, STRATEGY_COLOURS, footnote, new_figure, titled
@@ -236,7 +237,7 @@ def plot_strategies_vs_budget(testbench: ScenarioResult, peers: ScenarioResult |
     axes[2].axhline(1.0, ls=":", color="#555555", lw=1)
     for ax in axes[:2]:
         ax.set_ylim(-0.03, 1.03)
-    found: dict[str, object] = {}
+    found: dict[str, Artist] = {}
     for ax in axes:
         for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
             found.setdefault(label, h)

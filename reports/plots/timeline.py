@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -165,9 +166,9 @@ def timeline_of(trace: Trace) -> Timeline:
     limit = None
     if model.name in LIMITS:
         metric, attr = LIMITS[model.name]
-        value = getattr(model, attr, None)
-        if metric in series and isinstance(value, (int, float)):
-            limit = (metric, attr, float(value))
+        bound = getattr(model, attr, None)
+        if metric in series and isinstance(bound, (int, float)):
+            limit = (metric, attr, float(bound))
     broken = result.step if result.still_fails else None
     return Timeline(
         trace.model, dict(trace.params), trace.violated, trace.engine, tuple(steps), lanes, broken,
@@ -229,8 +230,8 @@ def plot_counterexample(source: Trace | str | Path) -> Figure:
                               textcoords="offset points", ha="center", va="bottom", fontsize=7)  # fmt: skip
     if tl.broken_at is not None:
         b = tl.broken_at
-        lane = next((s.lane for s in tl.steps if s.index == b), None)
-        y = ypos[lane] if lane is not None else len(tl.lanes) - 1
+        broken_lane = next((s.lane for s in tl.steps if s.index == b), None)
+        y = ypos[broken_lane] if broken_lane is not None else len(tl.lanes) - 1
         lanes_ax.plot([b], [y], "X", ms=15, color=BREAK_COLOUR, zorder=4, label=f"broken: {tl.violated}")
         for ax in (lanes_ax, metric_ax):
             if ax is not None:
@@ -242,7 +243,7 @@ def plot_counterexample(source: Trace | str | Path) -> Figure:
     lanes_ax.set_xlim(-0.6, n + 0.6)
     lanes_ax.set_ylabel("actor")
     lanes_ax.tick_params(axis="x", labelbottom=not has_metrics)
-    handles: list[Any] = []
+    handles: list[Artist] = []
     if tl.window:
         handles.append(Patch(color=WINDOW_COLOUR, alpha=0.3, label=tl.window_label))
     if tl.broken_at is not None:

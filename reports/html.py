@@ -25,7 +25,10 @@ from models.errors import TurncheckError
 from reports.plots.canvas import data_uri
 from reports.plots.gallery import Drawn, Missing, gallery
 from reports.results_dir import ResultFile, ResultsDir, TraceFile, read_results_dir
-from scenarios.base import Cell, Table
+from reports.tables import cell_text
+from scenarios.base import Table
+
+THIN_SPACE = "\u2009"  # groups the digits of large numbers on the page
 
 SECTION_ORDER: tuple[str, ...] = (
     "trigger-gap", "sweep-trigger-gap", "locking", "sweep-locking", "checks", "testbench", "peers",
@@ -61,19 +64,6 @@ def esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def cell_text(value: Cell) -> str:
-    """A table cell as shown: — for missing, yes/no, thousands spaced, floats to 3 places."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.3f}" if abs(value) < 1e6 else f"{value:.4g}"
-    if isinstance(value, int):
-        return f"{value:,}".replace(",", "\u2009") if abs(value) >= 10_000 else str(value)
-    return str(value)
-
-
 def table_html(table: Table) -> str:
     """A result table: title, its reading, and the rows (numbers right-aligned)."""
     head = "".join(f"<th>{esc(c)}</th>" for c in table.columns)
@@ -82,7 +72,7 @@ def table_html(table: Table) -> str:
         cells = []
         for v in row:
             cls = ' class="num"' if isinstance(v, (int, float)) and not isinstance(v, bool) else ""
-            cells.append(f"<td{cls}>{esc(cell_text(v))}</td>")
+            cells.append(f"<td{cls}>{esc(cell_text(v, THIN_SPACE))}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     reading = f'<p class="reading">{esc(table.reading)}</p>' if table.reading else ""
     return (

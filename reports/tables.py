@@ -19,7 +19,9 @@ from scenarios.base import Cell, Judgement, ScenarioResult, Table
 RESULT_FORMAT = "turncheck-result/1"
 
 
-def _cell_text(value: Cell) -> str:
+def cell_text(value: Cell, group: str = " ") -> str:
+    """A table cell as shown: — for missing, yes/no, digits of large integers grouped with
+    ``group``, floats to 3 places. Markdown and HTML render cells through this one rule."""
     if value is None:
         return "—"
     if isinstance(value, bool):
@@ -27,14 +29,18 @@ def _cell_text(value: Cell) -> str:
     if isinstance(value, float):
         return f"{value:.3f}" if abs(value) < 1e6 else f"{value:.4g}"
     if isinstance(value, int):
-        return f"{value:,}".replace(",", " ") if abs(value) >= 10_000 else str(value)
-    return str(value).replace("|", "\\|").replace("\n", " ")
+        return f"{value:,}".replace(",", group) if abs(value) >= 10_000 else str(value)
+    return str(value)
+
+
+def _markdown_cell(value: Cell) -> str:
+    return cell_text(value).replace("|", "\\|").replace("\n", " ")
 
 
 def table_markdown(table: Table) -> str:
     head = "| " + " | ".join(table.columns) + " |"
     rule = "|" + "|".join("---" for _ in table.columns) + "|"
-    body = ["| " + " | ".join(_cell_text(c) for c in row) + " |" for row in table.rows]
+    body = ["| " + " | ".join(_markdown_cell(c) for c in row) + " |" for row in table.rows]
     parts = [f"### {table.title}", "", head, rule, *body]
     if table.reading:
         parts += ["", table.reading]

@@ -24,6 +24,7 @@ import re
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from zlib import crc32
 
 from models.errors import BadParameter, TurncheckError
@@ -165,8 +166,57 @@ def check_turn(events: Sequence[Event], after_seq: int) -> None:
 
 def events_json(events: Iterable[Event]) -> bytes:
     """The events of a turn as one JSON array of their JSONL objects (the one serialization:
-    the same bytes as ``[`` + :func:`~models.events.dumps_event` lines joined by ``,`` + ``]``)."""
-    return _ENCODE([event_to_dict(e) for e in events]).encode("utf-8")
+    the same bytes as ``[`` + :func:`~models.events.dumps_event` lines joined by ``,`` + ``]``).
+
+    Each event goes through :func:`_event_json`, which writes the object directly and falls
+    back to the encoder over :func:`~models.events.event_to_dict` whenever a field is not of
+    the type it handles, so the bytes never depend on which path ran.
+    """
+    return ("[" + ",".join([_event_json(e) for e in events]) + "]").encode("utf-8")
+
+
+_FIELDS = attrgetter("seq", "session", "turn", "kind", "call_id", "ts", "writer", "text", "chars", "cjk", "source")
+_STRING = json.encoder.encode_basestring  # what the compact encoder runs on every str (ensure_ascii off)
+_KIND_JSON = {k: f'"{k.name}"' for k in Kind}
+
+
+def _event_json(event: Event) -> str:
+    """``dumps_event(event)`` written field by field: the commit path's cost is serialization.
+
+    The fast path takes exactly the values whose JSON it can spell the way the C encoder
+    does — ints (not bools), a finite float ``ts``, a ``Kind``, ``True``/``False``, strings —
+    and hands anything else (an int ``ts``, NaN, a non-str session, …) to the encoder itself.
+    """
+    seq, session, turn, kind, call_id, ts, writer, text, chars, cjk, source = _FIELDS(event)
+    if type(seq) is int and type(turn) is int and type(kind) is Kind and type(ts) is float:
+        if ts.is_integer():
+            ts_json = str(int(ts))
+        elif ts - ts == 0.0:  # finite: JSON spells inf and nan its own way
+            ts_json = repr(ts)
+        else:
+            return _ENCODE(event_to_dict(event))
+        try:  # encode_basestring refuses a non-str (the encoder would print it as a number, …)
+            head = f'{{"seq":{seq},"session":{_STRING(session)},"turn":{turn},"kind":{_KIND_JSON[kind]}'
+            if call_id is not None:
+                head += ',"call_id":' + _STRING(call_id)
+            if text is not None:
+                size = ',"text":' + _STRING(text)
+            elif type(chars) is int:
+                size = f',"chars":{chars}'
+            else:
+                return _ENCODE(event_to_dict(event))
+            if cjk is True:
+                tail = ',"cjk":true'
+            elif cjk is False:
+                tail = ',"cjk":false'
+            else:
+                return _ENCODE(event_to_dict(event))
+            if source is not None and source != session:
+                tail += ',"source":' + _STRING(source)
+            return f'{head},"ts":{ts_json},"writer":{_STRING(writer)}{size}{tail}}}'
+        except TypeError:
+            pass
+    return _ENCODE(event_to_dict(event))
 
 
 def as_stored(event: Event) -> Event:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
@@ -237,18 +237,31 @@ def parse_events(lines: Iterable[str], name: str = "<input>") -> Iterator[Event]
         yield event_from_dict(obj, where)
 
 
-def read_jsonl(path: str | Path) -> list[Event]:
-    """Read and validate a whole JSONL history; seq must be unique across the file."""
+def read_jsonl(path: str | Path, progress: Callable[[int, int], None] | None = None) -> list[Event]:
+    """Read and validate a whole JSONL history; seq must be unique across the file.
+
+    ``progress(bytes_read, total_bytes)`` is called line by line, for long files.
+    """
     p = Path(path)
     if not p.exists():
         raise EventFormatError(f"{p}: no such file")
     if p.is_dir():
         raise EventFormatError(f"{p}: is a directory, not a JSONL file")
-    try:
-        with p.open(encoding="utf-8") as fh:
-            events = list(parse_events(fh, str(p)))
-    except UnicodeDecodeError as exc:
-        raise EventFormatError(f"{p}: not UTF-8 text (byte {exc.start})") from None
+    total = p.stat().st_size
+
+    def lines(fh: IO[bytes]) -> Iterator[str]:
+        done = 0
+        for number, raw in enumerate(fh, start=1):
+            done += len(raw)
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise EventFormatError(f"{p}:{number}: not UTF-8 text (byte {exc.start})") from None
+            if progress is not None:
+                progress(done, total)
+
+    with p.open("rb") as fh:
+        events = list(parse_events(lines(fh), str(p)))
     seen: set[int] = set()
     for e in events:
         if e.seq in seen:

@@ -28,7 +28,7 @@ from models.log_format import FRAME_MAGIC, NotALog
 from models.recovery import POLICIES, Recovery
 from models.store import LogNotFound, LogPermission, StoredTurn, TurnLog, TurnStore
 from models.store_lines import LineTurnLog
-from sim.progress import progress_for
+from sim.progress import end_line, progress_for
 
 FRAMINGS = ("auto", "frames", "lines")
 FORMATS = ("table", "json")
@@ -73,18 +73,10 @@ def decoded_turns(log: TurnStore, label: str, quiet: bool) -> tuple[StoredTurn, 
     on a large log (recovery scans ~500 k frames/s, decoding ~20 k turns/s). A failure after
     the bar drew ends its line first, so the one-line error stands on a line of its own."""
     bar = progress_for(label, quiet, "turns")
-    decoded = 0
-
-    def progress(done: int, total: int) -> None:
-        nonlocal decoded
-        decoded = done
-        bar(done, total)
-
     try:
-        return log.turns(progress)
+        return log.turns(bar)
     except BaseException:
-        if decoded and not quiet:
-            print(file=sys.stderr)
+        end_line(bar)
         raise
 
 

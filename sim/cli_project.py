@@ -26,7 +26,7 @@ from models.lint import PROBLEMS, lint_events
 from models.projector import STRATEGIES, check_budget, project, resolve_strategy, turn_counts
 from models.report import COUNTERS
 from models.workload import SEED, WorkloadParams, blocks, generate_events
-from sim.progress import progress_for
+from sim.progress import end_line, progress_for
 
 ORDERS = ("seq", "ts-seq", "ts", "file")
 FORMATS = ("table", "json")
@@ -123,7 +123,12 @@ def project_command(
     )
     if emit_payload and not isinstance(cost_model, Utf8JsonCost):
         raise BadParameter("--emit-payload needs --cost utf8-json (the payload is the serialized request)")
-    events = read_order(read_jsonl(path), order)
+    reading = progress_for("project: reading", quiet, "B")
+    try:
+        events = read_order(read_jsonl(path, reading), order)
+    except BaseException:
+        end_line(reading)
+        raise
     if strict:
         refuse_orphan_results(events, path)
     groups = sessions_of(events)
@@ -140,7 +145,7 @@ def project_command(
             rows.append(project_session(name, evs, budget, strategy, cost_model, emit_payload))
             progress(len(rows), len(groups))
     except BaseException:
-        end_bar_line(quiet, bool(rows))
+        end_line(progress)
         raise
     if fmt == "json":
         for row in rows:
@@ -157,12 +162,6 @@ def refuse_orphan_results(events: list[Event], path: Path) -> None:
             raise EventFormatError(
                 f"{path}: seq {e.seq}: RESULT for unknown call {e.call_id!r} in session {e.session!r} (--strict)"
             )
-
-
-def end_bar_line(quiet: bool, drawn: bool) -> None:
-    """A run failing after its bar drew: end the bar's line so the one-line error stands alone."""
-    if drawn and not quiet:
-        print(file=sys.stderr, flush=True)
 
 
 def project_session(
@@ -232,7 +231,7 @@ def lint_command(
                     raise EventFormatError(f"{history}:{number}: malformed JSON ({exc.msg})") from None
                 located.append((number, event_from_dict(obj, f"{history}:{number}")))
     except BaseException as exc:
-        end_bar_line(quiet, reading.drawn)
+        end_line(progress)
         if isinstance(exc, UnicodeDecodeError):
             raise EventFormatError(f"{history}: not UTF-8 text (byte {exc.start})") from None
         raise

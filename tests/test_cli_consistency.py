@@ -17,8 +17,15 @@ from models.store import TurnLog
 from models.store_lines import LineTurnLog
 from models.workload import BLOCK, WorkloadParams, generate_events
 from sim import cli_bench
+from sim import progress
 from sim.cli import main
 from sim.cli_project import ReadProgress, blockwise, example_history
+
+
+@pytest.fixture(autouse=True)
+def bars_draw_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests read the bars of runs that take milliseconds: draw them from the start."""
+    monkeypatch.setattr(progress, "DRAW_AFTER", 0.0)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -159,7 +166,9 @@ def test_log_export_progress_on_stderr_only(capsys: pytest.CaptureFixture[str], 
 def test_project_progress_per_session(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = quiet_and_loud(capsys, "project", "--example", "--budget", "300", "--format", "json")
     assert code == 0 and [json.loads(x)["session"] for x in out.splitlines()] == ["support-42", "notes-7"]
-    assert err.startswith("\rproject [") and err.count("\n") == 1 and err.endswith(" s\n")
+    assert err.startswith("\rproject: reading [") and err.count("\n") == 2 and err.endswith(" s\n")
+    size = example_history().stat().st_size
+    assert f"] {size}/{size} B" in err.split("\n")[0]
     assert err.rsplit("\r", 1)[1].startswith("project [" + "#" * 30 + "] 2/2 sessions")
 
 
@@ -228,3 +237,19 @@ def test_generate_progress_per_block(capsys: pytest.CaptureFixture[str], tmp_pat
     assert code == 0 and out == "" and "generate [" not in err and "wrote" in err
     code, out, err = run(capsys, "generate", "--sessions", "3", "--turns", "2")
     assert target.read_text(encoding="utf-8") == out
+
+
+def test_short_runs_draw_no_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    monkeypatch.setattr(progress, "DRAW_AFTER", 60.0)
+    stream = io.StringIO()
+    bar = progress.ProgressBar("quick", "steps", stream=stream)
+    for i in range(1, 6):
+        bar(i, 5)
+    assert stream.getvalue() == "" and not bar.drawn
+    monkeypatch.setattr(progress, "DRAW_AFTER", 0.0)
+    bar = progress.ProgressBar("slow", "steps", stream=stream)
+    bar(1, 2)
+    bar(2, 2)
+    assert bar.drawn and stream.getvalue().endswith("2/2 steps  0.0 s\n")

@@ -78,15 +78,20 @@ def lock(fd: int, path: Path, readonly: bool, wait: float) -> None:
 
 def read_all(fd: int, size: int) -> bytes:
     """The first ``size`` bytes of the file (fewer if it is shorter)."""
+    return read_range(fd, 0, size)
+
+
+def read_range(fd: int, offset: int, size: int) -> bytes:
+    """``size`` bytes of the file from ``offset`` (fewer if it ends first)."""
     parts = []
     got = 0
     while got < size:
-        chunk = os.pread(fd, size - got, got)
+        chunk = os.pread(fd, size - got, offset + got)
         if not chunk:
             break
         parts.append(chunk)
         got += len(chunk)
-    return b"".join(parts)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def sync_file(fd: int) -> None:

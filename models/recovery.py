@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Literal
@@ -27,6 +28,7 @@ from models.log_format import (
     MAX_ID_BYTES,
     LogCorrupt,
     Ref,
+    StoreError,
     check_frame_header,
     check_line_header,
 )
@@ -235,6 +237,49 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
     return refs, Recovery("frames", policy, n, len(refs), None, 0, tuple(skipped), duplicates)
 
 
+SCAN_CHUNK = 1 << 20
+"""Bytes read at a time by :func:`scan_frame_file` (a frame longer than this is read whole)."""
+
+
+def scan_frame_file(
+    read: Callable[[int, int], bytes], size: int, policy: str = "stop", where: str = "<log>"
+) -> tuple[list[Ref], Recovery]:
+    """Recover a framed log of ``size`` bytes, read through ``read(offset, length)``.
+
+    The same result as :func:`scan_frames` over the whole file, reached faster: an undamaged
+    log (every frame valid and numbered in order, ids unique, the last frame ending at
+    ``size``) is checked chunk by chunk, so its bytes are copied once into a cache-sized buffer
+    instead of into one file-sized one. Anything else — a damaged or torn frame, a repeated id,
+    a short read, a bad header — reads the whole file and hands it to :func:`scan_frames`,
+    which decides (and words any error) exactly as it always does.
+    """
+    if size <= SCAN_CHUNK:
+        return scan_frames(read(0, size), policy, where)
+    buf = read(0, SCAN_CHUNK)
+    try:
+        whole = len(buf) == SCAN_CHUNK and check_frame_header(buf, where) == HEADER_SIZE
+    except StoreError:
+        whole = False
+    refs: list[Ref] = []
+    base, pos = 0, HEADER_SIZE  # ``buf`` holds the file from ``base``; ``pos`` is an offset in it
+    while whole:
+        more, pos = _clean_frames(buf, pos, len(buf), len(refs), base)
+        refs += more
+        at = base + pos
+        if at == size:
+            if len(set(map(itemgetter(0), refs))) == len(refs):
+                return refs, Recovery("frames", policy, size, len(refs))
+            break
+        rest = len(buf) - pos
+        need = 13 if rest < 13 else 8 + FRAME_HEAD.unpack_from(buf, pos)[0]
+        if need <= rest or at + need > size:
+            break  # a frame that is damaged or runs past the end: the careful path classifies it
+        want = min(max(SCAN_CHUNK, need), size - at)
+        buf, base, pos = read(at, want), at, 0
+        whole = len(buf) == want
+    return scan_frames(read(0, size), policy, where)
+
+
 def _resume(refs: list[Ref], index: dict[bytes, int], more: list[Ref], stop: int) -> int:
     """Accept a clean stretch found by a fast path until an id repeats; where scanning goes on."""
     for ref in more:
@@ -245,26 +290,28 @@ def _resume(refs: list[Ref], index: dict[bytes, int], more: list[Ref], stop: int
     return stop
 
 
-def _clean_frames(data: bytes, pos: int, n: int, first: int = 0) -> tuple[list[Ref], int]:
+def _clean_frames(data: bytes, pos: int, n: int, first: int = 0, base: int = 0) -> tuple[list[Ref], int]:
     """The longest run of valid frames numbered ``first``, ``first + 1``, … from ``pos`` (the
-    fast path: undamaged logs never leave it), and where it stops."""
+    fast path: undamaged logs never leave it), and where it stops.
+
+    Only ``data[:n]`` is read; ``data`` starts at file offset ``base`` (the refs carry file
+    offsets, the position returned is in ``data``). The CRC runs over a memoryview slice.
+    """
     unpack = FRAME_HEAD.unpack_from
-    ids: list[bytes] = []
-    starts: list[int] = []
-    add_id, add_start = ids.append, starts.append
+    mv = memoryview(data)
+    refs: list[Ref] = []
+    add = refs.append
     expected = first
     limit = n - 13
     while pos <= limit:
         length, check, number, k = unpack(data, pos)
         end = pos + 8 + length
-        if end > n or number != expected or not k or length < 7 + k or crc32(data[pos + 8 : end]) != check:
+        if end > n or number != expected or not k or length < 7 + k or crc32(mv[pos + 8 : end]) != check:
             break
-        add_id(data[pos + 13 : pos + 13 + k])
-        add_start(pos)
+        add((data[pos + 13 : pos + 13 + k], number, base + pos, base + end))
         expected += 1
         pos = end
-    ends = [*starts[1:], pos] if starts else []
-    return list(zip(ids, range(first, first + len(ids)), starts, ends, strict=True)), pos
+    return refs, pos
 
 
 def _frame_anomaly(

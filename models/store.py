@@ -20,6 +20,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from operator import itemgetter
 from pathlib import Path
 from types import TracebackType
@@ -36,6 +37,7 @@ from models.log_file import (
     lock,
     open_fd,
     read_all,
+    read_range,
     sync_dir,
     sync_file,
 )
@@ -57,7 +59,7 @@ from models.log_format import (
     frame_content,
     frame_events_json,
 )
-from models.recovery import POLICIES, Recovery, Skipped, scan_frames
+from models.recovery import POLICIES, Recovery, Skipped, scan_frame_file, scan_frames
 
 __all__ = [
     "BadTurn", "LogBusy", "LogClosed", "LogCorrupt", "LogFull", "LogNotFound", "LogPermission",
@@ -110,6 +112,11 @@ class TurnStore:
     @staticmethod
     def _scan(data: bytes, policy: str, where: str) -> tuple[list[Ref], Recovery]:
         raise NotImplementedError
+
+    @classmethod
+    def _scan_file(cls, fd: int, size: int, policy: str, where: str) -> tuple[list[Ref], Recovery]:
+        """Recover the first ``size`` bytes of the open file (default: read all, :meth:`_scan`)."""
+        return cls._scan(read_all(fd, size), policy, where)
 
     @staticmethod
     def _header() -> bytes:
@@ -194,9 +201,8 @@ class TurnStore:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise NotALog(f"{p}: not a regular file")
-            data = read_all(fd, st.st_size)
-            refs, recovery = cls._scan(data, policy, str(p))
-            size = len(data)
+            refs, recovery = cls._scan_file(fd, st.st_size, policy, str(p))
+            size = recovery.size
             if not readonly:
                 size = cls._repair(fd, p, recovery, existed)
                 if recovery.torn_offset is not None:
@@ -455,6 +461,10 @@ class TurnLog(TurnStore):
     @staticmethod
     def _scan(data: bytes, policy: str, where: str) -> tuple[list[Ref], Recovery]:
         return scan_frames(data, policy, where)
+
+    @classmethod
+    def _scan_file(cls, fd: int, size: int, policy: str, where: str) -> tuple[list[Ref], Recovery]:
+        return scan_frame_file(partial(read_range, fd), size, policy, where)
 
     @staticmethod
     def _header() -> bytes:

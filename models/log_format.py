@@ -168,54 +168,67 @@ def events_json(events: Iterable[Event]) -> bytes:
     """The events of a turn as one JSON array of their JSONL objects (the one serialization:
     the same bytes as ``[`` + :func:`~models.events.dumps_event` lines joined by ``,`` + ``]``).
 
-    Each event goes through :func:`_event_json`, which writes the object directly and falls
-    back to the encoder over :func:`~models.events.event_to_dict` whenever a field is not of
-    the type it handles, so the bytes never depend on which path ran.
+    Serialization is most of a commit's cost, so the objects are written field by field. That
+    fast path takes exactly the values whose JSON it spells the way the C encoder does — ints
+    (not bools), a finite float ``ts``, a ``Kind``, ``True``/``False``, strings — and hands any
+    other event (an int ``ts``, NaN, a non-str session, …) to the encoder over
+    :func:`~models.events.event_to_dict`: the bytes never depend on which path ran. The
+    ``session``/``turn`` part, shared by a whole turn, is spelled once per turn.
     """
-    return ("[" + ",".join([_event_json(e) for e in events]) + "]").encode("utf-8")
+    parts: list[str] = []
+    add = parts.append
+    last_session: object = _NO_SESSION
+    last_turn = -1
+    shared = ""  # ,"session":…,"turn":…,"kind": of last_session / last_turn
+    for event in events:
+        seq, session, turn, kind, call_id, ts, writer, text, chars, cjk, source = _FIELDS(event)
+        if type(seq) is int and type(turn) is int and type(kind) is Kind and type(ts) is float:
+            if ts.is_integer():
+                ts_json = str(int(ts))
+            elif ts - ts == 0.0:  # finite: JSON spells inf and nan its own way
+                ts_json = repr(ts)
+            else:
+                add(_encoded(event))
+                continue
+            try:  # encode_basestring refuses a non-str (the encoder would print it as a number, …)
+                if session is not last_session or turn != last_turn:
+                    shared = f',"session":{_STRING(session)},"turn":{turn},"kind":'
+                    last_session, last_turn = session, turn
+                head = f'{{"seq":{seq}{shared}{_KIND_JSON[kind]}'
+                if call_id is not None:
+                    head += ',"call_id":' + _STRING(call_id)
+                if text is not None:
+                    size = ',"text":' + _STRING(text)
+                elif type(chars) is int:
+                    size = f',"chars":{chars}'
+                else:
+                    add(_encoded(event))
+                    continue
+                if cjk is True:
+                    tail = ',"cjk":true'
+                elif cjk is False:
+                    tail = ',"cjk":false'
+                else:
+                    add(_encoded(event))
+                    continue
+                if source is not None and source != session:
+                    tail += ',"source":' + _STRING(source)
+                add(f'{head},"ts":{ts_json},"writer":{_STRING(writer)}{size}{tail}}}')
+                continue
+            except TypeError:
+                pass
+        add(_encoded(event))
+    return ("[" + ",".join(parts) + "]").encode("utf-8")
 
 
 _FIELDS = attrgetter("seq", "session", "turn", "kind", "call_id", "ts", "writer", "text", "chars", "cjk", "source")
 _STRING = json.encoder.encode_basestring  # what the compact encoder runs on every str (ensure_ascii off)
 _KIND_JSON = {k: f'"{k.name}"' for k in Kind}
+_NO_SESSION = object()  # matches no event's session: the first event always spells its own
 
 
-def _event_json(event: Event) -> str:
-    """``dumps_event(event)`` written field by field: the commit path's cost is serialization.
-
-    The fast path takes exactly the values whose JSON it can spell the way the C encoder
-    does — ints (not bools), a finite float ``ts``, a ``Kind``, ``True``/``False``, strings —
-    and hands anything else (an int ``ts``, NaN, a non-str session, …) to the encoder itself.
-    """
-    seq, session, turn, kind, call_id, ts, writer, text, chars, cjk, source = _FIELDS(event)
-    if type(seq) is int and type(turn) is int and type(kind) is Kind and type(ts) is float:
-        if ts.is_integer():
-            ts_json = str(int(ts))
-        elif ts - ts == 0.0:  # finite: JSON spells inf and nan its own way
-            ts_json = repr(ts)
-        else:
-            return _ENCODE(event_to_dict(event))
-        try:  # encode_basestring refuses a non-str (the encoder would print it as a number, …)
-            head = f'{{"seq":{seq},"session":{_STRING(session)},"turn":{turn},"kind":{_KIND_JSON[kind]}'
-            if call_id is not None:
-                head += ',"call_id":' + _STRING(call_id)
-            if text is not None:
-                size = ',"text":' + _STRING(text)
-            elif type(chars) is int:
-                size = f',"chars":{chars}'
-            else:
-                return _ENCODE(event_to_dict(event))
-            if cjk is True:
-                tail = ',"cjk":true'
-            elif cjk is False:
-                tail = ',"cjk":false'
-            else:
-                return _ENCODE(event_to_dict(event))
-            if source is not None and source != session:
-                tail += ',"source":' + _STRING(source)
-            return f'{head},"ts":{ts_json},"writer":{_STRING(writer)}{size}{tail}}}'
-        except TypeError:
-            pass
+def _encoded(event: Event) -> str:
+    """The reference spelling: ``dumps_event`` (the compact encoder over ``event_to_dict``)."""
     return _ENCODE(event_to_dict(event))
 
 

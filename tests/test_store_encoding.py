@@ -50,6 +50,7 @@ ODD_EVENTS = [
     Event(17, "s", 0, Kind.TERM, source=3),  # type: ignore[arg-type]
     Event(18, "s", 0, Kind.TERM, writer=2, text=""),  # type: ignore[arg-type]
     Event(2**70, "s", -1, Kind.TERM, chars=-3),
+    Event(19, None, -1, Kind.USER),  # type: ignore[arg-type]
 ]
 
 
@@ -57,6 +58,19 @@ ODD_EVENTS = [
 def test_odd_values_serialize_as_the_encoder_spells_them(event: Event) -> None:
     assert events_json([event]) == reference([event])
     assert events_json([event]) == ("[" + dumps_event(event) + "]").encode("utf-8")
+
+
+def test_a_turn_spells_each_event_s_own_session_and_turn() -> None:
+    """The session/turn part is shared along a turn only while it really is the same."""
+    a, a2 = "séance", "".join(["sé", "ance"])
+    events = [
+        Event(0, a, 0, Kind.USER), Event(1, a2, 0, Kind.CALL, call_id="c"), Event(2, a, 1, Kind.RESULT, call_id="c"),
+        Event(3, "b", 1, Kind.TERM), Event(4, 5, 1, Kind.TERM), Event(5, "b", 1, Kind.TERM),  # type: ignore[arg-type]
+        Event(6, None, -1, Kind.TERM), Event(7, "b", -1, Kind.TERM, ts=math.nan), Event(8, "b", -1, Kind.TERM),  # type: ignore[arg-type]
+    ]
+    for k in range(len(events)):
+        turn = events[k:] + events[:k]
+        assert events_json(turn) == reference(turn)
 
 
 def test_a_lone_surrogate_is_refused_on_either_path() -> None:
@@ -74,6 +88,7 @@ scalars = st.one_of(
 @given(
     seq=st.one_of(st.integers(0, 2**64), scalars),
     session=st.one_of(st.text(max_size=6), scalars),
+    turn=st.one_of(st.integers(-2, 2), scalars),
     kind=st.sampled_from(list(Kind)),
     call_id=scalars,
     ts=st.one_of(st.floats(), st.integers(-(2**60), 2**60)),
@@ -83,16 +98,17 @@ scalars = st.one_of(
     source=scalars,
 )
 def test_any_field_values_serialize_as_the_encoder_spells_them(
-    seq: object, session: object, kind: Kind, call_id: object, ts: object, text: str | None,
+    seq: object, session: object, turn: object, kind: Kind, call_id: object, ts: object, text: str | None,
     chars: object, cjk: object, source: object,
 ) -> None:
-    event = Event(seq, session, 0, kind, call_id, ts, "0", text, chars, cjk, source)  # type: ignore[arg-type]
+    event = Event(seq, session, turn, kind, call_id, ts, "0", text, chars, cjk, source)  # type: ignore[arg-type]
+    first = Event(0, "s", 0, Kind.USER)  # the event follows another: the session/turn part is not reused
     try:
-        expected: bytes | type[BaseException] = reference([event])
+        expected: bytes | type[BaseException] = reference([first, event, event])
     except (TypeError, ValueError, OverflowError) as exc:
         expected = type(exc)
     try:
-        got: bytes | type[BaseException] = events_json([event])
+        got: bytes | type[BaseException] = events_json([first, event, event])
     except (TypeError, ValueError, OverflowError) as exc:
         got = type(exc)
     assert got == expected

@@ -14,6 +14,7 @@ written to result files.
 from __future__ import annotations
 
 import gc
+import os
 import random
 import tempfile
 import time
@@ -79,6 +80,14 @@ def _recover(cls: type[TurnStore], path: Path, repeats: int = 3) -> tuple[float,
     return best, best_cpu, records
 
 
+def _load() -> str:
+    """The 1-minute load average: wall-clock rates only mean something next to it."""
+    try:
+        return f"{os.getloadavg()[0]:.2f}"
+    except OSError:  # pragma: no cover - platforms without getloadavg
+        return "?"
+
+
 def _rate(count: float, seconds: float) -> str:
     return f"{count / seconds:,.0f}".replace(",", " ")
 
@@ -89,6 +98,7 @@ def run(scale: str) -> list[str]:
     turns = sample_turns(n)
     events = sum(len(t) for t in turns)
     lines: list[str] = []
+    load_before = _load()
     with tempfile.TemporaryDirectory(prefix="turncheck-bench-store-") as tmp:
         frames_path, lines_path = Path(tmp) / "frames.log", Path(tmp) / "lines.log"
         secs, cpu = _append(TurnLog, frames_path, turns, "batch")
@@ -131,6 +141,10 @@ def run(scale: str) -> list[str]:
                 f"bytes on disk, {name}: {_rate(size, 1)} B = the events as JSONL ({_rate(jsonl, 1)} B) "
                 f"{extra:+.1f} B per turn ({100 * (size - jsonl) / jsonl:+.1f} %)"
             )
+    lines.append(
+        f"machine: load average {load_before} → {_load()} (1 min, start → end) on {os.cpu_count()} cores; "
+        f"wall-clock rates drop when other jobs share the cores, per-CPU-second ones much less"
+    )
     return lines
 
 

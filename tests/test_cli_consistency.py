@@ -16,8 +16,7 @@ from models.events import Event, Kind
 from models.store import TurnLog
 from models.store_lines import LineTurnLog
 from models.workload import BLOCK, WorkloadParams, generate_events
-from sim import cli_bench
-from sim import progress
+from sim import cli_bench, progress
 from sim.cli import main
 from sim.cli_project import ReadProgress, blockwise, example_history
 

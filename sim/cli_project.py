@@ -102,7 +102,10 @@ def project_command(
     example: Annotated[bool, typer.Option("--example", help="Use the bundled example history.")] = False,
     strict: Annotated[
         bool,
-        typer.Option("--strict", help="Refuse a log with a RESULT whose call id has no CALL in its session."),
+        typer.Option(
+            "--strict",
+            help="Refuse a log with a RESULT for an unknown call, or two USER messages in one turn.",
+        ),
     ] = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -130,7 +133,7 @@ def project_command(
         end_line(reading)
         raise
     if strict:
-        refuse_orphan_results(events, path)
+        refuse_malformed_turns(events, path)
     groups = sessions_of(events)
     if session is not None:
         if session not in groups:
@@ -154,14 +157,23 @@ def project_command(
         sys.stdout.write(render_table(rows))
 
 
-def refuse_orphan_results(events: list[Event], path: Path) -> None:
-    """``--strict``: a RESULT for a call id never issued in its session is bad input."""
+def refuse_malformed_turns(events: list[Event], path: Path) -> None:
+    """``--strict``: refuse what the projector would silently misread — a RESULT for a call id
+    never issued in its session, and a (session, turn) holding two USER messages (a writer that
+    did not advance ``turn`` makes two turns one for every turn-aware strategy)."""
     issued = {(e.session, e.call_id) for e in events if e.kind is Kind.CALL}
+    users: set[tuple[str, int]] = set()
     for e in events:
         if e.kind is Kind.RESULT and (e.session, e.call_id) not in issued:
             raise EventFormatError(
                 f"{path}: seq {e.seq}: RESULT for unknown call {e.call_id!r} in session {e.session!r} (--strict)"
             )
+        if e.kind is Kind.USER:
+            if (e.session, e.turn) in users:
+                raise EventFormatError(
+                    f"{path}: seq {e.seq}: a second USER in turn {e.turn} of session {e.session!r} (--strict)"
+                )
+            users.add((e.session, e.turn))
 
 
 def project_session(

@@ -174,3 +174,13 @@ def test_strict_refuses_a_result_for_an_unknown_call(tmp_path, capsys):
     assert run(capsys, "project", "--history", str(f), "--budget", "10")[0] == 0
     code, out, err = run(capsys, "project", "--history", str(f), "--budget", "10", "--strict")
     assert code == 2 and out == "" and "ghost" in err and len(err.strip().splitlines()) == 1
+
+
+def test_strict_refuses_two_users_in_one_turn(tmp_path, capsys):
+    f = tmp_path / "h.jsonl"
+    f.write_text('{"seq":0,"session":"a","turn":0,"kind":"USER","chars":5}\n'
+                 '{"seq":1,"session":"a","turn":0,"kind":"TERM","chars":5}\n'
+                 '{"seq":2,"session":"a","turn":0,"kind":"USER","chars":5}\n')  # fmt: skip
+    assert run(capsys, "project", "--history", str(f), "--budget", "10")[0] == 0
+    code, out, err = run(capsys, "project", "--history", str(f), "--budget", "10", "--strict")
+    assert code == 2 and out == "" and "second USER in turn 0" in err and len(err.strip().splitlines()) == 1

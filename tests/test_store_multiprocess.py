@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -68,35 +69,32 @@ def check_log(cls: type[TurnStore], path: Path, writers: int, turns: int) -> lis
         return [i.split("-")[0] for i in ids]
 
 
-@pytest.mark.parametrize("fmt", STORES)
-def test_two_processes_taking_turns_lose_nothing(tmp_path: Path, fmt: str) -> None:
+def race_two_writers(tmp_path: Path, fmt: str, target: Callable[..., None]) -> Path:
+    """A fresh log and two real processes running ``target`` against it, released together;
+    both must exit cleanly. Returns the log's path."""
     path = tmp_path / "log"
     STORES[fmt].open(path, create=True).close()
     ctx = _context()
     start = ctx.Event()
-    procs = [ctx.Process(target=take_turns, args=(fmt, str(path), w, TURNS, start)) for w in range(2)]
+    procs = [ctx.Process(target=target, args=(fmt, str(path), w, TURNS, start)) for w in range(2)]
     for p in procs:
         p.start()
     start.set()
     for p in procs:
         p.join(60)
         assert p.exitcode == 0
+    return path
+
+
+@pytest.mark.parametrize("fmt", STORES)
+def test_two_processes_taking_turns_lose_nothing(tmp_path: Path, fmt: str) -> None:
+    path = race_two_writers(tmp_path, fmt, take_turns)
     check_log(STORES[fmt], path, 2, TURNS)
 
 
 @pytest.mark.parametrize("fmt", STORES)
 def test_one_process_holds_the_log_for_a_batch_while_the_other_waits(tmp_path: Path, fmt: str) -> None:
-    path = tmp_path / "log"
-    STORES[fmt].open(path, create=True).close()
-    ctx = _context()
-    start = ctx.Event()
-    procs = [ctx.Process(target=hold_for_a_batch, args=(fmt, str(path), w, TURNS, start)) for w in range(2)]
-    for p in procs:
-        p.start()
-    start.set()
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+    path = race_two_writers(tmp_path, fmt, hold_for_a_batch)
     owners = check_log(STORES[fmt], path, 2, TURNS)
     assert owners in (["w0"] * TURNS + ["w1"] * TURNS, ["w1"] * TURNS + ["w0"] * TURNS)  # one batch each
 

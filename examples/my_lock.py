@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from models.protocol import Property
+from turncheck.models.protocol import Property
 
 IDLE, SAW_CLEAR, COMPACTING = 0, 1, 2
 PHASES = ("idle", "saw-clear", "compacting")

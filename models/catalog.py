@@ -13,10 +13,10 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from models.errors import BadParameter, UnknownName
-from models.projector_model import ProjectorModel
-from models.protocol import ProtocolModel
-from models.trigger import TriggerModel
+from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.projector_model import ProjectorModel
+from turncheck.models.protocol import ProtocolModel
+from turncheck.models.trigger import TriggerModel
 
 ModelFactory = Callable[..., ProtocolModel[Any, Any]]
 
@@ -30,13 +30,13 @@ def _lazy_models() -> None:
     """Register models whose modules import heavier parts of the core, on first use."""
     if "clock" not in MODELS:
         try:
-            from models.clock import ClockModel
+            from turncheck.models.clock import ClockModel
         except ImportError:  # pragma: no cover - only while the module is being written
             return
         MODELS["clock"] = ClockModel
     if "keys" not in MODELS:
         try:
-            from models.keys import KeysModel
+            from turncheck.models.keys import KeysModel
         except ImportError:  # pragma: no cover
             return
         MODELS["keys"] = KeysModel

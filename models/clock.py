@@ -27,15 +27,14 @@ from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
-
-from models.cost import EstimateCost
-from models.errors import BadParameter
-from models.events import Event, Kind
-from models.history import History
-from models.invariants import SEQ_ORDERED_TURNS, seq_ordered_turns
-from models.projector import Window, project
-from models.protocol import Property
-from models.workload import EventColumns
+from turncheck.models.cost import EstimateCost
+from turncheck.models.errors import BadParameter
+from turncheck.models.events import Event, Kind
+from turncheck.models.history import History
+from turncheck.models.invariants import SEQ_ORDERED_TURNS, seq_ordered_turns
+from turncheck.models.projector import Window, project
+from turncheck.models.protocol import Property
+from turncheck.models.workload import EventColumns
 
 Order = Literal["seq", "ts-seq", "ts"]
 ORDERS: tuple[Order, ...] = ("seq", "ts-seq", "ts")

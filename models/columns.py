@@ -17,11 +17,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
 import numpy as np
-
-from models.cost import CostModel, EstimateCost, java_round
-from models.events import Event, Kind
-from models.history import History
-from models.workload import EventColumns
+from turncheck.models.cost import CostModel, EstimateCost, java_round
+from turncheck.models.events import Event, Kind
+from turncheck.models.history import History
+from turncheck.models.workload import EventColumns
 
 _CALL = int(Kind.CALL)
 _RESULT = int(Kind.RESULT)
@@ -74,7 +73,7 @@ def column_costs(cost: CostModel, cols: EventColumns) -> np.ndarray:
         ratio = np.where(cols.cjk, cost.cjk_ratio, cost.ascii_ratio)
         out = np.floor(cols.chars / ratio + 0.5).astype(np.int64)
         return out
-    from models.workload import column_events
+    from turncheck.models.workload import column_events
 
     return np.fromiter((cost.event_cost(e) for e in column_events(cols)), dtype=np.int64, count=len(cols))
 

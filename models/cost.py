@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from models.errors import BadParameter, UnknownName
-from models.events import Event, Kind, check_encodable
+from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.events import Event, Kind, check_encodable
 
 DEFAULT_MODEL = "agnes-3.0-flash"
 PLACEHOLDER_TEXT = "[tool result missing]"
@@ -210,7 +210,7 @@ def make_cost(name: str, **options: Any) -> CostModel:
             **{k: v for k, v in opts.items() if k in ("profile", "model", "system", "current")}
         )
     if name.startswith("bpe:"):
-        from models import tokenizer  # optional real-token cost model, if installed
+        from turncheck.models import tokenizer  # optional real-token cost model, if installed
 
         return tokenizer.make_bpe_cost(name, **opts)  # type: ignore[attr-defined,no-any-return]
     raise UnknownName(f"unknown cost model {name!r} (known: {', '.join(COST_MODELS)})")

@@ -16,7 +16,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import IO, Any
 
-from models.errors import TurncheckError
+from turncheck.models.errors import TurncheckError
 
 
 class Kind(IntEnum):

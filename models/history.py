@@ -23,8 +23,8 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterable, Iterator
 
-from models.cost import CostModel
-from models.events import Event, Kind, check_encodable
+from turncheck.models.cost import CostModel
+from turncheck.models.events import Event, Kind, check_encodable
 
 _CALL = int(Kind.CALL)
 _RESULT = int(Kind.RESULT)

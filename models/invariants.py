@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from models.errors import UnknownName
-from models.events import Event
-from models.projector import Window
+from turncheck.models.errors import UnknownName
+from turncheck.models.events import Event
+from turncheck.models.projector import Window
 
 NO_ORPHAN_RESULTS = "no-orphan-results"
 BOUNDED_PEAK_TURNS = "bounded-peak-turns"

@@ -20,15 +20,14 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
-
-from models.cost import EstimateCost
-from models.errors import BadParameter
-from models.events import Event, Kind
-from models.history import History
-from models.invariants import NO_ORPHAN_RESULTS
-from models.projector import Window, project
-from models.protocol import Property
-from models.workload import EventColumns
+from turncheck.models.cost import EstimateCost
+from turncheck.models.errors import BadParameter
+from turncheck.models.events import Event, Kind
+from turncheck.models.history import History
+from turncheck.models.invariants import NO_ORPHAN_RESULTS
+from turncheck.models.projector import Window, project
+from turncheck.models.protocol import Property
+from turncheck.models.workload import EventColumns
 
 SINGLE_SOURCE = "single-source-windows"
 

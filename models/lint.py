@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from models.events import Event, Kind
+from turncheck.models.events import Event, Kind
 
 PROBLEMS: dict[str, str] = {
     "duplicate-seq": "seq used by more than one event",

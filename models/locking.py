@@ -52,7 +52,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from models.errors import UnknownName
+from turncheck.models.errors import UnknownName
 
 DeleteRule = Literal["count-read", "trim-to"]
 

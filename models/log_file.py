@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from models.log_format import StoreError
+from turncheck.models.log_format import StoreError
 
 _LOCK_POLL_SECONDS = 0.005
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from operator import attrgetter
 from zlib import crc32
 
-from models.errors import BadParameter, TurncheckError
-from models.events import Event, Kind, event_from_dict, event_to_dict
+from turncheck.models.errors import BadParameter, TurncheckError
+from turncheck.models.events import Event, Kind, event_from_dict, event_to_dict
 
 FRAME_MAGIC = b"\x89TCL\r\n\x1a\n"
 FRAME_VERSION = 1
@@ -221,7 +221,9 @@ def events_json(events: Iterable[Event]) -> bytes:
     return ("[" + ",".join(parts) + "]").encode("utf-8")
 
 
-_FIELDS = attrgetter("seq", "session", "turn", "kind", "call_id", "ts", "writer", "text", "chars", "cjk", "source")
+_FIELDS = attrgetter(
+    "seq", "session", "turn", "kind", "call_id", "ts", "writer", "text", "chars", "cjk", "source"
+)
 _STRING = json.encoder.encode_basestring  # what the compact encoder runs on every str (ensure_ascii off)
 _KIND_JSON = {k: f'"{k.name}"' for k in Kind}
 _NO_SESSION = object()  # matches no event's session: the first event always spells its own

@@ -24,11 +24,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from models.cost import CostModel, Utf8JsonCost, message_of, placeholder_event
-from models.errors import BadParameter, TurncheckError, UnknownName
-from models.events import Event
-from models.history import History
-from models.report import Report
+from turncheck.models.cost import CostModel, Utf8JsonCost, message_of, placeholder_event
+from turncheck.models.errors import BadParameter, TurncheckError, UnknownName
+from turncheck.models.events import Event
+from turncheck.models.history import History
+from turncheck.models.report import Report
 
 _CALL = 1
 _RESULT = 2
@@ -270,7 +270,7 @@ def resolve_strategy(spec: str | Strategy) -> Strategy:
     if spec in STRATEGIES:
         return STRATEGIES[spec]
     if spec.startswith("peer:"):
-        from models.peers import peer_projector  # optional peer libraries, imported lazily
+        from turncheck.models.peers import peer_projector  # optional peer libraries, imported lazily
 
         return peer_projector(spec)  # type: ignore[no-any-return]
     if ":" in spec:

@@ -28,13 +28,13 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from models.cost import EstimateCost
-from models.errors import BadParameter
-from models.events import Event, Kind
-from models.history import History
-from models.invariants import NO_ORPHAN_RESULTS, NON_EMPTY, WITHIN_BUDGET, non_empty
-from models.projector import PROJECTORS, Window, project
-from models.protocol import Property
+from turncheck.models.cost import EstimateCost
+from turncheck.models.errors import BadParameter
+from turncheck.models.events import Event, Kind
+from turncheck.models.history import History
+from turncheck.models.invariants import NO_ORPHAN_RESULTS, NON_EMPTY, WITHIN_BUDGET, non_empty
+from turncheck.models.projector import PROJECTORS, Window, project
+from turncheck.models.protocol import Property
 
 USER, CALL, RESULT, TERM = int(Kind.USER), int(Kind.CALL), int(Kind.RESULT), int(Kind.TERM)
 NO_CALL = -1

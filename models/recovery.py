@@ -21,7 +21,7 @@ from operator import itemgetter
 from typing import Literal
 from zlib import crc32
 
-from models.log_format import (
+from turncheck.models.log_format import (
     FRAME_HEAD,
     HEADER_SIZE,
     LINE_START,
@@ -36,6 +36,7 @@ from models.log_format import (
 RecoveryPolicy = Literal["stop", "resync"]
 POLICIES: tuple[str, ...] = ("stop", "resync")
 _DECODER = json.JSONDecoder()
+
 
 @dataclass(frozen=True)
 class Skipped:
@@ -83,8 +84,17 @@ class Recovery:
         return self.torn_offset == 0
 
     def with_cut(self) -> Recovery:
-        return Recovery(self.format, self.policy, self.size, self.records, self.torn_offset,
-                        self.torn_bytes, self.skipped, self.duplicates, cut=True)
+        return Recovery(
+            self.format,
+            self.policy,
+            self.size,
+            self.records,
+            self.torn_offset,
+            self.torn_bytes,
+            self.skipped,
+            self.duplicates,
+            cut=True,
+        )
 
     def summary(self) -> str:
         """One line: records, torn tail, skipped regions and duplicates."""
@@ -209,8 +219,11 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
                     pos = end
                     continue
                 if policy == "stop":
-                    raise LogCorrupt(f"{where}: {problem} at byte {pos}; refusing (policy stop) — "
-                                     f"reopen with policy resync to skip it", pos)
+                    raise LogCorrupt(
+                        f"{where}: {problem} at byte {pos}; refusing (policy stop) — "
+                        f"reopen with policy resync to skip it",
+                        pos,
+                    )
                 if problem.startswith("frame numbers jump"):  # keep the frame, report the gap
                     skipped.append(Skipped(pos, 0, problem, number - expected))
                     index[tid] = len(refs)
@@ -315,8 +328,15 @@ def _clean_frames(data: bytes, pos: int, n: int, first: int = 0, base: int = 0) 
 
 
 def _frame_anomaly(
-    data: bytes, refs: list[Ref], index: dict[bytes, int], tid: bytes, number: int, expected: int,
-    pos: int, end: int, after_skip: bool,
+    data: bytes,
+    refs: list[Ref],
+    index: dict[bytes, int],
+    tid: bytes,
+    number: int,
+    expected: int,
+    pos: int,
+    end: int,
+    after_skip: bool,
 ) -> str | None:
     """Classify a checksum-valid frame that is not simply the next one.
 

@@ -26,11 +26,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Literal
 
-from models.cost import CostModel
-from models.errors import BadParameter
-from models.events import Event, EventFormatError, event_from_dict
-from models.history import History
-from models.log_file import (
+from turncheck.models.cost import CostModel
+from turncheck.models.errors import BadParameter
+from turncheck.models.events import Event, EventFormatError, event_from_dict
+from turncheck.models.history import History
+from turncheck.models.log_file import (
     LogBusy,
     LogNotFound,
     LogPermission,
@@ -41,7 +41,7 @@ from models.log_file import (
     sync_dir,
     sync_file,
 )
-from models.log_format import (
+from turncheck.models.log_format import (
     BadTurn,
     LogCorrupt,
     NewerFormat,
@@ -59,12 +59,29 @@ from models.log_format import (
     frame_content,
     frame_events_json,
 )
-from models.recovery import POLICIES, Recovery, Skipped, scan_frame_file, scan_frames
+from turncheck.models.recovery import POLICIES, Recovery, Skipped, scan_frame_file, scan_frames
 
 __all__ = [
-    "BadTurn", "LogBusy", "LogClosed", "LogCorrupt", "LogFull", "LogNotFound", "LogPermission",
-    "NewerFormat", "NotALog", "Recovery", "Skipped", "StoreError", "StoredTurn", "TurnConflict",
-    "TurnLog", "TurnStore", "check_turn", "check_turn_id", "default_turn_id", "events_json",
+    "BadTurn",
+    "LogBusy",
+    "LogClosed",
+    "LogCorrupt",
+    "LogFull",
+    "LogNotFound",
+    "LogPermission",
+    "NewerFormat",
+    "NotALog",
+    "Recovery",
+    "Skipped",
+    "StoreError",
+    "StoredTurn",
+    "TurnConflict",
+    "TurnLog",
+    "TurnStore",
+    "check_turn",
+    "check_turn_id",
+    "default_turn_id",
+    "events_json",
 ]
 
 FsyncPolicy = Literal["always", "batch", "never"]
@@ -137,8 +154,18 @@ class TurnStore:
         raise NotImplementedError
 
     # -- life cycle ----------------------------------------------------------------------
-    def __init__(self, path: Path, fd: int, readonly: bool, refs: list[Ref], recovery: Recovery,
-                 size: int, fsync: str, max_bytes: int, batch: int) -> None:
+    def __init__(
+        self,
+        path: Path,
+        fd: int,
+        readonly: bool,
+        refs: list[Ref],
+        recovery: Recovery,
+        size: int,
+        fsync: str,
+        max_bytes: int,
+        batch: int,
+    ) -> None:
         self.path = path
         self.readonly = readonly
         self.recovery = recovery
@@ -160,9 +187,18 @@ class TurnStore:
             raise
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, create: bool = False, readonly: bool = False,
-             fsync: str = "always", policy: str = "stop", max_bytes: int = DEFAULT_MAX_BYTES,
-             wait: float = 0.0, batch: int = DEFAULT_BATCH) -> TurnStore:
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        create: bool = False,
+        readonly: bool = False,
+        fsync: str = "always",
+        policy: str = "stop",
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        wait: float = 0.0,
+        batch: int = DEFAULT_BATCH,
+    ) -> TurnStore:
         """Open (and recover) a log, taking ownership.
 
         Parameters

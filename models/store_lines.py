@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.log_format import LINE_HEADER, Ref, encode_line, line_events_json
-from models.recovery import Recovery, scan_lines
-from models.store import TurnStore
+from turncheck.models.log_format import LINE_HEADER, Ref, encode_line, line_events_json
+from turncheck.models.recovery import Recovery, scan_lines
+from turncheck.models.store import TurnStore
 
 
 class LineTurnLog(TurnStore):

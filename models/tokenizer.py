@@ -46,9 +46,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from models.cost import content_of
-from models.errors import UnknownName
-from models.events import Event, Kind, check_encodable
+from turncheck.models.cost import content_of
+from turncheck.models.errors import UnknownName
+from turncheck.models.events import Event, Kind, check_encodable
 
 EXTRA = "peers"
 

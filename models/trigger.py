@@ -32,10 +32,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from models.errors import BadParameter
-from models.invariants import BOUNDED_PEAK_TURNS
-from models.locking import LOCKING_NAMES, Locking, locking
-from models.protocol import Property
+from turncheck.models.errors import BadParameter
+from turncheck.models.invariants import BOUNDED_PEAK_TURNS
+from turncheck.models.locking import LOCKING_NAMES, Locking, locking
+from turncheck.models.protocol import Property
 
 TRIGGER_FIRES = "trigger-fires"
 UNBOUNDED = -1  # turns left of a writer that never runs out
@@ -112,7 +112,9 @@ class _WriterTables:
         return after
 
     def remember_ticked(self, writers: Writers) -> Writers:
-        after: Writers = self._store(self.ticked, writers, self._intern(tuple((0, left) for _u, left in writers)))
+        after: Writers = self._store(
+            self.ticked, writers, self._intern(tuple((0, left) for _u, left in writers))
+        )
         return after
 
     def remember_ordered(self, writers: Writers) -> Writers:

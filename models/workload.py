@@ -18,9 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
 import numpy as np
-
-from models.errors import BadParameter
-from models.events import Event, Kind
+from turncheck.models.errors import BadParameter
+from turncheck.models.events import Event, Kind
 
 BLOCK = 1000
 SEED = 20261030

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from models.errors import TurncheckError
-from reports.plots.canvas import data_uri
-from reports.plots.gallery import Drawn, Missing, gallery
-from reports.results_dir import ResultFile, ResultsDir, TraceFile, read_results_dir
-from reports.tables import cell_text
-from scenarios.base import Table
+from turncheck.models.errors import TurncheckError
+from turncheck.reports.plots.canvas import data_uri
+from turncheck.reports.plots.gallery import Drawn, Missing, gallery
+from turncheck.reports.results_dir import ResultFile, ResultsDir, TraceFile, read_results_dir
+from turncheck.reports.tables import cell_text
+from turncheck.scenarios.base import Table
 
 THIN_SPACE = "\u2009"  # groups the digits of large numbers on the page
 
@@ -133,8 +133,8 @@ def result_section(rf: ResultFile, k: int, plots: Sequence[Drawn], directory: Re
 
 
 def _transcript(tf: TraceFile) -> str:
-    from models.catalog import build_model, model_names
-    from sim.trace import replay, transcript
+    from turncheck.models.catalog import build_model, model_names
+    from turncheck.sim.trace import replay, transcript
 
     t = tf.trace
     if ":" in t.model or t.model not in model_names():

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from models.errors import TurncheckError
-from reports.tables import RESULT_FORMAT, result_from_json
-from scenarios.base import ScenarioResult
-from sim.trace import FORMAT as TRACE_FORMAT
-from sim.trace import Trace, trace_from_json
+from turncheck.models.errors import TurncheckError
+from turncheck.reports.tables import RESULT_FORMAT, result_from_json
+from turncheck.scenarios.base import ScenarioResult
+from turncheck.sim.trace import FORMAT as TRACE_FORMAT
+from turncheck.sim.trace import Trace, trace_from_json
 
 
 class ResultFileError(TurncheckError, ValueError):

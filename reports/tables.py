@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from scenarios.base import Cell, Judgement, ScenarioResult, Table
+from turncheck.scenarios.base import Cell, Judgement, ScenarioResult, Table
 
 RESULT_FORMAT = "turncheck-result/1"
 

@@ -16,7 +16,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from models.errors import BadParameter, UnknownName
+from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.sim.executor import Progress as Progress
+from turncheck.sim.executor import no_progress as no_progress
 
 Cell = int | float | str | bool | None
 
@@ -71,14 +73,6 @@ class ScenarioResult:
         raise UnknownName(f"result of {self.scenario} has no table {name!r}")
 
 
-Progress = Callable[[int, int], None]
-"""Called as ``progress(done, total)`` by long runs; the CLI draws it, tests pass a no-op."""
-
-
-def no_progress(done: int, total: int) -> None:
-    return None
-
-
 @dataclass(frozen=True)
 class Scenario:
     """A named experiment. ``run(params, progress)`` must be deterministic given ``params``."""
@@ -101,7 +95,7 @@ def register(scenario: Scenario) -> Scenario:
 
 
 def scenarios() -> dict[str, Scenario]:
-    import scenarios as _pkg  # noqa: F401  (importing the package registers every scenario)
+    import turncheck.scenarios as _pkg  # noqa: F401  (importing the package registers every scenario)
 
     return dict(sorted(_REGISTRY.items()))
 

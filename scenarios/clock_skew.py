@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.clock import ORDERS, ClockParams, read_permutation, reorder_columns, stamp_columns
-from models.columns import build_histories
-from models.cost import EstimateCost
-from models.projector import PROJECTORS, project
-from models.report import Aggregate
-from models.workload import SEED, WorkloadParams, blocks, generate_block
-from scenarios.base import (
+from turncheck.models.clock import ORDERS, ClockParams, read_permutation, reorder_columns, stamp_columns
+from turncheck.models.columns import build_histories
+from turncheck.models.cost import EstimateCost
+from turncheck.models.projector import PROJECTORS, project
+from turncheck.models.report import Aggregate
+from turncheck.models.workload import SEED, WorkloadParams, blocks, generate_block
+from turncheck.scenarios.base import (
     Judgement,
     Progress,
     Scenario,

@@ -23,9 +23,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from models.log_format import LINE_HEADER, LogCorrupt, encode_frame, encode_frame_header, encode_line
-from models.recovery import scan_frames, scan_lines
-from scenarios.base import (
+from turncheck.models.log_format import (
+    LINE_HEADER,
+    LogCorrupt,
+    encode_frame,
+    encode_frame_header,
+    encode_line,
+)
+from turncheck.models.recovery import scan_frames, scan_lines
+from turncheck.scenarios.base import (
     Cell,
     Judgement,
     Progress,

@@ -14,14 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from models.columns import build_histories
-from models.cost import EstimateCost
-from models.keys import KeyParams, collapse_columns, concurrent_times
-from models.projector import PROJECTORS, project
-from models.report import Aggregate
-from models.workload import SEED, EventColumns, WorkloadParams, blocks, concat, generate_block
-from scenarios.base import (
+from turncheck.models.columns import build_histories
+from turncheck.models.cost import EstimateCost
+from turncheck.models.keys import KeyParams, collapse_columns, concurrent_times
+from turncheck.models.projector import PROJECTORS, project
+from turncheck.models.report import Aggregate
+from turncheck.models.workload import SEED, EventColumns, WorkloadParams, blocks, concat, generate_block
+from turncheck.scenarios.base import (
     Judgement,
     Progress,
     Scenario,

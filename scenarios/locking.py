@@ -18,10 +18,10 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from models.locking import LOCKING_NAMES, LOCKINGS, worst_case_peak
-from models.projector import PROJECTORS
-from models.trigger import TriggerModel
-from scenarios.base import (
+from turncheck.models.locking import LOCKING_NAMES, LOCKINGS, worst_case_peak
+from turncheck.models.projector import PROJECTORS
+from turncheck.models.trigger import TriggerModel
+from turncheck.scenarios.base import (
     Cell,
     Judgement,
     Progress,
@@ -32,7 +32,7 @@ from scenarios.base import (
     register,
     require,
 )
-from sim.simulation import ARRIVALS, RunSpec, simulate
+from turncheck.sim.simulation import ARRIVALS, RunSpec, simulate
 
 STARVED_STREAK = 10
 

@@ -25,15 +25,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from models.cost import COST_MODELS, CostModel, make_cost
-from models.history import History
-from models.peers import PEERS
-from models.peers.selection import PeerWindow
-from models.projector import PROJECTORS, Window, project
-from models.report import Aggregate
-from models.tokenizer import ENCODINGS, EXTRA, MissingExtra
-from models.workload import SEED, WorkloadParams, generate_columns
-from scenarios.base import (
+from turncheck.models.cost import COST_MODELS, CostModel, make_cost
+from turncheck.models.history import History
+from turncheck.models.peers import PEERS
+from turncheck.models.peers.selection import PeerWindow
+from turncheck.models.projector import PROJECTORS, Window, project
+from turncheck.models.report import Aggregate
+from turncheck.models.tokenizer import ENCODINGS, EXTRA, MissingExtra
+from turncheck.models.workload import SEED, WorkloadParams, generate_columns
+from turncheck.scenarios.base import (
     Cell,
     Judgement,
     Progress,
@@ -44,7 +44,7 @@ from scenarios.base import (
     register,
     require,
 )
-from scenarios.real_text import Phrasebook, dressed_sessions, phrasebook
+from turncheck.scenarios.real_text import Phrasebook, dressed_sessions, phrasebook
 
 STRATEGIES = (*PROJECTORS, *PEERS)
 LIBRARY = {

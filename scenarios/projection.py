@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from models.cost import Utf8JsonCost
-from models.events import Event, Kind
-from models.projector import STRATEGIES, MandatoryInputExceedsBudget, Window, project
-from models.store import TurnLog, TurnStore
-from models.store_lines import LineTurnLog
-from scenarios.base import (
+from turncheck.models.cost import Utf8JsonCost
+from turncheck.models.events import Event, Kind
+from turncheck.models.projector import STRATEGIES, MandatoryInputExceedsBudget, Window, project
+from turncheck.models.store import TurnLog, TurnStore
+from turncheck.models.store_lines import LineTurnLog
+from turncheck.scenarios.base import (
     Cell,
     Judgement,
     Progress,

@@ -26,12 +26,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-
-from models.events import Event, Kind, detect_cjk, has_cjk
-from models.tokenizer import EXTRA, MissingExtra
-from models.workload import EventColumns
+from turncheck.models.events import Event, Kind, detect_cjk, has_cjk
+from turncheck.models.tokenizer import EXTRA, MissingExtra
+from turncheck.models.workload import EventColumns
 
 TEXT_KINDS = ("english", "chinese", "json", "json-zh")
+
+
 def cjk_text(text: str) -> bool:
     """Whether the text counts as CJK, by the events' own rule (:func:`models.events.detect_cjk`)."""
     return detect_cjk(text)

@@ -9,7 +9,7 @@ How the work is organised (build dominates, so it happens once): the workload is
 fixed generator blocks (:data:`models.workload.BLOCK` sessions); a task generates one block,
 builds its histories once with every cost model the manifold needs, projects every budget and
 strategy from them and returns only :class:`~models.report.Aggregate` totals plus the block's
-self-check figures. Tasks run on any :class:`~sim.sweep.Executor` (local processes or a Dask
+self-check figures. Tasks run on any :class:`~turncheck.sim.executor.Executor` (local processes or a Dask
 cluster) and are merged in block order, so no figure depends on ``jobs`` or on the executor.
 
 Beyond the seed's tables the run re-derives its own claims: the generator self-check (three
@@ -27,14 +27,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from models.columns import build_histories
-from models.cost import EstimateCost
-from models.projector import PROJECTORS, STRATEGIES
-from models.report import Aggregate
-from models.workload import SEED, WorkloadParams, blocks, generate_block
-from scenarios.base import Progress, Scenario, ScenarioResult, params_dict, register, require
-from scenarios.testbench_tables import judgements, tables
-from sim.sweep import Executor, LocalExecutor
+from turncheck.models.columns import build_histories
+from turncheck.models.cost import EstimateCost
+from turncheck.models.projector import PROJECTORS, STRATEGIES
+from turncheck.models.report import Aggregate
+from turncheck.models.workload import SEED, WorkloadParams, blocks, generate_block
+from turncheck.scenarios.base import Progress, Scenario, ScenarioResult, params_dict, register, require
+from turncheck.scenarios.testbench_tables import judgements, tables
+from turncheck.sim.executor import Executor, LocalExecutor
 
 SCALE_SESSIONS = {"quick": 4_000, "full": 60_000}
 RECHECK_BLOCKS_PER_TASK = 2
@@ -296,7 +296,7 @@ def executors(p: TestbenchParams) -> tuple[Executor, Executor, str]:
     The name is symmetric in the pair, so ``jobs=1`` and ``jobs=2`` write the same line.
     """
     if p.scheduler is not None:
-        from sim.executor_dask import DaskExecutor
+        from turncheck.sim.executor_dask import DaskExecutor
 
         return DaskExecutor(p.scheduler), LocalExecutor(p.jobs), f"a Dask cluster and --jobs {p.jobs}"
     other = 1 if p.jobs > 1 else 2

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from models.projector import PROJECTORS
-from models.report import Aggregate
-from scenarios.base import Cell, Judgement, Table
+from turncheck.models.projector import PROJECTORS
+from turncheck.models.report import Aggregate
+from turncheck.scenarios.base import Cell, Judgement, Table
 
 if TYPE_CHECKING:  # the scenario module imports this one to render its result
-    from scenarios.testbench import ManifoldRun, TestbenchParams
+    from turncheck.scenarios.testbench import ManifoldRun, TestbenchParams
 
 # The seed's figures at its scale (60 000 × 50, its generator): (p_result, ratio, budget,
 # strategy, counter) → value. Reference only.
@@ -297,7 +297,9 @@ def tables(
             f"Every strategy at every budget, {clean}, CJK ratio {p.ratio} (long form, for plots)",
             ("budget", "strategy", *(m if m != "overrun" else "overrun ratio" for m in metrics)),
             tuple(
-                (b, s, *(figure(r.agg(b, s), m) for m in metrics)) for b in p.all_budgets() for s in PROJECTORS
+                (b, s, *(figure(r.agg(b, s), m) for m in metrics))
+                for b in p.all_budgets()
+                for s in PROJECTORS
             ),
             "One row per budget × strategy: the price of each rule as the budget grows.",
         )

@@ -24,14 +24,14 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 
-from models.cost import CostModel, EstimateCost, placeholder_event
-from models.events import Event
-from models.history import History
-from models.projector import PROJECTORS, Window, project
-from models.report import Aggregate
-from models.tokenizer import ENCODINGS, EXTRA, BpeCost, MissingExtra
-from models.workload import SEED, WorkloadParams, generate_columns
-from scenarios.base import (
+from turncheck.models.cost import CostModel, EstimateCost, placeholder_event
+from turncheck.models.events import Event
+from turncheck.models.history import History
+from turncheck.models.projector import PROJECTORS, Window, project
+from turncheck.models.report import Aggregate
+from turncheck.models.tokenizer import ENCODINGS, EXTRA, BpeCost, MissingExtra
+from turncheck.models.workload import SEED, WorkloadParams, generate_columns
+from turncheck.scenarios.base import (
     Cell,
     Judgement,
     Progress,
@@ -42,7 +42,7 @@ from scenarios.base import (
     register,
     require,
 )
-from scenarios.real_text import TEXT_KINDS, dressed_sessions, kind_of_text, phrasebook
+from turncheck.scenarios.real_text import TEXT_KINDS, dressed_sessions, kind_of_text, phrasebook
 
 STRATEGY_COLUMNS = (
     "strategy", "selectedBy", "measuredBy", "windows", "overBudget", "overBudgetReal", "empty",

@@ -18,9 +18,9 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from models.locking import LOCKINGS, worst_case_peak
-from models.trigger import TriggerParams, fast_slots
-from scenarios.base import (
+from turncheck.models.locking import LOCKINGS, worst_case_peak
+from turncheck.models.trigger import TriggerParams, fast_slots
+from turncheck.scenarios.base import (
     Judgement,
     Progress,
     Scenario,
@@ -30,7 +30,7 @@ from scenarios.base import (
     register,
     require,
 )
-from sim.simulation import slot_arrivals
+from turncheck.sim.simulation import slot_arrivals
 
 LockingName = Literal["none", "mutex", "cas", "append-sync", "trim-to"]
 

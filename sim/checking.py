@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from models.errors import UnknownName
-from models.invariants import INVARIANTS
-from models.protocol import Property, ProtocolModel
-from sim.explorer import ConcretePath, Exploration, ProgressLine, counterexample, explore
-from sim.stateful import DEFAULT_DATABASE, StatefulOutcome, check_stateful
+from turncheck.models.errors import UnknownName
+from turncheck.models.invariants import INVARIANTS
+from turncheck.models.protocol import Property, ProtocolModel
+from turncheck.sim.explorer import ConcretePath, Exploration, ProgressLine, counterexample, explore
+from turncheck.sim.stateful import DEFAULT_DATABASE, StatefulOutcome, check_stateful
 
 Engine = Literal["hypothesis", "explore", "both"]
 ENGINES: tuple[str, ...] = ("hypothesis", "explore", "both")
@@ -96,7 +96,7 @@ def cross_check(model: ProtocolModel[Any, Any], result: Exploration) -> CrossChe
     """For the trigger model: explored peak vs :func:`models.locking.worst_case_peak`."""
     if model.name != "trigger" or "peak_turns" not in {w.metric for w in result.worst}:
         return None
-    from models.locking import turns_to_reach_worst_case, worst_case_peak
+    from turncheck.models.locking import turns_to_reach_worst_case, worst_case_peak
 
     p = model.params
     a, g, m, lock, turns = p["writers"], p["gap"], p["max_turns"], p["locking"], p["turns"]

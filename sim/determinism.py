@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from models.protocol import ProtocolModel
+from turncheck.models.protocol import ProtocolModel
 
 
 @dataclass(frozen=True)

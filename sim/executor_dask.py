@@ -1,7 +1,7 @@
 """Sweeps (and the testbench) on a Dask distributed cluster: the same ``map`` as the local pool.
 
 :class:`DaskExecutor` connects to a running scheduler, submits ``fn(item)`` for every item and
-returns the results in item order, so the tables are identical to :class:`sim.sweep.LocalExecutor`
+returns the results in item order, so the tables are identical to :class:`turncheck.sim.executor.LocalExecutor`
 ones: cell seeds are hashes of the cells (never of who runs them) and results are merged in
 cell order. Workers need turncheck importable (install it on every worker, the same version)
 because ``fn`` travels by reference to its module. Tasks are submitted with ``pure=False``: two
@@ -18,9 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from models.errors import BadParameter, TurncheckError
-from scenarios.base import Progress, no_progress
-from sim.sweep import Executor, LocalExecutor
+from turncheck.models.errors import BadParameter, TurncheckError
+from turncheck.sim.executor import Executor, LocalExecutor, Progress, no_progress
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -28,8 +28,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from models.errors import TurncheckError
-from models.protocol import Property, ProtocolModel
+from turncheck.models.errors import TurncheckError
+from turncheck.models.protocol import Property, ProtocolModel
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -152,7 +152,7 @@ class Exploration:
 
     def graph(self) -> nx.DiGraph:
         """The explored state graph (see :func:`sim.state_graph.state_graph`)."""
-        from sim.state_graph import state_graph
+        from turncheck.sim.state_graph import state_graph
 
         return state_graph(self)
 

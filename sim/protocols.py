@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from models.catalog import build_model, coerce_value
-from models.errors import BadParameter, UnknownName
-from models.protocol import ProtocolModel
+from turncheck.models.catalog import build_model, coerce_value
+from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.protocol import ProtocolModel
 
 REQUIRED = ("init_states", "actions", "step", "properties")
 

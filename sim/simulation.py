@@ -30,14 +30,13 @@ import numpy as np
 import simpy
 from simpy.events import Event as SimEvent
 from simpy.events import Timeout
-
-from models.cost import EstimateCost
-from models.errors import BadParameter
-from models.events import Event, Kind
-from models.history import History
-from models.projector import project
-from models.protocol import ProtocolModel
-from models.report import Aggregate
+from turncheck.models.cost import EstimateCost
+from turncheck.models.errors import BadParameter
+from turncheck.models.events import Event, Kind
+from turncheck.models.history import History
+from turncheck.models.projector import project
+from turncheck.models.protocol import ProtocolModel
+from turncheck.models.report import Aggregate
 
 ArrivalKind = Literal["slots", "poisson"]
 ARRIVALS: tuple[ArrivalKind, ...] = ("slots", "poisson")

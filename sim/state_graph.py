@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 if TYPE_CHECKING:
-    from sim.explorer import Exploration
+    from turncheck.sim.explorer import Exploration
 
 
 def state_graph(result: Exploration) -> nx.DiGraph:

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from models.errors import TurncheckError
-from models.protocol import ProtocolModel
+from turncheck.models.errors import TurncheckError
+from turncheck.models.protocol import ProtocolModel
 
 FORMAT = "turncheck-trace/1"
 

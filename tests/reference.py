@@ -6,8 +6,8 @@ index except the cost models and the placeholder event.
 
 from __future__ import annotations
 
-from models.cost import CostModel, Utf8JsonCost, message_of, placeholder_event
-from models.events import Event, Kind
+from turncheck.models.cost import CostModel, Utf8JsonCost, message_of, placeholder_event
+from turncheck.models.events import Event, Kind
 
 
 def pairs_of(events: list[Event]) -> dict[int, int]:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from hypothesis import strategies as st
-
-from models.events import Event, Kind
+from turncheck.models.events import Event, Kind
 
 TEXT = st.text(
     alphabet=st.sampled_from(list('ab "\\\n\t\x01\x7f\u2028\u2029汉字😀é<>&')), min_size=0, max_size=12

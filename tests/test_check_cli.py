@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from sim.cli import main
+from turncheck.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--max-examples", "30", "--quiet"]
@@ -140,7 +139,7 @@ def test_json_format(capsys: Any) -> None:
 
 USER_PROTOCOL = '''
 from examples.my_lock import FlagLock
-from models.protocol import Property
+from turncheck.models.protocol import Property
 
 
 class HopefulLock(FlagLock):

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from models.events import Event, Kind
-from models.store import TurnLog
-from models.store_lines import LineTurnLog
-from models.workload import BLOCK, WorkloadParams, generate_events
-from sim import cli_bench, progress
-from sim.cli import main
-from sim.cli_project import ReadProgress, blockwise, example_history
+from turncheck.cli import bench as cli_bench
+from turncheck.cli import progress
+from turncheck.cli.app import main
+from turncheck.cli.project import ReadProgress, blockwise, example_history
+from turncheck.models.events import Event, Kind
+from turncheck.models.store import TurnLog
+from turncheck.models.store_lines import LineTurnLog
+from turncheck.models.workload import BLOCK, WorkloadParams, generate_events
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +57,7 @@ def error_stands_alone(err: str) -> str:
 def fake_benchmarks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two instant benchmark topics in place of the real (slow) ones."""
     for name, lines in (("alpha", ["a 1", "a 2"]), ("beta", ["b ×3"])):
-        module = types.ModuleType(f"sim.bench_{name}")
+        module = types.ModuleType(f"turncheck.bench.{name}")
         module.run = lambda scale, lines=lines: [f"{x} ({scale})" for x in lines]  # type: ignore[attr-defined]
         monkeypatch.setitem(sys.modules, module.__name__, module)
     monkeypatch.setattr(cli_bench, "topics", lambda: ["alpha", "beta"])
@@ -175,8 +175,8 @@ def test_project_failure_after_the_bar_is_one_line_of_its_own(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "consistency_second_session_refused.py").write_text(
-        "from models.errors import BadParameter\n"
-        "from models.projector import STRATEGIES\n"
+        "from turncheck.models.errors import BadParameter\n"
+        "from turncheck.models.projector import STRATEGIES\n"
         "def project(history, budget, cost):\n"
         "    if history.events[0].session == 'notes-7':\n"
         "        raise BadParameter('notes-7 refused')\n"

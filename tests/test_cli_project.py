@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from sim.cli import main
-from sim.cli_project import example_history
+from turncheck.cli.app import main
+from turncheck.cli.project import example_history
 
 
 def run(capsys, *argv):
@@ -160,7 +159,7 @@ def test_bench_unknown_topic_and_scale(capsys):
 
 
 def test_projector_benchmark_prints_its_figures():
-    from sim import bench_projector
+    from turncheck.bench import projector as bench_projector
 
     lines = bench_projector.run("quick")
     text = "\n".join(lines)

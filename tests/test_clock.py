@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from models.catalog import build_model
-from models.clock import ClockModel, ClockParams, read_columns, read_permutation, stamp_columns
-from models.errors import BadParameter
-from models.invariants import SEQ_ORDERED_TURNS
-from models.workload import WorkloadParams, generate_block
-from scenarios.base import get_scenario, no_progress, parse_params
+from turncheck.models.catalog import build_model
+from turncheck.models.clock import ClockModel, ClockParams, read_columns, read_permutation, stamp_columns
+from turncheck.models.errors import BadParameter
+from turncheck.models.invariants import SEQ_ORDERED_TURNS
+from turncheck.models.workload import WorkloadParams, generate_block
+from turncheck.scenarios.base import get_scenario, no_progress, parse_params
 
 
 def first_violation(model: ClockModel) -> int | None:

@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-
-from scenarios import base
-from scenarios.base import Scenario, ScenarioResult
-from sim.cli import main
-from sim.demo import DEMO_PARAMS, SCALES, plan
+from turncheck.cli.app import main
+from turncheck.cli.demo import DEMO_PARAMS, SCALES, plan
+from turncheck.scenarios import base
+from turncheck.scenarios.base import Scenario, ScenarioResult
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -61,7 +60,7 @@ def test_demo_table_summary_names_the_report(
 ) -> None:
     """The table summary; steps kept to the checks by a one-scenario registry (the rest is above)."""
     only = {"trigger-gap": base.scenarios()["trigger-gap"]}
-    monkeypatch.setattr("sim.demo.scenarios", lambda: only)
+    monkeypatch.setattr("turncheck.cli.demo.scenarios", lambda: only)
     monkeypatch.chdir(tmp_path)
     code, text, _ = run(capsys, "demo", "--scale", "tiny", "-o", str(tmp_path / "d"), "--quiet")
     assert code == 0
@@ -104,7 +103,7 @@ def test_unknown_scenarios_run_only_when_they_declare_a_scale(monkeypatch: pytes
     known = dict(base.scenarios())
     known["zz-quick"] = Scenario("zz-quick", QuickParams, _noop, "declares scales")
     known["zz-slow"] = Scenario("zz-slow", SlowParams, _noop, "no scale field")
-    monkeypatch.setattr("sim.demo.scenarios", lambda: known)
+    monkeypatch.setattr("turncheck.cli.demo.scenarios", lambda: known)
     for scale in SCALES:
         steps, skips = plan(scale)
         quick = [s for s in steps if s.name == "zz-quick"]

@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from models.errors import BadParameter
-from scenarios.base import get_scenario, no_progress, parse_params
-from sim.executor_dask import DaskExecutor, DaskUnavailable, make_executor
-from sim.sweep import LocalExecutor, sweep
+from turncheck.models.errors import BadParameter
+from turncheck.scenarios.base import get_scenario, no_progress, parse_params
+from turncheck.scenarios.sweep import sweep
+from turncheck.sim.executor import LocalExecutor
+from turncheck.sim.executor_dask import DaskExecutor, DaskUnavailable, make_executor
 
 distributed = pytest.importorskip("distributed", reason="optional extra dask[distributed] is not installed")
 
@@ -63,7 +63,7 @@ def test_testbench_on_dask_equals_local(scheduler: str) -> None:
 def test_cli_sweep_with_dask_prints_the_local_table(
     scheduler: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from sim.cli import main
+    from turncheck.cli.app import main
 
     args = ["sweep", "trigger-gap", "--grid", "writers=1,8", "--grid", "gap=0,5", "--param", "iterations=400",
             "--quiet"]  # fmt: skip
@@ -75,7 +75,7 @@ def test_cli_sweep_with_dask_prints_the_local_table(
 
 
 def test_bad_executor_options_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from sim.cli import main
+    from turncheck.cli.app import main
 
     base = ["sweep", "trigger-gap", "--grid", "writers=1", "--param", "iterations=400", "--quiet"]
     for extra, needle in (

@@ -9,20 +9,20 @@ from typing import Any
 
 import networkx as nx
 import pytest
-
-from examples.my_lock import FlagLock
-from models.catalog import build_model
-from models.locking import turns_to_reach_worst_case, worst_case_peak
-from models.protocol import Property
-from sim.checking import cross_check
-from sim.explorer import (
+from turncheck.models.catalog import build_model
+from turncheck.models.locking import turns_to_reach_worst_case, worst_case_peak
+from turncheck.models.protocol import Property
+from turncheck.sim.checking import cross_check
+from turncheck.sim.explorer import (
     StderrProgress,
     counterexample,
     explore,
     metric_witness,
     reduction_factor,
 )
-from sim.state_graph import write_dot, write_graphml
+from turncheck.sim.state_graph import write_dot, write_graphml
+
+from examples.my_lock import FlagLock
 
 
 def all_runs(model: Any, length: int) -> Iterator[list[Any]]:

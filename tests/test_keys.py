@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from models.catalog import build_model
-from models.errors import BadParameter
-from models.keys import KeyParams, KeysModel, collapse_columns, concurrent_times, dense_call_numbers
-from models.workload import WorkloadParams, generate_block
-from scenarios.base import get_scenario, no_progress, parse_params
+from turncheck.models.catalog import build_model
+from turncheck.models.errors import BadParameter
+from turncheck.models.keys import KeyParams, KeysModel, collapse_columns, concurrent_times, dense_call_numbers
+from turncheck.models.workload import WorkloadParams, generate_block
+from turncheck.scenarios.base import get_scenario, no_progress, parse_params
 
 
 def holds_everywhere(model: KeysModel, name: str) -> bool:

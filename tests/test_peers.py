@@ -16,19 +16,18 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from models.cost import EstimateCost
-from models.errors import UnknownName
-from models.events import Event, Kind
-from models.history import History
-from models.peers import PEERS, peer_projector
-from models.peers.agents_session import agent_items, item_key
-from models.peers.litellm_trim import _shortened, map_back, model_for
-from models.peers.llamaindex_memory import SuffixCounter
-from models.peers.messages import openai_message, spans
-from models.peers.selection import PeerWindow, Selection, window_of
-from models.projector import project, resolve_strategy
-from models.tokenizer import MissingExtra
+from turncheck.models.cost import EstimateCost
+from turncheck.models.errors import UnknownName
+from turncheck.models.events import Event, Kind
+from turncheck.models.history import History
+from turncheck.models.peers import PEERS, peer_projector
+from turncheck.models.peers.agents_session import agent_items, item_key
+from turncheck.models.peers.litellm_trim import _shortened, map_back, model_for
+from turncheck.models.peers.llamaindex_memory import SuffixCounter
+from turncheck.models.peers.messages import openai_message, spans
+from turncheck.models.peers.selection import PeerWindow, Selection, window_of
+from turncheck.models.projector import project, resolve_strategy
+from turncheck.models.tokenizer import MissingExtra
 
 
 def ev(seq: int, turn: int, kind: Kind, text: str, cid: str | None = None) -> Event:
@@ -148,7 +147,7 @@ def test_exact_window_of_each_library(peer: str, history: History) -> None:
 
 
 def test_litellm_model_follows_the_cost_model() -> None:
-    from models.tokenizer import BpeCost
+    from turncheck.models.tokenizer import BpeCost
 
     assert model_for(COST) == "gpt-4o"
     pytest.importorskip("tiktoken")
@@ -234,7 +233,7 @@ def test_a_missing_library_is_one_line_naming_the_extra(
 
 def test_cli_projects_with_a_peer(capsys: pytest.CaptureFixture[str]) -> None:
     need("langchain_core")
-    from sim.cli import main
+    from turncheck.cli.app import main
 
     code = main(
         ["project", "--example", "--budget", "300", "--strategy", "peer:langchain", "--format", "json"]
@@ -256,8 +255,8 @@ socket.create_connection = socket.getaddrinfo = refuse
 import sys
 sys.path.insert(0, "tests")
 from test_peers import COST, EVENTS
-from models.history import History
-from models.projector import project
+from turncheck.models.history import History
+from turncheck.models.projector import project
 h = History(EVENTS)
 out = {peer: [e.seq for e in project(h, 90, peer, COST).events] for peer in %s}
 import time; time.sleep(0.5)  # let a background fetch, if any, try

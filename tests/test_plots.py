@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
-
-from models.errors import TurncheckError
-from reports.plots import (
+from turncheck.models.errors import TurncheckError
+from turncheck.reports.plots import (
     plot_counterexample,
     plot_locking_price,
     plot_peak_ratio_heatmap,
@@ -20,11 +19,11 @@ from reports.plots import (
     plot_strategies_vs_budget,
     write_figure,
 )
-from reports.plots.timeline import timeline_of
-from reports.results_dir import ResultFileError, WrongResultKind, load_result
-from reports.tables import write_result
-from scenarios.base import Judgement, ScenarioResult, Table, get_scenario, parse_params
-from sim.trace import Trace, TraceFormatError, save_trace
+from turncheck.reports.plots.timeline import timeline_of
+from turncheck.reports.results_dir import ResultFileError, WrongResultKind, load_result
+from turncheck.reports.tables import write_result
+from turncheck.scenarios.base import Judgement, ScenarioResult, Table, get_scenario, parse_params
+from turncheck.sim.trace import Trace, TraceFormatError, save_trace
 
 PEAK_COLUMNS = ("max_turns", "writers", "gap", "locking", "iterations", "peak", "worst_case")
 

@@ -7,12 +7,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import reference_report
 from strategies import soup, well_formed
-
-from models.cost import EstimateCost, Utf8JsonCost
-from models.errors import BadParameter, UnknownName
-from models.events import Event, Kind
-from models.history import History
-from models.projector import (
+from turncheck.models.cost import EstimateCost, Utf8JsonCost
+from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.events import Event, Kind
+from turncheck.models.history import History
+from turncheck.models.projector import (
     PROJECTORS,
     MandatoryInputExceedsBudget,
     project,
@@ -151,7 +150,7 @@ def test_bad_budget_and_unknown_strategy():
 
 def test_user_projector_by_dotted_name(tmp_path, monkeypatch):
     (tmp_path / "last_two_trim.py").write_text(
-        "from models.projector import window_from_start\n"
+        "from turncheck.models.projector import window_from_start\n"
         "def keep_last_two(history, budget, cost):\n"
         "    return window_from_start(history, budget, cost, max(0, len(history) - 2), 'keep-last-two')\n"
     )

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from models.catalog import build_model
-from models.errors import BadParameter, UnknownName
-from models.invariants import INVARIANTS, invariant, seq_ordered_turns
-from models.projector_model import CALL, RESULT, ProjectorModel
-from sim.explorer import counterexample, explore, reduction_factor
+from turncheck.models.catalog import build_model
+from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.invariants import INVARIANTS, invariant, seq_ordered_turns
+from turncheck.models.projector_model import CALL, RESULT, ProjectorModel
+from turncheck.sim.explorer import counterexample, explore, reduction_factor
 
 # strategy -> (no-orphan-results, within-budget, non-empty) with fresh call ids: the seed's picture
 FRESH_IDS = {
@@ -130,7 +129,7 @@ def test_invariant_registry_names_the_five() -> None:
 
 
 def test_seq_ordered_turns_predicate() -> None:
-    from models.events import Event, Kind
+    from turncheck.models.events import Event, Kind
 
     def ev(seq: int, turn: int) -> Event:
         return Event(seq=seq, session="s", turn=turn, kind=Kind.USER)

@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from sim.cli import main
+from turncheck.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 from test_plots import locking_result, peaks_result, trigger_trace
-
-from reports.html import ReportSummary, write_report
-from reports.tables import write_result
-from scenarios.base import Judgement, ScenarioResult, Table
-from sim.cli import main
-from sim.trace import Trace, save_trace
+from turncheck.cli.app import main
+from turncheck.reports.html import ReportSummary, write_report
+from turncheck.reports.tables import write_result
+from turncheck.scenarios.base import Judgement, ScenarioResult, Table
+from turncheck.sim.trace import Trace, save_trace
 
 EVIL = '<script>alert("x")</script>'
 

@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-
-from models.errors import BadParameter
-from models.events import Event, Kind, dumps_event
-from reports.tables import write_result
-from scenarios.base import get_scenario, parse_params
-from scenarios.framing import FramingParams, build, event_records, run
+from turncheck.models.errors import BadParameter
+from turncheck.models.events import Event, Kind, dumps_event
+from turncheck.reports.tables import write_result
+from turncheck.scenarios.base import get_scenario, parse_params
+from turncheck.scenarios.framing import FramingParams, build, event_records, run
 
 SMALL = FramingParams(records=2000, tears=(260, 940, 1580), at=940)
 

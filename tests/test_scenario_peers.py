@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-from models.errors import BadParameter
-from reports.tables import write_result
-from scenarios.base import get_scenario, no_progress, parse_params
+from turncheck.models.errors import BadParameter
+from turncheck.reports.tables import write_result
+from turncheck.scenarios.base import get_scenario, no_progress, parse_params
 
 pytest.importorskip("tiktoken")
 pytest.importorskip("faker")
@@ -96,9 +95,9 @@ def test_token_estimate_tables_and_determinism(tmp_path: Path) -> None:
 
 
 def test_real_text_is_seeded_and_matches_the_reader_rule() -> None:
-    from models.events import detect_cjk
-    from models.workload import WorkloadParams, generate_columns
-    from scenarios.real_text import cjk_text, dressed_sessions, phrasebook
+    from turncheck.models.events import detect_cjk
+    from turncheck.models.workload import WorkloadParams, generate_columns
+    from turncheck.scenarios.real_text import cjk_text, dressed_sessions, phrasebook
 
     cols = generate_columns(WorkloadParams(sessions=2, turns=3, seed=5))
     a = list(dressed_sessions(cols, phrasebook(5), 5))

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from models.cost import Utf8JsonCost
-from models.errors import BadParameter
-from reports.tables import write_result
-from scenarios.base import get_scenario, parse_params
-from scenarios.projection import BUDGET_FIXTURE, ORCHID, ProjectionParams, default_budgets, run
+from turncheck.models.cost import Utf8JsonCost
+from turncheck.models.errors import BadParameter
+from turncheck.reports.tables import write_result
+from turncheck.scenarios.base import get_scenario, parse_params
+from turncheck.scenarios.projection import BUDGET_FIXTURE, ORCHID, ProjectionParams, default_budgets, run
 
 
 def quiet(done: int, total: int) -> None:

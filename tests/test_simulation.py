@@ -5,11 +5,10 @@ from __future__ import annotations
 import itertools
 
 import pytest
-
-from models.errors import BadParameter
-from models.locking import LOCKING_NAMES, LOCKINGS, worst_case_peak
-from models.trigger import TriggerModel, drive_slots, fast_slots
-from sim.simulation import RunSpec, simulate, slot_arrivals
+from turncheck.models.errors import BadParameter
+from turncheck.models.locking import LOCKING_NAMES, LOCKINGS, worst_case_peak
+from turncheck.models.trigger import TriggerModel, drive_slots, fast_slots
+from turncheck.sim.simulation import RunSpec, simulate, slot_arrivals
 
 
 @pytest.mark.parametrize("strategy", LOCKING_NAMES)

@@ -11,15 +11,14 @@ import zlib
 from pathlib import Path
 
 import pytest
+import turncheck.models.store as store_mod
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import models.store as store_mod
-from models.cost import Utf8JsonCost
-from models.events import Event, Kind, dumps_event
-from models.log_format import FRAME_MAGIC, encode_frame_header
-from models.projector import MandatoryInputExceedsBudget, project
-from models.store import (
+from turncheck.models.cost import Utf8JsonCost
+from turncheck.models.events import Event, Kind, dumps_event
+from turncheck.models.log_format import FRAME_MAGIC, encode_frame_header
+from turncheck.models.projector import MandatoryInputExceedsBudget, project
+from turncheck.models.store import (
     DEFAULT_MAX_BYTES,
     BadTurn,
     LogBusy,
@@ -35,7 +34,7 @@ from models.store import (
     TurnLog,
     events_json,
 )
-from models.store_lines import LineTurnLog
+from turncheck.models.store_lines import LineTurnLog
 
 STORES = [TurnLog, LineTurnLog]
 TEXTS = [

@@ -11,19 +11,18 @@ from pathlib import Path
 import pytest
 import typer
 from test_store import fill
-
-from models.errors import TurncheckError
-from models.events import parse_events
-from models.store import TurnLog
-from models.store_lines import LineTurnLog
-from sim import cli_log
+from turncheck.cli import log as cli_log
+from turncheck.models.errors import TurncheckError
+from turncheck.models.events import parse_events
+from turncheck.models.store import TurnLog
+from turncheck.models.store_lines import LineTurnLog
 
 
 def _runner() -> Callable[[list[str]], int]:
     """``sim.cli.main`` when the whole CLI imports; else the log commands on their own app with
     the same error contract (one line on stderr, exit 2)."""
     try:
-        from sim.cli import main
+        from turncheck.cli.app import main
 
         return main
     except ImportError:

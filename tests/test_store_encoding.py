@@ -13,9 +13,8 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from models.events import Event, Kind, dumps_event, event_to_dict
-from models.log_format import events_json
+from turncheck.models.events import Event, Kind, dumps_event, event_to_dict
+from turncheck.models.log_format import events_json
 
 
 def reference(events: list[Event]) -> bytes:
@@ -46,7 +45,7 @@ ODD_EVENTS = [
     Event(13, "s", 0, Kind.TERM, cjk=1),  # type: ignore[arg-type]
     Event(14, "s", 0, Kind.TERM, cjk=None),  # type: ignore[arg-type]
     Event(15, "s", 0, Kind.TERM, source="s"),
-    Event(16, "s", 0, Kind.TERM, source="t\u2028", text="\x00\x1f\x7f\"\\ 中文 😀"),
+    Event(16, "s", 0, Kind.TERM, source="t\u2028", text='\x00\x1f\x7f"\\ 中文 😀'),
     Event(17, "s", 0, Kind.TERM, source=3),  # type: ignore[arg-type]
     Event(18, "s", 0, Kind.TERM, writer=2, text=""),  # type: ignore[arg-type]
     Event(2**70, "s", -1, Kind.TERM, chars=-3),
@@ -64,9 +63,15 @@ def test_a_turn_spells_each_event_s_own_session_and_turn() -> None:
     """The session/turn part is shared along a turn only while it really is the same."""
     a, a2 = "séance", "".join(["sé", "ance"])
     events = [
-        Event(0, a, 0, Kind.USER), Event(1, a2, 0, Kind.CALL, call_id="c"), Event(2, a, 1, Kind.RESULT, call_id="c"),
-        Event(3, "b", 1, Kind.TERM), Event(4, 5, 1, Kind.TERM), Event(5, "b", 1, Kind.TERM),  # type: ignore[arg-type]
-        Event(6, None, -1, Kind.TERM), Event(7, "b", -1, Kind.TERM, ts=math.nan), Event(8, "b", -1, Kind.TERM),  # type: ignore[arg-type]
+        Event(0, a, 0, Kind.USER),
+        Event(1, a2, 0, Kind.CALL, call_id="c"),
+        Event(2, a, 1, Kind.RESULT, call_id="c"),
+        Event(3, "b", 1, Kind.TERM),
+        Event(4, 5, 1, Kind.TERM),
+        Event(5, "b", 1, Kind.TERM),  # type: ignore[arg-type]
+        Event(6, None, -1, Kind.TERM),
+        Event(7, "b", -1, Kind.TERM, ts=math.nan),
+        Event(8, "b", -1, Kind.TERM),  # type: ignore[arg-type]
     ]
     for k in range(len(events)):
         turn = events[k:] + events[:k]
@@ -74,13 +79,21 @@ def test_a_turn_spells_each_event_s_own_session_and_turn() -> None:
 
 
 def test_a_lone_surrogate_is_refused_on_either_path() -> None:
-    for event in (Event(0, "s", 0, Kind.USER, text="\ud800"), Event(0, "s", 0, Kind.USER, ts=7, text="\ud800")):
+    for event in (
+        Event(0, "s", 0, Kind.USER, text="\ud800"),
+        Event(0, "s", 0, Kind.USER, ts=7, text="\ud800"),
+    ):
         with pytest.raises(UnicodeEncodeError):
             events_json([event])
 
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=6), st.builds(Name, st.text(max_size=4))
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=6),
+    st.builds(Name, st.text(max_size=4)),
 )
 
 
@@ -98,8 +111,16 @@ scalars = st.one_of(
     source=scalars,
 )
 def test_any_field_values_serialize_as_the_encoder_spells_them(
-    seq: object, session: object, turn: object, kind: Kind, call_id: object, ts: object, text: str | None,
-    chars: object, cjk: object, source: object,
+    seq: object,
+    session: object,
+    turn: object,
+    kind: Kind,
+    call_id: object,
+    ts: object,
+    text: str | None,
+    chars: object,
+    cjk: object,
+    source: object,
 ) -> None:
     event = Event(seq, session, turn, kind, call_id, ts, "0", text, chars, cjk, source)  # type: ignore[arg-type]
     first = Event(0, "s", 0, Kind.USER)  # the event follows another: the session/turn part is not reused

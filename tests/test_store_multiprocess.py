@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 from test_store import make_turn
-
-from models.store import LogBusy, TurnLog, TurnStore
-from models.store_lines import LineTurnLog
+from turncheck.models.store import LogBusy, TurnLog, TurnStore
+from turncheck.models.store_lines import LineTurnLog
 
 STORES = {"frames": TurnLog, "lines": LineTurnLog}
 TURNS = 25

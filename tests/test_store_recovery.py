@@ -6,15 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
+import turncheck.models.store as store_mod
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_store import digest, fill, make_turn, one_line
-
-import models.store as store_mod
-from models.log_format import HEADER_SIZE, LINE_HEADER
-from models.recovery import scan_frames, scan_lines
-from models.store import LogCorrupt, StoredTurn, StoreError, TurnLog, TurnStore
-from models.store_lines import LineTurnLog
+from turncheck.models.log_format import HEADER_SIZE, LINE_HEADER
+from turncheck.models.recovery import scan_frames, scan_lines
+from turncheck.models.store import LogCorrupt, StoredTurn, StoreError, TurnLog, TurnStore
+from turncheck.models.store_lines import LineTurnLog
 
 STORES = [TurnLog, LineTurnLog]
 
@@ -40,8 +39,9 @@ def build(cls: type[TurnStore], path: Path, turns: int) -> tuple[bytes, list[Sto
 
 
 @pytest.mark.parametrize("cls", STORES)
-def test_crash_at_every_byte_offset_recovers_exactly_the_complete_turns(tmp_path: Path,
-                                                                        cls: type[TurnStore]) -> None:
+def test_crash_at_every_byte_offset_recovers_exactly_the_complete_turns(
+    tmp_path: Path, cls: type[TurnStore]
+) -> None:
     source, written, ends = build(cls, tmp_path / "source", 50)
     header = HEADER_SIZE if cls is TurnLog else len(LINE_HEADER)
     path = tmp_path / "crashed"
@@ -71,7 +71,7 @@ def test_torn_half_record_followed_by_more_appends(tmp_path: Path, cls: type[Tur
     source, written, ends = build(cls, tmp_path / "source", 10)
     starts = [t.offset for t in written]
     torn = starts[4] + (ends[4] - starts[4]) // 2  # half of turn 4, then turns 5.. as written
-    damaged = source[:torn] + source[ends[4]:]
+    damaged = source[:torn] + source[ends[4] :]
     path = tmp_path / "log"
     path.write_bytes(damaged)
     with pytest.raises(LogCorrupt) as err:

@@ -11,14 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import turncheck.models.recovery as recovery_mod
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_store import make_turn
-
-import models.recovery as recovery_mod
-from models.log_format import HEADER_SIZE, StoreError
-from models.recovery import scan_frame_file, scan_frames
-from models.store import TurnLog
+from turncheck.models.log_format import HEADER_SIZE, StoreError
+from turncheck.models.recovery import scan_frame_file, scan_frames
+from turncheck.models.store import TurnLog
 
 
 @pytest.fixture(autouse=True)
@@ -73,8 +72,8 @@ def test_duplicates_repeats_and_short_reads(clean: bytes, policy: str) -> None:
     _, _, s, e = refs[5]
     same_as_whole_file(clean + clean[s:e], policy)  # a byte-identical duplicate frame at the end
     same_as_whole_file(clean[:e] + clean[s:], policy)  # a duplicate in the middle
-    same_as_whole_file(clean[:HEADER_SIZE] + clean[refs[2][2]:], policy)  # frames 0, 1 missing
-    same_as_whole_file(clean[: refs[3][2]] + clean[refs[4][2]:], policy)  # a frame number skipped
+    same_as_whole_file(clean[:HEADER_SIZE] + clean[refs[2][2] :], policy)  # frames 0, 1 missing
+    same_as_whole_file(clean[: refs[3][2]] + clean[refs[4][2] :], policy)  # a frame number skipped
     same_as_whole_file(b"not a log at all" * 10, policy)
     for short in (10, HEADER_SIZE + 3, s + 1, len(clean) - 1):
         same_as_whole_file(clean, policy, short=short)
@@ -82,7 +81,9 @@ def test_duplicates_repeats_and_short_reads(clean: bytes, policy: str) -> None:
 
 @settings(deadline=None, max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), policy=st.sampled_from(["stop", "resync"]))
-def test_any_damage_gives_what_the_whole_file_scan_gives(clean: bytes, data: st.DataObject, policy: str) -> None:
+def test_any_damage_gives_what_the_whole_file_scan_gives(
+    clean: bytes, data: st.DataObject, policy: str
+) -> None:
     damaged = bytearray(clean)
     for _ in range(data.draw(st.integers(1, 3))):
         at = data.draw(st.integers(0, len(damaged) - 1))

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-from models.errors import BadParameter, TurncheckError, UnknownName
-from sim.sweep import LocalExecutor, cell_seed, parse_grid, sweep
+from turncheck.models.errors import BadParameter, TurncheckError, UnknownName
+from turncheck.scenarios.sweep import cell_seed, parse_grid, sweep
+from turncheck.sim.executor import LocalExecutor
 
 SMALL = {"iterations": "400"}
 GRID = ["writers=1,4", "gap=0,2", "max_turns=8,16"]
@@ -18,13 +18,12 @@ def run_cli(argv: list[str]) -> int:
     """``turncheck ARGV`` through the real entry point when it imports, else through the
     sweep command alone with the same error contract (one line, exit 2)."""
     try:
-        from sim.cli import main
+        from turncheck.cli.app import main
     except ImportError:  # another command module of the CLI is not there yet
         import sys
 
         import typer
-
-        from sim import cli_sweep
+        from turncheck.cli import sweep as cli_sweep
 
         app = typer.Typer()
         cli_sweep.register(app)

@@ -6,13 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from models.errors import BadParameter
-from models.projector import PROJECTORS
-from reports.tables import write_result
-from scenarios.base import ScenarioResult, get_scenario, no_progress, parse_params
-from scenarios.testbench import TestbenchParams, plan_manifolds, run_manifolds
-from sim.sweep import LocalExecutor
+from turncheck.models.errors import BadParameter
+from turncheck.models.projector import PROJECTORS
+from turncheck.reports.tables import write_result
+from turncheck.scenarios.base import ScenarioResult, get_scenario, no_progress, parse_params
+from turncheck.scenarios.testbench import TestbenchParams, plan_manifolds, run_manifolds
+from turncheck.sim.executor import LocalExecutor
 
 TABLES = ("selfcheck", "m0-budgets", "manifolds", "m1-vs-m0", "m1-budgets", "m2-repairs", "m3-budgets",
           "m4-manifolds", "matrix", "cjk-ratio", "strategies")  # fmt: skip
@@ -160,7 +159,7 @@ def test_bad_parameters_are_named(assignments: dict[str, str], needle: str) -> N
 
 
 def test_cli_runs_the_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from sim.cli import main
+    from turncheck.cli.app import main
 
     argv = ["scenario", "testbench", "--param", "sessions=1000", "--param", "turns=10", "--param", "jobs=2",
             "--out", str(tmp_path), "--quiet"]  # fmt: skip

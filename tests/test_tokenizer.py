@@ -9,17 +9,16 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from models.cost import make_cost
-from models.errors import UnknownName
-from models.events import Event, Kind
-from models.history import History
-from models.projector import project
+from turncheck.models.cost import make_cost
+from turncheck.models.errors import UnknownName
+from turncheck.models.events import Event, Kind
+from turncheck.models.history import History
+from turncheck.models.projector import project
 
 pytest.importorskip("tiktoken")
 
-from models import tokenizer  # noqa: E402
-from models.tokenizer import BpeCost, MissingExtra, count_tokens, encoder  # noqa: E402
+from turncheck.models import tokenizer  # noqa: E402
+from turncheck.models.tokenizer import BpeCost, MissingExtra, count_tokens, encoder  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -89,7 +88,7 @@ def test_loads_in_a_fresh_process_with_the_network_disabled(tmp_path: Path) -> N
         NO_NETWORK
         + f"""
 import json
-from models.tokenizer import count_tokens, vocabulary_source
+from turncheck.models.tokenizer import count_tokens, vocabulary_source
 texts = {json.dumps(list(GOLDEN["cl100k_base"]))}
 print(json.dumps({{name: [[count_tokens(name, t) for t in texts], vocabulary_source(name)]
                   for name in ("cl100k_base", "o200k_base")}}))
@@ -139,9 +138,9 @@ def test_without_tiktoken_models_import_and_the_error_names_the_extra() -> None:
     code = """
 import sys
 sys.modules["tiktoken"] = None
-import models, models.cost, models.tokenizer, models.peers, models.projector
-from models.cost import make_cost
-from sim.cli_scenario import describe_scenarios
+import turncheck.models, models.cost, models.tokenizer, models.peers, models.projector
+from turncheck.models.cost import make_cost
+from turncheck.cli.scenario import describe_scenarios
 assert "token-estimate" in describe_scenarios()  # default parameters need no tokenizer
 try:
     make_cost("bpe:cl100k_base")

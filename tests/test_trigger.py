@@ -6,12 +6,11 @@ import itertools
 import random
 
 import pytest
-
-from models.catalog import MODELS, build_model
-from models.errors import BadParameter, UnknownName
-from models.invariants import BOUNDED_PEAK_TURNS
-from models.locking import LOCKING_NAMES, LOCKINGS, turns_to_reach_worst_case, worst_case_peak
-from models.trigger import TriggerModel, TriggerParams, TriggerState, drive_slots, fast_slots
+from turncheck.models.catalog import MODELS, build_model
+from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.invariants import BOUNDED_PEAK_TURNS
+from turncheck.models.locking import LOCKING_NAMES, LOCKINGS, turns_to_reach_worst_case, worst_case_peak
+from turncheck.models.trigger import TriggerModel, TriggerParams, TriggerState, drive_slots, fast_slots
 
 
 def explore_peak(model: TriggerModel, limit: int = 500_000) -> int:

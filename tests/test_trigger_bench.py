@@ -8,8 +8,8 @@ that the lines name what the issues ask for.
 from __future__ import annotations
 
 import pytest
-
-from sim import bench_check, bench_trigger
+from turncheck.bench import check as bench_check
+from turncheck.bench import trigger as bench_trigger
 
 
 def test_trigger_benchmark_returns_its_lines_and_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,10 +13,9 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-
-from models.trigger import TriggerModel
-from sim.explorer import Exploration, explore
-from sim.simulation import RunSpec, simulate
+from turncheck.models.trigger import TriggerModel
+from turncheck.sim.explorer import Exploration, explore
+from turncheck.sim.simulation import RunSpec, simulate
 
 
 def bfs_digest(result: Exploration) -> str:
@@ -42,7 +41,11 @@ def test_explored_state_sets_are_pinned(locking: str) -> None:
     reduced, raw = explore(model), explore(model, symmetry=False)
     (distinct, generated, peak, digest), (raw_distinct, raw_generated, raw_digest) = PINNED[locking]
     assert reduced.exhausted and raw.exhausted
-    assert (reduced.distinct, reduced.generated, reduced.worst_of("peak_turns")) == (distinct, generated, peak)
+    assert (reduced.distinct, reduced.generated, reduced.worst_of("peak_turns")) == (
+        distinct,
+        generated,
+        peak,
+    )
     assert bfs_digest(reduced) == digest
     assert (raw.distinct, raw.generated, raw.worst_of("peak_turns")) == (raw_distinct, raw_generated, peak)
     assert bfs_digest(raw) == raw_digest

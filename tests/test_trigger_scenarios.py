@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from models.errors import BadParameter, UnknownName
-from reports.tables import write_result
-from scenarios.base import get_scenario, no_progress, parse_params
+from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.reports.tables import write_result
+from turncheck.scenarios.base import get_scenario, no_progress, parse_params
 
 
 def run(name: str, **params: str):  # type: ignore[no-untyped-def]

@@ -7,14 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import soup
-
-from models.columns import build_histories, columns_from_events
-from models.cost import EstimateCost
-from models.errors import BadParameter
-from models.events import Kind
-from models.history import History
-from models.projector import PROJECTORS, project
-from models.workload import (
+from turncheck.models.columns import build_histories, columns_from_events
+from turncheck.models.cost import EstimateCost
+from turncheck.models.errors import BadParameter
+from turncheck.models.events import Kind
+from turncheck.models.history import History
+from turncheck.models.projector import PROJECTORS, project
+from turncheck.models.workload import (
     BLOCK,
     WorkloadParams,
     column_events,

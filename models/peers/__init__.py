@@ -22,7 +22,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from models.errors import UnknownName
+from turncheck.models.errors import UnknownName
 
 PEERS: dict[str, tuple[str, str, str]] = {
     "peer:langchain": ("langchain_trim", "trim_last", "trim_messages(strategy='last')"),
@@ -47,5 +47,5 @@ def peer_projector(spec: str) -> Callable[..., Any]:
     if spec not in PEERS:
         raise UnknownName(f"unknown peer {spec!r} (known: {', '.join(PEERS)})")
     module_name, function, _ = PEERS[spec]
-    module = importlib.import_module(f"models.peers.{module_name}")
+    module = importlib.import_module(f"turncheck.models.peers.{module_name}")
     return getattr(module, function)  # type: ignore[no-any-return]

@@ -26,14 +26,14 @@ import asyncio
 from collections import defaultdict, deque
 from typing import Any
 
-from models.cost import CostModel, content_of
-from models.errors import TurncheckError
-from models.events import Kind
-from models.history import History
-from models.peers.library import require
-from models.peers.messages import TOOL_NAME
-from models.peers.selection import Selection, window_of
-from models.projector import Window, fit_start
+from turncheck.models.cost import CostModel, content_of
+from turncheck.models.errors import TurncheckError
+from turncheck.models.events import Kind
+from turncheck.models.history import History
+from turncheck.models.peers.library import require
+from turncheck.models.peers.messages import TOOL_NAME
+from turncheck.models.peers.selection import Selection, window_of
+from turncheck.models.projector import Window, fit_start
 
 
 def agent_items(history: History) -> list[dict[str, Any]]:

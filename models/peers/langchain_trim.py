@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.cost import CostModel, content_of
-from models.events import Kind
-from models.history import History
-from models.peers.library import require
-from models.peers.messages import TOOL_NAME, Span, arguments, span_costs, spans
-from models.peers.selection import Selection, window_of
-from models.projector import Window
+from turncheck.models.cost import CostModel, content_of
+from turncheck.models.events import Kind
+from turncheck.models.history import History
+from turncheck.models.peers.library import require
+from turncheck.models.peers.messages import TOOL_NAME, Span, arguments, span_costs, spans
+from turncheck.models.peers.selection import Selection, window_of
+from turncheck.models.projector import Window
 
 
 def langchain_messages(history: History, message_spans: list[Span]) -> list[Any]:

@@ -11,7 +11,7 @@ import importlib
 import os
 from types import ModuleType
 
-from models.tokenizer import EXTRA, MissingExtra
+from turncheck.models.tokenizer import EXTRA, MissingExtra
 
 DISTRIBUTIONS = {
     "langchain": "langchain-core",

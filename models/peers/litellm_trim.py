@@ -32,14 +32,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from models.cost import CostModel
-from models.errors import TurncheckError
-from models.events import Event
-from models.history import History
-from models.peers.library import require
-from models.peers.messages import Span, openai_message, spans
-from models.peers.selection import Selection, window_of
-from models.projector import Window
+from turncheck.models.cost import CostModel
+from turncheck.models.errors import TurncheckError
+from turncheck.models.events import Event
+from turncheck.models.history import History
+from turncheck.models.peers.library import require
+from turncheck.models.peers.messages import Span, openai_message, spans
+from turncheck.models.peers.selection import Selection, window_of
+from turncheck.models.projector import Window
 
 DEFAULT_MODEL = "gpt-4o"
 MODEL_OF_ENCODING = {"cl100k_base": "gpt-4", "o200k_base": "gpt-4o"}

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.cost import CostModel, content_of
-from models.errors import TurncheckError
-from models.events import Kind
-from models.history import History
-from models.peers.library import require
-from models.peers.messages import TOOL_NAME, Span, arguments, span_costs, spans, text_counter
-from models.peers.selection import Selection, window_of
-from models.projector import MandatoryInputExceedsBudget, Window
+from turncheck.models.cost import CostModel, content_of
+from turncheck.models.errors import TurncheckError
+from turncheck.models.events import Kind
+from turncheck.models.history import History
+from turncheck.models.peers.library import require
+from turncheck.models.peers.messages import TOOL_NAME, Span, arguments, span_costs, spans, text_counter
+from turncheck.models.peers.selection import Selection, window_of
+from turncheck.models.projector import MandatoryInputExceedsBudget, Window
 
 
 def llamaindex_messages(history: History, message_spans: list[Span]) -> list[Any]:

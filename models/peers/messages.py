@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from models.cost import CostModel, content_of
-from models.events import Event, Kind, detect_cjk
-from models.history import History
+from turncheck.models.cost import CostModel, content_of
+from turncheck.models.events import Event, Kind, detect_cjk
+from turncheck.models.history import History
 
 TOOL_NAME = "tool"
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from models.cost import CostModel
-from models.events import Event, Kind
-from models.history import History
-from models.projector import Window, window_from_start
+from turncheck.models.cost import CostModel
+from turncheck.models.events import Event, Kind
+from turncheck.models.history import History
+from turncheck.models.projector import Window, window_from_start
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,13 @@ tests can read its lines, bars and labels; :func:`write_figure` writes it as PNG
 A result of the wrong scenario is refused with :class:`~reports.results_dir.WrongResultKind`.
 """
 
-from reports.plots.canvas import data_uri, write_figure
-from reports.plots.gallery import Drawn, Missing, gallery
-from reports.plots.locking_price import plot_locking_price
-from reports.plots.peaks import plot_peak_ratio_heatmap, plot_peaks_vs_max_turns
-from reports.plots.peers import plot_peers
-from reports.plots.strategies import plot_strategies_vs_budget
-from reports.plots.timeline import plot_counterexample
+from turncheck.reports.plots.canvas import data_uri, write_figure
+from turncheck.reports.plots.gallery import Drawn, Missing, gallery
+from turncheck.reports.plots.locking_price import plot_locking_price
+from turncheck.reports.plots.peaks import plot_peak_ratio_heatmap, plot_peaks_vs_max_turns
+from turncheck.reports.plots.peers import plot_peers
+from turncheck.reports.plots.strategies import plot_strategies_vs_budget
+from turncheck.reports.plots.timeline import plot_counterexample
 
 __all__ = [
     "Drawn",

@@ -24,11 +24,10 @@ from functools import cached_property, partial
 from pathlib import Path
 
 from matplotlib.figure import Figure
-
-from models.errors import TurncheckError
-from reports.plots.canvas import figure_bytes, write_figure
-from reports.plots.locking_price import LOCKING_SCENARIOS, locking_reading, plot_locking_price
-from reports.plots.peaks import (
+from turncheck.models.errors import TurncheckError
+from turncheck.reports.plots.canvas import figure_bytes, write_figure
+from turncheck.reports.plots.locking_price import LOCKING_SCENARIOS, locking_reading, plot_locking_price
+from turncheck.reports.plots.peaks import (
     PEAK_SCENARIOS,
     heatmap_reading,
     peak_points,
@@ -36,10 +35,10 @@ from reports.plots.peaks import (
     plot_peak_ratio_heatmap,
     plot_peaks_vs_max_turns,
 )
-from reports.plots.peers import PEERS_SCENARIOS, peers_reading, plot_peers
-from reports.plots.strategies import plot_strategies_vs_budget, strategies_reading
-from reports.plots.timeline import counterexample_reading, plot_counterexample
-from reports.results_dir import ResultFile, ResultsDir
+from turncheck.reports.plots.peers import PEERS_SCENARIOS, peers_reading, plot_peers
+from turncheck.reports.plots.strategies import plot_strategies_vs_budget, strategies_reading
+from turncheck.reports.plots.timeline import counterexample_reading, plot_counterexample
+from turncheck.reports.results_dir import ResultFile, ResultsDir
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,9 @@ from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-
-from reports.plots.canvas import LOCKING_COLOURS, PALETTE, footnote, new_figure, titled
-from reports.results_dir import WrongResultKind, require_scenario
-from scenarios.base import Cell, ScenarioResult
+from turncheck.reports.plots.canvas import LOCKING_COLOURS, PALETTE, footnote, new_figure, titled
+from turncheck.reports.results_dir import WrongResultKind, require_scenario
+from turncheck.scenarios.base import Cell, ScenarioResult
 
 LOCKING_SCENARIOS: tuple[str, ...] = ("locking", "sweep-locking")
 _NEEDED = ("locking", "writers", "gap", "max_turns", "peak", "declared_bound", "latency_p99")

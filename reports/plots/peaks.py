@@ -18,10 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-
-from reports.plots.canvas import PALETTE, footnote, new_figure, titled
-from reports.results_dir import WrongResultKind, require_scenario
-from scenarios.base import ScenarioResult
+from turncheck.reports.plots.canvas import PALETTE, footnote, new_figure, titled
+from turncheck.reports.results_dir import WrongResultKind, require_scenario
+from turncheck.scenarios.base import ScenarioResult
 
 PEAK_SCENARIOS: tuple[str, ...] = ("trigger-gap", "sweep-trigger-gap")
 _NEEDED = ("max_turns", "writers", "gap", "peak")

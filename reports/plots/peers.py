@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
-
-from reports.plots.canvas import footnote, new_figure, titled
-from reports.results_dir import WrongResultKind, require_scenario
-from scenarios.base import Cell, ScenarioResult
+from turncheck.reports.plots.canvas import footnote, new_figure, titled
+from turncheck.reports.results_dir import WrongResultKind, require_scenario
+from turncheck.scenarios.base import Cell, ScenarioResult
 
 PEERS_SCENARIOS: tuple[str, ...] = ("peers",)
 _NEEDED = ("strategy", "windows", "orphanRes", "overBudget", "empty", "overrun")

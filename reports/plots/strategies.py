@@ -26,10 +26,9 @@ from dataclasses import dataclass, field
 
 from matplotlib.artist import Artist
 from matplotlib.figure import Figure
-
-from reports.plots.canvas import PALETTE, STRATEGY_COLOURS, footnote, new_figure, titled
-from reports.results_dir import WrongResultKind, require_scenario
-from scenarios.base import Cell, ScenarioResult, Table
+from turncheck.reports.plots.canvas import PALETTE, STRATEGY_COLOURS, footnote, new_figure, titled
+from turncheck.reports.results_dir import WrongResultKind, require_scenario
+from turncheck.scenarios.base import Cell, ScenarioResult, Table
 
 STRATEGY_SCENARIOS: tuple[str, ...] = ("testbench",)
 PEER_SCENARIOS: tuple[str, ...] = ("peers",)

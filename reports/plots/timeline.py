@@ -31,11 +31,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
-
-from models.catalog import build_model, model_names
-from models.protocol import ProtocolModel
-from reports.plots.canvas import PALETTE, footnote, new_figure, titled
-from sim.trace import Trace, actor_of, load_trace, replay
+from turncheck.models.catalog import build_model, model_names
+from turncheck.models.protocol import ProtocolModel
+from turncheck.reports.plots.canvas import PALETTE, footnote, new_figure, titled
+from turncheck.sim.trace import Trace, actor_of, load_trace, replay
 
 _ROLE_ORDER = ("writer", "agent", "tool", "session", "store", "compactor", "trigger", "reader", "clock")
 WINDOW_COLOUR = "#2ca02c"

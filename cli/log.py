@@ -21,14 +21,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-
-from models.errors import BadParameter
-from models.events import dumps_event
-from models.log_format import FRAME_MAGIC, NotALog
-from models.recovery import POLICIES, Recovery
-from models.store import LogNotFound, LogPermission, StoredTurn, TurnLog, TurnStore
-from models.store_lines import LineTurnLog
-from sim.progress import end_line, progress_for
+from turncheck.cli.progress import end_line, progress_for
+from turncheck.models.errors import BadParameter
+from turncheck.models.events import dumps_event
+from turncheck.models.log_format import FRAME_MAGIC, NotALog
+from turncheck.models.recovery import POLICIES, Recovery
+from turncheck.models.store import LogNotFound, LogPermission, StoredTurn, TurnLog, TurnStore
+from turncheck.models.store_lines import LineTurnLog
 
 FRAMINGS = ("auto", "frames", "lines")
 FORMATS = ("table", "json")

@@ -14,11 +14,11 @@ from __future__ import annotations
 import time
 from typing import cast
 
-from models.trigger import TriggerModel
-from scenarios.trigger_gap import SEED_ROWS, TriggerGapParams, run_row
-from sim.bench_check import load_note
-from sim.simulation import RunSpec, simulate
-from sim.sweep import LocalExecutor
+from turncheck.bench.check import load_note
+from turncheck.models.trigger import TriggerModel
+from turncheck.scenarios.trigger_gap import SEED_ROWS, TriggerGapParams, run_row
+from turncheck.sim.executor import LocalExecutor
+from turncheck.sim.simulation import RunSpec, simulate
 
 
 def _row(args: tuple[int, int, int, int, int]) -> dict[str, object]:

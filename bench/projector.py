@@ -18,11 +18,11 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from models.cost import EstimateCost, Utf8JsonCost, message_of
-from models.events import Event, Kind
-from models.history import History
-from models.projector import PROJECTORS, STRATEGIES, project
-from models.workload import WorkloadParams, generate_columns
+from turncheck.models.cost import EstimateCost, Utf8JsonCost, message_of
+from turncheck.models.events import Event, Kind
+from turncheck.models.history import History
+from turncheck.models.projector import PROJECTORS, STRATEGIES, project
+from turncheck.models.workload import WorkloadParams, generate_columns
 
 
 def synthetic_turns(turns: int, with_text: bool = False, max_chars: int = 940) -> list[Event]:

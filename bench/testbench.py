@@ -20,14 +20,20 @@ import gc
 import resource
 import time
 
-from models.columns import build_histories
-from models.cost import EstimateCost
-from models.projector import PROJECTORS, STRATEGIES
-from models.report import Aggregate
-from models.workload import generate_block
-from scenarios.base import no_progress
-from scenarios.testbench import ManifoldPlan, TestbenchParams, plan_manifolds, run_manifolds, self_check_plan
-from sim.sweep import LocalExecutor
+from turncheck.models.columns import build_histories
+from turncheck.models.cost import EstimateCost
+from turncheck.models.projector import PROJECTORS, STRATEGIES
+from turncheck.models.report import Aggregate
+from turncheck.models.workload import generate_block
+from turncheck.scenarios.base import no_progress
+from turncheck.scenarios.testbench import (
+    ManifoldPlan,
+    TestbenchParams,
+    plan_manifolds,
+    run_manifolds,
+    self_check_plan,
+)
+from turncheck.sim.executor import LocalExecutor
 
 JOBS = 2
 
@@ -72,7 +78,7 @@ def _block_breakdown(params: TestbenchParams) -> list[str]:
 
 def run(scale: str = "full") -> list[str]:
     """Run the benchmark; returns the lines to print."""
-    from scenarios.testbench import run as run_testbench
+    from turncheck.scenarios.testbench import run as run_testbench
 
     params = TestbenchParams(scale="full" if scale == "full" else "quick", jobs=JOBS)
     lines: list[str] = []
@@ -89,7 +95,9 @@ def run(scale: str = "full") -> list[str]:
     say(f"testbench, one configuration ({params.n_sessions:,} sessions × {params.turns} turns, p_result 1.00, "
         f"budget {params.budget}, M0–M5, generation included), --jobs {JOBS}: {wall:.2f} s "
         f"(target ≤ 15 s at full scale)")  # fmt: skip
-    say(f"  {events:,} events = {events / wall:,.0f} events/s; {windows:,} windows = {windows / wall:,.0f} windows/s")
+    say(
+        f"  {events:,} events = {events / wall:,.0f} events/s; {windows:,} windows = {windows / wall:,.0f} windows/s"
+    )
     for line in _block_breakdown(params):
         say(line)
 

@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
-from models.errors import BadParameter
-from reports.tables import table_markdown, write_result
-from sim.executor_dask import make_executor
-from sim.progress import ProgressBar
-from sim.sweep import sweep
+from turncheck.cli.progress import ProgressBar
+from turncheck.models.errors import BadParameter
+from turncheck.reports.tables import table_markdown, write_result
+from turncheck.scenarios.sweep import sweep
+from turncheck.sim.executor_dask import make_executor
 
 FORMATS = ("table", "json")
 

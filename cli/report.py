@@ -1,7 +1,7 @@
 """``turncheck demo``, ``report`` and ``plot``: the pictures and the page, from files only.
 
 ``demo`` runs every experiment at a small scale plus one failing and one passing check and
-writes results, a trace, plots and ``report.html`` (see :mod:`sim.demo`). ``report RESULTS_DIR``
+writes results, a trace, plots and ``report.html`` (see :mod:`turncheck.cli.demo`). ``report RESULTS_DIR``
 turns whatever result files and traces a directory holds into one self-contained HTML page;
 ``plot RESULTS_DIR`` writes the same plots as PNG and SVG files. Neither re-runs anything. All
 three print a short summary (``--format json`` for scripts); ``demo`` shows progress unless
@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
-from models.errors import BadParameter
-from sim.demo import DEFAULT_OUT, SCALES, echo, run_demo, summary_json, summary_lines
-from sim.progress import progress_for
+from turncheck.cli.demo import DEFAULT_OUT, SCALES, echo, run_demo, summary_json, summary_lines
+from turncheck.cli.progress import progress_for
+from turncheck.models.errors import BadParameter
 
 FORMATS = ("table", "json")
 FormatOpt = Annotated[str, typer.Option("--format", help="table (a short summary) or json.")]
@@ -63,7 +62,7 @@ def report_command(
     fmt: FormatOpt = "table",
 ) -> None:
     """Write one self-contained HTML page with every table, plot and judgement in RESULTS_DIR."""
-    from reports.html import write_report
+    from turncheck.reports.html import write_report
 
     _check_format(fmt)
     summary = write_report(results_dir, out, title, progress_for("report: drawing plots", quiet, "plots"))
@@ -89,8 +88,8 @@ def plot_command(
     fmt: FormatOpt = "table",
 ) -> None:
     """Write every plot the result files and traces in RESULTS_DIR give, as PNG and SVG."""
-    from reports.plots import gallery
-    from reports.results_dir import read_results_dir
+    from turncheck.reports.plots import gallery
+    from turncheck.reports.results_dir import read_results_dir
 
     _check_format(fmt)
     if out.exists() and not out.is_dir():

@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from models.events import Event, Kind, dumps_event
-from models.store import TurnLog, TurnStore
-from models.store_lines import LineTurnLog
+from turncheck.models.events import Event, Kind, dumps_event
+from turncheck.models.store import TurnLog, TurnStore
+from turncheck.models.store_lines import LineTurnLog
 
 APPEND_TARGET = 200_000
 RECOVERY_TARGET = 500_000

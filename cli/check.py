@@ -21,22 +21,21 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-
-from models.catalog import model_names
-from models.errors import BadParameter
-from models.protocol import ProtocolModel
-from sim.checking import ENGINES, CheckReport, run_check, select_properties
-from sim.determinism import check_determinism
-from sim.explorer import (
+from turncheck.models.catalog import model_names
+from turncheck.models.errors import BadParameter
+from turncheck.models.protocol import ProtocolModel
+from turncheck.sim.checking import ENGINES, CheckReport, run_check, select_properties
+from turncheck.sim.determinism import check_determinism
+from turncheck.sim.explorer import (
     Exploration,
     StderrProgress,
     explore,
     reduction_factor,
 )
-from sim.protocols import load_model, parse_assignments
-from sim.state_graph import write_dot, write_graphml
-from sim.stateful import DEFAULT_DATABASE
-from sim.trace import Trace, load_trace, replay, save_trace, transcript
+from turncheck.sim.protocols import load_model, parse_assignments
+from turncheck.sim.state_graph import write_dot, write_graphml
+from turncheck.sim.stateful import DEFAULT_DATABASE
+from turncheck.sim.trace import Trace, load_trace, replay, save_trace, transcript
 
 DEFAULT_TRACES = Path(".turncheck") / "traces"
 
@@ -329,7 +328,7 @@ def explore_command(
             write_dot(graph, str(dot))
         if graphml is not None:
             write_graphml(graph, str(graphml))
-    from sim.checking import cross_check
+    from turncheck.sim.checking import cross_check
 
     cross = cross_check(model, result)
     if fmt == "json":

@@ -17,13 +17,13 @@ import importlib.util
 import statistics
 import time
 
-from models.history import History
-from models.peers import PEERS
-from models.projector import project
-from models.tokenizer import ENCODINGS, BpeCost, count_tokens
-from models.workload import WorkloadParams, generate_columns
-from scenarios.peers import LIBRARY
-from scenarios.real_text import dressed_sessions, phrasebook
+from turncheck.models.history import History
+from turncheck.models.peers import PEERS
+from turncheck.models.projector import project
+from turncheck.models.tokenizer import ENCODINGS, BpeCost, count_tokens
+from turncheck.models.workload import WorkloadParams, generate_columns
+from turncheck.scenarios.peers import LIBRARY
+from turncheck.scenarios.real_text import dressed_sessions, phrasebook
 
 BUDGET = 4000
 SEED = 20261030

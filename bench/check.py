@@ -22,10 +22,10 @@ import statistics
 import time
 from typing import Any
 
-from models.catalog import build_model
-from models.locking import worst_case_peak
-from sim.explorer import explore
-from sim.stateful import check_stateful
+from turncheck.models.catalog import build_model
+from turncheck.models.locking import worst_case_peak
+from turncheck.sim.explorer import explore
+from turncheck.sim.stateful import check_stateful
 
 
 def _model_floor(model: Any, states: list[Any]) -> float:

@@ -17,16 +17,15 @@ from pathlib import Path
 from typing import Annotated, Any, TextIO
 
 import typer
-
-from models.cost import COST_MODELS, CostModel, Utf8JsonCost, make_cost
-from models.errors import BadParameter
-from models.events import Event, EventFormatError, Kind, event_from_dict, read_jsonl, write_jsonl
-from models.history import History
-from models.lint import PROBLEMS, lint_events
-from models.projector import STRATEGIES, check_budget, project, resolve_strategy, turn_counts
-from models.report import COUNTERS
-from models.workload import SEED, WorkloadParams, blocks, generate_events
-from sim.progress import end_line, progress_for
+from turncheck.cli.progress import end_line, progress_for
+from turncheck.models.cost import COST_MODELS, CostModel, Utf8JsonCost, make_cost
+from turncheck.models.errors import BadParameter
+from turncheck.models.events import Event, EventFormatError, Kind, event_from_dict, read_jsonl, write_jsonl
+from turncheck.models.history import History
+from turncheck.models.lint import PROBLEMS, lint_events
+from turncheck.models.projector import STRATEGIES, check_budget, project, resolve_strategy, turn_counts
+from turncheck.models.report import COUNTERS
+from turncheck.models.workload import SEED, WorkloadParams, blocks, generate_events
 
 ORDERS = ("seq", "ts-seq", "ts", "file")
 FORMATS = ("table", "json")

@@ -1,6 +1,6 @@
 """``turncheck bench TOPIC``: print the performance figures each issue asks for.
 
-Every ``sim/bench_<topic>.py`` exposes ``run(scale) -> list[str]``; this command finds them,
+Every ``turncheck.bench.<topic>`` module exposes ``run(scale) -> list[str]``; this command finds them,
 so a new benchmark is one new module. Figures are printed, never asserted: a slow machine gives
 slower figures, not a failing test. ``--format json`` prints one object per topic per line (its
 lines and the elapsed seconds: a benchmark's output *is* timings, unlike a result file);
@@ -16,10 +16,9 @@ import sys
 import time
 from typing import Annotated
 
+import turncheck.bench
 import typer
-
-import sim
-from models.errors import BadParameter, UnknownName
+from turncheck.models.errors import BadParameter, UnknownName
 
 SCALES = ("quick", "full")
 FORMATS = ("table", "json")
@@ -27,7 +26,7 @@ FORMATS = ("table", "json")
 
 def topics() -> list[str]:
     return sorted(
-        m.name[len("bench_") :] for m in pkgutil.iter_modules(sim.__path__) if m.name.startswith("bench_")
+        m.name for m in pkgutil.iter_modules(turncheck.bench.__path__) if not m.name.startswith("_")
     )
 
 
@@ -54,7 +53,7 @@ def bench_command(
         if name not in known:
             raise UnknownName(f"unknown benchmark {name!r} (known: {', '.join(known)}, all)")
     for name in chosen:
-        module = importlib.import_module(f"sim.bench_{name}")
+        module = importlib.import_module(f"turncheck.bench.{name}")
         started = time.perf_counter()
         header = f"== bench {name} ({scale})"
         if fmt == "json":

@@ -8,7 +8,7 @@ counter), so a cell's result does not depend on how many cells there are, on ``-
 the order cells finish; results are merged in cell order.
 
 Cells run through an :class:`Executor`, which only maps a picklable function over tasks and
-returns results in task order: :class:`LocalExecutor` (this process, or a process pool) is the
+returns results in task order: :class:`~turncheck.sim.executor.LocalExecutor` (this process, or a process pool) is the
 first implementation; a cluster executor only has to provide the same ``map``.
 """
 
@@ -18,13 +18,12 @@ import dataclasses
 import hashlib
 import itertools
 import json
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
-from models.errors import BadParameter, UnknownName
-from scenarios.base import (
+from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.scenarios.base import (
     Cell,
     Progress,
     Scenario,
@@ -36,49 +35,7 @@ from scenarios.base import (
     params_dict,
     parse_params,
 )
-
-T = TypeVar("T")
-R = TypeVar("R")
-
-
-class Executor(Protocol):
-    """Runs ``fn`` over ``items`` and returns the results in item order.
-
-    ``fn`` and the items must be picklable (a module-level function and plain data), so any
-    executor — a process pool, a cluster — can ship them. ``progress(done, total)`` is called as
-    items complete, in whatever order they complete.
-    """
-
-    def map(self, fn: Callable[[T], R], items: Sequence[T], progress: Progress = no_progress) -> list[R]: ...
-
-
-@dataclass(frozen=True)
-class LocalExecutor:
-    """``jobs`` worker processes on this machine; ``jobs=1`` runs in this process."""
-
-    jobs: int = 1
-
-    def __post_init__(self) -> None:
-        if self.jobs < 1:
-            raise BadParameter(f"parameter jobs must be >= 1, got {self.jobs}")
-
-    def map(self, fn: Callable[[T], R], items: Sequence[T], progress: Progress = no_progress) -> list[R]:
-        total = len(items)
-        progress(0, total)
-        if self.jobs == 1 or total <= 1:
-            out: list[R] = []
-            for i, item in enumerate(items):
-                out.append(fn(item))
-                progress(i + 1, total)
-            return out
-        results: list[Any] = [None] * total
-        with ProcessPoolExecutor(max_workers=min(self.jobs, total)) as pool:
-            futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
-            for done, fut in enumerate(as_completed(futures), start=1):
-                results[futures[fut]] = fut.result()
-                progress(done, total)
-        return results
-
+from turncheck.sim.executor import Executor, LocalExecutor
 
 # -- the grid -----------------------------------------------------------------------------------
 
@@ -249,6 +206,6 @@ def sweep(
 
 
 __all__ = [
-    "Executor", "LocalExecutor", "SweepCell", "SweepResult", "cell_seed", "params_dict",
+    "SweepCell", "SweepResult", "cell_seed", "params_dict",
     "parse_grid", "plan_cells", "run_cell", "sweep",
 ]  # fmt: skip

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
-from models.errors import BadParameter
-from reports.tables import dumps_result, result_markdown, write_result
-from scenarios.base import get_scenario, param_fields, parse_params, scenarios
-from sim.progress import progress_for
+from turncheck.cli.progress import progress_for
+from turncheck.models.errors import BadParameter
+from turncheck.reports.tables import dumps_result, result_markdown, write_result
+from turncheck.scenarios.base import get_scenario, param_fields, parse_params, scenarios
 
 FORMATS = ("table", "json")
 DEFAULT_OUT = Path("turncheck-out")

@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from models.errors import TurncheckError
-from reports.tables import write_result
-from scenarios.base import Judgement, ScenarioResult, Table, get_scenario, parse_params, scenarios
-from sim.sweep import LocalExecutor
+from turncheck.models.errors import TurncheckError
+from turncheck.reports.tables import write_result
+from turncheck.scenarios.base import Judgement, ScenarioResult, Table, get_scenario, parse_params, scenarios
+from turncheck.sim.executor import LocalExecutor
 
 Scale = Literal["tiny", "quick"]
 SCALES: tuple[str, ...] = ("tiny", "quick")
@@ -194,8 +194,8 @@ def hypothesis_home(directory: str) -> Iterator[None]:
 
 
 def _run_check(step: Step) -> CheckOutcome:
-    from sim.checking import run_check, select_properties
-    from sim.protocols import load_model
+    from turncheck.sim.checking import run_check, select_properties
+    from turncheck.sim.protocols import load_model
 
     model = load_model(step.name, dict(step.params))
     with hypothesis_home(step.home):
@@ -220,7 +220,7 @@ def run_step(step: Step, progress: Callable[[int, int], None] | None = None) -> 
             result = sc.run(parse_params(sc, dict(step.params)), bar)
             return Outcome(step, result=result, seconds=time.perf_counter() - started)
         if step.kind == "sweep":
-            from sim.sweep import sweep
+            from turncheck.scenarios.sweep import sweep
 
             res = sweep(step.name, step.grid, fixed=dict(step.params), progress=bar)
             return Outcome(step, result=res.merged(), lines=tuple(res.json_lines()),
@@ -308,7 +308,7 @@ def run_demo(
     BadParameter
         Unknown scale, jobs < 1, or ``out`` is an existing file.
     """
-    from models.errors import BadParameter
+    from turncheck.models.errors import BadParameter
 
     if scale not in SCALES:
         raise BadParameter(f"--scale must be one of {', '.join(SCALES)}, got {scale!r}")
@@ -334,10 +334,10 @@ def run_demo(
 
 
 def _write_outputs(run: DemoRun, progress: Callable[[int, int], None]) -> None:
-    from reports.html import render_report
-    from reports.plots import gallery
-    from reports.results_dir import ResultsDir, TraceFile, load_result
-    from sim.trace import Trace, load_trace, save_trace
+    from turncheck.reports.html import render_report
+    from turncheck.reports.plots import gallery
+    from turncheck.reports.results_dir import ResultsDir, TraceFile, load_result
+    from turncheck.sim.trace import Trace, load_trace, save_trace
 
     root = run.out
     results_dir = root / "results"
@@ -362,7 +362,7 @@ def _write_outputs(run: DemoRun, progress: Callable[[int, int], None]) -> None:
         paths = write_result(checks, results_dir)
         run.files += paths
         result_files.append(paths[0])
-    from reports.results_dir import ResultFile
+    from turncheck.reports.results_dir import ResultFile
 
     directory = ResultsDir(
         root,

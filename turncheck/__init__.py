@@ -1,0 +1,101 @@
+"""turncheck: simulate and model-check the context layer of LLM agents.
+
+The public Python API is the handful of names below; everything else under ``turncheck.*`` is
+internal and may change between versions. Names are imported on first use (PEP 562), so
+``import turncheck`` stays cheap and pulls in neither matplotlib nor the scenarios.
+
+The sub-packages are layered, each importing only those before it::
+
+    turncheck.models     the domain: events, turns, cost models, strategies, protocols, the log
+    turncheck.sim        engines: SimPy runner, Hypothesis machine, explorer, executors
+    turncheck.scenarios  named experiments and sweeps over them
+    turncheck.reports    tables, plots and the HTML report
+    turncheck.bench      benchmarks
+    turncheck.cli        the ``turncheck`` command line
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.2.0"
+
+_PUBLIC: dict[str, str] = {
+    # events and logs
+    "Event": "turncheck.models.events",
+    "Kind": "turncheck.models.events",
+    "read_jsonl": "turncheck.models.events",
+    "write_jsonl": "turncheck.models.events",
+    "History": "turncheck.models.history",
+    # the projector
+    "Window": "turncheck.models.projector",
+    "project": "turncheck.models.projector",
+    "STRATEGIES": "turncheck.models.projector",
+    "resolve_strategy": "turncheck.models.projector",
+    "window_from_start": "turncheck.models.projector",
+    # cost models
+    "CostModel": "turncheck.models.cost",
+    "EstimateCost": "turncheck.models.cost",
+    "Utf8JsonCost": "turncheck.models.cost",
+    "make_cost": "turncheck.models.cost",
+    # protocols and their checkers
+    "ProtocolModel": "turncheck.models.protocol",
+    "Property": "turncheck.models.protocol",
+    "build_model": "turncheck.models.catalog",
+    "explore": "turncheck.sim.explorer",
+    "machine_for": "turncheck.sim.stateful",
+    # experiments
+    "sweep": "turncheck.scenarios.sweep",
+    "TurncheckError": "turncheck.models.errors",
+}
+
+__all__ = [
+    "__version__",
+    "Event",
+    "Kind",
+    "read_jsonl",
+    "write_jsonl",
+    "History",
+    "Window",
+    "project",
+    "STRATEGIES",
+    "resolve_strategy",
+    "window_from_start",
+    "CostModel",
+    "EstimateCost",
+    "Utf8JsonCost",
+    "make_cost",
+    "ProtocolModel",
+    "Property",
+    "build_model",
+    "explore",
+    "machine_for",
+    "sweep",
+    "TurncheckError",
+]
+
+if TYPE_CHECKING:
+    from turncheck.models.catalog import build_model
+    from turncheck.models.cost import CostModel, EstimateCost, Utf8JsonCost, make_cost
+    from turncheck.models.errors import TurncheckError
+    from turncheck.models.events import Event, Kind, read_jsonl, write_jsonl
+    from turncheck.models.history import History
+    from turncheck.models.projector import STRATEGIES, Window, project, resolve_strategy, window_from_start
+    from turncheck.models.protocol import Property, ProtocolModel
+    from turncheck.scenarios.sweep import sweep
+    from turncheck.sim.explorer import explore
+    from turncheck.sim.stateful import machine_for
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'turncheck' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,48 @@
+"""Options shared by many commands, declared once so they are spelled and checked the same way.
+
+Choices are ``Literal`` types: typer turns them into click choices, so ``--help`` lists them,
+shell completion offers them and a wrong value is a usage error (one line, exit 2) before the
+command body runs. Every command that writes files takes ``-o/--out``; every command that can
+show progress takes ``-q/--quiet`` (quiet: nothing on stderr but errors); every command that
+runs work in parallel takes ``--jobs``, ``--executor`` and ``--scheduler``; every command with
+sizes takes ``--scale tiny|quick|full`` and defaults to ``quick``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+Format = Literal["table", "json"]
+Scale = Literal["tiny", "quick", "full"]
+ExecutorKind = Literal["local", "dask"]
+SCALES: tuple[Scale, ...] = ("tiny", "quick", "full")
+
+FormatOpt = Annotated[
+    Format, typer.Option("--format", help="table (for people) or json (for scripts).")
+]
+QuietOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Nothing on stderr but errors: no progress.")
+]
+ScaleOpt = Annotated[
+    Scale,
+    typer.Option("--scale", help="tiny (seconds), quick (about a minute at most) or full (the seeds' sizes)."),
+]
+JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes on this machine.")]
+ExecutorOpt = Annotated[
+    ExecutorKind, typer.Option("--executor", help="local (process pool) or dask (needs --scheduler).")
+]
+SchedulerOpt = Annotated[
+    str | None, typer.Option("--scheduler", help="Dask scheduler address, e.g. tcp://127.0.0.1:8786.")
+]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Random seed: same seed, same result files.")]
+
+
+def out_option(help: str) -> typer.models.OptionInfo:  # noqa: A002  (typer's own keyword)
+    """``-o/--out`` with the command's own description of what is written there."""
+    return typer.Option("--out", "-o", help=help)
+
+
+OutDirOpt = Annotated[Path, out_option("Directory for the result files.")]

@@ -219,17 +219,22 @@ def replay(model: ProtocolModel[Any, Any], trace: Trace) -> Replay:
                 return p.name
         return None
 
+    # The trace's own invariant is followed to the end: a trace saved for one invariant may pass
+    # through a state that breaks another one first (the trigger's 5-step uncounted-gap run
+    # breaks live ≤ maxTurns at step 4). It "fails differently" only when its own never breaks.
+    other: tuple[int, str, tuple[Any, ...], tuple[Any, ...]] | None = None
     for k in range(len(trace.actions) + 1):
         name = broken(state)
-        if name is not None:
-            verdict: Verdict = "same" if name == trace.violated else "different"
-            how = (
-                "still fails the same way"
-                if verdict == "same"
-                else f"fails differently (the trace broke {trace.violated})"
-            )
-            return Replay(verdict, k, name, tuple(states), tuple(done), f"{how}: {name} broken at step {k}")
+        if name == trace.violated:
+            how = "still fails the same way"
+            return Replay("same", k, name, tuple(states), tuple(done), f"{how}: {name} broken at step {k}")
+        if name is not None and other is None:
+            other = (k, name, tuple(states), tuple(done))
         if k == len(trace.actions):
+            if other is not None:
+                k0, name0, states0, done0 = other
+                how = f"fails differently (the trace broke {trace.violated})"
+                return Replay("different", k0, name0, states0, done0, f"{how}: {name0} broken at step {k0}")
             break
         enabled = list(model.actions(state))
         action = _match(trace.actions[k], enabled)

@@ -127,15 +127,23 @@ def _clock_skew(r: ScenarioResult) -> Finding | None:
 
 
 def _testbench(r: ScenarioResult) -> Finding | None:
-    rows = _records(r, "m1-vs-m0")
-    if not rows:
+    rows = {x["metric"]: x for x in _records(r, "m1-vs-m0")}
+    if "orphanRes" not in rows or "overBudget rate" not in rows:
         return None
-    text = "; ".join(
-        f"{x.get('metric', '')}: M0 {_n(x.get('M0'))}, M1 {_n(x.get('M1'))}" for x in rows[:3] if "metric" in x
+    o, p, rate = rows["orphanRes"], rows["pairSplit"], rows["overBudget rate"]
+    windows = sum(
+        x["windows"] for x in _records(r, "strategies") if x["strategy"] == "M0" and x["budget"] == 4000
     )
-    if not text:
-        return None
-    return Finding("testbench", "Turn-aware trimming trades orphans for overruns.", text + ".")
+    over = f" of {_n(windows)}" if windows else ""
+    m5 = f"; M5 (cut forward to the first pair-safe point) sends {_n(o['M5'])}" if "M5" in o else ""
+    return Finding(
+        "testbench",
+        "Turn-aware trimming trades orphans for overruns.",
+        f"At budget 4000 on clean data M0 sends {_n(o['M0'])} orphaned tool results{over} windows "
+        f"(pairSplit {_n(p['M0'])}); turn-aware M1 sends {_n(o['M1'])} but runs over budget in "
+        f"{float(rate['M1']) * 100:.1f} % of windows{m5}, over budget in "
+        f"{float(rate['M5']) * 100:.1f} %.",
+    )
 
 
 def _plain(r: ScenarioResult) -> Finding:

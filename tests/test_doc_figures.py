@@ -27,8 +27,9 @@ def test_the_docs_have_generated_blocks() -> None:
 def test_quick_blocks_match_what_their_commands_print(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     new, diffs, _ = regenerate(text, path, full=False)
-    assert not diffs, "stale figures (run python -m turncheck.reports.doc_figures --write FILE): " + "; ".join(
-        f"line {d.line}: {d.why}" for d in diffs
+    assert not diffs, (
+        "stale figures (run python -m turncheck.reports.doc_figures --write FILE): "
+        + "; ".join(f"line {d.line}: {d.why}" for d in diffs)
     )
     assert new == text
 
@@ -51,7 +52,9 @@ def test_full_blocks_match_their_commands_and_hashes(path: Path) -> None:
 def test_a_changed_figure_is_caught_and_rewritten(tmp_path: Path) -> None:
     path = tmp_path / "page.md"
     cmd = "turncheck scenario trigger-gap --param writers=4 --param gap=2 --param iterations=500"
-    path.write_text(f"x\n<!-- figures kind=table columns=peak,post_peak cmd='{cmd}' -->\n| 99 |\n<!-- /figures -->\n")
+    path.write_text(
+        f"x\n<!-- figures kind=table columns=peak,post_peak cmd='{cmd}' -->\n| 99 |\n<!-- /figures -->\n"
+    )
     assert main([str(path), "--check"]) == 1
     assert main([str(path), "--write"]) == 0
     assert main([str(path), "--check"]) == 0

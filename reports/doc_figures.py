@@ -39,7 +39,7 @@ from turncheck.reports.tables import _markdown_cell, dumps_result, table_markdow
 from turncheck.scenarios.base import ScenarioResult, get_scenario, no_progress, parse_params
 
 _BLOCK = re.compile(r"<!-- figures (?P<spec>.*?) -->\n(?P<body>.*?)<!-- /figures -->", re.S)
-KINDS = ("table", "result", "judgements", "findings")
+KINDS = ("table", "join", "result", "judgements", "findings")
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ class BlockSpec:
     columns: tuple[str, ...]
     full: bool
     sha256: str | None
+    key: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, spec: str) -> BlockSpec:
@@ -71,7 +73,8 @@ class BlockSpec:
         columns = tuple(c for c in fields.get("columns", "").split(",") if c)
         return cls(
             tuple(commands), kind, fields.get("table"), columns, fields.get("scale") == "full",
-            fields.get("sha256"),
+            fields.get("sha256"), tuple(k for k in fields.get("key", "").split(",") if k),
+            tuple(x for x in fields.get("labels", "").split(",") if x),
         )  # fmt: skip
 
     def marker(self, sha256: str | None = None) -> str:
@@ -80,10 +83,14 @@ class BlockSpec:
             parts.append(f"table={self.table}")
         if self.columns:
             parts.append("columns=" + ",".join(self.columns))
+        if self.key:
+            parts.append("key=" + ",".join(self.key))
+        if self.labels:
+            parts.append("labels=" + ",".join(self.labels))
         if self.full:
             parts.append("scale=full")
             parts.append(f"sha256={sha256 or self.sha256}")
-        parts += [f"cmd={shlex.quote(c)}" for c in self.commands]
+        parts = [shlex.quote(x) for x in parts] + [f"cmd={shlex.quote(c)}" for c in self.commands]
         return f"<!-- figures {' '.join(parts)} -->"
 
 
@@ -130,6 +137,8 @@ def render_block(spec: BlockSpec, results: Sequence[ScenarioResult]) -> str:
         lines.append("|" + "|".join("---:" if _numeric(table.rows, i) else "---" for i in idx) + "|")
         for row in table.rows:
             lines.append("| " + " | ".join(_markdown_cell(row[i]) for i in idx) + " |")
+    elif spec.kind == "join":
+        lines += _join(spec, results)
     elif spec.kind == "result":
         for result in results:
             chosen = spec.columns or tuple(
@@ -148,6 +157,31 @@ def render_block(spec: BlockSpec, results: Sequence[ScenarioResult]) -> str:
 
         lines += [f"- {f.markdown()}" for f in findings(results)]
     return "\n".join(lines) + "\n"
+
+
+def _join(spec: BlockSpec, results: Sequence[ScenarioResult]) -> list[str]:
+    """One row per key of the first result's table: the key columns, then ``columns`` of every
+    result side by side, headed ``LABEL column`` (``kind=join key=… columns=… labels=…``)."""
+    if not spec.key or not spec.columns or len(spec.labels) != len(results):
+        raise BadParameter("figures kind=join needs key=, columns= and one label per cmd")
+    tables = [r.table(spec.table) if spec.table else r.tables[0] for r in results]
+    for t in tables:
+        missing = [c for c in (*spec.key, *spec.columns) if c not in t.columns]
+        if missing:
+            raise BadParameter(f"figures: table {t.name!r} has no column(s) {', '.join(missing)}")
+    keyed = [{tuple(rec[k] for k in spec.key): rec for rec in t.records()} for t in tables]
+    head = [*spec.key] + [f"{label} {c}" for label in spec.labels for c in spec.columns]
+    out = [
+        "| " + " | ".join(head) + " |",
+        "|" + "|".join(["---"] * len(spec.key) + ["---:"] * (len(head) - len(spec.key))) + "|",
+    ]
+    for key in keyed[0]:
+        cells = [_markdown_cell(k) for k in key]
+        for rows in keyed:
+            rec = rows.get(key)
+            cells += [_markdown_cell(None if rec is None else rec[c]) for c in spec.columns]
+        out.append("| " + " | ".join(cells) + " |")
+    return out
 
 
 def _numeric(rows: Sequence[Sequence[object]], i: int) -> bool:

@@ -35,7 +35,7 @@ from turncheck.sim.explorer import (
 from turncheck.sim.protocols import load_model, parse_assignments
 from turncheck.sim.state_graph import write_dot, write_graphml
 from turncheck.sim.stateful import DEFAULT_DATABASE
-from turncheck.sim.trace import Trace, load_trace, replay, save_trace, transcript
+from turncheck.sim.trace import Trace, load_trace, replay, save_trace, transcript, words_of
 
 DEFAULT_TRACES = Path(".turncheck") / "traces"
 
@@ -241,6 +241,7 @@ def check_command(
             init=report.counterexample.init,
             engine=report.source,
             model_name=model.name,
+            extra={"words": words_of(model, report.counterexample.init, report.counterexample.actions)},
         )
         trace_path = save_trace(trace, trace_out or _default_trace_path(model, model_ref, report.violated))
     other_paths = _save_other_traces(report, model_ref, trace_out)
@@ -261,6 +262,7 @@ def _save_other_traces(report: CheckReport, model_ref: str, trace_out: Path | No
             model=model_ref, params=dict(model.params),
             actions=tuple(tuple(a) if isinstance(a, (list, tuple)) else (a,) for a in cx.actions),
             violated=name, init=cx.init, engine="explore", model_name=model.name,
+            extra={"words": words_of(model, cx.init, cx.actions)},
         )  # fmt: skip
         where = (
             trace_out.with_name(f"{trace_out.stem}.{name}.json")

@@ -158,23 +158,37 @@ def result_section(rf: ResultFile, k: int, plots: Sequence[Drawn], directory: Re
 
 
 def _transcript(tf: TraceFile) -> str:
-    """The trace replayed against the current code, in the model's own words — a user's model
-    (``module:Class`` or ``file.py:Class``) is loaded the way ``turncheck replay`` loads it."""
-    from turncheck.sim.protocols import load_model
+    """The trace replayed against the current code for a catalog model; for a user's model
+    (``module:Class``), the model's own words recorded with the trace when ``turncheck check`` ran
+    — a report never imports code a data file names."""
+    from turncheck.models.catalog import build_model, model_names
     from turncheck.sim.trace import replay, transcript
 
     t = tf.trace
+    if ":" in t.model or t.model not in model_names():
+        return user_transcript(tf)
     try:
-        model = load_model(t.model, t.params)
-    except (TurncheckError, ImportError, OSError) as exc:
-        raw = "\n".join(f"{k:>4}  {list(a)}" for k, a in enumerate(t.actions, start=1))
-        return f"model {t.model} could not be loaded ({exc}); the recorded actions:\n{raw}"
-    try:
+        model = build_model(t.model, t.params)
         result = replay(model, t)
         text = transcript(model, result.states[0], result.actions, result.violated or t.violated)
         return text + "\n" + result.message
     except TurncheckError as exc:
         return f"cannot replay this trace: {exc}"
+
+
+def user_transcript(tf: TraceFile) -> str:
+    """A user's model's run in its own words (saved by ``turncheck check``), or — for a trace saved
+    without them — the recorded actions, saying so."""
+    t = tf.trace
+    words = t.extra.get("words")
+    if isinstance(words, list) and len(words) == len(t.actions):
+        lines = [f"{k:>4}  {w}" for k, w in enumerate(words, start=1)]
+        head = f"in the words of {t.model}, recorded when the check ran (not replayed: this page imports no user code)"
+        return "\n".join([head, *lines, f"invariant {t.violated} broken after step {len(t.actions)}"])
+    raw = "\n".join(f"{k:>4}  {list(a)}" for k, a in enumerate(t.actions, start=1))
+    return (
+        f"recorded actions of {t.model} (the trace carries no words; this page imports no user code)\n{raw}"
+    )
 
 
 def trace_section(tf: TraceFile, k: int, plots: Sequence[Drawn], directory: ResultsDir) -> str:
@@ -185,7 +199,11 @@ def trace_section(tf: TraceFile, k: int, plots: Sequence[Drawn], directory: Resu
         f"</code> · {len(t.actions)} steps · parameters: {params_html(t.params)}</p>",
     ]
     parts += [figure_html(d, directory) for d in plots]
-    parts.append(f"<h3>Transcript (replayed against the current code)</h3><pre>{esc(_transcript(tf))}</pre>")
+    from turncheck.models.catalog import model_names
+
+    user = ":" in t.model or t.model not in model_names()
+    heading = "Transcript (as recorded)" if user else "Transcript (replayed against the current code)"
+    parts.append(f"<h3>{heading}</h3><pre>{esc(_transcript(tf))}</pre>")
     parts.append("</section>")
     return "\n".join(parts)
 

@@ -123,6 +123,10 @@ def trace_from_json(obj: Any, where: str = "trace") -> Trace:
             actions.append((a,))
         else:
             raise TraceFormatError(f"{where}: action {k} must be a list of strings, integers or booleans")
+    extra: dict[str, Any] = {}
+    words = obj.get("words")
+    if isinstance(words, list) and len(words) == len(actions) and all(isinstance(w, str) for w in words):
+        extra["words"] = list(words)  # the model's own text per step, recorded when the check ran
     return Trace(
         model=model,
         params=params,
@@ -131,7 +135,20 @@ def trace_from_json(obj: Any, where: str = "trace") -> Trace:
         init=init,
         engine=str(obj.get("engine", "")),
         model_name=str(obj.get("model_name", model)),
+        extra=extra,
     )
+
+
+def words_of(model: ProtocolModel[Any, Any], init: int, actions: Sequence[Any]) -> list[str]:
+    """The model's own words for each step (its ``format_action``, else the action's repr),
+    saved with a trace so a reader — the report — can show them without importing the model."""
+    state = list(model.init_states())[init]
+    fmt = getattr(model, "format_action", None)
+    out = []
+    for a in actions:
+        out.append(str(fmt(state, a)) if callable(fmt) else repr(a))
+        state = model.step(state, a)
+    return out
 
 
 def load_trace(path: str | Path) -> Trace:

@@ -4,7 +4,6 @@ model's transcript in the model's own words."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,9 @@ from turncheck.reports.html import LONG_TABLE, write_report
 from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import ScenarioResult, Table, get_scenario, no_progress, parse_params
 from turncheck.sim.checking import run_check, select_properties
-from turncheck.sim.trace import Trace, save_trace
+from turncheck.sim.trace import Trace, load_trace, save_trace, words_of
+
+from examples.my_lock import FlagLock
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,14 +41,13 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> str:
     assert report.counterexample is not None
     save_trace(Trace("trigger", dict(model.params), report.counterexample.actions, "no-uncounted-gap-turn",
                      report.counterexample.init), d / "traces" / "gap.json")  # fmt: skip
-    save_trace(Trace("examples.my_lock:FlagLock", {"workers": 2}, (("check", 0), ("check", 1), ("set", 0), ("set", 1)),
-                     "one-compactor"), d / "traces" / "flag.json")  # fmt: skip
+    steps = (("check", 0), ("check", 1), ("set", 0), ("set", 1))
+    words = words_of(FlagLock(workers=2), 0, steps)  # what `turncheck check` saves with the trace
+    save_trace(Trace("examples.my_lock:FlagLock", {"workers": 2}, steps, "one-compactor", extra={"words": words}),
+               d / "traces" / "flag.json")  # fmt: skip
+    save_trace(Trace("nowhere.mod:Lock", {}, (("go", 1),), "never"), d / "traces" / "bare.json")
     out = tmp_path_factory.mktemp("page") / "report.html"
-    sys.path.insert(0, str(ROOT))
-    try:
-        write_report(d, out)
-    finally:
-        sys.path.remove(str(ROOT))
+    write_report(d, out)
     return out.read_text(encoding="utf-8")
 
 
@@ -77,6 +77,23 @@ def test_numbers_never_wrap_and_long_tables_collapse(page: str) -> None:
 
 
 def test_user_models_transcript_is_in_its_own_words(page: str) -> None:
-    assert "sets the flag and compacts" in page and "invariant one-compactor broken after step 4" in page
+    assert "   4  worker 1 sets the flag and compacts" in page
+    assert "in the words of examples.my_lock:FlagLock, recorded when the check ran" in page
+    assert "recorded actions of nowhere.mod:Lock (the trace carries no words" in page
     assert "[&#x27;check&#x27;, 0]" not in page  # not the raw action tuples
     assert "appends a turn (live 3 → 4)" in page and "the gap, uncounted" in page  # the catalog model's too
+
+
+def test_check_saves_the_models_words_with_its_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from turncheck.cli.app import main
+
+    trace = tmp_path / "flag.json"
+    code = main(
+        ["check", "examples.my_lock:FlagLock", "--engine", "explore", "--quiet", "--trace-out", str(trace)]
+    )
+    capsys.readouterr()
+    assert code == 1
+    saved = load_trace(trace)
+    assert saved.extra["words"][-1] == "worker 1 sets the flag and compacts"

@@ -120,6 +120,8 @@ def test_invariant_registry_names_the_five() -> None:
     assert set(INVARIANTS) == {
         "no-orphan-results",
         "bounded-peak-turns",
+        "no-uncounted-gap-turn",  # issue 14: every locking strategy is held to the same named invariants
+        "within-max-turns",
         "seq-ordered-turns",
         "within-budget",
         "non-empty",

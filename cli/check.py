@@ -18,9 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
+from turncheck.cli.options import FormatOpt, QuietOpt
 from turncheck.models.catalog import model_names
 from turncheck.models.errors import BadParameter
 from turncheck.models.protocol import ProtocolModel
@@ -48,8 +49,6 @@ MaxDepthOpt = Annotated[int | None, typer.Option("--max-depth", help="Do not exp
 TimeoutOpt = Annotated[
     float | None, typer.Option("--timeout", help="Stop the explorer after this many seconds.")
 ]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No live progress line.")]
-FormatOpt = Annotated[str, typer.Option("--format", help="table or json.")]
 
 
 def _params_text(model: ProtocolModel[Any, Any]) -> str:
@@ -174,7 +173,9 @@ def check_command(
     invariant: Annotated[
         list[str] | None, typer.Option("--invariant", "-i", help="Check only this invariant (repeatable).")
     ] = None,
-    engine: Annotated[str, typer.Option("--engine", help="hypothesis, explore or both.")] = "both",
+    engine: Annotated[
+        Literal["hypothesis", "explore", "both"], typer.Option("--engine", help="Which checker runs.")
+    ] = "both",
     max_examples: Annotated[int, typer.Option("--max-examples", help="Hypothesis runs.")] = 200,
     steps: Annotated[int, typer.Option("--steps", help="Most actions per Hypothesis run.")] = 40,
     seed: Annotated[int, typer.Option("--seed", help="Seed of Hypothesis and of --check-determinism.")] = 0,
@@ -370,8 +371,12 @@ def replay_command(
         str | None, typer.Option("--model", help="Refuse the trace unless it belongs to this model.")
     ] = None,
     fmt: FormatOpt = "table",
+    quiet: QuietOpt = False,
 ) -> None:
-    """Re-execute a saved counterexample; exit 1 if it still fails, 0 if it no longer does."""
+    """Re-execute a saved counterexample; exit 1 if it still fails, 0 if it no longer does.
+
+    It prints nothing on stderr but errors, so --quiet changes nothing; it is accepted like on
+    every command."""
     _check_format(fmt)
     trace = load_trace(trace_path)
     if model_ref is not None and model_ref not in (trace.model, trace.model_name):

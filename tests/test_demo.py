@@ -49,10 +49,13 @@ def test_demo_tiny_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, c
     assert checks[0]["violated"] == "bounded-peak-turns" and checks[0]["steps"] == 4
     assert summary["judgements"]["fail"] == 0 and summary["judgements"]["pass"] > 20
     ran = {s["result"] for s in summary["steps"] if "result" in s}
+    refused = {s["step"].split()[1]: s["skipped"] for s in summary["steps"] if "skipped" in s}
     listed_tiny = {n for n, scales in PRESETS.items() if "tiny" in scales and n in base.scenarios()} - {
         "peers"
     }
-    assert listed_tiny <= ran
+    # a scenario whose optional extra is not installed is skipped with the reason, never silently
+    assert all("pip install" in why or "extra" in why for why in refused.values()), refused
+    assert listed_tiny <= ran | set(refused)
     page = (out / "report.html").read_text(encoding="utf-8")
     assert page.count('<img src="data:image/png;base64,') == len(plots)
     assert list(cwd.iterdir()) == []  # nothing written where the demo was started (Hypothesis included)

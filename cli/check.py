@@ -370,6 +370,9 @@ def replay_command(
         str | None, typer.Option("--model", help="Refuse the trace unless it belongs to this model.")
     ] = None,
     fmt: FormatOpt = "table",
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Also write the interactive trace viewer page here.")
+    ] = None,
 ) -> None:
     """Re-execute a saved counterexample; exit 1 if it still fails, 0 if it no longer does."""
     _check_format(fmt)
@@ -382,6 +385,10 @@ def replay_command(
             f"{trace_path}: trace was recorded on model {trace.model_name!r}, {trace.model} is {model.name!r}"
         )
     result = replay(model, trace)
+    if html is not None:
+        from turncheck.reports.viewer import write_trace_page
+
+        write_trace_page(trace, html)
     if fmt == "json":
         obj = {
             "trace": str(trace_path),
@@ -401,6 +408,8 @@ def replay_command(
     title = f"replay of {trace_path}: model {model.name} ({_params_text(model)}), {len(trace.actions)} steps"
     print(transcript(model, result.states[0], result.actions, result.violated, title=title))
     print(result.message)
+    if html is not None:
+        print(f"trace viewer: {html}")
     raise SystemExit(1 if result.still_fails else 0)
 
 

@@ -135,3 +135,12 @@ def write_trace_page(trace: Trace | str | Path, out: str | Path, title: str | No
     except OSError as exc:
         raise TurncheckError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
+
+
+def report_viewer(trace: Trace, anchor: str) -> str:
+    """The viewer as the results report embeds it under a trace (a note when it cannot replay)."""
+    try:
+        view = trace_view(trace)
+    except TurncheckError as exc:
+        return f'<p class="note">No step-through viewer for this trace: {_esc(exc)}</p>'
+    return "<h3>Step through the run</h3>" + viewer_fragment(view, anchor)

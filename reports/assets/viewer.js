@@ -1,5 +1,5 @@
 /* turncheck trace viewer: pages through the steps a Python replay recorded (it computes nothing).
-   Every <section class="tcv"> holds its data in a <script type="application/json"> child.
+   Every viewer section (class tcv) holds its data in a JSON script child (class tcv-data).
    Keys: ArrowRight/ArrowLeft (next/previous), Home/End; they act on the focused viewer, or on the
    only viewer of the page. */
 (function () {

@@ -301,6 +301,10 @@ def explore_command(
         Path | None, typer.Option("--graphml", help="Write the state graph as GraphML.")
     ] = None,
     fmt: FormatOpt = "table",
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Also write the state-space browser page here (small configurations)."),
+    ] = None,
 ) -> None:
     """Explore every interleaving: state-space statistics, properties and exact worst cases."""
     _check_format(fmt)
@@ -328,6 +332,12 @@ def explore_command(
             write_dot(graph, str(dot))
         if graphml is not None:
             write_graphml(graph, str(graphml))
+    page = None
+    if html is not None:
+        from turncheck.reports.state_browser import write_state_space_page
+
+        page = write_state_space_page(model, html, symmetry=symmetry, max_states=max_states,
+                                      max_depth=max_depth, timeout=timeout)  # fmt: skip
     from turncheck.sim.checking import cross_check
 
     cross = cross_check(model, result)
@@ -347,6 +357,8 @@ def explore_command(
             "worst": {w.metric: {"value": w.value, "depth": w.depth} for w in result.worst},
             "cross_check": cross.line() if cross is not None else None,
         }
+        if page is not None:
+            obj["html"] = {"page": str(page.path), "states": page.states, "drawn": page.drawn}
         print(json.dumps(obj, ensure_ascii=False))
         return
     out = [f"model {model.name} ({_params_text(model)})"]
@@ -361,6 +373,9 @@ def explore_command(
     for path, kind in ((dot, "DOT"), (graphml, "GraphML")):
         if path is not None:
             out.append(f"state graph ({kind}): {path}")
+    if page is not None:
+        how = "graph drawn" if page.drawn else "searchable frontier view"
+        out.append(f"state-space browser: {page.path} ({page.states:,} states, {how})")
     print("\n".join(out))
 
 

@@ -187,7 +187,13 @@ def _trigger_fields(model: Any, state: Any) -> list[tuple[str, Value]]:
         + ("unbounded" if left < 0 else f"{left} turn(s) left")
         for w, (used, left) in enumerate(state.writers)
     ]
-    pending = "idle" if state.pending < 0 else "due now" if state.pending == 0 else f"acts in {state.pending} slot(s)"
+    pending = (
+        "idle"
+        if state.pending < 0
+        else "due now"
+        if state.pending == 0
+        else f"acts in {state.pending} slot(s)"
+    )
     return [
         ("live turns", str(state.live)),
         ("peak", str(state.peak)),
@@ -224,7 +230,9 @@ def state_fields(model: Any, state: Any) -> list[tuple[str, Value]]:
     return how(model, state)
 
 
-def diff_fields(before: Sequence[tuple[str, Value]] | None, after: Sequence[tuple[str, Value]]) -> tuple[Field, ...]:
+def diff_fields(
+    before: Sequence[tuple[str, Value]] | None, after: Sequence[tuple[str, Value]]
+) -> tuple[Field, ...]:
     """Mark what changed between two steps (nothing is marked at the initial state)."""
     prev = dict(before) if before is not None else None
     out = []
@@ -268,7 +276,11 @@ def _projected_window(model: Any, state: Any) -> WindowPanel | None:
     budget = getattr(w, "budget", None)
     notes = [f"cost {w.cost}" + (f" of budget {budget}" if budget is not None else "")]
     notes.append(f"{r.orphanRes} orphan RESULT(s)")
-    for flag, words in (("overBudget", "over budget"), ("fallback", "fell back to M0"), ("empty", "empty window")):
+    for flag, words in (
+        ("overBudget", "over budget"),
+        ("fallback", "fell back to M0"),
+        ("empty", "empty window"),
+    ):
         if getattr(r, flag, 0):
             notes.append(words)
     title = f"window {getattr(w, 'strategy', '')} would send".replace("  ", " ")
@@ -304,7 +316,9 @@ class _TriggerStore:
                 marks.append("new")
             items.append(WindowItem(f"turn appended at step {k} by {who}", tuple(marks)))
         n_unc = sum(1 for *_x, u in self.turns if u)
-        summary = f"{len(self.turns)} live turn(s), maxTurns {model.config.max_turns}, bound checked {model.bound}"
+        summary = (
+            f"{len(self.turns)} live turn(s), maxTurns {model.config.max_turns}, bound checked {model.bound}"
+        )
         if n_unc:
             summary += f"; {n_unc} arrived inside the gap, not in the count read"
         return WindowPanel("turns in the store (what the agent would send)", tuple(items), summary)
@@ -344,7 +358,10 @@ def _lane_order(lane: str) -> tuple[int, int, str]:
 
 
 def _run_past_break(
-    model: ProtocolModel[Any, Any], states: Sequence[Any], done: Sequence[Any], saved: Sequence[tuple[Any, ...]]
+    model: ProtocolModel[Any, Any],
+    states: Sequence[Any],
+    done: Sequence[Any],
+    saved: Sequence[tuple[Any, ...]],
 ) -> tuple[list[Any], list[Any]]:
     """The replay stops at the first broken state; the viewer shows the rest of a saved run too
     (a worst-case witness goes on after the invariant breaks), as long as each action is enabled."""

@@ -50,7 +50,7 @@ def _esc(value: Any) -> str:
 def _lanes_table(view: TraceView) -> str:
     n = len(view.steps) - 1
     broken = view.broken_at
-    head = ['<th>actor</th>']
+    head = ["<th>actor</th>"]
     for k in range(n + 1):
         cls = "tcv-col" + (" tcv-broken" if k == broken else "")
         head.append(f'<th class="{cls}" data-step="{k}">{k}</th>')
@@ -86,7 +86,11 @@ def viewer_fragment(view: TraceView, anchor: str = "trace") -> str:
         '<span class="tcv-pos">step 0 of ' + str(n) + "</span>"
         '<button type="button" data-act="next" title="next step (Right arrow)">next &#9654;</button>'
         '<button type="button" data-act="last" title="last step (End)">&#9654;|</button>'
-        + ('<button type="button" data-act="broken">go to the break</button>' if view.broken_at is not None else "")
+        + (
+            '<button type="button" data-act="broken">go to the break</button>'
+            if view.broken_at is not None
+            else ""
+        )
         + '<span class="tcv-hint">← → keys step through the run; click a step to jump to it</span>'
     )
     return (

@@ -35,7 +35,9 @@ class Opened:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install '.[browser]')")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install '.[browser]')"
+    )
     if not Path(CHROMIUM).exists():
         pytest.skip("no chromium browser: run .ci/setup-browser.sh (apt-get install chromium)")
     with sync_api.sync_playwright() as p:
@@ -52,7 +54,9 @@ def open_file(browser: Any, path: Path, width: int = 1280, height: int = 900) ->
     opened = Opened(page)
     page.on("console", lambda m: opened.errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: opened.errors.append(str(e)))
-    page.on("request", lambda r: None if r.url.startswith(("file:", "data:")) else opened.requests.append(r.url))
+    page.on(
+        "request", lambda r: None if r.url.startswith(("file:", "data:")) else opened.requests.append(r.url)
+    )
     page.goto(path.resolve().as_uri())
     page.wait_for_load_state("load")
     return opened

@@ -6,22 +6,25 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from browser_page import SHOTS, browser, open_file  # noqa: F401  (browser is a fixture)
-
 from turncheck.cli.app import main
 from turncheck.models.catalog import build_model
 from turncheck.reports.trace_view import diff_fields, trace_view
 from turncheck.reports.viewer import SIZE_TARGET, json_script, write_trace_page
 from turncheck.sim.explorer import explore, metric_witness
-from turncheck.sim.trace import Trace, load_trace
+from turncheck.sim.trace import Trace
 
 
 def _check_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     """The issue's command: a shortest counterexample of the trigger without locking, gap 1."""
     trace = tmp_path / "t.json"
-    assert main(["check", "trigger", "--param", "locking=none", "--param", "gap=1", "--trace-out", str(trace)]) == 1
+    assert (
+        main(["check", "trigger", "--param", "locking=none", "--param", "gap=1", "--trace-out", str(trace)])
+        == 1
+    )
     capsys.readouterr()
     return trace
 
@@ -34,7 +37,9 @@ def _witness_trace() -> Trace:
                  path.init, "explore", "trigger")  # fmt: skip
 
 
-def test_replay_html_writes_a_small_self_contained_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_html_writes_a_small_self_contained_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     trace = _check_trace(tmp_path, capsys)
     page = tmp_path / "t.html"
     assert main(["replay", str(trace), "--html", str(page)]) == 1  # it still fails
@@ -43,13 +48,17 @@ def test_replay_html_writes_a_small_self_contained_page(tmp_path: Path, capsys: 
     assert len(text.encode()) < SIZE_TARGET
     # nothing is loaded from anywhere: no src/href to another file or host
     assert not re.search(r"""(src|href)\s*=\s*["'](https?:|//|[^"'#])""", text)
-    data = json.loads(re.search(r'<script type="application/json" class="tcv-data">(.*?)</script>', text).group(1))
+    data = json.loads(
+        re.search(r'<script type="application/json" class="tcv-data">(.*?)</script>', text).group(1)
+    )
     assert data["broken_at"] == 4 and len(data["steps"]) == 5
     assert data["steps"][4]["holds"]["bounded-peak-turns"] is False
     assert all(s["holds"]["bounded-peak-turns"] for s in data["steps"][:4])
 
 
-def test_replay_html_into_a_directory_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_html_into_a_directory_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     trace = _check_trace(tmp_path, capsys)
     assert main(["replay", str(trace), "--html", str(tmp_path)]) == 2
     err = capsys.readouterr().err
@@ -79,7 +88,9 @@ def test_projector_steps_carry_the_window_sent_with_cost_and_orphans() -> None:
     last = view.steps[-1]
     assert last.window is not None
     assert [(i.label, i.marks, i.cost) for i in last.window.items] == [
-        ("seq 2: RESULT c0 (turn 1)", ("orphan",), 3), ("seq 3: TERM (turn 1)", (), 1)]
+        ("seq 2: RESULT c0 (turn 1)", ("orphan",), 3),
+        ("seq 3: TERM (turn 1)", (), 1),
+    ]
     assert last.window.summary == "cost 4 of budget 4, 1 orphan RESULT(s)"
     assert last.holds["no-orphan-results"] is False and view.broken_at == 4
     assert view.steps[3].holds["no-orphan-results"] is True
@@ -115,7 +126,9 @@ def _state_row(page, name: str):  # type: ignore[no-untyped-def]
 
 
 def test_browser_steps_through_the_check_trace(
-    browser, tmp_path: Path, capsys: pytest.CaptureFixture[str]  # noqa: F811
+    browser: Any,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     trace = _check_trace(tmp_path, capsys)
     page_file = tmp_path / "t.html"

@@ -11,7 +11,8 @@ shows.
 Model knowledge is kept in two small tables, as :mod:`reports.plots.timeline` does: how a
 state's fields read (:data:`STATE_FIELDS`; the default reads a named tuple's or dataclass's
 fields) and what "the window" is (:func:`window_panel`: any model with a ``window(state)``
-method returning a :class:`models.projector.Window`, and for ``trigger`` the live turns in the
+method returning a :class:`models.projector.Window` or ``windows(state)`` returning one per
+key, and for ``trigger`` the live turns in the
 store, each marked *uncounted* when it arrived inside the check-then-act gap). Only catalog models
 are replayed: a trace naming a user's class is shown from its saved actions alone, because
 rendering a file must never import code a data file names.
@@ -150,10 +151,26 @@ class TraceView:
             "message": self.message,
             "lanes": list(self.lanes),
             "properties": [dataclasses.asdict(p) for p in self.properties],
-            "steps": [s.to_json() for s in self.steps],
+            "steps": self._steps_json(),
             "broken_at": self.broken_at,
             "replayed": self.replayed,
         }
+
+    def _steps_json(self) -> list[dict[str, Any]]:
+        """Steps as deltas, to keep long runs small: after step 0 only the fields that changed,
+        and no window when it equals the previous step's (the page carries both forward)."""
+        out = []
+        prev: StepView | None = None
+        for s in self.steps:
+            j = s.to_json()
+            if prev is not None:
+                j["fields"] = [f.to_json() for f in s.fields if f.changed]
+                if s.window is not None and s.window == prev.window:
+                    del j["window"]
+                    j["same_window"] = True
+            out.append(j)
+            prev = s
+        return out
 
 
 # -- states as fields -----------------------------------------------------------------------------
@@ -253,9 +270,8 @@ def diff_fields(
 # -- the window the reader would send -------------------------------------------------------------
 
 
-def _projected_window(model: Any, state: Any) -> WindowPanel | None:
-    """A model's ``window(state)``: the events sent, their cost, the RESULTs whose CALL is missing."""
-    w = model.window(state)
+def _window_items(model: Any, w: Any) -> tuple[list[WindowItem], list[str]]:
+    """One window's events (cost each, orphan RESULTs marked) and its summary notes."""
     cost_model = getattr(model, "cost", None) or EstimateCost()
     items: list[WindowItem] = []
     calls: set[str] = set()
@@ -268,8 +284,9 @@ def _projected_window(model: Any, state: Any) -> WindowPanel | None:
         if e.kind == Kind.RESULT and e.call_id not in calls:
             tags.append("orphan")
         call = f" {e.call_id}" if e.call_id else ""
-        items.append(WindowItem(f"seq {e.seq}: {e.kind.name}{call} (turn {e.turn})", tuple(tags),
-                                int(cost_model.event_cost(e))))  # fmt: skip
+        source = f", from {e.source}" if e.source is not None and e.source != e.session else ""
+        label = f"seq {e.seq}: {e.kind.name}{call} (turn {e.turn}{source})"
+        items.append(WindowItem(label, tuple(tags), int(cost_model.event_cost(e))))
         if pos in marks:
             items.append(WindowItem(f"placeholder RESULT{call}", ("placeholder",)))
     r = w.report
@@ -280,13 +297,37 @@ def _projected_window(model: Any, state: Any) -> WindowPanel | None:
         ("overBudget", "over budget"),
         ("fallback", "fell back to M0"),
         ("empty", "empty window"),
+        ("mixedSources", "events of more than one session"),
     ):
         if getattr(r, flag, 0):
             notes.append(words)
+    return items, notes
+
+
+def _projected_window(model: Any, state: Any) -> WindowPanel | None:
+    """A model's ``window(state)``: the events sent, their cost, the RESULTs whose CALL is missing."""
+    w = model.window(state)
+    items, notes = _window_items(model, w)
     title = f"window {getattr(w, 'strategy', '')} would send".replace("  ", " ")
     if not items:
         return WindowPanel(title, (), "nothing is sent: " + ", ".join(notes))
     return WindowPanel(title, tuple(items), ", ".join(notes))
+
+
+def _projected_windows(model: Any, state: Any) -> WindowPanel | None:
+    """A model's ``windows(state)`` (one per stored key): each window's events, under its key."""
+    items: list[WindowItem] = []
+    summaries: list[str] = []
+    for w in model.windows(state):
+        key = w.history.events[0].session if len(w.history) else "?"
+        its, notes = _window_items(model, w)
+        items += [WindowItem(f"{key} · {i.label}", i.marks, i.cost) for i in its]
+        summaries.append(f"{key}: " + ", ".join(notes))
+    return WindowPanel(
+        "windows the reader would send, one per key",
+        tuple(items),
+        "; ".join(summaries) or "nothing stored yet",
+    )
 
 
 class _TriggerStore:
@@ -314,14 +355,18 @@ class _TriggerStore:
             marks = ["uncounted"] if uncounted else []
             if k == index:
                 marks.append("new")
-            items.append(WindowItem(f"turn appended at step {k} by {who}", tuple(marks)))
+            items.append(WindowItem(f"step {k}: {who}", tuple(marks)))
         n_unc = sum(1 for *_x, u in self.turns if u)
         summary = (
             f"{len(self.turns)} live turn(s), maxTurns {model.config.max_turns}, bound checked {model.bound}"
         )
         if n_unc:
             summary += f"; {n_unc} arrived inside the gap, not in the count read"
-        return WindowPanel("turns in the store (what the agent would send)", tuple(items), summary)
+        return WindowPanel(
+            "turns in the store (what the agent would send), by the step and writer that appended each",
+            tuple(items),
+            summary,
+        )
 
 
 def _step_marks(model: Any, before: Any, action: Any) -> tuple[str, ...]:
@@ -391,12 +436,15 @@ def trace_view(trace: Trace) -> TraceView:
     states, actions = _run_past_break(model, result.states, result.actions, trace.actions)
     props = tuple(model.properties())
     has_window = callable(getattr(model, "window", None))
+    has_windows = callable(getattr(model, "windows", None))
     store = _TriggerStore() if model.name == "trigger" else None
 
     def panel(index: int, state: Any) -> WindowPanel | None:
         if store is not None:
             return store.panel(model, index, state)
-        return _projected_window(model, state) if has_window else None
+        if has_window:
+            return _projected_window(model, state)
+        return _projected_windows(model, state) if has_windows else None
 
     def holds(state: Any) -> dict[str, bool]:
         return {p.name: bool(p.holds(state)) for p in props}

@@ -175,7 +175,7 @@ def test_browser_shows_the_uncounted_gap_turn_at_the_step_it_arrives(browser, tm
     assert page.locator("section.tcv").get_attribute("data-current") == "5"
     assert "uncounted gap turn" in page.locator(".tcv-now").inner_text()
     assert page.locator(".tcv-win li.uncounted").count() == 1
-    assert "turn appended at step 5 by writer 1" in page.locator(".tcv-win li.uncounted").inner_text()
+    assert "step 5: writer 1" in page.locator(".tcv-win li.uncounted").inner_text()
     assert "1 arrived inside the gap" in page.locator(".tcv-win .tcv-summary").inner_text()
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "trace-viewer.png"), full_page=True)
@@ -202,3 +202,38 @@ def test_browser_shows_the_projector_window(browser, tmp_path: Path) -> None:  #
     assert page.locator(".tcv-win li.orphan").count() == 0
     assert opened.errors == []
     page.close()
+
+
+def test_a_model_with_one_window_per_key_shows_each_with_its_source() -> None:
+    model = build_model("keys", {"sessions": 2, "keys": 1, "turns": 1})
+    view = trace_view(
+        Trace("keys", dict(model.params), (("append", 0), ("append", 1)), "single-source-windows")
+    )
+    last = view.steps[-1]
+    assert view.broken_at == 2 and last.window is not None
+    assert [i.label for i in last.window.items] == [
+        "k0 · seq 0: USER (turn 0, from s0)",
+        "k0 · seq 1: USER (turn 0, from s1)",
+    ]
+    assert last.window.summary.endswith("events of more than one session")
+
+
+def test_a_long_run_stays_under_the_size_target(tmp_path: Path) -> None:
+    model = build_model("trigger", {"writers": 3, "gap": 2, "turns": 0})
+    actions: list[tuple[object, ...]] = []
+    state = next(iter(model.init_states()))
+    # 100 steps: 2.5 times the longest run Hypothesis tries by default (check --steps 40)
+    for _ in range(100):  # the first enabled action each time: appends, ticks and compactions
+        action = model.actions(state)[0]
+        actions.append(tuple(action))
+        state = model.step(state, action)
+    page = write_trace_page(
+        Trace("trigger", dict(model.params), tuple(actions), "bounded-peak-turns"), tmp_path / "l.html"
+    )
+    size = page.stat().st_size
+    assert len(trace_view(load_trace_like(model, actions)).steps) == 101
+    assert size < SIZE_TARGET, size
+
+
+def load_trace_like(model: object, actions: list[tuple[object, ...]]) -> Trace:
+    return Trace("trigger", dict(model.params), tuple(actions), "bounded-peak-turns")  # type: ignore[attr-defined]

@@ -12,9 +12,31 @@
   }
   function tag(name) { return el("span", "tcv-tag " + name.replace(/\s+/g, "-"), name); }
 
+  /* The steps arrive as deltas (after step 0: the changed fields only; "same_window" when the
+     window did not change): rebuild every step's full state and window, carrying them forward. */
+  function expand(steps) {
+    var full = null, win = null;
+    steps.forEach(function (s, k) {
+      if (k > 0) {
+        var changed = {}, seen = {};
+        s.fields.forEach(function (f) { changed[f.name] = f; });
+        var fields = full.map(function (f) {
+          seen[f.name] = true;
+          return changed[f.name] || { name: f.name, value: f.value };
+        });
+        s.fields.forEach(function (f) { if (!seen[f.name]) fields.push(f); });
+        s.fields = fields;
+      }
+      if (s.same_window) s.window = win;
+      full = s.fields;
+      win = s.window;
+    });
+  }
+
   function Viewer(root) {
     this.root = root;
     this.data = JSON.parse(root.querySelector("script.tcv-data").textContent);
+    expand(this.data.steps);
     this.n = this.data.steps.length - 1;
     this.pos = 0;
     var self = this;

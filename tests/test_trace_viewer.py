@@ -22,7 +22,20 @@ def _check_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     """The issue's command: a shortest counterexample of the trigger without locking, gap 1."""
     trace = tmp_path / "t.json"
     assert (
-        main(["check", "trigger", "--param", "locking=none", "--param", "gap=1", "--trace-out", str(trace)])
+        main(
+            [
+                "check",
+                "trigger",
+                "--param",
+                "locking=none",
+                "--param",
+                "gap=1",
+                "--trace-out",
+                str(trace),
+                "--database",
+                str(tmp_path / "db"),
+            ]
+        )
         == 1
     )
     capsys.readouterr()

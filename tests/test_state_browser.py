@@ -124,3 +124,16 @@ def test_browser_searches_a_large_space(browser: Any, tmp_path: Path) -> None:  
     page.screenshot(path=str(SHOTS / "state-space-search.png"), full_page=False)
     assert opened.errors == [] and opened.requests == []
     page.close()
+
+
+def test_pages_are_byte_identical_for_the_same_input(tmp_path: Path) -> None:
+    from turncheck.reports.viewer import write_trace_page
+    from turncheck.sim.trace import Trace
+
+    pages = [write_state_space_page(build_model("trigger", {}), tmp_path / f"s{k}.html").path for k in (1, 2)]
+    assert pages[0].read_bytes() == pages[1].read_bytes()
+    trace = Trace(
+        "trigger", {"gap": 1}, (("append", 0), ("append", 1), ("tick",), ("append", 0)), "bounded-peak-turns"
+    )
+    views = [write_trace_page(trace, tmp_path / f"t{k}.html") for k in (1, 2)]
+    assert views[0].read_bytes() == views[1].read_bytes()

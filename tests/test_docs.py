@@ -64,11 +64,11 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
         cwd=ROOT, capture_output=True, text=True, env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"},
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
-    api = (site / "api" / "index.html").read_text(encoding="utf-8")
+    api = (site / "api.html").read_text(encoding="utf-8")
     for name in turncheck.__all__:
         if name != "__version__":
             assert f'id="turncheck.{name}"' in api, f"API reference lacks {name}"
-    cli = (site / "cli" / "index.html").read_text(encoding="utf-8")
+    cli = (site / "cli.html").read_text(encoding="utf-8")
     for name in typer.main.get_command(app).commands:  # type: ignore[attr-defined]
         assert f"turncheck {name}" in cli
 

@@ -302,6 +302,10 @@ def explore_command(
         Path | None, typer.Option("--graphml", help="Write the state graph as GraphML.")
     ] = None,
     fmt: FormatOpt = "table",
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Also write the state-space browser page here (small configurations)."),
+    ] = None,
 ) -> None:
     """Explore every interleaving: state-space statistics, properties and exact worst cases."""
     _check_format(fmt)
@@ -329,6 +333,12 @@ def explore_command(
             write_dot(graph, str(dot))
         if graphml is not None:
             write_graphml(graph, str(graphml))
+    page = None
+    if html is not None:
+        from turncheck.reports.state_browser import write_state_space_page
+
+        page = write_state_space_page(model, html, symmetry=symmetry, max_states=max_states,
+                                      max_depth=max_depth, timeout=timeout)  # fmt: skip
     from turncheck.sim.checking import cross_check
 
     cross = cross_check(model, result)
@@ -348,6 +358,8 @@ def explore_command(
             "worst": {w.metric: {"value": w.value, "depth": w.depth} for w in result.worst},
             "cross_check": cross.line() if cross is not None else None,
         }
+        if page is not None:
+            obj["html"] = {"page": str(page.path), "states": page.states, "drawn": page.drawn}
         print(json.dumps(obj, ensure_ascii=False))
         return
     out = [f"model {model.name} ({_params_text(model)})"]
@@ -362,6 +374,9 @@ def explore_command(
     for path, kind in ((dot, "DOT"), (graphml, "GraphML")):
         if path is not None:
             out.append(f"state graph ({kind}): {path}")
+    if page is not None:
+        how = "graph drawn" if page.drawn else "searchable frontier view"
+        out.append(f"state-space browser: {page.path} ({page.states:,} states, {how})")
     print("\n".join(out))
 
 
@@ -372,6 +387,9 @@ def replay_command(
     ] = None,
     fmt: FormatOpt = "table",
     quiet: QuietOpt = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Also write the interactive trace viewer page here.")
+    ] = None,
 ) -> None:
     """Re-execute a saved counterexample; exit 1 if it still fails, 0 if it no longer does.
 
@@ -387,6 +405,10 @@ def replay_command(
             f"{trace_path}: trace was recorded on model {trace.model_name!r}, {trace.model} is {model.name!r}"
         )
     result = replay(model, trace)
+    if html is not None:
+        from turncheck.reports.viewer import write_trace_page
+
+        write_trace_page(trace, html)
     if fmt == "json":
         obj = {
             "trace": str(trace_path),
@@ -406,6 +428,8 @@ def replay_command(
     title = f"replay of {trace_path}: model {model.name} ({_params_text(model)}), {len(trace.actions)} steps"
     print(transcript(model, result.states[0], result.actions, result.violated, title=title))
     print(result.message)
+    if html is not None:
+        print(f"trace viewer: {html}")
     raise SystemExit(1 if result.still_fails else 0)
 
 

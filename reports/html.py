@@ -26,6 +26,7 @@ from turncheck.reports.plots.canvas import data_uri
 from turncheck.reports.plots.gallery import Drawn, Missing, gallery
 from turncheck.reports.results_dir import ResultFile, ResultsDir, TraceFile, read_results_dir
 from turncheck.reports.tables import cell_text
+from turncheck.reports.viewer import report_viewer, viewer_head
 from turncheck.scenarios.base import Table
 
 THIN_SPACE = "\u202f"  # groups the digits of large numbers: a narrow NO-BREAK space, so they never wrap
@@ -199,6 +200,7 @@ def trace_section(tf: TraceFile, k: int, plots: Sequence[Drawn], directory: Resu
         f"</code> · {len(t.actions)} steps · parameters: {params_html(t.params)}</p>",
     ]
     parts += [figure_html(d, directory) for d in plots]
+    parts.append(report_viewer(t, f"viewer-{k}"))  # the interactive viewer (reports/viewer.py)
     from turncheck.models.catalog import model_names
 
     user = ":" in t.model or t.model not in model_names()
@@ -306,7 +308,9 @@ def render_report(
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{STYLE}</style></head>\n<body><main>\n"
+        f"<title>{esc(title)}</title><style>{STYLE}</style>"
+        + (viewer_head() if directory.traces else "")  # the trace viewer's style and script, once
+        + "</head>\n<body><main>\n"
         + "\n".join(body)
         + "\n</main></body></html>\n"
     )

@@ -36,7 +36,7 @@ from turncheck.sim.explorer import (
 from turncheck.sim.protocols import load_model, parse_assignments
 from turncheck.sim.state_graph import write_dot, write_graphml
 from turncheck.sim.stateful import DEFAULT_DATABASE
-from turncheck.sim.trace import Trace, load_trace, replay, save_trace, transcript
+from turncheck.sim.trace import Trace, load_trace, replay, save_trace, transcript, words_of
 
 DEFAULT_TRACES = Path(".turncheck") / "traces"
 
@@ -164,6 +164,9 @@ def _report_json(report: CheckReport, ref: str, trace_path: Path | None) -> dict
         }
     if report.cross is not None:
         out["cross_check"] = report.cross.line()
+    if report.post is not None:
+        out["post_compaction_check"] = report.post.line()
+    out["counterexamples"] = {name: len(cx.actions) for name, cx in report.counterexamples}
     return out
 
 
@@ -239,17 +242,45 @@ def check_command(
             init=report.counterexample.init,
             engine=report.source,
             model_name=model.name,
+            extra={"words": words_of(model, report.counterexample.init, report.counterexample.actions)},
         )
         trace_path = save_trace(trace, trace_out or _default_trace_path(model, model_ref, report.violated))
+    other_paths = _save_other_traces(report, model_ref, trace_out)
     if fmt == "json":
         print(json.dumps(_report_json(report, model_ref, trace_path), ensure_ascii=False))
         raise SystemExit(report.exit_code)
-    print("\n".join(_check_lines(report, out, steps, seed, trace_path)))
+    print("\n".join(_check_lines(report, out, steps, seed, trace_path, other_paths)))
     raise SystemExit(report.exit_code)
 
 
+def _save_other_traces(report: CheckReport, model_ref: str, trace_out: Path | None) -> dict[str, Path]:
+    """Save the counterexample of every further violated invariant: next to ``--trace-out`` as
+    ``STEM.INVARIANT.json``, else at its default path."""
+    model = report.model
+    paths: dict[str, Path] = {}
+    for name, cx in report.others:
+        trace = Trace(
+            model=model_ref, params=dict(model.params),
+            actions=tuple(tuple(a) if isinstance(a, (list, tuple)) else (a,) for a in cx.actions),
+            violated=name, init=cx.init, engine="explore", model_name=model.name,
+            extra={"words": words_of(model, cx.init, cx.actions)},
+        )  # fmt: skip
+        where = (
+            trace_out.with_name(f"{trace_out.stem}.{name}.json")
+            if trace_out is not None
+            else _default_trace_path(model, model_ref, name)
+        )
+        paths[name] = save_trace(trace, where)
+    return paths
+
+
 def _check_lines(
-    report: CheckReport, preamble: list[str], steps: int, seed: int, trace_path: Path | None
+    report: CheckReport,
+    preamble: list[str],
+    steps: int,
+    seed: int,
+    trace_path: Path | None,
+    other_paths: dict[str, Path] | None = None,
 ) -> list[str]:
     """The table output of ``check``: engines, properties, worst cases, the counterexample."""
     model = report.model
@@ -264,6 +295,8 @@ def _check_lines(
         out.append(f"worst case: {worst}")
     if report.cross is not None:
         out.append(report.cross.line())
+    if report.post is not None:
+        out.append(report.post.line())
     if report.counterexample is not None and report.violated is not None:
         cx = report.counterexample
         how = "shortest, by breadth-first search" if report.source == "explore" else "shrunk by Hypothesis"
@@ -274,13 +307,47 @@ def _check_lines(
         if report.source == "explore" and hy is not None and hy.violated is not None:
             out.append(f"hypothesis shrank its counterexample ({hy.violated}) to {hy.shrunk} steps")
         out.append(f"trace saved: {trace_path}   (turncheck replay {trace_path})")
+        out += _other_counterexamples(report, other_paths or {})
+    held = [
+        p.name
+        for p in report.properties
+        if p.expectation == "always"
+        and report.exploration is not None
+        and report.exploration.outcome(p.name).status == "holds"
+    ]
+    if report.verdict == "fail" and held:
+        out.append(f"holds: {', '.join(held)}")
+    broken = ", ".join(name for name, _ in report.counterexamples) or report.violated
     verdicts = {
         "pass": "PASS: every invariant holds and every goal was reached",
-        "fail": f"FAIL: {report.violated} is violated",
+        "fail": f"FAIL: {report.violated} is violated"
+        + (f" (violated: {broken})" if len(report.counterexamples) > 1 else ""),
         "inconclusive": "INCONCLUSIVE: no invariant broke, but goal(s) never reached: "
         + ", ".join(name for name, hit in report.goals.items() if not hit),
     }
     out.append(verdicts[report.verdict])
+    return out
+
+
+def _other_counterexamples(report: CheckReport, paths: dict[str, Path]) -> list[str]:
+    """The shortest run of every further violated invariant; a run identical to one already
+    shown is named, not printed again."""
+    out: list[str] = []
+    shown: dict[tuple[Any, ...], str] = {}
+    if report.counterexample is not None and report.violated is not None:
+        shown[tuple(report.counterexample.actions)] = report.violated
+    for name, cx in report.others:
+        key = tuple(cx.actions)
+        if key in shown:
+            out.append(f"{name}: broken by the same {len(cx.actions)} steps as {shown[key]}")
+            continue
+        shown[key] = name
+        title = (
+            f"counterexample: {name} broken in {len(cx.actions)} steps (shortest, by breadth-first search)"
+        )
+        out += ["", transcript(report.model, cx.states[0], cx.actions, name, title=title)]
+        if name in paths:
+            out.append(f"trace saved: {paths[name]}   (turncheck replay {paths[name]})")
     return out
 
 
@@ -339,9 +406,10 @@ def explore_command(
 
         page = write_state_space_page(model, html, symmetry=symmetry, max_states=max_states,
                                       max_depth=max_depth, timeout=timeout)  # fmt: skip
-    from turncheck.sim.checking import cross_check
+    from turncheck.sim.checking import cross_check, post_compaction_check
 
     cross = cross_check(model, result)
+    post = post_compaction_check(model, result)
     if fmt == "json":
         obj: dict[str, Any] = {
             "model": model_ref,
@@ -357,6 +425,7 @@ def explore_command(
             "properties": {o.name: {"status": o.status, "depth": o.depth} for o in result.properties},
             "worst": {w.metric: {"value": w.value, "depth": w.depth} for w in result.worst},
             "cross_check": cross.line() if cross is not None else None,
+            "post_compaction_check": post.line() if post is not None else None,
         }
         if page is not None:
             obj["html"] = {"page": str(page.path), "states": page.states, "drawn": page.drawn}
@@ -371,6 +440,8 @@ def explore_command(
         out.append(f"  worst {w.metric} = {w.value} (first at depth {w.depth})")
     if cross is not None:
         out.append(cross.line())
+    if post is not None:
+        out.append(post.line())
     for path, kind in ((dot, "DOT"), (graphml, "GraphML")):
         if path is not None:
             out.append(f"state graph ({kind}): {path}")

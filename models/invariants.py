@@ -26,6 +26,8 @@ from turncheck.models.projector import Window
 
 NO_ORPHAN_RESULTS = "no-orphan-results"
 BOUNDED_PEAK_TURNS = "bounded-peak-turns"
+NO_UNCOUNTED_GAP_TURN = "no-uncounted-gap-turn"
+WITHIN_MAX_TURNS = "within-max-turns"
 SEQ_ORDERED_TURNS = "seq-ordered-turns"
 WITHIN_BUDGET = "within-budget"
 NON_EMPTY = "non-empty"
@@ -44,6 +46,11 @@ INVARIANTS: dict[str, Invariant] = {
     for inv in (
         Invariant(NO_ORPHAN_RESULTS, "no RESULT in the window without its CALL"),
         Invariant(BOUNDED_PEAK_TURNS, "live turns never exceed the locking strategy's declared bound"),
+        Invariant(
+            NO_UNCOUNTED_GAP_TURN,
+            "no turn arrives uncounted in the gap: live turns never exceed maxTurns + 1",
+        ),
+        Invariant(WITHIN_MAX_TURNS, "live turns never exceed maxTurns, the trigger's nominal promise"),
         Invariant(SEQ_ORDERED_TURNS, "each turn's events in the window are contiguous and in seq order"),
         Invariant(WITHIN_BUDGET, "the window's cost is within the budget"),
         Invariant(NON_EMPTY, "the window is non-empty whenever a pair-safe suffix fits the budget"),

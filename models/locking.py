@@ -38,7 +38,30 @@ Then, for ``G ≥ 1``:
   starves and live turns grow without bound (**unbounded**, ``None``): optimistic concurrency
   buys correctness of each delete, not a bound.
 
-And for ``G = 0`` every strategy peaks at exactly ``M`` (fact 1). With fewer total turns than
+And for ``G = 0`` every strategy peaks at exactly ``M`` (fact 1).
+
+Closed-form worst case right after a compaction
+-----------------------------------------------
+The *instantaneous* peak above is what a context window feels. Seed 004 §9 reads the peak at
+another moment: **the live turns right after each compaction** (the act's result). With the
+same two facts, for ``G ≥ 1``:
+
+* ``none`` — the act leaves ``M + g`` with ``g ≤ A·G − 1`` turns of its gap uncounted:
+  **post = M + A·G − 1** (``M`` when ``A·G = 1``), reached by one saturated gap. This is the
+  seed's table row for row (8, 9, 12, 27, 8, 23, 47 at ``M = 8``; 55 at ``M = 16``, where the
+  seed's 200 000 random slots saw 54).
+* ``trim-to`` — the act deletes down to ``M`` at commit time: **post = M**. (Its *instantaneous*
+  peak ``M + A·G`` is one above the seed on every ``G > 0`` row, so ``trim-to`` is not how the
+  seed's level arises.)
+* ``mutex`` — no turn lands in the gap: **post = M**. ``append-sync``: **post = M**.
+* ``cas`` — a commit succeeds only when nothing was appended since its read, so every
+  successful act leaves exactly ``M``: **post = M** — even where its instantaneous peak is
+  unbounded (the acts become rare, not imprecise).
+
+With ``G = 0`` every act leaves ``M``. In one formula for ``none``: ``max(M, M + A·G − 1)``.
+:func:`post_compaction_peak` returns these; ``tests/test_post_compaction.py`` explores all 135
+small configurations and checks the explored maximum equals it, with a tight witness length
+(:func:`turns_to_reach_post_compaction_peak`). With fewer total turns than
 the run needs to saturate, the observed peak is lower; :func:`turns_to_reach_worst_case` says
 how many turns per writer the worst case needs.
 
@@ -213,3 +236,41 @@ def turns_to_reach_worst_case(writers: int, gap: int, max_turns: int, strategy: 
     if s.delete_rule == "trim-to" or a * g == 1:  # with A·G = 1, none never carries a backlog
         return fill + g
     return fill + 2 * g
+
+
+def post_compaction_peak(writers: int, gap: int, max_turns: int, strategy: str) -> int:
+    """The closed-form worst case of the live turns right after a compaction (seed 004 §9's peak).
+
+    ``none`` with ``G ≥ 1``: ``M + A·G − 1`` (the gap's uncounted turns survive the act); every
+    other strategy, and every strategy with ``G = 0``: ``M``. Always finite — see the module
+    docstring for the derivation.
+
+    Examples
+    --------
+    >>> [post_compaction_peak(a, g, 8, "none") for a, g in [(1, 0), (1, 2), (1, 5), (4, 5), (8, 2), (8, 5)]]
+    [8, 9, 12, 27, 23, 47]
+    >>> post_compaction_peak(8, 5, 16, "none"), post_compaction_peak(8, 5, 16, "cas")
+    (55, 16)
+    """
+    s = locking(strategy)
+    m, a, g = max_turns, writers, gap
+    if g == 0 or s.trims_in_append or s.blocks_appends_in_gap or s.commit_needs_clean:
+        return m
+    if s.delete_rule == "trim-to":
+        return m
+    return max(m, m + a * g - 1)
+
+
+def turns_to_reach_post_compaction_peak(writers: int, gap: int, max_turns: int, strategy: str) -> int:
+    """Turns per writer a run needs to reach :func:`post_compaction_peak`.
+
+    ``none`` with ``A·G ≥ 2`` needs ``M + A·G`` turns in all — ``M`` to fill, the reading turn,
+    ``A·G − 1`` in its gap — so ``⌈M/A⌉ + G`` per writer; every other case needs the trigger to
+    fire once, ``M + 1`` turns: ``⌈(M + 1)/A⌉`` per writer. Tight: one turn fewer per writer
+    leaves too few turns in all (checked by ``tests/test_post_compaction.py``).
+    """
+    s = locking(strategy)
+    m, a, g = max_turns, writers, gap
+    if post_compaction_peak(a, g, m, strategy) > m and not s.blocks_appends_in_gap:
+        return -(-m // a) + g
+    return -(-(m + 1) // a)

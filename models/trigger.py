@@ -33,11 +33,12 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from turncheck.models.errors import BadParameter
-from turncheck.models.invariants import BOUNDED_PEAK_TURNS
+from turncheck.models.invariants import BOUNDED_PEAK_TURNS, NO_UNCOUNTED_GAP_TURN, WITHIN_MAX_TURNS
 from turncheck.models.locking import LOCKING_NAMES, Locking, locking
 from turncheck.models.protocol import Property
 
 TRIGGER_FIRES = "trigger-fires"
+POST_COMPACTION = "post_compaction_turns"  # the metric: live turns right after a compaction
 UNBOUNDED = -1  # turns left of a writer that never runs out
 
 Action = tuple[Any, ...]
@@ -303,15 +304,37 @@ class TriggerModel:
         return s.count_read - self._m
 
     def properties(self) -> tuple[Property[TriggerState], ...]:
+        """Every strategy is held to the same two named invariants, then to its own bound.
+
+        ``no-uncounted-gap-turn`` (live ≤ maxTurns + 1) breaks exactly when a turn is appended
+        while a compaction is in flight — a turn the read did not count; ``within-max-turns``
+        (live ≤ maxTurns) is the promise the trigger's name makes, which even a locked trigger
+        breaks by one while its triggering turn waits for the act. ``bounded-peak-turns`` is the
+        strategy's declared bound; a strategy that declares none (``none``, ``cas``) is held to
+        ``maxTurns`` there and its bound is reported as *unbounded*, never as met.
+        """
         bound = self.bound
+        m = self._m
         declared = self.strategy.declared_bound(self._w, self._g, self._m)
-        what = "its declared bound" if declared is not None else "maxTurns (it declares no bound)"
+        what = "its declared bound" if declared is not None else "maxTurns (it declares no bound: unbounded)"
         return (
             Property(
                 BOUNDED_PEAK_TURNS,
                 "always",
                 lambda s: s.live <= bound,
                 f"live turns never exceed {bound}: {self.strategy.name}'s {what}",
+            ),
+            Property(
+                NO_UNCOUNTED_GAP_TURN,
+                "always",
+                lambda s: s.live <= m + 1,
+                f"no turn arrives uncounted in the gap: live turns never exceed maxTurns + 1 = {m + 1}",
+            ),
+            Property(
+                WITHIN_MAX_TURNS,
+                "always",
+                lambda s: s.live <= m,
+                f"live turns never exceed maxTurns = {m}, the trigger's nominal promise",
             ),
             Property(
                 TRIGGER_FIRES,
@@ -322,7 +345,16 @@ class TriggerModel:
         )
 
     def metrics(self, state: TriggerState) -> Mapping[str, int]:
-        return {"live_turns": state.live, "peak_turns": state.peak}
+        """``live_turns``, ``peak_turns`` (instantaneous) and ``post_compaction_turns``.
+
+        ``post_compaction_turns`` is the live count in a state where the trigger has fired and no
+        compaction is in flight (0 otherwise). Its maximum over a run is exactly the largest
+        live count right after a compaction: from such a state an append either keeps
+        ``live ≤ maxTurns`` or fires the trigger (leaving the state class), so a value above
+        ``maxTurns`` is only ever seen right after an act, and every act leaves ``≥ maxTurns``.
+        """
+        post = state.live if state.fired and state.pending < 0 else 0
+        return {"live_turns": state.live, "peak_turns": state.peak, POST_COMPACTION: post}
 
     def format_action(self, state: TriggerState, action: Action) -> str:
         verb = action[0]
@@ -390,7 +422,9 @@ def _locking(name: str) -> Locking:
 @dataclass(frozen=True)
 class SlotRun:
     """What a slotted run observed: peak and final live turns, appends, acts, failed commits,
-    the largest backlog of turns waiting for a blocked append, and slot-waits summed over turns."""
+    the largest backlog of turns waiting for a blocked append, slot-waits summed over turns, and
+    ``post_peak`` — the most live turns right after any compaction (0: none happened), the
+    reading of seed 004 §9."""
 
     peak: int
     live: int
@@ -399,6 +433,7 @@ class SlotRun:
     retries: int
     max_backlog: int
     waited_slots: int
+    post_peak: int = 0
 
 
 def drive_slots(model: TriggerModel, arrivals: Iterable[int]) -> SlotRun:
@@ -411,7 +446,7 @@ def drive_slots(model: TriggerModel, arrivals: Iterable[int]) -> SlotRun:
     and the order of events the SimPy runner produces in slot mode.
     """
     (state,) = tuple(model.init_states())
-    backlog = appends = compactions = retries = max_backlog = waited = 0
+    backlog = appends = compactions = retries = max_backlog = waited = post = 0
     for t, k in enumerate(arrivals):
         if t:
             state = model.step(state, _TICK)
@@ -419,6 +454,7 @@ def drive_slots(model: TriggerModel, arrivals: Iterable[int]) -> SlotRun:
                 after = model.step(state, _COMPACT)
                 if after.pending == -1:
                     compactions += 1
+                    post = max(post, after.live)
                 else:
                     retries += 1
                 state = after
@@ -427,12 +463,15 @@ def drive_slots(model: TriggerModel, arrivals: Iterable[int]) -> SlotRun:
             if backlog == 0:
                 break
             if model.can_append(state, w):
+                before = state.live
                 state = model.step(state, (APPEND, w))
+                if state.live <= before:  # trimmed inside the append (G = 0, append-sync)
+                    post = max(post, state.live)
                 backlog -= 1
                 appends += 1
         max_backlog = max(max_backlog, backlog)
         waited += backlog
-    return SlotRun(state.peak, state.live, appends, compactions, retries, max_backlog, waited)
+    return SlotRun(state.peak, state.live, appends, compactions, retries, max_backlog, waited, post)
 
 
 def fast_slots(config: TriggerParams, arrivals: Sequence[int]) -> SlotRun:
@@ -448,7 +487,7 @@ def fast_slots(config: TriggerParams, arrivals: Sequence[int]) -> SlotRun:
     live = peak = count = busy = 0
     pending = -1
     dirty = False
-    backlog = appends = compactions = retries = max_backlog = waited = 0
+    backlog = appends = compactions = retries = max_backlog = waited = post = 0
     first = True
     for k in arrivals:
         if first:
@@ -466,6 +505,8 @@ def fast_slots(config: TriggerParams, arrivals: Sequence[int]) -> SlotRun:
                         live -= (live - m if live > m else 0) if trim_to else count - m
                         pending, count, dirty = -1, 0, False
                         compactions += 1
+                        if live > post:
+                            post = live
         backlog += k
         # appends of this slot: each writer at most once, while enabled
         for _ in range(backlog if backlog < w_count else w_count):
@@ -479,8 +520,10 @@ def fast_slots(config: TriggerParams, arrivals: Sequence[int]) -> SlotRun:
             elif live > m:
                 if sync:
                     live, busy = m, g
+                    post = m if m > post else post
                 elif g == 0:
                     live = m
+                    post = m if m > post else post
                 else:
                     pending, count, dirty = g, live, False
             if live > peak:
@@ -488,4 +531,4 @@ def fast_slots(config: TriggerParams, arrivals: Sequence[int]) -> SlotRun:
         if backlog > max_backlog:
             max_backlog = backlog
         waited += backlog
-    return SlotRun(peak, live, appends, compactions, retries, max_backlog, waited)
+    return SlotRun(peak, live, appends, compactions, retries, max_backlog, waited, post)

@@ -29,7 +29,9 @@ from turncheck.reports.tables import cell_text
 from turncheck.reports.viewer import report_viewer, viewer_head
 from turncheck.scenarios.base import Table
 
-THIN_SPACE = "\u2009"  # groups the digits of large numbers on the page
+THIN_SPACE = "\u202f"  # groups the digits of large numbers: a narrow NO-BREAK space, so they never wrap
+LONG_TABLE = 12  # more rows than this: a preview, and the full table behind a <details>
+PREVIEW_ROWS = 5
 
 SECTION_ORDER: tuple[str, ...] = (
     "trigger-gap", "sweep-trigger-gap", "locking", "sweep-locking", "checks", "testbench", "peers",
@@ -57,6 +59,10 @@ figcaption{font-size:.9em;margin-top:.4em}
 pre{background:#fff;border:1px solid #e3e3e3;padding:.6em;overflow-x:auto;font-size:.8em}
 nav ol{columns:2;font-size:.9em}.summary{background:#fff;border:1px solid #e3e3e3;padding:.6em 1em}
 .note{color:#7a4b00}
+td.num,.meta code{white-space:nowrap}
+details.full>summary{cursor:pointer;color:#1f4e9c;margin:.3em 0}
+section.findings{background:#fff;border:1px solid #e3e3e3;border-left:4px solid #1f77b4;padding:.4em 1em;margin:1em 0}
+section.findings li{margin:.35em 0}section.findings code{background:#eee;padding:0 .2em;border-radius:3px}
 """
 
 
@@ -66,7 +72,26 @@ def esc(value: Any) -> str:
 
 
 def table_html(table: Table) -> str:
-    """A result table: title, its reading, and the rows (numbers right-aligned)."""
+    """A result table: title, its reading, and the rows (numbers right-aligned). A long table
+    shows its first rows and keeps the whole table behind a ``<details>`` (:func:`long_table_html`)."""
+    if len(table.rows) > LONG_TABLE:
+        return long_table_html(table)
+    return _plain_table_html(table)
+
+
+def long_table_html(table: Table) -> str:
+    """A table of more than :data:`LONG_TABLE` rows: title and reading, the first
+    :data:`PREVIEW_ROWS` rows, then the full table collapsed (one click away, nothing dropped)."""
+    preview = Table(table.name, table.title, table.columns, table.rows[:PREVIEW_ROWS], table.reading)
+    full = Table(table.name, table.title, table.columns, table.rows, "")
+    body = _plain_table_html(full).split("</h3>", 1)[1]
+    return (
+        _plain_table_html(preview)
+        + f'<details class="full"><summary>all {len(table.rows)} rows of “{esc(table.title)}”</summary>{body}</details>'
+    )
+
+
+def _plain_table_html(table: Table) -> str:
     head = "".join(f"<th>{esc(c)}</th>" for c in table.columns)
     rows = []
     for row in table.rows:
@@ -134,12 +159,15 @@ def result_section(rf: ResultFile, k: int, plots: Sequence[Drawn], directory: Re
 
 
 def _transcript(tf: TraceFile) -> str:
+    """The trace replayed against the current code for a catalog model; for a user's model
+    (``module:Class``), the model's own words recorded with the trace when ``turncheck check`` ran
+    — a report never imports code a data file names."""
     from turncheck.models.catalog import build_model, model_names
     from turncheck.sim.trace import replay, transcript
 
     t = tf.trace
     if ":" in t.model or t.model not in model_names():
-        return "\n".join(f"{k:>4}  {list(a)}" for k, a in enumerate(t.actions, start=1))
+        return user_transcript(tf)
     try:
         model = build_model(t.model, t.params)
         result = replay(model, t)
@@ -147,6 +175,21 @@ def _transcript(tf: TraceFile) -> str:
         return text + "\n" + result.message
     except TurncheckError as exc:
         return f"cannot replay this trace: {exc}"
+
+
+def user_transcript(tf: TraceFile) -> str:
+    """A user's model's run in its own words (saved by ``turncheck check``), or — for a trace saved
+    without them — the recorded actions, saying so."""
+    t = tf.trace
+    words = t.extra.get("words")
+    if isinstance(words, list) and len(words) == len(t.actions):
+        lines = [f"{k:>4}  {w}" for k, w in enumerate(words, start=1)]
+        head = f"in the words of {t.model}, recorded when the check ran (not replayed: this page imports no user code)"
+        return "\n".join([head, *lines, f"invariant {t.violated} broken after step {len(t.actions)}"])
+    raw = "\n".join(f"{k:>4}  {list(a)}" for k, a in enumerate(t.actions, start=1))
+    return (
+        f"recorded actions of {t.model} (the trace carries no words; this page imports no user code)\n{raw}"
+    )
 
 
 def trace_section(tf: TraceFile, k: int, plots: Sequence[Drawn], directory: ResultsDir) -> str:
@@ -158,9 +201,35 @@ def trace_section(tf: TraceFile, k: int, plots: Sequence[Drawn], directory: Resu
     ]
     parts += [figure_html(d, directory) for d in plots]
     parts.append(report_viewer(t, f"viewer-{k}"))  # the interactive viewer (reports/viewer.py)
-    parts.append(f"<h3>Transcript (replayed against the current code)</h3><pre>{esc(_transcript(tf))}</pre>")
+    from turncheck.models.catalog import model_names
+
+    user = ":" in t.model or t.model not in model_names()
+    heading = "Transcript (as recorded)" if user else "Transcript (replayed against the current code)"
+    parts.append(f"<h3>{heading}</h3><pre>{esc(_transcript(tf))}</pre>")
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def findings_html(results: Sequence[ResultFile]) -> str:
+    """The page's opening: one finding per result file (:mod:`reports.findings`, the same
+    sentences as the README's "What it finds"), each linking to its section."""
+    from turncheck.reports.findings import findings
+
+    if not results:
+        return ""
+    items = []
+    for k, f in enumerate(findings([rf.result for rf in results])):
+        items.append(
+            f"<li><b>{_code_spans(f.headline)}</b> {_code_spans(f.sentence)} "
+            f'<a href="#{_anchor("result", k)}">→ {esc(f.scenario)}</a></li>'
+        )
+    return f'<section class="findings" id="findings"><h2>Findings</h2><ul>{"".join(items)}</ul></section>'
+
+
+def _code_spans(text: str) -> str:
+    """Escape ``text`` and turn its Markdown `code` spans into <code> elements."""
+    parts = esc(text).split("`")
+    return "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
 
 
 @dataclass(frozen=True)
@@ -220,8 +289,8 @@ def render_report(
     if directory.skipped:
         items = "".join(f"<li>{esc(directory.relative(p))}: {esc(why)}</li>" for p, why in directory.skipped)
         summary.append(f'<p class="meta">Files passed over:</p><ul class="meta">{items}</ul>')
-    body = [f"<h1>{esc(title)}</h1>", f'<div class="summary">{"".join(summary)}</div>',
-            f"<nav><ol>{''.join(toc)}</ol></nav>"]  # fmt: skip
+    body = [f"<h1>{esc(title)}</h1>", findings_html(results),
+            f'<div class="summary">{"".join(summary)}</div>', f"<nav><ol>{''.join(toc)}</ol></nav>"]  # fmt: skip
     traces_done = False
     for k, rf in enumerate(results):
         if not traces_done and _section_key(rf)[0] > SECTION_ORDER.index("checks"):

@@ -7,7 +7,10 @@ observed peak against the strategy's declared bound and the closed-form worst ca
 latency (slots from arrival to append) p50/p99/max; throughput (appended / arrived turns); the
 compactor's acts, failed commits (``cas`` retries) and longest run of consecutive failures —
 ``starved`` when it failed :data:`STARVED_STREAK` times in a row, i.e. went that many gaps without
-progress while live turns kept growing. After every turn the live turns are projected with the
+progress while live turns kept growing. Both peak readings are reported: ``peak`` (instantaneous,
+the headline) against ``worst_case``, and ``post_peak`` (live turns right after a compaction, the
+seed's reading) against ``post_worst``; ``bound`` says whether the declared bound ``holds``, is
+``broken``, or whether the strategy is ``unbounded`` (declares none). After every turn the live turns are projected with the
 projector core (``budget``, ``strategy``) and the windows over budget counted.
 """
 
@@ -18,7 +21,7 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from turncheck.models.locking import LOCKING_NAMES, LOCKINGS, worst_case_peak
+from turncheck.models.locking import LOCKING_NAMES, LOCKINGS, post_compaction_peak, worst_case_peak
 from turncheck.models.projector import PROJECTORS
 from turncheck.models.trigger import TriggerModel
 from turncheck.scenarios.base import (
@@ -39,7 +42,8 @@ STARVED_STREAK = 10
 COLUMNS = (
     "locking", "writers", "gap", "max_turns", "peak", "declared_bound", "worst_case", "within_bound",
     "latency_p50", "latency_p99", "latency_max", "throughput", "compactions", "retries",
-    "max_retry_streak", "starved", "final_live", "requests", "over_budget",
+    "max_retry_streak", "starved", "final_live", "requests", "over_budget", "post_peak", "post_worst",
+    "bound",
 )  # fmt: skip
 
 
@@ -96,7 +100,17 @@ def run_cell(p: LockingParams, strategy: str, writers: int, gap: int) -> tuple[C
         r.latency_p50, r.latency_p99, r.latency_max, round(r.throughput, 4), r.compactions, r.retries,
         r.max_retry_streak, r.max_retry_streak >= STARVED_STREAK, r.final_live,
         int(proj.get("windows", 0)), int(proj.get("overBudget", 0)),
+        r.post_compaction_peak, post_compaction_peak(writers, gap, p.max_turns, strategy),
+        bound_verdict(declared, r.peak),
     )  # fmt: skip
+
+
+def bound_verdict(declared: int | None, peak: int) -> str:
+    """``holds`` / ``broken`` against the declared bound, ``unbounded`` when there is none — a
+    strategy that promises nothing is never reported as meeting its promise."""
+    if declared is None:
+        return "unbounded"
+    return "holds" if peak <= declared else "broken"
 
 
 READING = (
@@ -129,10 +143,28 @@ def run(params: LockingParams, progress: Progress) -> ScenarioResult:
                 if r["locking"] in ("mutex", "append-sync")
             )
             or "no bounded strategy run",
+        )
+        if not [r for r in rec if r["bound"] == "unbounded"]
+        else Judgement(
+            "declared bounds hold",
+            all(r["within_bound"] for r in bounded),
+            f"{len(bounded)} runs with a declared bound hold it; unbounded (declare no bound, never "
+            f"counted as met): {', '.join(sorted({str(r['locking']) for r in rec if r['bound'] == 'unbounded'}))}",
         ),  # fmt: skip
         Judgement(
             "peaks within the closed-form worst case",
-            all(r["worst_case"] is None or r["peak"] <= r["worst_case"] for r in rec),  # type: ignore[operator]
+            all(r["peak"] <= r["worst_case"] for r in rec if r["worst_case"] is not None),  # type: ignore[operator]
+            f"{sum(r['worst_case'] is not None for r in rec)} bounded runs; unbounded (not counted as met): "
+            + (
+                ", ".join(
+                    f"{r['locking']}(A={r['writers']},G={r['gap']})" for r in rec if r["worst_case"] is None
+                )
+                or "none"
+            ),
+        ),  # fmt: skip
+        Judgement(
+            "post-compaction peaks within their closed form",
+            all(r["post_peak"] <= r["post_worst"] for r in rec),  # type: ignore[operator]
             f"{len(rec)} runs",
         ),
     )

@@ -53,6 +53,8 @@ SEED_GENERATOR: dict[float, tuple[int | None, int | None, int | None]] = {
     0.90: (16_256_000, 5_397_785, 539_520),
 }
 SEED_SCALE = (60_000, 50)
+SEED_WINDOWS = 60_000
+SEED_M1_OVER_BUDGET = 54_061  # seed 004 §4 and judgement ③: M1 overBudget at budget 4000, clean data
 
 
 def label(p_result: float) -> str:
@@ -386,17 +388,20 @@ def judgements(
         )
     )
 
+    # ③ in the seed's own terms: orphanRes = pairSplit = 0 at every budget, and M1 over budget in
+    # 54 061 of 60 000 windows at budget 4000 (scaled to this run's windows), within ±5 %
     m1 = [(b, r.agg(b, "M1")) for b in budgets]
-    ok = all(a["orphanRes"] == 0 and a["pairSplit"] == 0 and 2 * a["overBudget"] > a.windows for _, a in m1)
+    zero = all(a["orphanRes"] == 0 and a["pairSplit"] == 0 for _, a in m1)
+    at = r.agg(p.budget, "M1")
+    expected = SEED_M1_OVER_BUDGET * at.windows / SEED_WINDOWS
+    ratio = at["overBudget"] / expected if expected else 0.0
     out.append(
         Judgement(
-            "clean data: M1 orphanRes = 0 and pairSplit = 0 while most windows run over budget",
-            ok,
-            "; ".join(
-                f"budget {b}: orphanRes {a['orphanRes']}, pairSplit {a['pairSplit']}, overBudget "
-                f"{a['overBudget']}/{a.windows} ({100 * a['overBudget'] / a.windows:.1f} %)"
-                for b, a in m1
-            ),
+            "clean data: M1 orphanRes = 0 and pairSplit = 0, overBudget within ±5 % of the seed's 54 061 / 60 000",
+            zero and abs(ratio - 1) <= 0.05,
+            f"budget {p.budget}: overBudget {at['overBudget']}/{at.windows} = {ratio:.3f} × the seed's "
+            f"{SEED_M1_OVER_BUDGET}/{SEED_WINDOWS}; "
+            + "; ".join(f"budget {b}: orphanRes {a['orphanRes']}, pairSplit {a['pairSplit']}" for b, a in m1),
         )
     )
 

@@ -7,8 +7,10 @@ a shrunk counterexample from random runs. The verdict is ``fail`` when either en
 invariant, ``inconclusive`` when nothing broke but a ``sometimes`` goal was never reached by any
 engine (so the run may not have exercised what it claims to check), and ``pass`` otherwise.
 
-The trigger model gets one more line: its explored worst-case peak compared with the closed-form
-bound :func:`models.locking.worst_case_peak` documents.
+The trigger model gets two more lines: its explored worst-case peak (instantaneous) and its
+explored live turns right after a compaction, each compared with its closed form
+(:func:`models.locking.worst_case_peak`, :func:`models.locking.post_compaction_peak`). Every
+violated invariant gets its own shortest counterexample (:attr:`CheckReport.counterexamples`).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ class CrossCheck:
     reachable: bool
     exhaustive: bool
     formula: str
+    reading: str = "worst-case peak"
 
     @property
     def agrees(self) -> bool:
@@ -78,7 +81,7 @@ class CrossCheck:
         elif not self.reachable:
             note = " (too few turns per writer to reach the worst case)"
         return (
-            f"cross-check: explored worst-case peak {self.explored} {rel} closed form "
+            f"cross-check: explored {self.reading} {self.explored} {rel} closed form "
             f"{self.formula} = {self.closed_form} — {verdict}{note}"
         )
 
@@ -108,6 +111,28 @@ def cross_check(model: ProtocolModel[Any, Any], result: Exploration) -> CrossChe
     return CrossCheck(result.worst_of("peak_turns"), bound, reachable, result.exhausted, formula)
 
 
+_POST_FORMULAS = {"none": "M + A·G − 1"}
+
+
+def post_compaction_check(model: ProtocolModel[Any, Any], result: Exploration) -> CrossCheck | None:
+    """For the trigger model: the explored live turns right after a compaction (seed 004 §9's
+    reading) vs :func:`models.locking.post_compaction_peak`."""
+    if model.name != "trigger" or "post_compaction_turns" not in {w.metric for w in result.worst}:
+        return None
+    from turncheck.models.locking import post_compaction_peak, turns_to_reach_post_compaction_peak
+
+    p = model.params
+    a, g, m, lock, turns = p["writers"], p["gap"], p["max_turns"], p["locking"], p["turns"]
+    bound = post_compaction_peak(a, g, m, lock)
+    needed = turns_to_reach_post_compaction_peak(a, g, m, lock)
+    formula = "M" if bound == m else _POST_FORMULAS.get(lock, "?")
+    formula = f"{formula} with A={a}, G={g}, M={m}"
+    return CrossCheck(
+        result.worst_of("post_compaction_turns"), bound, turns == 0 or turns >= needed, result.exhausted,
+        formula, reading="post-compaction peak",
+    )  # fmt: skip
+
+
 @dataclass(frozen=True)
 class CheckReport:
     """Everything one check found; ``counterexample`` is the run to print and save."""
@@ -120,6 +145,22 @@ class CheckReport:
     violated: str | None
     source: str
     cross: CrossCheck | None
+    others: tuple[tuple[str, ConcretePath], ...] = ()
+    post: CrossCheck | None = None
+
+    @property
+    def counterexamples(self) -> tuple[tuple[str, ConcretePath], ...]:
+        """Every violated invariant with its own shortest counterexample, the reported one first.
+
+        One model can break several invariants by different mechanisms (the trigger: the
+        triggering turn still visible while its compaction is pending breaks ``live ≤ maxTurns``
+        in 4 steps; a turn appended uncounted in the gap breaks ``live ≤ maxTurns + 1`` in 5), so
+        each gets the shortest run that shows *it*.
+        """
+        first = () if self.counterexample is None or self.violated is None else (
+            (self.violated, self.counterexample),
+        )  # fmt: skip
+        return first + self.others
 
     @property
     def goals(self) -> dict[str, bool]:
@@ -199,5 +240,15 @@ def run_check(
             states.append(model.step(states[-1], a))
         path = ConcretePath(stateful.init, stateful.actions, tuple(states))
         source = "hypothesis"
-    cross = cross_check(model, exploration) if exploration is not None else None
-    return CheckReport(model, props, exploration, stateful, path, violated, source, cross)
+    others: list[tuple[str, ConcretePath]] = []
+    if exploration is not None and source == "explore":
+        for p in props:
+            if p.name != violated and exploration.outcome(p.name).status == "violated":
+                others.append((p.name, counterexample(model, exploration, p.name)))
+    cross = post = None
+    if exploration is not None:
+        cross = cross_check(model, exploration)
+        post = post_compaction_check(model, exploration)
+    return CheckReport(
+        model, props, exploration, stateful, path, violated, source, cross, tuple(others), post
+    )

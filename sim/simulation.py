@@ -85,6 +85,7 @@ class SimulationResult:
     waiting: int
     events: int
     projection: dict[str, int | float] = field(default_factory=dict)
+    post_compaction_peak: int = 0  # most live turns right after any step that deleted turns
 
     @property
     def throughput(self) -> float:
@@ -127,6 +128,7 @@ class Simulation:
         self._is_enabled: Callable[[Any, tuple[Any, ...]], bool] = is_enabled
         self._step = model.step
         self.peak = self._live(self.state)
+        self.post_peak = 0
         self.arrived = self.appends = self.compactions = self.retries = 0
         self.streak = self.max_streak = 0
         self.latencies: list[float] = []
@@ -155,6 +157,8 @@ class Simulation:
         live = self._live(state)
         if live > self.peak:
             self.peak = live
+        elif live > self.post_peak and live < self._live(before) + (action[0] == "append"):
+            self.post_peak = live  # turns were deleted: an act's result, or a trim inside an append
         if self._projecting:
             self._follow(action, self._live(before), live)
         changed = self._changed
@@ -311,6 +315,7 @@ class Simulation:
             waiting=self.arrived - self.appends,
             events=events,
             projection=projection,
+            post_compaction_peak=self.post_peak,
         )
 
 

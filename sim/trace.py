@@ -123,6 +123,10 @@ def trace_from_json(obj: Any, where: str = "trace") -> Trace:
             actions.append((a,))
         else:
             raise TraceFormatError(f"{where}: action {k} must be a list of strings, integers or booleans")
+    extra: dict[str, Any] = {}
+    words = obj.get("words")
+    if isinstance(words, list) and len(words) == len(actions) and all(isinstance(w, str) for w in words):
+        extra["words"] = list(words)  # the model's own text per step, recorded when the check ran
     return Trace(
         model=model,
         params=params,
@@ -131,7 +135,20 @@ def trace_from_json(obj: Any, where: str = "trace") -> Trace:
         init=init,
         engine=str(obj.get("engine", "")),
         model_name=str(obj.get("model_name", model)),
+        extra=extra,
     )
+
+
+def words_of(model: ProtocolModel[Any, Any], init: int, actions: Sequence[Any]) -> list[str]:
+    """The model's own words for each step (its ``format_action``, else the action's repr),
+    saved with a trace so a reader — the report — can show them without importing the model."""
+    state = list(model.init_states())[init]
+    fmt = getattr(model, "format_action", None)
+    out = []
+    for a in actions:
+        out.append(str(fmt(state, a)) if callable(fmt) else repr(a))
+        state = model.step(state, a)
+    return out
 
 
 def load_trace(path: str | Path) -> Trace:
@@ -219,17 +236,22 @@ def replay(model: ProtocolModel[Any, Any], trace: Trace) -> Replay:
                 return p.name
         return None
 
+    # The trace's own invariant is followed to the end: a trace saved for one invariant may pass
+    # through a state that breaks another one first (the trigger's 5-step uncounted-gap run
+    # breaks live ≤ maxTurns at step 4). It "fails differently" only when its own never breaks.
+    other: tuple[int, str, tuple[Any, ...], tuple[Any, ...]] | None = None
     for k in range(len(trace.actions) + 1):
         name = broken(state)
-        if name is not None:
-            verdict: Verdict = "same" if name == trace.violated else "different"
-            how = (
-                "still fails the same way"
-                if verdict == "same"
-                else f"fails differently (the trace broke {trace.violated})"
-            )
-            return Replay(verdict, k, name, tuple(states), tuple(done), f"{how}: {name} broken at step {k}")
+        if name == trace.violated:
+            how = "still fails the same way"
+            return Replay("same", k, name, tuple(states), tuple(done), f"{how}: {name} broken at step {k}")
+        if name is not None and other is None:
+            other = (k, name, tuple(states), tuple(done))
         if k == len(trace.actions):
+            if other is not None:
+                k0, name0, states0, done0 = other
+                how = f"fails differently (the trace broke {trace.violated})"
+                return Replay("different", k0, name0, states0, done0, f"{how}: {name0} broken at step {k0}")
             break
         enabled = list(model.actions(state))
         action = _match(trace.actions[k], enabled)

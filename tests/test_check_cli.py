@@ -65,10 +65,16 @@ def test_replay_of_a_fixed_configuration_exits_zero(capsys: Any, tmp_path: Path)
     trace = tmp_path / "cx.json"
     run(capsys, "check", "trigger", "-p", "locking=none", "-p", "gap=1", "--trace-out", str(trace), *FAST)
     obj = json.loads(trace.read_text())
-    obj["params"]["locking"] = "trim-to"  # the same run under a strategy that bounds it
+    obj["params"]["locking"] = "append-sync"  # the same run under a strategy that never exceeds M
     trace.write_text(json.dumps(obj))
     code, out, _ = run(capsys, "replay", str(trace))
     assert code == 0 and "no longer fails" in out
+    # trim-to bounds it by M + A·G, but every strategy is also held to live ≤ maxTurns, which
+    # trim-to breaks at the same step: the replay says so instead of passing
+    obj["params"]["locking"] = "trim-to"
+    trace.write_text(json.dumps(obj))
+    code, out, _ = run(capsys, "replay", str(trace))
+    assert code == 1 and "fails differently" in out and "within-max-turns broken at step 4" in out
 
 
 def test_default_trace_path_is_printed(capsys: Any, tmp_path: Path) -> None:
@@ -79,12 +85,39 @@ def test_default_trace_path_is_printed(capsys: Any, tmp_path: Path) -> None:
     assert (tmp_path / path).is_file()
 
 
-@pytest.mark.parametrize("locking", ["mutex", "append-sync"])
-def test_locked_triggers_pass_with_the_space_exhausted(capsys: Any, locking: str) -> None:
-    code, out, _ = run(capsys, "check", "trigger", "-p", f"locking={locking}", "-p", "gap=1", *FAST)
+def test_locked_triggers_pass_with_the_space_exhausted(capsys: Any) -> None:
+    code, out, _ = run(capsys, "check", "trigger", "-p", "locking=append-sync", "-p", "gap=1", *FAST)
     assert code == 0, out
     assert "exhaustive: every reachable state was visited" in out
     assert "PASS" in out and "agrees" in out
+
+
+def test_every_strategy_meets_the_same_named_invariants(capsys: Any, tmp_path: Path) -> None:
+    """none breaks "no turn arrives uncounted in the gap" with the 5-step run that shows it;
+    mutex holds that invariant (and its own bound) and breaks only live ≤ maxTurns, by the
+    triggering turn that waits for the act — the 4-step run every strategy but append-sync has."""
+    trace = tmp_path / "cx.json"
+    code, out, _ = run(capsys, "check", "trigger", "-p", "locking=none", "-p", "gap=1",
+                       "--trace-out", str(trace), *FAST)  # fmt: skip
+    assert code == 1
+    assert "counterexample: no-uncounted-gap-turn broken in 5 steps" in out
+    assert "appends a turn (live 3 → 4) — inside" in out and "the gap, uncounted" in out
+    assert "invariant no-uncounted-gap-turn broken after step 5" in out
+    assert "within-max-turns: broken by the same 4 steps as bounded-peak-turns" in out
+    gap_trace = tmp_path / "cx.no-uncounted-gap-turn.json"
+    assert json.loads(gap_trace.read_text())["steps"] == 5
+    code, out, _ = run(capsys, "replay", str(gap_trace))
+    assert code == 1 and "still fails the same way: no-uncounted-gap-turn broken at step 5" in out
+
+    code, out, _ = run(capsys, "check", "trigger", "-p", "locking=mutex", "-p", "gap=1", *FAST)
+    assert code == 1
+    assert "no-uncounted-gap-turn  always     holds" in out
+    assert "holds: bounded-peak-turns, no-uncounted-gap-turn" in out
+    assert "FAIL: within-max-turns is violated" in out and "broken in 4 steps" in out
+    code, out, _ = run(capsys, "check", "trigger", "-p", "locking=mutex", "-p", "gap=1",
+                       "-i", "no-uncounted-gap-turn", "-i", "bounded-peak-turns", *FAST)  # fmt: skip
+    assert code == 0 and "PASS" in out
+    assert "explored post-compaction peak 2 = closed form M" in out
 
 
 def test_projector_m4_finds_the_fallback_orphan_and_m5_passes(capsys: Any) -> None:
@@ -193,7 +226,7 @@ def test_unreachable_goal_is_inconclusive(
 
 
 def test_check_determinism(capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    code, out, _ = run(capsys, "check", "trigger", "-p", "locking=mutex", "--check-determinism", *FAST)
+    code, out, _ = run(capsys, "check", "trigger", "-p", "locking=append-sync", "--check-determinism", *FAST)
     assert code == 0 and "determinism: 20 seeded walks" in out
     (tmp_path / "user_locks.py").write_text(USER_PROTOCOL)
     monkeypatch.syspath_prepend(str(ROOT))

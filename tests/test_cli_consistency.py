@@ -106,7 +106,9 @@ def test_replay_json(capsys: pytest.CaptureFixture[str], trace: Path) -> None:
     assert obj["verdict"] == "same" and obj["reproduced"] is True and obj["still_fails"] is True
     assert obj["model"] == "trigger" and obj["violated"] == obj["trace_violated"] == saved["violated"]
     assert obj["steps"] == len(saved["actions"]) and obj["step"] == len(saved["actions"])
-    saved["params"]["locking"] = "trim-to"  # a configuration where the run no longer breaks
+    # a configuration where the run no longer breaks: append-sync never exceeds maxTurns (trim-to
+    # would now fail differently — every strategy is also held to live ≤ maxTurns)
+    saved["params"]["locking"] = "append-sync"
     trace.write_text(json.dumps(saved))
     code, out, _ = run(capsys, "replay", str(trace), "--format", "json")
     obj = json.loads(out)

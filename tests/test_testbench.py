@@ -34,7 +34,7 @@ def test_every_judgement_line_passes(quick: ScenarioResult) -> None:
     assert names == [
         "generator self-check: three runs of one seed are identical",
         "clean data: M0 orphanRes == pairSplit at every budget",
-        "clean data: M1 orphanRes = 0 and pairSplit = 0 while most windows run over budget",
+        "clean data: M1 orphanRes = 0 and pairSplit = 0, overBudget within ±5 % of the seed's 54 061 / 60 000",
         "a second executor with blocks grouped differently gives identical tables",
         "M3 is never over budget",
         "M4 is never over budget and never empty",

@@ -104,7 +104,7 @@ def test_properties_and_metrics() -> None:
         assert action in model.actions(s)
         s = model.step(s, action)
     assert s.live == 3 and not props[BOUNDED_PEAK_TURNS].holds(s)
-    assert model.metrics(s) == {"live_turns": 3, "peak_turns": 3}
+    assert model.metrics(s) == {"live_turns": 3, "peak_turns": 3, "post_compaction_turns": 0}
     assert props["trigger-fires"].holds(s)
     assert isinstance(s, TriggerState) and hash(s) == hash(tuple(s))
     # writers are interchangeable

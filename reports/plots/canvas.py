@@ -12,6 +12,7 @@ import base64
 import io
 import textwrap
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,14 +27,60 @@ if TYPE_CHECKING:  # matplotlib.typing's key alias is newer than our matplotlib>
 FORMATS: tuple[str, ...] = ("png", "svg")
 DPI = 110
 
-# One colour per projector strategy, the same in every plot (colour-blind safe "tab10" order).
+
+# One colour AND one marker/line style per named series — projector strategies, peer libraries and
+# locking strategies — the same in every plot, and no two names sharing a colour (a test checks
+# both). Markers and dashes tell apart lines that coincide (M1 and M2 overrun alike; M0 and M5
+# nearly), so no series can hide another.
+@dataclass(frozen=True)
+class SeriesStyle:
+    """How one named series is drawn wherever it appears."""
+
+    colour: str
+    marker: str
+    linestyle: str = "-"
+    hollow: bool = False  # open markers: a line drawn under it stays visible through them
+
+    def line_kwargs(self, ms: float = 5.0, lw: float = 1.6) -> dict[str, Any]:
+        kw: dict[str, Any] = {
+            "color": self.colour,
+            "marker": self.marker,
+            "ls": self.linestyle,
+            "ms": ms,
+            "lw": lw,
+        }
+        if self.hollow:
+            kw.update(markerfacecolor="white", markeredgewidth=1.4)
+        return kw
+
+
+SERIES_STYLES: dict[str, SeriesStyle] = {
+    "M0": SeriesStyle("#d62728", "o"), "M1": SeriesStyle("#ff7f0e", "s", hollow=True),
+    "M2": SeriesStyle("#bcbd22", "^", "--"), "M3": SeriesStyle("#1f77b4", "D"),
+    "M4": SeriesStyle("#9467bd", "v", "-."), "M5": SeriesStyle("#2ca02c", "P", ":", hollow=True),
+    "REQ": SeriesStyle("#7f7f7f", "x"),
+    "peer:langchain": SeriesStyle("#8c564b", "<", "--"), "peer:langchain-human": SeriesStyle("#e377c2", ">", "--"),
+    "peer:llamaindex": SeriesStyle("#17becf", "h", "--", hollow=True), "peer:litellm": SeriesStyle("#393b79", "*", "--"),
+    "peer:openai-agents": SeriesStyle("#637939", "X", "--", hollow=True),
+    "none": SeriesStyle("#843c39", "o"), "cas": SeriesStyle("#e7969c", "s"), "trim-to": SeriesStyle("#8c6d31", "^"),
+    "mutex": SeriesStyle("#6baed6", "D"), "append-sync": SeriesStyle("#74c476", "v"),
+}  # fmt: skip
+# colours no named series uses: for a user's own projector or an unknown name
+UNNAMED_COLOURS: tuple[str, ...] = (
+    "#000000",
+    "#a55194",
+    "#5254a3",
+    "#ad494a",
+    "#9c9ede",
+    "#e7cb94",
+    "#31a354",
+)
 STRATEGY_COLOURS: dict[str, str] = {
-    "M0": "#d62728", "M1": "#ff7f0e", "M2": "#bcbd22", "M3": "#1f77b4", "M4": "#9467bd",
-    "M5": "#2ca02c", "REQ": "#7f7f7f",
-}  # fmt: skip
+    k: v.colour for k, v in SERIES_STYLES.items() if not k.startswith("peer:")
+}
 LOCKING_COLOURS: dict[str, str] = {
-    "none": "#d62728", "cas": "#ff7f0e", "trim-to": "#bcbd22", "mutex": "#1f77b4", "append-sync": "#2ca02c",
-}  # fmt: skip
+    k: SERIES_STYLES[k].colour for k in ("none", "cas", "trim-to", "mutex", "append-sync")
+}
 PALETTE: tuple[str, ...] = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
     "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173",

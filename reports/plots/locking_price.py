@@ -61,6 +61,8 @@ def plot_locking_price(result: ScenarioResult) -> Figure:
     width = 0.8 / max(1, len(strategies))
     bound_x: list[float] = []
     bound_y: list[float] = []
+    post_x: list[float] = []
+    post_y: list[float] = []
     for i, s in enumerate(strategies):
         colour = LOCKING_COLOURS.get(s, PALETTE[i % len(PALETTE)])
         xs = x - 0.4 + width * (i + 0.5)
@@ -74,13 +76,19 @@ def plot_locking_price(result: ScenarioResult) -> Figure:
                 bar.set_edgecolor("black")
         bottom.bar(xs, p99, width, color=colour, label=s, edgecolor="white", linewidth=0.4)
         for xv, r in zip(xs, rows, strict=True):
+            if r is not None and r.get("post_peak"):  # the second reading: right after a compaction
+                post_x.append(float(xv))
+                post_y.append(float(r["post_peak"]))  # type: ignore[arg-type]
             if r is not None and r["declared_bound"] is not None:
                 bound_x.append(float(xv))
                 bound_y.append(float(r["declared_bound"]))  # type: ignore[arg-type]
     top.plot(bound_x, bound_y, ls="none", marker="_", ms=max(6.0, 60 * width), mew=2.2, color="black",
              label="declared bound")  # fmt: skip
+    if post_x:
+        top.plot(post_x, post_y, ls="none", marker="v", ms=5, color="black", markerfacecolor="white",
+                 label="after compaction", zorder=4)  # fmt: skip
     for m in max_turns:
-        top.axhline(m, ls="--", lw=1, color="#555555")
+        top.axhline(m, ls="--", lw=1.4, color="black", zorder=5)
     top.set_yscale("log")
     top.set_ylabel("peak live turns (log scale)")
     top.grid(True, axis="y", alpha=0.3, which="both")
@@ -95,7 +103,17 @@ def plot_locking_price(result: ScenarioResult) -> Figure:
     ]
     handles += [
         Line2D([], [], ls="none", marker="_", ms=12, mew=2.2, color="black", label="declared bound"),
-        Line2D([], [], ls="--", lw=1, color="#555555", label="maxTurns " + ", ".join(map(str, max_turns))),
+        Line2D(
+            [],
+            [],
+            ls="none",
+            marker="v",
+            ms=5,
+            color="black",
+            markerfacecolor="white",
+            label="live turns right after a compaction",
+        ),
+        Line2D([], [], ls="--", lw=1.4, color="black", label="maxTurns " + ", ".join(map(str, max_turns))),
         Patch(facecolor="white", edgecolor="black", hatch="////", label="starved (cas commits keep failing)"),
     ]
     top.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="locking",

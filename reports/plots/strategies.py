@@ -26,7 +26,14 @@ from dataclasses import dataclass, field
 
 from matplotlib.artist import Artist
 from matplotlib.figure import Figure
-from turncheck.reports.plots.canvas import PALETTE, STRATEGY_COLOURS, footnote, new_figure, titled
+from turncheck.reports.plots.canvas import (
+    SERIES_STYLES,
+    UNNAMED_COLOURS,
+    SeriesStyle,
+    footnote,
+    new_figure,
+    titled,
+)
 from turncheck.reports.results_dir import WrongResultKind, require_scenario
 from turncheck.scenarios.base import Cell, ScenarioResult, Table
 
@@ -162,6 +169,16 @@ def _read_wide(tables: Sequence[Table], curves: Curves) -> None:
                 curves.put(m.group(1), metric, int(b), v)
 
 
+def _style(name: str, k_fallback: int) -> SeriesStyle:
+    """The shared style of ``name``; a name the registry does not know (a user's projector) gets
+    a palette colour and a marker of its own."""
+    known = SERIES_STYLES.get(name)
+    if known is not None:
+        return known
+    colour = UNNAMED_COLOURS[k_fallback % len(UNNAMED_COLOURS)]
+    return SeriesStyle(colour, "d*ph"[k_fallback % 4], "-." if k_fallback % 2 else "--")
+
+
 def _peer_label(name: str) -> str:
     return name if name.startswith("peer") else f"peer:{name}"
 
@@ -210,16 +227,17 @@ def plot_strategies_vs_budget(testbench: ScenarioResult, peers: ScenarioResult |
             if not pts:
                 continue
             xs = sorted(pts)
-            ax.plot(xs, [pts[b] for b in xs], "-o", ms=4, lw=1.6, label=who,
-                    color=STRATEGY_COLOURS.get(who, PALETTE[0]))  # fmt: skip
+            ax.plot(
+                xs, [pts[b] for b in xs], label=who, **_style(who, k_fallback=len(ax.lines)).line_kwargs()
+            )
         if peer_curves is not None:
             for k, who in enumerate(n for n in peer_curves.names() if n not in STRATEGY_IDS):
                 pts = peer_curves.points.get((who, metric))
                 if not pts:
                     continue
                 xs = sorted(pts)
-                ax.plot(xs, [pts[b] for b in xs], "--s", ms=5, lw=1.3, label=_peer_label(who),
-                        color=PALETTE[(k + 5) % len(PALETTE)])  # fmt: skip
+                ax.plot(xs, [pts[b] for b in xs], label=_peer_label(who),
+                        **_style(_peer_label(who), k_fallback=k + 7).line_kwargs(ms=5.5, lw=1.3))  # fmt: skip
         ax.set_xscale("log")
         ax.set_xlabel("budget (tokens per window, log scale)")
         ax.grid(True, alpha=0.3, which="both")

@@ -1,0 +1,178 @@
+"""Findings: one sentence per result, with its number, generated from the result files.
+
+The report opens with these and the README's "What it finds" is the same list (through
+:mod:`reports.doc_figures`), so a finding is never typed by hand and never outlives its data.
+Each :class:`Finding` names the scenario whose section holds the evidence (the report links to
+it). A result this module has no sentence for gets a plain one from its judgement lines, so
+every result file contributes exactly one finding; results it cannot read are passed over.
+
+Invariant: the sentence's figures are read from the result, never computed from constants.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from turncheck.reports.tables import cell_text
+from turncheck.scenarios.base import ScenarioResult
+
+Record = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One sentence (Markdown, with backticks), its headline number, and the scenario it is
+    drawn from (the section a report links to)."""
+
+    scenario: str
+    headline: str
+    sentence: str
+
+    def markdown(self) -> str:
+        return f"**{self.headline}** {self.sentence} (`{self.scenario}`)"
+
+
+def _n(value: Any) -> str:
+    return cell_text(value, group=" ")
+
+
+def _records(result: ScenarioResult, name: str) -> list[Record]:
+    for t in result.tables:
+        if t.name == name:
+            return t.records()
+    return []
+
+
+def _trigger_gap(r: ScenarioResult) -> Finding | None:
+    rows = [x for x in _records(r, "peaks") if x.get("post_peak") is not None]
+    if not rows:
+        return None
+    top = max(rows, key=lambda x: (x["peak"] / x["max_turns"], x["peak"]))
+    seed = f"; seed 004 printed {top['seed_peak']}" if top.get("seed_peak") is not None else ""
+    matched = [x for x in rows if x.get("seed_peak") is not None]
+    equal = sum(x["post_peak"] == x["seed_peak"] or x["post_peak"] == x["post_worst"] for x in matched)
+    tail = (
+        f" The post-compaction reading reproduces the seed's table on {equal} of {len(matched)} rows."
+        if matched
+        else ""
+    )
+    return Finding(
+        "trigger-gap",
+        f"maxTurns bounds the delete, not the log: {top['peak']} live turns at maxTurns = {top['max_turns']}.",
+        f"With {top['writers']} writers and a {top['gap']}-slot check-then-act gap (locking {top['locking']}), "
+        f"the peak at any moment is {top['peak']} (closed form {_n(top['worst_case'])}); right after each "
+        f"compaction it is {top['post_peak']} (closed form {top['post_worst']}{seed}).{tail}",
+    )
+
+
+def _locking(r: ScenarioResult) -> Finding | None:
+    rows = _records(r, "locking")
+    if not rows:
+        return None
+    by: dict[str, list[Record]] = {}
+    for x in rows:
+        by.setdefault(str(x["locking"]), []).append(x)
+    parts = []
+    for name in ("mutex", "append-sync"):
+        if name in by:
+            worst = min(by[name], key=lambda x: x["throughput"])
+            parts.append(
+                f"`{name}` peaks at {max(x['peak'] for x in by[name])} live turns but lets through "
+                f"{_n(worst['throughput'])} of arrivals at (A={worst['writers']}, G={worst['gap']})"
+            )
+    if "cas" in by:
+        starved = sum(bool(x["starved"]) for x in by["cas"])
+        parts.append(f"`cas` starves in {starved} of {len(by['cas'])} cells (no bound: unbounded)")
+    if "none" in by:
+        parts.append(f"`none` reaches {max(x['peak'] for x in by['none'])}")
+    m = rows[0]["max_turns"]
+    return Finding(
+        "locking",
+        f"A bound costs throughput (maxTurns = {m}).",
+        "; ".join(parts) + ".",
+    )
+
+
+def _checks(r: ScenarioResult) -> Finding | None:
+    rows = _records(r, "checks")
+    if not rows:
+        return None
+    failed = [x for x in rows if x["verdict"] == "fail"]
+    passed = [x for x in rows if x["verdict"] == "pass"]
+    if not failed:
+        return None
+    f = failed[0]
+    held = f"; `{passed[0]['check']}` passes it" if passed else ""
+    return Finding(
+        "checks",
+        f"A {f['steps']}-step counterexample.",
+        f"`{f['check']}` breaks {f['violated']} in {f['steps']} steps ({f['found by']}){held}.",
+    )
+
+
+def _clock_skew(r: ScenarioResult) -> Finding | None:
+    rows = {x["order"]: x for x in _records(r, "orders")}
+    if "seq" not in rows or "ts" not in rows:
+        return None
+    ts, seq = rows["ts"], rows["seq"]
+    extra = f", `(ts, seq)` {_n(rows['ts-seq']['orphanRes'])}" if "ts-seq" in rows else ""
+    return Finding(
+        "clock-skew",
+        "The guarantee lives in the sort key, not the strategy.",
+        f"Reading by timestamp gives turn-aware M1 {_n(ts['orphanRes'])} orphan results in "
+        f"{_n(ts['windows'])} windows{extra}; append order `seq` gives {_n(seq['orphanRes'])}.",
+    )
+
+
+def _testbench(r: ScenarioResult) -> Finding | None:
+    rows = {x["metric"]: x for x in _records(r, "m1-vs-m0")}
+    if "orphanRes" not in rows or "overBudget rate" not in rows:
+        return None
+    o, p, rate = rows["orphanRes"], rows["pairSplit"], rows["overBudget rate"]
+    windows = sum(
+        x["windows"] for x in _records(r, "strategies") if x["strategy"] == "M0" and x["budget"] == 4000
+    )
+    over = f" of {_n(windows)}" if windows else ""
+    m5 = f"; M5 (cut forward to the first pair-safe point) sends {_n(o['M5'])}" if "M5" in o else ""
+    return Finding(
+        "testbench",
+        "Turn-aware trimming trades orphans for overruns.",
+        f"At budget 4000 on clean data M0 sends {_n(o['M0'])} orphaned tool results{over} windows "
+        f"(pairSplit {_n(p['M0'])}); turn-aware M1 sends {_n(o['M1'])} but runs over budget in "
+        f"{float(rate['M1']) * 100:.1f} % of windows{m5}, over budget in "
+        f"{float(rate['M5']) * 100:.1f} %.",
+    )
+
+
+def _plain(r: ScenarioResult) -> Finding:
+    n = len(r.judgements)
+    ok = sum(j.passed for j in r.judgements)
+    rows = sum(len(t.rows) for t in r.tables)
+    judged = f"{ok} of {n} judgement lines pass" if n else "no judgement lines"
+    return Finding(r.scenario, f"{r.scenario}:", f"{rows} rows in {len(r.tables)} table(s); {judged}.")
+
+
+_SENTENCES: dict[str, Callable[[ScenarioResult], Finding | None]] = {
+    "trigger-gap": _trigger_gap,
+    "sweep-trigger-gap": _trigger_gap,
+    "locking": _locking,
+    "checks": _checks,
+    "clock-skew": _clock_skew,
+    "testbench": _testbench,
+}
+
+
+def findings(results: Sequence[ScenarioResult]) -> list[Finding]:
+    """One finding per result, in the order given."""
+    out = []
+    for r in results:
+        make = _SENTENCES.get(r.scenario)
+        f = None
+        try:
+            f = make(r) if make is not None else None
+        except (KeyError, TypeError, ValueError, ZeroDivisionError):
+            f = None  # an older result file without the columns: fall back to its judgements
+        out.append(f if f is not None else _plain(r))
+    return out

@@ -1,0 +1,99 @@
+"""The report tells the story: findings first (generated from the result files, each linking to
+its section), numbers that never wrap, long tables collapsed behind <details>, and a user's own
+model's transcript in the model's own words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from turncheck.models.catalog import build_model
+from turncheck.reports.findings import findings
+from turncheck.reports.html import LONG_TABLE, write_report
+from turncheck.reports.tables import write_result
+from turncheck.scenarios.base import ScenarioResult, Table, get_scenario, no_progress, parse_params
+from turncheck.sim.checking import run_check, select_properties
+from turncheck.sim.trace import Trace, load_trace, save_trace, words_of
+
+from examples.my_lock import FlagLock
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def real(name: str, **params: str) -> ScenarioResult:
+    sc = get_scenario(name)
+    result: ScenarioResult = sc.run(parse_params(sc, params), no_progress)
+    return result
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> str:
+    d = tmp_path_factory.mktemp("story")
+    write_result(real("trigger-gap", iterations="3000"), d)
+    write_result(real("locking", slots="40", writers="1,4", gap="0,2", budget="0"), d)
+    long = Table(
+        "many", "A long table", ("k", "value"), tuple((i, 10_000 + i) for i in range(LONG_TABLE + 8))
+    )
+    write_result(ScenarioResult("projection", {}, 1, (long,)), d)
+    # a user's own model: FlagLock from examples/, its counterexample saved by reference
+    model = build_model("trigger", {"locking": "none", "gap": "1"})
+    report = run_check(model, select_properties(model, ["no-uncounted-gap-turn"]), engine="explore")
+    assert report.counterexample is not None
+    save_trace(Trace("trigger", dict(model.params), report.counterexample.actions, "no-uncounted-gap-turn",
+                     report.counterexample.init), d / "traces" / "gap.json")  # fmt: skip
+    steps = (("check", 0), ("check", 1), ("set", 0), ("set", 1))
+    words = words_of(FlagLock(workers=2), 0, steps)  # what `turncheck check` saves with the trace
+    save_trace(Trace("examples.my_lock:FlagLock", {"workers": 2}, steps, "one-compactor", extra={"words": words}),
+               d / "traces" / "flag.json")  # fmt: skip
+    save_trace(Trace("nowhere.mod:Lock", {}, (("go", 1),), "never"), d / "traces" / "bare.json")
+    out = tmp_path_factory.mktemp("page") / "report.html"
+    write_report(d, out)
+    return out.read_text(encoding="utf-8")
+
+
+def test_findings_open_the_page_and_link_to_their_sections(page: str) -> None:
+    start = page.index('<section class="findings" id="findings">')
+    assert start < page.index('<div class="summary">') < page.index("<nav>")
+    block = page[start : page.index("</section>", start)]
+    assert "maxTurns bounds the delete, not the log" in block and "right after each compaction" in block
+    assert 'href="#result-0">→ trigger-gap' in block and "→ locking" in block
+    assert '<section id="result-0"><h2>trigger-gap</h2>' in page
+
+
+def test_findings_read_their_numbers_from_the_result() -> None:
+    result = real("trigger-gap", writers="4", gap="2", iterations="3000")
+    (f,) = findings([result])
+    row = result.table("peaks").records()[0]
+    assert f"the peak at any moment is {row['peak']}" in f.sentence
+    assert f"right after each compaction it is {row['post_peak']}" in f.sentence
+    (plain,) = findings([ScenarioResult("projection", {}, 1, ())])
+    assert plain.sentence == "0 rows in 0 table(s); no judgement lines."
+
+
+def test_numbers_never_wrap_and_long_tables_collapse(page: str) -> None:
+    assert "10\u202f007" in page and "10\u2009007" not in page  # a narrow NO-BREAK space groups digits
+    assert "td.num,.meta code{white-space:nowrap}" in page
+    assert f"<summary>all {LONG_TABLE + 8} rows of “A long table”</summary>" in page
+
+
+def test_user_models_transcript_is_in_its_own_words(page: str) -> None:
+    assert "   4  worker 1 sets the flag and compacts" in page
+    assert "in the words of examples.my_lock:FlagLock, recorded when the check ran" in page
+    assert "recorded actions of nowhere.mod:Lock (the trace carries no words" in page
+    assert "[&#x27;check&#x27;, 0]" not in page  # not the raw action tuples
+    assert "appends a turn (live 3 → 4)" in page and "the gap, uncounted" in page  # the catalog model's too
+
+
+def test_check_saves_the_models_words_with_its_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from turncheck.cli.app import main
+
+    trace = tmp_path / "flag.json"
+    code = main(
+        ["check", "examples.my_lock:FlagLock", "--engine", "explore", "--quiet", "--trace-out", str(trace)]
+    )
+    capsys.readouterr()
+    assert code == 1
+    saved = load_trace(trace)
+    assert saved.extra["words"][-1] == "worker 1 sets the flag and compacts"

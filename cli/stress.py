@@ -88,7 +88,7 @@ def stress_command(
     """Stress a real session store with writer processes and a compactor; check the history."""
     scratch = Path(tempfile.mkdtemp(prefix="turncheck-stress-"))
     try:
-        target = dsn or str(db if db is not None else scratch / "session.db")
+        target = dsn if (dsn or store == "postgres") else str(db if db is not None else scratch / "session.db")
         params = StressParams(
             StoreSpec(store, target), locking, writers, gap_ms, max_turns, seconds, seed, kill, kills
         )

@@ -112,7 +112,7 @@ class PostgresStore:
 
         try:
             return psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)
-        except psycopg.OperationalError as exc:
+        except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:
             raise ConnectionLost(f"cannot connect to {self.dsn!r}: {str(exc).strip()}") from None
 
     def setup(self) -> None:

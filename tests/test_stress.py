@@ -244,3 +244,26 @@ def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], args: 
     code = main(["stress", "--seconds", "0.2", "--quiet", *args])
     err = capsys.readouterr().err
     assert code == 2 and needle in err and err.count("\n") == 1 and err.startswith("turncheck: error:")
+
+
+# -- the other stores: the Agents SDK's SQLiteSession, and a user's class ------------------------
+
+
+def test_agents_sqlite_session_under_mutex_and_none(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("agents", reason="openai-agents (the peers extra) is not installed")
+    code, mutex = _stress(capsys, "--store", "agents-sqlite", "--locking", "mutex", "--seconds", "1")
+    assert code == 0 and mutex["peak"] <= 9 and mutex["lost"] == 0 and mutex["appends"] > 0
+    code, none = _stress(capsys, "--store", "agents-sqlite", "--locking", "none", "--seconds", "1")
+    assert code == 1 and none["peak"] > 9 and none["lost"] == 0
+
+
+def test_agents_items_carry_their_turn() -> None:
+    from turncheck.sim.stress.agents_sqlite import item_tag, turn_items
+
+    assert [item_tag(i) for i in turn_items(7)] == [(7, k) for k in TURN_KINDS]
+
+
+def test_a_users_store_class_by_reference(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _stress(capsys, "--store", "turncheck.sim.stress.sqlite:SqliteStore", "--locking", "append-sync",
+                        "--seconds", "1")  # fmt: skip
+    assert code == 0 and out["store"] == "turncheck.sim.stress.sqlite:SqliteStore" and out["peak"] <= 8

@@ -53,7 +53,7 @@ def _record_cost_us(window_turns: int, n: int = 20000, reads: bool = True) -> fl
 
 
 def run(scale: str) -> list[str]:
-    seconds = 3.0 if scale == "full" else 1.5
+    seconds, run_s = {"tiny": (0.5, 1.0), "quick": (1.5, 3.0)}.get(scale, (3.0, 10.0))
     lines: list[str] = []
     with tempfile.TemporaryDirectory(prefix="turncheck-bench-stress-") as tmp:
         root = Path(tmp)
@@ -81,7 +81,6 @@ def run(scale: str) -> list[str]:
             verdict = "ok" if share < OVERHEAD_TARGET else "ABOVE TARGET"
             lines.append(f"  recording {what}: {cost:.1f} µs = {share:.1%} of the {label} append latency "
                          f"(target < {OVERHEAD_TARGET:.0%}: {verdict})")  # fmt: skip
-        run_s = 10.0 if scale == "full" else 3.0
         p = StressParams(StoreSpec("sqlite", str(root / "big.db")), "none", writers=8, gap_ms=50, max_turns=8,
                          seconds=run_s)  # fmt: skip
         raw = run_stress(p, root / "big")

@@ -45,6 +45,10 @@ def report_lines(r: StressReport) -> list[str]:
         f"{r.compactions} · cas conflicts {r.conflicts} · retries {r.retries} · lock waits {r.lock_waits} · "
         f"busy errors {r.busy_errors}",
     ]
+    if r.lost_connections:
+        lines.append(
+            f"connections lost and re-opened: {r.lost_connections} (outcomes settled by the store's journal)"
+        )
     if r.kills:
         lines.append(f"killed (SIGKILL, restarted): {', '.join(r.kills)}")
     if r.stuck:
@@ -88,7 +92,9 @@ def stress_command(
     """Stress a real session store with writer processes and a compactor; check the history."""
     scratch = Path(tempfile.mkdtemp(prefix="turncheck-stress-"))
     try:
-        target = dsn if (dsn or store == "postgres") else str(db if db is not None else scratch / "session.db")
+        target = (
+            dsn if (dsn or store == "postgres") else str(db if db is not None else scratch / "session.db")
+        )
         params = StressParams(
             StoreSpec(store, target), locking, writers, gap_ms, max_turns, seconds, seed, kill, kills
         )

@@ -152,8 +152,10 @@ def _appends(n: int) -> tuple[JournalEntry, ...]:
 
 def test_checker_finds_over_deletion_and_a_lost_acknowledged_turn() -> None:
     journal = _appends(3) + (JournalEntry(4, "c", "compact", (), (1, 2), 3),)  # rule: 3 - 2 = 1
-    acks = tuple({"op": "append", "id": f"a{i}", "ok": True, "seq": i, "turn": i, "t0": 0.0, "t1": 0.001}
-                 for i in (1, 2, 3))
+    acks = tuple(
+        {"op": "append", "id": f"a{i}", "ok": True, "seq": i, "turn": i, "t0": 0.0, "t1": 0.001}
+        for i in (1, 2, 3)
+    )
     report = check_run(_raw(journal, (), acks))  # turn 3 is gone from the store
     kinds = {v.invariant for v in report.violations}
     assert {"over-deletion", "lost"} <= kinds
@@ -192,8 +194,21 @@ def test_window_encoding_compresses_whole_turns_only() -> None:
 
 
 def _stress(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
-    code = main(["stress", "--writers", "4", "--gap-ms", "50", "--max-turns", "8", "--format", "json",
-                 "--quiet", *args])
+    code = main(
+        [
+            "stress",
+            "--writers",
+            "4",
+            "--gap-ms",
+            "50",
+            "--max-turns",
+            "8",
+            "--format",
+            "json",
+            "--quiet",
+            *args,
+        ]
+    )
     out = capsys.readouterr().out
     return code, json.loads(out)
 
@@ -216,7 +231,9 @@ def test_done_when_none_exceeds_and_locks_hold(
 
 
 def test_kill_loses_nothing_acknowledged(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = _stress(capsys, "--locking", "trim-to", "--seconds", "2", "--kill", "--kills", "4", "--seed", "3")
+    code, out = _stress(
+        capsys, "--locking", "trim-to", "--seconds", "2", "--kill", "--kills", "4", "--seed", "3"
+    )
     assert code == 0 and out["lost"] == 0 and len(out["kills"]) == 4 and out["bad_reads"] == 0
 
 
@@ -240,7 +257,9 @@ def test_table_output_and_history_kept(capsys: pytest.CaptureFixture[str], tmp_p
         (["--locking", "optimistic"], "optimistic"),
     ],
 )
-def test_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], args: list[str], needle: str) -> None:
+def test_bad_input_is_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+) -> None:
     code = main(["stress", "--seconds", "0.2", "--quiet", *args])
     err = capsys.readouterr().err
     assert code == 2 and needle in err and err.count("\n") == 1 and err.startswith("turncheck: error:")
@@ -267,3 +286,22 @@ def test_a_users_store_class_by_reference(capsys: pytest.CaptureFixture[str]) ->
     code, out = _stress(capsys, "--store", "turncheck.sim.stress.sqlite:SqliteStore", "--locking", "append-sync",
                         "--seconds", "1")  # fmt: skip
     assert code == 0 and out["store"] == "turncheck.sim.stress.sqlite:SqliteStore" and out["peak"] <= 8
+
+
+def test_postgres_restarted_mid_run_is_survived_and_reported(pg_dsn: str, tmp_path: Path) -> None:
+    import threading
+
+    from turncheck.sim.stress.pg_server import restart
+    from turncheck.sim.stress.runner import run_stress
+
+    params = StressParams(
+        StoreSpec("postgres", pg_dsn), "trim-to", writers=3, gap_ms=20, max_turns=8, seconds=2.5
+    )
+    timer = threading.Timer(1.0, restart, args=(pg_dsn,))
+    timer.start()
+    try:
+        report = check_run(run_stress(params, tmp_path / "h"))
+    finally:
+        timer.join()
+    assert report.lost_connections > 0  # reported, never silent
+    assert report.ok and report.lost == 0 and report.appends > 0

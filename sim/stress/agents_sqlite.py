@@ -27,6 +27,7 @@ from turncheck.sim.stress.sqlite import SqliteStore, SqliteWriteTx
 SESSION_ID = "turncheck-stress"
 _PREFIX = "tc:"
 
+
 def turn_items(turn: int) -> list[Any]:
     """One whole turn as the SDK's input items, each tagged ``tc:TURN:KIND``."""
     call = f"call_{turn}"
@@ -37,14 +38,16 @@ def turn_items(turn: int) -> list[Any]:
         {"role": "assistant", "content": f"{_PREFIX}{turn}:A"},
     ]
 
+
 def item_tag(item: Any) -> tuple[int, str]:
     """(turn, kind) of an item written by :func:`turn_items`."""
     for key in ("content", "arguments", "output"):
         text = item.get(key) if isinstance(item, dict) else None
         if isinstance(text, str) and text.startswith(_PREFIX):
-            turn, kind = text[len(_PREFIX):].split(":")
+            turn, kind = text[len(_PREFIX) :].split(":")
             return int(turn), kind
     return -1, "?"
+
 
 class AgentsWriteTx:
     """The side-car's write transaction, with the session's changes made through the SDK."""
@@ -81,6 +84,7 @@ class AgentsWriteTx:
 
     def commit_header(self, header: SessionHeader, expect_version: int | None = None) -> int | None:
         return self._sidecar.commit_header(header, expect_version)
+
 
 class AgentsSqliteStore:
     """``SQLiteSession(SESSION_ID, PATH)`` plus the side-car ``PATH.turncheck``."""

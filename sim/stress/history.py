@@ -277,7 +277,7 @@ def check_run(run: RawRun) -> StressReport:
 
     # -- read windows -------------------------------------------------------------------------
     bad_reads = 0
-    reads = [r for r in run.records if r.get("op") == "read"]
+    reads = [r for r in run.records if r.get("op") == "read" and "w" in r]
     for r in reads:
         ids, bad = _expand(r["w"])
         v = r["v"]

@@ -139,8 +139,12 @@ def restart(dsn: str) -> None:
         raise PostgresUnavailable("PostgreSQL binaries (initdb, pg_ctl) not found")
     sock = dsn.split("host=", 1)[1].split()[0]
     data = Path(sock).parent / "data"
-    subprocess.run(
-        _as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "restart"]),
-        capture_output=True,
+    log = Path(sock).parent / "log"
+    subprocess.run(  # the new postmaster keeps whatever it inherits open: no pipes, a log file
+        _as_server_user(
+            [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-m", "fast", "-w", "restart"]
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         check=True,
     )

@@ -225,7 +225,8 @@ def test_done_when_none_exceeds_and_locks_hold(
     assert none["peak"] <= none["bound"]  # never above the model's worst case
     assert none["violations"][0]["invariant"] == "bounded-peak-turns" and none["violations"][0]["slice"]
     code, mutex = _stress(capsys, *extra, "--locking", "mutex", "--seconds", "1.5", "--kill", "--kills", "2")
-    assert code == 0 and mutex["peak"] <= 9 and mutex["lost"] == 0 and len(mutex["kills"]) == 2
+    assert code == 0, mutex["violations"]
+    assert mutex["peak"] <= 9 and mutex["lost"] == 0 and len(mutex["kills"]) == 2 and mutex["appends"] > 0
     code, sync = _stress(capsys, *extra, "--locking", "append-sync", "--seconds", "1")
     assert code == 0 and sync["peak"] <= 8 and sync["lost"] == 0 and sync["appends"] > 0
 
@@ -305,3 +306,20 @@ def test_postgres_restarted_mid_run_is_survived_and_reported(pg_dsn: str, tmp_pa
         timer.join()
     assert report.lost_connections > 0  # reported, never silent
     assert report.ok and report.lost == 0 and report.appends > 0
+
+
+def test_a_process_dying_of_an_error_is_a_violation_not_silence(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "brittle_store.py").write_text(
+        "from turncheck.sim.stress.sqlite import SqliteStore\n"
+        "class BrittleStore(SqliteStore):\n"
+        "    def read_window(self):\n"
+        "        raise RuntimeError('disk on fire')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out = _stress(capsys, "--store", "brittle_store:BrittleStore", "--locking", "none", "--seconds", "0.5",
+                        "--writers", "1")  # fmt: skip
+    assert code == 1
+    crashed = [v for v in out["violations"] if v["invariant"] == "process-crashed"]
+    assert crashed and "RuntimeError: disk on fire" in crashed[0]["reason"]

@@ -297,6 +297,11 @@ def check_run(run: RawRun) -> StressReport:
                     Violation("read-window", f"{r['p']} read at version {v}: {'; '.join(problems)}", ())
                 )
 
+    # -- processes that died of an error (not a kill): never silent -------------------------
+    for r in run.records:
+        if r.get("op") == "crash":
+            violations.append(Violation("process-crashed", f"{r['p']} died: {r['error']}", ()))
+
     # -- figures --------------------------------------------------------------------------------
     latencies = sorted(r["t1"] - r["t0"] for r in acked)
     for s in run.summaries:

@@ -179,9 +179,34 @@ def encode_window(w: Window) -> list[list[Any]]:
     return out
 
 
+def _connect(store: SessionStore, deadline: float) -> None:
+    """Open the process's connection, retrying a store that is briefly unreachable."""
+    while True:
+        try:
+            store.connect()
+            return
+        except ConnectionLost:
+            if time.time() >= deadline:
+                raise
+            time.sleep(RECONNECT_S)
+
+
+def _guarded(target: Callable[..., None], path: Path, name: str, *args: Any) -> None:
+    """A process's body: an unexpected exception is written to its history as a ``crash`` line
+    (the checker reports it) before the process exits 1 — a dead process is never silent."""
+    try:
+        target(*args)
+    except Exception as exc:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        line = {"op": "crash", "p": name, "error": f"{type(exc).__name__}: {str(exc).strip()}"[:500]}
+        os.write(fd, (json.dumps(line) + "\n").encode())
+        os.close(fd)
+        os._exit(1)
+
+
 def _writer(p: StressParams, index: int, incarnation: int, deadline: float, path: Path) -> None:
     store = open_store(p.store)
-    store.connect()
+    _connect(store, deadline)
     rec = Recorder(path, p.record)
     gap_s = p.gap_ms / 1000.0
     name = f"w{index}.{incarnation}"
@@ -265,7 +290,7 @@ def _writer(p: StressParams, index: int, incarnation: int, deadline: float, path
 
 def _compactor(p: StressParams, incarnation: int, deadline: float, path: Path) -> None:
     store = open_store(p.store)
-    store.connect()
+    _connect(store, deadline)
     rec = Recorder(path, p.record)
     gap_s = p.gap_ms / 1000.0
     name = f"{COMPACTOR}.{incarnation}"
@@ -380,9 +405,15 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
         incarnations[role] = k
         path = folder / f"{role}.{k}.jsonl"
         if role == COMPACTOR:
-            proc = ctx.Process(target=_compactor, args=(p, k, deadline, path), daemon=True)
+            proc = ctx.Process(
+                target=_guarded, args=(_compactor, path, f"{role}.{k}", p, k, deadline, path), daemon=True
+            )
         else:
-            proc = ctx.Process(target=_writer, args=(p, int(role[1:]), k, deadline, path), daemon=True)
+            proc = ctx.Process(
+                target=_guarded,
+                args=(_writer, path, f"{role}.{k}", p, int(role[1:]), k, deadline, path),
+                daemon=True,
+            )
         proc.start()
         procs[role] = proc
 

@@ -42,7 +42,7 @@ DEFAULT_OUT = Path("turncheck-demo")
 # scale come from scenarios/presets.py
 DEMO_ORDER: tuple[str, ...] = (
     "trigger-gap", "locking", "testbench", "peers", "token-estimate", "clock-skew", "key-collapse",
-    "projection", "framing",
+    "projection", "framing", "real-locking",
 )  # fmt: skip
 SKIPPED: dict[tuple[str, str], str] = {
     ("peers", "tiny"): "its four libraries take ~15 s to import; it runs at --scale quick",

@@ -7,6 +7,7 @@ Rules (every plot is drawn from files, never from a re-run):
   peak-vs-maxTurns lines when at least two (writers, gap) series ran at two maxTurns or more (a
   sweep over ``max_turns``; the default eight rows alone make points, not lines);
 * each ``locking`` or ``sweep-locking`` result → the price of each guarantee;
+* each ``real-locking`` result → model against SQLite / PostgreSQL, one panel per strategy;
 * each ``testbench`` result → the strategies against the budget, with the first ``peers``
   result's peers added as dashed lines when there is one;
 * each ``peers`` result → the peers and M0–M5 side by side;
@@ -36,6 +37,11 @@ from turncheck.reports.plots.peaks import (
     plot_peaks_vs_max_turns,
 )
 from turncheck.reports.plots.peers import PEERS_SCENARIOS, peers_reading, plot_peers
+from turncheck.reports.plots.real_locking import (
+    REAL_LOCKING_SCENARIOS,
+    plot_real_locking,
+    real_locking_reading,
+)
 from turncheck.reports.plots.strategies import plot_strategies_vs_budget, strategies_reading
 from turncheck.reports.plots.timeline import counterexample_reading, plot_counterexample
 from turncheck.reports.results_dir import ResultFile, ResultsDir
@@ -112,6 +118,9 @@ def gallery(
         r = rf.result
         planned.append(("locking-price", [rf.path], "Locking: bound and observed peak vs append latency p99",
                         partial(plot_locking_price, r), partial(locking_reading, r)))  # fmt: skip
+    for rf in directory.of(*REAL_LOCKING_SCENARIOS):
+        planned.append(("real-locking", [rf.path], "Model against real stores: peak per locking strategy",
+                        partial(plot_real_locking, rf.result), partial(real_locking_reading, rf.result)))  # fmt: skip
     peers = directory.of(*PEERS_SCENARIOS)
     for rf in directory.of("testbench"):
         r = rf.result

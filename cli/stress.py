@@ -1,0 +1,131 @@
+"""``turncheck stress``: real writer processes and a compactor against a real store, then a check.
+
+Runs ``--writers`` OS processes appending whole turns and one compactor process against
+``--store`` for ``--seconds``, with the trigger ``maxTurns`` and a wall-clock gap ``--gap-ms``
+under ``--locking``; records every operation and checks the committed history
+(:mod:`turncheck.sim.stress.history`). Exit 0 when every invariant holds, 1 with the shortest
+offending slice of the history when one breaks, 2 for bad input or a store that cannot be
+opened. A live run cannot be byte-reproducible: ``--seed`` fixes the kill schedule, not the
+operating system's interleaving.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from turncheck.cli.options import FormatOpt, QuietOpt, SeedOpt, out_option
+from turncheck.cli.progress import ProgressBar, end_line, silent
+from turncheck.models.errors import TurncheckError
+from turncheck.sim.stress.history import StressReport, check_run
+from turncheck.sim.stress.runner import StressParams, check_params, run_stress
+from turncheck.sim.stress.stores import StoreSpec
+
+LockingName = Literal["none", "trim-to", "mutex", "cas", "append-sync"]
+
+
+class StoreUnavailable(TurncheckError):
+    """The store could not be opened or set up (a bad DSN, a server that is down, a bad path)."""
+
+
+def report_lines(r: StressReport) -> list[str]:
+    bound = "unbounded" if r.bound is None else str(r.bound)
+    lines = [
+        f"stress {r.store} · {r.locking} · {r.writers} writers · gap {r.gap_ms:g} ms · maxTurns {r.max_turns}"
+        f" · {r.seconds:g} s",
+        f"peak {r.peak} · model worst case {bound} at {r.turns_per_gap} turns/gap · {r.locking} is held to "
+        f"{r.checked_bound}",
+        f"lost {r.lost} · over-deleted {r.over_deleted} · bad read windows {r.bad_reads}/{r.reads}",
+        f"appends {r.appends} ({r.throughput:g}/s) · p50 {r.p50_ms:g} ms · p99 {r.p99_ms:g} ms · compactions "
+        f"{r.compactions} · cas conflicts {r.conflicts} · retries {r.retries} · lock waits {r.lock_waits} · "
+        f"busy errors {r.busy_errors}",
+    ]
+    if r.lost_connections:
+        lines.append(
+            f"connections lost and re-opened: {r.lost_connections} (outcomes settled by the store's journal)"
+        )
+    if r.kills:
+        lines.append(f"killed (SIGKILL, restarted): {', '.join(r.kills)}")
+    if r.stuck:
+        lines.append(f"stuck past the deadline (killed): {', '.join(r.stuck)}")
+    if r.ok:
+        lines.append("OK: every invariant holds")
+    for v in r.violations[:5]:
+        lines.append(f"VIOLATED {v.invariant}: {v.reason}")
+        lines.extend(f"  {s}" for s in v.slice)
+    if len(r.violations) > 5:
+        lines.append(f"… and {len(r.violations) - 5} more violations")
+    return lines
+
+
+def stress_command(
+    store: Annotated[
+        str, typer.Option("--store", help="sqlite, postgres, agents-sqlite, or package.module:Class.")
+    ] = "sqlite",
+    locking: Annotated[LockingName, typer.Option("--locking", help="Locking strategy.")] = "none",
+    writers: Annotated[int, typer.Option("--writers", min=1, max=64, help="Writer processes.")] = 4,
+    gap_ms: Annotated[
+        float, typer.Option("--gap-ms", min=0, help="Wall-clock gap from the read to the act.")
+    ] = 50.0,
+    max_turns: Annotated[int, typer.Option("--max-turns", min=1, help="The trigger's maxTurns.")] = 8,
+    seconds: Annotated[float, typer.Option("--seconds", min=0.1, max=3600, help="Run time.")] = 5.0,
+    dsn: Annotated[str, typer.Option("--dsn", help="Connection string (postgres, or your own store).")] = "",
+    db: Annotated[
+        Path | None, typer.Option("--db", help="Database file for file stores (default: a temporary one).")
+    ] = None,
+    kill: Annotated[
+        bool, typer.Option("--kill", help="SIGKILL a random writer or the compactor, restart it.")
+    ] = False,
+    kills: Annotated[int, typer.Option("--kills", min=0, max=100, help="How many kills with --kill.")] = 3,
+    seed: SeedOpt = 0,
+    fmt: FormatOpt = "table",
+    quiet: QuietOpt = False,
+    out: Annotated[
+        Path | None, out_option("Keep the history (JSONL per process) and stress.json here.")
+    ] = None,
+) -> int:
+    """Stress a real session store with writer processes and a compactor; check the history."""
+    scratch = Path(tempfile.mkdtemp(prefix="turncheck-stress-"))
+    try:
+        target = (
+            dsn if (dsn or store == "postgres") else str(db if db is not None else scratch / "session.db")
+        )
+        params = StressParams(
+            StoreSpec(store, target), locking, writers, gap_ms, max_turns, seconds, seed, kill, kills
+        )
+        check_params(params)
+        if out is not None and out.exists() and not out.is_dir():
+            raise NotADirectoryError(20, "not a directory", str(out))
+        folder = (out / "history") if out is not None else scratch / "history"
+        if folder.exists():
+            shutil.rmtree(folder)
+        progress = silent if quiet else ProgressBar(f"stress {store} {locking}", "ms")
+        try:
+            raw = run_stress(params, folder, progress)
+        except TurncheckError:
+            raise
+        except Exception as exc:  # the store's driver: a refused connection, a bad path
+            end_line(progress)
+            raise StoreUnavailable(f"store {store}: {type(exc).__name__}: {exc}") from None
+        report = check_run(raw)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if out is not None:
+        (out / "stress.json").write_text(json.dumps(report.as_json(), indent=2) + "\n")
+    if fmt == "json":
+        print(json.dumps(report.as_json()))
+    else:
+        print("\n".join(report_lines(report)))
+    sys.stdout.flush()
+    return 0 if report.ok else 1
+
+
+def register(app: typer.Typer) -> None:
+    app.command(
+        "stress", help="Stress a real session store (SQLite, PostgreSQL, ...) and check the history."
+    )(stress_command)

@@ -1,0 +1,208 @@
+"""The ``postgres`` session store: a real PostgreSQL server through the ``psycopg`` driver.
+
+Transactions run at READ COMMITTED. The session's write lock is the header row: a locking
+transaction starts with ``SELECT … FROM header WHERE id = 1 FOR UPDATE`` (appends always do, so
+appends are serialized and ``bigserial`` ids grow in commit order; ``mutex``'s compactor holds it
+through the gap). ``cas`` starts with ``UPDATE header … WHERE version = %s``, which waits for a
+concurrent holder and then re-checks the version on the row it finds, so it fails exactly when
+the version moved. Reads run REPEATABLE READ, one snapshot per window. A broken connection is
+:class:`ConnectionLost` (the caller reconnects); a serialization or deadlock failure is
+:class:`StoreBusy`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from turncheck.models.session_store import (
+    TURN_KINDS,
+    ConnectionLost,
+    JournalEntry,
+    SessionHeader,
+    StoreBusy,
+    Window,
+)
+from turncheck.sim.stress.sqlite import ids_of, ids_text
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tc_turns (id BIGSERIAL PRIMARY KEY, writer INTEGER, n BIGINT);
+CREATE TABLE IF NOT EXISTS tc_events (pos BIGSERIAL PRIMARY KEY, turn BIGINT, kind TEXT);
+CREATE INDEX IF NOT EXISTS tc_events_turn ON tc_events(turn);
+CREATE TABLE IF NOT EXISTS tc_header (id INTEGER PRIMARY KEY CHECK (id = 1), version BIGINT,
+    pending BOOLEAN, count_read INTEGER, read_version BIGINT, read_at DOUBLE PRECISION);
+CREATE TABLE IF NOT EXISTS tc_journal (seq BIGINT PRIMARY KEY, op TEXT, kind TEXT, added TEXT,
+    removed TEXT, count_read INTEGER);
+"""
+_HEADER = "SELECT version, pending, count_read, read_version, read_at FROM tc_header WHERE id = 1"
+
+
+def _head(row: Any) -> SessionHeader:
+    return SessionHeader(int(row[0]), bool(row[1]), int(row[2]), int(row[3]), float(row[4]))
+
+
+class PostgresWriteTx:
+    """An open PostgreSQL write transaction (see :class:`turncheck.models.session_store.WriteTx`)."""
+
+    def __init__(self, cur: Any, lock: bool) -> None:
+        self._cur = cur
+        self._lock = lock
+        self.added: list[int] = []
+        self.removed: list[int] = []
+        self.seq: int | None = None
+
+    def header(self) -> SessionHeader:
+        self._cur.execute(_HEADER + (" FOR UPDATE" if self._lock else ""))
+        return _head(self._cur.fetchone())
+
+    def append(self, writer: int, n: int) -> int:
+        self._cur.execute("INSERT INTO tc_turns (writer, n) VALUES (%s, %s) RETURNING id", (writer, n))
+        turn = int(self._cur.fetchone()[0])
+        self._cur.executemany(
+            "INSERT INTO tc_events (turn, kind) VALUES (%s, %s)", [(turn, k) for k in TURN_KINDS]
+        )
+        self.added.append(turn)
+        return turn
+
+    def count(self) -> int:
+        self._cur.execute("SELECT count(*) FROM tc_turns")
+        return int(self._cur.fetchone()[0])
+
+    def delete_oldest(self, n: int) -> tuple[int, ...]:
+        if n <= 0:
+            return ()
+        self._cur.execute("SELECT id FROM tc_turns ORDER BY id LIMIT %s", (n,))
+        ids = tuple(int(r[0]) for r in self._cur.fetchall())
+        if ids:
+            self._cur.execute("DELETE FROM tc_events WHERE turn <= %s", (ids[-1],))
+            self._cur.execute("DELETE FROM tc_turns WHERE id <= %s", (ids[-1],))
+        self.removed.extend(ids)
+        return ids
+
+    def commit_header(self, header: SessionHeader, expect_version: int | None = None) -> int | None:
+        values: tuple[Any, ...] = (header.pending, header.count_read, header.read_version, header.read_at)
+        sql = (
+            "UPDATE tc_header SET version = version + 1, pending = %s, count_read = %s, read_version = %s,"
+            " read_at = %s WHERE id = 1"
+        )
+        if expect_version is not None:
+            sql += " AND version = %s"
+            values += (expect_version,)
+        self._cur.execute(sql + " RETURNING version", values)
+        row = self._cur.fetchone()
+        if row is None:
+            return None
+        self.seq = int(row[0])
+        return self.seq
+
+
+class PostgresStore:
+    """Session store in PostgreSQL tables ``tc_*`` of the database the DSN names."""
+
+    name = "postgres"
+    journaled = True
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self._conn: Any = None
+
+    def _open(self) -> Any:
+        import psycopg
+
+        try:
+            return psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)
+        except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:
+            raise ConnectionLost(f"cannot connect to {self.dsn!r}: {str(exc).strip()}") from None
+
+    def setup(self) -> None:
+        conn = self._open()
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(7204013)")  # concurrent setups queue
+                for statement in _SCHEMA.strip().split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute("TRUNCATE tc_turns, tc_events, tc_header, tc_journal RESTART IDENTITY")
+                conn.execute("INSERT INTO tc_header VALUES (1, 0, false, 0, 0, 0)")
+        finally:
+            conn.close()
+
+    def connect(self) -> None:
+        self._conn = self._open()
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    @property
+    def conn(self) -> Any:
+        if self._conn is None or self._conn.closed:
+            self.connect()
+        return self._conn
+
+    @contextmanager
+    def write(self, op: str, kind: str, lock: bool, count_read: int = 0) -> Iterator[PostgresWriteTx]:
+        import psycopg
+        from psycopg import errors
+
+        conn = self.conn
+        try:
+            with conn.transaction() as txn, conn.cursor() as cur:
+                tx = PostgresWriteTx(cur, lock)
+                if lock:
+                    tx.header()  # take the session's write lock before anything else
+                yield tx
+                if tx.seq is None:
+                    raise psycopg.Rollback(txn)
+                cur.execute(
+                    "INSERT INTO tc_journal VALUES (%s, %s, %s, %s, %s, %s)",
+                    (tx.seq, op, kind, ids_text(tuple(tx.added)), ids_text(tuple(tx.removed)), count_read),
+                )
+        except (errors.SerializationFailure, errors.DeadlockDetected, errors.LockNotAvailable) as exc:
+            raise StoreBusy(str(exc).strip()) from None
+        except psycopg.OperationalError as exc:
+            self._drop()
+            raise ConnectionLost(str(exc).strip()) from None
+
+    def _drop(self) -> None:
+        try:
+            if self._conn is not None:
+                self._conn.close()
+        finally:
+            self._conn = None
+
+    def header(self) -> SessionHeader:
+        import psycopg
+
+        try:
+            return _head(self.conn.execute(_HEADER).fetchone())
+        except psycopg.OperationalError as exc:
+            self._drop()
+            raise ConnectionLost(str(exc).strip()) from None
+
+    def read_window(self) -> Window:
+        import psycopg
+
+        conn = self.conn
+        try:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try:
+                version = int(conn.execute("SELECT version FROM tc_header WHERE id = 1").fetchone()[0])
+                rows = conn.execute("SELECT turn, kind FROM tc_events ORDER BY pos").fetchall()
+            finally:
+                conn.execute("COMMIT")
+        except psycopg.OperationalError as exc:
+            self._drop()
+            raise ConnectionLost(str(exc).strip()) from None
+        return Window(version, tuple(int(r[0]) for r in rows), "".join(r[1] for r in rows))
+
+    def journal(self) -> tuple[JournalEntry, ...]:
+        rows = self.conn.execute(
+            "SELECT seq, op, kind, added, removed, count_read FROM tc_journal ORDER BY seq"
+        )
+        return tuple(JournalEntry(int(r[0]), r[1], r[2], ids_of(r[3]), ids_of(r[4]), int(r[5])) for r in rows)
+
+    def live_ids(self) -> tuple[int, ...]:
+        return tuple(int(r[0]) for r in self.conn.execute("SELECT id FROM tc_turns ORDER BY id"))

@@ -1,0 +1,465 @@
+"""The multi-process stress run: W writer processes and one compactor against a real store.
+
+Each writer loops until the deadline: read the live window (as an agent reads its context),
+then append one whole turn under the locking strategy. The compactor polls the session header
+and acts on a pending read once its gap has passed (``mutex``: takes the lock at once and spends
+the rest of the gap holding it). Every operation is recorded with its start and end wall-clock
+time, one JSON line per operation, written with one unbuffered ``os.write`` per line into the
+process's own file — so a line is on disk the moment the operation is acknowledged and a
+SIGKILL loses nothing acknowledged. ``--kill`` SIGKILLs a random writer or the compactor at
+seeded random moments and restarts it as a new incarnation (its operation ids stay unique).
+
+The run time is bounded: processes stop starting operations at the deadline and are killed
+(and reported as stuck) if still alive a grace period later.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import random
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import Any
+
+from turncheck.models.errors import BadParameter
+from turncheck.models.session_store import TURN_KINDS, ConnectionLost, SessionStore, StoreBusy, Window
+from turncheck.sim.stress.stores import StoreSpec, check_spec, open_store
+from turncheck.sim.stress.strategies import LockHeld, act, append_turn, check_locking
+
+POLL_S = 0.0005
+LOCK_RETRY_S = 0.001
+RECONNECT_S = 0.05
+COMPACTOR = "c"
+
+
+@dataclass(frozen=True)
+class StressParams:
+    """One stress run's parameters (validated by :func:`check_params`)."""
+
+    store: StoreSpec
+    locking: str
+    writers: int = 4
+    gap_ms: float = 50.0
+    max_turns: int = 8
+    seconds: float = 5.0
+    seed: int = 0
+    kill: bool = False
+    kills: int = 3
+    record: bool = True
+
+
+def check_params(p: StressParams) -> None:
+    check_locking(p.locking)
+    check_spec(p.store)
+    if p.writers < 1:
+        raise BadParameter(f"--writers must be >= 1, got {p.writers}")
+    if p.gap_ms < 0:
+        raise BadParameter(f"--gap-ms must be >= 0, got {p.gap_ms}")
+    if p.max_turns < 1:
+        raise BadParameter(f"--max-turns must be >= 1, got {p.max_turns}")
+    if not 0 < p.seconds <= 3600:
+        raise BadParameter(f"--seconds must be in (0, 3600], got {p.seconds}")
+    if p.kills < 0:
+        raise BadParameter(f"--kills must be >= 0, got {p.kills}")
+
+
+@dataclass(frozen=True)
+class RawRun:
+    """What a run left behind: every process's records, the store's journal and final live ids,
+    how many processes were killed on purpose and which were stuck at the end."""
+
+    params: StressParams
+    records: tuple[dict[str, Any], ...]
+    journal: tuple[Any, ...]
+    live: tuple[int, ...]
+    started: float
+    ended: float
+    kills: tuple[str, ...] = ()
+    stuck: tuple[str, ...] = ()
+    history_dir: str = ""
+    summaries: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+
+
+class Recorder:
+    """One process's history file: a line per operation, one ``os.write`` each (kill-safe).
+    With ``record=False`` only append latencies are kept, written once at exit (the bench's
+    baseline for the recording overhead)."""
+
+    def __init__(self, path: Path, record: bool) -> None:
+        self.record = record
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.latencies: list[float] = []
+
+    def line(self, obj: dict[str, Any]) -> None:
+        if self.record:
+            os.write(self.fd, (json.dumps(obj, separators=(",", ":")) + "\n").encode())
+        elif obj.get("op") == "append" and obj.get("ok"):
+            self.latencies.append(obj["t1"] - obj["t0"])
+
+    def append(
+        self,
+        name: str,
+        op: str,
+        t0: float,
+        t1: float,
+        seq: int,
+        turn: int,
+        trig: bool,
+        waits: int,
+        busy: int,
+        lost_conn: int,
+    ) -> None:
+        """The hot path: one acknowledged append, formatted without ``json.dumps`` (same JSON)."""
+        if self.record:
+            os.write(
+                self.fd,
+                (
+                    f'{{"op":"append","p":"{name}","id":"{op}","t0":{t0!r},"t1":{t1!r},"ok":true,"seq":{seq},'
+                    f'"turn":{turn},"trig":{"true" if trig else "false"},"waits":{waits},"busy":{busy},'
+                    f'"lost_conn":{lost_conn}}}\n'
+                ).encode(),
+            )
+        else:
+            self.latencies.append(t1 - t0)
+
+    def read(self, name: str, t0: float, t1: float, window: Window) -> None:
+        """One read window, compactly (:func:`encode_window`)."""
+        if self.record:
+            w = encode_window(window)
+            text = f"[[{w[0][0]},{w[0][1]}]]" if len(w) == 1 and isinstance(w[0][1], int) else json.dumps(w)
+            os.write(
+                self.fd,
+                (
+                    f'{{"op":"read","p":"{name}","t0":{t0!r},"t1":{t1!r},"v":{window.version},"w":{text}}}\n'
+                ).encode(),
+            )
+
+    def close(self) -> None:
+        if not self.record:
+            summary = {"op": "summary", "latencies": self.latencies}
+            os.write(self.fd, (json.dumps(summary) + "\n").encode())
+        os.close(self.fd)
+
+
+def encode_window(w: Window) -> list[list[Any]]:
+    """The window compactly: ``[lo, hi]`` for a block of consecutive turn ids each stored as one
+    contiguous, complete turn, ``[id, "kinds"]`` for any other run of one turn's events."""
+    turns, kinds = w.turns, w.kinds
+    width = len(TURN_KINDS)
+    whole = len(turns) // width
+    if whole and len(turns) % width == 0 and kinds == TURN_KINDS * whole:
+        # the usual window: whole turns of consecutive ids; checked with C-speed slice compares
+        firsts = turns[0::width]
+        if all(turns[k::width] == firsts for k in range(1, width)) and firsts == tuple(
+            range(firsts[0], firsts[0] + whole)
+        ):
+            return [[firsts[0], firsts[-1]]]
+    out: list[list[Any]] = []
+    i, n = 0, len(turns)
+    while i < n:
+        t = turns[i]
+        j = i
+        while j < n and turns[j] == t:
+            j += 1
+        run = kinds[i:j]
+        if run == TURN_KINDS:
+            if out and isinstance(out[-1][1], int) and out[-1][1] == t - 1:
+                out[-1][1] = t
+            else:
+                out.append([t, t])
+        else:
+            out.append([t, run])
+        i = j
+    return out
+
+
+def _connect(store: SessionStore, deadline: float) -> None:
+    """Open the process's connection, retrying a store that is briefly unreachable."""
+    while True:
+        try:
+            store.connect()
+            return
+        except ConnectionLost:
+            if time.time() >= deadline:
+                raise
+            time.sleep(RECONNECT_S)
+
+
+def _guarded(target: Callable[..., None], path: Path, name: str, *args: Any) -> None:
+    """A process's body: an unexpected exception is written to its history as a ``crash`` line
+    (the checker reports it) before the process exits 1 — a dead process is never silent."""
+    try:
+        target(*args)
+    except Exception as exc:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        line = {"op": "crash", "p": name, "error": f"{type(exc).__name__}: {str(exc).strip()}"[:500]}
+        os.write(fd, (json.dumps(line) + "\n").encode())
+        os.close(fd)
+        os._exit(1)
+
+
+def _writer(p: StressParams, index: int, incarnation: int, deadline: float, path: Path) -> None:
+    store = open_store(p.store)
+    _connect(store, deadline)
+    rec = Recorder(path, p.record)
+    gap_s = p.gap_ms / 1000.0
+    name = f"w{index}.{incarnation}"
+    n = 0
+    try:
+        while time.time() < deadline:
+            t0 = time.time()
+            try:
+                window = store.read_window()
+            except ConnectionLost:
+                rec.line({"op": "read", "p": name, "t0": t0, "t1": time.time(), "ok": False, "lost_conn": 1})
+                time.sleep(RECONNECT_S)
+                continue
+            t1 = time.time()
+            if p.record:
+                rec.line(
+                    {
+                        "op": "read",
+                        "p": name,
+                        "t0": t0,
+                        "t1": t1,
+                        "v": window.version,
+                        "w": encode_window(window),
+                    }
+                )
+            op = f"{name}-{n}"
+            t0 = time.time()
+            waits = busy = lost_conn = 0
+            done = None
+            while time.time() < deadline:  # an append still waiting at the deadline gives up
+                try:
+                    done = append_turn(
+                        store, p.locking, op, index, incarnation * 1_000_000 + n, p.max_turns, gap_s
+                    )
+                    break
+                except LockHeld:
+                    waits += 1
+                    time.sleep(LOCK_RETRY_S)
+                except StoreBusy:
+                    busy += 1
+                except ConnectionLost:  # outcome unknown: the journal says; try again
+                    lost_conn += 1
+                    time.sleep(RECONNECT_S)
+            t1 = time.time()
+            if done is None:
+                rec.line(
+                    {
+                        "op": "append",
+                        "p": name,
+                        "id": op,
+                        "t0": t0,
+                        "t1": t1,
+                        "ok": False,
+                        "waits": waits,
+                        "busy": busy,
+                        "lost_conn": lost_conn,
+                    }
+                )
+                break
+            rec.line(
+                {
+                    "op": "append",
+                    "p": name,
+                    "id": op,
+                    "t0": t0,
+                    "t1": t1,
+                    "ok": True,
+                    "seq": done.seq,
+                    "turn": done.turn,
+                    "trig": done.triggered,
+                    "waits": waits,
+                    "busy": busy,
+                    "lost_conn": lost_conn,
+                }
+            )
+            n += 1
+    finally:
+        rec.close()
+        store.close()
+
+
+def _compactor(p: StressParams, incarnation: int, deadline: float, path: Path) -> None:
+    store = open_store(p.store)
+    _connect(store, deadline)
+    rec = Recorder(path, p.record)
+    gap_s = p.gap_ms / 1000.0
+    name = f"{COMPACTOR}.{incarnation}"
+    n = 0
+    try:
+        while time.time() < deadline:
+            try:
+                head = store.header()
+            except ConnectionLost:
+                rec.line(
+                    {
+                        "op": "poll",
+                        "p": name,
+                        "t0": time.time(),
+                        "t1": time.time(),
+                        "ok": False,
+                        "lost_conn": 1,
+                    }
+                )
+                time.sleep(RECONNECT_S)
+                continue
+            if not head.pending:
+                time.sleep(POLL_S)
+                continue
+            if p.locking != "mutex":
+                wait = head.read_at + gap_s - time.time()
+                if wait > 0:
+                    time.sleep(min(wait, 0.005))
+                    continue
+            op = f"{name}-{n}"
+            t0 = time.time()
+            try:
+                done = act(store, p.locking, op, head, p.max_turns, gap_s)
+            except StoreBusy:
+                rec.line(
+                    {
+                        "op": "compact",
+                        "p": name,
+                        "id": op,
+                        "t0": t0,
+                        "t1": time.time(),
+                        "ok": False,
+                        "busy": 1,
+                    }
+                )
+                continue
+            except ConnectionLost:
+                rec.line(
+                    {
+                        "op": "compact",
+                        "p": name,
+                        "id": op,
+                        "t0": t0,
+                        "t1": time.time(),
+                        "ok": False,
+                        "lost_conn": 1,
+                    }
+                )
+                time.sleep(RECONNECT_S)
+                n += 1
+                continue
+            rec.line(
+                {
+                    "op": "compact" if done.committed else "conflict",
+                    "p": name,
+                    "id": op,
+                    "t0": t0,
+                    "t1": time.time(),
+                    "ok": True,
+                    "seq": done.seq,
+                    "deleted": done.deleted,
+                    "count_read": head.count_read,
+                }
+            )
+            n += 1
+    finally:
+        rec.close()
+        store.close()
+
+
+def _read_records(folder: Path) -> tuple[tuple[dict[str, Any], ...], tuple[dict[str, Any], ...]]:
+    records: list[dict[str, Any]] = []
+    summaries: list[dict[str, Any]] = []
+    for path in sorted(folder.glob("*.jsonl")):
+        for raw in path.read_bytes().splitlines():
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue  # a line cut by SIGKILL mid-write: never an acknowledgement
+            (summaries if obj.get("op") == "summary" else records).append(obj)
+    return tuple(records), tuple(summaries)
+
+
+def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], None] | None = None) -> RawRun:
+    """Run the writers and the compactor against ``p.store`` for ``p.seconds``; history files go
+    to ``folder``. Returns everything the checker (:mod:`sim.stress.history`) needs."""
+    check_params(p)
+    folder.mkdir(parents=True, exist_ok=True)
+    setup = open_store(p.store)
+    setup.setup()
+    setup.close()
+    ctx = mp.get_context("fork")
+    rng = random.Random(p.seed)
+    started = time.time()
+    deadline = started + p.seconds
+    gap_s = p.gap_ms / 1000.0
+    incarnations: dict[str, int] = {}
+    procs: dict[str, BaseProcess] = {}
+
+    def start(role: str) -> None:
+        k = incarnations.get(role, -1) + 1
+        incarnations[role] = k
+        path = folder / f"{role}.{k}.jsonl"
+        if role == COMPACTOR:
+            proc = ctx.Process(
+                target=_guarded, args=(_compactor, path, f"{role}.{k}", p, k, deadline, path), daemon=True
+            )
+        else:
+            proc = ctx.Process(
+                target=_guarded,
+                args=(_writer, path, f"{role}.{k}", p, int(role[1:]), k, deadline, path),
+                daemon=True,
+            )
+        proc.start()
+        procs[role] = proc
+
+    roles = [f"w{i}" for i in range(p.writers)] + [COMPACTOR]
+    for role in roles:
+        start(role)
+    kill_times = sorted(started + p.seconds * rng.uniform(0.1, 0.85) for _ in range(p.kills if p.kill else 0))
+    killed: list[str] = []
+    total_ms = int(p.seconds * 1000)
+    try:
+        while time.time() < deadline:
+            if kill_times and time.time() >= kill_times[0]:
+                kill_times.pop(0)
+                victim = rng.choice(roles)
+                proc = procs[victim]
+                if proc.pid is not None and proc.is_alive():
+                    os.kill(proc.pid, signal.SIGKILL)
+                    proc.join()
+                    killed.append(f"{victim}.{incarnations[victim]}")
+                    start(victim)
+            if progress is not None:
+                progress(min(total_ms, int((time.time() - started) * 1000)), total_ms)
+            time.sleep(0.02)
+        hard = deadline + max(2.0, 4 * gap_s * p.writers) + 1.0
+        stuck: list[str] = []
+        for role, proc in procs.items():
+            proc.join(timeout=max(0.0, hard - time.time()))
+            if proc.is_alive() and proc.pid is not None:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.join()
+                stuck.append(role)
+    finally:
+        for proc in procs.values():
+            if proc.is_alive() and proc.pid is not None:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.join()
+    ended = time.time()
+    if progress is not None:
+        progress(total_ms, total_ms)
+    records, summaries = _read_records(folder)
+    store: SessionStore = open_store(p.store)
+    store.connect()
+    try:
+        journal, live = store.journal(), store.live_ids()
+    finally:
+        store.close()
+    return RawRun(
+        p, records, journal, live, started, ended, tuple(killed), tuple(stuck), str(folder), summaries
+    )

@@ -71,9 +71,9 @@ def _root(
 
 
 def _register_commands() -> None:
-    from turncheck.cli import bench, check, log, project, report, scenario, sweep
+    from turncheck.cli import bench, check, import_log, log, project, report, scenario, sweep
 
-    for module in (report, project, scenario, sweep, check, log, bench):
+    for module in (report, project, scenario, sweep, check, log, bench, import_log):
         module.register(app)
 
 

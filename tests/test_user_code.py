@@ -77,7 +77,9 @@ def test_check_projector_fails_a_mid_turn_cut_with_the_shortest_counterexample(
     assert code == 0 and "no-orphan-results: violated at depth 4" in out
 
 
-def test_check_projector_passes_a_pair_safe_projector(user_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_projector_passes_a_pair_safe_projector(
+    user_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = run(capsys, "check", "projector", "--param", "strategy=my_trim:pair_safe", "-q",
                        "--max-examples", "60", "--database", str(user_dir / "db"))  # fmt: skip
     assert code == 0, out
@@ -100,7 +102,9 @@ def test_every_scenario_with_a_strategy_parameter_accepts_user_code(
 ) -> None:
     s = get_scenario(scenario)
     params = parse_params(s, assignments)
-    with pytest.raises(BadParameter, match="parameter (extra_)?strateg.*cannot import projector module 'nope_mod'"):
+    with pytest.raises(
+        BadParameter, match="parameter (extra_)?strateg.*cannot import projector module 'nope_mod'"
+    ):
         parse_params(s, {**assignments, next(k for k in assignments if "strateg" in k): "nope_mod:fn"})
     if scenario in ("peers", "testbench"):
         result = s.run(params, no_progress)

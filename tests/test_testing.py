@@ -23,7 +23,7 @@ QUICK = settings(max_examples=60, database=None, deadline=None)
 
 def test_a_users_test_file_finds_the_orphan_in_a_shrunk_history(tmp_path: Path) -> None:
     """The user's ≤ 15-line test file, run by pytest in its own process and directory."""
-    source = USER_PROJECT / "test_my_trim.py"
+    source = USER_PROJECT / "users_test_file.py"
     assert len(source.read_text().splitlines()) <= 15
     shutil.copy(source, tmp_path / "test_my_trim.py")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}

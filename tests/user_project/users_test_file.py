@@ -1,4 +1,4 @@
-# A user's test file, exactly as in docs/your-agent.md: run by tests/test_testing.py with pytest.
+# A user's test file (saved by them as test_my_trim.py); tests/test_testing.py runs it with pytest.
 from turncheck import fit_start, window_from_start
 
 

@@ -34,6 +34,7 @@ def check_projector(request: pytest.FixtureRequest) -> Callable[..., None]:
     defaults: dict[str, Any] = dict(marker.kwargs) if marker is not None else {}
 
     def run(projector: Any, **options: Any) -> None:
+        __tracebackhide__ = True
         check(projector, **{**defaults, **options})
 
     return run

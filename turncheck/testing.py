@@ -205,6 +205,7 @@ def check_projector(
         With the shrunk counterexample: the history up to the failing request, the window sent
         and the broken checks.
     """
+    __tracebackhide__ = True  # pytest shows the user's test line, not ours
     fn = resolve_strategy(projector)  # type: ignore[arg-type]
     name = strategy_name(projector if isinstance(projector, str) else fn)
     wanted = parse_checks(",".join(checks))

@@ -239,6 +239,11 @@ def project_per_request(
     if first is not None:
         req, bad = first
         w = req.window
+        if fmt == "json":
+            fail = {"session": req.session, "request": req.index, "after_events": req.end, "checks": bad,
+                    "cost": w.cost, "budget": budget, "first_events": describe_events(w.events)}  # fmt: skip
+            sys.stdout.write(json.dumps({"fail": fail}, ensure_ascii=False, separators=(",", ":")) + "\n")
+            raise typer.Exit(1)
         print(
             f"FAIL: session {req.session}, request {req.index} (after {req.end} events): "
             f"{', '.join(bad)}; window cost {w.cost}/{budget}: {describe_events(w.events)}"

@@ -33,6 +33,7 @@ from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.invariants import NO_ORPHAN_RESULTS, NON_EMPTY, WITHIN_BUDGET, non_empty
+from turncheck.models.peers.selection import PeerWindow
 from turncheck.models.projector import Window, check_strategy, project, resolve_strategy
 from turncheck.models.protocol import Property
 
@@ -203,7 +204,11 @@ class ProjectorModel:
         if w.empty:
             return f"{self.strategy} sends an empty window ({len(events)} events, budget {self.budget})"
         kept = []
-        for pos in range(w.start, w.end):
+        if isinstance(w, PeerWindow):  # a user's trimmer that sent something other than a suffix
+            for e in w.events:
+                label = e.kind.name + (f" {e.call_id}" if e.call_id is not None else "")
+                kept.append(f"{label}[{e.chars // _CHARS_PER_TOKEN}]" if e.kind is Kind.RESULT else label)
+        for pos in range(w.start, w.end) if not isinstance(w, PeerWindow) else ():
             kind, cid, size, _turn = events[pos]
             label = Kind(kind).name + (f" c{cid}" if cid != NO_CALL else "")
             kept.append(f"{label}[{size}]" if kind == RESULT else label)

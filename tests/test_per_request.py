@@ -94,3 +94,25 @@ def test_per_request_catches_what_end_of_log_misses(
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()][:-1]
     per_request = sum(1 for r in rows if r["orphanRes"])
     assert per_request > at_end
+
+
+def test_gate_errors_are_one_line_and_json_names_the_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["project", "--example", "-q", "--per-request", "--fail-on", "orphanz"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "unknown check orphanz" in err
+    code = main(["project", "--example", "-q", "--from", "yaml", "-H", "x"])
+    assert code == 2 and "yaml" in capsys.readouterr().err
+    assert main(["project", "--example", "-q", "-b", "20", "-s", "M0", "--per-request",
+                 "--fail-on", "overBudget,orphanRes", "--format", "json"]) == 1  # fmt: skip
+    last = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert set(last["fail"]) == {
+        "session",
+        "request",
+        "after_events",
+        "checks",
+        "cost",
+        "budget",
+        "first_events",
+    }

@@ -127,3 +127,11 @@ def test_strategies_plot_names_the_users_function(user_dir: Path) -> None:
     fig = plot_strategies_vs_budget(result)
     labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
     assert "my_trim:cut" in labels and "M5" in labels
+
+
+def test_check_projector_runs_a_message_level_trimmer(
+    user_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "check", "projector", "--param", "strategy=messages:my_trim:last_three", "-q",
+                       "--engine", "explore")  # fmt: skip
+    assert code == 1 and "messages:my_trim:last_three sends" in out and "FAIL" in out

@@ -204,6 +204,7 @@ def plot_strategies_vs_budget(testbench: ScenarioResult, peers: ScenarioResult |
     peer_curves = strategy_curves(peers, peers=True) if peers is not None else None
     fig = new_figure(13.0, 4.9)
     axes = fig.subplots(1, 3)
+    own = [w for w in curves.names() if w not in STRATEGY_COLOURS]  # users' projectors: colours of their own
     for ax, metric in zip(axes, METRICS, strict=True):
         for who in curves.names():
             pts = curves.points.get((who, metric))
@@ -211,7 +212,7 @@ def plot_strategies_vs_budget(testbench: ScenarioResult, peers: ScenarioResult |
                 continue
             xs = sorted(pts)
             ax.plot(xs, [pts[b] for b in xs], "-o", ms=4, lw=1.6, label=who,
-                    color=STRATEGY_COLOURS.get(who, PALETTE[0]))  # fmt: skip
+                    color=STRATEGY_COLOURS.get(who) or PALETTE[(own.index(who) + 9) % len(PALETTE)])  # fmt: skip
         if peer_curves is not None:
             for k, who in enumerate(n for n in peer_curves.names() if n not in STRATEGY_IDS):
                 pts = peer_curves.points.get((who, metric))

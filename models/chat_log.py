@@ -5,8 +5,8 @@ inverse of :func:`models.cost.message_of`:
 
 * a user message → USER, and opens a new turn;
 * an assistant message with tool calls → one CALL per call (parallel calls stay consecutive),
-  carrying the call's id and its arguments as text; text alongside the calls is kept as the
-  CALLs' turn's text only when there are no calls (the request's cost is the calls' arguments);
+  carrying the call's id and its arguments as text (text the model wrote alongside its calls is
+  not kept: a CALL event carries the call, and our request format sends only the arguments);
 * a tool result → RESULT with the id of the call it answers;
 * an assistant message without tool calls → TERM, which closes the turn;
 * system / developer messages are not part of the log (the cost model's frame holds them) and

@@ -22,6 +22,7 @@ session. Anything that cannot be mapped is refused with one line naming the reco
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
@@ -175,8 +176,6 @@ def _build(groups: Sequence[tuple[str, Sequence[Any], str]], add: AddRecord) -> 
 
 
 def _reseq(events: list[Event], first: int) -> list[Event]:
-    import dataclasses
-
     return [dataclasses.replace(e, seq=first + i, ts=float(first + i)) for i, e in enumerate(events)]
 
 

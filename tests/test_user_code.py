@@ -135,3 +135,14 @@ def test_check_projector_runs_a_message_level_trimmer(
     code, out, _ = run(capsys, "check", "projector", "--param", "strategy=messages:my_trim:last_three", "-q",
                        "--engine", "explore")  # fmt: skip
     assert code == 1 and "messages:my_trim:last_three sends" in out and "FAIL" in out
+
+
+def test_sweep_command_line_takes_a_users_strategy(
+    user_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = user_dir / "out"
+    argv = ["sweep", "key-collapse", "--grid", "strategy=M1,./my_trim.py:cut", "--param", "sessions=40",
+            "--param", "keys=4", "-q", "--format", "json", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    text = (out / "sweep-key-collapse.jsonl").read_text()
+    assert '"strategy": "./my_trim.py:cut"' in text or '"strategy":"./my_trim.py:cut"' in text

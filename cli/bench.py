@@ -18,10 +18,8 @@ from typing import Annotated
 
 import turncheck.bench
 import typer
-from turncheck.models.errors import BadParameter, UnknownName
-
-SCALES = ("quick", "full")
-FORMATS = ("table", "json")
+from turncheck.cli.options import Format, QuietOpt, ScaleOpt
+from turncheck.models.errors import UnknownName
 
 
 def topics() -> list[str]:
@@ -32,22 +30,15 @@ def topics() -> list[str]:
 
 def bench_command(
     topic: Annotated[str, typer.Argument(help="Benchmark topic, or 'all'.")] = "all",
-    scale: Annotated[
-        str, typer.Option("--scale", help="quick (seconds) or full (the issues' targets).")
-    ] = "full",
+    scale: ScaleOpt = "quick",
     fmt: Annotated[
-        str, typer.Option("--format", help="table | json (one object per topic per line).")
+        Format, typer.Option("--format", help="table, or json: one object per topic per line.")
     ] = "table",
-    quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No per-topic progress lines on stderr.")
-    ] = False,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Run a benchmark and print its figures and ratios."""
-    if fmt not in FORMATS:
-        raise BadParameter(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    """Run a benchmark and print its figures and ratios (tiny and quick run the small
+    configurations, in seconds; full runs the sizes the targets are stated for)."""
     known = topics()
-    if scale not in SCALES:
-        raise UnknownName(f"unknown scale {scale!r} (known: {', '.join(SCALES)})")
     chosen = known if topic == "all" else [topic]
     for name in chosen:
         if name not in known:

@@ -18,9 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
+from turncheck.cli.options import FormatOpt, QuietOpt
 from turncheck.models.catalog import model_names
 from turncheck.models.errors import BadParameter
 from turncheck.models.protocol import ProtocolModel
@@ -48,8 +49,6 @@ MaxDepthOpt = Annotated[int | None, typer.Option("--max-depth", help="Do not exp
 TimeoutOpt = Annotated[
     float | None, typer.Option("--timeout", help="Stop the explorer after this many seconds.")
 ]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No live progress line.")]
-FormatOpt = Annotated[str, typer.Option("--format", help="table or json.")]
 
 
 def _params_text(model: ProtocolModel[Any, Any]) -> str:
@@ -174,7 +173,9 @@ def check_command(
     invariant: Annotated[
         list[str] | None, typer.Option("--invariant", "-i", help="Check only this invariant (repeatable).")
     ] = None,
-    engine: Annotated[str, typer.Option("--engine", help="hypothesis, explore or both.")] = "both",
+    engine: Annotated[
+        Literal["hypothesis", "explore", "both"], typer.Option("--engine", help="Which checker runs.")
+    ] = "both",
     max_examples: Annotated[int, typer.Option("--max-examples", help="Hypothesis runs.")] = 200,
     steps: Annotated[int, typer.Option("--steps", help="Most actions per Hypothesis run.")] = 40,
     seed: Annotated[int, typer.Option("--seed", help="Seed of Hypothesis and of --check-determinism.")] = 0,
@@ -301,6 +302,10 @@ def explore_command(
         Path | None, typer.Option("--graphml", help="Write the state graph as GraphML.")
     ] = None,
     fmt: FormatOpt = "table",
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Also write the state-space browser page here (small configurations)."),
+    ] = None,
 ) -> None:
     """Explore every interleaving: state-space statistics, properties and exact worst cases."""
     _check_format(fmt)
@@ -328,6 +333,12 @@ def explore_command(
             write_dot(graph, str(dot))
         if graphml is not None:
             write_graphml(graph, str(graphml))
+    page = None
+    if html is not None:
+        from turncheck.reports.state_browser import write_state_space_page
+
+        page = write_state_space_page(model, html, symmetry=symmetry, max_states=max_states,
+                                      max_depth=max_depth, timeout=timeout)  # fmt: skip
     from turncheck.sim.checking import cross_check
 
     cross = cross_check(model, result)
@@ -347,6 +358,8 @@ def explore_command(
             "worst": {w.metric: {"value": w.value, "depth": w.depth} for w in result.worst},
             "cross_check": cross.line() if cross is not None else None,
         }
+        if page is not None:
+            obj["html"] = {"page": str(page.path), "states": page.states, "drawn": page.drawn}
         print(json.dumps(obj, ensure_ascii=False))
         return
     out = [f"model {model.name} ({_params_text(model)})"]
@@ -361,6 +374,9 @@ def explore_command(
     for path, kind in ((dot, "DOT"), (graphml, "GraphML")):
         if path is not None:
             out.append(f"state graph ({kind}): {path}")
+    if page is not None:
+        how = "graph drawn" if page.drawn else "searchable frontier view"
+        out.append(f"state-space browser: {page.path} ({page.states:,} states, {how})")
     print("\n".join(out))
 
 
@@ -370,8 +386,15 @@ def replay_command(
         str | None, typer.Option("--model", help="Refuse the trace unless it belongs to this model.")
     ] = None,
     fmt: FormatOpt = "table",
+    quiet: QuietOpt = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Also write the interactive trace viewer page here.")
+    ] = None,
 ) -> None:
-    """Re-execute a saved counterexample; exit 1 if it still fails, 0 if it no longer does."""
+    """Re-execute a saved counterexample; exit 1 if it still fails, 0 if it no longer does.
+
+    It prints nothing on stderr but errors, so --quiet changes nothing; it is accepted like on
+    every command."""
     _check_format(fmt)
     trace = load_trace(trace_path)
     if model_ref is not None and model_ref not in (trace.model, trace.model_name):
@@ -382,6 +405,10 @@ def replay_command(
             f"{trace_path}: trace was recorded on model {trace.model_name!r}, {trace.model} is {model.name!r}"
         )
     result = replay(model, trace)
+    if html is not None:
+        from turncheck.reports.viewer import write_trace_page
+
+        write_trace_page(trace, html)
     if fmt == "json":
         obj = {
             "trace": str(trace_path),
@@ -401,6 +428,8 @@ def replay_command(
     title = f"replay of {trace_path}: model {model.name} ({_params_text(model)}), {len(trace.actions)} steps"
     print(transcript(model, result.states[0], result.actions, result.violated, title=title))
     print(result.message)
+    if html is not None:
+        print(f"trace viewer: {html}")
     raise SystemExit(1 if result.still_fails else 0)
 
 

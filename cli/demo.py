@@ -7,11 +7,10 @@ finds when nothing is locked and proves when something is (``check trigger``), a
 trimming strategies and the libraries people use compare (``testbench``, ``peers``, …). It writes
 the result files, the counterexample trace, every plot as PNG and SVG, and ``report.html``.
 
-Which parameters each scenario runs with is decided in one place, :data:`DEMO_PARAMS`
-(scenario → scale → ``k=v``). A scenario registered later and missing from that table runs only
-if it *declares itself quick*: its parameter type has a ``scale`` field that accepts the scale
-asked for (``quick`` or ``tiny``), and it then runs with ``scale=<that>`` and its other defaults.
-Otherwise it is skipped and the summary says so — a default run may take minutes. A scenario
+Which parameters each scenario runs with at each scale is decided in one place, the presets of
+:mod:`turncheck.scenarios.presets` (the same ones ``turncheck scenario NAME --scale S`` uses). A
+scenario with no preset at the scale asked for is skipped and the summary says so — a default
+run may take minutes. A scenario
 whose parameters are refused (an optional extra not installed, say) is skipped with the reason,
 never silently.
 
@@ -23,10 +22,8 @@ result files.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import time
-import typing
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,25 +33,17 @@ from typing import Any, Literal
 from turncheck.models.errors import TurncheckError
 from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import Judgement, ScenarioResult, Table, get_scenario, parse_params, scenarios
+from turncheck.scenarios.presets import SCALES, has_preset, preset
 from turncheck.sim.executor import LocalExecutor
 
-Scale = Literal["tiny", "quick"]
-SCALES: tuple[str, ...] = ("tiny", "quick")
 DEFAULT_OUT = Path("turncheck-demo")
 
-# scenario → scale → parameters (k=v strings, as on the command line). A scale missing from a
-# scenario's entry means "skip at that scale"; the reason is in SKIPPED.
-DEMO_PARAMS: dict[str, dict[str, dict[str, str]]] = {
-    "trigger-gap": {"quick": {}, "tiny": {"iterations": "2000"}},  # the seed's eight rows, 200 000 slots
-    "locking": {"quick": {"slots": "300"}, "tiny": {"slots": "40", "writers": "1,4", "gap": "0,2"}},
-    "testbench": {"quick": {"scale": "quick"}, "tiny": {"scale": "quick", "sessions": "100", "turns": "10"}},
-    "peers": {"quick": {"sessions": "10", "turns": "10"}},
-    "token-estimate": {"quick": {"sessions": "10", "turns": "20"}, "tiny": {"sessions": "2", "turns": "4"}},
-    "clock-skew": {"quick": {"sessions": "2000"}, "tiny": {"sessions": "50"}},
-    "key-collapse": {"quick": {"sessions": "2000", "keys": "64"}, "tiny": {"sessions": "64", "keys": "8"}},
-    "projection": {"quick": {}, "tiny": {}},
-    "framing": {"quick": {"records": "20000"}, "tiny": {"records": "500"}},
-}
+# the order the demo runs (and the report tells) the scenarios in; their parameters at each
+# scale come from scenarios/presets.py
+DEMO_ORDER: tuple[str, ...] = (
+    "trigger-gap", "locking", "testbench", "peers", "token-estimate", "clock-skew", "key-collapse",
+    "projection", "framing",
+)  # fmt: skip
 SKIPPED: dict[tuple[str, str], str] = {
     ("peers", "tiny"): "its four libraries take ~15 s to import; it runs at --scale quick",
 }
@@ -62,6 +51,7 @@ SKIPPED: dict[tuple[str, str], str] = {
 SWEEPS: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
     "quick": ("trigger-gap", ("writers=1,4,8", "gap=0,2,5", "max_turns=4,8,16,32"), {"iterations": "20000"}),
     "tiny": ("trigger-gap", ("writers=1,4", "gap=0,2", "max_turns=4,8"), {"iterations": "500"}),
+    "full": ("trigger-gap", ("writers=1,4,8", "gap=0,2,5", "max_turns=4,8,16,32"), {"iterations": "200000"}),
 }
 # (model, parameters, the verdict the demo expects, why)
 CHECKS: tuple[tuple[str, dict[str, str], str, str], ...] = (
@@ -73,7 +63,7 @@ CHECKS: tuple[tuple[str, dict[str, str], str, str], ...] = (
     ),
     ("trigger", {"locking": "mutex", "gap": "1"}, "pass", "mutex: read and delete are one critical section"),
 )
-CHECK_EXAMPLES = {"quick": 100, "tiny": 25}
+CHECK_EXAMPLES = {"full": 500, "quick": 100, "tiny": 25}
 
 
 @dataclass(frozen=True)
@@ -128,39 +118,25 @@ class Outcome:
     seconds: float = 0.0
 
 
-def _quick_declared(name: str, scale: str) -> bool:
-    """Whether an unlisted scenario declares itself runnable at ``scale`` (see the module doc)."""
-    params_type = scenarios()[name].params_type
-    hints = typing.get_type_hints(params_type)
-    if "scale" not in {f.name for f in dataclasses.fields(params_type)}:
-        return False
-    hint = hints.get("scale")
-    return typing.get_origin(hint) is Literal and scale in typing.get_args(hint)
-
-
 def plan(scale: str, home: str = "") -> tuple[list[Step], list[tuple[str, str]]]:
     """The steps at ``scale`` and the scenarios skipped, with why.
 
     Order is the story the summary and the page tell: the trigger's peaks and the sweep over
-    maxTurns, locking, the two checks, then the other listed scenarios in :data:`DEMO_PARAMS`
-    order, then unlisted scenarios that declare themselves quick. ``home`` is where Hypothesis
+    maxTurns, locking, the two checks, then the other scenarios in :data:`DEMO_ORDER`, then any
+    other scenario with a preset at ``scale`` (:mod:`turncheck.scenarios.presets`). ``home`` is where Hypothesis
     keeps its files during the checks (the demo's own directory, not the working directory).
     """
     steps: list[Step] = []
     skips: list[tuple[str, str]] = []
     known = scenarios()
-    for name in [n for n in DEMO_PARAMS if n in known] + [n for n in known if n not in DEMO_PARAMS]:
-        table = DEMO_PARAMS.get(name)
-        if table is not None and scale in table:
-            steps.append(Step("scenario", name, tuple(table[scale].items())))
-        elif table is not None:
-            skips.append(
-                (name, SKIPPED.get((name, scale), f"no {scale} parameters in sim/demo.py DEMO_PARAMS"))
-            )
-        elif _quick_declared(name, scale):
-            steps.append(Step("scenario", name, (("scale", scale),)))
+    for name in [n for n in DEMO_ORDER if n in known] + [n for n in known if n not in DEMO_ORDER]:
+        scenario = known[name]
+        if (name, scale) in SKIPPED:
+            skips.append((name, SKIPPED[(name, scale)]))
+        elif has_preset(scenario, scale):
+            steps.append(Step("scenario", name, tuple(preset(scenario, scale).items())))
         else:
-            skips.append((name, f"not in sim/demo.py DEMO_PARAMS and declares no scale={scale}"))
+            skips.append((name, f"no {scale} preset in scenarios/presets.py and no scale={scale} parameter"))
         if name == "trigger-gap":
             scenario, grid, fixed = SWEEPS[scale]
             steps.append(Step("sweep", scenario, tuple(fixed.items()), grid))

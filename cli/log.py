@@ -146,7 +146,9 @@ def verify_json(
 
 def export_command(
     path: Annotated[Path, typer.Argument(help="The log file.")],
-    out: Annotated[Path | None, typer.Option("--out", help="Write the JSONL here instead of stdout.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the JSONL here instead of stdout.")
+    ] = None,
     session: Annotated[str | None, typer.Option("--session", help="Only this session's events.")] = None,
     policy: PolicyOption = "stop",
     framing: FramingOption = "auto",

@@ -20,15 +20,13 @@ Scale = Literal["tiny", "quick", "full"]
 ExecutorKind = Literal["local", "dask"]
 SCALES: tuple[Scale, ...] = ("tiny", "quick", "full")
 
-FormatOpt = Annotated[
-    Format, typer.Option("--format", help="table (for people) or json (for scripts).")
-]
-QuietOpt = Annotated[
-    bool, typer.Option("--quiet", "-q", help="Nothing on stderr but errors: no progress.")
-]
+FormatOpt = Annotated[Format, typer.Option("--format", help="table (for people) or json (for scripts).")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Nothing on stderr but errors: no progress.")]
 ScaleOpt = Annotated[
     Scale,
-    typer.Option("--scale", help="tiny (seconds), quick (about a minute at most) or full (the seeds' sizes)."),
+    typer.Option(
+        "--scale", help="tiny (seconds), quick (about a minute at most) or full (the seeds' sizes)."
+    ),
 ]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes on this machine.")]
 ExecutorOpt = Annotated[

@@ -1,59 +1,73 @@
-"""Progress on stderr for long runs: a bar redrawn in place, throttled, silent when quiet.
+"""Progress on stderr for long runs, drawn by rich: live on a terminal, one final line elsewhere.
 
 Every command that can run longer than a couple of seconds takes ``--quiet``; scenarios and
-sweeps report ``progress(done, total)`` and this draws it. Nothing here touches stdout, so
-``--format json`` output stays machine-readable.
+sweeps report ``progress(done, total)`` and this draws it. On a terminal the bar redraws in
+place; into a file or a pipe nothing is redrawn — rich prints the bar's last state once, when the
+run ends or fails, so a log holds one line per run and no ``\\r`` noise. Nothing here touches
+stdout, so ``--format json`` output stays machine-readable, and ``--quiet`` means nothing on
+stderr but errors.
 """
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from typing import TextIO
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 DRAW_AFTER = 0.5
 """Seconds a run must last before its bar appears: short runs leave stderr empty."""
 
 
 class ProgressBar:
-    """``label [#####.....] 3/18 unit  12.3 s`` on stderr, at most ten redraws a second.
+    """``label ━━━━━━╸━━━━ 3/18 unit 0:00:12`` on stderr, through :class:`rich.progress.Progress`.
 
     Nothing is drawn during the first :data:`DRAW_AFTER` seconds, and a run that finished by then
     draws nothing at all, so quick commands print only their results and errors.
     """
 
-    def __init__(self, label: str, unit: str = "", width: int = 30, stream: TextIO | None = None) -> None:
-        self.label, self.unit, self.width = label, unit, width
-        self.stream = stream if stream is not None else sys.stderr
+    def __init__(self, label: str, unit: str = "", stream: TextIO | None = None) -> None:
+        self.label, self.unit = label, unit
+        self.console = Console(file=stream, stderr=stream is None, highlight=False, soft_wrap=False)
         self._started = time.monotonic()
-        self._last = 0.0
+        self._bar: Progress | None = None
+        self._task = TaskID(0)
         self.drawn = False
         self.finished = False
 
     def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        finished = total > 0 and done >= total
-        if not self.drawn and now - self._started < DRAW_AFTER:
+        if self.finished:
             return
-        if not finished and now - self._last < 0.1:
-            return
-        self._last = now
-        self.drawn = True
-        filled = self.width * done // total if total else 0
-        bar = "#" * filled + "." * (self.width - filled)
-        unit = f" {self.unit}" if self.unit else ""
-        line = f"\r{self.label} [{bar}] {done}/{total}{unit}  {now - self._started:.1f} s"
-        print(line, end="\n" if finished else "", file=self.stream, flush=True)
-        self.finished = finished
+        if self._bar is None:
+            if time.monotonic() - self._started < DRAW_AFTER:
+                return
+            columns = [TextColumn(self.label), BarColumn(bar_width=30), MofNCompleteColumn()]
+            if self.unit:
+                columns.append(TextColumn(self.unit))
+            columns.append(TimeElapsedColumn())
+            self._bar = Progress(*columns, console=self.console, transient=False, auto_refresh=False)
+            self._bar.start()
+            self._task = self._bar.add_task(self.label, total=total or None)
+            self.drawn = True
+        self._bar.update(self._task, completed=done, total=total or None)
+        self._bar.refresh()
+        if total > 0 and done >= total:
+            self.close()
+
+    def close(self) -> None:
+        """End the bar (its last state stays on screen, or is printed once into a file)."""
+        if self._bar is not None and not self.finished:
+            self._bar.stop()
+        self.finished = True
 
 
 def end_line(progress: Callable[[int, int], None]) -> None:
-    """A run failing mid-way: end a partly drawn bar's line, so the one-line error that follows
-    stands on a line of its own. Does nothing for a bar never drawn, finished, or silent."""
-    if isinstance(progress, ProgressBar) and progress.drawn and not progress.finished:
-        print(file=progress.stream, flush=True)
-        progress.finished = True
+    """A run failing mid-way: end a drawn bar, so the one-line error that follows stands on a
+    line of its own. Does nothing for a bar never drawn, finished, or silent."""
+    if isinstance(progress, ProgressBar):
+        progress.close()
 
 
 def silent(done: int, total: int) -> None:

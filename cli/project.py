@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 import sys
+import typing
 from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, TextIO
+from typing import Annotated, Any, Literal, TextIO
 
 import typer
 from turncheck.cli.import_log import FromOpt
+from turncheck.cli.options import Format, FormatOpt, QuietOpt
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.models.cost import COST_MODELS, CostModel, Utf8JsonCost, make_cost
 from turncheck.models.errors import BadParameter
@@ -38,10 +40,9 @@ from turncheck.models.projector import STRATEGIES, check_budget, project, resolv
 from turncheck.models.report import COUNTERS
 from turncheck.models.workload import SEED, WorkloadParams, blocks, generate_events
 
-ORDERS = ("seq", "ts-seq", "ts", "file")
-FORMATS = ("table", "json")
+Order = Literal["seq", "ts-seq", "ts", "file"]
+ORDERS: tuple[str, ...] = typing.get_args(Order)
 Progress = Callable[[int, int], None]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")]
 
 
 def example_history() -> Path:
@@ -94,7 +95,7 @@ def project_command(
         float, typer.Option("--cjk-ratio", help="Characters per token for CJK text (estimate).")
     ] = 1.5,
     escape: Annotated[
-        str, typer.Option("--escape", help="JSON escape profile for utf8-json: python | java.")
+        Literal["python", "java"], typer.Option("--escape", help="JSON escape profile for utf8-json.")
     ] = "python",
     model: Annotated[
         str, typer.Option("--model", help="Model name in the request (utf8-json).")
@@ -102,12 +103,12 @@ def project_command(
     system: Annotated[str, typer.Option("--system", help="System prompt (mandatory part of REQ).")] = "",
     current: Annotated[str, typer.Option("--current", help="Current question (mandatory part of REQ).")] = "",
     session: Annotated[str | None, typer.Option("--session", help="Project only this session.")] = None,
-    order: Annotated[str, typer.Option("--order", help="Read order: seq | ts-seq | ts | file.")] = "seq",
+    order: Annotated[Order, typer.Option("--order", help="Read order.")] = "seq",
     emit_payload: Annotated[
         bool, typer.Option("--emit-payload", help="Include the exact request text.")
     ] = False,
     fmt: Annotated[
-        str, typer.Option("--format", help="table | json (one object per session per line).")
+        Format, typer.Option("--format", help="table, or json: one object per session per line.")
     ] = "table",
     example: Annotated[bool, typer.Option("--example", help="Use the bundled example history.")] = False,
     strict: Annotated[
@@ -135,8 +136,6 @@ def project_command(
     ] = None,
 ) -> None:
     """Project each session of a log under a budget and print the window and its report."""
-    _choose(fmt, FORMATS, "--format")
-    _choose(escape, ("python", "java"), "--escape")
     check_budget(budget)
     resolve_strategy(strategy)
     checks = parse_checks(fail_on) if fail_on is not None else ()
@@ -316,13 +315,12 @@ def render_table(rows: list[dict[str, Any]]) -> str:
 
 def lint_command(
     history: Annotated[Path, typer.Argument(help="JSONL event log to check.")],
-    fmt: Annotated[str, typer.Option("--format", help="table | json.")] = "table",
+    fmt: FormatOpt = "table",
     examples: Annotated[int, typer.Option("--examples", help="Offending lines shown per problem.")] = 5,
     quiet: QuietOpt = False,
     source: FromOpt = None,
 ) -> None:
     """Check a log's structure; exit 0 when clean, 1 with a per-problem summary."""
-    _choose(fmt, FORMATS, "--format")
     if examples < 0:
         raise BadParameter(f"--examples must be >= 0, got {examples}")
     if not history.exists() or history.is_dir():
@@ -401,7 +399,7 @@ def generate_command(
     ] = None,
     sessions: Annotated[int, typer.Option("--sessions", help="Sessions.")] = 10,
     turns: Annotated[int, typer.Option("--turns", help="Turns per session.")] = 20,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = SEED,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Random seed.")] = SEED,
     p_result: Annotated[
         float, typer.Option("--p-result", help="Probability a call's result is written.")
     ] = 1.0,

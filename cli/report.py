@@ -16,35 +16,23 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from turncheck.cli.demo import DEFAULT_OUT, SCALES, echo, run_demo, summary_json, summary_lines
+from turncheck.cli.demo import DEFAULT_OUT, echo, run_demo, summary_json, summary_lines
+from turncheck.cli.options import FormatOpt, JobsOpt, QuietOpt, ScaleOpt
+from turncheck.cli.outputs import check_output_dir, check_output_file
 from turncheck.cli.progress import progress_for
-from turncheck.models.errors import BadParameter
-
-FORMATS = ("table", "json")
-FormatOpt = Annotated[str, typer.Option("--format", help="table (a short summary) or json.")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")]
-
-
-def _check_format(fmt: str) -> None:
-    if fmt not in FORMATS:
-        raise BadParameter(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
 
 
 def demo_command(
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Directory for everything the demo writes.")
     ] = DEFAULT_OUT,
-    scale: Annotated[
-        str, typer.Option("--scale", help="quick (about a minute) or tiny (seconds, for tests).")
-    ] = "quick",
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes for the steps.")] = 1,
+    scale: ScaleOpt = "quick",
+    jobs: JobsOpt = 1,
     quiet: QuietOpt = False,
     fmt: FormatOpt = "table",
 ) -> None:
     """Run every scenario at a small scale, a failing and a passing check, and write plots and report.html."""
-    _check_format(fmt)
-    if scale not in SCALES:
-        raise BadParameter(f"--scale must be one of {', '.join(SCALES)}, got {scale!r}")
+    check_output_dir(out)
     run = run_demo(out, scale, jobs, progress_for=lambda label: progress_for(label, quiet or fmt == "json"))
     if fmt == "json":
         print(json.dumps(summary_json(run), ensure_ascii=False, indent=1))
@@ -64,7 +52,7 @@ def report_command(
     """Write one self-contained HTML page with every table, plot and judgement in RESULTS_DIR."""
     from turncheck.reports.html import write_report
 
-    _check_format(fmt)
+    check_output_file(out)
     summary = write_report(results_dir, out, title, progress_for("report: drawing plots", quiet, "plots"))
     if fmt == "json":
         print(json.dumps(summary.to_json(), ensure_ascii=False, indent=1))
@@ -91,9 +79,7 @@ def plot_command(
     from turncheck.reports.plots import gallery
     from turncheck.reports.results_dir import read_results_dir
 
-    _check_format(fmt)
-    if out.exists() and not out.is_dir():
-        raise BadParameter(f"--out {out} exists and is not a directory")
+    check_output_dir(out)
     drawn, missing = gallery(read_results_dir(results_dir), progress_for("plot: drawing", quiet, "plots"))
     written = {d.name: [str(p) for p in d.write(out)] for d in drawn}
     if fmt == "json":

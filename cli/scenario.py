@@ -14,12 +14,21 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from turncheck.cli.options import ExecutorOpt, FormatOpt, JobsOpt, OutDirOpt, QuietOpt, ScaleOpt, SchedulerOpt
+from turncheck.cli.outputs import check_output_dir
 from turncheck.cli.progress import progress_for
 from turncheck.models.errors import BadParameter
 from turncheck.reports.tables import dumps_result, result_markdown, write_result
-from turncheck.scenarios.base import get_scenario, param_fields, parse_params, scenarios
+from turncheck.scenarios.base import (
+    Scenario,
+    get_scenario,
+    param_fields,
+    parse_params,
+    scenarios,
+    split_assignments,
+)
+from turncheck.scenarios.presets import preset
 
-FORMATS = ("table", "json")
 DEFAULT_OUT = Path("turncheck-out")
 
 
@@ -36,26 +45,58 @@ def describe_scenarios() -> str:
     return "\n".join(lines) + "\n"
 
 
+def placement(scenario: Scenario, jobs: int, executor: str, scheduler: str | None) -> dict[str, str]:
+    """``--jobs/--executor/--scheduler`` as the scenario's own ``jobs``/``scheduler`` parameters.
+
+    Refused for a scenario that runs no work in parallel, rather than silently ignored.
+    """
+    fields_ = param_fields(scenario.params_type)
+    asked = jobs != 1 or executor != "local" or scheduler is not None
+    if asked and "jobs" not in fields_:
+        raise BadParameter(
+            f"scenario {scenario.name} runs in one process: --jobs/--executor/--scheduler do not apply"
+        )
+    if executor == "dask" and not scheduler:
+        raise BadParameter("--executor dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
+    if executor == "local" and scheduler:
+        raise BadParameter("--scheduler is only used with --executor dask")
+    out: dict[str, str] = {}
+    if jobs != 1:
+        out["jobs"] = str(jobs)
+    if scheduler:
+        out["scheduler"] = scheduler
+    return out
+
+
 def scenario_command(
     name: Annotated[str | None, typer.Argument(help="Scenario name (see --list).")] = None,
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", help="Parameter k=v (repeatable).")
     ] = None,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the result files.")] = DEFAULT_OUT,
-    fmt: Annotated[str, typer.Option("--format", help="table | json.")] = "table",
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    scale: ScaleOpt = "quick",
+    out: OutDirOpt = DEFAULT_OUT,
+    fmt: FormatOpt = "table",
+    quiet: QuietOpt = False,
+    jobs: JobsOpt = 1,
+    executor: ExecutorOpt = "local",
+    scheduler: SchedulerOpt = None,
     list_: Annotated[bool, typer.Option("--list", help="List scenarios and their parameters.")] = False,
 ) -> None:
-    """Run a named experiment; write NAME.json, NAME.md and CSVs to --out."""
+    """Run a named experiment; write NAME.json, NAME.md and CSVs to --out.
+
+    --scale picks the scenario's preset sizes (tiny, quick, full); --param values override them.
+    --jobs, --executor and --scheduler decide where a scenario that runs work in parallel (the
+    testbench) runs it; they never change its results.
+    """
     if list_ or name is None:
         sys.stdout.write(describe_scenarios())
         return
-    if fmt not in FORMATS:
-        raise BadParameter(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     scenario = get_scenario(name)
-    params = parse_params(scenario, param or [])
-    if out.exists() and not out.is_dir():
-        raise BadParameter(f"--out {out} exists and is not a directory")
+    assignments = dict(preset(scenario, scale))
+    assignments.update(split_assignments(param or []))
+    assignments.update(placement(scenario, jobs, executor, scheduler))
+    params = parse_params(scenario, assignments)
+    check_output_dir(out)
     result = scenario.run(params, progress_for(f"scenario {name}", quiet))
     paths = write_result(result, out)
     if fmt == "json":

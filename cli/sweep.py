@@ -15,23 +15,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from turncheck.cli.progress import ProgressBar
+from turncheck.cli.options import ExecutorOpt, Format, JobsOpt, QuietOpt, ScaleOpt, SchedulerOpt, out_option
+from turncheck.cli.outputs import check_output_dir
+from turncheck.cli.progress import progress_for
 from turncheck.models.errors import BadParameter
 from turncheck.reports.tables import table_markdown, write_result
+from turncheck.scenarios.base import get_scenario, split_assignments
+from turncheck.scenarios.presets import preset
 from turncheck.scenarios.sweep import sweep
 from turncheck.sim.executor_dask import make_executor
-
-FORMATS = ("table", "json")
-
-
-def _assignments(items: list[str] | None) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in items or []:
-        if "=" not in item:
-            raise BadParameter(f"parameter {item!r} must be written k=v")
-        k, v = item.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out
 
 
 def sweep_command(
@@ -43,28 +35,35 @@ def sweep_command(
         list[str] | None, typer.Option("--param", "-p", help="Fixed parameter k=v for every cell.")
     ] = None,
     seeds: Annotated[int, typer.Option("--seeds", help="Replicates per cell, each with its own seed.")] = 1,
-    seed: Annotated[int, typer.Option("--seed", help="Sweep seed; cell seeds are derived from it.")] = 0,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes.")] = 1,
-    executor_kind: Annotated[
-        str, typer.Option("--executor", help="local (process pool) or dask (needs --scheduler).")
-    ] = "local",
-    scheduler: Annotated[
-        str | None, typer.Option("--scheduler", help="Dask scheduler address, e.g. tcp://10.0.0.5:8786.")
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Sweep seed; cell seeds are derived from it.")
+    ] = 0,
+    scale: ScaleOpt = "quick",
+    jobs: JobsOpt = 1,
+    executor_kind: ExecutorOpt = "local",
+    scheduler: SchedulerOpt = None,
+    quiet: QuietOpt = False,
     fmt: Annotated[
-        str, typer.Option("--format", help="table or json (one object per cell per line).")
+        Format, typer.Option("--format", help="table, or json: one object per cell per line.")
     ] = "table",
-    out: Annotated[Path | None, typer.Option("--out", help="Directory for the result files.")] = None,
+    out: Annotated[Path | None, out_option("Directory for the result files.")] = None,
 ) -> None:
-    if fmt not in FORMATS:
-        raise BadParameter(f"parameter format: {fmt!r} is not one of {', '.join(FORMATS)}")
+    """Run a scenario over a parameter grid (--scale presets fill the parameters that are
+    neither a grid axis nor a --param)."""
     if seeds < 1:
         raise BadParameter(f"parameter seeds must be >= 1, got {seeds}")
+    if out is not None:
+        check_output_dir(out)
+    fixed = split_assignments(param or [])
+    axes = {item.split("=", 1)[0].strip().replace("-", "_") for item in grid or [] if "=" in item}
+    defaults = {
+        k: v for k, v in preset(get_scenario(scenario), scale).items() if k not in axes and k != "seed"
+    }
+    fixed = {**defaults, **fixed}
     executor = make_executor(executor_kind, jobs, scheduler)
-    progress = (lambda done, total: None) if quiet else ProgressBar(f"sweep {scenario}", "cells")
+    progress = progress_for(f"sweep {scenario}", quiet, "cells")
     result = sweep(
-        scenario, grid or [], fixed=_assignments(param), seeds=seeds, seed=seed, executor=executor,
+        scenario, grid or [], fixed=fixed, seeds=seeds, seed=seed, executor=executor,
         progress=progress,
     )  # fmt: skip
     merged = result.merged()

@@ -9,7 +9,6 @@ refused. Waiting for the lock polls with back-off and counts its own sleeps: no 
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import time
 from pathlib import Path
@@ -55,6 +54,12 @@ def lock(fd: int, path: Path, readonly: bool, wait: float) -> None:
 
     Polls back off from 0.5 ms to 5 ms; the budget is the sum of the sleeps, so no clock is read.
     """
+    try:
+        import fcntl  # POSIX only: imported where a lock is taken, so the rest runs anywhere
+    except ImportError:
+        raise StoreError(
+            f"{path}: the durable log needs POSIX file locks (fcntl.flock), which this platform lacks"
+        ) from None
     mode = (fcntl.LOCK_SH if readonly else fcntl.LOCK_EX) | fcntl.LOCK_NB
     slept, pause = 0.0, _LOCK_POLL_SECONDS / 10
     while True:

@@ -26,6 +26,7 @@ from turncheck.reports.plots.canvas import data_uri
 from turncheck.reports.plots.gallery import Drawn, Missing, gallery
 from turncheck.reports.results_dir import ResultFile, ResultsDir, TraceFile, read_results_dir
 from turncheck.reports.tables import cell_text
+from turncheck.reports.viewer import report_viewer, viewer_head
 from turncheck.scenarios.base import Table
 
 THIN_SPACE = "\u2009"  # groups the digits of large numbers on the page
@@ -156,6 +157,7 @@ def trace_section(tf: TraceFile, k: int, plots: Sequence[Drawn], directory: Resu
         f"</code> · {len(t.actions)} steps · parameters: {params_html(t.params)}</p>",
     ]
     parts += [figure_html(d, directory) for d in plots]
+    parts.append(report_viewer(t, f"viewer-{k}"))  # the interactive viewer (reports/viewer.py)
     parts.append(f"<h3>Transcript (replayed against the current code)</h3><pre>{esc(_transcript(tf))}</pre>")
     parts.append("</section>")
     return "\n".join(parts)
@@ -237,7 +239,9 @@ def render_report(
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{STYLE}</style></head>\n<body><main>\n"
+        f"<title>{esc(title)}</title><style>{STYLE}</style>"
+        + (viewer_head() if directory.traces else "")  # the trace viewer's style and script, once
+        + "</head>\n<body><main>\n"
         + "\n".join(body)
         + "\n</main></body></html>\n"
     )

@@ -146,6 +146,18 @@ def param_fields(params_type: type) -> dict[str, Any]:
     return {f.name: hints[f.name] for f in dataclasses.fields(params_type)}
 
 
+def split_assignments(items: Iterable[str]) -> dict[str, str]:
+    """``["writers=4", "gap = 2"]`` → ``{"writers": "4", "gap": "2"}``: the ``--param k=v``
+    spelling of every command; a later value for the same name wins, as on a command line."""
+    pairs: dict[str, str] = {}
+    for item in items:
+        if "=" not in item:
+            raise BadParameter(f"parameter {item!r} must be written k=v")
+        k, v = item.split("=", 1)
+        pairs[k.strip().replace("-", "_")] = v
+    return pairs
+
+
 def parse_params(scenario: Scenario, assignments: Iterable[str] | Mapping[str, str], base: Any = None) -> Any:
     """Build the scenario's parameters from ``k=v`` strings (or a mapping of strings).
 
@@ -154,17 +166,12 @@ def parse_params(scenario: Scenario, assignments: Iterable[str] | Mapping[str, s
     parameter.
     """
     fields_ = param_fields(scenario.params_type)
-    pairs: list[tuple[str, str]] = []
     if isinstance(assignments, Mapping):
-        pairs = [(k, str(v)) for k, v in assignments.items()]
+        pairs = {k: str(v) for k, v in assignments.items()}
     else:
-        for item in assignments:
-            if "=" not in item:
-                raise BadParameter(f"parameter {item!r} must be written k=v")
-            k, v = item.split("=", 1)
-            pairs.append((k, v))
+        pairs = split_assignments(assignments)
     values: dict[str, Any] = {}
-    for key, raw in pairs:
+    for key, raw in pairs.items():
         name = key.strip().replace("-", "_")
         if name not in fields_:
             raise UnknownName(

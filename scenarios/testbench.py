@@ -300,18 +300,17 @@ def run_manifolds(
 # -- executors ------------------------------------------------------------------------------------
 
 
-def executors(p: TestbenchParams) -> tuple[Executor, Executor, str]:
-    """The main executor, a different one for the recheck, and the pair's name for the line.
+def executors(p: TestbenchParams) -> tuple[Executor, Executor]:
+    """The main executor and a different one for the recheck.
 
-    The name is symmetric in the pair, so ``jobs=1`` and ``jobs=2`` write the same line.
+    Which executors they are is not written anywhere in the result: the result file of a run on
+    a Dask cluster is byte-identical to one with ``--jobs 1``.
     """
     if p.scheduler is not None:
         from turncheck.sim.executor_dask import DaskExecutor
 
-        return DaskExecutor(p.scheduler), LocalExecutor(p.jobs), f"a Dask cluster and --jobs {p.jobs}"
-    other = 1 if p.jobs > 1 else 2
-    lo, hi = sorted((p.jobs, other))
-    return LocalExecutor(p.jobs), LocalExecutor(other), f"--jobs {lo} and --jobs {hi}"
+        return DaskExecutor(p.scheduler), LocalExecutor(p.jobs)
+    return LocalExecutor(p.jobs), LocalExecutor(1 if p.jobs > 1 else 2)
 
 
 class Stages:
@@ -333,7 +332,7 @@ class Stages:
 def run(params: TestbenchParams, progress: Progress) -> ScenarioResult:
     plans = plan_manifolds(params)
     checked = self_check_plan(plans)
-    main, other, pair_name = executors(params)
+    main, other = executors(params)
     n_blocks = len(blocks(plans[0].workload))
     recheck_tasks = -(-n_blocks // RECHECK_BLOCKS_PER_TASK)
     stages = Stages(progress, n_blocks * len(plans) + recheck_tasks + n_blocks)
@@ -354,7 +353,7 @@ def run(params: TestbenchParams, progress: Progress) -> ScenarioResult:
         result_params,
         params.seed,
         tables(params, runs, self_check),
-        judgements(params, runs, self_check, first, recheck, pair_name),
+        judgements(params, runs, self_check, first, recheck),
     )
 
 

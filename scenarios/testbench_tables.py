@@ -358,7 +358,6 @@ def judgements(
     self_check: Sequence[dict[str, Any]],
     first: ManifoldRun,
     recheck: ManifoldRun,
-    pair_name: str,
 ) -> tuple[Judgement, ...]:
     r = Runs(p, runs)
     budgets = p.all_budgets()
@@ -409,10 +408,9 @@ def judgements(
     ]
     out.append(
         Judgement(
-            f"{pair_name} give identical tables",
+            "a second executor with blocks grouped differently gives identical tables",
             not differ,
-            f"{label(first.plan.p_result)} computed again on the other executor, blocks grouped "
-            f"differently: {len(keys) - len(differ)}/{len(keys)} aggregates identical in every counter, "
+            f"{label(first.plan.p_result)} computed again: {len(keys) - len(differ)}/{len(keys)} aggregates identical in every counter, "
             f"hit count and maxCost over {first.generator_figures()['events']} events"
             + (f"; differing: {differ}" if differ else ""),
         )

@@ -200,29 +200,34 @@ ProgressLine = Callable[[int, int, int, int, float], None]
 class StderrProgress:
     """A live one-line progress display on stderr: generated, distinct, queue, depth, states/s.
 
-    Quiet for searches shorter than ``after`` seconds, so small checks print nothing;
-    :meth:`finish` ends the line if one was drawn.
+    Quiet for searches shorter than ``after`` seconds, so small checks print nothing. On a
+    terminal the line redraws in place; into a file or pipe nothing is redrawn and
+    :meth:`finish` writes the last line once.
     """
 
     def __init__(self, stream: TextIO | None = None, after: float = 0.5) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.after = after
         self.shown = False
+        self._live = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last = ""
 
     def __call__(self, generated: int, distinct: int, queue: int, depth: int, elapsed: float) -> None:
         if elapsed < self.after:
             return
         rate = distinct / elapsed if elapsed > 0 else 0.0
-        self.stream.write(
-            f"\rexplore: {generated:,} generated  {distinct:,} distinct  {queue:,} queued  "
-            f"depth {depth}  {rate:,.0f} states/s   "
+        self._last = (
+            f"explore: {generated:,} generated  {distinct:,} distinct  {queue:,} queued  "
+            f"depth {depth}  {rate:,.0f} states/s"
         )
-        self.stream.flush()
         self.shown = True
+        if self._live:
+            self.stream.write(f"\r{self._last}   ")
+            self.stream.flush()
 
     def finish(self) -> None:
         if self.shown:
-            self.stream.write("\n")
+            self.stream.write("\n" if self._live else f"{self._last}\n")
             self.stream.flush()
             self.shown = False
 

@@ -165,10 +165,12 @@ def test_log_export_progress_on_stderr_only(capsys: pytest.CaptureFixture[str], 
 def test_project_progress_per_session(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = quiet_and_loud(capsys, "project", "--example", "--budget", "300", "--format", "json")
     assert code == 0 and [json.loads(x)["session"] for x in out.splitlines()] == ["support-42", "notes-7"]
-    assert err.startswith("\rproject: reading [") and err.count("\n") == 2 and err.endswith(" s\n")
+    # not a terminal: each bar's last state once, no redraws
+    assert "\r" not in err and err.count("\n") == 2
+    reading, sessions = err.splitlines()
     size = example_history().stat().st_size
-    assert f"] {size}/{size} B" in err.split("\n")[0]
-    assert err.rsplit("\r", 1)[1].startswith("project [" + "#" * 30 + "] 2/2 sessions")
+    assert reading.startswith("project: reading ━") and f" {size}/{size} B " in reading
+    assert sessions.startswith("project ━") and " 2/2 sessions " in sessions
 
 
 def test_project_failure_after_the_bar_is_one_line_of_its_own(
@@ -217,7 +219,7 @@ def test_lint_reports_bytes_per_line_and_ends_the_bar_on_bad_input(
     assert done == sorted(done) and 0 < done[-1] < size  # never "finished" early: the caller ends it
     path.write_text("\n".join(lines) + "\n{broken\n")
     code, out, err = run(capsys, "lint", str(path))
-    assert code == 2 and out == "" and "lint big.jsonl [" in err
+    assert code == 2 and out == "" and "lint big.jsonl ━" in err
     assert "malformed JSON" in error_stands_alone(err) and ":401:" in err
     code, _, err = run(capsys, "lint", str(path), "-q")
     assert code == 2 and len(err.splitlines()) == 1
@@ -230,10 +232,10 @@ def test_generate_progress_per_block(capsys: pytest.CaptureFixture[str], tmp_pat
     assert calls == [(1, 3), (2, 3), (3, 3)]
     assert events == list(generate_events(params))
     code, out, err = quiet_and_loud(capsys, "generate", "--sessions", "3", "--turns", "2")
-    assert code == 0 and len(out.splitlines()) >= 6 and "generate [" in err and "1/1 blocks" in err
+    assert code == 0 and len(out.splitlines()) >= 6 and "generate ━" in err and "1/1 blocks" in err
     target = tmp_path / "g.jsonl"
     code, out, err = run(capsys, "generate", "--sessions", "3", "--turns", "2", "-o", str(target), "-q")
-    assert code == 0 and out == "" and "generate [" not in err and "wrote" in err
+    assert code == 0 and out == "" and "generate ━" not in err and "wrote" in err
     code, out, err = run(capsys, "generate", "--sessions", "3", "--turns", "2")
     assert target.read_text(encoding="utf-8") == out
 
@@ -251,4 +253,5 @@ def test_short_runs_draw_no_bar(monkeypatch: pytest.MonkeyPatch) -> None:
     bar = progress.ProgressBar("slow", "steps", stream=stream)
     bar(1, 2)
     bar(2, 2)
-    assert bar.drawn and stream.getvalue().endswith("2/2 steps  0.0 s\n")
+    assert bar.drawn and stream.getvalue().rstrip().endswith("2/2 steps 0:00:00")
+    assert "\r" not in stream.getvalue()  # into a file: the last state once, no redraws

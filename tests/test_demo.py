@@ -10,9 +10,10 @@ from typing import Any, Literal
 
 import pytest
 from turncheck.cli.app import main
-from turncheck.cli.demo import DEMO_PARAMS, SCALES, plan
+from turncheck.cli.demo import SCALES, plan
 from turncheck.scenarios import base
 from turncheck.scenarios.base import Scenario, ScenarioResult
+from turncheck.scenarios.presets import PRESETS
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -48,8 +49,13 @@ def test_demo_tiny_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, c
     assert checks[0]["violated"] == "bounded-peak-turns" and checks[0]["steps"] == 4
     assert summary["judgements"]["fail"] == 0 and summary["judgements"]["pass"] > 20
     ran = {s["result"] for s in summary["steps"] if "result" in s}
-    listed_tiny = {n for n, scales in DEMO_PARAMS.items() if "tiny" in scales and n in base.scenarios()}
-    assert listed_tiny <= ran
+    refused = {s["step"].split()[1]: s["skipped"] for s in summary["steps"] if "skipped" in s}
+    listed_tiny = {n for n, scales in PRESETS.items() if "tiny" in scales and n in base.scenarios()} - {
+        "peers"
+    }
+    # a scenario whose optional extra is not installed is skipped with the reason, never silently
+    assert all("pip install" in why or "extra" in why for why in refused.values()), refused
+    assert listed_tiny <= ran | set(refused)
     page = (out / "report.html").read_text(encoding="utf-8")
     assert page.count('<img src="data:image/png;base64,') == len(plots)
     assert list(cwd.iterdir()) == []  # nothing written where the demo was started (Hypothesis included)
@@ -108,7 +114,10 @@ def test_unknown_scenarios_run_only_when_they_declare_a_scale(monkeypatch: pytes
         steps, skips = plan(scale)
         quick = [s for s in steps if s.name == "zz-quick"]
         assert [s.params for s in quick] == [(("scale", scale),)]
-        assert "zz-slow" in dict(skips) and "declares no scale" in dict(skips)["zz-slow"]
+        if scale == "full":  # a scenario's defaults are its full scale
+            assert ("zz-slow", ()) in [(s.name, s.params) for s in steps]
+        else:
+            assert "zz-slow" in dict(skips) and f"no scale={scale} parameter" in dict(skips)["zz-slow"]
         kinds = [s.kind for s in steps]
         assert kinds.count("check") == 2 and kinds.count("sweep") == 1
         assert steps[0].name == "trigger-gap" and steps[1].kind == "sweep"

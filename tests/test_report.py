@@ -57,7 +57,11 @@ def written(results_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tupl
 
 def test_report_escapes_event_text_and_loads_nothing_from_outside(written: tuple[ReportSummary, str]) -> None:
     summary, page = written
-    assert "<script" not in page.lower()  # the page has no script of its own, and none got through
+    # the page's only scripts are the trace viewer's (reports/viewer.py): its code once, and one JSON
+    # data block per trace in which no "<" can occur; nothing from a file got through as a script
+    own = re.sub(r'<script type="application/json" class="tcv-data">[^<]*</script>', "", page)
+    assert page.count('class="tcv-data"') == summary.traces
+    assert "<script" not in own.lower().replace("<script>/* turncheck trace viewer", "", 1)
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
     assert "&lt;b&gt;bold&lt;/b&gt;" in page and "ORCHID-17 &amp;" in page
     # self-contained: every src is a data: URI, every href an anchor on the page
@@ -76,7 +80,8 @@ def test_report_shows_every_table_judgement_parameter_and_seed(written: tuple[Re
                  "<code>slots=100</code>", "FAIL</span>  judged", "Counterexample: bounded-peak-turns (trigger)",
                  "Transcript (replayed against the current code)", "invariant bounded-peak-turns broken"):  # fmt: skip
         assert text in page, text
-    assert page.count("<table>") == 3
+    outside_viewers = re.sub(r'<section class="tcv".*?</section>', "", page, flags=re.S)
+    assert outside_viewers.count("<table>") == 3
     # one-line readings under every plot
     assert page.count("<figcaption><b>") == page.count("<img ")
     assert "drawn from the saved actions" not in page  # titles are in the images, not the page text

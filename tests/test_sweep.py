@@ -122,3 +122,31 @@ def test_parse_grid_and_api_errors() -> None:
         sweep("nosuch", ["gap=1"])
     with pytest.raises(BadParameter, match="seed"):
         sweep("trigger-gap", ["seed=1,2"])
+
+
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_sweep_under_spawn_and_forkserver_equals_one_process(method: str) -> None:
+    """Every task function imports on its own, so worker processes that start a fresh
+    interpreter (the default on macOS, Windows and Python 3.14 on Linux) give the same cells."""
+    grid = ["writers=1,4", "gap=0,2"]
+    one = sweep("trigger-gap", grid, fixed={"iterations": "300"}, seed=3)
+    pool = sweep("trigger-gap", grid, fixed={"iterations": "300"}, seed=3,
+                 executor=LocalExecutor(2, start_method=method))  # fmt: skip
+    assert pool.results == one.results and pool.json_lines() == one.json_lines()
+
+
+def test_testbench_under_spawn_equals_one_process() -> None:
+    from turncheck.scenarios.base import get_scenario, no_progress, parse_params
+    from turncheck.scenarios.testbench import plan_manifolds, run_manifolds
+
+    scenario = get_scenario("testbench")
+    params = parse_params(scenario, {"sessions": "300", "turns": "8", "p_results": "1.0", "budgets": "400"})
+    plans = plan_manifolds(params)
+    one = run_manifolds(plans, LocalExecutor(1), no_progress)
+    spawned = run_manifolds(plans, LocalExecutor(2, start_method="spawn"), no_progress)
+    assert [r.aggregates for r in spawned] == [r.aggregates for r in one]
+
+
+def test_unknown_start_method_is_refused() -> None:
+    with pytest.raises(BadParameter, match="start method"):
+        LocalExecutor(2, start_method="threads")

@@ -1,0 +1,1 @@
+../../../turncheck/__init__.py

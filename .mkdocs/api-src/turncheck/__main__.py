@@ -1,0 +1,1 @@
+../../../turncheck/__main__.py

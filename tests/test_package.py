@@ -1,0 +1,153 @@
+"""The package's shape: one import name, layers that point one way, modules that import alone.
+
+- Every module of ``turncheck`` imports on its own in a fresh interpreter, which is what a Dask
+  worker, a ``spawn`` process pool or a notebook's first cell does; an import cycle fails here.
+- No module imports a higher layer: models ← sim ← scenarios ← reports ← bench ← cli (found by
+  walking every ``import`` statement, including those inside functions).
+- The public API names in ``turncheck.__all__`` resolve.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import turncheck
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = {"models": 0, "sim": 1, "scenarios": 2, "reports": 3, "bench": 4, "cli": 5}
+
+
+def _modules() -> list[tuple[str, Path]]:
+    found = []
+    for folder in (*FOLDERS, "turncheck"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(ROOT).with_suffix("")
+            parts = list(rel.parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            name = ".".join(parts) if parts[0] == "turncheck" else ".".join(["turncheck", *parts])
+            found.append((name, path))
+    return found
+
+
+def _layer(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[0] != "turncheck" or len(parts) < 2:
+        return None
+    return FOLDERS.get(parts[1])
+
+
+# Imports each module in a forked child of an interpreter that has loaded only third-party
+# libraries: for our modules every child is a fresh interpreter (an import cycle among them
+# fails exactly as in a new process), at the cost of a fork instead of a start-up.
+_FORKED_IMPORTS = r"""
+import importlib, os, sys, traceback
+import numpy, matplotlib, hypothesis, hypothesis.stateful, simpy, networkx, typer, rich.progress
+assert not [m for m in sys.modules if m == "turncheck" or m.startswith("turncheck.")]
+failed = 0
+for name in sys.argv[1:]:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            importlib.import_module(name)
+        except BaseException:
+            os.write(write, traceback.format_exc().strip().splitlines()[-1].encode())
+            os._exit(1)
+        os._exit(0)
+    os.close(write)
+    message = os.read(read, 4096).decode()
+    os.close(read)
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        failed += 1
+        print(f"{name}: {message}")
+sys.exit(1 if failed else 0)
+"""
+
+
+def test_every_module_imports_alone_in_a_fresh_interpreter() -> None:
+    names = [name for name, _ in _modules()]
+    assert len(names) > 80
+    proc = subprocess.run(
+        [sys.executable, "-c", _FORKED_IMPORTS, *names], capture_output=True, text=True, cwd="/", timeout=300
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_cycle_would_be_caught(tmp_path: Path) -> None:
+    """The check above can fail: two modules importing each other's names at the top."""
+    (tmp_path / "cyc").mkdir()
+    (tmp_path / "cyc" / "__init__.py").write_text("")
+    (tmp_path / "cyc" / "a.py").write_text("from cyc.b import B\nA = 1\n")
+    (tmp_path / "cyc" / "b.py").write_text("from cyc.a import A\nB = 1\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", _FORKED_IMPORTS.replace('"turncheck"', '"cyc"'), "cyc.b"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 1 and "cyc.b: ImportError" in proc.stdout
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    wrong = []
+    for name, path in _modules():
+        own = _layer(name)
+        if own is None:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [node.module]
+            for target in targets:
+                layer = _layer(target)
+                if target.split(".")[0] in FOLDERS:
+                    wrong.append(f"{name} imports {target}: use turncheck.{target}")
+                elif layer is not None and layer > own:
+                    wrong.append(f"{name} (layer {own}) imports {target} (layer {layer})")
+    assert wrong == []
+
+
+def test_sim_holds_only_engines() -> None:
+    names = {p.stem for p in (ROOT / "sim").glob("*.py")}
+    assert not {n for n in names if n.startswith(("cli", "bench", "demo"))}
+
+
+@pytest.mark.parametrize("name", turncheck.__all__)
+def test_public_api_resolves(name: str) -> None:
+    assert getattr(turncheck, name) is not None
+
+
+def test_python_dash_m_turncheck(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "turncheck", "--version"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert proc.returncode == 0 and proc.stdout == f"turncheck {turncheck.__version__}\n"
+
+
+def test_no_module_needs_fcntl_to_import() -> None:
+    """On a platform without fcntl (Windows) every command but the log's must still work, so
+    fcntl is imported only where a lock is taken."""
+    script = (
+        "import sys; sys.modules['fcntl'] = None\n"
+        "import turncheck.cli.app, turncheck.models.store, turncheck.scenarios\n"
+        "from turncheck.models.store import TurnLog\n"
+        "from turncheck.models.errors import TurncheckError\n"
+        "import tempfile, pathlib\n"
+        "d = pathlib.Path(tempfile.mkdtemp())\n"
+        "try:\n"
+        "    TurnLog.open(d / 'x.log', create=True)\n"
+        "except TurncheckError as e:\n"
+        "    assert 'POSIX file locks' in str(e), e\n"
+        "else:\n"
+        "    raise SystemExit('opened a log without fcntl')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd="/")
+    assert proc.returncode == 0, proc.stderr

@@ -1,0 +1,69 @@
+"""The results report embeds the trace viewer under every counterexample it shows; with several
+viewers on one page, the arrow keys step the one that has the focus."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_page import SHOTS, browser, open_file  # noqa: F401  (browser is a fixture)
+from turncheck.cli.app import main
+from turncheck.models.catalog import build_model
+from turncheck.sim.explorer import explore, metric_witness
+from turncheck.sim.trace import Trace, save_trace
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("demo") / "demo"
+    assert main(["demo", "--scale", "tiny", "-o", str(out), "--quiet", "--format", "json"]) == 0
+    return out
+
+
+def _viewers(html: str) -> list[str]:
+    return re.findall(r'<section class="tcv" id="([^"]+)"', html)
+
+
+def test_demo_report_embeds_a_viewer_for_every_trace(demo_dir: Path) -> None:
+    traces = sorted((demo_dir / "traces").glob("*.json"))
+    html = (demo_dir / "report.html").read_text(encoding="utf-8")
+    assert len(traces) >= 1
+    assert _viewers(html) == [f"viewer-{k}" for k in range(len(traces))]
+    assert html.count("<script>/* turncheck trace viewer") == 1  # the script is inlined once, not per trace
+
+
+def _two_trace_report(demo_dir: Path, tmp_path: Path, capsys: Any) -> Path:
+    results = tmp_path / "results"
+    shutil.copytree(demo_dir, results)
+    (results / "report.html").unlink()
+    model = build_model("trigger", {"locking": "none", "gap": 1})
+    path = metric_witness(model, explore(model), "peak_turns")
+    save_trace(Trace("trigger", dict(model.params), tuple(tuple(a) for a in path.actions), "bounded-peak-turns",
+                     path.init, "explore", "trigger"), results / "traces" / "worst-peak.json")  # fmt: skip
+    page = tmp_path / "report.html"
+    assert main(["report", str(results), "-o", str(page), "--quiet"]) == 0
+    capsys.readouterr()
+    return page
+
+
+def test_report_viewers_step_independently(browser: Any, demo_dir: Path, tmp_path: Path, capsys: Any) -> None:  # noqa: F811
+    page_file = _two_trace_report(demo_dir, tmp_path, capsys)
+    assert len(_viewers(page_file.read_text(encoding="utf-8"))) == 2
+    opened = open_file(browser, page_file)
+    page = opened.page
+    first, second = page.locator("#viewer-0"), page.locator("#viewer-1")
+    second.focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert second.get_attribute("data-current") == "2"
+    assert first.get_attribute("data-current") == "0"
+    first.locator("button[data-act=last]").click()
+    assert first.get_attribute("data-current") == first.get_attribute("data-steps")
+    assert second.get_attribute("data-current") == "2"
+    assert opened.errors == [] and opened.requests == []
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    first.screenshot(path=str(SHOTS / "report-viewer.png"))
+    page.close()

@@ -1,0 +1,102 @@
+"""The built wheel, installed non-editable into a fresh venv, works next to anyone's code.
+
+What an editable install hides: the wheel must carry every sub-package and data file under the
+one import name ``turncheck``, and a user's project with its own ``models``, ``sim`` and
+``reports`` packages on ``PYTHONPATH`` must not shadow any of it. This builds the wheel with pip,
+installs it (its dependencies at the versions of constraints.txt) into a new venv without the
+system's site-packages, and runs the README's first commands from such a project folder.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+USER_PROJECT = {
+    "models/__init__.py": "raise ImportError('this is the user\\'s own models package')\n",
+    "sim/__init__.py": "SIM = 'the user\\'s sim'\n",
+    "reports/__init__.py": "REPORTS = 'the user\\'s reports'\n",
+    "my_trim.py": (
+        "from turncheck import window_from_start\n"
+        "from turncheck.models.projector import fit_start\n\n"
+        "def fn(history, budget, cost):\n"
+        "    return window_from_start(history, budget, cost, fit_start(history, budget, cost), 'my_trim')\n"
+    ),
+}
+
+
+def _run(
+    args: list[str], cwd: Path, env: dict[str, str], timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("wheel")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(home / "dist"), str(ROOT)],
+                 home, env)  # fmt: skip
+    if built.returncode != 0:
+        pytest.fail(f"pip wheel failed: {built.stderr[-2000:]}")
+    (wheel,) = (home / "dist").glob("turncheck-*.whl")
+    venv.create(home / "venv", with_pip=True)
+    python = home / "venv" / "bin" / "python"
+    installed = _run([str(python), "-m", "pip", "install", "-q", str(wheel), "-c", str(ROOT / "constraints.txt")],
+                     home, env)  # fmt: skip
+    if installed.returncode != 0:
+        message = installed.stderr[-2000:]
+        if "Could not find a version" in message or "No matching distribution" in message:
+            pytest.skip(
+                f"the package index cannot be reached to install the wheel's dependencies: {message[-300:]}"
+            )
+        pytest.fail(f"installing the wheel failed: {message}")
+    return home / "venv" / "bin"
+
+
+@pytest.fixture
+def user_project(tmp_path: Path) -> Path:
+    for rel, text in USER_PROJECT.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_wheel_holds_one_top_level_package(wheel_venv: Path) -> None:
+    site = next((wheel_venv.parent / "lib").glob("python*/site-packages"))
+    ours = {
+        p.name for p in site.iterdir() if p.name in ("models", "sim", "scenarios", "reports", "cli", "bench")
+    }
+    assert ours == set()
+    package = site / "turncheck"
+    for sub in ("models", "sim", "scenarios", "reports", "bench", "cli"):
+        assert (package / sub / "__init__.py").is_file(), sub
+    assert (package / "py.typed").is_file()
+    assert (package / "scenarios" / "data" / "example.jsonl").is_file()
+
+
+def test_readme_commands_run_next_to_a_users_own_packages(wheel_venv: Path, user_project: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV",)}
+    env["PATH"] = f"{wheel_venv}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = "."
+    turncheck = str(wheel_venv / "turncheck")
+    version = _run([turncheck, "--version"], user_project, env)
+    assert version.returncode == 0 and version.stdout.startswith("turncheck "), version.stderr
+    helped = _run([str(wheel_venv / "python"), "-m", "turncheck", "--help"], user_project, env)
+    assert helped.returncode == 0 and "Usage: turncheck" in helped.stdout, helped.stderr
+    projected = _run([turncheck, "project", "--example", "--budget", "40", "--strategy", "my_trim:fn"],
+                     user_project, env)  # fmt: skip
+    assert projected.returncode == 0 and "my_trim" in projected.stdout, projected.stderr
+    demo = _run([turncheck, "demo", "--scale", "tiny", "-o", "demo-out", "-q"], user_project, env)
+    assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
+    assert (user_project / "demo-out" / "report.html").is_file()
+    usage = _run([turncheck, "project", "--example", "--budget", "abc"], user_project, env)
+    assert usage.returncode == 2 and len(usage.stderr.splitlines()) == 1 and "Traceback" not in usage.stderr

@@ -71,9 +71,9 @@ def _root(
 
 
 def _register_commands() -> None:
-    from turncheck.cli import bench, check, log, project, report, scenario, stress, sweep
+    from turncheck.cli import bench, check, import_log, log, project, report, scenario, stress, sweep
 
-    for module in (report, project, scenario, sweep, check, log, bench, stress):
+    for module in (report, project, scenario, sweep, check, log, bench, stress, import_log):
         module.register(app)
 
 

@@ -18,13 +18,24 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TextIO
 
 import typer
+from turncheck.cli.import_log import FromOpt
 from turncheck.cli.options import Format, FormatOpt, QuietOpt
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.models.cost import COST_MODELS, CostModel, Utf8JsonCost, make_cost
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, EventFormatError, Kind, event_from_dict, read_jsonl, write_jsonl
 from turncheck.models.history import History
+from turncheck.models.importers import import_events
 from turncheck.models.lint import PROBLEMS, lint_events
+from turncheck.models.peers.selection import PeerWindow
+from turncheck.models.per_request import (
+    Request,
+    check_value,
+    describe_events,
+    offences,
+    parse_checks,
+    replay_requests,
+)
 from turncheck.models.projector import STRATEGIES, check_budget, project, resolve_strategy, turn_counts
 from turncheck.models.report import COUNTERS
 from turncheck.models.workload import SEED, WorkloadParams, blocks, generate_events
@@ -108,10 +119,26 @@ def project_command(
         ),
     ] = False,
     quiet: QuietOpt = False,
+    source: FromOpt = None,
+    per_request: Annotated[
+        bool,
+        typer.Option(
+            "--per-request",
+            help="Project before every model request (after each USER and each RESULT batch), in log order.",
+        ),
+    ] = False,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 at the first window breaking one of these checks, e.g. orphanRes,orphanCall,overBudget,empty.",
+        ),
+    ] = None,
 ) -> None:
     """Project each session of a log under a budget and print the window and its report."""
     check_budget(budget)
     resolve_strategy(strategy)
+    checks = parse_checks(fail_on) if fail_on is not None else ()
     if history is None and not example:
         raise BadParameter("give --history FILE.jsonl (or --example for the bundled log)")
     path = example_history() if example else history
@@ -126,7 +153,8 @@ def project_command(
         raise BadParameter("--emit-payload needs --cost utf8-json (the payload is the serialized request)")
     reading = progress_for("project: reading", quiet, "B")
     try:
-        events = read_order(read_jsonl(path, reading), order)
+        raw = import_events(source, path) if source is not None else read_jsonl(path, reading)
+        events = read_order(raw, order)
     except BaseException:
         end_line(reading)
         raise
@@ -139,6 +167,9 @@ def project_command(
                 f"session {session!r} is not in {path} (sessions: {', '.join(list(groups)[:10])})"
             )
         groups = {session: groups[session]}
+    if per_request:
+        project_per_request(groups, budget, strategy, cost_model, checks, fmt, quiet)
+        return
     progress = progress_for("project", quiet, "sessions")
     rows: list[dict[str, Any]] = []
     try:
@@ -153,6 +184,70 @@ def project_command(
             sys.stdout.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
     else:
         sys.stdout.write(render_table(rows))
+    if checks:
+        first = next(((r["session"], bad) for r in rows if (bad := [c for c in checks if r.get(c)])), None)
+        if first is not None:
+            print(f"FAIL: session {first[0]} breaks {', '.join(first[1])} (--fail-on {fail_on})")
+            raise typer.Exit(1)
+
+
+def project_per_request(
+    groups: dict[str, list[Event]],
+    budget: int,
+    strategy: str,
+    cost: CostModel,
+    checks: tuple[str, ...],
+    fmt: str,
+    quiet: bool,
+) -> None:
+    """``--per-request``: every session projected before each of its model requests, in log
+    order; per-session and total counts of requests breaking each check (``--fail-on`` or the
+    usual four), and exit 1 with the first offending request when ``--fail-on`` is given."""
+    shown = checks or ("orphanRes", "orphanCall", "overBudget", "empty")
+    progress = progress_for("project --per-request", quiet, "sessions")
+    rows: list[dict[str, Any]] = []
+    first: tuple[Request, list[str]] | None = None
+    try:
+        for name, evs in groups.items():
+            row: dict[str, Any] = {"session": name, "strategy": strategy, "budget": budget, "requests": 0}
+            row.update({c: 0 for c in shown})
+            for req in replay_requests(name, evs, budget, strategy, cost):
+                row["requests"] += 1
+                for c in shown:
+                    row[c] += int(check_value(req.window, c) > 0)
+                if first is None and checks and (bad := offences(req.window, checks)):
+                    first = (req, bad)
+            rows.append(row)
+            progress(len(rows), len(groups))
+    except BaseException:
+        end_line(progress)
+        raise
+    total: dict[str, Any] = {"session": "(total)", "strategy": strategy, "budget": budget}
+    total.update({k: sum(r[k] for r in rows) for k in ("requests", *shown)})
+    if fmt == "json":
+        for row in [*rows, total]:
+            sys.stdout.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+    else:
+        cols = ["session", "strategy", "budget", "requests", *shown]
+        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in [*rows, total]]
+        sys.stdout.write("\n".join(lines) + "\n")
+        print(
+            f"cells count requests whose window breaks the check; {total['requests']} requests in {len(rows)} sessions"
+        )
+    if first is not None:
+        req, bad = first
+        w = req.window
+        if fmt == "json":
+            fail = {"session": req.session, "request": req.index, "after_events": req.end, "checks": bad,
+                    "cost": w.cost, "budget": budget, "first_events": describe_events(w.events)}  # fmt: skip
+            sys.stdout.write(json.dumps({"fail": fail}, ensure_ascii=False, separators=(",", ":")) + "\n")
+            raise typer.Exit(1)
+        print(
+            f"FAIL: session {req.session}, request {req.index} (after {req.end} events): "
+            f"{', '.join(bad)}; window cost {w.cost}/{budget}: {describe_events(w.events)}"
+        )
+        raise typer.Exit(1)
 
 
 def refuse_malformed_turns(events: list[Event], path: Path) -> None:
@@ -194,6 +289,10 @@ def project_session(
         "cost": w.cost,
     }
     row.update(w.report._asdict())
+    if isinstance(w, PeerWindow):  # a peer's or message-level trimmer's answer that is not a suffix
+        row["nonSuffix"] = int(w.events != h.events[w.start : w.end])
+        row["droppedInside"] = len(w.dropped_inside)
+        row["invented"] = len(getattr(w, "invented", ()))
     if isinstance(cost, Utf8JsonCost):
         payload = w.payload(cost)
         row["payload_bytes"] = len(payload.encode("utf-8"))
@@ -219,12 +318,17 @@ def lint_command(
     fmt: FormatOpt = "table",
     examples: Annotated[int, typer.Option("--examples", help="Offending lines shown per problem.")] = 5,
     quiet: QuietOpt = False,
+    source: FromOpt = None,
 ) -> None:
     """Check a log's structure; exit 0 when clean, 1 with a per-problem summary."""
     if examples < 0:
         raise BadParameter(f"--examples must be >= 0, got {examples}")
     if not history.exists() or history.is_dir():
         raise EventFormatError(f"{history}: no such file")
+    if source is not None:  # a foreign log: lint what it imports as (record numbers are event numbers)
+        imported = import_events(source, history)
+        print_lint(history, lint_events(list(enumerate(imported, start=1)), keep=examples), fmt)
+        return
     located: list[tuple[int, Event]] = []
     size = history.stat().st_size
     progress = progress_for(f"lint {history.name}", quiet, "B")
@@ -245,7 +349,11 @@ def lint_command(
             raise EventFormatError(f"{history}: not UTF-8 text (byte {exc.start})") from None
         raise
     progress(size, size)
-    report = lint_events(located, keep=examples)
+    print_lint(history, lint_events(located, keep=examples), fmt)
+
+
+def print_lint(history: Path, report: Any, fmt: str) -> None:
+    """``lint``'s output; exit 1 unless the log is clean."""
     if fmt == "json":
         out = {"file": str(history), "events": report.events, "sessions": report.sessions,
                "clean": report.clean, "counts": report.counts, "examples": dict(report.examples)}  # fmt: skip

@@ -18,7 +18,6 @@ O(log n). Projection never mutates the history.
 
 from __future__ import annotations
 
-import importlib
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from turncheck.models.errors import BadParameter, TurncheckError, UnknownName
 from turncheck.models.events import Event
 from turncheck.models.history import History
 from turncheck.models.report import Report
+from turncheck.models.user_code import is_reference, load_object
 
 _CALL = 1
 _RESULT = 2
@@ -256,41 +256,54 @@ def req(history: History, budget: int, cost: CostModel) -> Window:
 
 STRATEGIES: dict[str, Strategy] = {"M0": m0, "M1": m1, "M2": m2, "M3": m3, "M4": m4, "M5": m5, "REQ": req}
 PROJECTORS = ("M0", "M1", "M2", "M3", "M4", "M5")
+MESSAGES_PREFIX = "messages:"
 
 
 def resolve_strategy(spec: str | Strategy) -> Strategy:
-    """A strategy by id, a peer library's trimmer ``peer:NAME`` (:mod:`models.peers`), or a
-    user's projector named ``package.module:function``.
+    """A strategy by id, a peer library's trimmer ``peer:NAME`` (:mod:`models.peers`), a user's
+    message-level trimmer ``messages:package.module:function`` (:mod:`models.messages`), or a
+    user's projector ``package.module:function`` / ``path/file.py:function``
+    (:mod:`models.user_code`: the one resolver every command and scenario shares).
 
-    A user's function has the same signature, ``(history, budget, cost) -> Window``; it may
+    A user's projector has the same signature, ``(history, budget, cost) -> Window``; it may
     build its window with :func:`window_from_start` so the structural report is ours.
     """
     if callable(spec):
         return spec
+    if not isinstance(spec, str):
+        raise UnknownName(f"a strategy is an id or a function, got {type(spec).__name__}")
     if spec in STRATEGIES:
         return STRATEGIES[spec]
     if spec.startswith("peer:"):
         from turncheck.models.peers import peer_projector  # optional peer libraries, imported lazily
 
         return peer_projector(spec)  # type: ignore[no-any-return]
-    if ":" in spec:
-        module_name, _, attr = spec.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise UnknownName(f"cannot import projector module {module_name!r}: {exc}") from None
-        fn = getattr(module, attr, None)
-        if not callable(fn):
-            raise UnknownName(f"{spec!r}: module {module_name!r} has no function {attr!r}")
-        return fn  # type: ignore[no-any-return]
+    if spec.startswith(MESSAGES_PREFIX):
+        from turncheck.models.messages import message_projector
+
+        return message_projector(load_object(spec[len(MESSAGES_PREFIX) :], "trimmer"), name=spec)
+    if is_reference(spec):
+        return load_object(spec, "projector")  # type: ignore[no-any-return]
     raise UnknownName(
-        f"unknown strategy {spec!r} (known: {', '.join(STRATEGIES)}, peer:NAME, or package.module:function)"
+        f"unknown strategy {spec!r} (known: {', '.join(STRATEGIES)}, peer:NAME, "
+        f"package.module:function, file.py:function, or messages:package.module:function)"
     )
+
+
+def check_strategy(spec: str, parameter: str = "strategy") -> str:
+    """``spec`` unchanged when it resolves; else :class:`BadParameter` naming the parameter."""
+    try:
+        resolve_strategy(spec)
+    except TurncheckError as exc:
+        raise BadParameter(f"parameter {parameter}: {exc}") from None
+    return spec
 
 
 def strategy_name(spec: str | Strategy) -> str:
     if isinstance(spec, str):
         return spec
+    if isinstance(getattr(spec, "strategy_id", None), str):
+        return spec.strategy_id  # type: ignore[attr-defined,no-any-return]
     return f"{spec.__module__}:{getattr(spec, '__qualname__', repr(spec))}"
 
 

@@ -33,7 +33,8 @@ from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.invariants import NO_ORPHAN_RESULTS, NON_EMPTY, WITHIN_BUDGET, non_empty
-from turncheck.models.projector import PROJECTORS, Window, project
+from turncheck.models.peers.selection import PeerWindow
+from turncheck.models.projector import Window, check_strategy, project, resolve_strategy
 from turncheck.models.protocol import Property
 
 USER, CALL, RESULT, TERM = int(Kind.USER), int(Kind.CALL), int(Kind.RESULT), int(Kind.TERM)
@@ -63,8 +64,7 @@ class ProjectorModel:
         result_sizes: tuple[int, ...] = (1, 3),
         reuse: bool = True,
     ) -> None:
-        if strategy not in PROJECTORS:
-            raise BadParameter(f"parameter strategy: {strategy!r} is not one of {', '.join(PROJECTORS)}")
+        self._strategy = resolve_strategy(check_strategy(strategy))  # M0..M5 or the user's own
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
             raise BadParameter(f"parameter budget: must be a positive integer, got {budget!r}")
         if not 1 <= events <= 12:
@@ -204,7 +204,11 @@ class ProjectorModel:
         if w.empty:
             return f"{self.strategy} sends an empty window ({len(events)} events, budget {self.budget})"
         kept = []
-        for pos in range(w.start, w.end):
+        if isinstance(w, PeerWindow):  # a user's trimmer that sent something other than a suffix
+            for e in w.events:
+                label = e.kind.name + (f" {e.call_id}" if e.call_id is not None else "")
+                kept.append(f"{label}[{e.chars // _CHARS_PER_TOKEN}]" if e.kind is Kind.RESULT else label)
+        for pos in range(w.start, w.end) if not isinstance(w, PeerWindow) else ():
             kind, cid, size, _turn = events[pos]
             label = Kind(kind).name + (f" c{cid}" if cid != NO_CALL else "")
             kept.append(f"{label}[{size}]" if kind == RESULT else label)
@@ -239,4 +243,4 @@ class ProjectorModel:
                     chars=size * _CHARS_PER_TOKEN,
                 )
             )
-        return project(h, self.budget, self.strategy, _COST)
+        return project(h, self.budget, self._strategy, _COST)

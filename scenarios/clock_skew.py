@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from turncheck.models.clock import ORDERS, ClockParams, read_permutation, reorder_columns, stamp_columns
 from turncheck.models.columns import build_histories
 from turncheck.models.cost import EstimateCost
-from turncheck.models.projector import PROJECTORS, project
+from turncheck.models.projector import check_strategy, project
 from turncheck.models.report import Aggregate
 from turncheck.models.workload import SEED, WorkloadParams, blocks, generate_block
 from turncheck.scenarios.base import (
@@ -60,7 +60,7 @@ class ClockSkewParams:
     def __post_init__(self) -> None:
         require(self.sessions >= 1, f"parameter sessions must be >= 1, got {self.sessions}")
         require(self.budget >= 1, f"parameter budget must be >= 1, got {self.budget}")
-        require(self.strategy in PROJECTORS, f"parameter strategy must be one of {', '.join(PROJECTORS)}")
+        check_strategy(self.strategy)
         require(0.0 <= self.p_result <= 1.0, f"parameter p_result must be within [0, 1], got {self.p_result}")
         self.clock()  # validates the clock parameters, naming the culprit
 

@@ -17,7 +17,7 @@ import numpy as np
 from turncheck.models.columns import build_histories
 from turncheck.models.cost import EstimateCost
 from turncheck.models.keys import KeyParams, collapse_columns, concurrent_times
-from turncheck.models.projector import PROJECTORS, project
+from turncheck.models.projector import check_strategy, project
 from turncheck.models.report import Aggregate
 from turncheck.models.workload import SEED, EventColumns, WorkloadParams, blocks, concat, generate_block
 from turncheck.scenarios.base import (
@@ -51,7 +51,7 @@ class KeyCollapseParams:
         require(self.call_ids >= 1, f"parameter call_ids must be >= 1, got {self.call_ids}")
         require(self.budget >= 1, f"parameter budget must be >= 1, got {self.budget}")
         require(self.key_batch >= 1, f"parameter key_batch must be >= 1, got {self.key_batch}")
-        require(self.strategy in PROJECTORS, f"parameter strategy must be one of {', '.join(PROJECTORS)}")
+        check_strategy(self.strategy)
 
 
 def _project_keys(cols: EventColumns, params: KeyParams, p: KeyCollapseParams, agg: Aggregate,

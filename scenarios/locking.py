@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from turncheck.models.locking import LOCKING_NAMES, LOCKINGS, post_compaction_peak, worst_case_peak
-from turncheck.models.projector import PROJECTORS
+from turncheck.models.projector import check_strategy
 from turncheck.models.trigger import TriggerModel
 from turncheck.scenarios.base import (
     Cell,
@@ -76,7 +76,7 @@ class LockingParams:
         require(self.arrivals in ARRIVALS, f"parameter arrivals must be one of {', '.join(ARRIVALS)}")
         require(self.rate >= 0, f"parameter rate must be >= 0, got {self.rate}")
         require(self.budget >= 0, f"parameter budget must be >= 0 (0: no projection), got {self.budget}")
-        require(self.strategy in PROJECTORS, f"parameter strategy must be one of {', '.join(PROJECTORS)}")
+        check_strategy(self.strategy)
 
 
 def run_seed(seed: int, writers: int, gap: int) -> int:

@@ -29,7 +29,7 @@ from turncheck.models.cost import COST_MODELS, CostModel, make_cost
 from turncheck.models.history import History
 from turncheck.models.peers import PEERS
 from turncheck.models.peers.selection import PeerWindow
-from turncheck.models.projector import PROJECTORS, Window, project
+from turncheck.models.projector import PROJECTORS, Window, check_strategy, project
 from turncheck.models.report import Aggregate
 from turncheck.models.tokenizer import ENCODINGS, EXTRA, MissingExtra
 from turncheck.models.workload import SEED, WorkloadParams, generate_columns
@@ -89,11 +89,8 @@ class PeersParams:
             f"parameter manifolds must be probabilities in [0, 1], got {self.manifolds}",
         )
         require(bool(self.strategies), "parameter strategies must name at least one strategy")
-        unknown = [s for s in self.strategies if s not in STRATEGIES]
-        require(
-            not unknown,
-            f"parameter strategies: unknown {', '.join(unknown)} (known: {', '.join(STRATEGIES)})",
-        )
+        for s in self.strategies:  # ours, a peer, or the user's own (models.user_code)
+            check_strategy(s, "strategies")
         require(
             0.0 <= self.p_parallel <= 1.0, f"parameter p_parallel must be in [0, 1], got {self.p_parallel}"
         )

@@ -30,7 +30,7 @@ from typing import Literal
 
 from turncheck.models.columns import build_histories
 from turncheck.models.cost import EstimateCost
-from turncheck.models.projector import PROJECTORS, STRATEGIES
+from turncheck.models.projector import PROJECTORS, check_strategy, resolve_strategy
 from turncheck.models.report import Aggregate
 from turncheck.models.workload import SEED, WorkloadParams, blocks, generate_block
 from turncheck.scenarios.base import Progress, Scenario, ScenarioResult, params_dict, register, require
@@ -81,12 +81,17 @@ class TestbenchParams:
     jobs: int = 1
     scheduler: str | None = None
     profile: Literal["default", "seed004-fit"] = "default"
+    extra_strategies: tuple[str, ...] = ()
+    """Projectors beyond M0–M5, e.g. the user's ``package.module:function``: extra rows of the
+    long ``strategies`` table (and lines of the strategies plot)."""
 
     def __post_init__(self) -> None:
         require(self.profile in PROFILES, f"parameter profile must be one of {', '.join(PROFILES)}")
         for name, value in PROFILES[self.profile].items():  # a preset fills what was left at default
             if getattr(self, name) == _DEFAULTS[name]:
                 object.__setattr__(self, name, value)
+        for s in self.extra_strategies:
+            check_strategy(s, "extra_strategies")
         require(
             self.sessions is None or self.sessions >= 1,
             f"parameter sessions must be >= 1, got {self.sessions}",
@@ -141,6 +146,10 @@ class TestbenchParams:
             term_chars=pair(self.term_chars),
         )
 
+    @property
+    def strategies(self) -> tuple[str, ...]:
+        return (*PROJECTORS, *(s for s in self.extra_strategies if s not in PROJECTORS))
+
     def all_budgets(self) -> tuple[int, ...]:
         return tuple(sorted({*self.budgets, self.budget}))
 
@@ -155,9 +164,10 @@ class ManifoldPlan:
     p_result: float
     workload: WorkloadParams
     projections: tuple[tuple[float, int], ...]
+    strategies: tuple[str, ...] = PROJECTORS
 
     def keys(self) -> list[AggKey]:
-        return [(r, b, s) for r, b in self.projections for s in PROJECTORS]
+        return [(r, b, s) for r, b in self.projections for s in self.strategies]
 
 
 @dataclass(frozen=True)
@@ -204,7 +214,7 @@ def plan_manifolds(p: TestbenchParams) -> list[ManifoldPlan]:
             proj = [(p.ratio, b) for b in p.all_budgets()] + [(p.cjk_ratios[1], p.budget)]
         else:
             proj = [(p.ratio, p.budget)]
-        plans.append(ManifoldPlan(p_result, p.workload(p_result), tuple(proj)))
+        plans.append(ManifoldPlan(p_result, p.workload(p_result), tuple(proj), p.strategies))
     return plans
 
 
@@ -231,7 +241,7 @@ def run_blocks(task: BlockTask) -> Outcome:
     plan = task.plan
     costs = {r: EstimateCost(r) for r in dict.fromkeys(r for r, _ in plan.projections)}
     aggregates = {key: Aggregate(key[1]) for key in plan.keys()}
-    loop = [(STRATEGIES[s], b, costs[r], aggregates[(r, b, s)].add) for r, b, s in plan.keys()]
+    loop = [(resolve_strategy(s), b, costs[r], aggregates[(r, b, s)].add) for r, b, s in plan.keys()]
     figures = []
     enabled = gc.isenabled()
     gc.disable()
@@ -352,7 +362,11 @@ def run(params: TestbenchParams, progress: Progress) -> ScenarioResult:
     (generated,) = run_manifolds([checked], main, stages.stage(n_blocks), project=False, reverse=True)
     first = next(r for r in runs if r.plan is checked)
     self_check = (first.generator_figures(), recheck.generator_figures(), generated.generator_figures())
-    result_params = {k: v for k, v in params_dict(params).items() if k not in ("jobs", "scheduler")}
+    result_params = {
+        k: v
+        for k, v in params_dict(params).items()
+        if k not in ("jobs", "scheduler") and not (k == "extra_strategies" and not v)
+    }
     result_params["sessions"] = params.n_sessions
     return ScenarioResult(
         "testbench",

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from turncheck.models.projector import PROJECTORS
 from turncheck.models.report import Aggregate
 from turncheck.scenarios.base import Cell, Judgement, Table
 
@@ -301,7 +300,7 @@ def tables(
             tuple(
                 (b, s, *(figure(r.agg(b, s), m) for m in metrics))
                 for b in p.all_budgets()
-                for s in PROJECTORS
+                for s in p.strategies
             ),
             "One row per budget × strategy: the price of each rule as the budget grows.",
         )

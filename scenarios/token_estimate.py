@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from turncheck.models.cost import CostModel, EstimateCost, placeholder_event
 from turncheck.models.events import Event
 from turncheck.models.history import History
-from turncheck.models.projector import PROJECTORS, Window, project
+from turncheck.models.projector import PROJECTORS, Window, check_strategy, project
 from turncheck.models.report import Aggregate
 from turncheck.models.tokenizer import ENCODINGS, EXTRA, BpeCost, MissingExtra
 from turncheck.models.workload import SEED, WorkloadParams, generate_columns
@@ -77,11 +77,9 @@ class TokenEstimateParams:
             bool(self.encodings) and not unknown,
             f"parameter encodings must be among {', '.join(ENCODINGS)}, got {self.encodings}",
         )
-        bad = [s for s in self.strategies if s not in PROJECTORS]
-        require(
-            bool(self.strategies) and not bad,
-            f"parameter strategies must be among {', '.join(PROJECTORS)}, got {self.strategies}",
-        )
+        require(bool(self.strategies), "parameter strategies must name at least one strategy")
+        for s in self.strategies:
+            check_strategy(s, "strategies")
 
 
 def check(p: TokenEstimateParams) -> None:

@@ -12,17 +12,14 @@ no metrics, and actions formatted with ``repr``.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import inspect
-import sys
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from turncheck.models.catalog import build_model, coerce_value
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.protocol import ProtocolModel
+from turncheck.models.user_code import load_object
 
 REQUIRED = ("init_states", "actions", "step", "properties")
 
@@ -42,46 +39,9 @@ def is_user_reference(ref: str) -> bool:
     return ":" in ref
 
 
-def _import_user_module(module_ref: str) -> Any:
-    if module_ref.endswith(".py") or "/" in module_ref or "\\" in module_ref:
-        path = Path(module_ref)
-        if not path.is_file():
-            raise UnknownName(f"model file {module_ref!r} does not exist")
-        name = "turncheck_user_" + "".join(c if c.isalnum() else "_" for c in str(path.resolve()))
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise UnknownName(f"cannot load model file {module_ref!r}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while the file runs
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:
-            del sys.modules[name]
-            raise UnknownName(f"cannot load model file {module_ref!r}: {type(exc).__name__}: {exc}") from None
-        return module
-    cwd = str(Path.cwd())
-    added = cwd not in sys.path
-    if added:
-        sys.path.insert(0, cwd)
-    try:
-        return importlib.import_module(module_ref)
-    except ImportError as exc:
-        raise UnknownName(f"cannot import model module {module_ref!r}: {exc}") from None
-    finally:
-        if added:
-            sys.path.remove(cwd)
-
-
 def user_model_class(ref: str) -> Callable[..., Any]:
-    """The class named by ``package.module:Class`` or ``file.py:Class``."""
-    module_ref, _, attr = ref.rpartition(":")
-    if not module_ref or not attr:
-        raise UnknownName(f"model reference {ref!r} must be written package.module:Class")
-    module = _import_user_module(module_ref)
-    cls = getattr(module, attr, None)
-    if cls is None or not callable(cls):
-        raise UnknownName(f"{ref!r}: module {module_ref!r} has no class {attr!r}")
-    return cls  # type: ignore[no-any-return]
+    """The class named by ``package.module:Class`` or ``file.py:Class`` (:mod:`models.user_code`)."""
+    return load_object(ref, "model", noun="class")  # type: ignore[no-any-return]
 
 
 def _parameters(factory: Callable[..., Any]) -> dict[str, Any]:

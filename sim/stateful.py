@@ -12,19 +12,29 @@ failing example is a short, readable action sequence.
 :func:`check_stateful` runs such a machine and returns the shrunk counterexample as data (the
 initial-state index and the action list), ready to be saved as a trace. Failures are kept in a
 directory example database (by default ``.turncheck/hypothesis`` under the working directory),
-keyed by model name and parameters, and tried first on the next run. The project's own stateful
-tests use the same factory (``machine_for(model).TestCase``).
+one sub-directory per model configuration (class, name, parameters, properties), and tried
+first on the next run. The project's own stateful tests use the same factory
+(``machine_for(model).TestCase``).
+
+Under pytest the machine is an ordinary Hypothesis test and only public Hypothesis API is used:
+its ``TestCase`` runs with the *active* settings profile (``settings.load_profile``: examples,
+database, health checks, verbosity, phases) — the one override is ``deadline=None``, as
+Hypothesis's own ``TestCase`` does, since a step's time includes the model's first projections —
+and every step is reported with :func:`hypothesis.note` in the model's words ("writer appends
+CALL c0"), so a failure reads as the domain transcript, not as ``Draw 1 (action): 0``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis import HealthCheck, Phase, Verbosity, note, settings
+from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import (
@@ -43,8 +53,11 @@ DEFAULT_DATABASE = Path(".turncheck") / "hypothesis"
 class PropertyViolation(AssertionError):
     """Raised inside a machine when an ``always`` property breaks; carries the run that broke it."""
 
-    def __init__(self, prop: str, init: int, actions: Sequence[Any]) -> None:
-        super().__init__(f"property {prop} violated after {len(actions)} steps")
+    def __init__(self, prop: str, init: int, actions: Sequence[Any], steps: Sequence[str] = ()) -> None:
+        text = f"property {prop} violated after {len(actions)} steps"
+        if steps:
+            text += ":\n" + "\n".join(f"  {i:>3}. {s}" for i, s in enumerate(steps, start=1))
+        super().__init__(text)
         self.prop = prop
         self.init = init
         self.actions = tuple(actions)
@@ -85,6 +98,15 @@ def database_key(model: ProtocolModel[Any, Any], properties: Sequence[Property[A
     names = ",".join(p.name for p in properties)
     cls = f"{type(model).__module__}.{type(model).__qualname__}"
     return f"turncheck:{cls}:{model.name}:{params}:{names}".encode()
+
+
+def configuration_database(
+    directory: str | Path, model: ProtocolModel[Any, Any], properties: Sequence[Property[Any]]
+) -> DirectoryBasedExampleDatabase:
+    """The example database of one model configuration: a sub-directory of ``directory`` named
+    by a hash of :func:`database_key`, so configurations never replay each other's failures."""
+    digest = hashlib.sha256(database_key(model, properties)).hexdigest()[:16]
+    return DirectoryBasedExampleDatabase(str(Path(directory) / digest))
 
 
 def machine_for(
@@ -131,19 +153,25 @@ def machine_for(
             self.state: Any = None
             self.enabled: list[Any] = []
             self.trace: list[Any] = []
+            self.steps: list[str] = []
 
-        @initialize(index=init_index)
-        def start(self, index: int) -> None:
-            self.init = index
-            self.state = inits[index]
+        @initialize(initial_state=init_index)
+        def start(self, initial_state: int) -> None:
+            self.init = initial_state
+            self.state = inits[initial_state]
             self.enabled = list(model.actions(self.state))
+            if len(inits) > 1:
+                note(f"initial state {initial_state}")
 
         @precondition(lambda self: bool(self.enabled))
         @rule(data=st.data())
         def act(self, data: st.DataObject) -> None:
-            k = data.draw(st.integers(0, len(self.enabled) - 1), label="action")
+            k = data.draw(st.integers(0, len(self.enabled) - 1), label="enabled action number")
             action = self.enabled[k]
+            words = _format(model, self.state, action)
             self.trace.append(action)
+            self.steps.append(words)
+            note(f"step {len(self.trace)}: {words}")
             self.state = model.step(self.state, action)
             self.enabled = list(model.actions(self.state))
 
@@ -158,18 +186,20 @@ def machine_for(
                 return
             for p in always:
                 if not p.holds(self.state):
-                    raise PropertyViolation(p.name, self.init, self.trace)
+                    raise PropertyViolation(p.name, self.init, self.trace, self.steps)
             for g in goals:
                 if g.name not in goal_set and g.holds(self.state):
                     goal_set.add(g.name)
 
     ModelMachine.__name__ = ModelMachine.__qualname__ = f"{_camel(model.name)}Machine"
-    # distinct example-database entries per model configuration (see hypothesis.stateful)
-    ModelMachine._hypothesis_internal_add_digest = database_key(model, props)  # type: ignore[attr-defined]
-    ModelMachine.TestCase.settings = settings(
-        deadline=None, max_examples=100, suppress_health_check=list(HealthCheck)
-    )
+    # the active profile, read when the test runs (not when the module is imported)
+    ModelMachine.TestCase.settings = property(lambda self: settings(settings.default, deadline=None))
     return ModelMachine
+
+
+def _format(model: ProtocolModel[Any, Any], state: Any, action: Any) -> str:
+    fmt = getattr(model, "format_action", None)
+    return str(fmt(state, action)) if callable(fmt) else repr(action)
 
 
 def check_stateful(
@@ -206,7 +236,7 @@ def check_stateful(
     runs = [0]
     machine = machine_for(model, props, reached=reached, runs=runs)
     if seed is not None:
-        machine._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+        fixed_seed(seed)(machine)
     phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target]
     if shrink:
         phases.append(Phase.shrink)
@@ -214,7 +244,7 @@ def check_stateful(
         max_examples=max_examples,
         stateful_step_count=steps,
         deadline=None,
-        database=DirectoryBasedExampleDatabase(str(database)) if database is not None else None,
+        database=configuration_database(database, model, props) if database is not None else None,
         phases=phases,
         verbosity=Verbosity.quiet,
         report_multiple_bugs=False,

@@ -34,6 +34,8 @@ _PUBLIC: dict[str, str] = {
     "STRATEGIES": "turncheck.models.projector",
     "resolve_strategy": "turncheck.models.projector",
     "window_from_start": "turncheck.models.projector",
+    "fit_start": "turncheck.models.projector",
+    "message_trimmer": "turncheck.models.messages",
     # cost models
     "CostModel": "turncheck.models.cost",
     "EstimateCost": "turncheck.models.cost",
@@ -62,6 +64,8 @@ __all__ = [
     "STRATEGIES",
     "resolve_strategy",
     "window_from_start",
+    "fit_start",
+    "message_trimmer",
     "CostModel",
     "EstimateCost",
     "Utf8JsonCost",
@@ -81,7 +85,15 @@ if TYPE_CHECKING:
     from turncheck.models.errors import TurncheckError
     from turncheck.models.events import Event, Kind, read_jsonl, write_jsonl
     from turncheck.models.history import History
-    from turncheck.models.projector import STRATEGIES, Window, project, resolve_strategy, window_from_start
+    from turncheck.models.messages import message_trimmer
+    from turncheck.models.projector import (
+        STRATEGIES,
+        Window,
+        fit_start,
+        project,
+        resolve_strategy,
+        window_from_start,
+    )
     from turncheck.models.protocol import Property, ProtocolModel
     from turncheck.scenarios.sweep import sweep
     from turncheck.sim.explorer import explore

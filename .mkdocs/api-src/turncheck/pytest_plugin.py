@@ -1,0 +1,1 @@
+../../../turncheck/pytest_plugin.py

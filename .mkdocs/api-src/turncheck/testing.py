@@ -1,0 +1,1 @@
+../../../turncheck/testing.py

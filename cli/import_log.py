@@ -1,0 +1,54 @@
+"""``turncheck import``: a foreign agent log (OpenAI, LangChain, Agents SDK, LlamaIndex) as our JSONL.
+
+The conversion is :func:`models.importers.import_events`; this command only writes the result,
+atomically (a ``.part`` file renamed into place), so a refused input leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from turncheck.cli.options import out_option
+from turncheck.models.errors import BadParameter
+from turncheck.models.events import write_jsonl
+from turncheck.models.importers import import_events
+
+ImportFormat = Literal["openai-chat", "openai-responses", "langchain", "agents-sqlite", "llamaindex"]
+FromOpt = Annotated[
+    ImportFormat | None,
+    typer.Option("--from", help="Read the log in this format instead of our JSONL (see turncheck import)."),
+]
+
+
+def import_command(
+    path: Annotated[Path, typer.Argument(help="The log to convert.")],
+    source: Annotated[ImportFormat, typer.Option("--from", help="The format of PATH.")],
+    out: Annotated[Path | None, out_option("Output JSONL file (default: stdout).")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
+) -> None:
+    """Convert a chat log into a turncheck JSONL event log (kinds, call pairing, turns)."""
+    if out is not None and out.exists() and not force:
+        raise BadParameter(f"{out} exists; pass --force to overwrite")
+    events = import_events(source, path)
+    if out is None:
+        write_jsonl(events, sys.stdout)
+        return
+    tmp = out.with_name(out.name + ".part")
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            n = write_jsonl(events, fh)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise BadParameter(f"cannot write {out}: {exc.strerror}") from None
+    tmp.replace(out)
+    sessions = len({e.session for e in events})
+    print(f"wrote {n} events in {sessions} sessions to {out}", file=sys.stderr)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import", help="Convert an OpenAI / LangChain / Agents SDK / LlamaIndex log to JSONL.")(
+        import_command
+    )

@@ -1,0 +1,27 @@
+"""The trimmer of docs/your-agent.md: how many agents cut their chat history to a budget."""
+
+import json
+
+
+def approx_tokens(message):
+    """About four characters of the serialized message per token."""
+    return len(json.dumps(message, ensure_ascii=False)) // 4
+
+
+def keep_recent(messages, budget):
+    """Keep the newest messages whose estimated size fits the budget."""
+    kept, used = [], 0
+    for message in reversed(messages):
+        used += approx_tokens(message)
+        if used > budget:
+            break
+        kept.append(message)
+    return kept[::-1]
+
+
+def keep_recent_whole_exchanges(messages, budget):
+    """keep_recent, then drop tool results whose call was trimmed away."""
+    kept = keep_recent(messages, budget)
+    while kept and kept[0]["role"] == "tool":
+        kept.pop(0)
+    return kept

@@ -1,0 +1,178 @@
+"""Chat messages as our events: the one mapping every importer and the message adapter share.
+
+An agent's chat history is a list of messages; our log is a list of events. The mapping is the
+inverse of :func:`models.cost.message_of`:
+
+* a user message → USER, and opens a new turn;
+* an assistant message with tool calls → one CALL per call (parallel calls stay consecutive),
+  carrying the call's id and its arguments as text (text the model wrote alongside its calls is
+  not kept: a CALL event carries the call, and our request format sends only the arguments);
+* a tool result → RESULT with the id of the call it answers;
+* an assistant message without tool calls → TERM, which closes the turn;
+* system / developer messages are not part of the log (the cost model's frame holds them) and
+  are skipped.
+
+Invariant kept: what is built is a well-formed log of one session — ``seq`` strictly increasing,
+every RESULT answers a CALL issued earlier in the same session (a result for an unknown call
+is refused, naming the record), CALL ids present. A call whose result never comes stays a
+dangling CALL, exactly as it happened.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from turncheck.models.events import Event, EventFormatError, Kind, detect_cjk
+
+
+class ImportFormatError(EventFormatError):
+    """A record of a foreign log that cannot be mapped onto our events (named in the message)."""
+
+
+@dataclass
+class SessionBuilder:
+    """Appends one session's events in order, tracking turns and issued calls."""
+
+    session: str
+    first_seq: int = 0
+    events: list[Event] = field(default_factory=list)
+    turn: int = -1
+    issued: set[str] = field(default_factory=set)
+
+    @property
+    def next_seq(self) -> int:
+        return self.first_seq + len(self.events)
+
+    def _add(self, kind: Kind, text: str, call_id: str | None = None) -> None:
+        seq = self.next_seq
+        self.events.append(
+            Event(
+                seq=seq,
+                session=self.session,
+                turn=max(self.turn, 0),
+                kind=kind,
+                call_id=call_id,
+                ts=float(seq),
+                text=text,
+                chars=len(text),
+                cjk=detect_cjk(text),
+            )
+        )
+
+    def user(self, text: str) -> None:
+        self.turn += 1
+        self._add(Kind.USER, text)
+
+    def call(self, call_id: str, arguments: str, where: str) -> None:
+        if not call_id:
+            raise ImportFormatError(f"{where}: a tool call without an id (cannot pair it with its result)")
+        self.issued.add(call_id)
+        self._add(Kind.CALL, arguments, call_id)
+
+    def result(self, call_id: str, text: str, where: str) -> None:
+        if not call_id:
+            raise ImportFormatError(f"{where}: a tool result without a call id")
+        if call_id not in self.issued:
+            raise ImportFormatError(f"{where}: a tool result for call {call_id!r}, which was never issued")
+        self._add(Kind.RESULT, text, call_id)
+
+    def answer(self, text: str) -> None:
+        self._add(Kind.TERM, text)
+
+
+def text_of(content: Any, where: str) -> str:
+    """A message's content as text: a string, None, or a list of text parts (``text`` /
+    ``input_text`` / ``output_text`` / LangChain's ``{"type": "text"}``)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif isinstance(part, Mapping) and part.get("type") == "refusal":
+                parts.append(str(part.get("refusal", "")))
+            else:
+                kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
+                raise ImportFormatError(f"{where}: content part of type {kind!r} is not text")
+        return "".join(parts)
+    raise ImportFormatError(f"{where}: content must be text or a list of parts, got {type(content).__name__}")
+
+
+def arguments_text(arguments: Any) -> str:
+    """Tool-call arguments as the text a CALL carries (JSON strings stay as they are)."""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def add_openai_message(b: SessionBuilder, message: Any, where: str) -> None:
+    """One Chat Completions message (``role``, ``content``, ``tool_calls``, ``tool_call_id``)."""
+    if not isinstance(message, Mapping):
+        raise ImportFormatError(f"{where}: expected a message object, got {type(message).__name__}")
+    role = message.get("role")
+    if role in ("system", "developer"):
+        return
+    if role == "user":
+        b.user(text_of(message.get("content"), where))
+    elif role == "assistant":
+        calls = message.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise ImportFormatError(f"{where}: tool_calls must be a list")
+        if not calls:
+            b.answer(text_of(message.get("content"), where))
+        for call in calls:
+            fn = call.get("function") if isinstance(call, Mapping) else None
+            if not isinstance(fn, Mapping):
+                raise ImportFormatError(f"{where}: a tool call without a function")
+            b.call(str(call.get("id") or ""), arguments_text(fn.get("arguments", "")), where)
+    elif role == "tool":
+        b.result(str(message.get("tool_call_id") or ""), text_of(message.get("content"), where), where)
+    else:
+        raise ImportFormatError(
+            f"{where}: unknown message role {role!r} (expected system, developer, user, assistant or tool)"
+        )
+
+
+def add_response_item(b: SessionBuilder, item: Any, where: str) -> None:
+    """One Responses API input item: a message, ``function_call`` or ``function_call_output``;
+    reasoning items are skipped (they are not sent back as context by the SDKs)."""
+    if not isinstance(item, Mapping):
+        raise ImportFormatError(f"{where}: expected an input item object, got {type(item).__name__}")
+    kind = item.get("type", "message" if "role" in item else None)
+    if kind == "message":
+        role = item.get("role")
+        if role in ("system", "developer"):
+            return
+        if role == "user":
+            b.user(text_of(item.get("content"), where))
+        elif role == "assistant":
+            b.answer(text_of(item.get("content"), where))
+        else:
+            raise ImportFormatError(f"{where}: unknown message role {role!r}")
+    elif kind == "function_call":
+        b.call(str(item.get("call_id") or ""), arguments_text(item.get("arguments", "")), where)
+    elif kind == "function_call_output":
+        output = item.get("output")
+        b.result(str(item.get("call_id") or ""), text_of(output, where) if output is not None else "", where)
+    elif kind == "reasoning":
+        return
+    else:
+        raise ImportFormatError(
+            f"{where}: unknown item type {kind!r} (expected message, function_call, function_call_output)"
+        )
+
+
+def events_of_messages(messages: Sequence[Any], session: str = "s", where: str = "messages") -> list[Event]:
+    """A Chat Completions message list as one session's events (see the module doc)."""
+    b = SessionBuilder(session)
+    for i, m in enumerate(messages, start=1):
+        add_openai_message(b, m, f"{where}: message {i}")
+    return b.events

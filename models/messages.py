@@ -1,0 +1,163 @@
+"""Message-level projectors: a user's ``fn(messages, budget) -> messages`` as one of our strategies.
+
+Most trimmers people write (and LangChain's and litellm's) take a list of chat messages and
+return a shorter one. :func:`message_projector` (also usable as the decorator
+:func:`message_trimmer`, and on the command line as ``--strategy messages:package.module:fn``)
+wraps such a function so every engine can run it:
+
+1. the history becomes OpenAI-style chat messages exactly as the peers see it
+   (:func:`models.peers.messages.openai_message`: parallel CALLs are one assistant message),
+   or LangChain ``BaseMessage`` objects with ``flavour="langchain"``;
+2. the function is called with a deep copy of them and ``budget − frame`` (the system prompt and
+   the current question belong to the cost model's frame, not to the list);
+3. each returned message is mapped back onto the log: equal to the next unused input message
+   (in order) → those events; anything else is *invented* (a summary, an edited message) and is
+   costed as the events it would be;
+4. the result is costed with the chosen cost model (any of ours, real BPE included) and reported
+   with our structural counters — a suffix of the log gives the ordinary window; anything else a
+   :class:`MessageWindow` listing the messages dropped inside the kept span and those invented,
+   as :class:`~models.peers.selection.PeerWindow` does for the peer libraries.
+
+Invariant kept: the window's ``events`` are exactly what the function returned, in its order,
+and ``cost``/``report`` are computed over those events, never over the span they came from.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, overload
+
+from turncheck.models.chat_log import text_of
+from turncheck.models.cost import CostModel
+from turncheck.models.errors import TurncheckError
+from turncheck.models.events import Event, Kind, detect_cjk
+from turncheck.models.history import History
+from turncheck.models.peers.messages import Span, openai_message, spans
+from turncheck.models.peers.selection import PeerWindow, Selection, window_of
+from turncheck.models.projector import Strategy, Window, window_from_start
+
+Flavour = Literal["openai", "langchain"]
+MessageTrimmer = Callable[[list[Any], int], Sequence[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageWindow(PeerWindow):
+    """A message-level projector's answer that is not a plain suffix of the log.
+
+    ``invented`` lists the positions, in the returned list, of messages that are not in the log
+    (their events are in ``sent`` at the same order); ``dropped_inside`` (from ``PeerWindow``)
+    the history positions inside the kept span that were not sent."""
+
+    invented: tuple[int, ...] = ()
+
+
+def history_messages(history: History, flavour: Flavour = "openai") -> tuple[list[Span], list[Any]]:
+    """The chat messages a history becomes, with the span of events behind each."""
+    message_spans = spans(history)
+    if flavour == "langchain":
+        from turncheck.models.peers.langchain_trim import langchain_messages
+
+        return message_spans, langchain_messages(history, message_spans)
+    return message_spans, [openai_message(history, s) for s in message_spans]
+
+
+def invented_events(message: Any, where: str, session: str = "s") -> list[Event]:
+    """The events a message not found in the log stands for (costed like any event), in the
+    session of the log it was returned for."""
+
+    def _event(kind: Kind, text: str, call_id: str | None = None) -> Event:
+        return Event(0, session, 0, kind, call_id, text=text, chars=len(text), cjk=detect_cjk(text))
+
+    if not isinstance(message, dict):  # a LangChain message
+        kind = getattr(message, "type", None)
+        text = text_of(getattr(message, "content", ""), where)
+        calls = getattr(message, "tool_calls", None) or []
+        if kind == "tool":
+            return [_event(Kind.RESULT, text, str(getattr(message, "tool_call_id", "")))]
+        if kind == "ai" and calls:
+            return [_event(Kind.CALL, str(c.get("args", "")), str(c.get("id", ""))) for c in calls]
+        return [_event(Kind.TERM if kind == "ai" else Kind.USER, text)]
+    role = message.get("role")
+    calls = message.get("tool_calls") or []
+    if role == "tool":
+        return [_event(Kind.RESULT, text_of(message.get("content"), where), str(message.get("tool_call_id")))]
+    if role == "assistant" and calls:
+        return [_event(Kind.CALL, str(c["function"]["arguments"]), str(c.get("id"))) for c in calls]
+    text = text_of(message.get("content"), where)
+    return [_event(Kind.TERM if role == "assistant" else Kind.USER, text)]
+
+
+def message_projector(
+    fn: MessageTrimmer, *, name: str | None = None, flavour: Flavour = "openai"
+) -> Strategy:
+    """Our strategy running the message-level trimmer ``fn`` (see the module doc)."""
+    label = name or f"messages:{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+
+    def projector(history: History, budget: int, cost: CostModel) -> Window:
+        message_spans, messages = history_messages(history, flavour)
+        answer = fn(copy.deepcopy(messages), budget - cost.frame)
+        if isinstance(answer, (str, bytes, dict)) or not isinstance(answer, Sequence):
+            raise TurncheckError(f"trimmer {label} returned {type(answer).__name__}, not a list of messages")
+        session = history.events[0].session if len(history) else "s"
+        positions: list[int] = []
+        sent: list[Event] = []
+        invented: list[int] = []
+        nxt = 0
+        for k, m in enumerate(answer):
+            found = next((i for i in range(nxt, len(messages)) if messages[i] == m), None)
+            if found is None:
+                invented.append(k)
+                where = f"trimmer {label}: returned message {k + 1}"
+                sent.extend(invented_events(m, where, session))
+                continue
+            nxt = found + 1
+            positions.extend(message_spans[found].positions)
+            sent.extend(history.events[p] for p in message_spans[found].positions)
+        if not invented:
+            return window_of(history, budget, cost, Selection(tuple(positions)), label)
+        sub = History([dataclasses.replace(e, seq=i) for i, e in enumerate(sent)], costs=(cost,))
+        inner = window_from_start(sub, budget, cost, 0, label)
+        n = len(history)
+        start = min(positions) if positions else n
+        kept = set(positions)
+        return MessageWindow(
+            history,
+            label,
+            budget,
+            start,
+            n,
+            inner.cost,
+            inner.report._replace(empty=int(not sent)),
+            (),
+            tuple(sent),
+            tuple(p for p in range(start, n) if p not in kept),
+            (),
+            False,
+            tuple(invented),
+        )
+
+    projector.__name__ = getattr(fn, "__name__", "trimmer")
+    projector.__qualname__ = getattr(fn, "__qualname__", projector.__name__)
+    projector.__module__ = getattr(fn, "__module__", __name__)
+    projector.__wrapped__ = fn  # type: ignore[attr-defined]
+    projector.strategy_id = label  # type: ignore[attr-defined]
+    return projector
+
+
+@overload
+def message_trimmer(fn: MessageTrimmer, *, flavour: Flavour = "openai") -> Strategy: ...
+@overload
+def message_trimmer(
+    fn: None = None, *, flavour: Flavour = "openai"
+) -> Callable[[MessageTrimmer], Strategy]: ...
+def message_trimmer(
+    fn: MessageTrimmer | None = None, *, flavour: Flavour = "openai"
+) -> Strategy | Callable[[MessageTrimmer], Strategy]:
+    """Decorator: ``@message_trimmer`` (OpenAI-style dicts) or ``@message_trimmer(flavour="langchain")``
+    turns ``fn(messages, budget) -> messages`` into a projector ``(history, budget, cost) -> Window``."""
+    if fn is None:
+        return lambda f: message_projector(f, flavour=flavour)
+    return message_projector(fn, flavour=flavour)

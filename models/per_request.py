@@ -1,0 +1,97 @@
+"""Per-request replay: project a session at every point where a running agent calls its model.
+
+An agent does not project its history once, at the end: it builds a window before *every*
+model request — after each USER message (to answer it) and after each batch of tool RESULTs
+(to continue the turn). A projector that orphans results in the middle of a conversation may
+well look clean at the end of the log. :func:`request_points` finds those points, in log order;
+:func:`replay_requests` projects the prefix of the history at each one, exactly as the agent
+would have, and :func:`offences` says which of the chosen counters a window breaks.
+
+Invariant kept: request ``k`` of a session sees exactly the events appended before it — never
+a later event — so a window here is byte-for-byte the window the agent would have sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from turncheck.models.cost import CostModel
+from turncheck.models.errors import BadParameter
+from turncheck.models.events import Event, Kind
+from turncheck.models.history import History
+from turncheck.models.projector import Strategy, Window, project
+from turncheck.models.report import COUNTERS
+
+EXTRA_CHECKS = ("nonSuffix", "invented")
+"""Checks beyond the structural counters: the window is not a suffix of the log; it holds
+messages the projector invented (message-level projectors)."""
+CHECKS = (*COUNTERS, *EXTRA_CHECKS)
+
+
+@dataclass(frozen=True)
+class Request:
+    """Request ``index`` (0-based) of ``session``, made after the first ``end`` events."""
+
+    session: str
+    index: int
+    end: int
+    window: Window
+
+
+def request_points(kinds: Sequence[int]) -> list[int]:
+    """Prefix lengths at which the agent calls its model: after each USER and after the last
+    RESULT of each run of consecutive RESULTs."""
+    user, result = int(Kind.USER), int(Kind.RESULT)
+    n = len(kinds)
+    return [
+        i + 1
+        for i, k in enumerate(kinds)
+        if k == user or (k == result and (i + 1 == n or kinds[i + 1] != result))
+    ]
+
+
+def replay_requests(
+    session: str, events: Sequence[Event], budget: int, strategy: str | Strategy, cost: CostModel
+) -> Iterator[Request]:
+    """Every request of one session (events in read order), projected as the agent would."""
+    kinds = [int(e.kind) for e in events]
+    for index, end in enumerate(request_points(kinds)):
+        h = History(list(events[:end]), costs=(cost,))
+        yield Request(session, index, end, project(h, budget, strategy, cost))
+
+
+def check_value(window: Window, check: str) -> int:
+    """The value of one check for a window (a counter of its report, or an extra check)."""
+    if check == "nonSuffix":
+        return int(window.events != window.history.events[window.start : window.end])
+    if check == "invented":
+        return len(getattr(window, "invented", ()))
+    return int(getattr(window.report, check))
+
+
+def parse_checks(spec: str) -> tuple[str, ...]:
+    """``--fail-on orphanRes,overBudget`` as a tuple; an unknown name is a one-line error."""
+    names = tuple(s.strip() for s in spec.split(",") if s.strip())
+    unknown = [n for n in names if n not in CHECKS or n == "keptCost"]
+    if unknown or not names:
+        raise BadParameter(
+            f"--fail-on: unknown check {', '.join(unknown) or repr(spec)} "
+            f"(checks: {', '.join(c for c in CHECKS if c != 'keptCost')})"
+        )
+    return names
+
+
+def offences(window: Window, checks: Sequence[str]) -> list[str]:
+    """The checks this window breaks (a non-zero value), in the order given."""
+    return [c for c in checks if check_value(window, c)]
+
+
+def describe_events(events: Sequence[Event], limit: int = 6) -> str:
+    """The first events of a window in words: ``USER#3 CALL c1 RESULT c1 …``."""
+    words = []
+    for e in events[:limit]:
+        words.append(f"{e.kind.name}#{e.seq}" + (f"({e.call_id})" if e.call_id is not None else ""))
+    if len(events) > limit:
+        words.append(f"… ({len(events) - limit} more)")
+    return " ".join(words) or "(empty window)"

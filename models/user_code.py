@@ -1,0 +1,106 @@
+"""User code by reference: the one place a user's projector, model or trimmer is loaded from.
+
+A reference is ``package.module:name`` (imported with the working directory on the import path,
+as ``python -m`` does) or ``path/to/file.py:name`` (loaded from that file; a reference is a file
+when its module part ends in ``.py`` or contains a path separator). Every command and scenario
+that accepts a strategy id or a model name resolves user code here, so the rules and the
+one-line errors (:class:`~models.errors.UnknownName`) are the same everywhere.
+
+Invariant kept: code is loaded only from the reference given — never from a path found in a
+data file — and a file is executed at most once per process (its module is cached under a name
+derived from its absolute path), so two resolutions of one reference return the same object.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+from turncheck.models.errors import UnknownName
+
+
+def is_reference(ref: str) -> bool:
+    """True when ``ref`` names user code (``module:name``) rather than a built-in id."""
+    module_ref, sep, attr = ref.rpartition(":")
+    return bool(sep) and bool(module_ref) and bool(attr)
+
+
+def is_file_reference(module_ref: str) -> bool:
+    return module_ref.endswith(".py") or "/" in module_ref or "\\" in module_ref
+
+
+def _module_from_file(module_ref: str, what: str) -> Any:
+    path = Path(module_ref)
+    if not path.is_file():
+        raise UnknownName(f"{what} file {module_ref!r} does not exist")
+    name = "turncheck_user_" + "".join(c if c.isalnum() else "_" for c in str(path.resolve()))
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise UnknownName(f"cannot load {what} file {module_ref!r}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the file runs
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise UnknownName(f"cannot load {what} file {module_ref!r}: {type(exc).__name__}: {exc}") from None
+    return module
+
+
+def _module_by_name(module_ref: str, what: str) -> Any:
+    cwd = str(Path.cwd())
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(module_ref)
+    except ImportError as exc:
+        raise UnknownName(f"cannot import {what} module {module_ref!r}: {exc}") from None
+    except Exception as exc:  # the module itself raised while importing
+        raise UnknownName(
+            f"cannot import {what} module {module_ref!r}: {type(exc).__name__}: {exc}"
+        ) from None
+    finally:
+        if added:
+            sys.path.remove(cwd)
+
+
+def load_module(module_ref: str, what: str) -> Any:
+    """The module named by ``package.module`` or ``path/to/file.py``."""
+    if is_file_reference(module_ref):
+        return _module_from_file(module_ref, what)
+    return _module_by_name(module_ref, what)
+
+
+def load_object(ref: str, what: str, *, noun: str = "function") -> Any:
+    """The callable named by ``package.module:name`` or ``path/file.py:name``.
+
+    Parameters
+    ----------
+    ref
+        The reference, exactly as the user wrote it.
+    what
+        What the object is for (``projector``, ``model``) — the first word of every error.
+    noun
+        What the name should be (``function``, ``class``) in the "has no …" error.
+
+    Raises
+    ------
+    UnknownName
+        Malformed reference, missing file, failed import, or no callable of that name.
+    """
+    module_ref, _, attr = ref.rpartition(":")
+    if not module_ref or not attr:
+        raise UnknownName(f"{what} reference {ref!r} must be written package.module:{noun} or file.py:{noun}")
+    module = load_module(module_ref, what)
+    obj: Any = module
+    for part in attr.split("."):
+        obj = getattr(obj, part, None)
+    if obj is None or not callable(obj):
+        raise UnknownName(f"{ref!r}: module {module_ref!r} has no {noun} {attr!r}")
+    return obj

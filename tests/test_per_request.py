@@ -1,0 +1,118 @@
+"""``project --per-request`` and ``--fail-on``: the CI gate over a real Agents SDK database."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from turncheck.cli.app import main
+from turncheck.models.cost import EstimateCost
+from turncheck.models.errors import BadParameter
+from turncheck.models.events import Event, Kind
+from turncheck.models.history import History
+from turncheck.models.per_request import parse_checks, replay_requests, request_points
+from turncheck.models.workload import WorkloadParams, generate_events
+
+TESTS = Path(__file__).parent
+
+
+def test_requests_come_after_each_user_and_each_result_batch() -> None:
+    u, c, r, t = (int(k) for k in (Kind.USER, Kind.CALL, Kind.RESULT, Kind.TERM))
+    assert request_points([u, c, c, r, r, c, r, t, u]) == [1, 5, 7, 9]
+    assert request_points([]) == []
+
+
+def test_each_request_sees_only_the_events_before_it() -> None:
+    events = [Event(i, "s", 0, k, cid, chars=40) for i, (k, cid) in enumerate(
+        [(Kind.USER, None), (Kind.CALL, "a"), (Kind.RESULT, "a"), (Kind.TERM, None)])]  # fmt: skip
+    reqs = list(replay_requests("s", events, 100, "M0", EstimateCost()))
+    assert [(q.index, q.end, len(q.window.history)) for q in reqs] == [(0, 1, 1), (1, 3, 3)]
+
+
+def test_unknown_check_is_refused() -> None:
+    with pytest.raises(BadParameter, match="unknown check orphanz"):
+        parse_checks("orphanRes,orphanz")
+
+
+@pytest.fixture(scope="module")
+def session_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Twelve conversations written by the real ``agents.SQLiteSession`` into one database."""
+    agents = pytest.importorskip("agents", reason="the peers extra (openai-agents) is not installed")
+    from turncheck.models.peers.agents_session import agent_items
+
+    db = tmp_path_factory.mktemp("agent") / "session.db"
+    events = list(generate_events(WorkloadParams(sessions=12, turns=8, seed=7, p_parallel=0.5)))
+    by_session: dict[str, list[Event]] = {}
+    for e in events:
+        by_session.setdefault(e.session, []).append(e)
+
+    async def write() -> None:
+        for name, evs in by_session.items():
+            session = agents.SQLiteSession(name, db_path=db)
+            await session.add_items(agent_items(History(evs)))
+            session.close()
+
+    asyncio.run(write())
+    return db
+
+
+def test_import_then_gate_fails_a_mid_turn_cut_and_passes_m5(
+    session_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(TESTS / "my_trim.py", tmp_path / "my_trim.py")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out.jsonl"
+    assert main(["import", "--from", "agents-sqlite", str(session_db), "-o", str(out)]) == 0
+    capsys.readouterr()
+    gate = ["project", "-H", str(out), "-q", "-b", "2000", "--per-request", "--fail-on", "orphanRes"]
+    assert main([*gate, "--strategy", "my_trim:cut"]) == 1
+    text = capsys.readouterr().out
+    fail = text.strip().splitlines()[-1]
+    assert fail.startswith("FAIL: session ") and ", request " in fail and "orphanRes" in fail
+    assert "RESULT#" in fail  # the window's first events are shown
+    assert main([*gate, "--strategy", "M5"]) == 0
+    assert "FAIL" not in capsys.readouterr().out
+    assert main([*gate, "--strategy", "M5", "--format", "json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows[-1]["session"] == "(total)" and rows[-1]["requests"] == sum(r["requests"] for r in rows[:-1])
+    assert rows[-1]["requests"] > 12 * 8  # more than one request per turn: tool results continue turns
+
+
+def test_per_request_catches_what_end_of_log_misses(
+    session_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(TESTS / "my_trim.py", tmp_path / "my_trim.py")
+    monkeypatch.chdir(tmp_path)
+    common = ["project", "--from", "agents-sqlite", "-H", str(session_db), "-q", "--format", "json",
+              "-b", "2000", "--strategy", "my_trim:cut"]  # fmt: skip
+    main(common)
+    at_end = sum(1 for line in capsys.readouterr().out.splitlines() if json.loads(line)["orphanRes"])
+    main([*common, "--per-request"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()][:-1]
+    per_request = sum(1 for r in rows if r["orphanRes"])
+    assert per_request > at_end
+
+
+def test_gate_errors_are_one_line_and_json_names_the_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["project", "--example", "-q", "--per-request", "--fail-on", "orphanz"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "unknown check orphanz" in err
+    code = main(["project", "--example", "-q", "--from", "yaml", "-H", "x"])
+    assert code == 2 and "yaml" in capsys.readouterr().err
+    assert main(["project", "--example", "-q", "-b", "20", "-s", "M0", "--per-request",
+                 "--fail-on", "overBudget,orphanRes", "--format", "json"]) == 1  # fmt: skip
+    last = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert set(last["fail"]) == {
+        "session",
+        "request",
+        "after_events",
+        "checks",
+        "cost",
+        "budget",
+        "first_events",
+    }

@@ -1,0 +1,148 @@
+"""One resolver for user code: a user's projector wherever a strategy id is accepted."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from turncheck.cli.app import main
+from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.projector import resolve_strategy
+from turncheck.models.user_code import load_object
+from turncheck.scenarios.base import get_scenario, no_progress, parse_params
+from turncheck.scenarios.sweep import sweep
+
+TESTS = Path(__file__).parent
+
+
+@pytest.fixture
+def user_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working directory holding the user's module, as after ``cd my-agent``."""
+    shutil.copy(TESTS / "my_trim.py", tmp_path / "my_trim.py")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_module_and_file_references_resolve_to_the_same_rules(user_dir: Path) -> None:
+    by_module = load_object("my_trim:cut", "projector")
+    by_file = load_object("./my_trim.py:cut", "projector")
+    assert by_module.__name__ == by_file.__name__ == "cut"
+    assert load_object("./my_trim.py:cut", "projector") is by_file  # loaded once per process
+
+
+@pytest.mark.parametrize(
+    "ref,needle",
+    [
+        ("nosuch_module_xyz:fn", "cannot import projector module 'nosuch_module_xyz'"),
+        ("./missing.py:fn", "projector file './missing.py' does not exist"),
+        ("my_trim:nope", "module 'my_trim' has no function 'nope'"),
+        ("./my_trim.py:nope", "module './my_trim.py' has no function 'nope'"),
+        ("M9", "unknown strategy 'M9'"),
+    ],
+)
+def test_bad_references_are_one_line_everywhere(
+    user_dir: Path, capsys: pytest.CaptureFixture[str], ref: str, needle: str
+) -> None:
+    with pytest.raises(UnknownName, match=needle):
+        resolve_strategy(ref)
+    for argv in (["project", "--example", "-q", "--strategy", ref],
+                 ["check", "projector", "--param", f"strategy={ref}", "-q"]):  # fmt: skip
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == ""
+        assert err.count("\n") == 1 and needle in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("ref", ["my_trim:cut", "./my_trim.py:cut"])
+def test_project_takes_both_spellings(user_dir: Path, capsys: pytest.CaptureFixture[str], ref: str) -> None:
+    code, out, err = run(capsys, "project", "--example", "-q", "-b", "200", "--strategy", ref)
+    assert code == 0 and ref in out and "Traceback" not in err
+
+
+def test_check_projector_fails_a_mid_turn_cut_with_the_shortest_counterexample(
+    user_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "check", "projector", "--param", "strategy=my_trim:cut", "-q",
+                       "--max-examples", "60", "--database", str(user_dir / "db"))  # fmt: skip
+    assert code == 1
+    assert "counterexample: no-orphan-results broken in 4 steps (shortest, by breadth-first search)" in out
+    assert "my_trim:cut sends seq 2..3: CALL c1 RESULT c0[3]" in out
+    code, out, _ = run(capsys, "explore", "projector", "--param", "strategy=./my_trim.py:cut", "-q")
+    assert code == 0 and "no-orphan-results: violated at depth 4" in out
+
+
+def test_check_projector_passes_a_pair_safe_projector(
+    user_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "check", "projector", "--param", "strategy=my_trim:pair_safe", "-q",
+                       "--max-examples", "60", "--database", str(user_dir / "db"))  # fmt: skip
+    assert code == 0, out
+    assert "PASS" in out
+
+
+@pytest.mark.parametrize(
+    "scenario,assignments",
+    [
+        ("clock-skew", {"sessions": "20", "strategy": "my_trim:cut"}),
+        ("key-collapse", {"sessions": "40", "keys": "4", "strategy": "./my_trim.py:cut"}),
+        ("locking", {"strategy": "my_trim:pair_safe"}),
+        ("token-estimate", {"sessions": "3", "turns": "4", "strategies": "M1,my_trim:cut"}),
+        ("peers", {"sessions": "2", "turns": "4", "strategies": "M5,my_trim:cut", "manifolds": "1.0"}),
+        ("testbench", {"sessions": "20", "turns": "6", "extra_strategies": "my_trim:cut"}),
+    ],
+)
+def test_every_scenario_with_a_strategy_parameter_accepts_user_code(
+    user_dir: Path, scenario: str, assignments: dict[str, str]
+) -> None:
+    s = get_scenario(scenario)
+    params = parse_params(s, assignments)
+    with pytest.raises(
+        BadParameter, match="parameter (extra_)?strateg.*cannot import projector module 'nope_mod'"
+    ):
+        parse_params(s, {**assignments, next(k for k in assignments if "strateg" in k): "nope_mod:fn"})
+    if scenario in ("peers", "testbench"):
+        result = s.run(params, no_progress)
+        table = next(t for t in result.tables if t.name in ("peers", "strategies"))
+        assert "my_trim:cut" in {r["strategy"] for r in table.records()}
+
+
+def test_sweep_over_strategies_includes_the_users(user_dir: Path) -> None:
+    res = sweep("key-collapse", ["strategy=M1,my_trim:cut"], fixed={"sessions": "40", "keys": "4"})
+    strategies = [c.grid["strategy"] for c in res.cells]
+    assert strategies == ["M1", "my_trim:cut"]
+
+
+def test_strategies_plot_names_the_users_function(user_dir: Path) -> None:
+    from turncheck.reports.plots.strategies import plot_strategies_vs_budget
+
+    s = get_scenario("testbench")
+    result = s.run(parse_params(s, {"sessions": "20", "turns": "6", "extra_strategies": "my_trim:cut"}),
+                   no_progress)  # fmt: skip
+    fig = plot_strategies_vs_budget(result)
+    labels = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert "my_trim:cut" in labels and "M5" in labels
+
+
+def test_check_projector_runs_a_message_level_trimmer(
+    user_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "check", "projector", "--param", "strategy=messages:my_trim:last_three", "-q",
+                       "--engine", "explore")  # fmt: skip
+    assert code == 1 and "messages:my_trim:last_three sends" in out and "FAIL" in out
+
+
+def test_sweep_command_line_takes_a_users_strategy(
+    user_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = user_dir / "out"
+    argv = ["sweep", "key-collapse", "--grid", "strategy=M1,./my_trim.py:cut", "--param", "sessions=40",
+            "--param", "keys=4", "-q", "--format", "json", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    text = (out / "sweep-key-collapse.jsonl").read_text()
+    assert '"strategy": "./my_trim.py:cut"' in text or '"strategy":"./my_trim.py:cut"' in text

@@ -1,4 +1,5 @@
-"""``turncheck log verify|export PATH``: check a durable log, or export its events as JSONL.
+"""``turncheck log verify|export|repair PATH``: check a durable log, export its events as JSONL,
+or move a damaged tail aside (``repair``: the one command that removes bytes from a log).
 
 Both open the log read-only (a shared lock; nothing is ever cut or rewritten), detecting the
 framing from the first bytes (framed magic, or the line log's header) unless ``--framing`` names
@@ -179,10 +180,34 @@ def export_command(
         raise
 
 
+def repair_command(
+    path: Annotated[Path, typer.Argument(help="The log file.")],
+    framing: FramingOption = "auto",
+) -> None:
+    """Move damage at the end of a log (a torn tail, or a complete record failing its check) to
+    ``PATH.damaged-OFFSET`` and cut it: the only command that removes bytes from a log."""
+    if framing not in FRAMINGS:
+        raise BadParameter(f"parameter framing: {framing!r} is not one of {', '.join(FRAMINGS)}")
+    cls = detect_framing(path) if framing == "auto" else (TurnLog if framing == "frames" else LineTurnLog)
+    rec, side = cls.repair(path)
+    if side is None:
+        print(f"{path}: nothing to repair at the end ({rec.summary()})")
+        return
+    print(
+        f"{path}: moved {rec.size - int(side.name.rsplit('-', 1)[1])} B to {side}; log cut there ({rec.summary()})"
+    )
+
+
 def register(app: typer.Typer) -> None:
-    log_app = typer.Typer(help="Inspect a durable turn log (read-only).", no_args_is_help=True)
+    log_app = typer.Typer(
+        help="Inspect a durable turn log (verify, export: read-only; repair: cut a damaged tail).",
+        no_args_is_help=True,
+    )
     log_app.command("verify", help="Recover a log read-only and report its state (exit 1 if damaged).")(
         verify_command
     )
     log_app.command("export", help="Export a log's events as JSONL.")(export_command)
+    log_app.command("repair", help="Move a damaged tail to PATH.damaged-OFFSET and cut the log there.")(
+        repair_command
+    )
     app.add_typer(log_app, name="log")

@@ -14,6 +14,7 @@ it skipped.
 from __future__ import annotations
 
 import json
+import struct
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -128,6 +129,53 @@ def _frame_problem(data: bytes, pos: int, n: int) -> str | None:
     return None
 
 
+def _complete_frame(data: bytes, pos: int, n: int) -> bool:
+    """Whether the bytes at ``pos`` are a whole frame that fails its check rather than a torn one:
+    its declared body is wholly in the file, or (one flipped bit in the length) the rest of the
+    file is one body matching the frame's CRC. A torn write leaves a frame shorter than its
+    length, or zeros (length 0)."""
+    if pos + 8 > n:
+        return False
+    length, check = struct.unpack_from("<II", data, pos)
+    if 0 < length <= n - pos - 8:
+        return True
+    # the length field itself damaged: the rest of the file is exactly one body that matches its CRC
+    return n - pos > 8 + 5 and crc32(memoryview(data)[pos + 8 : n]) == check
+
+
+CORRUPT_TAIL = "corruption, not a torn write"
+
+
+def _corrupt_tail(
+    where: str,
+    kind: str,
+    policy: str,
+    n: int,
+    refs: list[Ref],
+    skipped: list[Skipped],
+    duplicates: int,
+    pos: int,
+) -> tuple[list[Ref], Recovery]:
+    """Damage at the end that a torn write cannot explain: a complete frame whose checksum fails,
+    or a newline-terminated line that is no record. A writer's acknowledged turn may be in it,
+    so it is never cut on open: ``stop`` refuses (nothing changed), ``resync`` keeps the bytes
+    and skips them (a writer appends after them). Only ``log repair`` moves them aside."""
+    what = (
+        "frame is complete but its checksum fails"
+        if kind == "frames"
+        else "line is complete but not a record"
+    )
+    if policy == "stop":
+        raise LogCorrupt(
+            f"{where}: the last {kind[:-1]} at byte {pos} {what} ({CORRUPT_TAIL}); refusing (policy stop), "
+            f"nothing changed — `turncheck log repair` moves its {n - pos} B to a side file, "
+            f"policy resync keeps and skips them",
+            pos,
+        )
+    skipped.append(Skipped(pos, n - pos, f"{what}: {CORRUPT_TAIL}", 1 if kind == "frames" else None))
+    return refs, Recovery(kind, policy, n, len(refs), None, 0, tuple(skipped), duplicates)
+
+
 def _next_frame(data: bytes, start: int, n: int) -> int | None:
     """The first offset ≥ ``start`` where a valid frame begins."""
     unpack = FRAME_HEAD.unpack_from
@@ -240,6 +288,8 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
         if q is not None and pos + 13 <= n and q < pos + 8 + unpack(data, pos)[0]:
             reason = f"torn frame: a valid frame starts {q - pos} B in, inside its declared length"
         if q is None:
+            if _complete_frame(data, pos, n):
+                return _corrupt_tail(where, "frames", policy, n, refs, skipped, duplicates, pos)
             recovery = Recovery("frames", policy, n, len(refs), pos, n - pos, tuple(skipped), duplicates)
             return refs, recovery
         if policy == "stop":
@@ -460,6 +510,8 @@ def scan_lines(data: bytes, policy: str = "stop", where: str = "<log>") -> tuple
         refs.append((tid, len(refs), at, end))
         more, stop = _clean_lines(data, end, len(refs))  # back to the fast path
         pos = _resume(refs, index, more, stop)
+    if bad is not None and data.find(b"\n", bad[0], n) >= 0:  # a whole bad line, not a torn one
+        return _corrupt_tail(where, "lines", policy, n, refs, skipped, duplicates, bad[0])
     torn_at = bad[0] if bad is not None else (pos if pos < n else None)
     torn = 0 if torn_at is None else n - torn_at
     return refs, Recovery("lines", policy, n, len(refs), torn_at, torn, tuple(skipped), duplicates)

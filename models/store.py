@@ -256,15 +256,68 @@ class TurnStore:
             if not stat.S_ISREG(st.st_mode):
                 raise NotALog(f"{p}: not a regular file")
             refs, recovery = cls._scan_file(fd, st.st_size, policy, str(p))
-            size = recovery.size
-            if not readonly:
-                size = cls._repair(fd, p, recovery, existed)
-                if recovery.torn_offset is not None:
-                    recovery = recovery.with_cut()
-            return cls(p, fd, readonly, refs, recovery, size, fsync, max_bytes, batch)
+            # every check (the last turn decodes, …) runs before the file is touched:
+            # a refused open changes nothing
+            store = cls(p, fd, readonly, refs, recovery, recovery.size, fsync, max_bytes, batch)
         except BaseException:
             os.close(fd)
             raise
+        if not readonly:
+            try:
+                store._size = cls._repair(fd, p, recovery, existed)
+            except BaseException:
+                store.close()
+                raise
+            if recovery.torn_offset is not None:
+                store.recovery = store.recovery.with_cut()
+        return store
+
+    @classmethod
+    def repair(cls, path: str | os.PathLike[str], wait: float = 0.0) -> tuple[Recovery, Path | None]:
+        """Move damage at the end of the log to a side file and cut it there: the one operation
+        that removes bytes a reader may count as acknowledged, run only on a user's request.
+
+        The bytes from the first damaged offset with no valid record after it (a torn tail, or
+        a complete record that fails its check) are written and fsynced to
+        ``PATH.damaged-OFFSET`` first, then the log is truncated. Damage in the middle is left
+        (``resync`` skips it). Returns the recovery report before the repair and the side file
+        (``None`` when there was nothing to move).
+        """
+        p = Path(path)
+        _check_options("always", "resync", DEFAULT_MAX_BYTES, wait, DEFAULT_BATCH)
+        fd = open_fd(p, False, False)
+        try:
+            lock(fd, p, False, wait)
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotALog(f"{p}: not a regular file")
+            refs, rec = cls._scan_file(fd, st.st_size, "resync", str(p))
+            cut = rec.torn_offset if rec.torn_offset else None
+            last = rec.skipped[-1] if rec.skipped else None
+            if cut is None and last is not None and last.offset + last.length == rec.size:
+                if not refs or refs[-1][3] <= last.offset:
+                    cut = last.offset
+            if cut is None:
+                return rec, None
+            side = p.with_name(f"{p.name}.damaged-{cut}")
+            tail = read_range(fd, cut, rec.size - cut)
+            try:
+                sfd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                raise StoreError(f"{p}: side file {side} already exists; move it away first") from None
+            except OSError as exc:
+                raise StoreError(f"{p}: cannot create side file {side} ({exc.strerror})") from None
+            try:
+                os.write(sfd, tail)
+                os.fsync(sfd)
+            finally:
+                os.close(sfd)
+            sync_dir(p.parent)
+            os.ftruncate(fd, cut)
+            sync_file(fd)
+            return rec, side
+        finally:
+            os.close(fd)
 
     @classmethod
     def _repair(cls, fd: int, path: Path, recovery: Recovery, existed: bool) -> int:

@@ -72,6 +72,7 @@ __all__ = [
     "LogFull",
     "LogNotFound",
     "LogPermission",
+    "LogReplaced",
     "NewerFormat",
     "NotALog",
     "RecordUndecodable",
@@ -105,6 +106,11 @@ class TurnConflict(StoreError):
 class RecordUndecodable(LogCorrupt):
     """A record whose checksum holds but whose turn does not decode or breaks the log's rules
     (an older file, another writer's bug). Refused under ``stop``; skipped under ``resync``."""
+
+
+class LogReplaced(StoreError):
+    """The path no longer names the file this writer owns (deleted, rotated, replaced): a commit
+    would go to a file no reader finds, so it is refused and nothing is written."""
 
 
 class LogClosed(StoreError):
@@ -183,6 +189,9 @@ class TurnStore:
         self.batch = batch
         self._fd: int | None = fd
         self._pid = os.getpid()
+        st = os.fstat(fd)
+        self._identity = (st.st_dev, st.st_ino)  # the file owned; the path must keep naming it
+        self._spath = os.fspath(path)
         self._refs = refs
         self._ids: dict[bytes, int] | None = None  # built on first use: read-only opens never need it
         self._cache: list[StoredTurn | None] = [None] * len(refs)
@@ -419,6 +428,7 @@ class TurnStore:
         check_turn(turn, self.last_seq)
         if not fast:
             check_readback(body, turn)
+        self._check_identity()
         stored = StoredTurn(tid, tuple(map(as_stored, turn)), self._size)
         new_size = self._size + len(record)
         if new_size > self.max_bytes:
@@ -434,6 +444,19 @@ class TurnStore:
         self._next_number += 1
         self.last_seq = turn[-1].seq
         return stored
+
+    def _check_identity(self) -> None:
+        """Refuse to write when the path no longer names the owned file (one ``stat`` a commit)."""
+        try:
+            st = os.stat(self._spath)
+            same = (st.st_dev, st.st_ino) == self._identity
+        except OSError:
+            same = False
+        if not same:
+            raise LogReplaced(
+                f"{self.path}: the log file was deleted, rotated or replaced while this writer owned it; "
+                f"refusing to commit (nothing written) — reopen the log"
+            )
 
     def _write(self, fd: int, record: bytes) -> None:
         """Write at the end, all or nothing: on any failure truncate back and raise."""

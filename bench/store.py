@@ -5,7 +5,8 @@ with ``fsync='batch'`` (one fdatasync per 256 commits and at close) and prints e
 ≥ 200 000/s); then ``fsync='never'``, ``'always'`` (on fewer turns) and the line store for
 comparison. It reopens the log read-only and prints recovered frames/s (target ≥ 500 000/s:
 read, length + CRC32 check of every frame, id index, decode of the last turn), and the bytes on
-disk of frames, lines and the plain events JSONL for the same turns. Any other scale uses
+disk of frames, lines and the plain events JSONL for the same turns, and (``bench.store_garbage``)
+resync recovery of random and crafted garbage files of the clean log's size. Any other scale uses
 20 000 turns. Rates are per wall-clock second, with the rate per CPU-second of this process
 beside them (on a shared machine the two differ). Timings are printed only, never asserted or
 written to result files.
@@ -20,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from turncheck.bench.store_garbage import recovery_lines
 from turncheck.models.events import Event, Kind, dumps_event
 from turncheck.models.store import TurnLog, TurnStore
 from turncheck.models.store_lines import LineTurnLog
@@ -133,6 +135,7 @@ def run(scale: str) -> list[str]:
             f"recovery lines (JSON parse every line): {records} lines → {_rate(records, secs)} lines/s "
             f"({_rate(records, cpu)} per CPU-s)"
         )
+        lines += recovery_lines(frames_path)
         jsonl = sum(len(dumps_event(e).encode("utf-8")) + 1 for t in turns for e in t)
         for name, path in (("frames", frames_path), ("lines", lines_path)):
             size = path.stat().st_size

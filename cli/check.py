@@ -33,7 +33,7 @@ from turncheck.sim.explorer import (
     explore,
     reduction_factor,
 )
-from turncheck.sim.protocols import load_model, parse_assignments
+from turncheck.sim.protocols import is_user_reference, load_model, parse_assignments
 from turncheck.sim.state_graph import write_dot, write_graphml
 from turncheck.sim.stateful import DEFAULT_DATABASE
 from turncheck.sim.trace import Trace, load_trace, replay, save_trace, transcript, words_of
@@ -454,7 +454,13 @@ def explore_command(
 def replay_command(
     trace_path: Annotated[Path, typer.Argument(help="A trace saved by turncheck check.")],
     model_ref: Annotated[
-        str | None, typer.Option("--model", help="Refuse the trace unless it belongs to this model.")
+        str | None,
+        typer.Option(
+            "--model",
+            help="The model to replay on: a catalog name (must match the trace), or package.module:Class "
+            "/ path/file.py:Class — the only way a user's code is loaded; a trace's own 'model' field "
+            "never loads code.",
+        ),
     ] = None,
     fmt: FormatOpt = "table",
     quiet: QuietOpt = False,
@@ -464,17 +470,13 @@ def replay_command(
 ) -> None:
     """Re-execute a saved counterexample; exit 1 if it still fails, 0 if it no longer does.
 
-    It prints nothing on stderr but errors, so --quiet changes nothing; it is accepted like on
-    every command."""
+    Code is loaded only from what the command line names: a trace is data, and one received
+    from someone else may sit next to a ``.py`` file its ``model`` field names. A catalog model
+    is built from the trace alone; a user's class needs ``--model REF``. It prints nothing on
+    stderr but errors, so --quiet changes nothing; it is accepted like on every command."""
     _check_format(fmt)
     trace = load_trace(trace_path)
-    if model_ref is not None and model_ref not in (trace.model, trace.model_name):
-        raise BadParameter(f"{trace_path}: trace belongs to model {trace.model!r}, not {model_ref!r}")
-    model = load_model(trace.model, trace.params)
-    if trace.model_name and model.name != trace.model_name:
-        raise BadParameter(
-            f"{trace_path}: trace was recorded on model {trace.model_name!r}, {trace.model} is {model.name!r}"
-        )
+    model = _replay_model(trace_path, trace, model_ref)
     result = replay(model, trace)
     if html is not None:
         from turncheck.reports.viewer import write_trace_page
@@ -502,6 +504,34 @@ def replay_command(
     if html is not None:
         print(f"trace viewer: {html}")
     raise SystemExit(1 if result.still_fails else 0)
+
+
+def _replay_model(trace_path: Path, trace: Trace, model_ref: str | None) -> ProtocolModel[Any, Any]:
+    """The model to replay ``trace`` on, loading code only from ``model_ref`` (the command line).
+
+    A trace naming a catalog model is rebuilt from its name; a trace naming user code
+    (``…:Class``) is refused unless ``--model`` names the code to load. The trace's recorded
+    model name must match what was built either way.
+    """
+    if model_ref is None:
+        if is_user_reference(trace.model):
+            raise BadParameter(
+                f"{trace_path}: trace names user code {trace.model!r}; a trace never loads code — "
+                f"name it yourself: turncheck replay {trace_path} --model {trace.model}"
+            )
+        model = load_model(trace.model, trace.params)
+    elif is_user_reference(model_ref):
+        model = load_model(model_ref, trace.params)
+    else:
+        if model_ref not in (trace.model, trace.model_name) or is_user_reference(trace.model):
+            raise BadParameter(f"{trace_path}: trace belongs to model {trace.model!r}, not {model_ref!r}")
+        model = load_model(model_ref, trace.params)
+    recorded = trace.model_name
+    if recorded and recorded != trace.model and model.name != recorded:
+        raise BadParameter(
+            f"{trace_path}: trace was recorded on model {recorded!r}, {model_ref or trace.model} is {model.name!r}"
+        )
+    return model
 
 
 def register(app: typer.Typer) -> None:

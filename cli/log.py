@@ -1,4 +1,5 @@
-"""``turncheck log verify|export PATH``: check a durable log, or export its events as JSONL.
+"""``turncheck log verify|export|repair PATH``: check a durable log, export its events as JSONL,
+or move a damaged tail aside (``repair``: the one command that removes bytes from a log).
 
 Both open the log read-only (a shared lock; nothing is ever cut or rewritten), detecting the
 framing from the first bytes (framed magic, or the line log's header) unless ``--framing`` names
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -24,7 +26,7 @@ import typer
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import dumps_event
-from turncheck.models.log_format import FRAME_MAGIC, NotALog
+from turncheck.models.log_format import FRAME_MAGIC, LINE_HEADER, NotALog
 from turncheck.models.recovery import POLICIES, Recovery
 from turncheck.models.store import LogNotFound, LogPermission, StoredTurn, TurnLog, TurnStore
 from turncheck.models.store_lines import LineTurnLog
@@ -144,6 +146,49 @@ def verify_json(
     }
 
 
+def check_export_target(source: Path, out: Path) -> None:
+    """Refuse an ``--out`` that export must never replace: its own source, a turncheck log, a
+    file another process holds a lock on (a live log), anything but a regular file (a device,
+    a FIFO, a directory). A new file, or an existing ordinary file, is written through a
+    temporary file renamed over it."""
+    if out.is_dir():
+        raise BadParameter(f"parameter out: {out} is a directory")
+    if not out.parent.is_dir():
+        raise BadParameter(f"parameter out: directory {out.parent} does not exist")
+    if not os.path.lexists(out):
+        return
+    try:
+        st = out.stat()
+    except OSError as exc:
+        raise BadParameter(f"parameter out: cannot inspect {out} ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise BadParameter(f"parameter out: {out} is not a regular file; refusing to replace it")
+    if source.exists() and os.path.samefile(source, out):
+        raise BadParameter(f"parameter out: {out} is the log being exported; refusing to overwrite it")
+    try:
+        with out.open("rb") as fh:
+            head = fh.read(len(LINE_HEADER))
+            _locked_elsewhere(fh.fileno(), out)
+    except OSError as exc:
+        raise BadParameter(f"parameter out: cannot read {out} ({exc.strerror})") from None
+    if head.startswith(FRAME_MAGIC) or head.startswith(LINE_HEADER[:20]):
+        raise BadParameter(f"parameter out: {out} is a turncheck log; export never overwrites a log")
+
+
+def _locked_elsewhere(fd: int, out: Path) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no locks on this platform: nothing to respect
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise BadParameter(
+            f"parameter out: {out} is locked by another process (a live log?); refusing"
+        ) from None
+    fcntl.flock(fd, fcntl.LOCK_UN)
+
+
 def export_command(
     path: Annotated[Path, typer.Argument(help="The log file.")],
     out: Annotated[
@@ -154,10 +199,8 @@ def export_command(
     framing: FramingOption = "auto",
     quiet: QuietOption = False,
 ) -> None:
-    if out is not None and out.is_dir():
-        raise BadParameter(f"parameter out: {out} is a directory")
-    if out is not None and not out.parent.is_dir():
-        raise BadParameter(f"parameter out: directory {out.parent} does not exist")
+    if out is not None:
+        check_export_target(path, out)
     with open_readonly(path, policy, framing) as log:
         turns = decoded_turns(log, "log export: decoding", quiet)
     encoding = progress_for("log export: encoding", quiet, "turns")
@@ -179,10 +222,34 @@ def export_command(
         raise
 
 
+def repair_command(
+    path: Annotated[Path, typer.Argument(help="The log file.")],
+    framing: FramingOption = "auto",
+) -> None:
+    """Move damage at the end of a log (a torn tail, or a complete record failing its check) to
+    ``PATH.damaged-OFFSET`` and cut it: the only command that removes bytes from a log."""
+    if framing not in FRAMINGS:
+        raise BadParameter(f"parameter framing: {framing!r} is not one of {', '.join(FRAMINGS)}")
+    cls = detect_framing(path) if framing == "auto" else (TurnLog if framing == "frames" else LineTurnLog)
+    rec, side = cls.repair(path)
+    if side is None:
+        print(f"{path}: nothing to repair at the end ({rec.summary()})")
+        return
+    print(
+        f"{path}: moved {rec.size - int(side.name.rsplit('-', 1)[1])} B to {side}; log cut there ({rec.summary()})"
+    )
+
+
 def register(app: typer.Typer) -> None:
-    log_app = typer.Typer(help="Inspect a durable turn log (read-only).", no_args_is_help=True)
+    log_app = typer.Typer(
+        help="Inspect a durable turn log (verify, export: read-only; repair: cut a damaged tail).",
+        no_args_is_help=True,
+    )
     log_app.command("verify", help="Recover a log read-only and report its state (exit 1 if damaged).")(
         verify_command
     )
     log_app.command("export", help="Export a log's events as JSONL.")(export_command)
+    log_app.command("repair", help="Move a damaged tail to PATH.damaged-OFFSET and cut the log there.")(
+        repair_command
+    )
     app.add_typer(log_app, name="log")

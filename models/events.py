@@ -9,6 +9,7 @@ can fix a real log without reading our code.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -115,13 +116,36 @@ class Event:
         return len(self.text) if self.text is not None else self.chars
 
 
+MAX_INT = 2**63 - 1
+"""Largest ``seq``, ``turn`` and ``chars`` an event may carry (a signed 64-bit integer): every
+column and every store holds it, and no tiny file can name a size past it."""
+
+MAX_CHARS = 1 << 30
+"""Largest ``chars`` of one event without text (1 GiCharacter): sizes drive allocations in the
+projector and the columns, so a 124-byte JSONL line cannot ask for tens of GB."""
+
 _FIELDS = ("seq", "session", "turn", "kind", "call_id", "ts", "writer", "text", "chars", "cjk", "source")
 _REQUIRED = ("seq", "session", "turn", "kind")
 
 
-def _as_int(value: Any, name: str, where: str) -> int:
+def _as_int(value: Any, name: str, where: str, limit: int = MAX_INT) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise EventFormatError(f"{where}: field '{name}' must be an integer, got {json.dumps(value)}")
+        shown = json.dumps(value, ensure_ascii=True, default=repr)
+        raise EventFormatError(f"{where}: field '{name}' must be an integer, got {shown[:40]}")
+    if not 0 <= value <= limit:
+        raise EventFormatError(f"{where}: field '{name}' must be between 0 and {limit}")
+    return value
+
+
+def _as_name(value: Any, name: str, where: str) -> str:
+    """A text field other than ``text`` (session, call_id, writer, source): str or int, UTF-8."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise EventFormatError(f"{where}: field '{name}' must be a string or integer")
+    if isinstance(value, int):
+        if not -MAX_INT <= value <= MAX_INT:
+            raise EventFormatError(f"{where}: field '{name}' is an integer past {MAX_INT}")
+        return str(value)
+    check_encodable(value, f"{where}: {name}")
     return value
 
 
@@ -139,38 +163,37 @@ def event_from_dict(obj: Any, where: str = "event") -> Event:
         raise EventFormatError(f"{where}: missing field '{missing[0]}'")
     seq = _as_int(obj["seq"], "seq", where)
     turn = _as_int(obj["turn"], "turn", where)
-    if seq < 0 or turn < 0:
-        raise EventFormatError(f"{where}: 'seq' and 'turn' must be >= 0")
-    session = obj["session"]
-    if isinstance(session, bool) or not isinstance(session, (str, int)):
-        raise EventFormatError(f"{where}: field 'session' must be a string or integer")
+    session = _as_name(obj["session"], "session", where)
     raw_kind = obj["kind"]
     try:
         kind = Kind[raw_kind] if isinstance(raw_kind, str) else None
     except KeyError:
         kind = None
     if kind is None:
-        raise EventFormatError(
-            f"{where}: unknown kind {json.dumps(raw_kind)} (expected USER, CALL, RESULT or TERM)"
-        )
+        shown = json.dumps(raw_kind, ensure_ascii=True, default=repr)
+        raise EventFormatError(f"{where}: unknown kind {shown[:40]} (expected USER, CALL, RESULT or TERM)")
     call_id = obj.get("call_id")
     if kind in (Kind.CALL, Kind.RESULT):
         if call_id is None or isinstance(call_id, bool) or not isinstance(call_id, (str, int)):
             raise EventFormatError(f"{where}: a {kind.name} needs a string 'call_id'")
-        call_id = str(call_id)
+        call_id = _as_name(call_id, "call_id", where)
     elif call_id is not None:
         raise EventFormatError(f"{where}: a {kind.name} must not carry a 'call_id'")
-    ts = obj.get("ts", 0.0)
-    if isinstance(ts, bool) or not isinstance(ts, (int, float)):
+    raw_ts = obj.get("ts", 0.0)
+    if isinstance(raw_ts, bool) or not isinstance(raw_ts, (int, float)):
         raise EventFormatError(f"{where}: field 'ts' must be a number")
+    try:
+        ts = float(raw_ts)
+    except OverflowError:
+        ts = math.inf
+    if not math.isfinite(ts):
+        raise EventFormatError(f"{where}: field 'ts' must be a finite number (at most ~1.8e308)")
     text = obj.get("text")
     if text is not None:
         if not isinstance(text, str):
             raise EventFormatError(f"{where}: field 'text' must be a string")
         check_encodable(text, f"{where}: text")
-    chars = _as_int(obj.get("chars", 0), "chars", where)
-    if chars < 0:
-        raise EventFormatError(f"{where}: field 'chars' must be >= 0")
+    chars = _as_int(obj.get("chars", 0), "chars", where, MAX_CHARS)
     cjk_raw = obj.get("cjk")
     if cjk_raw is not None and not isinstance(cjk_raw, bool):
         raise EventFormatError(f"{where}: field 'cjk' must be true or false")
@@ -181,15 +204,16 @@ def event_from_dict(obj: Any, where: str = "event") -> Event:
         cjk = bool(cjk_raw)
     source = obj.get("source")
     if source is not None:
-        source = str(source)
+        source = _as_name(source, "source", where)
+    writer = _as_name(obj.get("writer", "0"), "writer", where)
     return Event(
         seq=seq,
-        session=str(session),
+        session=session,
         turn=turn,
         kind=kind,
         call_id=call_id,
-        ts=float(ts),
-        writer=str(obj.get("writer", "0")),
+        ts=ts,
+        writer=writer,
         text=text,
         chars=chars,
         cjk=cjk,
@@ -224,16 +248,31 @@ def dumps_event(event: Event) -> str:
     return json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
 
 
+def load_json_line(line: str | bytes, where: str) -> Any:
+    """``json.loads`` of one line of a data file, every way it can fail as one
+    :class:`EventFormatError`: malformed JSON, an integer of over 4300 digits (Python's limit),
+    nesting too deep for the parser (``RecursionError``), a leading UTF-8 BOM is skipped."""
+    if isinstance(line, bytes):
+        line = line.removeprefix(b"\xef\xbb\xbf")
+    else:
+        line = line.removeprefix("\ufeff")
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise EventFormatError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise EventFormatError(f"{where}: JSON nested too deeply") from None
+    except ValueError as exc:  # int over the digit limit, bytes that are not UTF-8
+        raise EventFormatError(f"{where}: unreadable JSON ({str(exc).splitlines()[0][:80]})") from None
+
+
 def parse_events(lines: Iterable[str], name: str = "<input>") -> Iterator[Event]:
     """Parse JSONL lines; blank lines are skipped, any other bad line raises naming its number."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f"{name}:{number}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise EventFormatError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+        obj = load_json_line(line, where)
         yield event_from_dict(obj, where)
 
 

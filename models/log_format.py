@@ -28,7 +28,15 @@ from operator import attrgetter
 from zlib import crc32
 
 from turncheck.models.errors import BadParameter, TurncheckError
-from turncheck.models.events import Event, Kind, event_from_dict, event_to_dict
+from turncheck.models.events import (
+    MAX_CHARS,
+    MAX_INT,
+    Event,
+    EventFormatError,
+    Kind,
+    event_from_dict,
+    event_to_dict,
+)
 
 FRAME_MAGIC = b"\x89TCL\r\n\x1a\n"
 FRAME_VERSION = 1
@@ -131,19 +139,39 @@ def check_turn(events: Sequence[Event], after_seq: int) -> None:
 
     Seqs increase strictly within the turn and start after ``after_seq`` (the log's last seq);
     every RESULT answers a CALL earlier in the turn. Dangling CALLs are allowed (the data's
-    fault, kept as written).
+    fault, kept as written). ``turn`` and the last seq are at most
+    :data:`~models.events.MAX_INT`; only CALL/RESULT carry a ``call_id``. Values of the wrong
+    type are refused here or by :func:`check_readback` (one validator: the reader's).
     """
+    try:
+        _check_turn(events, after_seq)
+    except TypeError:  # a seq or turn that does not compare with integers
+        raise BadTurn(f"turn {_turn_name(events)}: seq and turn must be integers") from None
+
+
+def _turn_name(events: Sequence[Event]) -> str:
+    try:
+        return f"{events[0].session}/{events[0].turn}"
+    except Exception:  # noqa: BLE001 - only a name for the message
+        return "?"
+
+
+def _check_turn(events: Sequence[Event], after_seq: int) -> None:
     if not events:
         raise BadTurn("a turn needs at least a USER and a TERM event; got none")
     first, last = events[0], events[-1]
     if first.kind is not Kind.USER or last.kind is not Kind.TERM or len(events) < 2:
         raise BadTurn(
-            f"turn {first.session}/{first.turn} must start with USER and end with TERM "
-            f"(got {first.kind.name} … {last.kind.name})"
+            f"turn {_turn_name(events)} must start with USER and end with TERM "
+            f"(got {getattr(first.kind, 'name', first.kind)} … {getattr(last.kind, 'name', last.kind)})"
         )
+    session, number = first.session, first.turn
+    if not 0 <= number <= MAX_INT or not last.seq <= MAX_INT:
+        raise BadTurn(f"turn {_turn_name(events)}: turn and seq must be between 0 and {MAX_INT}")
+    if first.call_id is not None or last.call_id is not None:
+        raise BadTurn(f"turn {_turn_name(events)}: a USER or TERM must not carry a call_id")
     open_calls: set[str | None] = set()
     prev = after_seq
-    session, number = first.session, first.turn
     call, result = Kind.CALL, Kind.RESULT
     for e in events:
         if e.session != session or e.turn != number:
@@ -155,16 +183,50 @@ def check_turn(events: Sequence[Event], after_seq: int) -> None:
         prev = e.seq
         kind = e.kind
         if kind is call:
+            if e.call_id is None:
+                raise BadTurn(f"turn {first.session}/{first.turn}: CALL at seq {e.seq} has no call_id")
             open_calls.add(e.call_id)
         elif kind is result:
             if e.call_id not in open_calls:
                 raise BadTurn(f"turn {first.session}/{first.turn}: RESULT {e.call_id} has no CALL before it")
             open_calls.discard(e.call_id)
         elif e is not first and e is not last:
-            raise BadTurn(f"turn {first.session}/{first.turn}: {e.kind.name} at seq {e.seq} inside the turn")
+            raise BadTurn(
+                f"turn {first.session}/{first.turn}: {getattr(kind, 'name', kind)} at seq {e.seq} inside the turn"
+            )
+
+
+def check_readback(body: bytes, events: Sequence[Event]) -> None:
+    """Refuse a turn whose serialization the reader would refuse or read back differently.
+
+    This is the reader's own validator (:func:`~models.events.event_from_dict` over the bytes
+    about to be written), so commit and every read share one rule. :meth:`TurnStore.commit`
+    runs it only for turns whose events left :func:`encode_turn`'s fast path (whose types the
+    fast path itself checked); it runs before a byte is written.
+    """
+    try:
+        back = [event_from_dict(o, f"event {k}") for k, o in enumerate(json.loads(body))]
+        stored = [as_stored(e) for e in events]
+    except EventFormatError as exc:
+        raise BadTurn(f"turn {_turn_name(events)}: {exc}; nothing written") from None
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise BadTurn(
+            f"turn {_turn_name(events)} cannot be read back ({type(exc).__name__}); nothing written"
+        ) from None
+    for k, (mine, theirs) in enumerate(zip(stored, back, strict=True)):
+        if mine != theirs:
+            raise BadTurn(
+                f"turn {_turn_name(events)}: event {k} would not read back as committed "
+                f"(a field of the wrong type?); nothing written"
+            )
 
 
 def events_json(events: Iterable[Event]) -> bytes:
+    """The events of a turn as one JSON array (see :func:`encode_turn`)."""
+    return encode_turn(events)[0]
+
+
+def encode_turn(events: Iterable[Event]) -> tuple[bytes, bool]:
     """The events of a turn as one JSON array of their JSONL objects (the one serialization:
     the same bytes as ``[`` + :func:`~models.events.dumps_event` lines joined by ``,`` + ``]``).
 
@@ -174,9 +236,29 @@ def events_json(events: Iterable[Event]) -> bytes:
     other event (an int ``ts``, NaN, a non-str session, …) to the encoder over
     :func:`~models.events.event_to_dict`: the bytes never depend on which path ran. The
     ``session``/``turn`` part, shared by a whole turn, is spelled once per turn.
+
+    Returns the bytes and whether every event took the fast path (whose type checks, plus
+    ``0 <= chars <= MAX_CHARS``, make :func:`check_readback` unnecessary). A value that cannot be
+    serialized at all (a lone surrogate, an integer past Python's digit limit, a non-number
+    ``ts``) is :class:`BadTurn`.
     """
+    try:
+        return _encode_turn(events)
+    except UnicodeEncodeError as exc:
+        raise BadTurn(
+            f"a field of the turn cannot be encoded as UTF-8 (lone surrogate at character {exc.start}); "
+            f"nothing written"
+        ) from None
+    except (ValueError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
+        raise BadTurn(
+            f"an event of the turn cannot be serialized ({type(exc).__name__}); nothing written"
+        ) from None
+
+
+def _encode_turn(events: Iterable[Event]) -> tuple[bytes, bool]:
     parts: list[str] = []
     add = parts.append
+    fast = len(parts)
     last_session: object = _NO_SESSION
     last_turn = -1
     shared = ""  # ,"session":…,"turn":…,"kind": of last_session / last_turn
@@ -199,7 +281,7 @@ def events_json(events: Iterable[Event]) -> bytes:
                     head += ',"call_id":' + _STRING(call_id)
                 if text is not None:
                     size = ',"text":' + _STRING(text)
-                elif type(chars) is int:
+                elif type(chars) is int and 0 <= chars <= MAX_CHARS:
                     size = f',"chars":{chars}'
                 else:
                     add(_encoded(event))
@@ -214,11 +296,12 @@ def events_json(events: Iterable[Event]) -> bytes:
                 if source is not None and source != session:
                     tail += ',"source":' + _STRING(source)
                 add(f'{head},"ts":{ts_json},"writer":{_STRING(writer)}{size}{tail}}}')
+                fast += 1
                 continue
             except TypeError:
                 pass
         add(_encoded(event))
-    return ("[" + ",".join(parts) + "]").encode("utf-8")
+    return ("[" + ",".join(parts) + "]").encode("utf-8"), fast == len(parts)
 
 
 _FIELDS = attrgetter(

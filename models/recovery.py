@@ -14,6 +14,7 @@ it skipped.
 from __future__ import annotations
 
 import json
+import struct
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from operator import itemgetter
 from typing import Literal
 from zlib import crc32
 
+from turncheck.models.crc_range import RangeCrc
 from turncheck.models.log_format import (
     FRAME_HEAD,
     HEADER_SIZE,
@@ -113,7 +115,7 @@ class Recovery:
         return "; ".join(parts)
 
 
-def _frame_problem(data: bytes, pos: int, n: int) -> str | None:
+def _frame_problem(data: bytes, pos: int, n: int, crcs: RangeCrc) -> str | None:
     """Why no valid frame starts at ``pos`` (``None`` when one does)."""
     if pos + 13 > n:
         return "truncated frame header"
@@ -123,21 +125,90 @@ def _frame_problem(data: bytes, pos: int, n: int) -> str | None:
     end = pos + 8 + length
     if end > n:
         return f"frame of {length} B runs past the end of the file"
-    if crc32(memoryview(data)[pos + 8 : end]) != check:
+    if crcs.crc(pos + 8, end) != check:
         return "checksum mismatch"
     return None
 
 
-def _next_frame(data: bytes, start: int, n: int) -> int | None:
-    """The first offset ≥ ``start`` where a valid frame begins."""
+def _complete_frame(data: bytes, pos: int, n: int) -> bool:
+    """Whether the bytes at ``pos`` are a whole frame that fails its check rather than a torn one:
+    its declared body is wholly in the file, or (one flipped bit in the length) the rest of the
+    file is one body matching the frame's CRC. A torn write leaves a frame shorter than its
+    length, or zeros (length 0)."""
+    if pos + 8 > n:
+        return False
+    length, check = struct.unpack_from("<II", data, pos)
+    if 0 < length <= n - pos - 8:
+        return True
+    # the length field itself damaged: the rest of the file is exactly one body that matches its CRC
+    return n - pos > 8 + 5 and crc32(memoryview(data)[pos + 8 : n]) == check
+
+
+CORRUPT_TAIL = "corruption, not a torn write"
+
+
+def _corrupt_tail(
+    where: str,
+    kind: str,
+    policy: str,
+    n: int,
+    refs: list[Ref],
+    skipped: list[Skipped],
+    duplicates: int,
+    pos: int,
+) -> tuple[list[Ref], Recovery]:
+    """Damage at the end that a torn write cannot explain: a complete frame whose checksum fails,
+    or a newline-terminated line that is no record. A writer's acknowledged turn may be in it,
+    so it is never cut on open: ``stop`` refuses (nothing changed), ``resync`` keeps the bytes
+    and skips them (a writer appends after them). Only ``log repair`` moves them aside."""
+    what = (
+        "frame is complete but its checksum fails"
+        if kind == "frames"
+        else "line is complete but not a record"
+    )
+    if policy == "stop":
+        raise LogCorrupt(
+            f"{where}: the last {kind[:-1]} at byte {pos} {what} ({CORRUPT_TAIL}); refusing (policy stop), "
+            f"nothing changed — `turncheck log repair` moves its {n - pos} B to a side file, "
+            f"policy resync keeps and skips them",
+            pos,
+        )
+    skipped.append(Skipped(pos, n - pos, f"{what}: {CORRUPT_TAIL}", 1 if kind == "frames" else None))
+    return refs, Recovery(kind, policy, n, len(refs), None, 0, tuple(skipped), duplicates)
+
+
+EVENTS_MARK = b'[{"seq":'
+"""How every frame's events JSON begins (``event_to_dict`` puts ``seq`` first): the per-frame
+marker resynchronisation searches for, at ``13 + k`` bytes into a frame."""
+
+
+def _next_frame(data: bytes, start: int, n: int, crcs: RangeCrc | None = None) -> int | None:
+    """The first offset ≥ ``start`` where a valid frame begins, in time linear in the bytes.
+
+    Candidates are found by searching for :data:`EVENTS_MARK` (a C-speed ``bytes.find``, so
+    random bytes cost almost nothing); each marker admits at most 255 frame starts (one per id
+    length, checked by one byte), and each admitted start's body CRC costs bounded time
+    (:class:`~models.crc_range.RangeCrc`), whatever length it declares.
+    """
     unpack = FRAME_HEAD.unpack_from
-    mv = memoryview(data)
-    for q in range(start, n - 12):
-        length, check, _number, k = unpack(data, q)
-        end = q + 8 + length
-        if k and length >= 7 + k and end <= n and crc32(mv[q + 8 : end]) == check:
-            return q
-    return None
+    crcs = crcs or RangeCrc(data)
+    best: int | None = None
+    m = data.find(EVENTS_MARK, start + 14)
+    while m >= 0 and (best is None or m - 13 - MAX_ID_BYTES < best):
+        for q in range(m - 14, max(start, m - 13 - MAX_ID_BYTES) - 1, -1):
+            k = m - 13 - q
+            if data[q + 12] != k or (best is not None and q >= best):
+                continue
+            length, check, _number, _k = unpack(data, q)
+            end = q + 8 + length
+            if (
+                length >= 5 + k + len(EVENTS_MARK) and end <= n
+                and data[end - 1] == 0x5D  # the events array's closing "]"
+                and crcs.crc(q + 8, end) == check
+            ):  # fmt: skip
+                best = q
+        m = data.find(EVENTS_MARK, m + 1)
+    return best
 
 
 def _corrupt(where: str, kind: str, pos: int, reason: str, q: int) -> LogCorrupt:
@@ -187,13 +258,13 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
     duplicates = 0
     expected = refs[-1][1] + 1 if refs else 0
     after_skip = False
-    mv = memoryview(data)
     unpack = FRAME_HEAD.unpack_from
+    crcs = RangeCrc(data)  # every CRC of a candidate costs bounded time: no quadratic scan
     while pos < n:
         if pos + 13 <= n:
             length, check, number, k = unpack(data, pos)
             end = pos + 8 + length
-            if k and length >= 7 + k and end <= n and crc32(mv[pos + 8 : end]) == check:
+            if k and length >= 7 + k and end <= n and crcs.crc(pos + 8, end) == check:
                 tid = data[pos + 13 : pos + 13 + k]
                 if number == expected and tid not in index:
                     index[tid] = len(refs)
@@ -235,11 +306,13 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
                     after_skip = False
                 pos = end
                 continue
-        reason = _frame_problem(data, pos, n) or "invalid frame"
-        q = _next_frame(data, pos + 1, n)
+        reason = _frame_problem(data, pos, n, crcs) or "invalid frame"
+        q = _next_frame(data, pos + 1, n, crcs)
         if q is not None and pos + 13 <= n and q < pos + 8 + unpack(data, pos)[0]:
             reason = f"torn frame: a valid frame starts {q - pos} B in, inside its declared length"
         if q is None:
+            if _complete_frame(data, pos, n):
+                return _corrupt_tail(where, "frames", policy, n, refs, skipped, duplicates, pos)
             recovery = Recovery("frames", policy, n, len(refs), pos, n - pos, tuple(skipped), duplicates)
             return refs, recovery
         if policy == "stop":
@@ -460,6 +533,8 @@ def scan_lines(data: bytes, policy: str = "stop", where: str = "<log>") -> tuple
         refs.append((tid, len(refs), at, end))
         more, stop = _clean_lines(data, end, len(refs))  # back to the fast path
         pos = _resume(refs, index, more, stop)
+    if bad is not None and data.find(b"\n", bad[0], n) >= 0:  # a whole bad line, not a torn one
+        return _corrupt_tail(where, "lines", policy, n, refs, skipped, duplicates, bad[0])
     torn_at = bad[0] if bad is not None else (pos if pos < n else None)
     torn = 0 if torn_at is None else n - torn_at
     return refs, Recovery("lines", policy, n, len(refs), torn_at, torn, tuple(skipped), duplicates)

@@ -20,8 +20,9 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from functools import partial
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Literal
@@ -50,11 +51,13 @@ from turncheck.models.log_format import (
     StoredTurn,
     StoreError,
     as_stored,
+    check_readback,
     check_turn,
     check_turn_id,
     default_turn_id,
     encode_frame,
     encode_frame_header,
+    encode_turn,
     events_json,
     frame_content,
     frame_events_json,
@@ -69,8 +72,10 @@ __all__ = [
     "LogFull",
     "LogNotFound",
     "LogPermission",
+    "LogReplaced",
     "NewerFormat",
     "NotALog",
+    "RecordUndecodable",
     "Recovery",
     "Skipped",
     "StoreError",
@@ -96,6 +101,16 @@ class LogFull(StoreError):
 
 class TurnConflict(StoreError):
     """A turn id already committed with different content."""
+
+
+class RecordUndecodable(LogCorrupt):
+    """A record whose checksum holds but whose turn does not decode or breaks the log's rules
+    (an older file, another writer's bug). Refused under ``stop``; skipped under ``resync``."""
+
+
+class LogReplaced(StoreError):
+    """The path no longer names the file this writer owns (deleted, rotated, replaced): a commit
+    would go to a file no reader finds, so it is refused and nothing is written."""
 
 
 class LogClosed(StoreError):
@@ -174,14 +189,26 @@ class TurnStore:
         self.batch = batch
         self._fd: int | None = fd
         self._pid = os.getpid()
+        st = os.fstat(fd)
+        self._identity = (st.st_dev, st.st_ino)  # the file owned; the path must keep naming it
+        self._spath = os.fspath(path)
         self._refs = refs
         self._ids: dict[bytes, int] | None = None  # built on first use: read-only opens never need it
         self._cache: list[StoredTurn | None] = [None] * len(refs)
         self._size = size
         self._next_number = refs[-1][1] + 1 if refs else 0
         self._unsynced = 0
+        self._dead_ids: set[bytes] = set()  # ids of records skipped as undecodable (resync)
+        self.last_seq = -1
         try:
-            self.last_seq = self._turn_at(len(refs) - 1).events[-1].seq if refs else -1
+            i = len(refs) - 1
+            while i >= 0:  # the last turn that decodes gives the seq to continue after
+                try:
+                    self.last_seq = self._turn_at(i).events[-1].seq
+                    break
+                except RecordUndecodable as exc:
+                    self._skip_undecodable(i, exc)
+                    i -= 1
         except BaseException:
             self._fd = None  # the opener closes the descriptor; never close it twice
             raise
@@ -238,15 +265,68 @@ class TurnStore:
             if not stat.S_ISREG(st.st_mode):
                 raise NotALog(f"{p}: not a regular file")
             refs, recovery = cls._scan_file(fd, st.st_size, policy, str(p))
-            size = recovery.size
-            if not readonly:
-                size = cls._repair(fd, p, recovery, existed)
-                if recovery.torn_offset is not None:
-                    recovery = recovery.with_cut()
-            return cls(p, fd, readonly, refs, recovery, size, fsync, max_bytes, batch)
+            # every check (the last turn decodes, …) runs before the file is touched:
+            # a refused open changes nothing
+            store = cls(p, fd, readonly, refs, recovery, recovery.size, fsync, max_bytes, batch)
         except BaseException:
             os.close(fd)
             raise
+        if not readonly:
+            try:
+                store._size = cls._repair(fd, p, recovery, existed)
+            except BaseException:
+                store.close()
+                raise
+            if recovery.torn_offset is not None:
+                store.recovery = store.recovery.with_cut()
+        return store
+
+    @classmethod
+    def repair(cls, path: str | os.PathLike[str], wait: float = 0.0) -> tuple[Recovery, Path | None]:
+        """Move damage at the end of the log to a side file and cut it there: the one operation
+        that removes bytes a reader may count as acknowledged, run only on a user's request.
+
+        The bytes from the first damaged offset with no valid record after it (a torn tail, or
+        a complete record that fails its check) are written and fsynced to
+        ``PATH.damaged-OFFSET`` first, then the log is truncated. Damage in the middle is left
+        (``resync`` skips it). Returns the recovery report before the repair and the side file
+        (``None`` when there was nothing to move).
+        """
+        p = Path(path)
+        _check_options("always", "resync", DEFAULT_MAX_BYTES, wait, DEFAULT_BATCH)
+        fd = open_fd(p, False, False)
+        try:
+            lock(fd, p, False, wait)
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotALog(f"{p}: not a regular file")
+            refs, rec = cls._scan_file(fd, st.st_size, "resync", str(p))
+            cut = rec.torn_offset if rec.torn_offset else None
+            last = rec.skipped[-1] if rec.skipped else None
+            if cut is None and last is not None and last.offset + last.length == rec.size:
+                if not refs or refs[-1][3] <= last.offset:
+                    cut = last.offset
+            if cut is None:
+                return rec, None
+            side = p.with_name(f"{p.name}.damaged-{cut}")
+            tail = read_range(fd, cut, rec.size - cut)
+            try:
+                sfd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                raise StoreError(f"{p}: side file {side} already exists; move it away first") from None
+            except OSError as exc:
+                raise StoreError(f"{p}: cannot create side file {side} ({exc.strerror})") from None
+            try:
+                os.write(sfd, tail)
+                os.fsync(sfd)
+            finally:
+                os.close(sfd)
+            sync_dir(p.parent)
+            os.ftruncate(fd, cut)
+            sync_file(fd)
+            return rec, side
+        finally:
+            os.close(fd)
 
     @classmethod
     def _repair(cls, fd: int, path: Path, recovery: Recovery, existed: bool) -> int:
@@ -329,7 +409,7 @@ class TurnStore:
             raise BadTurn("a turn needs at least a USER and a TERM event; got none")
         tid = turn_id if turn_id is not None else default_turn_id(turn)
         raw_id = check_turn_id(tid)
-        body = events_json(turn)
+        body, fast = encode_turn(turn)
         record = self._encode(self._next_number, raw_id, body)
         index = self._index()
         known = index.get(raw_id)
@@ -341,7 +421,15 @@ class TurnStore:
                 f"{self.path}: turn {tid!r} is already committed with different content "
                 f"(record at byte {start}); refusing"
             )
+        if raw_id in self._dead_ids:
+            raise TurnConflict(
+                f"{self.path}: turn {tid!r} names a record skipped as undecodable; refusing (use another id)"
+            )
         check_turn(turn, self.last_seq)
+        if not fast:
+            check_readback(body, turn)
+        self._check_identity()
+        stored = StoredTurn(tid, tuple(map(as_stored, turn)), self._size)
         new_size = self._size + len(record)
         if new_size > self.max_bytes:
             raise LogFull(
@@ -349,7 +437,6 @@ class TurnStore:
                 f"past its limit of {self.max_bytes} B; nothing written"
             )
         self._write(fd, record)
-        stored = StoredTurn(tid, tuple(map(as_stored, turn)), self._size)
         index[raw_id] = len(self._refs)
         self._refs.append((raw_id, self._next_number, self._size, new_size))
         self._cache.append(stored)
@@ -357,6 +444,19 @@ class TurnStore:
         self._next_number += 1
         self.last_seq = turn[-1].seq
         return stored
+
+    def _check_identity(self) -> None:
+        """Refuse to write when the path no longer names the owned file (one ``stat`` a commit)."""
+        try:
+            st = os.stat(self._spath)
+            same = (st.st_dev, st.st_ino) == self._identity
+        except OSError:
+            same = False
+        if not same:
+            raise LogReplaced(
+                f"{self.path}: the log file was deleted, rotated or replaced while this writer owned it; "
+                f"refusing to commit (nothing written) — reopen the log"
+            )
 
     def _write(self, fd: int, record: bytes) -> None:
         """Write at the end, all or nothing: on any failure truncate back and raise."""
@@ -412,23 +512,68 @@ class TurnStore:
         i = self._index().get(turn_id.encode("utf-8", "replace"))
         if i is None:
             raise StoreError(f"{self.path}: no turn {turn_id!r} in the log")
-        return self._turn_at(i)
+        try:
+            return self._turn_at(i)
+        except RecordUndecodable as exc:
+            self._skip_undecodable(i, exc)
+            raise StoreError(
+                f"{self.path}: turn {turn_id!r} was skipped (its record does not decode)"
+            ) from None
 
     def turns(self, progress: Callable[[int, int], None] | None = None) -> tuple[StoredTurn, ...]:
         """Every committed turn in commit order, decoded (and cached) from the file.
 
-        Decoding is the slow part of reading a large log (recovery only scans), so
-        ``progress(done, total)`` is called after each turn decoded by this call.
+        Each turn is also checked against the store's own rules (one whole turn, seqs after
+        the previous turn's): a record that does not decode or breaks them is refused under
+        policy ``stop`` (:class:`RecordUndecodable`, naming its offset) and, under ``resync``,
+        skipped and reported in :attr:`recovery` — it costs only itself. Decoding is the slow
+        part of reading a large log (recovery only scans), so ``progress(done, total)`` is
+        called after each turn decoded by this call.
         """
         fd = self._live_fd()
-        missing = [i for i, t in enumerate(self._cache) if t is None]
-        if missing:
-            data = read_all(fd, self._size)
-            for done, i in enumerate(missing, start=1):
-                self._cache[i] = self._decode_ref(i, data)
-                if progress is not None:
-                    progress(done, len(missing))
+        missing = sum(1 for t in self._cache if t is None)
+        data = read_all(fd, self._size) if missing else None
+        done, prev, i = 0, -1, 0
+        while i < len(self._refs):
+            turn = self._cache[i]
+            try:
+                if turn is None:
+                    done += 1
+                    turn = self._decode_ref(i, data)
+                    if progress is not None:
+                        progress(done, missing)
+                self._check_rules(i, turn, prev)
+            except RecordUndecodable as exc:
+                self._skip_undecodable(i, exc)
+                continue
+            self._cache[i] = turn
+            prev = turn.events[-1].seq
+            i += 1
         return tuple(t for t in self._cache if t is not None)
+
+    def _check_rules(self, i: int, turn: StoredTurn, prev: int) -> None:
+        try:
+            check_turn(turn.events, prev)
+        except BadTurn as exc:
+            start = self._refs[i][2]
+            raise RecordUndecodable(
+                f"{self.path}: record at byte {start} breaks the log's rules ({exc})", start
+            ) from None
+
+    def _skip_undecodable(self, i: int, exc: RecordUndecodable) -> None:
+        """Under ``resync`` drop record ``i`` and report it; under ``stop`` refuse with ``exc``."""
+        if self.recovery.policy != "resync":
+            raise RecordUndecodable(f"{exc} — reopen with policy resync to skip it", exc.offset) from None
+        raw_id, _, start, end = self._refs.pop(i)
+        self._cache.pop(i)
+        self._ids = None
+        self._dead_ids.add(raw_id)
+        reason = str(exc).split(": ", 1)[-1]
+        rec = self.recovery
+        skipped = tuple(
+            sorted((*rec.skipped, Skipped(start, end - start, reason, 1)), key=attrgetter("offset"))
+        )
+        self.recovery = replace(rec, records=rec.records - 1, skipped=skipped)
 
     def __iter__(self) -> Iterator[StoredTurn]:
         return iter(self.turns())
@@ -465,6 +610,7 @@ class TurnStore:
         return self._ids
 
     def _turn_at(self, i: int) -> StoredTurn:
+        """Turn ``i``, decoded on first use (:class:`RecordUndecodable` when it does not decode)."""
         t = self._cache[i]
         if t is None:
             _, _, start, end = self._refs[i]
@@ -483,9 +629,15 @@ class TurnStore:
             if not isinstance(objs, list) or not objs:
                 raise ValueError("no events")
             events = tuple(event_from_dict(o, f"event {k}") for k, o in enumerate(objs))
+        except RecursionError:
+            raise RecordUndecodable(
+                f"{where} passed its check but does not decode (nested too deeply)", start
+            ) from None
         except (ValueError, KeyError, TypeError, EventFormatError) as exc:
-            detail = re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], str(exc))  # one line
-            raise StoreError(f"{where} passed its check but does not decode ({detail})") from None
+            detail = re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m.group())[1:-1], str(exc))[:200]  # one line
+            raise RecordUndecodable(
+                f"{where} passed its check but does not decode ({detail})", start
+            ) from None
         return StoredTurn(tid, events, start)
 
 

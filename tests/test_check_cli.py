@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -211,8 +212,40 @@ def test_users_protocol_trace_replays(capsys: Any, tmp_path: Path) -> None:
     trace = tmp_path / "lock.json"
     code, _, _ = run(capsys, "check", "examples.my_lock:FlagLock", "--trace-out", str(trace), *FAST)
     assert code == 1
-    code, out, _ = run(capsys, "replay", str(trace))
+    code, out, err = run(capsys, "replay", str(trace))
+    assert code == 2 and "never loads code" in err and "--model examples.my_lock:FlagLock" in err
+    code, out, _ = run(capsys, "replay", str(trace), "--model", "examples.my_lock:FlagLock")
     assert code == 1 and "still fails the same way: one-compactor" in out
+    by_file = f"{ROOT / 'examples' / 'my_lock.py'}:FlagLock"
+    code, out, _ = run(capsys, "replay", str(trace), "--model", by_file)
+    assert code == 1 and "still fails the same way: one-compactor" in out
+
+
+MARKER_MODULE = """
+import pathlib
+pathlib.Path(__file__).with_name("RAN").write_text("code from a trace ran")
+class Model:
+    pass
+"""
+
+
+@pytest.mark.parametrize("ref", ["evil_helper:Model", "./evil_helper.py:Model", "evil_helper.py:Model"])
+def test_replay_runs_no_code_named_by_a_trace(
+    capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ref: str
+) -> None:
+    """A trace received from someone else, next to a .py file it names: nothing is imported."""
+    (tmp_path / "evil_helper.py").write_text(MARKER_MODULE)
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps({
+        "format": "turncheck-trace/1", "model": ref, "model_name": "x", "params": {},
+        "violated": "p", "actions": [["a", 0]],
+    }))  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    for extra in ([], ["--model", "trigger"], ["--model", ref.split(":")[0]]):
+        code, _, err = run(capsys, "replay", str(trace), *extra)
+        assert code == 2 and err.count("\n") == 1, (extra, err)
+        assert not (tmp_path / "RAN").exists(), extra
+    assert "evil_helper" not in sys.modules
 
 
 def test_unreachable_goal_is_inconclusive(

@@ -20,6 +20,7 @@ import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
+from matplotlib.text import Text
 
 if TYPE_CHECKING:  # matplotlib.typing's key alias is newer than our matplotlib>=3.8 floor
     from matplotlib.typing import RcKeyType
@@ -86,7 +87,9 @@ PALETTE: tuple[str, ...] = (
     "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173",
 )  # fmt: skip
 
-_RC: dict[RcKeyType, Any] = {"svg.hashsalt": "turncheck", "svg.fonttype": "path", "font.size": 9.0}
+_RC: dict[RcKeyType, Any] = {
+    "svg.hashsalt": "turncheck", "svg.fonttype": "path", "font.size": 9.0, "text.parse_math": False,
+}  # fmt: skip
 _METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}
 
 
@@ -123,7 +126,9 @@ def figure_bytes(fig: Figure, fmt: str) -> bytes:
     if fmt not in FORMATS:
         raise ValueError(f"unknown image format {fmt!r}")
     buf = io.BytesIO()
-    with matplotlib.rc_context(_RC):
+    for text in fig.findobj(Text):  # data text (session names, labels from files) is literal:
+        text.set_parse_math(False)  # a "$\\frac{$" must not reach mathtext
+    with matplotlib.rc_context(_RC):  # text created while drawing (ticks) reads the rc: no math
         fig.savefig(buf, format=fmt, metadata=_METADATA[fmt])
     return buf.getvalue()
 

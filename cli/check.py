@@ -317,11 +317,11 @@ def _check_lines(
     ]
     if report.verdict == "fail" and held:
         out.append(f"holds: {', '.join(held)}")
-    broken = ", ".join(name for name, _ in report.counterexamples) or report.violated
+    if len(report.counterexamples) > 1:
+        out.append(f"violated: {', '.join(name for name, _ in report.counterexamples)}")
     verdicts = {
         "pass": "PASS: every invariant holds and every goal was reached",
-        "fail": f"FAIL: {report.violated} is violated"
-        + (f" (violated: {broken})" if len(report.counterexamples) > 1 else ""),
+        "fail": f"FAIL: {report.violated} is violated",
         "inconclusive": "INCONCLUSIVE: no invariant broke, but goal(s) never reached: "
         + ", ".join(name for name, hit in report.goals.items() if not hit),
     }

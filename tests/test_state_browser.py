@@ -31,10 +31,14 @@ def test_explore_html_small_space_is_drawn(tmp_path: Path, capsys: pytest.Captur
     assert text.count("<circle ") == 124 and "exhaustive: every reachable state" in text
     assert f"at most {PAGE_LIMIT:,} states" in text and f"up to {GRAPH_LIMIT:,} states" in text
     data = _data(page)
-    (v,) = data["violations"]
-    assert v["name"] == "bounded-peak-turns" and len(v["path"]) == v["depth"] + 1 == 5
-    assert data["states"][v["id"]]["p"] == ["bounded-peak-turns"]
+    # issue 14: every strategy is also held to no-uncounted-gap-turn and within-max-turns
+    vs = {v["name"]: v for v in data["violations"]}
+    assert set(vs) == {"bounded-peak-turns", "no-uncounted-gap-turn", "within-max-turns"}
+    v = vs["bounded-peak-turns"]
+    assert len(v["path"]) == v["depth"] + 1 == 5
+    assert "bounded-peak-turns" in data["states"][v["id"]]["p"]
     assert all(data["states"][i]["p"] == [] for i in v["path"][:-1])
+    assert vs["no-uncounted-gap-turn"]["depth"] == 5  # the turn appended uncounted in the gap
 
 
 def test_successors_are_the_models_actions_named_in_domain_words() -> None:

@@ -323,3 +323,8 @@ def test_a_process_dying_of_an_error_is_a_violation_not_silence(
     assert code == 1
     crashed = [v for v in out["violations"] if v["invariant"] == "process-crashed"]
     assert crashed and "RuntimeError: disk on fire" in crashed[0]["reason"]
+
+
+def test_a_run_that_appended_nothing_is_not_a_pass() -> None:
+    report = check_run(_raw((), ()))
+    assert not report.ok and report.violations[0].invariant == "no-progress"

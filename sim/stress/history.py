@@ -297,6 +297,11 @@ def check_run(run: RawRun) -> StressReport:
                     Violation("read-window", f"{r['p']} read at version {v}: {'; '.join(problems)}", ())
                 )
 
+    if not acked and not run.summaries and not any(e.kind == APPEND for e in journal):
+        violations.append(
+            Violation("no-progress", "no append was acknowledged: the run measured nothing", ())
+        )
+
     # -- processes that died of an error (not a kill): never silent -------------------------
     for r in run.records:
         if r.get("op") == "crash":

@@ -191,11 +191,15 @@ def _connect(store: SessionStore, deadline: float) -> None:
             time.sleep(RECONNECT_S)
 
 
-def _guarded(target: Callable[..., None], path: Path, name: str, *args: Any) -> None:
-    """A process's body: an unexpected exception is written to its history as a ``crash`` line
-    (the checker reports it) before the process exits 1 — a dead process is never silent."""
+def _guarded(target: Callable[..., None], path: Path, name: str, go: Any, *args: Any) -> None:
+    """A process's body. It waits for the parent's go signal — the shared deadline, set once every
+    process has started, so a slow start (a loaded machine) cannot eat the run — then runs
+    ``target(*args, deadline)``. An unexpected exception is written to its history as a ``crash``
+    line (the checker reports it) before the process exits 1: a dead process is never silent."""
     try:
-        target(*args)
+        while go.value == 0.0:
+            time.sleep(0.001)
+        target(*args, go.value)
     except Exception as exc:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         line = {"op": "crash", "p": name, "error": f"{type(exc).__name__}: {str(exc).strip()}"[:500]}
@@ -204,7 +208,7 @@ def _guarded(target: Callable[..., None], path: Path, name: str, *args: Any) -> 
         os._exit(1)
 
 
-def _writer(p: StressParams, index: int, incarnation: int, deadline: float, path: Path) -> None:
+def _writer(p: StressParams, index: int, incarnation: int, path: Path, deadline: float) -> None:
     store = open_store(p.store)
     _connect(store, deadline)
     rec = Recorder(path, p.record)
@@ -288,7 +292,7 @@ def _writer(p: StressParams, index: int, incarnation: int, deadline: float, path
         store.close()
 
 
-def _compactor(p: StressParams, incarnation: int, deadline: float, path: Path) -> None:
+def _compactor(p: StressParams, incarnation: int, path: Path, deadline: float) -> None:
     store = open_store(p.store)
     _connect(store, deadline)
     rec = Recorder(path, p.record)
@@ -394,8 +398,7 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
     setup.close()
     ctx = mp.get_context("fork")
     rng = random.Random(p.seed)
-    started = time.time()
-    deadline = started + p.seconds
+    go = ctx.Value("d", 0.0, lock=False)  # the shared deadline; 0 until every process has started
     gap_s = p.gap_ms / 1000.0
     incarnations: dict[str, int] = {}
     procs: dict[str, BaseProcess] = {}
@@ -406,12 +409,12 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
         path = folder / f"{role}.{k}.jsonl"
         if role == COMPACTOR:
             proc = ctx.Process(
-                target=_guarded, args=(_compactor, path, f"{role}.{k}", p, k, deadline, path), daemon=True
+                target=_guarded, args=(_compactor, path, f"{role}.{k}", go, p, k, path), daemon=True
             )
         else:
             proc = ctx.Process(
                 target=_guarded,
-                args=(_writer, path, f"{role}.{k}", p, int(role[1:]), k, deadline, path),
+                args=(_writer, path, f"{role}.{k}", go, p, int(role[1:]), k, path),
                 daemon=True,
             )
         proc.start()
@@ -420,6 +423,9 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
     roles = [f"w{i}" for i in range(p.writers)] + [COMPACTOR]
     for role in roles:
         start(role)
+    started = time.time()
+    deadline = started + p.seconds
+    go.value = deadline
     kill_times = sorted(started + p.seconds * rng.uniform(0.1, 0.85) for _ in range(p.kills if p.kill else 0))
     killed: list[str] = []
     total_ms = int(p.seconds * 1000)

@@ -296,6 +296,7 @@ def _build_block(cols: EventColumns, costs: list[CostModel]) -> Iterator[History
         h._seg_mixed = False
         h._prefix = {cst.key: lst[lo + s : hi + s + 1] for cst, lst in cost_lists}
         h._costs = {cst.key: cst for cst, _ in cost_lists}
+        h._hot = (None, [0], 0)
         yield h
 
 

@@ -75,9 +75,9 @@ def compare(scale: str) -> list[Comparison]:
     cost = EstimateCost()
     per_round = len(PROJECTORS) * len(BUDGETS)
     out: list[Comparison] = []
-    for turns in (250_000,) if full else (25_000,):
+    for turns in (250_000,) if full else (10_000,):
         h = History(synthetic_turns(turns), [cost])
-        loops = 400 if full else 150
+        loops = 400 if full else 100
         units = loops * per_round
         measured = interleave(
             [
@@ -98,7 +98,7 @@ def compare(scale: str) -> list[Comparison]:
                 target="selection + Window ≤ 1.5 µs per request; report lazy, O(log n)",
             )
         )
-    small = History(synthetic_turns(250 if full else 100), [cost])
+    small = History(synthetic_turns(250 if full else 50), [cost])
     contenders = [
         Contender(
             "M0–M5, selection + Window", "turncheck", _requests(small, cost, 200, False), 200 * per_round

@@ -104,7 +104,7 @@ def _crc_recover(path: Path) -> Callable[[], object]:
 
 def compare(scale: str) -> list[Comparison]:
     full = scale == "full"
-    n = 100_000 if full else 10_000
+    n = 100_000 if full else 5_000
     turns = sample_turns(n)
     events = sum(len(t) for t in turns)
     jsons = [events_json(t) for t in turns]

@@ -62,6 +62,10 @@ def bench_command(
         if name not in known:
             raise UnknownName(f"unknown benchmark {name!r} (known: {', '.join(known)}, all)")
     if compare:
+        from turncheck.bench.compare import TOPICS
+
+        if topic != "all" and topic not in TOPICS:
+            raise UnknownName(f"benchmark {topic!r} has no --compare (topics with one: {', '.join(TOPICS)}, all)")
         _compare(chosen, scale, fmt, quiet)
         return
     for name in chosen:

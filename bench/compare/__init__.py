@@ -123,7 +123,7 @@ class Comparison:
                     "best": m.best * self.scale,
                     "rounds": len(m.cpu),
                     "peak_mib": None if m.peak_bytes is None else round(m.peak_bytes / 2**20, 1),
-                    "turncheck_over_this": None if m is subject else round(self.ratio(m), 4),
+                    "turncheck_over_this": None if m is subject else float(f"{self.ratio(m):.4g}"),
                 }
                 for m in self.measured
             ],

@@ -2,8 +2,9 @@
 
 A strategy is a plain function ``(history, budget, cost) -> Window``, registered by id. Each
 finds ``i0`` — the start of the longest suffix whose cost fits the budget — by bisection over
-the history's prefix sums, moves the start by its rule, and reports the window's structure in
-O(log n). Projection never mutates the history.
+the history's prefix sums, moves the start by its rule, and returns the window; the window's
+structural report is computed in O(log n) when first read (a request needs the selection, a
+study reads the report). Projection never mutates the history.
 
 | id  | rule |
 |-----|------|

@@ -4,13 +4,16 @@ Every ``turncheck.bench.<topic>`` module exposes ``run(scale) -> list[str]``; th
 so a new benchmark is one new module. Figures are printed, never asserted: a slow machine gives
 slower figures, not a failing test. ``--format json`` prints one object per topic per line (its
 lines and the elapsed seconds: a benchmark's output *is* timings, unlike a result file);
-per-topic progress lines go to stderr unless ``--quiet``.
+per-topic progress lines go to stderr unless ``--quiet``. ``--compare`` runs, instead, each
+topic's comparison (:mod:`turncheck.bench.compare`): turncheck, its ceiling and the peers in
+interleaved rounds, printed as ratios, with the load average.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
 import pkgutil
 import sys
 import time
@@ -24,7 +27,9 @@ from turncheck.models.errors import UnknownName
 
 def topics() -> list[str]:
     return sorted(
-        m.name for m in pkgutil.iter_modules(turncheck.bench.__path__) if not m.name.startswith("_")
+        m.name
+        for m in pkgutil.iter_modules(turncheck.bench.__path__)
+        if not m.name.startswith("_") and not m.ispkg
     )
 
 
@@ -35,6 +40,10 @@ def bench_command(
         Format, typer.Option("--format", help="table, or json: one object per topic per line.")
     ] = "table",
     quiet: QuietOpt = False,
+    compare: Annotated[
+        bool,
+        typer.Option("--compare", help="turncheck against its ceiling and peers, interleaved, as ratios."),
+    ] = False,
 ) -> None:
     """Run a benchmark and print its figures and ratios (tiny and quick run the small
     configurations, in seconds; full runs the sizes the targets are stated for)."""
@@ -43,6 +52,13 @@ def bench_command(
     for name in chosen:
         if name not in known:
             raise UnknownName(f"unknown benchmark {name!r} (known: {', '.join(known)}, all)")
+    if compare:
+        from turncheck.bench.compare import TOPICS
+
+        if topic != "all" and topic not in TOPICS:
+            raise UnknownName(f"benchmark {topic!r} has no --compare (topics with one: {', '.join(TOPICS)}, all)")
+        _compare(chosen, scale, fmt, quiet)
+        return
     for name in chosen:
         module = importlib.import_module(f"turncheck.bench.{name}")
         started = time.perf_counter()
@@ -58,6 +74,39 @@ def bench_command(
             print(header, flush=True)
             for line in module.run(scale):
                 print(line, flush=True)
+        if not quiet:
+            print(f"   ({time.perf_counter() - started:.1f} s)", file=sys.stderr, flush=True)
+
+
+def _compare(chosen: list[str], scale: str, fmt: str, quiet: bool) -> None:
+    """Each chosen topic's comparison: one block of lines (or one JSON object) per topic."""
+    from turncheck.bench import compare
+
+    for name in [t for t in chosen if compare.has_comparison(t)]:
+        started = time.perf_counter()
+        header = f"== bench {name} --compare ({scale})"
+        if fmt == "table":
+            print(header, flush=True)
+        elif not quiet:
+            print(header, file=sys.stderr, flush=True)
+        before = compare.load_average()
+        results = compare.compare(name, scale)
+        after = compare.load_average()
+        if fmt == "json":
+            obj = {
+                "topic": name,
+                "scale": scale,
+                "compare": [c.as_dict() for c in results],
+                "load_average": {"start": before, "end": after},
+                "cores": os.cpu_count(),
+                "seconds": round(time.perf_counter() - started, 3),
+            }
+            print(json.dumps(obj, ensure_ascii=False), flush=True)
+        else:
+            for c in results:
+                for line in c.lines():
+                    print(line, flush=True)
+            print(f"  {compare.load_line(before, after)}", flush=True)
         if not quiet:
             print(f"   ({time.perf_counter() - started:.1f} s)", file=sys.stderr, flush=True)
 

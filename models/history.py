@@ -43,7 +43,7 @@ class History:
         "tie_inv", "seq_inv", "src_change", "seg_src_change", "seg_first_change",
         "open_calls", "open_results", "last_calls", "safe_cuts",
         "_open_call_ids", "_open_result_ids", "_last_call_of", "_seg_mixed",
-        "_prefix", "_costs",
+        "_prefix", "_costs", "_hot",
     )  # fmt: skip
 
     def __init__(self, events: Iterable[Event] = (), costs: Iterable[CostModel] = ()) -> None:
@@ -73,6 +73,7 @@ class History:
         self._seg_mixed = False
         self._prefix: dict[object, list[int]] = {}
         self._costs: dict[object, CostModel] = {}
+        self._hot: tuple[CostModel | None, list[int], int] = (None, [0], 0)
         for cost in costs:
             self.prefix(cost)
         for event in events:
@@ -87,8 +88,14 @@ class History:
     def prefix(self, cost: CostModel) -> list[int]:
         """Prefix sums of per-event cost under ``cost`` (length n + 1), kept up to date on append.
 
-        The first call for a cost key costs O(n); later appends extend it in O(1).
+        The first call for a cost key costs O(n); later appends extend it in O(1). The cost
+        model asked for last is remembered by identity with its prefix sums and its ``frame``
+        (``_hot``; a cost model is a frozen value, so both stay valid), so a projector asking
+        again with the same object skips computing its key.
         """
+        hot = self._hot
+        if hot[0] is cost:
+            return hot[1]
         key = cost.key
         p = self._prefix.get(key)
         if p is None:
@@ -99,6 +106,7 @@ class History:
                 p.append(total)
             self._prefix[key] = p
             self._costs[key] = cost
+        self._hot = (cost, p, cost.frame)
         return p
 
     def append(self, event: Event) -> int:

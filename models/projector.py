@@ -2,8 +2,9 @@
 
 A strategy is a plain function ``(history, budget, cost) -> Window``, registered by id. Each
 finds ``i0`` — the start of the longest suffix whose cost fits the budget — by bisection over
-the history's prefix sums, moves the start by its rule, and reports the window's structure in
-O(log n). Projection never mutates the history.
+the history's prefix sums, moves the start by its rule, and returns the window; the window's
+structural report is computed in O(log n) when first read (a request needs the selection, a
+study reads the report). Projection never mutates the history.
 
 | id  | rule |
 |-----|------|
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
-from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from turncheck.models.cost import CostModel, Utf8JsonCost, message_of, placeholder_event
@@ -46,19 +47,83 @@ class MandatoryInputExceedsBudget(TurncheckError):
         self.budget = budget
 
 
-@dataclass(frozen=True, slots=True)
-class Window:
-    """The part of a history sent with one request: ``history.events[start:end]`` plus, for M2,
-    a placeholder RESULT after each CALL listed in ``placeholders`` (positions)."""
+class _Report:
+    """The structural report of a window, computed on first read and kept in the instance.
 
-    history: History
-    strategy: str
-    budget: int
-    start: int
-    end: int
-    cost: int
-    report: Report
-    placeholders: tuple[int, ...] = ()
+    Selection is what every request needs; the report is what a study reads. Computing it
+    costs more than the selection itself, so a window computes it only when asked — still in
+    O(log n), and from nothing but the window's own fields, so the value never depends on when
+    it is read. The descriptor writes the instance's ``__dict__`` directly: the window stays
+    immutable to everyone else (``__setattr__`` refuses).
+    """
+
+    def __get__(self, window: Window | None, owner: type | None = None) -> Any:
+        if window is None:
+            return self
+        report = structural_report(
+            window[0], window[3], window[5], window[2],
+            dropped_partial=window[7], fallback=window[8], placeholders=len(window[6]),
+        )  # fmt: skip
+        window.__dict__["report"] = report
+        return report
+
+
+_new = tuple.__new__  # builds a window from a tuple, without a Python-level constructor frame
+
+
+class Window(tuple):  # type: ignore[type-arg]
+    """The part of a history sent with one request: ``history.events[start:end]`` plus, for M2,
+    a placeholder RESULT after each CALL listed in ``placeholders`` (positions).
+
+    An immutable value (equal fields, equal windows). A tuple rather than a frozen dataclass:
+    one is built for every request, and a frozen dataclass's ``__init__`` alone costs more than
+    the selection (≈ 1.5 µs against ≈ 0.2 µs for a tuple). ``report`` — the window's
+    structural counters — is computed on first access (see :class:`_Report`).
+    """
+
+    __match_args__ = ("history", "strategy", "budget", "start", "end", "cost")
+    _fields = ("history", "strategy", "budget", "start", "end", "cost", "placeholders",
+               "dropped_partial", "fallback")  # fmt: skip
+
+    def __new__(
+        cls,
+        history: History,
+        strategy: str,
+        budget: int,
+        start: int,
+        end: int,
+        cost: int,
+        placeholders: tuple[int, ...] = (),
+        dropped_partial: int = 0,
+        fallback: int = 0,
+    ) -> Window:
+        return _new(cls, (history, strategy, budget, start, end, cost, placeholders, dropped_partial, fallback))
+
+    history: History = property(itemgetter(0))  # type: ignore[assignment]
+    strategy: str = property(itemgetter(1))  # type: ignore[assignment]
+    budget: int = property(itemgetter(2))  # type: ignore[assignment]
+    start: int = property(itemgetter(3))  # type: ignore[assignment]
+    end: int = property(itemgetter(4))  # type: ignore[assignment]
+    cost: int = property(itemgetter(5))  # type: ignore[assignment]
+    placeholders: tuple[int, ...] = property(itemgetter(6))  # type: ignore[assignment]
+    dropped_partial: int = property(itemgetter(7))  # type: ignore[assignment]
+    fallback: int = property(itemgetter(8))  # type: ignore[assignment]
+    report: Report = _Report()  # type: ignore[assignment]
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable (cannot set {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable (cannot delete {name!r})")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), tuple(self)))
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(strategy={self.strategy!r}, budget={self.budget}, start={self.start}, "
+            f"end={self.end}, cost={self.cost}, placeholders={self.placeholders})"
+        )
 
     @property
     def events(self) -> list[Event]:
@@ -83,17 +148,30 @@ class Window:
         return cost.request(message_of(e) for e in self.events)
 
 
+def _rebuild(cls: type[Window], fields: tuple[Any, ...]) -> Window:
+    return _new(cls, fields)
+
+
 Strategy = Callable[[History, int, CostModel], Window]
 
 
 def fit_start(history: History, budget: int, cost: CostModel) -> int:
     """``i0``: start of the longest suffix whose cost is within the budget (``n`` if none fits)."""
-    p = history.prefix(cost)
+    return _fit(history, budget, cost)[0]
+
+
+def _fit(history: History, budget: int, cost: CostModel) -> tuple[int, list[int], int]:
+    """``(i0, prefix sums, frame)``: the selection and what building its window needs."""
+    hot = history._hot  # the cost model used last, by identity: its prefix sums and frame
+    if hot[0] is not cost:
+        history.prefix(cost)
+        hot = history._hot
+    _, p, frame = hot
     n = len(p) - 1
-    room = budget - cost.frame
+    room = budget - frame
     if room < 0:
-        return n
-    return bisect_left(p, p[n] - room, 0, n + 1)
+        return n, p, frame
+    return bisect_left(p, p[n] - room, 0, n + 1), p, frame
 
 
 def structural_report(
@@ -152,93 +230,94 @@ def _window(
     h: History,
     name: str,
     budget: int,
-    cost: CostModel,
+    p: list[int],
+    frame: int,
     s: int,
-    *,
+    placeholders: tuple[int, ...] = (),
     dropped_partial: int = 0,
     fallback: int = 0,
-    placeholders: tuple[int, ...] = (),
     extra_cost: int = 0,
 ) -> Window:
-    p = h.prefix(cost)
+    """The window ``[s, n)``: its cost from the prefix sums; its report computed when read."""
     n = len(p) - 1
-    value = cost.frame + p[n] - p[s] + extra_cost
-    report = structural_report(
-        h,
-        s,
-        value,
-        budget,
-        dropped_partial=dropped_partial,
-        fallback=fallback,
-        placeholders=len(placeholders),
+    return _new(
+        Window,
+        (h, name, budget, s, n, frame + p[n] - p[s] + extra_cost, placeholders, dropped_partial, fallback),
     )
-    return Window(h, name, budget, s, n, value, report, placeholders)
 
 
 def _turn_start_at_or_after(h: History, i: int) -> int:
-    n = len(h.kind)
-    if i >= n:
-        return n
-    seg = h.seg_idx[i]
-    if h.seg_starts[seg] == i:
+    starts = h.seg_starts
+    if i >= len(h.kind):
         return i
-    return h.seg_starts[seg + 1] if seg + 1 < len(h.seg_starts) else n
+    seg = h.seg_idx[i]
+    if starts[seg] == i:
+        return i
+    seg += 1
+    return starts[seg] if seg < len(starts) else len(h.kind)
 
 
 def m0(history: History, budget: int, cost: CostModel) -> Window:
     """Naive: the longest suffix within the budget, cut anywhere."""
-    return _window(history, "M0", budget, cost, fit_start(history, budget, cost))
+    i0, p, frame = _fit(history, budget, cost)
+    n = len(p) - 1
+    return _new(Window, (history, "M0", budget, i0, n, frame + p[n] - p[i0], (), 0, 0))
 
 
 def m1(history: History, budget: int, cost: CostModel) -> Window:
     """Turn-aware: back to the start of the turn containing ``i0``; may exceed the budget."""
-    i0 = fit_start(history, budget, cost)
-    s = history.segment_start(i0) if i0 < len(history) else i0
-    return _window(history, "M1", budget, cost, s)
+    i0, p, frame = _fit(history, budget, cost)
+    n = len(p) - 1
+    s = history.seg_starts[history.seg_idx[i0]] if i0 < n else i0
+    return _new(Window, (history, "M1", budget, s, n, frame + p[n] - p[s], (), 0, 0))
 
 
 def m2(history: History, budget: int, cost: CostModel) -> Window:
     """Turn-aware with head repair: M1, then drop leading orphan RESULTs and add a placeholder
     RESULT (costed like any event) for each CALL of the first turn whose RESULT is not kept."""
     h = history
-    n = len(h)
-    i0 = fit_start(h, budget, cost)
-    s = h.segment_start(i0) if i0 < n else i0
-    while s < n and h.kind[s] == _RESULT and h.partner[s] < s:
+    i0, p, frame = _fit(h, budget, cost)
+    n = len(p) - 1
+    s = h.seg_starts[h.seg_idx[i0]] if i0 < n else i0
+    kind, partner = h.kind, h.partner
+    while s < n and kind[s] == _RESULT and partner[s] < s:
         s += 1
     placeholders: list[int] = []
     extra = 0
     if s < n:
         end = h.segment_end(s)
         for pos in range(s, end):
-            if h.kind[pos] == _CALL and h.partner[pos] < s:
+            if kind[pos] == _CALL and partner[pos] < s:
                 placeholders.append(pos)
                 extra += cost.event_cost(placeholder_event(h.events[pos]))
-    return _window(h, "M2", budget, cost, s, placeholders=tuple(placeholders), extra_cost=extra)
+    return _window(h, "M2", budget, p, frame, s, tuple(placeholders), extra_cost=extra)
 
 
 def m3(history: History, budget: int, cost: CostModel) -> Window:
     """Complete turns only: forward to the first turn start ≥ ``i0``; may be empty."""
-    i0 = fit_start(history, budget, cost)
+    i0, p, frame = _fit(history, budget, cost)
     s = _turn_start_at_or_after(history, i0)
-    return _window(history, "M3", budget, cost, s, dropped_partial=int(s > i0))
+    n = len(p) - 1
+    return _new(Window, (history, "M3", budget, s, n, frame + p[n] - p[s], (), int(s > i0), 0))
 
 
 def m4(history: History, budget: int, cost: CostModel) -> Window:
     """Whole turns with fallback: M3, or M0 when M3 is empty and the history is not."""
-    n = len(history)
-    i0 = fit_start(history, budget, cost)
+    i0, p, frame = _fit(history, budget, cost)
+    n = len(p) - 1
     s = _turn_start_at_or_after(history, i0)
     if s >= n and n > 0:
-        return _window(history, "M4", budget, cost, i0, fallback=1)
-    return _window(history, "M4", budget, cost, s, dropped_partial=int(s > i0))
+        return _window(history, "M4", budget, p, frame, i0, (), 0, 1)
+    return _window(history, "M4", budget, p, frame, s, (), int(s > i0))
 
 
 def m5(history: History, budget: int, cost: CostModel) -> Window:
     """Pair-safe: forward to the first cut ≥ ``i0`` that splits no CALL/RESULT pair."""
-    i0 = fit_start(history, budget, cost)
+    i0, p, frame = _fit(history, budget, cost)
     cuts = history.safe_cuts
-    return _window(history, "M5", budget, cost, cuts[bisect_left(cuts, i0)])
+    s = cuts[bisect_left(cuts, i0)]
+    n = len(p) - 1
+    return _new(Window, (history, "M5", budget, s, n, frame + p[n] - p[s], (), 0, 0))
 
 
 def req(history: History, budget: int, cost: CostModel) -> Window:
@@ -249,9 +328,9 @@ def req(history: History, budget: int, cost: CostModel) -> Window:
     """
     if cost.frame > budget:
         raise MandatoryInputExceedsBudget(cost.frame, budget)
-    i0 = fit_start(history, budget, cost)
+    i0, p, frame = _fit(history, budget, cost)
     s = _turn_start_at_or_after(history, i0)
-    return _window(history, "REQ", budget, cost, s, dropped_partial=int(s > i0))
+    return _window(history, "REQ", budget, p, frame, s, (), int(s > i0))
 
 
 STRATEGIES: dict[str, Strategy] = {"M0": m0, "M1": m1, "M2": m2, "M3": m3, "M4": m4, "M5": m5, "REQ": req}
@@ -313,7 +392,8 @@ def window_from_start(
     """The window ``[start, n)`` with its cost and structural report, for users' projectors."""
     if not 0 <= start <= len(history):
         raise BadParameter(f"window start {start} is outside the history (0..{len(history)})")
-    return _window(history, name, budget, cost, start)
+    p = history.prefix(cost)
+    return _window(history, name, budget, p, cost.frame, start)
 
 
 def check_budget(budget: Any) -> int:

@@ -63,8 +63,18 @@ class Aggregate:
             self.maxCost = report.keptCost
 
     def extend(self, reports: Iterable[Report]) -> None:
-        for r in reports:
-            self.add(r)
+        """``add`` of each report, column by column (sums and counts at C speed; same totals)."""
+        rows = list(reports)
+        if not rows:
+            return
+        self.windows += len(rows)
+        totals, hits = self.totals, self.hits
+        for name, column in zip(COUNTERS, zip(*rows, strict=True), strict=True):
+            totals[name] += sum(column)
+            hits[name] += len(column) - column.count(0)
+        top = max(r.keptCost for r in rows)
+        if top > self.maxCost:
+            self.maxCost = top
 
     def merge(self, other: Aggregate) -> None:
         if other.budget != self.budget:

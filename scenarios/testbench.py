@@ -31,7 +31,7 @@ from typing import Literal
 from turncheck.models.columns import build_histories
 from turncheck.models.cost import EstimateCost
 from turncheck.models.projector import PROJECTORS, check_strategy, resolve_strategy
-from turncheck.models.report import Aggregate
+from turncheck.models.report import Aggregate, Report
 from turncheck.models.workload import SEED, WorkloadParams, blocks, generate_block
 from turncheck.scenarios.base import Progress, Scenario, ScenarioResult, params_dict, register, require
 from turncheck.scenarios.testbench_tables import judgements, tables
@@ -241,7 +241,7 @@ def run_blocks(task: BlockTask) -> Outcome:
     plan = task.plan
     costs = {r: EstimateCost(r) for r in dict.fromkeys(r for r, _ in plan.projections)}
     aggregates = {key: Aggregate(key[1]) for key in plan.keys()}
-    loop = [(resolve_strategy(s), b, costs[r], aggregates[(r, b, s)].add) for r, b, s in plan.keys()]
+    strategies = {s: resolve_strategy(s) for s in dict.fromkeys(s for _, _, s in plan.keys())}
     figures = []
     enabled = gc.isenabled()
     gc.disable()
@@ -251,9 +251,15 @@ def run_blocks(task: BlockTask) -> Outcome:
             figures.append(BlockFigures(block, **cols.counts(), checksum=cols.checksum()))
             if not task.project:
                 continue
+            # a block's reports per key, aggregated column-wise at the end (sums and maxima:
+            # the order of adding cannot show)
+            reports: dict[AggKey, list[Report]] = {key: [] for key in plan.keys()}
+            loop = [(strategies[s], b, costs[r], reports[(r, b, s)].append) for r, b, s in plan.keys()]
             for h in build_histories(cols, costs.values()):
-                for fn, budget, cost, add in loop:
-                    add(fn(h, budget, cost).report)
+                for fn, budget, cost, keep in loop:
+                    keep(fn(h, budget, cost).report)
+            for key, rows in reports.items():
+                aggregates[key].extend(rows)
     finally:
         if enabled:
             gc.enable()

@@ -162,3 +162,25 @@ def test_user_projector_by_dotted_name(tmp_path, monkeypatch):
     ]
     w = project(History(events), 100, "last_two_trim:keep_last_two", EstimateCost())
     assert (w.start, w.report.orphanRes, w.report.pairSplit) == (1, 0, 0)
+
+
+def test_window_is_an_immutable_value_with_a_lazy_report():
+    import pickle
+
+    from turncheck.models.projector import structural_report
+
+    events = [Event(i, "s", i // 4, kind, f"c{i // 4}" if kind in (Kind.CALL, Kind.RESULT) else None,
+                    ts=float(i), chars=40 + i) for i, kind in enumerate([Kind.USER, Kind.CALL, Kind.RESULT, Kind.TERM] * 5)]  # fmt: skip
+    cost = EstimateCost()
+    h = History(events, [cost])
+    w = project(h, 30, "M3", cost)
+    assert "report" not in w.__dict__  # selection and window only; the report waits to be read
+    expected = structural_report(h, w.start, w.cost, 30, dropped_partial=w.dropped_partial)
+    assert w.report == expected and w.__dict__["report"] is w.report  # computed once, kept
+    with pytest.raises(AttributeError):
+        w.start = 0  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        w.anything = 1  # type: ignore[attr-defined]
+    again = pickle.loads(pickle.dumps(w))
+    assert type(again) is type(w) and tuple(again)[1:] == tuple(w)[1:] and again.report == w.report
+    assert project(h, 30, "M3", cost) == project(h, 30, "M3", cost)

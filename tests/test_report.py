@@ -119,3 +119,19 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, capsys: Any, r
     assert code == 2 and "is a directory" in err
     code, _, err = run(capsys, "report", str(results_dir), "--format", "yaml")
     assert code == 2 and "--format" in err
+
+
+def test_extend_column_wise_equals_adding_one_by_one():
+    import random
+
+    from turncheck.models.report import COUNTERS, Aggregate, Report
+
+    rng = random.Random(7)
+    rows = [Report(*(rng.choice((0, 0, 1, 3, 250)) for _ in COUNTERS)) for _ in range(300)]
+    one, many = Aggregate(400), Aggregate(400)
+    for r in rows:
+        one.add(r)
+    many.extend(rows[:120])
+    many.extend([])
+    many.extend(iter(rows[120:]))
+    assert many.as_dict() == one.as_dict() and many.hits == one.hits and many.maxCost == one.maxCost

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from turncheck.models.cost import CostModel
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.projector import Window, window_from_start
+from turncheck.models.report import Report
 
 
 @dataclass(frozen=True)
@@ -41,14 +43,38 @@ class Selection:
         return not p or p == tuple(range(p[0], n))
 
 
-@dataclass(frozen=True, slots=True)
 class PeerWindow(Window):
-    """A window whose sent events are not the contiguous suffix ``[start, end)``."""
+    """A window whose sent events are not the contiguous suffix ``[start, end)``.
 
-    sent: tuple[Event, ...] = ()
-    dropped_inside: tuple[int, ...] = ()
-    shortened: tuple[int, ...] = ()
-    untrimmed_on_error: bool = False
+    Its report describes the events sent (computed when it is built, from a history of exactly
+    those events), so it is stored rather than derived from ``start``.
+    """
+
+    _fields = (*Window._fields, "peer_report", "sent", "dropped_inside", "shortened", "untrimmed_on_error")
+
+    def __new__(  # type: ignore[misc]
+        cls,
+        history: History,
+        strategy: str,
+        budget: int,
+        start: int,
+        end: int,
+        cost: int,
+        report: Report,
+        sent: tuple[Event, ...] = (),
+        dropped_inside: tuple[int, ...] = (),
+        shortened: tuple[int, ...] = (),
+        untrimmed_on_error: bool = False,
+    ) -> PeerWindow:
+        fields = (history, strategy, budget, start, end, cost, (), 0, 0,
+                  report, sent, dropped_inside, shortened, untrimmed_on_error)  # fmt: skip
+        return tuple.__new__(cls, fields)
+
+    report: Report = property(itemgetter(9))  # type: ignore[assignment]
+    sent: tuple[Event, ...] = property(itemgetter(10))  # type: ignore[assignment]
+    dropped_inside: tuple[int, ...] = property(itemgetter(11))  # type: ignore[assignment]
+    shortened: tuple[int, ...] = property(itemgetter(12))  # type: ignore[assignment]
+    untrimmed_on_error: bool = property(itemgetter(13))  # type: ignore[assignment]
 
     @property
     def events(self) -> list[Event]:  # type: ignore[override]
@@ -75,7 +101,7 @@ def window_of(history: History, budget: int, cost: CostModel, selection: Selecti
         start = selection.positions[0] if selection.positions else n
         w = window_from_start(history, budget, cost, start, name)
         if selection.untrimmed_on_error:
-            return PeerWindow(history, name, budget, w.start, w.end, w.cost, w.report, (),
+            return PeerWindow(history, name, budget, w.start, w.end, w.cost, w.report,
                               tuple(w.events), (), (), True)  # fmt: skip
         return w
     sent = tuple(selection.replaced.get(p, history.events[p]) for p in selection.positions)
@@ -95,7 +121,6 @@ def window_of(history: History, budget: int, cost: CostModel, selection: Selecti
         n,
         inner.cost,
         report,
-        (),
         sent,
         tuple(p for p in range(start, n) if p not in kept),
         tuple(sorted(selection.replaced)),

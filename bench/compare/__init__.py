@@ -1,0 +1,231 @@
+"""``turncheck bench --compare``: every hot path next to its ceiling and its peers, in one run.
+
+A *comparison* runs turncheck's code path, the ceiling for the same work (the least a program
+must do: a bisection, a buffered write, a CRC over the bytes, bare SimPy events, a minimal
+BFS over the same model functions) and, when installed, the peer libraries users would
+otherwise run — all in this process, on the same input, in interleaved rounds (each round runs
+every contender once, the order rotating), measured in CPU seconds of this process
+(``time.process_time``), so other jobs on a shared machine shift every contender alike and the
+*ratios* stay put. Each contender reports its median and best round per unit of work; ratios
+are medians over medians.
+
+One module per topic (``projector``, ``store``, ``trigger``, ``check``, ``testbench``), each with
+``compare(scale) -> list[Comparison]``. Nothing here is a timed test: figures are printed,
+never asserted (a slow machine gives slower figures, not a failure).
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import os
+import pickle
+import resource
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Role = Literal["turncheck", "ceiling", "peer"]
+TOPICS = ("projector", "store", "trigger", "check", "testbench")
+
+
+@dataclass(frozen=True)
+class Contender:
+    """One way of doing the work: ``run()`` does ``units`` units of it (requests, events, MB …)
+    and returns anything (kept alive until the round's clock stops)."""
+
+    name: str
+    role: Role
+    run: Callable[[], object]
+    units: float
+    isolated: bool = False  # run each round in a forked child (its peak memory is then measured)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """CPU seconds of every round of one contender, and (isolated ones) peak memory growth."""
+
+    name: str
+    role: Role
+    units: float
+    cpu: tuple[float, ...]
+    peak_bytes: int | None = None
+
+    @property
+    def median(self) -> float:
+        """Median CPU seconds per unit."""
+        return statistics.median(self.cpu) / self.units
+
+    @property
+    def best(self) -> float:
+        return min(self.cpu) / self.units
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One hot path: what was measured, in which unit, and the target the issue sets."""
+
+    path: str
+    unit: str
+    scale: float  # seconds per unit × scale = the figure printed in ``unit``
+    measured: tuple[Measured, ...]
+    target: str = ""
+    note: str = ""
+
+    @property
+    def subject(self) -> Measured:
+        return next(m for m in self.measured if m.role == "turncheck")
+
+    def ratio(self, other: Measured, subject: Measured | None = None) -> float:
+        """turncheck's median time per unit over ``other``'s (> 1: turncheck is slower)."""
+        mine = (subject or self.subject).median
+        return mine / other.median if other.median > 0 else float("inf")
+
+    def lines(self) -> list[str]:
+        rounds = len(self.measured[0].cpu)
+        out = [
+            f"{self.path} — CPU per {self.unit.split(' ')[-1]}, median (best) of {rounds} interleaved rounds:"
+        ]
+        subject = self.subject
+        width = max(len(m.name) for m in self.measured) + 2
+        for m in self.measured:
+            figure = f"{m.median * self.scale:12,.3f} ({m.best * self.scale:,.3f}) {self.unit}"
+            if m.peak_bytes is not None:
+                figure += f", peak +{m.peak_bytes / 2**20:,.0f} MiB"
+            tail = ""
+            if m.role == "ceiling":
+                tail = f"   turncheck/ceiling {self.ratio(m):.2f}× ({100 / self.ratio(m):.0f} % of its rate)"
+                if m.peak_bytes is not None and subject.peak_bytes is not None and m.peak_bytes > 0:
+                    tail += f", memory {subject.peak_bytes / m.peak_bytes:.2f}×"
+            elif m.role == "peer":
+                tail = f"   peer/turncheck {1 / self.ratio(m):,.1f}×"
+            out.append(f"  {m.role + ': ' + m.name:<{width + 11}}{figure}{tail}")
+        if self.target:
+            out.append(f"  target: {self.target}")
+        if self.note:
+            out.append(f"  ({self.note})")
+        return out
+
+    def as_dict(self) -> dict[str, Any]:
+        subject = self.subject
+        return {
+            "path": self.path,
+            "unit": self.unit,
+            "target": self.target,
+            "note": self.note,
+            "contenders": [
+                {
+                    "name": m.name,
+                    "role": m.role,
+                    "median": m.median * self.scale,
+                    "best": m.best * self.scale,
+                    "rounds": len(m.cpu),
+                    "peak_mib": None if m.peak_bytes is None else round(m.peak_bytes / 2**20, 1),
+                    "turncheck_over_this": None if m is subject else float(f"{self.ratio(m):.4g}"),
+                }
+                for m in self.measured
+            ],
+        }
+
+
+def _rss_bytes() -> int:
+    """Resident set size now (Linux ``/proc/self/statm``; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:  # pragma: no cover - not Linux
+        return 0
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    """CPU seconds of ``fn()``, the collector paused (as every hot path here pauses it)."""
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        c0 = time.process_time()
+        kept = fn()
+        cpu = time.process_time() - c0
+        del kept
+        return cpu
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _in_child(fn: Callable[[], object]) -> tuple[float, int]:
+    """CPU seconds of ``fn()`` in a forked child and its peak RSS growth over the child's start.
+
+    A fork gives every round the same starting memory, so the growth is the contender's own.
+    """
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 0
+        try:
+            os.close(read)
+            base = _rss_bytes()
+            cpu = _timed(fn)
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base
+            os.write(write, pickle.dumps((cpu, max(peak, 0))))
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        data = f.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not data:
+        raise RuntimeError("a benchmark round failed in its child process")
+    cpu, peak = pickle.loads(data)
+    return float(cpu), int(peak)
+
+
+def interleave(contenders: list[Contender], rounds: int) -> tuple[Measured, ...]:
+    """``rounds`` rounds; each runs every contender once, starting one later each round."""
+    cpu: list[list[float]] = [[] for _ in contenders]
+    peaks: list[int | None] = [None] * len(contenders)
+    k = len(contenders)
+    for r in range(rounds):
+        for j in range(k):
+            i = (j + r) % k
+            c = contenders[i]
+            if c.isolated:
+                seconds, peak = _in_child(c.run)
+                peaks[i] = peak if peaks[i] is None else max(peaks[i] or 0, peak)
+            else:
+                seconds = _timed(c.run)
+            cpu[i].append(seconds)
+    return tuple(Measured(c.name, c.role, c.units, tuple(cpu[i]), peaks[i]) for i, c in enumerate(contenders))
+
+
+def load_average() -> tuple[float, float, float] | None:
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:  # pragma: no cover - platforms without getloadavg
+        return None
+    return (round(one, 2), round(five, 2), round(fifteen, 2))
+
+
+def load_line(before: tuple[float, float, float] | None, after: tuple[float, float, float] | None) -> str:
+    def text(v: tuple[float, float, float] | None) -> str:
+        return "?" if v is None else f"{v[0]:.2f}"
+
+    return (
+        f"load average {text(before)} → {text(after)} (1 min, start → end) on {os.cpu_count()} cores; "
+        "CPU-time ratios of interleaved rounds hold under load, absolute figures drift"
+    )
+
+
+def has_comparison(topic: str) -> bool:
+    return topic in TOPICS
+
+
+def compare(topic: str, scale: str) -> list[Comparison]:
+    """The comparisons of ``topic`` at ``scale`` ('quick' or 'full')."""
+    module = importlib.import_module(f"turncheck.bench.compare.{topic}")
+    result: list[Comparison] = module.compare(scale)
+    return result

@@ -1,0 +1,125 @@
+"""Projector per request: turncheck's strategies, a bare bisection, LangChain and litellm trimmers.
+
+turncheck's request is a strategy call (selection and the ``Window``; M0–M5 in turn, three
+budgets); the structural report is computed on first access, so it is measured as a second
+contender that reads it. The ceiling is one ``bisect_left`` on the prefix sums — the least any
+projector over a cost index must do. The peers (extra ``peers``) are
+``langchain_core.messages.trim_messages`` and ``litellm.utils.trim_messages`` behind our
+projector signature (:mod:`models.peers`), on a smaller history: they are O(n) per request and
+more, so the same history size would take minutes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+from bisect import bisect_left
+from collections.abc import Callable
+
+from turncheck.bench.compare import Comparison, Contender, interleave
+from turncheck.bench.projector import synthetic_turns
+from turncheck.models.cost import EstimateCost
+from turncheck.models.history import History
+from turncheck.models.projector import PROJECTORS, STRATEGIES, project
+
+BUDGETS = (2_000, 20_000, 200_000)
+PEER_BUDGET = 20_000
+PEERS = (("peer:langchain", "langchain_core", "LangChain trim_messages"),
+         ("peer:litellm", "litellm", "litellm trim_messages"))  # fmt: skip
+
+
+def _requests(h: History, cost: EstimateCost, loops: int, read_report: bool) -> Callable[[], object]:
+    calls = [(STRATEGIES[s], b) for s in PROJECTORS for b in BUDGETS]
+
+    def run() -> object:
+        last = None
+        for _ in range(loops):
+            for fn, b in calls:
+                last = fn(h, b, cost)
+                if read_report:
+                    last.report  # noqa: B018 - the lazy report is the work measured
+        return last
+
+    return run
+
+
+def _bisect(h: History, cost: EstimateCost, loops: int) -> Callable[[], object]:
+    p = h.prefix(cost)
+    n = len(p) - 1
+    rooms = [b - cost.frame for b in BUDGETS] * len(PROJECTORS)
+
+    def run() -> object:
+        last = 0
+        for _ in range(loops):
+            for room in rooms:
+                last = bisect_left(p, p[n] - room, 0, n + 1)
+        return last
+
+    return run
+
+
+def _peer(h: History, cost: EstimateCost, name: str, loops: int) -> Callable[[], object]:
+    def run() -> object:
+        last = None
+        with contextlib.redirect_stdout(io.StringIO()):
+            for _ in range(loops):
+                last = project(h, PEER_BUDGET, name, cost)
+        return last
+
+    return run
+
+
+def compare(scale: str) -> list[Comparison]:
+    full = scale == "full"
+    cost = EstimateCost()
+    per_round = len(PROJECTORS) * len(BUDGETS)
+    out: list[Comparison] = []
+    for turns in (250_000,) if full else (10_000,):
+        h = History(synthetic_turns(turns), [cost])
+        loops = 400 if full else 100
+        units = loops * per_round
+        measured = interleave(
+            [
+                Contender("M0–M5, selection + Window", "turncheck", _requests(h, cost, loops, False), units),
+                Contender(
+                    "M0–M5 + structural report read", "turncheck", _requests(h, cost, loops, True), units
+                ),
+                Contender("bisect_left on the prefix sums", "ceiling", _bisect(h, cost, loops), units),
+            ],
+            9 if full else 5,
+        )
+        out.append(
+            Comparison(
+                f"projector per request, {len(h):,} events, budgets {', '.join(map(str, BUDGETS))}",
+                "µs per request",
+                1e6,
+                measured,
+                target="selection + Window ≤ 1.5 µs per request; report lazy, O(log n)",
+            )
+        )
+    small = History(synthetic_turns(250 if full else 50), [cost])
+    contenders = [
+        Contender(
+            "M0–M5, selection + Window", "turncheck", _requests(small, cost, 200, False), 200 * per_round
+        )
+    ]
+    missing = []
+    for name, module, label in PEERS:
+        if importlib.util.find_spec(module) is None:
+            missing.append(f"{label}: {module} not installed (pip install 'turncheck[peers]')")
+            continue
+        _peer(small, cost, name, 1)()  # import the library and warm its caches outside the clock
+        contenders.append(Contender(label, "peer", _peer(small, cost, name, 1), 1))
+    measured = interleave(contenders, 5 if full else 3)
+    out.append(
+        Comparison(
+            f"projector against peer trimmers, {len(small):,} events, budget {PEER_BUDGET}",
+            "ms per request",
+            1e3,
+            measured,
+            note="; ".join(missing)
+            or "peers are O(n) per request or worse: their ratio grows with the history, ours is O(log n)",
+        )
+    )
+    return out

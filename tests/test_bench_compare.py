@@ -1,0 +1,109 @@
+"""``turncheck bench --compare``: the interleaved measurement, its ratios, and the CLI smoke run.
+
+No figure is asserted against a threshold (a slow machine gives slower figures, not a failure):
+the tests check that every topic runs, measures each contender once per round and prints its
+ratios, with the load average beside them.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from turncheck.bench.compare import Comparison, Contender, Measured, interleave
+from turncheck.bench.compare.check import minimal_bfs
+from turncheck.cli import bench as cli_bench
+from turncheck.cli.app import main
+from turncheck.models.catalog import build_model
+from turncheck.sim.explorer import explore
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_rounds_interleave_and_rotate() -> None:
+    order: list[str] = []
+    contenders = [
+        Contender("a", "turncheck", lambda: order.append("a"), 10),
+        Contender("b", "ceiling", lambda: order.append("b"), 10),
+        Contender("c", "peer", lambda: order.append("c"), 5),
+    ]
+    measured = interleave(contenders, 3)
+    assert order == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
+    assert [m.name for m in measured] == ["a", "b", "c"]
+    assert all(len(m.cpu) == 3 and m.peak_bytes is None for m in measured)
+
+
+def test_ratios_and_lines() -> None:
+    subject = Measured("ours", "turncheck", 100, (2.0, 3.0, 4.0))
+    ceiling = Measured("floor", "ceiling", 100, (1.0, 1.5, 9.0))
+    peer = Measured("theirs", "peer", 10, (3.0, 3.0, 3.0))
+    c = Comparison("a path", "µs per thing", 1e6, (subject, ceiling, peer), target="≤ 2×")
+    assert c.ratio(ceiling) == pytest.approx(2.0)  # medians 3.0 / 1.5
+    assert c.ratio(peer) == pytest.approx(0.1)  # 0.03 vs 0.3 per unit
+    text = "\n".join(c.lines())
+    assert "turncheck/ceiling 2.00× (50 % of its rate)" in text
+    assert "peer/turncheck 10.0×" in text and "target: ≤ 2×" in text
+    d = c.as_dict()
+    assert [x["turncheck_over_this"] for x in d["contenders"]] == [None, 2.0, 0.1]
+    assert d["contenders"][0]["median"] == pytest.approx(30_000.0)  # 3.0 s / 100 units in µs
+
+
+def test_isolated_rounds_measure_their_own_peak_memory() -> None:
+    def allocate() -> object:
+        return bytearray(64 * 2**20)
+
+    (m,) = interleave([Contender("big", "turncheck", allocate, 1, isolated=True)], 1)
+    assert m.peak_bytes is not None and m.peak_bytes >= 60 * 2**20
+
+
+def test_a_failing_isolated_round_is_an_error() -> None:
+    def fail() -> object:
+        raise ValueError("boom")
+
+    with pytest.raises(RuntimeError, match="failed in its child"):
+        interleave([Contender("bad", "turncheck", fail, 1, isolated=True)], 1)
+
+
+def test_minimal_bfs_counts_the_explorers_states() -> None:
+    model = build_model("trigger", {"writers": 3, "gap": 2, "max_turns": 3, "turns": 4})
+    assert minimal_bfs(model) == explore(model).distinct == 1983
+
+
+def test_the_compare_package_is_not_a_topic() -> None:
+    assert "compare" not in cli_bench.topics()
+
+
+def test_topic_without_comparison_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "bench", "peers", "--compare", "--scale", "quick")
+    assert code == 2 and out == ""
+    assert err.startswith("turncheck: error: benchmark 'peers' has no --compare") and err.count("\n") == 1
+
+
+def test_compare_smoke_every_topic_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """The CI smoke run: every topic at the quick scale, one JSON object per topic, ratios and
+    the load average present (no thresholds)."""
+    code, out, err = run(capsys, "bench", "all", "--compare", "--scale", "quick", "--format", "json")
+    assert code == 0
+    objects = [json.loads(line) for line in out.splitlines()]
+    assert [o["topic"] for o in objects] == ["check", "projector", "store", "testbench", "trigger"]
+    for o in objects:
+        assert o["scale"] == "quick" and o["compare"]
+        assert o["load_average"]["start"] is None or len(o["load_average"]["start"]) == 3
+        for comparison in o["compare"]:
+            roles = [c["role"] for c in comparison["contenders"]]
+            assert roles.count("turncheck") >= 1 and len(roles) >= 2
+            assert all(c["median"] > 0 for c in comparison["contenders"])
+            others = [c for c in comparison["contenders"] if c["role"] != "turncheck"]
+            assert all(c["turncheck_over_this"] > 0 for c in others)
+    assert "== bench check --compare (quick)" in err
+
+
+def test_compare_table_prints_ratios_and_load(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "bench", "trigger", "--compare", "--scale", "quick", "--quiet")
+    assert code == 0 and err == ""
+    assert out.startswith("== bench trigger --compare (quick)\n")
+    assert "turncheck/ceiling" in out and "load average" in out

@@ -48,7 +48,7 @@ DEMO_PARAMS: dict[str, dict[str, dict[str, str]]] = {
     "trigger-gap": {"quick": {}, "tiny": {"iterations": "2000"}},  # the seed's eight rows, 200 000 slots
     "locking": {"quick": {"slots": "300"}, "tiny": {"slots": "40", "writers": "1,4", "gap": "0,2"}},
     "testbench": {"quick": {"scale": "quick"}, "tiny": {"scale": "quick", "sessions": "100", "turns": "10"}},
-    "peers": {"quick": {"sessions": "10", "turns": "10"}},
+    "peers": {"quick": {"sessions": "3", "turns": "6", "repro_events": "4"}},
     "token-estimate": {"quick": {"sessions": "10", "turns": "20"}, "tiny": {"sessions": "2", "turns": "4"}},
     "clock-skew": {"quick": {"sessions": "2000"}, "tiny": {"sessions": "50"}},
     "key-collapse": {"quick": {"sessions": "2000", "keys": "64"}, "tiny": {"sessions": "64", "keys": "8"}},
@@ -56,7 +56,7 @@ DEMO_PARAMS: dict[str, dict[str, dict[str, str]]] = {
     "framing": {"quick": {"records": "20000"}, "tiny": {"records": "500"}},
 }
 SKIPPED: dict[tuple[str, str], str] = {
-    ("peers", "tiny"): "its four libraries take ~15 s to import; it runs at --scale quick",
+    ("peers", "tiny"): "its eight libraries take ~30 s to import; it runs at --scale quick",
 }
 # the sweep behind the peak-vs-maxTurns lines: grid and fixed parameters per scale
 SWEEPS: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {

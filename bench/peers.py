@@ -66,10 +66,10 @@ def run(scale: str = "full") -> list[str]:
         lines.append(f"BPE {name}: {megabytes / (time.perf_counter() - t0):.1f} MB/s over {megabytes:.1f} MB")
     histories = {t: [History(s, costs=(cost,)) for s in group] for t, group in dressed.items()}
     lines.append(f"per-request time (ms, median of {sessions} sessions), budget {BUDGET}, {cost.name}:")
-    lines.append("  strategy              " + "".join(f"{t:>7} turns" for t in turns))
+    lines.append("  strategy                      " + "".join(f"{t:>7} turns" for t in turns))
     for name in ("M0", *PEERS):
         if name in LIBRARY and importlib.util.find_spec(LIBRARY[name]) is None:
-            lines.append(f"  {name:22}skipped: {LIBRARY[name]} is not installed")
+            lines.append(f"  {name:30}skipped: {LIBRARY[name]} is not installed")
             continue
         project(histories[turns[0]][0], BUDGET, name, cost)  # imports the library once
         row = []
@@ -80,7 +80,7 @@ def run(scale: str = "full") -> list[str]:
                 project(h, BUDGET, name, cost)
                 samples.append(time.perf_counter() - t0)
             row.append(_median_ms(samples))
-        lines.append(f"  {name:22}" + "   ".join(row))
+        lines.append(f"  {name:30}" + "   ".join(row))
     lines.extend(by_events(book, cost, SIZES if full else SIZES[:2]))
     return lines
 

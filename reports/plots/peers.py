@@ -103,9 +103,8 @@ def plot_peers(result: ScenarioResult) -> Figure:
             ax.set_ylim(0, 1.02)
     for ax in axes[2:]:
         ax.set_xticks(x, manifolds, fontsize=8.5)
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="center right", fontsize=7.5, title="strategy",
-               title_fontsize=8, frameon=False)  # fmt: skip
-    fig.subplots_adjust(right=0.80)
+    axes[1].legend(*axes[0].get_legend_handles_labels(), loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                   fontsize=7.5, title="strategy", title_fontsize=8, frameon=False)  # fmt: skip
     p = result.params
     titled(
         fig,

@@ -5,6 +5,8 @@ Figures (printed, never asserted):
 * per-request time of each peer and of M0 (our core) on sessions of real text, at growing
   history lengths, budget 4000, ``bpe:o200k_base`` — a peer runs before every model call, so
   this is latency an agent pays each turn;
+* per-request time at 10², 10³ and 10⁴ events (one request at the end of one long session;
+  a peer whose request takes more than :data:`CAP_S` seconds is not tried at the next size);
 * BPE throughput of ``cl100k_base`` and ``o200k_base`` on the generated text (MB/s);
 * the real-text generator's rate (events/s).
 
@@ -27,6 +29,8 @@ from turncheck.scenarios.real_text import dressed_sessions, phrasebook
 
 BUDGET = 4000
 SEED = 20261030
+CAP_S = 5.0
+SIZES = (100, 1000, 10000)
 
 
 def _median_ms(samples: list[float]) -> str:
@@ -62,10 +66,10 @@ def run(scale: str = "full") -> list[str]:
         lines.append(f"BPE {name}: {megabytes / (time.perf_counter() - t0):.1f} MB/s over {megabytes:.1f} MB")
     histories = {t: [History(s, costs=(cost,)) for s in group] for t, group in dressed.items()}
     lines.append(f"per-request time (ms, median of {sessions} sessions), budget {BUDGET}, {cost.name}:")
-    lines.append("  strategy              " + "".join(f"{t:>7} turns" for t in turns))
+    lines.append("  strategy                      " + "".join(f"{t:>7} turns" for t in turns))
     for name in ("M0", *PEERS):
         if name in LIBRARY and importlib.util.find_spec(LIBRARY[name]) is None:
-            lines.append(f"  {name:22}skipped: {LIBRARY[name]} is not installed")
+            lines.append(f"  {name:30}skipped: {LIBRARY[name]} is not installed")
             continue
         project(histories[turns[0]][0], BUDGET, name, cost)  # imports the library once
         row = []
@@ -76,5 +80,36 @@ def run(scale: str = "full") -> list[str]:
                 project(h, BUDGET, name, cost)
                 samples.append(time.perf_counter() - t0)
             row.append(_median_ms(samples))
-        lines.append(f"  {name:22}" + "   ".join(row))
+        lines.append(f"  {name:30}" + "   ".join(row))
+    lines.extend(by_events(book, cost, SIZES if full else SIZES[:2]))
+    return lines
+
+
+def by_events(book: object, cost: BpeCost, sizes: tuple[int, ...]) -> list[str]:
+    """One request at the end of a session cut to each size (a real session of enough turns,
+    ~5 events a turn); a peer is not tried at a size after a request over :data:`CAP_S`."""
+    session = next(iter(dressed_sessions(generate_columns(WorkloadParams(sessions=1, turns=max(sizes) // 4 + 10,
+                                                                         p_parallel=0.3)), book, SEED)))  # type: ignore[arg-type]  # fmt: skip
+    lines = [f"per-request time by history length (ms, one request at the end), budget {BUDGET}, {cost.name}:",
+             "  strategy                    " + "".join(f"{n:>12,} ev" for n in sizes)]  # fmt: skip
+    for name in ("M0", *PEERS):
+        if name in LIBRARY and importlib.util.find_spec(LIBRARY[name]) is None:
+            lines.append(f"  {name:28}skipped: {LIBRARY[name]} is not installed")
+            continue
+        project(History(session[:20], costs=(cost,)), BUDGET, name, cost)  # imports the library once
+        cells: list[str] = []
+        over = False
+        for n in sizes:
+            if over:
+                cells.append(f"{'> cap':>15}")
+                continue
+            h = History(session[:n], costs=(cost,))
+            t0 = time.perf_counter()
+            project(h, BUDGET, name, cost)
+            dt = time.perf_counter() - t0
+            over = dt > CAP_S
+            cells.append(f"{dt * 1000:15.1f}")
+        lines.append(f"  {name:28}" + "".join(cells))
+    lines.append(f"  (> cap: the previous size took over {CAP_S:.0f} s; peer:llamaindex puts the whole history into a "
+                 "fresh Memory each time, an agent's Memory would put one message per request)")  # fmt: skip
     return lines

@@ -45,7 +45,7 @@ DEMO_ORDER: tuple[str, ...] = (
     "projection", "framing", "real-locking",
 )  # fmt: skip
 SKIPPED: dict[tuple[str, str], str] = {
-    ("peers", "tiny"): "its four libraries take ~15 s to import; it runs at --scale quick",
+    ("peers", "tiny"): "its eight libraries take ~30 s to import; it runs at --scale quick",
 }
 # the sweep behind the peak-vs-maxTurns lines: grid and fixed parameters per scale
 SWEEPS: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {

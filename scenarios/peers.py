@@ -1,36 +1,49 @@
-"""Scenario ``peers``: the trimmers people already use, next to M0–M5, on the seed's manifolds.
+"""Scenario ``peers``: the trimmers people build agents with, next to M0–M5, per request.
 
-Seed 004's three manifolds (``p_result`` 1.00 / 0.97 / 0.90) at a reduced scale, dressed with
-real text (:mod:`scenarios.real_text`), one window per session at its end (as the seed does),
-every strategy under one cost model (default ``bpe:o200k_base``, real tokens). Each peer runs
-the library itself (:mod:`models.peers`); a peer whose choice is not a suffix is judged on
-exactly what it sends.
+Seed 004's three manifolds (``p_result`` 1.00 / 0.97 / 0.90) at a reduced scale, plus a
+manifold with parallel tool calls (``p_parallel``) and one where every turn alone exceeds the
+budget, dressed with real text (:mod:`scenarios.real_text`), every strategy under one cost model
+(default ``bpe:o200k_base``, real tokens). Each peer runs the library itself
+(:mod:`models.peers`) **per request**: at every point a running agent calls its model
+(:func:`models.peers.requests.request_points`), on exactly the history it had then. A peer
+whose answer is not a suffix of the history is judged on exactly what it sends.
 
 Tables:
 
-* ``peers`` — per strategy and manifold (``p_result``): the structural counters summed over windows
-  (``orphanRes`` and the windows that have one, ``orphanCall``, ``pairSplit``), windows over budget and empty, the overrun
-  ratio Σ keptCost / (budget × windows), the largest window, and the peers' own departures
-  from a suffix: windows with messages dropped inside (``nonSuffix``), shortened messages
-  (``shortened``), and windows returned untrimmed after a swallowed error (``untrimmed``).
-* ``oversized`` — what each strategy does when the newest turn alone exceeds the budget: every
-  session is projected again with the budget set to half its newest turn's cost, and each
-  window is classed as empty, part of the newest turn, the whole newest turn, or more.
+* ``peers`` — the league table: per strategy and case, over every request: orphan results and
+  the requests that send one, unmatched calls and the requests that send one, ``pairSplit``,
+  requests over budget, the overrun (mean and largest keptCost / budget), empty requests,
+  requests refused by the library, requests sent untrimmed, and the non-suffix answers by kind:
+  ``dropped`` (messages left out inside the window), ``reordered``, ``invented`` (messages the
+  library made up: summaries, placeholders, synthesized tool results), ``shortened``.
+* ``libraries`` — per peer: the distribution and version that ran, what it calls, and whose
+  token counting it trims by.
+* ``oversized`` — one request per session, at its end, with the budget set to half its newest
+  turn's cost: what each strategy sends, classed (empty, part of the newest turn, …).
+* ``reproductions`` — per peer that sends an orphan result or an unmatched call on clean data
+  (every call answered), the shortest history that makes it do so, found by exhaustive search
+  (:mod:`scenarios.peer_repro`); ``python -m turncheck.scenarios.peer_repro DIR`` saves them as
+  JSONL logs that ``turncheck project`` replays.
+
+Per-request time at 10²–10⁴ events is a speed figure, so it is printed by
+``turncheck bench peers``, not stored here (result files are byte-reproducible).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from turncheck.models.cost import COST_MODELS, CostModel, make_cost
+from turncheck.models.events import Event
 from turncheck.models.history import History
 from turncheck.models.peers import PEERS
+from turncheck.models.peers.requests import replay, request_points
 from turncheck.models.peers.selection import PeerWindow
 from turncheck.models.projector import PROJECTORS, Window, check_strategy, project
-from turncheck.models.report import Aggregate
 from turncheck.models.tokenizer import ENCODINGS, EXTRA, MissingExtra
 from turncheck.models.workload import SEED, WorkloadParams, generate_columns
 from turncheck.scenarios.base import (
@@ -44,21 +57,48 @@ from turncheck.scenarios.base import (
     register,
     require,
 )
+from turncheck.scenarios.peer_repro import PROPERTIES, REPRO_COLUMNS, reproductions
 from turncheck.scenarios.real_text import Phrasebook, dressed_sessions, phrasebook
 
 STRATEGIES = (*PROJECTORS, *PEERS)
-LIBRARY = {
-    "peer:langchain": "langchain_core",
-    "peer:langchain-human": "langchain_core",
-    "peer:llamaindex": "llama_index",
-    "peer:litellm": "litellm",
-    "peer:openai-agents": "agents",
+# strategy → (module that must be importable, distribution whose version is reported)
+LIBRARIES: dict[str, tuple[str, str]] = {
+    "peer:langchain": ("langchain_core", "langchain-core"),
+    "peer:langchain-human": ("langchain_core", "langchain-core"),
+    "peer:llamaindex": ("llama_index", "llama-index-core"),
+    "peer:litellm": ("litellm", "litellm"),
+    "peer:openai-agents": ("agents", "openai-agents"),
+    "peer:semantic-kernel": ("semantic_kernel", "semantic-kernel"),
+    "peer:semantic-kernel-summary": ("semantic_kernel", "semantic-kernel"),
+    "peer:autogen-buffered": ("autogen_core", "autogen-core"),
+    "peer:autogen-token-limited": ("autogen_core", "autogen-core"),
+    "peer:autogen-head-tail": ("autogen_core", "autogen-core"),
+    "peer:langgraph": ("langgraph", "langgraph"),
+    "peer:pydantic-ai": ("pydantic_ai", "pydantic-ai-slim"),
+}
+LIBRARY = {name: module for name, (module, _) in LIBRARIES.items()}
+# whose token counting each peer trims by
+COUNTING: dict[str, str] = {
+    "peer:langchain": "ours (token_counter)",
+    "peer:langchain-human": "ours (token_counter)",
+    "peer:llamaindex": "its own (default tokenizer, tiktoken cl100k_base)",
+    "peer:litellm": "its own (token_counter of gpt-4o / gpt-4)",
+    "peer:openai-agents": "item count N (N chosen by ours)",
+    "peer:semantic-kernel": "message count N (N chosen by ours)",
+    "peer:semantic-kernel-summary": "message count N (N chosen by ours)",
+    "peer:autogen-buffered": "message count N (N chosen by ours)",
+    "peer:autogen-token-limited": "ours (model client count_tokens)",
+    "peer:autogen-head-tail": "message count (tail chosen by ours)",
+    "peer:langgraph": "its own (count_tokens_approximately)",
+    "peer:pydantic-ai": "message count N (N chosen by ours)",
 }
 MANIFOLDS = (1.0, 0.97, 0.90)
 PEER_COLUMNS = (
-    "strategy", "p_result", "windows", "orphanRes", "orphanResWindows", "orphanCall", "pairSplit", "overBudget", "empty",
-    "overrun", "maxCost", "nonSuffix", "shortened", "untrimmed",
+    "strategy", "case", "p_result", "p_parallel", "requests", "orphanRes", "orphanResRequests", "orphanCall",
+    "orphanCallRequests", "pairSplit", "overBudget", "overrun", "maxOverrun", "maxCost", "empty", "refused",
+    "untrimmed", "dropped", "reordered", "invented", "shortened",
 )  # fmt: skip
+LIBRARY_COLUMNS = ("strategy", "library", "version", "call", "counting")
 OVERSIZED_COLUMNS = (
     "strategy", "windows", "empty", "partOfNewestTurn", "wholeNewestTurn", "moreThanNewestTurn",
     "overBudget", "orphanRes", "orphanResWindows", "orphanCall", "shortened", "untrimmed", "behaviour",
@@ -67,16 +107,23 @@ OVERSIZED_COLUMNS = (
 
 @dataclass(frozen=True)
 class PeersParams:
-    """``sessions`` per manifold and ``turns`` per session (reduced from 60 000 × 50: litellm
-    re-tokenizes its kept messages for every older message, ~0.5 s per 20-turn window)."""
+    """``sessions`` per case and ``turns`` per session (reduced from 60 000 × 50: every request
+    of a session is one library call, and litellm re-tokenizes its kept messages for every
+    older message). ``parallel`` is the ``p_parallel`` of the parallel-calls case (0 leaves the
+    case out); ``oversized`` adds the case where each session's newest turn is replayed request
+    by request under half its own cost; ``repro_events`` bounds the search for shortest
+    reproductions (0 leaves it out)."""
 
-    sessions: int = 20
-    turns: int = 20
+    sessions: int = 10
+    turns: int = 10
     budget: int = 4000
     cost: str = "bpe:o200k_base"
     manifolds: tuple[float, ...] = MANIFOLDS
     strategies: tuple[str, ...] = STRATEGIES
     p_parallel: float = 0.0
+    parallel: float = 0.3
+    oversized: bool = True
+    repro_events: int = 6
     seed: int = SEED
 
     def __post_init__(self) -> None:
@@ -91,8 +138,11 @@ class PeersParams:
         require(bool(self.strategies), "parameter strategies must name at least one strategy")
         for s in self.strategies:  # ours, a peer, or the user's own (models.user_code)
             check_strategy(s, "strategies")
+        for name in ("p_parallel", "parallel"):
+            value = getattr(self, name)
+            require(0.0 <= value <= 1.0, f"parameter {name} must be in [0, 1], got {value}")
         require(
-            0.0 <= self.p_parallel <= 1.0, f"parameter p_parallel must be in [0, 1], got {self.p_parallel}"
+            0 <= self.repro_events <= 9, f"parameter repro_events must be in 0..9, got {self.repro_events}"
         )
         costs = (*COST_MODELS, *(f"bpe:{e}" for e in ENCODINGS))
         require(self.cost in costs, f"parameter cost must be one of {', '.join(costs)}, got {self.cost!r}")
@@ -101,44 +151,99 @@ class PeersParams:
 def check(p: PeersParams) -> None:
     """Before anything runs: the optional libraries this run needs are installed."""
     make_cost(p.cost)  # a BPE cost model without tiktoken is refused here, naming the extra
-    needed = {"faker": "faker"} | {LIBRARY[s]: s for s in p.strategies if s in LIBRARY}
-    for module, user in needed.items():
+    needed = {"faker": ("faker", EXTRA)} | {
+        LIBRARY[s]: (s, "frameworks" if s in FRAMEWORKS else EXTRA) for s in p.strategies if s in LIBRARY
+    }
+    for module, (user, extra) in needed.items():
         if importlib.util.find_spec(module) is None:
             raise MissingExtra(
-                f"{user} needs {module}, which is not installed: pip install 'turncheck[{EXTRA}]'"
+                f"{user} needs {module}, which is not installed: pip install 'turncheck[{extra}]'"
             )
 
 
-def manifold_histories(p: PeersParams, p_result: float, cost: CostModel, book: Phrasebook) -> list[History]:
+FRAMEWORKS = frozenset(s for s, (_, dist) in LIBRARIES.items()
+                       if dist in ("semantic-kernel", "autogen-core", "langgraph", "pydantic-ai-slim"))  # fmt: skip
+
+
+def manifold_histories(p: PeersParams, p_result: float, cost: CostModel, book: Phrasebook,
+                       p_parallel: float | None = None) -> list[History]:  # fmt: skip
     """The manifold's sessions, dressed with real text, indexed under ``cost``."""
     workload = WorkloadParams(
-        sessions=p.sessions, turns=p.turns, seed=p.seed, p_result=p_result, p_parallel=p.p_parallel
-    )
+        sessions=p.sessions, turns=p.turns, seed=p.seed, p_result=p_result,
+        p_parallel=p.p_parallel if p_parallel is None else p_parallel,
+    )  # fmt: skip
     return [
         History(events, costs=(cost,))
         for events in dressed_sessions(generate_columns(workload), book, p.seed)
     ]
 
 
+@dataclass(frozen=True)
+class Case:
+    """One row group of the league table: which sessions, and the budget of each request."""
+
+    name: str
+    p_result: float
+    p_parallel: float
+    oversized: bool = False
+
+
 @dataclass
 class PeerTally:
-    """A strategy's aggregate plus the peers' departures from a suffix."""
+    """A strategy's counters over the requests of one case."""
 
-    agg: Aggregate
-    non_suffix: int = 0
-    shortened: int = 0
-    untrimmed: int = 0
+    requests: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    overrun_sum: float = 0.0
+    max_overrun: float = 0.0
+    max_cost: int = 0
+
+    def bump(self, name: str, value: int) -> None:
+        if value:
+            self.counts[name] = self.counts.get(name, 0) + value
 
     def add(self, w: Window) -> None:
-        self.agg.add(w.report)
+        r = w.report
+        self.requests += 1
+        for name in ("orphanRes", "orphanCall", "pairSplit", "overBudget", "empty"):
+            self.bump(name, getattr(r, name))
+        self.bump("orphanResRequests", int(r.orphanRes > 0))
+        self.bump("orphanCallRequests", int(r.orphanCall > 0))
+        ratio = r.keptCost / w.budget
+        self.overrun_sum += ratio
+        self.max_overrun = max(self.max_overrun, ratio)
+        self.max_cost = max(self.max_cost, r.keptCost)
         if isinstance(w, PeerWindow):
-            self.non_suffix += int(bool(w.dropped_inside))
-            self.shortened += len(w.shortened)
-            self.untrimmed += int(w.untrimmed_on_error)
+            self.bump("refused", int(w.refused))
+            self.bump("untrimmed", int(w.untrimmed_on_error))
+            self.bump("dropped", int(bool(w.dropped_inside)))
+            self.bump("reordered", int(w.reordered))
+            self.bump("invented", w.invented)
+            self.bump("shortened", len(w.shortened))
+
+    def __getitem__(self, name: str) -> int:
+        return self.counts.get(name, 0)
 
 
 def newest_turn_start(h: History) -> int:
     return h.seg_starts[-1] if h.seg_starts else 0
+
+
+def newest_turn_budget(h: History, cost: CostModel) -> int:
+    """Half the cost of the newest turn with the frame: a budget the newest turn alone exceeds."""
+    p = h.prefix(cost)
+    return max(1, (cost.frame + p[-1] - p[newest_turn_start(h)]) // 2)
+
+
+def case_windows(h: History, case: Case, budget: int, name: str, cost: CostModel) -> list[Window]:
+    """The windows of every request of one session (of its newest turn only, oversized)."""
+    events: list[Event] = h.events
+    points = request_points(events)
+    if case.oversized:
+        t0 = newest_turn_start(h)
+        points = [q for q in points if q > t0]
+        budget = newest_turn_budget(h, cost)
+    return replay(events, budget, name, cost, points)
 
 
 def outcome(h: History, w: Window) -> str:
@@ -166,10 +271,7 @@ def oversized_row(name: str, histories: list[History], cost: CostModel) -> tuple
     for h in histories:
         if not len(h):
             continue
-        p = h.prefix(cost)
-        newest = cost.frame + p[-1] - p[newest_turn_start(h)]
-        budget = max(1, newest // 2)
-        w = project(h, budget, name, cost)
+        w = project(h, newest_turn_budget(h, cost), name, cost)
         windows += 1
         counts[outcome(h, w)] += 1
         over += w.report.overBudget
@@ -183,41 +285,47 @@ def oversized_row(name: str, histories: list[History], cost: CostModel) -> tuple
             behaviour(counts, windows))  # fmt: skip
 
 
-def peers_row(name: str, p_result: float, tally: PeerTally) -> tuple[Cell, ...]:
-    a = tally.agg
-    return (name, p_result, a.windows, a["orphanRes"], a.hits["orphanRes"], a["orphanCall"], a["pairSplit"],
-            a["overBudget"], a["empty"], round(a.overrun, 6), a.maxCost, tally.non_suffix, tally.shortened,
-            tally.untrimmed)  # fmt: skip
+def peers_row(name: str, case: Case, tally: PeerTally) -> tuple[Cell, ...]:
+    t = tally
+    mean = round(t.overrun_sum / t.requests, 6) if t.requests else 0.0
+    return (name, case.name, case.p_result, case.p_parallel, t.requests, t["orphanRes"], t["orphanResRequests"],
+            t["orphanCall"], t["orphanCallRequests"], t["pairSplit"], t["overBudget"], mean,
+            round(t.max_overrun, 6), t.max_cost, t["empty"], t["refused"], t["untrimmed"], t["dropped"],
+            t["reordered"], t["invented"], t["shortened"])  # fmt: skip
+
+
+def library_rows(strategies: tuple[str, ...]) -> list[tuple[Cell, ...]]:
+    """Per peer: the distribution and version that ran, the call, whose counting."""
+    rows: list[tuple[Cell, ...]] = []
+    for name in strategies:
+        if name not in LIBRARIES:
+            continue
+        dist = LIBRARIES[name][1]
+        try:
+            version = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            version = "not installed"
+        rows.append((name, dist, version, PEERS[name][2], COUNTING[name]))
+    return rows
 
 
 def _judgements(rows: list[dict[str, Any]]) -> list[Judgement]:
-    def total(strategy: str, column: str) -> int | None:
-        values = [r[column] for r in rows if r["strategy"] == strategy]
+    def total(strategy: str, column: str, case: str | None = None) -> int | None:
+        values = [
+            r[column] for r in rows if r["strategy"] == strategy and (case is None or r["case"] == case)
+        ]
         return sum(values) if values else None
 
     out: list[Judgement] = []
     checks: list[tuple[str, str, Callable[[int], bool], str]] = [
         ("M5", "orphanRes", lambda v: v == 0, "M5 never sends an orphan result"),
         ("M1", "orphanRes", lambda v: v == 0, "M1 never sends an orphan result (seq order)"),
-        (
-            "peer:langchain",
-            "overBudget",
-            lambda v: v == 0,
-            "LangChain trims by our costs and never exceeds the budget",
-        ),
-        (
-            "peer:openai-agents",
-            "orphanRes",
-            lambda v: v == 0,
-            "the Agents SDK's pruning leaves no orphan result",
-        ),
-        (
-            "peer:openai-agents",
-            "orphanCall",
-            lambda v: v == 0,
-            "the Agents SDK's pruning leaves no unmatched call",
-        ),
-    ]
+        ("peer:langchain", "overBudget", lambda v: v == 0,
+         "LangChain trims by our costs and never exceeds the budget"),
+        ("peer:openai-agents", "orphanRes", lambda v: v == 0, "the Agents SDK's pruning leaves no orphan result"),
+        ("peer:openai-agents", "orphanCall", lambda v: v == 0, "the Agents SDK's pruning leaves no unmatched call"),
+        ("peer:pydantic-ai", "orphanRes", lambda v: v == 0, "Pydantic AI's repair leaves no orphan result"),
+    ]  # fmt: skip
     for strategy, column, ok, text in checks:
         v = total(strategy, column)
         if v is not None:
@@ -225,47 +333,91 @@ def _judgements(rows: list[dict[str, Any]]) -> list[Judgement]:
     return out
 
 
+def cases(p: PeersParams) -> list[Case]:
+    out = [Case(f"p_result {m:.2f}", m, p.p_parallel) for m in p.manifolds]
+    if p.parallel > 0:
+        out.append(Case(f"parallel {p.parallel:.2f}", 1.0, p.parallel))
+    if p.oversized:
+        out.append(Case("oversized turn", 1.0, p.p_parallel, oversized=True))
+    return out
+
+
 def run(p: PeersParams, progress: Progress) -> ScenarioResult:
     cost = make_cost(p.cost)
-    total = len(p.manifolds) * len(p.strategies) + len(p.strategies)
+    plan = cases(p)
+    repro_peers = [s for s in p.strategies if s in PEERS] if p.repro_events else []
+    total = len(plan) * len(p.strategies) + len(p.strategies) + len(repro_peers)
     done = 0
     rows: list[tuple[Cell, ...]] = []
-    all_histories: list[History] = []
+    end_histories: list[History] = []
     book = phrasebook(p.seed)
-    for p_result in p.manifolds:
-        histories = manifold_histories(p, p_result, cost, book)
-        all_histories.extend(histories)
+    for case in plan:
+        histories = manifold_histories(p, case.p_result, cost, book, case.p_parallel)
+        if not case.oversized and case.p_parallel == p.p_parallel:
+            end_histories.extend(histories)
         for name in p.strategies:
-            tally = PeerTally(Aggregate(p.budget))
+            tally = PeerTally()
             for h in histories:
-                tally.add(project(h, p.budget, name, cost))
-            rows.append(peers_row(name, p_result, tally))
+                for w in case_windows(h, case, p.budget, name, cost):
+                    tally.add(w)
+            rows.append(peers_row(name, case, tally))
             done += 1
             progress(done, total)
     oversized: list[tuple[Cell, ...]] = []
     for name in p.strategies:
-        oversized.append(oversized_row(name, all_histories, cost))
+        oversized.append(oversized_row(name, end_histories, cost))
+        done += 1
+        progress(done, total)
+    repro_rows: list[tuple[Cell, ...]] = []
+    for name in repro_peers:
+        found = reproductions(name, p.repro_events)
+        repro_rows.extend(r.row() for r in found)
+        missing = [prop for prop in PROPERTIES if prop not in {r.broken for r in found}]
+        repro_rows.extend(
+            (name, prop, 0, 0, f"none within {p.repro_events} events", "", "") for prop in missing
+        )
         done += 1
         progress(done, total)
     records = [dict(zip(PEER_COLUMNS, r, strict=True)) for r in rows]
     tables = (
         Table(
             "peers",
-            f"Peers and M0–M5 under {cost.name}, budget {p.budget}: {p.sessions} sessions × {p.turns} turns per manifold",
+            f"Peers and M0–M5 per request under {cost.name}, budget {p.budget}: "
+            f"{p.sessions} sessions × {p.turns} turns per case",
             PEER_COLUMNS,
             tuple(rows),
-            "Counters are totals over windows (orphanResWindows, overBudget, empty, nonSuffix, untrimmed "
-            "count windows). "
-            "overrun = Σ keptCost / (budget × windows). nonSuffix: the peer dropped messages inside its "
-            "window (litellm skips, the Agents SDK prunes unmatched calls); shortened: messages whose "
-            "content litellm cut; untrimmed: litellm swallowed an error and returned the history whole.",
+            "One row per strategy and case; every request of every session (the history before each model "
+            "call). Counters are totals over requests; *Requests columns, overBudget, empty, refused, untrimmed, "
+            "dropped and reordered count requests; invented and shortened count messages. overrun = mean "
+            "keptCost / budget, maxOverrun its largest value. oversized turn: each session's newest turn "
+            "replayed under half its own cost.",
         ),
         Table(
+            "libraries",
+            "The libraries that ran, their versions, and whose token counting they trim by",
+            LIBRARY_COLUMNS,
+            tuple(library_rows(p.strategies)),
+            "N: the number of newest items or messages that fit the budget under our cost model, set per "
+            "request (the best a count setting can do).",
+        ),  # fmt: skip
+        Table(
             "oversized",
-            "When the newest turn alone exceeds the budget (budget = half its cost, every manifold)",
+            "When the newest turn alone exceeds the budget (budget = half its cost, one request per session)",
             OVERSIZED_COLUMNS,
             tuple(oversized),
-            "Each session projected once more with the budget set to half its newest turn's cost.",
+            "Each session of the p_result manifolds projected once more, as a whole, with the budget set to "
+            "half its newest turn's cost.",
+        ),
+        Table(
+            "reproductions",
+            f"Shortest clean histories (every call answered, ≤ {p.repro_events} events) that make a peer send an "
+            "orphan result or an unmatched call",
+            REPRO_COLUMNS,
+            tuple(repro_rows),
+            "Exhaustive search, shortest first, over histories of USER, CALL, RESULT and TERM events of two sizes, "
+            "at a few budgets, cost model estimate; the window is that of the request at the end of the history. "
+            "python -m turncheck.scenarios.peer_repro DIR saves each as a JSONL log; "
+            "turncheck project -H FILE -b BUDGET -s PEER --cost estimate replays it.",
         ),
     )
     return ScenarioResult("peers", params_dict(p), p.seed, tables, tuple(_judgements(records)))
@@ -277,6 +429,7 @@ SCENARIO = register(
         params_type=PeersParams,
         run=run,
         check=check,
-        summary="LangChain, LlamaIndex, litellm and the OpenAI Agents SDK next to M0–M5 on the seed's manifolds.",
+        summary="LangChain, LlamaIndex, litellm, the Agents SDK, Semantic Kernel, AutoGen, LangGraph and "
+        "Pydantic AI next to M0–M5, per request.",
     )
 )

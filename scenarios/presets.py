@@ -30,7 +30,10 @@ PRESETS: dict[str, dict[Scale, dict[str, str]]] = {
         "tiny": {"scale": "quick", "sessions": "100", "turns": "10"},
         "full": {"scale": "full"},
     },
-    "peers": {"quick": {"sessions": "10", "turns": "10"}, "tiny": {"sessions": "4", "turns": "6"}},
+    "peers": {
+        "quick": {"sessions": "3", "turns": "6", "repro_events": "4"},
+        "tiny": {"sessions": "2", "turns": "4", "repro_events": "3"},
+    },
     "token-estimate": {"quick": {"sessions": "10", "turns": "20"}, "tiny": {"sessions": "2", "turns": "4"}},
     "clock-skew": {"quick": {"sessions": "2000"}, "tiny": {"sessions": "50"}},
     "key-collapse": {"quick": {"sessions": "2000", "keys": "64"}, "tiny": {"sessions": "64", "keys": "8"}},

@@ -84,11 +84,11 @@ EXPECTED: dict[str, Expected] = {
         200: (ALL, (), (), 0, 1, 0),
     },
     "peer:llamaindex": {
-        10: ([12], (), (), 0, 0, 1),  # the newest message alone, over the limit, on purpose
-        25: ([12], (), (), 0, 0, 0),
+        10: ([11, 12], (), (), 0, 0, 1),  # Memory keeps the newest whole turn, over the limit
+        25: ([11, 12], (), (), 0, 0, 1),
         40: ([11, 12], (), (), 0, 0, 0),
-        90: ([11, 12], (), (), 0, 0, 0),  # a history must start on a user message
-        200: (ALL, (), (), 0, 1, 0),
+        90: ([11, 12], (), (), 0, 0, 0),
+        200: ([6, 7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),  # trims to 0.7 × limit by its own tokenizer
     },
     "peer:litellm": {  # counts o200k tokens + 3 per message itself (gpt-4o)
         10: ([], (), (), 0, 0, 0),
@@ -104,6 +104,100 @@ EXPECTED: dict[str, Expected] = {
         90: ([8, 9, 10, 11, 12], (), (), 0, 0, 0),  # the dangling call 7 pruned at the head
         200: ([0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12], (7,), (), 0, 0, 0),  # ... and inside
     },
+    "peer:semantic-kernel": {
+        10: ([12], (), (), 0, 0, 1),  # at least one message (target_count >= 1)
+        25: ([12], (), (), 0, 0, 0),
+        40: ([10, 11, 12], (), (), 0, 0, 0),
+        90: ([7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),  # cut moved back to the call message
+        200: ([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),
+    },
+    "peer:semantic-kernel-summary": {
+        10: ([-1, 12], (), (), 0, 0, 1),  # the stub's summary (-1) first
+        25: ([-1, 12], (), (), 0, 0, 1),
+        40: ([-1, 10, 11, 12], (), (), 0, 0, 1),
+        90: ([-1, 7, 8, 9, 10, 11, 12], (), (), 0, 1, 1),
+        200: ([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),  # nothing to reduce
+    },
+    "peer:autogen-buffered": {
+        10: ([12], (), (), 0, 0, 1),
+        25: ([12], (), (), 0, 0, 0),
+        40: ([10, 11, 12], (), (), 0, 0, 0),
+        90: ([7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),
+        200: ([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),
+    },
+    "peer:autogen-token-limited": {
+        10: ([], (), (), 0, 0, 0),
+        25: (
+            [0],
+            (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12),
+            (),
+            0,
+            0,
+            0,
+        ),  # pops the middle message until it fits: keeps the oldest
+        40: ([0, 12], (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), (), 0, 0, 0),
+        90: ([0, 1, 2, 3, 4, 10, 11, 12], (5, 6, 7, 8, 9), (), 0, 0, 0),
+        200: ([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),
+    },
+    "peer:autogen-head-tail": {
+        10: (
+            [0, -1, 12],
+            (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11),
+            (),
+            0,
+            0,
+            1,
+        ),  # head, "Skipped 11 messages." (-1), tail
+        25: ([0, -1, 12], (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), (), 0, 0, 1),
+        40: ([0, -1, 12], (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), (), 0, 0, 0),
+        90: ([0, -1, 10, 11, 12], (1, 2, 3, 4, 5, 6, 7, 8, 9), (), 0, 0, 0),
+        200: ([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),
+    },
+    "peer:langgraph": {
+        10: (
+            [],
+            (),
+            (),
+            0,
+            0,
+            0,
+        ),  # empty trim -> falls back to the whole history -> refused (dangling call 7)
+        25: ([11], (12,), (), 0, 0, 0),  # end_on=("human", "tool") drops the newest TERM
+        40: ([11], (12,), (), 0, 0, 0),
+        90: ([11], (12,), (), 0, 0, 0),
+        200: ([], (), (), 0, 0, 0),  # the dangling call 7 in the window: refused
+    },
+    "peer:pydantic-ai": {
+        10: ([], (), (), 0, 0, 0),
+        25: ([12], (), (), 0, 0, 0),
+        40: ([10, 11, 12], (), (), 0, 0, 0),
+        90: ([7, 8, -1, 9, 10, 11, 12], (), (), 0, 0, 1),  # a synthesized result (-1) for the dangling call 7
+        200: (
+            [0, 1, 2, 4, 3, 5, 6, 7, 8, -1, 9, 10, 11, 12],
+            (),
+            (),
+            0,
+            0,
+            0,
+        ),  # results put in call order (4 before 3)
+    },
+}
+# budget -> what else the window says: refused, invented messages, reordered
+FLAGS: dict[str, dict[int, dict[str, object]]] = {
+    "peer:semantic-kernel-summary": {
+        10: {"invented": 1},
+        25: {"invented": 1},
+        40: {"invented": 1},
+        90: {"invented": 1},
+    },
+    "peer:autogen-head-tail": {
+        10: {"invented": 1},
+        25: {"invented": 1},
+        40: {"invented": 1},
+        90: {"invented": 1},
+    },
+    "peer:langgraph": {10: {"refused": True}, 200: {"refused": True}},
+    "peer:pydantic-ai": {90: {"invented": 1}, 200: {"invented": 1, "reordered": True}},
 }
 LIBRARY = {
     "peer:langchain": "langchain_core",
@@ -111,6 +205,13 @@ LIBRARY = {
     "peer:llamaindex": "llama_index.core",
     "peer:litellm": "litellm",
     "peer:openai-agents": "agents",
+    "peer:semantic-kernel": "semantic_kernel",
+    "peer:semantic-kernel-summary": "semantic_kernel",
+    "peer:autogen-buffered": "autogen_core",
+    "peer:autogen-token-limited": "autogen_core",
+    "peer:autogen-head-tail": "autogen_core",
+    "peer:langgraph": "langgraph",
+    "peer:pydantic-ai": "pydantic_ai",
 }
 
 
@@ -140,8 +241,12 @@ def test_exact_window_of_each_library(peer: str, history: History) -> None:
         assert got == (sent, inside, shortened, orphan_res, orphan_call, over), f"{peer} at budget {budget}"
         assert w.strategy == peer and w.history is history
         assert w.cost == sum(COST.event_cost(e) for e in w.events)
-        assert w.report.empty == int(not sent)
-        assert isinstance(w, PeerWindow) == bool(inside or shortened)
+        flags = FLAGS.get(peer, {}).get(budget, {})
+        got_flags = {k: getattr(w, k) for k in ("refused", "untrimmed_on_error", "invented", "reordered")
+                     if getattr(w, k, False)}  # fmt: skip
+        assert got_flags == flags, f"{peer} at budget {budget}"
+        assert w.report.empty == int(not sent and not flags.get("refused"))
+        assert isinstance(w, PeerWindow) == bool(inside or shortened or flags)
         if not isinstance(w, PeerWindow):
             assert w.start == (sent[0] if sent else len(EVENTS))
 

@@ -161,14 +161,25 @@ def test_strategies_vs_budget_reads_long_and_wide_tables(tmp_path: Path) -> None
     assert "budget" in over.get_xlabel() and over.get_title().startswith("windows over budget")
 
 
-def test_peers_bars_per_manifold(tmp_path: Path) -> None:
+def test_peers_bars_per_strategy_each_its_own_colour(tmp_path: Path) -> None:
     fig = plot_peers(peers_result())
     assert_writes_images(fig, tmp_path, "peers")
     orphans = fig.axes[0]
     bars = [c for c in orphans.containers if isinstance(c, BarContainer)]
-    assert [c.get_label() for c in bars] == ["p_result 1.00", "p_result 0.90"]
-    assert [b.get_height() for b in bars[0]] == [0.3, 0.0, 0.1]
-    assert [t.get_text() for t in fig.axes[2].get_xticklabels()] == ["M0", "M5", "peer:lib"]
+    assert [c.get_label() for c in bars] == ["M0", "M5", "peer:lib"]
+    assert [b.get_height() for b in bars[0]] == [0.3, 0.3] and [b.get_height() for b in bars[2]] == [0.1, 0.1]
+    assert [t.get_text() for t in fig.axes[2].get_xticklabels()] == ["p_result 1.00", "p_result 0.90"]
+    assert len({c.patches[0].get_facecolor() for c in bars}) == 3
+
+
+def test_peer_colours_are_distinct_for_every_strategy() -> None:
+    from turncheck.models.peers import PEERS
+    from turncheck.models.projector import PROJECTORS
+    from turncheck.reports.plots.peers import strategy_colours
+
+    names = [*PROJECTORS, *PEERS]
+    colours = strategy_colours(names)
+    assert len(set(colours.values())) == len(names) == len(colours)
 
 
 def test_counterexample_timeline_lanes_window_and_break(tmp_path: Path) -> None:

@@ -25,25 +25,38 @@ def files(result, out: Path) -> dict[str, bytes]:  # type: ignore[no-untyped-def
     return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
 
 
-def test_peers_table_has_every_strategy_per_manifold(tmp_path: Path) -> None:
-    for lib in ("langchain_core", "llama_index", "litellm", "agents"):
+def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> None:
+    from turncheck.scenarios.peers import LIBRARY
+
+    for lib in sorted(set(LIBRARY.values())):
         if importlib.util.find_spec(lib) is None:  # find, never import: litellm must import offline
             pytest.skip(f"{lib} is not installed")
-    args = ("sessions=2", "turns=6", "manifolds=1.0,0.9")
+    args = ("sessions=2", "turns=4", "manifolds=1.0,0.9", "repro_events=3")
     first = run("peers", *args)
     peers = first.table("peers")
-    assert peers.columns[:3] == ("strategy", "p_result", "windows")
+    assert peers.columns[:5] == ("strategy", "case", "p_result", "p_parallel", "requests")
     strategies = {r["strategy"] for r in peers.records()}
-    assert strategies == {"M0", "M1", "M2", "M3", "M4", "M5", "peer:langchain", "peer:langchain-human",
-                          "peer:llamaindex", "peer:litellm", "peer:openai-agents"}  # fmt: skip
-    assert {r["p_result"] for r in peers.records()} == {1.0, 0.9}
-    assert all(r["windows"] == 2 for r in peers.records())
+    assert strategies == {"M0", "M1", "M2", "M3", "M4", "M5", *LIBRARY}
+    assert len(strategies) == 18
+    cases = [r["case"] for r in peers.records() if r["strategy"] == "M0"]
+    assert cases == ["p_result 1.00", "p_result 0.90", "parallel 0.30", "oversized turn"]
+    # every strategy sees the same requests of a case: more than one per session (per request, not per session)
+    for case in cases:
+        counts = {r["requests"] for r in peers.records() if r["case"] == case}
+        assert len(counts) == 1 and counts.pop() > 2
+    by = {(r["strategy"], r["case"]): r for r in peers.records()}
+    assert by[("peer:langchain", "p_result 1.00")]["orphanRes"] == by[("M0", "p_result 1.00")]["orphanRes"]
+    assert by[("peer:openai-agents", "p_result 0.90")]["orphanCall"] == 0
+    libraries = {r["strategy"]: r for r in first.table("libraries").records()}
+    assert set(libraries) == set(LIBRARY) and all(r["version"] != "not installed" for r in libraries.values())
+    assert libraries["peer:langgraph"]["counting"].startswith("its own")
+    repros = first.table("reproductions").records()
+    lc = next(r for r in repros if r["strategy"] == "peer:langchain" and r["property"] == "orphanRes")
+    assert (lc["events"], lc["budget"], lc["history"]) == (3, 8, "U2 C(c0)15 R(c0)2")
     oversized = first.table("oversized").records()
-    assert len(oversized) == 11
+    assert len(oversized) == 18
     m3 = next(r for r in oversized if r["strategy"] == "M3")
     assert m3["empty"] == m3["windows"] == 4  # M3 never keeps part of a turn
-    m1 = next(r for r in oversized if r["strategy"] == "M1")
-    assert m1["partOfNewestTurn"] == 0
     assert all(j.passed for j in first.judgements), [j.line() for j in first.judgements]
     again = run("peers", *args)
     assert files(first, tmp_path / "a") == files(again, tmp_path / "b")
@@ -52,9 +65,11 @@ def test_peers_table_has_every_strategy_per_manifold(tmp_path: Path) -> None:
 
 
 def test_peers_with_a_subset_of_strategies_needs_no_peer_library() -> None:
-    result = run("peers", "sessions=2", "turns=4", "manifolds=0.97", "strategies=M0,M4", "cost=estimate")
+    result = run("peers", "sessions=2", "turns=4", "manifolds=0.97", "strategies=M0,M4", "cost=estimate",
+                 "parallel=0", "oversized=false")  # fmt: skip
     rows = result.table("peers").records()
     assert [r["strategy"] for r in rows] == ["M0", "M4"]
+    assert result.table("libraries").rows == () and result.table("reproductions").rows == ()
     assert rows[0]["overBudget"] == 0 and rows[1]["empty"] == 0  # M0 fits; M4 falls back, never empty
 
 
@@ -64,6 +79,10 @@ def test_peers_parameters_are_checked() -> None:
         parse_params(scenario, ["strategies=M0,peer:haystack"])
     with pytest.raises(BadParameter, match="manifolds"):
         parse_params(scenario, ["manifolds=1.5"])
+    with pytest.raises(BadParameter, match="repro_events"):
+        parse_params(scenario, ["repro_events=12"])
+    with pytest.raises(BadParameter, match="parallel"):
+        parse_params(scenario, ["parallel=2"])
     with pytest.raises(
         BadParameter, match="parameter cost must be one of estimate, utf8-json, bpe:cl100k_base"
     ):

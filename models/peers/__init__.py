@@ -9,11 +9,18 @@ suffix window with our structural report, or — when the library's choice is no
 |----|--------------|
 | ``peer:langchain`` | ``langchain_core.messages.trim_messages(strategy="last")`` |
 | ``peer:langchain-human`` | the same with ``start_on="human"`` |
-| ``peer:llamaindex`` | ``ChatMemoryBuffer(token_limit=budget).get()`` |
+| ``peer:llamaindex`` | ``Memory.from_defaults(token_limit)``: ``aput`` each message, ``aget()`` |
 | ``peer:litellm`` | ``litellm.utils.trim_messages(max_tokens=budget − frame)`` |
-| ``peer:openai-agents`` | ``session.get_items(limit=N)`` + the SDK's orphan pruning |
+| ``peer:openai-agents`` | ``Runner.run(session=SQLiteSession, RunConfig(session_settings=SessionSettings(limit=N)))`` |
+| ``peer:semantic-kernel`` | ``ChatHistoryTruncationReducer(target_count=N).reduce()`` |
+| ``peer:semantic-kernel-summary`` | ``ChatHistorySummarizationReducer(service=stub, target_count=N).reduce()`` |
+| ``peer:autogen-buffered`` | ``BufferedChatCompletionContext(buffer_size=N).get_messages()`` |
+| ``peer:autogen-token-limited`` | ``TokenLimitedChatCompletionContext(client, token_limit).get_messages()`` |
+| ``peer:autogen-head-tail`` | ``HeadAndTailChatCompletionContext(head_size=1, tail_size=N).get_messages()`` |
+| ``peer:langgraph`` | ``create_react_agent(pre_model_hook=trim_messages …)`` |
+| ``peer:pydantic-ai`` | ``Agent(capabilities=[ProcessHistory(keep_recent)])`` |
 
-The libraries are optional (extra ``peers``) and imported only when a peer first runs.
+The libraries are optional (extras ``peers`` and ``frameworks``) and imported only when a peer first runs.
 """
 
 from __future__ import annotations
@@ -31,13 +38,40 @@ PEERS: dict[str, tuple[str, str, str]] = {
         "trim_last_human",
         "trim_messages(strategy='last', start_on='human')",
     ),
-    "peer:llamaindex": ("llamaindex_memory", "chat_memory_buffer", "ChatMemoryBuffer(token_limit).get()"),
+    "peer:llamaindex": ("llamaindex_memory", "memory", "Memory(token_limit): aput each message, aget()"),
     "peer:litellm": ("litellm_trim", "trim_messages", "litellm.utils.trim_messages(max_tokens)"),
     "peer:openai-agents": (
         "agents_session",
         "session_limit",
-        "get_items(limit=N) + drop_orphan_function_calls",
+        "Runner.run(session, RunConfig(session_settings=SessionSettings(limit=N)))",
     ),
+    "peer:semantic-kernel": (
+        "semantic_kernel_reducer",
+        "truncation",
+        "ChatHistoryTruncationReducer(target_count=N)",
+    ),
+    "peer:semantic-kernel-summary": (
+        "semantic_kernel_reducer",
+        "summarization",
+        "ChatHistorySummarizationReducer(target_count=N, service=stub)",
+    ),
+    "peer:autogen-buffered": ("autogen_context", "buffered", "BufferedChatCompletionContext(buffer_size=N)"),
+    "peer:autogen-token-limited": (
+        "autogen_context",
+        "token_limited",
+        "TokenLimitedChatCompletionContext(token_limit)",
+    ),
+    "peer:autogen-head-tail": (
+        "autogen_context",
+        "head_and_tail",
+        "HeadAndTailChatCompletionContext(head_size=1, tail_size=N)",
+    ),
+    "peer:langgraph": (
+        "langgraph_hook",
+        "pre_model_hook",
+        "create_react_agent(pre_model_hook=trim_messages)",
+    ),
+    "peer:pydantic-ai": ("pydantic_ai_processor", "keep_recent", "ProcessHistory(keep_recent) (keep last N)"),
 }
 """id → (module in this package, projector function, what it runs)."""
 

@@ -1,15 +1,18 @@
-"""Peer ``openai-agents``: a session's ``get_items(limit=N)``, then the SDK's orphan pruning.
+"""Peer ``openai-agents``: ``Runner.run`` with a session limit, what its model is sent.
 
 Our events become Responses-API input items, one per event as the SDK stores them:
 ``{"role": "user", "content": …}`` (USER), ``{"type": "function_call", "call_id", "name",
 "arguments"}`` (CALL — parallel calls are separate items), ``{"type": "function_call_output",
 "call_id", "output"}`` (RESULT), ``{"role": "assistant", "content": …}`` (TERM). They are
-added to an in-memory ``SQLiteSession``; the model input is then prepared by the SDK's own
-``agents.run_internal.session_persistence.prepare_input_with_session`` with
-``SessionSettings(limit=N)`` and the current question as the new input — the path
-``Runner.run`` takes: ``session.get_items(limit=N)``, then ``drop_orphan_function_calls``
-(calls without an output in the window are dropped, and, because a limit is set, outputs
-whose call is not in the window too), then normalisation and de-duplication by call id.
+added to an in-memory ``SQLiteSession``, and the agent runs through the public route::
+
+    Runner.run(agent, current, session=session,
+               run_config=RunConfig(session_settings=SessionSettings(limit=N), tracing_disabled=True))
+
+with a :func:`recording_model` as the agent's model: what it records is the window. Inside,
+the SDK reads ``session.get_items(limit=N)``, drops calls without an output in the window
+(and, because a limit is set, outputs whose call is not in the window too), normalises and
+de-duplicates by call id, and appends the current question.
 
 Counting. The SDK trims by item count, not tokens. ``N`` is the largest item count whose
 newest items fit the budget under our cost model (what M0 keeps) — the best a per-request
@@ -59,19 +62,47 @@ def item_key(item: dict[str, Any]) -> tuple[Any, ...]:
     return ("message", item.get("role"), item.get("content"))
 
 
+def recording_model() -> Any:
+    """An Agents SDK ``Model`` that records the input of every request (``.inputs``) and answers
+    with one assistant message: the stand-in for an LLM behind ``Runner.run`` (no network)."""
+    interface = require("agents.models.interface", "openai-agents")
+    items = require("agents.items", "openai-agents")
+    usage = require("agents.usage", "openai-agents")
+    responses = require("openai.types.responses", "openai-agents")
+
+    class RecordingModel(interface.Model):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            self.inputs: list[list[Any]] = []
+
+        async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
+            self.inputs.append([input] if isinstance(input, str) else list(input))
+            text = responses.ResponseOutputText(type="output_text", text="ok", annotations=[])
+            message = responses.ResponseOutputMessage(
+                id="turncheck", type="message", role="assistant", status="completed", content=[text]
+            )
+            return items.ModelResponse(output=[message], usage=usage.Usage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError("the recording model does not stream")
+
+    return RecordingModel()
+
+
 async def _prepare(items: list[dict[str, Any]], limit: int, current: str) -> list[Any]:
+    """``Runner.run(agent, current, session=SQLiteSession(...), run_config=RunConfig(
+    session_settings=SessionSettings(limit=N)))`` and the input its model was sent."""
     agents = require("agents", "openai-agents")
-    persistence = require("agents.run_internal.session_persistence", "openai-agents")
     session = agents.SQLiteSession("turncheck")
+    model = recording_model()
     try:
         if items:
             await session.add_items(items)
-        prepared, _ = await persistence.prepare_input_with_session(
-            current, session, None, agents.SessionSettings(limit=limit)
-        )
+        config = agents.RunConfig(session_settings=agents.SessionSettings(limit=limit), tracing_disabled=True)
+        await agents.Runner.run(agents.Agent(name="turncheck", model=model), current, session=session,
+                                run_config=config)  # fmt: skip
     finally:
         session.close()
-    return list(prepared)
+    return [dict(item) if isinstance(item, dict) else item for item in model.inputs[-1]]
 
 
 def select(history: History, budget: int, cost: CostModel, limit: int | None = None) -> Selection:

@@ -18,7 +18,13 @@ DISTRIBUTIONS = {
     "llamaindex": "llama-index-core",
     "litellm": "litellm",
     "openai-agents": "openai-agents",
+    "semantic-kernel": "semantic-kernel",
+    "autogen-core": "autogen-core",
+    "langgraph": "langgraph",
+    "pydantic-ai": "pydantic-ai-slim",
 }
+EXTRA_OF = {"semantic-kernel": "frameworks", "autogen-core": "frameworks", "langgraph": "frameworks",
+            "pydantic-ai": "frameworks"}  # fmt: skip
 
 
 def require(module: str, peer: str) -> ModuleType:
@@ -35,6 +41,7 @@ def require(module: str, peer: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as exc:
         dist = DISTRIBUTIONS.get(peer, peer)
+        extra = EXTRA_OF.get(peer, EXTRA)
         raise MissingExtra(
-            f"peer:{peer} needs {dist} ({exc.name or module} is not installed): pip install 'turncheck[{EXTRA}]'"
+            f"peer:{peer} needs {dist} ({exc.name or module} is not installed): pip install 'turncheck[{extra}]'"
         ) from None

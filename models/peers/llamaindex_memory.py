@@ -1,4 +1,16 @@
-"""Peer ``llamaindex``: ``llama_index.core.memory.ChatMemoryBuffer`` with ``token_limit``.
+"""Peer ``llamaindex``: ``llama_index.core.memory.Memory`` (and the deprecated ``ChatMemoryBuffer``).
+
+``peer:llamaindex`` runs ``Memory.from_defaults(token_limit=budget − frame)`` — LlamaIndex's
+current memory, the class ``ChatMemoryBuffer``'s deprecation notice points to — as an agent
+uses it: every message is ``await memory.aput(m)`` in order (``Memory`` trims on put: while the
+active queue counts more than ``token_limit × chat_history_token_ratio`` (0.7 by default) it
+archives the oldest messages in chunks of ``token_flush_size``, then keeps archiving until the
+queue starts on a user message, and if that would leave no user message it puts back the
+newest whole turn), then ``await memory.aget()`` is what the model is sent. It counts with its
+own default tokenizer (tiktoken ``cl100k_base``) over each message's text blocks and
+``str(additional_kwargs)`` — tool-call blocks are not counted at all.
+
+The deprecated buffer, kept as :func:`chat_memory_buffer` (not a registered peer any more):
 
 Our events become LlamaIndex ``ChatMessage`` objects — USER as a user message, TERM as an
 assistant message, a run of CALLs as one assistant message whose blocks are ``ToolCallBlock``
@@ -21,11 +33,13 @@ returns that newest message anyway ("so the LLM can raise an error"), over budge
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from turncheck.models.cost import CostModel, content_of
 from turncheck.models.errors import TurncheckError
-from turncheck.models.events import Kind
+from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import TOOL_NAME, Span, arguments, span_costs, spans, text_counter
@@ -110,6 +124,82 @@ def select(history: History, budget: int, cost: CostModel) -> Selection:
     if kept and str(kept[0].content) != str(messages[first].content):
         raise TurncheckError("peer:llamaindex returned messages that are not a suffix of its history")
     return Selection(tuple(p for s in message_spans[first:] for p in s.positions))
+
+
+async def _memory_window(messages: list[Any], token_limit: int) -> list[Any]:
+    return (await _memory_windows(messages, [len(messages)], token_limit))[0]
+
+
+def select_memory(history: History, budget: int, cost: CostModel) -> Selection:
+    """What ``Memory.aget()`` returns after every message was put, as history positions."""
+    message_spans = spans(history)
+    messages = llamaindex_messages(history, message_spans)
+    if budget - cost.frame < 1:
+        raise MandatoryInputExceedsBudget(cost.frame, budget)
+    kept = asyncio.run(_memory_window(messages, budget - cost.frame))
+    first = len(messages) - len(kept)
+    if first < 0 or any(
+        str(a.content) != str(b.content) for a, b in zip(kept, messages[first:], strict=True)
+    ):
+        raise TurncheckError("peer:llamaindex returned messages that are not a suffix of its history")
+    return Selection(tuple(p for s in message_spans[first:] for p in s.positions))
+
+
+async def _memory_windows(messages: list[Any], ends: list[int], token_limit: int) -> list[list[Any]]:
+    """``Memory`` on its default store (in-memory SQLite through SQLAlchemy), on an engine we
+    create so we can dispose of it before the event loop closes (the default engine's
+    connection thread would outlive ``asyncio.run`` and report a closed loop)."""
+    memory = require("llama_index.core.memory", "llamaindex")
+    engine = require("sqlalchemy.ext.asyncio", "llamaindex").create_async_engine(
+        "sqlite+aiosqlite:///:memory:"
+    )
+    try:
+        store = memory.Memory.from_defaults(
+            session_id="turncheck", token_limit=token_limit, async_engine=engine
+        )
+        out: list[list[Any]] = []
+        put = 0
+        for end in ends:
+            for m in messages[put:end]:
+                await store.aput(m)
+            put = end
+            out.append(list(await store.aget()))
+        return out
+    finally:
+        await engine.dispose()
+
+
+def memory_requests(
+    events: Sequence[Event], points: Sequence[int], budget: int, cost: CostModel
+) -> list[Window]:
+    """The windows of the requests at ``points``, as one ``Memory`` sees them while an agent
+    runs: each message put once, in order, ``aget()`` at every request — the same windows as
+    :func:`memory` on each prefix (``Memory`` trims on put, so its state is the prefix's)."""
+    if budget - cost.frame < 1:
+        raise MandatoryInputExceedsBudget(cost.frame, budget)
+    whole = History(events, costs=(cost,))
+    message_spans = spans(whole)
+    messages = llamaindex_messages(whole, message_spans)
+    ends = [
+        next((i for i, s in enumerate(message_spans) if s.start >= p), len(message_spans)) for p in points
+    ]
+    kept_per_request = asyncio.run(_memory_windows(messages, ends, budget - cost.frame))
+    out: list[Window] = []
+    for p, end, kept in zip(points, ends, kept_per_request, strict=True):
+        first = end - len(kept)
+        if first < 0 or any(
+            str(a.content) != str(b.content) for a, b in zip(kept, messages[first:end], strict=True)
+        ):
+            raise TurncheckError("peer:llamaindex returned messages that are not a suffix of its history")
+        prefix = History(events[:p], costs=(cost,))
+        positions = tuple(q for s in message_spans[first:end] for q in s.positions)
+        out.append(window_of(prefix, budget, cost, Selection(positions), "peer:llamaindex"))
+    return out
+
+
+def memory(history: History, budget: int, cost: CostModel) -> Window:
+    """``peer:llamaindex``: ``Memory.from_defaults(token_limit)``, ``aput`` each message, ``aget()``."""
+    return window_of(history, budget, cost, select_memory(history, budget, cost), "peer:llamaindex")
 
 
 def chat_memory_buffer(history: History, budget: int, cost: CostModel) -> Window:

@@ -38,14 +38,17 @@ class Span:
         return range(self.start, self.end)
 
 
-def spans(history: History, group_calls: bool = True) -> list[Span]:
-    """The messages of ``history`` in order; consecutive CALLs form one span when grouped."""
+def spans(history: History, group_calls: bool = True, group_results: bool = False) -> list[Span]:
+    """The messages of ``history`` in order; consecutive CALLs form one span when grouped, and
+    consecutive RESULTs too when ``group_results`` (AutoGen's one result message per batch)."""
     out: list[Span] = []
     kinds = history.kind
-    call = int(Kind.CALL)
+    grouped = {int(Kind.CALL)} if group_calls else set()
+    if group_results:
+        grouped.add(int(Kind.RESULT))
     for pos, k in enumerate(kinds):
-        if group_calls and k == call and out and out[-1].kind is Kind.CALL and out[-1].end == pos:
-            out[-1] = Span(Kind.CALL, out[-1].start, pos + 1)
+        if k in grouped and out and out[-1].kind == k and out[-1].end == pos:
+            out[-1] = Span(Kind(k), out[-1].start, pos + 1)
         else:
             out.append(Span(Kind(k), pos, pos + 1))
     return out
@@ -98,3 +101,28 @@ def text_counter(cost: CostModel) -> Callable[[str], int]:
         return cost.event_cost(Event(0, "", 0, Kind.USER, text=text, cjk=detect_cjk(text)))
 
     return count
+
+
+def fitting_messages(history: History, cost: CostModel, budget: int, message_spans: Sequence[Span]) -> int:
+    """How many of the newest messages fit ``budget`` with the frame, under ``cost``: the count a
+    peer that trims by message count (not tokens) would need to be told to stay within budget.
+
+    Invariant: the newest ``k`` messages cost at most ``budget − frame`` and the newest ``k + 1``
+    do not (``k`` may be 0).
+    """
+    room = budget - cost.frame
+    costs = span_costs(history, cost, message_spans)
+    k = 0
+    for c in reversed(costs):
+        if c > room:
+            break
+        room -= c
+        k += 1
+    return k
+
+
+def suffix_positions(message_spans: Sequence[Span], kept: int) -> tuple[int, ...]:
+    """The history positions of the newest ``kept`` messages."""
+    if kept <= 0:
+        return ()
+    return tuple(p for s in message_spans[len(message_spans) - kept :] for p in s.positions)

@@ -14,13 +14,15 @@ selection differs from the span.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
+from typing import Any
 
 from turncheck.models.cost import CostModel
-from turncheck.models.events import Event, Kind
+from turncheck.models.events import Event, Kind, detect_cjk
 from turncheck.models.history import History
+from turncheck.models.peers.messages import Span
 from turncheck.models.projector import Window, window_from_start
 from turncheck.models.report import Report
 
@@ -29,15 +31,20 @@ from turncheck.models.report import Report
 class Selection:
     """History positions a peer sent, in the order it sent them; ``replaced`` maps a position
     to the event as sent when the peer changed its content; ``untrimmed_on_error`` is set when
-    the peer swallowed an internal error and returned its input unchanged."""
+    the peer swallowed an internal error and returned its input unchanged; ``refused`` is set
+    when the peer raised instead of calling the model (nothing is sent); ``invented`` are
+    messages the peer made up (a summary, a "skipped N messages" note) as ``(k, event)``: the
+    event is sent just before the ``k``-th kept position (``k = len(positions)``: at the end)."""
 
     positions: tuple[int, ...]
     replaced: Mapping[int, Event] = field(default_factory=dict)
     untrimmed_on_error: bool = False
+    invented: tuple[tuple[int, Event], ...] = ()
+    refused: bool = False
 
     def is_suffix_of(self, n: int) -> bool:
         """True when the peer sent exactly the events ``[s, n)`` unchanged, for some ``s``."""
-        if self.replaced:
+        if self.replaced or self.invented or self.refused:
             return False
         p = self.positions
         return not p or p == tuple(range(p[0], n))
@@ -50,7 +57,8 @@ class PeerWindow(Window):
     those events), so it is stored rather than derived from ``start``.
     """
 
-    _fields = (*Window._fields, "peer_report", "sent", "dropped_inside", "shortened", "untrimmed_on_error")
+    _fields = (*Window._fields, "peer_report", "sent", "dropped_inside", "shortened", "untrimmed_on_error",
+               "invented", "reordered", "refused")  # fmt: skip
 
     def __new__(  # type: ignore[misc]
         cls,
@@ -65,9 +73,12 @@ class PeerWindow(Window):
         dropped_inside: tuple[int, ...] = (),
         shortened: tuple[int, ...] = (),
         untrimmed_on_error: bool = False,
+        invented: int = 0,
+        reordered: bool = False,
+        refused: bool = False,
     ) -> PeerWindow:
-        fields = (history, strategy, budget, start, end, cost, (), 0, 0,
-                  report, sent, dropped_inside, shortened, untrimmed_on_error)  # fmt: skip
+        fields = (history, strategy, budget, start, end, cost, (), 0, 0, report, sent, dropped_inside,
+                  shortened, untrimmed_on_error, invented, reordered, refused)  # fmt: skip
         return tuple.__new__(cls, fields)
 
     report: Report = property(itemgetter(9))  # type: ignore[assignment]
@@ -75,6 +86,9 @@ class PeerWindow(Window):
     dropped_inside: tuple[int, ...] = property(itemgetter(11))  # type: ignore[assignment]
     shortened: tuple[int, ...] = property(itemgetter(12))  # type: ignore[assignment]
     untrimmed_on_error: bool = property(itemgetter(13))  # type: ignore[assignment]
+    invented: int = property(itemgetter(14))  # type: ignore[assignment]
+    reordered: bool = property(itemgetter(15))  # type: ignore[assignment]
+    refused: bool = property(itemgetter(16))  # type: ignore[assignment]
 
     @property
     def events(self) -> list[Event]:  # type: ignore[override]
@@ -91,7 +105,8 @@ def window_of(history: History, budget: int, cost: CostModel, selection: Selecti
     For a non-suffix selection the report is computed over a history of exactly the sent
     events (so ``orphanRes``, ``orphanCall``, ``overBudget``, ``keptCost``, ``dupCallId`` … are
     those of what the model receives); ``pairSplit`` is evaluated at the span's start on the
-    original history, and ``empty`` is 0 (a non-suffix selection sends at least one event).
+    original history, and ``empty`` is 1 only when nothing is sent and the peer did not refuse.
+    Invented events (a summary) are sent where the peer put them and count in the cost and report like any other.
     """
     n = len(history)
     for p in selection.positions:
@@ -104,15 +119,18 @@ def window_of(history: History, budget: int, cost: CostModel, selection: Selecti
             return PeerWindow(history, name, budget, w.start, w.end, w.cost, w.report,
                               tuple(w.events), (), (), True)  # fmt: skip
         return w
-    sent = tuple(selection.replaced.get(p, history.events[p]) for p in selection.positions)
+    kept_events = [selection.replaced.get(p, history.events[p]) for p in selection.positions]
+    for k, event in sorted(selection.invented, key=lambda pair: pair[0], reverse=True):
+        kept_events.insert(k, event)
+    sent = tuple(kept_events)
     sub = History(sent, costs=(cost,))
     inner = window_from_start(sub, budget, cost, 0, name)
-    start = min(selection.positions)
+    start = min(selection.positions, default=n)
     kept = set(selection.positions)
     split = int(
         start > 0 and history.kind[start - 1] == int(Kind.CALL) and history.partner[start - 1] in kept
     )
-    report = inner.report._replace(pairSplit=split, empty=0)
+    report = inner.report._replace(pairSplit=split, empty=int(not sent and not selection.refused))
     return PeerWindow(
         history,
         name,
@@ -125,4 +143,34 @@ def window_of(history: History, budget: int, cost: CostModel, selection: Selecti
         tuple(p for p in range(start, n) if p not in kept),
         tuple(sorted(selection.replaced)),
         selection.untrimmed_on_error,
+        len(selection.invented),
+        list(selection.positions) != sorted(selection.positions),
+        selection.refused,
     )
+
+
+def selection_of_objects(
+    message_spans: Sequence[Span], messages: Sequence[Any], returned: Sequence[Any],
+    invent: Callable[[Any, int], Event],
+) -> Selection:  # fmt: skip
+    """The selection of a peer that returns (some of) the very message objects it was given,
+    in any order, plus objects of its own: each given object maps to its span's positions, and
+    any other object becomes an invented event (``invent(obj, k)``, ``k`` counting them)."""
+    index = {id(m): i for i, m in enumerate(messages)}
+    positions: list[int] = []
+    invented: list[tuple[int, Event]] = []
+    for obj in returned:
+        i = index.get(id(obj))
+        if i is None:
+            invented.append((len(positions), invent(obj, len(invented))))
+        else:
+            positions.extend(message_spans[i].positions)
+    return Selection(tuple(positions), invented=tuple(invented))
+
+
+def invented_event(history: History, message: Any, k: int, kind: Kind = Kind.TERM) -> Event:
+    """A message a peer made up, as an event of ``kind`` with seq ``−1 − k`` (no history event
+    has a negative seq) and the message's text."""
+    text = str(message.content)
+    session = history.events[0].session if len(history) else ""
+    return Event(-1 - k, session, 0, kind, text=text, chars=len(text), cjk=detect_cjk(text))

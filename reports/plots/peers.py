@@ -1,38 +1,58 @@
-"""The trimmers people already use next to M0–M5, drawn from a ``peers`` result.
+"""The trimmers people use next to M0–M5, drawn from a ``peers`` result.
 
-Four panels share one axis of strategies (ours first, then each peer library): orphan results
-per window, the share of windows over budget, the share of empty windows, and the overrun
-ratio. Within each strategy one bar per manifold (``p_result`` 1.00 / 0.97 / 0.90), so a reader
-sees both how a library compares with ours and whether dangling tool calls in the data change it.
+Four panels share one axis of cases (the seed's manifolds, parallel calls, the oversized turn):
+orphan results per request, the share of requests that send an unmatched call, the share of
+requests over budget, and the mean overrun (keptCost / budget). Within each case one bar per
+strategy, ours first, then each peer; every strategy has its own colour (no two share one), so a
+reader can follow one library across the panels.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from matplotlib import colormaps
 from matplotlib.figure import Figure
 from turncheck.reports.plots.canvas import footnote, new_figure, titled
 from turncheck.reports.results_dir import WrongResultKind, require_scenario
 from turncheck.scenarios.base import Cell, ScenarioResult
 
 PEERS_SCENARIOS: tuple[str, ...] = ("peers",)
-_NEEDED = ("strategy", "windows", "orphanRes", "overBudget", "empty", "overrun")
-_MANIFOLD = ("manifold", "p_result")
-# (panel title, y label, value of one row)
+_COUNT = ("requests", "windows")
+_NEEDED = ("strategy", "orphanRes", "overBudget", "empty", "overrun")
+_MANIFOLD = ("case", "manifold", "p_result")
+# (panel title, y label)
 PANELS: tuple[tuple[str, str], ...] = (
-    ("orphan results per window", "orphan RESULTs / windows"),
-    ("windows over budget (share)", "share of windows"),
-    ("empty windows (share)", "share of windows"),
-    ("overrun ratio = Σ kept cost / (budget × windows)", "overrun ratio"),
+    ("orphan results per request", "orphan RESULTs / requests"),
+    ("requests sending an unmatched call (share)", "share of requests"),
+    ("requests over budget (share)", "share of requests"),
+    ("overrun = mean keptCost / budget", "overrun ratio"),
 )
-MANIFOLD_COLOURS = ("#4c72b0", "#dd8452", "#c44e52", "#8172b3", "#937860")
+
+
+def strategy_colours(strategies: list[str]) -> dict[str, str]:
+    """A distinct colour per strategy: ``tab20`` (20 colours), then ``tab20b`` for more.
+
+    Invariant: no two strategies of the list share a colour (up to 40 strategies)."""
+    palette = [colormaps["tab20"](i) for i in range(20)] + [colormaps["tab20b"](i) for i in range(20)]
+    hexes = ["#{:02x}{:02x}{:02x}".format(*(round(255 * c) for c in rgba[:3])) for rgba in palette]
+    if len(strategies) > len(hexes):
+        raise WrongResultKind(f"plot peers: {len(strategies)} strategies, only {len(hexes)} distinct colours")
+    return dict(zip(strategies, hexes, strict=False))
+
+
+def _count(rec: dict[str, Cell]) -> float:
+    return float(next((rec[c] for c in _COUNT if c in rec), 0) or 0)  # type: ignore[arg-type]
 
 
 def _value(rec: dict[str, Cell], panel: int) -> float:
-    windows = float(rec["windows"] or 0)  # type: ignore[arg-type]
+    n = _count(rec)
     if panel == 3:
         return float(rec["overrun"])  # type: ignore[arg-type]
-    count = float(rec[("orphanRes", "overBudget", "empty")[panel]])  # type: ignore[arg-type]
-    return count / windows if windows else 0.0
+    if panel == 1:
+        hits = rec.get("orphanCallRequests", rec.get("orphanCall", 0))
+        return float(hits or 0) / n if n else 0.0  # type: ignore[arg-type]
+    count = float(rec[("orphanRes", "", "overBudget")[panel]])  # type: ignore[arg-type]
+    return count / n if n else 0.0
 
 
 def _manifold_label(value: Cell) -> str:
@@ -43,68 +63,69 @@ def _manifold_label(value: Cell) -> str:
 
 def peer_records(result: ScenarioResult, plot: str = "peers") -> list[dict[str, Cell]]:
     """The ``peers`` table's rows, checked for the columns the plot reads; each row gets a
-    ``manifold`` label (from a ``manifold`` or ``p_result`` column)."""
+    ``manifold`` label (from a ``case``, ``manifold`` or ``p_result`` column)."""
     require_scenario(result, PEERS_SCENARIOS, plot)
     table = next((t for t in result.tables if t.name == "peers"), result.tables[0] if result.tables else None)
     column = next((c for c in _MANIFOLD if table is not None and c in table.columns), None)
-    if table is None or column is None or any(c not in table.columns for c in _NEEDED):
+    if (table is None or column is None or any(c not in table.columns for c in _NEEDED)
+            or not any(c in table.columns for c in _COUNT)):  # fmt: skip
         raise WrongResultKind(
-            f"plot {plot}: the peers result has no table with columns {', '.join(_NEEDED)} and manifold or p_result"
+            f"plot {plot}: the peers result has no table with columns {', '.join(_NEEDED)}, requests or windows, "
+            "and case, manifold or p_result"
         )
     return [{**rec, "manifold": _manifold_label(rec[column])} for rec in table.records()]
 
 
 def plot_peers(result: ScenarioResult) -> Figure:
-    """Four panels (:data:`PANELS`), one bar container per manifold in each (label = manifold),
-    bars in strategy order (the table's order: M0–M5, then the peers)."""
+    """Four panels (:data:`PANELS`), one bar container per strategy in each (label = strategy,
+    its own colour), grouped by case on the x axis."""
     records = peer_records(result)
     strategies = list(dict.fromkeys(str(r["strategy"]) for r in records))
     manifolds = list(dict.fromkeys(str(r["manifold"]) for r in records))
+    colours = strategy_colours(strategies)
     by = {(str(r["strategy"]), str(r["manifold"])): r for r in records}
-    fig = new_figure(max(10.0, 1.0 + 0.85 * len(strategies)), 8.6)
+    fig = new_figure(max(11.0, 2.0 + 2.2 * len(manifolds)), 9.4)
     axes = fig.subplots(2, 2, sharex=True).ravel()
-    x = np.arange(len(strategies), dtype=float)
-    width = 0.8 / max(1, len(manifolds))
+    x = np.arange(len(manifolds), dtype=float)
+    width = 0.86 / max(1, len(strategies))
     for k, ax in enumerate(axes):
-        for j, m in enumerate(manifolds):
-            heights = [_value(by[(s, m)], k) if (s, m) in by else np.nan for s in strategies]
-            ax.bar(x - 0.4 + width * (j + 0.5), heights, width, label=m,
-                   color=MANIFOLD_COLOURS[j % len(MANIFOLD_COLOURS)])  # fmt: skip
+        for j, s in enumerate(strategies):
+            heights = [_value(by[(s, m)], k) if (s, m) in by else np.nan for m in manifolds]
+            ax.bar(x - 0.43 + width * (j + 0.5), heights, width, label=s, color=colours[s],
+                   hatch="//" if s.startswith("peer:") else None, edgecolor="white", linewidth=0.3)  # fmt: skip
         title, ylabel = PANELS[k]
         ax.set_title(title, fontsize=9.5)
         ax.set_ylabel(ylabel)
         ax.grid(True, axis="y", alpha=0.3)
-        peers_start = next((i for i, s in enumerate(strategies) if not s.startswith("M")), None)
-        if peers_start is not None:
-            ax.axvline(peers_start - 0.5, color="#888888", lw=0.8)
         if k == 3:
             ax.axhline(1.0, ls=":", color="#555555", lw=1)
         if k in (1, 2):
             ax.set_ylim(0, 1.02)
     for ax in axes[2:]:
-        ax.set_xticks(x, strategies, rotation=35, ha="right", fontsize=8)
-    axes[0].legend(title="manifold", fontsize=8, title_fontsize=8, loc="upper left")
+        ax.set_xticks(x, manifolds, fontsize=8.5)
+    axes[1].legend(*axes[0].get_legend_handles_labels(), loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                   fontsize=7.5, title="strategy", title_fontsize=8, frameon=False)  # fmt: skip
     p = result.params
     titled(
         fig,
-        "Peer libraries next to M0–M5: orphans, over-budget and empty windows, overrun",
-        f"{p.get('sessions', '?')} sessions × {p.get('turns', '?')} turns per manifold; budget {p.get('budget', '?')}; "
-        f"cost model {p.get('cost', '?')}; one window per session; peers seed {result.seed}",
+        "Agent frameworks' trimmers next to M0–M5, per request: orphans, unmatched calls, over budget, overrun",
+        f"{p.get('sessions', '?')} sessions × {p.get('turns', '?')} turns per case; budget {p.get('budget', '?')}; "
+        f"cost model {p.get('cost', '?')}; every request of every session; peers seed {result.seed}",
     )
     footnote(
         fig,
-        "Left of the grey line our strategies, right of it the libraries (peer:NAME, run offline on the same "
-        "histories). An orphan RESULT is a tool result sent without the call that asked for it; manifolds with "
-        "p_result < 1 hold tool calls whose result was never written. No bar means zero.",
+        "Plain bars: our strategies; hatched: the libraries (peer:NAME, run offline on the same histories, at every "
+        "model call). An orphan RESULT is a tool result sent without its call; an unmatched call a call sent "
+        "without its result (on p_result < 1 cases the data has them). No bar means zero.",
     )
     return fig
 
 
 def peers_reading(result: ScenarioResult) -> str:
-    """One line: which strategies or peers send orphans, go over budget, or go empty."""
+    """One line: which strategies or peers send orphans, unmatched calls, go over budget."""
     records = peer_records(result)
     parts = []
-    for k, words in ((0, "send orphan results"), (1, "run over budget"), (2, "send empty windows")):
+    for k, words in ((0, "send orphan results"), (1, "send unmatched calls"), (2, "run over budget")):
         who = list(dict.fromkeys(str(r["strategy"]) for r in records if _value(r, k) > 0))
         parts.append(f"{words}: {', '.join(who) if who else 'none'}")
     return "; ".join(parts) + "."

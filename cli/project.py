@@ -292,7 +292,7 @@ def project_session(
     if isinstance(w, PeerWindow):  # a peer's or message-level trimmer's answer that is not a suffix
         row["nonSuffix"] = int(w.events != h.events[w.start : w.end])
         row["droppedInside"] = len(w.dropped_inside)
-        row["invented"] = len(getattr(w, "invented", ()))
+        row["invented"] = w.invented
     if isinstance(cost, Utf8JsonCost):
         payload = w.payload(cost)
         row["payload_bytes"] = len(payload.encode("utf-8"))

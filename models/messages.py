@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Literal, overload
 
 from turncheck.models.chat_log import text_of
@@ -38,20 +38,40 @@ from turncheck.models.history import History
 from turncheck.models.peers.messages import Span, openai_message, spans
 from turncheck.models.peers.selection import PeerWindow, Selection, window_of
 from turncheck.models.projector import Strategy, Window, window_from_start
+from turncheck.models.report import Report
 
 Flavour = Literal["openai", "langchain"]
 MessageTrimmer = Callable[[list[Any], int], Sequence[Any]]
 
 
-@dataclass(frozen=True, slots=True)
 class MessageWindow(PeerWindow):
     """A message-level projector's answer that is not a plain suffix of the log.
 
-    ``invented`` lists the positions, in the returned list, of messages that are not in the log
-    (their events are in ``sent`` at the same order); ``dropped_inside`` (from ``PeerWindow``)
-    the history positions inside the kept span that were not sent."""
+    ``invented_positions`` lists the positions, in the returned list, of messages that are not
+    in the log (their events are in ``sent`` at the same order; ``invented`` counts them);
+    ``dropped_inside`` (from ``PeerWindow``) the history positions inside the kept span that
+    were not sent."""
 
-    invented: tuple[int, ...] = ()
+    _fields = (*PeerWindow._fields, "invented_positions")
+
+    def __new__(  # type: ignore[misc]
+        cls,
+        history: History,
+        strategy: str,
+        budget: int,
+        start: int,
+        end: int,
+        cost: int,
+        report: Report,
+        sent: tuple[Event, ...] = (),
+        dropped_inside: tuple[int, ...] = (),
+        invented_positions: tuple[int, ...] = (),
+    ) -> MessageWindow:
+        base = PeerWindow.__new__(PeerWindow, history, strategy, budget, start, end, cost, report, sent,
+                                  dropped_inside, invented=len(invented_positions))  # fmt: skip
+        return tuple.__new__(cls, (*base, invented_positions))
+
+    invented_positions: tuple[int, ...] = property(itemgetter(17))  # type: ignore[assignment]
 
 
 def history_messages(history: History, flavour: Flavour = "openai") -> tuple[list[Span], list[Any]]:
@@ -131,11 +151,8 @@ def message_projector(
             n,
             inner.cost,
             inner.report._replace(empty=int(not sent)),
-            (),
             tuple(sent),
             tuple(p for p in range(start, n) if p not in kept),
-            (),
-            False,
             tuple(invented),
         )
 

@@ -66,7 +66,7 @@ def check_value(window: Window, check: str) -> int:
     if check == "nonSuffix":
         return int(window.events != window.history.events[window.start : window.end])
     if check == "invented":
-        return len(getattr(window, "invented", ()))
+        return int(getattr(window, "invented", 0))  # PeerWindow counts what it made up
     return int(getattr(window.report, check))
 
 

@@ -1,7 +1,7 @@
 """A real headless Chromium for the page tests: Debian's ``chromium`` driven by Playwright.
 
 Playwright's own browser download cannot work here, so the browser is the system one
-(``executable_path``); ``.ci/setup-browser.sh`` installs both. The fixture skips, with the reason,
+(``executable_path``); ``.ci/setup-debian.sh`` installs chromium and the README test command the browser extra. The fixture skips, with the reason,
 when either is missing. Every page is opened from ``file://`` with the network blocked, and every
 console error or page error is collected so a test can assert there were none.
 """
@@ -39,7 +39,7 @@ def browser() -> Iterator[Any]:
         "playwright.sync_api", reason="playwright is not installed (pip install '.[browser]')"
     )
     if not Path(CHROMIUM).exists():
-        pytest.skip("no chromium browser: run .ci/setup-browser.sh (apt-get install chromium)")
+        pytest.skip("no chromium browser: apt-get install chromium (CI: .ci/setup-debian.sh)")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         try:

@@ -5,7 +5,7 @@
 all (``listen_addresses=''``), with ``fsync=off`` (the data is thrown away). :func:`throwaway_server`
 yields its DSN and always stops the server and removes the folder. :func:`unavailable_reason`
 says in one line why a server cannot be started here (no binaries, no ``postgres`` user), so a
-test can skip visibly; ``.ci/setup-postgres.sh`` installs the package.
+test can skip visibly; ``.ci/setup-debian.sh`` installs the package.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def _bin_dir() -> Path | None:
 def unavailable_reason() -> str | None:
     """None when a throw-away server can be started, else why not."""
     if _bin_dir() is None:
-        return "PostgreSQL binaries (initdb, pg_ctl) not found; run .ci/setup-postgres.sh"
+        return "PostgreSQL binaries (initdb, pg_ctl) not found; apt-get install postgresql (CI: .ci/setup-debian.sh)"
     if os.geteuid() == 0:
         try:
             pwd.getpwnam("postgres")

@@ -22,7 +22,15 @@ from turncheck.cli.options import Format, FormatOpt, QuietOpt
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.models.cost import COST_MODELS, CostModel, Utf8JsonCost, make_cost
 from turncheck.models.errors import BadParameter
-from turncheck.models.events import Event, EventFormatError, Kind, event_from_dict, read_jsonl, write_jsonl
+from turncheck.models.events import (
+    Event,
+    EventFormatError,
+    Kind,
+    event_from_dict,
+    load_json_line,
+    read_jsonl,
+    write_jsonl,
+)
 from turncheck.models.history import History
 from turncheck.models.lint import PROBLEMS, lint_events
 from turncheck.models.projector import STRATEGIES, check_budget, project, resolve_strategy, turn_counts
@@ -234,10 +242,7 @@ def lint_command(
             for number, line in enumerate(reading.lines(fh), start=1):
                 if not line.strip():
                     continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise EventFormatError(f"{history}:{number}: malformed JSON ({exc.msg})") from None
+                obj = load_json_line(line, f"{history}:{number}")
                 located.append((number, event_from_dict(obj, f"{history}:{number}")))
     except BaseException as exc:
         end_line(progress)

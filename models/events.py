@@ -286,6 +286,8 @@ def read_jsonl(path: str | Path, progress: Callable[[int, int], None] | None = N
         raise EventFormatError(f"{p}: no such file")
     if p.is_dir():
         raise EventFormatError(f"{p}: is a directory, not a JSONL file")
+    if not p.is_file():  # a FIFO or device would block or never end
+        raise EventFormatError(f"{p}: not a regular file")
     total = p.stat().st_size
 
     def lines(fh: IO[bytes]) -> Iterator[str]:

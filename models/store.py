@@ -93,6 +93,7 @@ FsyncPolicy = Literal["always", "batch", "never"]
 FSYNC_POLICIES: tuple[str, ...] = ("always", "batch", "never")
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 DEFAULT_BATCH = 256
+MAX_WAIT = 86400.0  # a day: NaN, infinity and absurd waits are refused (a NaN wait once polled forever)
 
 
 class LogFull(StoreError):
@@ -126,8 +127,8 @@ def _check_options(fsync: str, policy: str, max_bytes: int, wait: float, batch: 
         raise BadParameter(f"max_bytes must be a positive integer, got {max_bytes!r}")
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise BadParameter(f"batch must be a positive integer, got {batch!r}")
-    if not isinstance(wait, int | float) or wait < 0:
-        raise BadParameter(f"wait must be a number of seconds >= 0, got {wait!r}")
+    if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait <= MAX_WAIT:
+        raise BadParameter(f"wait must be a number of seconds in 0..{MAX_WAIT:g}, got {wait!r}")
 
 
 class TurnStore:

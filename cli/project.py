@@ -320,9 +320,13 @@ def generate_command(
         write_jsonl(events, sys.stdout)
         return
     tmp = out.with_name(out.name + ".part")
-    with tmp.open("w", encoding="utf-8") as fh:
-        n = write_jsonl(events, fh)
-    tmp.replace(out)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            n = write_jsonl(events, fh)
+        tmp.replace(out)
+    except BaseException:  # Ctrl-C, a full disk: nothing left behind
+        tmp.unlink(missing_ok=True)
+        raise
     print(f"wrote {n} events in {sessions} sessions to {out}", file=sys.stderr)
 
 

@@ -210,9 +210,28 @@ class TurnStore:
                 except RecordUndecodable as exc:
                     self._skip_undecodable(i, exc)
                     i -= 1
+            if not readonly and refs:
+                self.last_seq = max(self.last_seq, self._highest_seq(fd))
         except BaseException:
             self._fd = None  # the opener closes the descriptor; never close it twice
             raise
+
+    def _highest_seq(self, fd: int) -> int:
+        """The highest last seq of any record, read from the bytes without decoding: a writer
+        continues after it even when another program wrote seqs going back (the reader then
+        skips those records), so a writer never repeats a seq. Every record's events JSON
+        spells each event as ``{"seq":N,…`` and no string can hold that unescaped."""
+        data = read_all(fd, self._refs[-1][3])
+        best = -1
+        mark = b'{"seq":'
+        for _, _, start, end in self._refs:
+            at = data.rfind(mark, start, end)
+            if at >= 0:
+                stop = data.find(b",", at, end)
+                digits = data[at + len(mark) : stop]
+                if digits.isdigit() and len(digits) <= 19 and int(digits) > best:
+                    best = int(digits)
+        return best
 
     @classmethod
     def open(

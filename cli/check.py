@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -380,6 +381,7 @@ def explore_command(
     model = load_model(model_ref, parse_assignments(param or []))
     progress = None if quiet or fmt == "json" else StderrProgress()
     want_graph = dot is not None or graphml is not None
+    started = time.perf_counter()
     result = explore(
         model,
         symmetry=symmetry,
@@ -390,8 +392,9 @@ def explore_command(
         progress=progress,
     )
     raw = None
-    if symmetry and reduction:
-        raw = explore(model, symmetry=False, max_states=max_states, max_depth=max_depth, timeout=timeout)
+    left = None if timeout is None else timeout - (time.perf_counter() - started)  # one budget for both
+    if symmetry and reduction and (left is None or left > 0):
+        raw = explore(model, symmetry=False, max_states=max_states, max_depth=max_depth, timeout=left)
     if progress is not None:
         progress.finish()
     if want_graph:

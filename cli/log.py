@@ -37,6 +37,8 @@ FORMATS = ("table", "json")
 
 def detect_framing(path: Path) -> type[TurnStore]:
     """The store class for ``path`` from its first bytes (an empty file reads as framed)."""
+    if path.exists() and not path.is_dir() and not path.is_file():  # a FIFO would block the read
+        raise LogNotFound(f"{path}: not a regular file (a FIFO, device or socket cannot be a log)")
     try:
         with path.open("rb") as fh:
             head = fh.read(len(FRAME_MAGIC))

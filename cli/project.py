@@ -23,7 +23,15 @@ from turncheck.cli.options import Format, FormatOpt, QuietOpt
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.models.cost import COST_MODELS, CostModel, Utf8JsonCost, make_cost
 from turncheck.models.errors import BadParameter
-from turncheck.models.events import Event, EventFormatError, Kind, event_from_dict, read_jsonl, write_jsonl
+from turncheck.models.events import (
+    Event,
+    EventFormatError,
+    Kind,
+    event_from_dict,
+    load_json_line,
+    read_jsonl,
+    write_jsonl,
+)
 from turncheck.models.history import History
 from turncheck.models.importers import import_events
 from turncheck.models.lint import PROBLEMS, lint_events
@@ -338,10 +346,7 @@ def lint_command(
             for number, line in enumerate(reading.lines(fh), start=1):
                 if not line.strip():
                     continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise EventFormatError(f"{history}:{number}: malformed JSON ({exc.msg})") from None
+                obj = load_json_line(line, f"{history}:{number}")
                 located.append((number, event_from_dict(obj, f"{history}:{number}")))
     except BaseException as exc:
         end_line(progress)
@@ -423,9 +428,13 @@ def generate_command(
         write_jsonl(events, sys.stdout)
         return
     tmp = out.with_name(out.name + ".part")
-    with tmp.open("w", encoding="utf-8") as fh:
-        n = write_jsonl(events, fh)
-    tmp.replace(out)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            n = write_jsonl(events, fh)
+        tmp.replace(out)
+    except BaseException:  # Ctrl-C, a full disk: nothing left behind
+        tmp.unlink(missing_ok=True)
+        raise
     print(f"wrote {n} events in {sessions} sessions to {out}", file=sys.stderr)
 
 

@@ -96,6 +96,23 @@ def coerce_value(raw: Any, default: Any, name: str) -> Any:
     return text
 
 
+MAX_MODEL_SIZE = 1 << 17
+"""Largest integer a model parameter may take (writers, turns, limits…): sizes drive the
+allocations of a model's initial state, so a 148-byte trace naming 10⁹ writers is refused
+before any work instead of taking tens of GB."""
+
+
+def check_sizes(params: Mapping[str, Any], name: str) -> None:
+    """Refuse any integer parameter (or integer in a tuple) outside ±:data:`MAX_MODEL_SIZE`."""
+    for key, value in params.items():
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        for v in values:
+            if isinstance(v, int) and not isinstance(v, bool) and not -MAX_MODEL_SIZE <= v <= MAX_MODEL_SIZE:
+                raise BadParameter(
+                    f"model {name}: parameter {key} is past the limit of {MAX_MODEL_SIZE} (see MAX_MODEL_SIZE)"
+                )
+
+
 def build_model(name: str, params: Mapping[str, Any] | None = None) -> ProtocolModel[Any, Any]:
     """Build model ``name`` from parameters given as values or ``k=v`` strings.
 
@@ -111,6 +128,7 @@ def build_model(name: str, params: Mapping[str, Any] | None = None) -> ProtocolM
         if pname not in known:
             raise UnknownName(f"model {name} has no parameter {key!r} (parameters: {', '.join(known)})")
         kwargs[pname] = coerce_value(raw, known[pname], pname)
+    check_sizes(kwargs, name)
     try:
         return factory(**kwargs)
     except BadParameter:

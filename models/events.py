@@ -120,8 +120,8 @@ MAX_INT = 2**63 - 1
 """Largest ``seq``, ``turn`` and ``chars`` an event may carry (a signed 64-bit integer): every
 column and every store holds it, and no tiny file can name a size past it."""
 
-MAX_CHARS = 1 << 30
-"""Largest ``chars`` of one event without text (1 GiCharacter): sizes drive allocations in the
+MAX_CHARS = 1 << 24
+"""Largest ``chars`` of one event without text (16 Mi characters, more than any model context): sizes drive allocations in the
 projector and the columns, so a 124-byte JSONL line cannot ask for tens of GB."""
 
 _FIELDS = ("seq", "session", "turn", "kind", "call_id", "ts", "writer", "text", "chars", "cjk", "source")
@@ -286,6 +286,8 @@ def read_jsonl(path: str | Path, progress: Callable[[int, int], None] | None = N
         raise EventFormatError(f"{p}: no such file")
     if p.is_dir():
         raise EventFormatError(f"{p}: is a directory, not a JSONL file")
+    if not p.is_file():  # a FIFO or device would block or never end
+        raise EventFormatError(f"{p}: not a regular file")
     total = p.stat().st_size
 
     def lines(fh: IO[bytes]) -> Iterator[str]:

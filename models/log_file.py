@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -34,8 +35,9 @@ def open_fd(path: Path, readonly: bool, create: bool) -> int:
     """A descriptor on the log (read-only, or read-write and created when asked); every OS
     refusal becomes a one-line :class:`StoreError` naming the path."""
     flags = os.O_RDONLY if readonly else os.O_RDWR | (os.O_CREAT if create else 0)
+    flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)  # a FIFO must not block the open
     try:
-        return os.open(path, flags | getattr(os, "O_CLOEXEC", 0), 0o644)
+        fd = os.open(path, flags, 0o644)
     except FileNotFoundError:
         if create and not os.path.isdir(path.parent):
             raise LogNotFound(f"{path}: directory {path.parent} does not exist") from None
@@ -47,6 +49,12 @@ def open_fd(path: Path, readonly: bool, create: bool) -> int:
         raise LogPermission(f"{path}: permission denied (opening the log needs {need} access)") from None
     except OSError as exc:
         raise StoreError(f"{path}: cannot open ({exc.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LogNotFound(f"{path}: not a regular file (a FIFO, device or socket cannot be a log)")
+    if hasattr(os, "O_NONBLOCK"):
+        os.set_blocking(fd, True)
+    return fd
 
 
 def lock(fd: int, path: Path, readonly: bool, wait: float) -> None:

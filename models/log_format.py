@@ -391,7 +391,7 @@ def check_line_header(data: bytes, where: str) -> int | None:
         raise NotALog(f"{where}: not a turncheck line log (no header line)")
     try:
         head = json.loads(data[:nl])
-    except ValueError:
+    except (ValueError, RecursionError):
         head = None
     if not isinstance(head, dict) or head.get("format") != LINE_FORMAT:
         raise NotALog(f"{where}: not a turncheck line log (first line is not its header)")

@@ -437,7 +437,7 @@ def _line_record(line: bytes) -> bytes | None:
         return None
     try:
         obj = json.loads(line.decode("utf-8"))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if type(obj) is not dict or len(obj) != 2:
         return None
@@ -555,7 +555,7 @@ def _clean_lines(data: bytes, pos: int, first: int = 0) -> tuple[list[Ref], int]
             obj, stop = scan(text, 0)
             tid = obj["id"]
             raw = tid.encode("utf-8")
-        except (ValueError, StopIteration, KeyError, TypeError, AttributeError):
+        except (ValueError, StopIteration, KeyError, TypeError, AttributeError, RecursionError):
             break  # not JSON, not an object with an id, or an id that is no text
         if (
             stop != len(text) or not line.startswith(LINE_START) or len(obj) != 2

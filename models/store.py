@@ -93,6 +93,7 @@ FsyncPolicy = Literal["always", "batch", "never"]
 FSYNC_POLICIES: tuple[str, ...] = ("always", "batch", "never")
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 DEFAULT_BATCH = 256
+MAX_WAIT = 86400.0  # a day: NaN, infinity and absurd waits are refused (a NaN wait once polled forever)
 
 
 class LogFull(StoreError):
@@ -126,8 +127,8 @@ def _check_options(fsync: str, policy: str, max_bytes: int, wait: float, batch: 
         raise BadParameter(f"max_bytes must be a positive integer, got {max_bytes!r}")
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise BadParameter(f"batch must be a positive integer, got {batch!r}")
-    if not isinstance(wait, int | float) or wait < 0:
-        raise BadParameter(f"wait must be a number of seconds >= 0, got {wait!r}")
+    if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait <= MAX_WAIT:
+        raise BadParameter(f"wait must be a number of seconds in 0..{MAX_WAIT:g}, got {wait!r}")
 
 
 class TurnStore:
@@ -209,9 +210,28 @@ class TurnStore:
                 except RecordUndecodable as exc:
                     self._skip_undecodable(i, exc)
                     i -= 1
+            if not readonly and refs:
+                self.last_seq = max(self.last_seq, self._highest_seq(fd))
         except BaseException:
             self._fd = None  # the opener closes the descriptor; never close it twice
             raise
+
+    def _highest_seq(self, fd: int) -> int:
+        """The highest last seq of any record, read from the bytes without decoding: a writer
+        continues after it even when another program wrote seqs going back (the reader then
+        skips those records), so a writer never repeats a seq. Every record's events JSON
+        spells each event as ``{"seq":N,…`` and no string can hold that unescaped."""
+        data = read_all(fd, self._refs[-1][3])
+        best = -1
+        mark = b'{"seq":'
+        for _, _, start, end in self._refs:
+            at = data.rfind(mark, start, end)
+            if at >= 0:
+                stop = data.find(b",", at, end)
+                digits = data[at + len(mark) : stop]
+                if digits.isdigit() and len(digits) <= 19 and int(digits) > best:
+                    best = int(digits)
+        return best
 
     @classmethod
     def open(

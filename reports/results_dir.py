@@ -83,6 +83,10 @@ def _read_json(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ResultFileError(f"{path}: malformed JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise ResultFileError(f"{path}: JSON nested too deeply") from None
+    except ValueError as exc:  # an integer past Python's 4300-digit limit
+        raise ResultFileError(f"{path}: unreadable JSON ({str(exc).splitlines()[0][:80]})") from None
 
 
 def result_from_object(obj: Any, where: str) -> ScenarioResult:

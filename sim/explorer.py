@@ -382,6 +382,8 @@ class _Search:
         next_tick = started + self.progress_every
         deadline = started + self.timeout if self.timeout is not None else float("inf")
         generated = terminal = head = d = 0
+        check_at = 0  # transitions generated when the clock is read next: wide models (1000
+        # writers, ~1000 actions a state) reach the deadline long before 1024 states
         n = level_end = len(states)
         bound: str | None = None
         while head < n:
@@ -394,7 +396,8 @@ class _Search:
                     if any(any(True for _ in actions_of(states[i])) for i in range(head, n)):
                         bound = f"max depth ({limit_depth})"
                     break
-            if not head & 1023:
+            if not head & 1023 or generated >= check_at:
+                check_at = generated + 2048
                 now = time.perf_counter()
                 if now >= deadline:
                     bound = f"timeout ({self.timeout:g} s)"

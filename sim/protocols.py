@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from turncheck.models.catalog import build_model, coerce_value
+from turncheck.models.catalog import build_model, check_sizes, coerce_value
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.protocol import ProtocolModel
 from turncheck.models.user_code import load_object
@@ -112,6 +112,7 @@ def load_model(ref: str, params: Mapping[str, Any] | None = None) -> ProtocolMod
             listed = ", ".join(known) or "none"
             raise UnknownName(f"model {ref} has no parameter {key!r} (parameters: {listed})")
         kwargs[name] = coerce_value(raw, known[name], name)
+    check_sizes(kwargs, ref)
     try:
         model = cls(**kwargs)
     except BadParameter:

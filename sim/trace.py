@@ -166,6 +166,10 @@ def load_trace(path: str | Path) -> Trace:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         raise TraceFormatError(f"{p}: malformed JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise TraceFormatError(f"{p}: JSON nested too deeply") from None
+    except ValueError as exc:  # an integer past Python's 4300-digit limit
+        raise TraceFormatError(f"{p}: unreadable JSON ({str(exc).splitlines()[0][:80]})") from None
     return trace_from_json(obj, str(p))
 
 

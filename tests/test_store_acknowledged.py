@@ -227,3 +227,21 @@ def test_events_json_length_prefix_is_unchanged() -> None:
     events = [Event(0, "s", 0, Kind.USER, chars=1), Event(1, "s", 0, Kind.TERM, chars=1)]
     frame = encode_frame(0, b"s/0", events_json(events))
     assert struct.unpack_from("<I", frame)[0] == len(frame) - 8
+
+
+def test_a_writer_never_repeats_a_seq_after_records_whose_seqs_go_back(tmp_path: Path) -> None:
+    """``log verify`` no longer calls such a log clean, and a writer continues after the highest seq."""
+    path = tmp_path / "log"
+    with TurnLog.open(path, create=True):
+        pass
+    with path.open("ab") as fh:
+        fh.write(_frame(0, b"a", _turn_objs(8, 0)) + _frame(1, b"b", _turn_objs(0, 1)))
+    with TurnLog.open(path, readonly=True) as log, pytest.raises(RecordUndecodable, match="rules"):
+        log.turns()
+    with TurnLog.open(path, policy="resync") as log:
+        assert log.next_seq == 10
+        with pytest.raises(BadTurn):
+            log.commit([Event(2, "s", 2, Kind.USER), Event(3, "s", 2, Kind.TERM)])
+        log.commit([Event(10, "s", 2, Kind.USER), Event(11, "s", 2, Kind.TERM)])
+    with TurnLog.open(path, readonly=True, policy="resync") as log:
+        assert log.turn_ids() == ("a", "b", "s/2") and [t.turn_id for t in log.turns()] == ["a", "s/2"]

@@ -121,3 +121,31 @@ def test_export_refuses_a_live_log_held_by_its_owner(
         assert code == 2 and err.count("\n") == 1
         owner.commit(turn(1))
     assert live.read_bytes().startswith(before)
+
+
+def test_a_fifo_is_refused_as_a_log_or_history_without_blocking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    from turncheck.models.store import LogNotFound
+
+    for readonly in (True, False):
+        with pytest.raises(LogNotFound, match="not a regular file"):
+            TurnLog.open(fifo, readonly=readonly)
+    for args in (
+        ["log", "verify", str(fifo)],
+        ["log", "export", str(fifo)],
+        ["project", "-H", str(fifo), "-b", "9"],
+    ):
+        assert main(args) == 2
+        assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize("wait", [float("nan"), float("inf"), -1.0, True])
+def test_a_wait_that_would_poll_forever_is_refused(tmp_path: Path, wait: float) -> None:
+    from turncheck.models.errors import BadParameter
+
+    with pytest.raises(BadParameter, match="wait"):
+        TurnLog.open(tmp_path / "log", create=True, wait=wait)
+    assert not (tmp_path / "log").exists()

@@ -1,0 +1,121 @@
+"""Every command × every malformed input class: one line, exit 2, no traceback, nothing left.
+
+Issue 17, classes 6 and 7. Inputs of at most 1 KB that once ended in a traceback (deep
+nesting, integers past Python's 4300-digit limit, ``ts`` = 1e400, ``chars`` = 2⁶³, lone
+surrogates in names, ANSI escapes and newlines in a session name) or took the machine (a trace
+naming 10⁹ writers, ``chars`` = 10¹⁰). The in-process table checks the error contract; the
+subprocess test runs each command under a 1 GiB address-space limit and a 10 s timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from turncheck.cli.app import main
+
+EV = '{"seq":0,"session":"s","turn":0,"kind":"USER","chars":3}\n{"seq":1,"session":"s","turn":0,"kind":"TERM","chars":3}\n'
+TURN_END = '{"seq":1,"session":"s","turn":0,"kind":"TERM"}\n'
+STRUCTURAL = {
+    "deep list": "[" * 50000 + "\n",
+    "deep object": '{"a":' * 50000 + "\n",
+    "5000-digit int": '{"seq":1' + "0" * 5000 + ',"session":"s","turn":0,"kind":"USER"}\n',
+}
+EVENTS = {
+    "ts 1e400": '{"seq":0,"session":"s","turn":0,"kind":"USER","ts":1e400}\n' + TURN_END,
+    "chars 2**63": '{"seq":0,"session":"s","turn":0,"kind":"USER","chars":9223372036854775808}\n' + TURN_END,
+    "chars 1e10": '{"seq":0,"session":"s","turn":0,"kind":"USER","chars":10000000000}\n' + TURN_END,
+    "surrogate session": '{"seq":0,"session":"s\\ud800","turn":0,"kind":"USER"}\n',
+    "surrogate call_id": '{"seq":0,"session":"s","turn":0,"kind":"CALL","call_id":"\\udfff"}\n',
+    "ansi and newline": '{"seq":0,"session":"\\u001b[31mX\\nturncheck: fake","turn":-1,"kind":"USER"}\n',
+    "NaN ts": '{"seq":0,"session":"s","turn":0,"kind":"USER","ts":NaN}\n',
+    "binary": "\x00\x7f\x01garbage",
+}
+HUGE_TRACE = json.dumps({
+    "format": "turncheck-trace/1", "model": "trigger", "params": {"writers": 10**9},
+    "violated": "bounded-peak-turns", "actions": [["append", 0]],
+})  # fmt: skip
+COMMANDS = {
+    "project": lambda f: ["project", "-H", f, "-b", "100", "-s", "REQ"],
+    "project M1": lambda f: ["project", "-H", f, "-b", "100", "-s", "M1", "--cost", "utf8-json"],
+    "lint": lambda f: ["lint", f],
+    "log verify": lambda f: ["log", "verify", f, "-q"],
+    "log export": lambda f: ["log", "export", f, "-q"],
+    "replay": lambda f: ["replay", f],
+    "report": lambda f: ["report", str(Path(f).parent), "-o", str(Path(f).parent / "r.html"), "-q"],
+    "plot": lambda f: ["plot", str(Path(f).parent), "-o", str(Path(f).parent / "plots"), "-q"],
+}
+EVENT_READERS = ("project", "project M1", "lint", "log verify", "log export", "replay")
+CASES = [(c, k, t) for c in COMMANDS for k, t in STRUCTURAL.items()]
+CASES += [(c, k, t) for c in EVENT_READERS for k, t in EVENTS.items()]
+CASES += [("replay", "10**9 writers", HUGE_TRACE), ("report", "10**9 writers", HUGE_TRACE)]
+
+
+def _input(tmp_path: Path, text: str) -> Path:
+    d = tmp_path / "in"
+    d.mkdir()
+    f = d / ("trace.json" if "writers" in text else "input.json")
+    f.write_bytes(text.encode("utf-8", "surrogatepass"))
+    assert f.stat().st_size <= 1024 or text in STRUCTURAL.values()
+    return f
+
+
+@pytest.mark.parametrize(("command", "kind", "text"), CASES, ids=[f"{c}-{k}" for c, k, _ in CASES])
+def test_a_malformed_input_is_one_line_exit_2_nothing_left(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, kind: str, text: str
+) -> None:
+    f = _input(tmp_path, text)
+    code = main(COMMANDS[command](str(f)))
+    out, err = capsys.readouterr()
+    if command in ("report", "plot") and code == 0:  # a directory's unreadable file is passed over, named
+        assert "Traceback" not in err and ("passed over" in out or "0 plot(s)" in out or "writers" in kind), (
+            out
+        )
+        return
+    assert code == 2, (out, err)
+    assert err.count("\n") == 1 and err.startswith("turncheck: error: "), err
+    assert "Traceback" not in err and "\x1b" not in err
+    assert sorted(p.name for p in f.parent.iterdir()) == [f.name]
+
+
+def _limited() -> None:  # pragma: no cover - runs in the child
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+SMALL = [c for c in CASES if len(c[2].encode("utf-8", "surrogatepass")) <= 1024]
+DRIVER = """
+import io, contextlib, json, sys, time
+from turncheck.cli.app import main
+out = []
+for args in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    t = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(args)
+    out.append([code, time.perf_counter() - t, err.getvalue()])
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS is enforced on Linux only")
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_small_hostile_input_is_answered_within_10_s_and_1_gib(tmp_path: Path, command: str) -> None:
+    """One child per command under a 1 GiB address-space limit runs each of its ≤ 1 KB cases."""
+    cases = [(k, t) for c, k, t in SMALL if c == command]
+    runs = []
+    for n, (_, text) in enumerate(cases):
+        f = _input(tmp_path / str(n), text) if (tmp_path / str(n)).mkdir() is None else None
+        assert f is not None
+        runs.append(COMMANDS[command](str(f)))
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, json.dumps(runs)],
+        capture_output=True, text=True, timeout=10 * len(runs) + 20, preexec_fn=_limited,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    for (kind, _), (code, secs, err) in zip(cases, json.loads(done.stdout), strict=True):
+        assert code in (0, 1, 2) and secs < 10, (kind, code, secs, err)
+        assert "Traceback" not in err and "MemoryError" not in err, (kind, err)

@@ -26,6 +26,8 @@ from turncheck.cli.options import FormatOpt, QuietOpt
 from turncheck.models.catalog import model_names
 from turncheck.models.errors import BadParameter
 from turncheck.models.protocol import ProtocolModel
+from turncheck.models.user_code import names_code
+from turncheck.scenarios.base import split_assignments
 from turncheck.sim.checking import ENGINES, CheckReport, run_check, select_properties
 from turncheck.sim.determinism import check_determinism
 from turncheck.sim.explorer import (
@@ -470,6 +472,15 @@ def replay_command(
     html: Annotated[
         Path | None, typer.Option("--html", help="Also write the interactive trace viewer page here.")
     ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            "-p",
+            help="Confirm a trace parameter that names code (e.g. strategy=my_trim:cut): "
+            "only code named on the command line is loaded.",
+        ),
+    ] = None,
 ) -> None:
     """Re-execute a saved counterexample; exit 1 if it still fails, 0 if it no longer does.
 
@@ -479,6 +490,7 @@ def replay_command(
     stderr but errors, so --quiet changes nothing; it is accepted like on every command."""
     _check_format(fmt)
     trace = load_trace(trace_path)
+    _check_code_in_params(trace_path, trace, split_assignments(param or []))
     model = _replay_model(trace_path, trace, model_ref)
     result = replay(model, trace)
     if html is not None:
@@ -507,6 +519,22 @@ def replay_command(
     if html is not None:
         print(f"trace viewer: {html}")
     raise SystemExit(1 if result.still_fails else 0)
+
+
+def _check_code_in_params(trace_path: Path, trace: Trace, confirmed: dict[str, str]) -> None:
+    """Refuse a trace whose parameters name user code the command line did not name: building
+    its model would import that code, and a trace is data."""
+    for name, value in trace.params.items():
+        if not names_code(value):
+            continue
+        given = confirmed.get(name)
+        if given is None:
+            raise BadParameter(
+                f"{trace_path}: trace parameter {name} names user code {value!r}; a trace never loads "
+                f"code — name it yourself: turncheck replay {trace_path} --param {name}={value}"
+            )
+        if given != value:
+            raise BadParameter(f"{trace_path}: trace parameter {name} is {value!r}, not {given!r}")
 
 
 def _replay_model(trace_path: Path, trace: Trace, model_ref: str | None) -> ProtocolModel[Any, Any]:

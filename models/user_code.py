@@ -28,6 +28,15 @@ def is_reference(ref: str) -> bool:
     return bool(sep) and bool(module_ref) and bool(attr)
 
 
+def names_code(value: object) -> bool:
+    """Whether a parameter value (a trace's, a result file's) refers to user code that building
+    its model would import: ``module:name``, ``file.py:name`` or ``messages:module:name``.
+    Built-in ids and ``peer:NAME`` (a library's trimmer, imported by name) are not code."""
+    if not isinstance(value, str) or value.startswith("peer:"):
+        return False
+    return is_reference(value.removeprefix("messages:"))
+
+
 def is_file_reference(module_ref: str) -> bool:
     return module_ref.endswith(".py") or "/" in module_ref or "\\" in module_ref
 

@@ -162,11 +162,11 @@ def _transcript(tf: TraceFile) -> str:
     """The trace replayed against the current code for a catalog model; for a user's model
     (``module:Class``), the model's own words recorded with the trace when ``turncheck check`` ran
     — a report never imports code a data file names."""
-    from turncheck.models.catalog import build_model, model_names
-    from turncheck.sim.trace import replay, transcript
+    from turncheck.models.catalog import build_model
+    from turncheck.sim.trace import loads_no_code, replay, transcript
 
     t = tf.trace
-    if ":" in t.model or t.model not in model_names():
+    if not loads_no_code(t):
         return user_transcript(tf)
     try:
         model = build_model(t.model, t.params)

@@ -25,11 +25,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from turncheck.models.catalog import build_model, model_names
+from turncheck.models.catalog import build_model
 from turncheck.models.cost import EstimateCost
 from turncheck.models.events import Kind
 from turncheck.models.protocol import ProtocolModel
-from turncheck.sim.trace import Trace, actor_of, replay
+from turncheck.sim.trace import Trace, actor_of, loads_no_code, replay
 
 Value = str | list[str]
 
@@ -429,7 +429,7 @@ def trace_view(trace: Trace) -> TraceView:
     TraceFormatError, UnknownName, BadParameter
         The trace does not fit its model.
     """
-    if ":" in trace.model or trace.model not in model_names():
+    if not loads_no_code(trace):
         return _opaque_view(trace)
     model: ProtocolModel[Any, Any] = build_model(trace.model, trace.params)
     result = replay(model, trace)

@@ -378,3 +378,14 @@ def transcript(
         verdict = "broken" if holds is False else "holds here" if holds else "unknown"
         out.append(f"invariant {violated} {verdict} after step {len(actions)}" + (f": {doc}" if doc else ""))
     return "\n".join(out)
+
+
+def loads_no_code(trace: Trace) -> bool:
+    """Whether rebuilding the trace's model imports nothing the trace names: a catalog model
+    whose parameters name no user code. Reports and viewers replay only such traces; any other
+    is shown from what it recorded (a trace is data, and may sit next to a ``.py`` file)."""
+    from turncheck.models.catalog import model_names
+    from turncheck.models.user_code import names_code
+
+    return trace.model in model_names() and not any(names_code(v) for v in trace.params.values())
+

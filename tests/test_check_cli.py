@@ -248,6 +248,43 @@ def test_replay_runs_no_code_named_by_a_trace(
     assert "evil_helper" not in sys.modules
 
 
+MARKER_PROJECTOR = (
+    MARKER_MODULE
+    + """
+from turncheck.models.projector import window_from_start
+def cut(history, budget, cost):
+    return window_from_start(history, budget, cost, max(0, len(history) - 2), "cut")
+"""
+)
+
+
+def test_no_command_runs_code_a_trace_parameter_names(
+    capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catalog model whose parameter names user code (``strategy=evil_cut:cut``): replay,
+    report and plot import nothing unless the command line names that code."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "evil_cut.py").write_text(MARKER_PROJECTOR)
+    code, _, _ = run(
+        capsys, "check", "projector", "-p", "strategy=evil_cut:cut", "--trace-out", "t.json", *FAST
+    )
+    assert code == 1
+    (tmp_path / "RAN").unlink()
+    sys.modules.pop("evil_cut", None)
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    (traces / "t.json").write_bytes((tmp_path / "t.json").read_bytes())
+    code, _, err = run(capsys, "replay", "t.json")
+    assert code == 2 and err.count("\n") == 1 and "--param strategy=evil_cut:cut" in err
+    assert run(capsys, "report", "traces", "-o", "r.html", "-q")[0] == 0
+    assert run(capsys, "plot", "traces", "-o", "plots", "-q")[0] == 0
+    assert not (tmp_path / "RAN").exists() and "evil_cut" not in sys.modules
+    code, out, _ = run(capsys, "replay", "t.json", "--param", "strategy=evil_cut:cut")  # named: loaded
+    assert code == 1 and (tmp_path / "RAN").exists()
+    sys.modules.pop("evil_cut", None)
+
+
 def test_unreachable_goal_is_inconclusive(
     capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

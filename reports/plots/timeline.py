@@ -31,10 +31,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
-from turncheck.models.catalog import build_model, model_names
+from turncheck.models.catalog import build_model
 from turncheck.models.protocol import ProtocolModel
 from turncheck.reports.plots.canvas import PALETTE, footnote, new_figure, titled
-from turncheck.sim.trace import Trace, actor_of, load_trace, replay
+from turncheck.sim.trace import Trace, actor_of, load_trace, loads_no_code, replay
 
 _ROLE_ORDER = ("writer", "agent", "tool", "session", "store", "compactor", "trigger", "reader", "clock")
 WINDOW_COLOUR = "#2ca02c"
@@ -139,7 +139,7 @@ def timeline_of(trace: Trace) -> Timeline:
     TraceFormatError, UnknownName, BadParameter
         The trace does not fit its model (unknown property, parameters, first action).
     """
-    if ":" in trace.model or trace.model not in model_names():
+    if not loads_no_code(trace):
         return _opaque_timeline(trace)
     model: ProtocolModel[Any, Any] = build_model(trace.model, trace.params)
     result = replay(model, trace)

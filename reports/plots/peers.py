@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
-from turncheck.reports.plots.canvas import footnote, new_figure, titled
+from turncheck.reports.plots.canvas import SERIES_STYLES, footnote, new_figure, titled
 from turncheck.reports.results_dir import WrongResultKind, require_scenario
 from turncheck.scenarios.base import Cell, ScenarioResult
 
@@ -30,14 +30,25 @@ PANELS: tuple[tuple[str, str], ...] = (
 
 
 def strategy_colours(strategies: list[str]) -> dict[str, str]:
-    """A distinct colour per strategy: ``tab20`` (20 colours), then ``tab20b`` for more.
+    """A distinct colour per strategy: its house colour (:data:`SERIES_STYLES`, the same in
+    every plot) when it has one, else the next ``tab20``/``tab20b`` colour no other series uses.
 
     Invariant: no two strategies of the list share a colour (up to 40 strategies)."""
     palette = [colormaps["tab20"](i) for i in range(20)] + [colormaps["tab20b"](i) for i in range(20)]
-    hexes = ["#{:02x}{:02x}{:02x}".format(*(round(255 * c) for c in rgba[:3])) for rgba in palette]
-    if len(strategies) > len(hexes):
-        raise WrongResultKind(f"plot peers: {len(strategies)} strategies, only {len(hexes)} distinct colours")
-    return dict(zip(strategies, hexes, strict=False))
+    taken = {style.colour for style in SERIES_STYLES.values()}
+    free = iter(
+        h
+        for h in ("#{:02x}{:02x}{:02x}".format(*(round(255 * c) for c in rgba[:3])) for rgba in palette)
+        if h not in taken
+    )
+    out: dict[str, str] = {}
+    for name in strategies:
+        known = SERIES_STYLES.get(name)
+        colour = known.colour if known is not None else next(free, None)
+        if colour is None:
+            raise WrongResultKind(f"plot peers: {len(strategies)} strategies, more than there are distinct colours")
+        out[name] = colour
+    return out
 
 
 def _count(rec: dict[str, Cell]) -> float:

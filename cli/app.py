@@ -20,10 +20,10 @@ import traceback
 from typing import Annotated
 
 import typer
-from turncheck.cli.messages import one_line
-from turncheck.models.errors import TurncheckError
 
 import turncheck
+from turncheck.cli.messages import one_line
+from turncheck.models.errors import TurncheckError
 
 # The exceptions module of the click that typer runs on: typer >= 0.29 vendors click as
 # ``typer._click``, older typers use ``click`` itself. ``typer.BadParameter`` is public in both

@@ -19,8 +19,9 @@ import sys
 import time
 from typing import Annotated
 
-import turncheck.bench
 import typer
+
+import turncheck.bench
 from turncheck.cli.options import Format, QuietOpt, ScaleOpt
 from turncheck.models.errors import UnknownName
 
@@ -56,7 +57,9 @@ def bench_command(
         from turncheck.bench.compare import TOPICS
 
         if topic != "all" and topic not in TOPICS:
-            raise UnknownName(f"benchmark {topic!r} has no --compare (topics with one: {', '.join(TOPICS)}, all)")
+            raise UnknownName(
+                f"benchmark {topic!r} has no --compare (topics with one: {', '.join(TOPICS)}, all)"
+            )
         _compare(chosen, scale, fmt, quiet)
         return
     for name in chosen:

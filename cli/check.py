@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
+
 from turncheck.cli.options import FormatOpt, QuietOpt
 from turncheck.models.catalog import model_names
 from turncheck.models.errors import BadParameter

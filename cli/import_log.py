@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+
 from turncheck.cli.options import out_option
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import write_jsonl

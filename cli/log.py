@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import dumps_event

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TextIO
 
 import typer
+
 from turncheck.cli.import_log import FromOpt
 from turncheck.cli.options import Format, FormatOpt, QuietOpt
 from turncheck.cli.progress import end_line, progress_for

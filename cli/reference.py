@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import typer
+
 from turncheck.cli.app import app
 
 

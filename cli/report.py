@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from turncheck.cli.demo import DEFAULT_OUT, echo, run_demo, summary_json, summary_lines
 from turncheck.cli.options import FormatOpt, JobsOpt, QuietOpt, ScaleOpt
 from turncheck.cli.outputs import check_output_dir, check_output_file

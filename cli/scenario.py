@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from turncheck.cli.options import ExecutorOpt, FormatOpt, JobsOpt, OutDirOpt, QuietOpt, ScaleOpt, SchedulerOpt
 from turncheck.cli.outputs import check_output_dir
 from turncheck.cli.progress import progress_for

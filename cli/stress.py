@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+
 from turncheck.cli.options import FormatOpt, QuietOpt, SeedOpt, out_option
 from turncheck.cli.progress import ProgressBar, end_line, silent
 from turncheck.models.errors import TurncheckError

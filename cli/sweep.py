@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from turncheck.cli.options import ExecutorOpt, Format, JobsOpt, QuietOpt, ScaleOpt, SchedulerOpt, out_option
 from turncheck.cli.outputs import check_output_dir
 from turncheck.cli.progress import progress_for

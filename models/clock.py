@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
+
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind

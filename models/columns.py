@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
 import numpy as np
+
 from turncheck.models.cost import CostModel, EstimateCost, java_round
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History

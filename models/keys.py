@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
+
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind

@@ -97,7 +97,9 @@ class Window(tuple):  # type: ignore[type-arg]
         dropped_partial: int = 0,
         fallback: int = 0,
     ) -> Window:
-        return _new(cls, (history, strategy, budget, start, end, cost, placeholders, dropped_partial, fallback))
+        return _new(
+            cls, (history, strategy, budget, start, end, cost, placeholders, dropped_partial, fallback)
+        )
 
     history: History = property(itemgetter(0))  # type: ignore[assignment]
     strategy: str = property(itemgetter(1))  # type: ignore[assignment]

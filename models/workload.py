@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
 import numpy as np
+
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
 

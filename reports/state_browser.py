@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
+
 from turncheck.models.errors import TurncheckError
 from turncheck.models.protocol import ProtocolModel
 from turncheck.reports.trace_view import state_fields

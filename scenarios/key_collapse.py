@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from turncheck.models.columns import build_histories
 from turncheck.models.cost import EstimateCost
 from turncheck.models.keys import KeyParams, collapse_columns, concurrent_times

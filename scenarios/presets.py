@@ -39,7 +39,10 @@ PRESETS: dict[str, dict[Scale, dict[str, str]]] = {
     "key-collapse": {"quick": {"sessions": "2000", "keys": "64"}, "tiny": {"sessions": "64", "keys": "8"}},
     "projection": {"quick": {}, "tiny": {}},
     "framing": {"quick": {"records": "20000"}, "tiny": {"records": "500"}},
-    "real-locking": {"quick": {"stores": "sqlite", "seconds": "1.2"}, "tiny": {"stores": "sqlite", "seconds": "0.6"}},
+    "real-locking": {
+        "quick": {"stores": "sqlite", "seconds": "1.2"},
+        "tiny": {"stores": "sqlite", "seconds": "0.6"},
+    },
 }
 
 

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+
 from turncheck.models.events import Event, Kind, detect_cjk, has_cjk
 from turncheck.models.tokenizer import EXTRA, MissingExtra
 from turncheck.models.workload import EventColumns

@@ -30,6 +30,7 @@ import numpy as np
 import simpy
 from simpy.events import Event as SimEvent
 from simpy.events import Timeout
+
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind

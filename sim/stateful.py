@@ -45,6 +45,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+
 from turncheck.models.protocol import Property, ProtocolModel
 
 DEFAULT_DATABASE = Path(".turncheck") / "hypothesis"

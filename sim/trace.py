@@ -388,4 +388,3 @@ def loads_no_code(trace: Trace) -> bool:
     from turncheck.models.user_code import names_code
 
     return trace.model in model_names() and not any(names_code(v) for v in trace.params.values())
-

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from turncheck.models.projector import fit_start
-
 from turncheck import window_from_start
+from turncheck.models.projector import fit_start
 
 
 def cut(history, budget, cost):

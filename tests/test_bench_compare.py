@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from turncheck.bench.compare import Comparison, Contender, Measured, interleave
 from turncheck.bench.compare.check import minimal_bfs
 from turncheck.cli import bench as cli_bench

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from turncheck.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from turncheck.cli import bench as cli_bench
 from turncheck.cli import progress
 from turncheck.cli.app import main

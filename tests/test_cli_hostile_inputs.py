@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from turncheck.cli.app import main
 
 EV = '{"seq":0,"session":"s","turn":0,"kind":"USER","chars":3}\n{"seq":1,"session":"s","turn":0,"kind":"TERM","chars":3}\n'

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from turncheck.cli.app import main
 from turncheck.cli.project import example_history
 

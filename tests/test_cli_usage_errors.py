@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 import typer
+
 from turncheck.cli.app import app, main
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from turncheck.models.catalog import build_model
 from turncheck.models.clock import ClockModel, ClockParams, read_columns, read_permutation, stamp_columns
 from turncheck.models.errors import BadParameter

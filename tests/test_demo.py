@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+
 from turncheck.cli.app import main
 from turncheck.cli.demo import SCALES, plan
 from turncheck.scenarios import base

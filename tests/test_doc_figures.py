@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from turncheck.models.errors import BadParameter
 from turncheck.reports.doc_figures import BlockSpec, blocks, main, regenerate, run_command
 

@@ -28,9 +28,9 @@ from typing import Any
 
 import pytest
 import typer
-from turncheck.cli.app import app, main
 
 import turncheck
+from turncheck.cli.app import app, main
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from turncheck.models.errors import BadParameter
 from turncheck.scenarios.base import get_scenario, no_progress, parse_params
 from turncheck.scenarios.sweep import sweep

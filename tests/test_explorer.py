@@ -9,6 +9,8 @@ from typing import Any
 
 import networkx as nx
 import pytest
+
+from examples.my_lock import FlagLock
 from turncheck.models.catalog import build_model
 from turncheck.models.locking import turns_to_reach_worst_case, worst_case_peak
 from turncheck.models.protocol import Property
@@ -21,8 +23,6 @@ from turncheck.sim.explorer import (
     reduction_factor,
 )
 from turncheck.sim.state_graph import write_dot, write_graphml
-
-from examples.my_lock import FlagLock
 
 
 def all_runs(model: Any, length: int) -> Iterator[list[Any]]:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from strategies import well_formed
+
 from turncheck.cli.app import main
 from turncheck.models.events import Event, read_jsonl
 from turncheck.models.history import History

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from turncheck.models.catalog import build_model
 from turncheck.models.errors import BadParameter
 from turncheck.models.keys import KeyParams, KeysModel, collapse_columns, concurrent_times, dense_call_numbers

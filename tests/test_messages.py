@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from turncheck.cli.app import main
 from turncheck.models.cost import EstimateCost, Utf8JsonCost, make_cost
 from turncheck.models.events import read_jsonl
@@ -43,7 +44,9 @@ def test_dropped_and_invented_messages_are_reported_and_costed() -> None:
     assert isinstance(dropped, PeerWindow) and dropped.dropped_inside == tuple(spans[1].positions)
     summary = {"role": "user", "content": "x" * 40}
     invented = message_projector(lambda msgs, budget: [summary, msgs[-1]])(h, 10_000, EstimateCost())
-    assert isinstance(invented, MessageWindow) and invented.invented_positions == (0,) and invented.invented == 1
+    assert (
+        isinstance(invented, MessageWindow) and invented.invented_positions == (0,) and invented.invented == 1
+    )
     last = h.events[-1]
     assert invented.cost == 10 + EstimateCost().event_cost(last)  # 40 ASCII chars = 10 tokens
     assert invented.report.mixedSources == 0 and [e.kind.name for e in invented.events] == ["USER", "TERM"]

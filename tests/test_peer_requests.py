@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from test_peers import COST, EVENTS
+
 from turncheck.models.events import Kind, read_jsonl
 from turncheck.models.history import History
 from turncheck.models.peers.requests import replay, request_points

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import UnknownName
 from turncheck.models.events import Event, Kind

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from turncheck.cli.app import main
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter

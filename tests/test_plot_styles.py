@@ -14,6 +14,7 @@ from matplotlib.colors import to_hex
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+
 from turncheck.reports.plots import (
     plot_locking_price,
     plot_peak_ratio_heatmap,

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
+
 from turncheck.models.errors import TurncheckError
 from turncheck.reports.plots import (
     plot_counterexample,

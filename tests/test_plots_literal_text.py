@@ -7,6 +7,7 @@ mathtext parser, so no page was written.
 from __future__ import annotations
 
 import pytest
+
 from turncheck.reports.plots.canvas import figure_bytes, footnote, new_figure, titled
 
 HOSTILE = ["$\\frac{$", "$x^{$", "a $ b $ c", "$\\undefinedcommand$", "$$", "\\$"]

@@ -12,6 +12,7 @@ import itertools
 import random
 
 import pytest
+
 from turncheck.models.locking import (
     LOCKING_NAMES,
     post_compaction_peak,

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import reference_report
 from strategies import soup, well_formed
+
 from turncheck.models.cost import EstimateCost, Utf8JsonCost
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.events import Event, Kind

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from turncheck.models.catalog import build_model
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.invariants import INVARIANTS, invariant, seq_ordered_turns

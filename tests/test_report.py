@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from test_plots import locking_result, peaks_result, trigger_trace
+
 from turncheck.cli.app import main
 from turncheck.reports.html import ReportSummary, write_report
 from turncheck.reports.tables import write_result

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+from examples.my_lock import FlagLock
 from turncheck.models.catalog import build_model
 from turncheck.reports.findings import findings
 from turncheck.reports.html import LONG_TABLE, write_report
@@ -14,8 +16,6 @@ from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import ScenarioResult, Table, get_scenario, no_progress, parse_params
 from turncheck.sim.checking import run_check, select_properties
 from turncheck.sim.trace import Trace, load_trace, save_trace, words_of
-
-from examples.my_lock import FlagLock
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind, dumps_event
 from turncheck.reports.tables import write_result

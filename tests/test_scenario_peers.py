@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from turncheck.models.errors import BadParameter
 from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import get_scenario, no_progress, parse_params

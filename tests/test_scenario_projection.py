@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from turncheck.models.cost import Utf8JsonCost
 from turncheck.models.errors import BadParameter
 from turncheck.reports.tables import write_result

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+
 from turncheck.models.errors import BadParameter
 from turncheck.models.locking import LOCKING_NAMES, LOCKINGS, worst_case_peak
 from turncheck.models.trigger import TriggerModel, drive_slots, fast_slots

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from browser_page import SHOTS, browser, open_file  # noqa: F401  (browser is a fixture)
+
 from turncheck.cli.app import main
 from turncheck.models.catalog import build_model
 from turncheck.reports.state_browser import GRAPH_LIMIT, PAGE_LIMIT, state_space_data, write_state_space_page

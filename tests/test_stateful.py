@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from examples.my_lock import FlagLock
 from turncheck.models.catalog import build_model
 from turncheck.models.protocol import Property
 from turncheck.sim.checking import select_properties
 from turncheck.sim.explorer import explore
 from turncheck.sim.stateful import PropertyViolation, check_stateful, machine_for, minimize
 from turncheck.sim.trace import Trace, replay
-
-from examples.my_lock import FlagLock
 
 _SETTINGS = settings(max_examples=25, stateful_step_count=30, deadline=None, database=None)
 

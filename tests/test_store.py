@@ -11,9 +11,10 @@ import zlib
 from pathlib import Path
 
 import pytest
-import turncheck.models.store as store_mod
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import turncheck.models.store as store_mod
 from turncheck.models.cost import Utf8JsonCost
 from turncheck.models.events import Event, Kind, dumps_event
 from turncheck.models.log_format import FRAME_MAGIC, encode_frame_header

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from turncheck.cli.app import main
 from turncheck.models.events import MAX_CHARS, Event, Kind, dumps_event
 from turncheck.models.log_format import BadTurn, encode_frame, events_json

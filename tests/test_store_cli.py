@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import typer
 from test_store import fill
+
 from turncheck.cli import log as cli_log
 from turncheck.models.errors import TurncheckError
 from turncheck.models.events import parse_events

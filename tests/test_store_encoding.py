@@ -13,6 +13,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from turncheck.models.events import Event, Kind, dumps_event, event_to_dict
 from turncheck.models.log_format import BadTurn, events_json
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from test_store import make_turn
+
 from turncheck.models.store import LogBusy, TurnLog, TurnStore
 from turncheck.models.store_lines import LineTurnLog
 

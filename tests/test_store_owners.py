@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from turncheck.cli.app import main
 from turncheck.models.events import Event, Kind
 from turncheck.models.store import LogReplaced, TurnLog

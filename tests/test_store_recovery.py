@@ -6,10 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
-import turncheck.models.store as store_mod
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_store import digest, fill, make_turn, one_line
+
+import turncheck.models.store as store_mod
 from turncheck.models.log_format import HEADER_SIZE, LINE_HEADER
 from turncheck.models.recovery import scan_frames, scan_lines
 from turncheck.models.store import LogCorrupt, StoredTurn, StoreError, TurnLog, TurnStore

@@ -11,10 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import turncheck.models.recovery as recovery_mod
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_store import make_turn
+
+import turncheck.models.recovery as recovery_mod
 from turncheck.models.log_format import HEADER_SIZE, StoreError
 from turncheck.models.recovery import scan_frame_file, scan_frames
 from turncheck.models.store import TurnLog

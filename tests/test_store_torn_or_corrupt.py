@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from turncheck.cli.app import main
 from turncheck.models.events import Event, Kind
 from turncheck.models.store import LogCorrupt, TurnLog, TurnStore

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from turncheck.cli.app import main
 from turncheck.models.session_store import TURN_KINDS, JournalEntry, SessionHeader, SessionStore
 from turncheck.sim.stress.history import check_run

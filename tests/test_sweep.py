@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from turncheck.models.errors import BadParameter, TurncheckError, UnknownName
 from turncheck.scenarios.sweep import cell_seed, parse_grid, sweep
 from turncheck.sim.executor import LocalExecutor
@@ -23,6 +24,7 @@ def run_cli(argv: list[str]) -> int:
         import sys
 
         import typer
+
         from turncheck.cli import sweep as cli_sweep
 
         app = typer.Typer()

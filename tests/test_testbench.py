@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from turncheck.models.errors import BadParameter
 from turncheck.models.projector import PROJECTORS
 from turncheck.reports.tables import write_result

@@ -4,6 +4,7 @@ run ranks candidates by their largest deviation from the seed and names the pres
 from __future__ import annotations
 
 import pytest
+
 from turncheck.models.errors import BadParameter
 from turncheck.scenarios.base import get_scenario, no_progress, parse_params
 from turncheck.scenarios.testbench import PROFILES, TestbenchParams

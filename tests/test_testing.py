@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
-from turncheck.models.cost import Utf8JsonCost
-from turncheck.models.history import History
 
 from turncheck import build_model, machine_for
+from turncheck.models.cost import Utf8JsonCost
+from turncheck.models.history import History
 from turncheck.testing import check_projector, histories, multi_session
 
 USER_PROJECT = Path(__file__).parent / "user_project"

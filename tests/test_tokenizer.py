@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from turncheck.models.cost import make_cost
 from turncheck.models.errors import UnknownName
 from turncheck.models.events import Event, Kind

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from browser_page import SHOTS, browser, open_file  # noqa: F401  (browser is a fixture)
+
 from turncheck.cli.app import main
 from turncheck.models.catalog import build_model
 from turncheck.reports.trace_view import diff_fields, trace_view

@@ -6,6 +6,7 @@ import itertools
 import random
 
 import pytest
+
 from turncheck.models.catalog import MODELS, build_model
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.invariants import BOUNDED_PEAK_TURNS

@@ -8,6 +8,7 @@ that the lines name what the issues ask for.
 from __future__ import annotations
 
 import pytest
+
 from turncheck.bench import check as bench_check
 from turncheck.bench import trigger as bench_trigger
 

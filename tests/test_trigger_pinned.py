@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+
 from turncheck.models.trigger import TriggerModel
 from turncheck.sim.explorer import Exploration, explore
 from turncheck.sim.simulation import RunSpec, simulate

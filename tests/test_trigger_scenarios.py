@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import get_scenario, no_progress, parse_params

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from turncheck.cli.app import main
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.projector import resolve_strategy

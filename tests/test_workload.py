@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import soup
+
 from turncheck.models.columns import build_histories, columns_from_events
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter

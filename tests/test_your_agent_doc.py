@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from turncheck.cli.app import main
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -25,6 +25,7 @@ from functools import cached_property, partial
 from pathlib import Path
 
 from matplotlib.figure import Figure
+
 from turncheck.models.errors import TurncheckError
 from turncheck.reports.plots.canvas import figure_bytes, write_figure
 from turncheck.reports.plots.locking_price import LOCKING_SCENARIOS, locking_reading, plot_locking_price

@@ -17,6 +17,7 @@ from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+
 from turncheck.reports.plots.canvas import LOCKING_COLOURS, PALETTE, footnote, new_figure, titled
 from turncheck.reports.results_dir import WrongResultKind, require_scenario
 from turncheck.scenarios.base import Cell, ScenarioResult

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+
 from turncheck.reports.plots.canvas import PALETTE, footnote, new_figure, titled
 from turncheck.reports.results_dir import WrongResultKind, require_scenario
 from turncheck.scenarios.base import ScenarioResult

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.figure import Figure
+
 from turncheck.reports.plots.canvas import SERIES_STYLES, footnote, new_figure, titled
 from turncheck.reports.results_dir import WrongResultKind, require_scenario
 from turncheck.scenarios.base import Cell, ScenarioResult
@@ -46,7 +47,9 @@ def strategy_colours(strategies: list[str]) -> dict[str, str]:
         known = SERIES_STYLES.get(name)
         colour = known.colour if known is not None else next(free, None)
         if colour is None:
-            raise WrongResultKind(f"plot peers: {len(strategies)} strategies, more than there are distinct colours")
+            raise WrongResultKind(
+                f"plot peers: {len(strategies)} strategies, more than there are distinct colours"
+            )
         out[name] = colour
     return out
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from matplotlib.artist import Artist
 from matplotlib.figure import Figure
+
 from turncheck.reports.plots.canvas import (
     SERIES_STYLES,
     UNNAMED_COLOURS,

@@ -31,6 +31,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
+
 from turncheck.models.catalog import build_model
 from turncheck.models.protocol import ProtocolModel
 from turncheck.reports.plots.canvas import PALETTE, footnote, new_figure, titled

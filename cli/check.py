@@ -37,7 +37,7 @@ from turncheck.sim.explorer import (
     explore,
     reduction_factor,
 )
-from turncheck.sim.protocols import is_user_reference, load_model, parse_assignments
+from turncheck.sim.protocols import is_user_reference, load_model
 from turncheck.sim.state_graph import write_dot, write_graphml
 from turncheck.sim.stateful import DEFAULT_DATABASE
 from turncheck.sim.trace import Trace, load_trace, replay, save_trace, transcript, words_of
@@ -208,7 +208,7 @@ def check_command(
         raise BadParameter(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if max_examples < 1 or steps < 1:
         raise BadParameter("--max-examples and --steps must be >= 1")
-    assignments = parse_assignments(param or [])
+    assignments = split_assignments(param or [])
     model = load_model(model_ref, assignments)
     props = select_properties(model, invariant or [])
     out: list[str] = []
@@ -381,7 +381,7 @@ def explore_command(
     """Explore every interleaving: state-space statistics, properties and exact worst cases."""
     _check_format(fmt)
     _check_bounds(max_states, max_depth, timeout)
-    model = load_model(model_ref, parse_assignments(param or []))
+    model = load_model(model_ref, split_assignments(param or []))
     progress = None if quiet or fmt == "json" else StderrProgress()
     want_graph = dot is not None or graphml is not None
     started = time.perf_counter()

@@ -13,7 +13,7 @@ no metrics, and actions formatted with ``repr``.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from turncheck.models.catalog import build_model, check_sizes, coerce_value
@@ -22,17 +22,6 @@ from turncheck.models.protocol import ProtocolModel
 from turncheck.models.user_code import load_object
 
 REQUIRED = ("init_states", "actions", "step", "properties")
-
-
-def parse_assignments(items: Sequence[str]) -> dict[str, str]:
-    """``["k=v", …]`` from the command line as a mapping; a missing ``=`` is an error."""
-    out: dict[str, str] = {}
-    for item in items:
-        if "=" not in item:
-            raise BadParameter(f"parameter {item!r} must be written k=v")
-        key, value = item.split("=", 1)
-        out[key.strip()] = value
-    return out
 
 
 def is_user_reference(ref: str) -> bool:

@@ -15,10 +15,10 @@ from typing import Annotated, Literal
 
 import typer
 
+from turncheck.scenarios.presets import Scale
+
 Format = Literal["table", "json"]
-Scale = Literal["tiny", "quick", "full"]
 ExecutorKind = Literal["local", "dask"]
-SCALES: tuple[Scale, ...] = ("tiny", "quick", "full")
 
 FormatOpt = Annotated[Format, typer.Option("--format", help="table (for people) or json (for scripts).")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Nothing on stderr but errors: no progress.")]

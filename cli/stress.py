@@ -4,7 +4,8 @@ Runs ``--writers`` OS processes appending whole turns and one compactor process 
 ``--store`` for ``--seconds``, with the trigger ``maxTurns`` and a wall-clock gap ``--gap-ms``
 under ``--locking``; records every operation and checks the committed history
 (:mod:`turncheck.sim.stress.history`). Exit 0 when every invariant holds, 1 with the shortest
-offending slice of the history when one breaks, 2 for bad input or a store that cannot be
+offending slice of the history when one breaks (``--html`` pages through it in the trace
+viewer), 2 for bad input or a store that cannot be
 opened. A live run cannot be byte-reproducible: ``--seed`` fixes the kill schedule, not the
 operating system's interleaving.
 """
@@ -21,8 +22,11 @@ from typing import Annotated, Literal
 import typer
 
 from turncheck.cli.options import FormatOpt, QuietOpt, SeedOpt, out_option
+from turncheck.cli.outputs import check_output_file
 from turncheck.cli.progress import ProgressBar, end_line, silent
 from turncheck.models.errors import TurncheckError
+from turncheck.reports.stress_view import stress_view
+from turncheck.reports.viewer import write_view_page
 from turncheck.sim.stress.history import StressReport, check_run
 from turncheck.sim.stress.runner import StressParams, check_params, run_stress
 from turncheck.sim.stress.stores import StoreSpec
@@ -89,6 +93,12 @@ def stress_command(
     out: Annotated[
         Path | None, out_option("Keep the history (JSONL per process) and stress.json here.")
     ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html", help="Also write the trace viewer of the history here (the commits up to the break)."
+        ),
+    ] = None,
 ) -> int:
     """Stress a real session store with writer processes and a compactor; check the history."""
     scratch = Path(tempfile.mkdtemp(prefix="turncheck-stress-"))
@@ -100,6 +110,8 @@ def stress_command(
             StoreSpec(store, target), locking, writers, gap_ms, max_turns, seconds, seed, kill, kills
         )
         check_params(params)
+        if html is not None:
+            check_output_file(html, "--html")
         if out is not None and out.exists() and not out.is_dir():
             raise NotADirectoryError(20, "not a directory", str(out))
         folder = (out / "history") if out is not None else scratch / "history"
@@ -118,10 +130,16 @@ def stress_command(
         shutil.rmtree(scratch, ignore_errors=True)
     if out is not None:
         (out / "stress.json").write_text(json.dumps(report.as_json(), indent=2) + "\n")
+    if html is not None:
+        write_view_page(
+            stress_view(raw, report), html, f"turncheck stress: {report.store} · {report.locking}"
+        )
     if fmt == "json":
         print(json.dumps(report.as_json()))
     else:
         print("\n".join(report_lines(report)))
+        if html is not None:
+            print(f"trace viewer: {html}")
     sys.stdout.flush()
     return 0 if report.ok else 1
 

@@ -319,12 +319,6 @@ class TriggerModel:
         what = "its declared bound" if declared is not None else "maxTurns (it declares no bound: unbounded)"
         return (
             Property(
-                BOUNDED_PEAK_TURNS,
-                "always",
-                lambda s: s.live <= bound,
-                f"live turns never exceed {bound}: {self.strategy.name}'s {what}",
-            ),
-            Property(
                 NO_UNCOUNTED_GAP_TURN,
                 "always",
                 lambda s: s.live <= m + 1,
@@ -335,6 +329,12 @@ class TriggerModel:
                 "always",
                 lambda s: s.live <= m,
                 f"live turns never exceed maxTurns = {m}, the trigger's nominal promise",
+            ),
+            Property(
+                BOUNDED_PEAK_TURNS,
+                "always",
+                lambda s: s.live <= bound,
+                f"live turns never exceed {bound}: {self.strategy.name}'s {what}",
             ),
             Property(
                 TRIGGER_FIRES,

@@ -228,7 +228,8 @@ def run_check(
     violated: str | None = None
     source = ""
     if exploration is not None and exploration.violations:
-        first = min(exploration.violations, key=lambda o: (o.depth, [p.name for p in props].index(o.name)))
+        names = [p.name for p in props]
+        first = min(exploration.violations, key=lambda o: names.index(o.name))
         violated = first.name
         path = counterexample(model, exploration, violated)
         source = "explore"

@@ -17,7 +17,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
@@ -25,13 +25,12 @@ from turncheck.cli.options import FormatOpt, QuietOpt, SeedOpt, out_option
 from turncheck.cli.outputs import check_output_file
 from turncheck.cli.progress import ProgressBar, end_line, silent
 from turncheck.models.errors import TurncheckError
+from turncheck.models.locking import LockingName
 from turncheck.reports.stress_view import stress_view
 from turncheck.reports.viewer import write_view_page
 from turncheck.sim.stress.history import StressReport, check_run
 from turncheck.sim.stress.runner import StressParams, check_params, run_stress
 from turncheck.sim.stress.stores import StoreSpec
-
-LockingName = Literal["none", "trim-to", "mutex", "cas", "append-sync"]
 
 
 class StoreUnavailable(TurncheckError):

@@ -182,12 +182,11 @@ class TriggerModel:
         self._w = p.writers
         self._g = p.gap
         self._m = p.max_turns
-        # the strategy's fields, read once: the hot paths below test plain attributes
+        # the strategy's rule, read once: the hot paths below test plain attributes
         s = self.strategy
         self._blocks = s.blocks_appends_in_gap
         self._cas = s.commit_needs_clean
         self._sync = s.trims_in_append
-        self._trim_to = s.delete_rule == "trim-to"
         self._append_actions: tuple[Action, ...] = tuple((APPEND, w) for w in range(p.writers))
         self._tables = _WriterTables(p.writers)
 
@@ -280,8 +279,7 @@ class TriggerModel:
         if verb == COMPACT:
             if self._cas and dirty:  # version changed: re-read, wait again
                 return _new(TriggerState, (live, peak, writers, self._g, live, False, busy, fired))
-            m = self._m
-            delete = (live - m if live > m else 0) if self._trim_to else count - m
+            delete = self.strategy.delete_count(live, count, self._m)
             return _new(TriggerState, (live - delete, peak, writers, -1, 0, False, busy, fired))
         raise BadParameter(f"model trigger has no action {action!r}")
 
@@ -297,11 +295,9 @@ class TriggerModel:
 
     def deletes(self, s: TriggerState) -> int:
         """Turns the compactor deletes if it acts in ``s`` (0 for a failing ``cas`` commit)."""
-        if self.strategy.commit_needs_clean and s.dirty:
+        if self._cas and s.dirty:
             return 0
-        if self.strategy.delete_rule == "trim-to":
-            return max(0, s.live - self._m)
-        return s.count_read - self._m
+        return self.strategy.delete_count(s.live, s.count_read, self._m)
 
     def properties(self) -> tuple[Property[TriggerState], ...]:
         """Every strategy is held to the same two named invariants, then to its own bound.
@@ -389,7 +385,7 @@ class TriggerModel:
             k = self.deletes(state)
             why = (
                 f"live {state.live} − maxTurns {self._m}"
-                if self.strategy.delete_rule == "trim-to"
+                if self.strategy.trims_to
                 else f"count_read {state.count_read} − maxTurns {self._m}"
             )
             unlock = ", releases the lock" if self.strategy.blocks_appends_in_gap else ""
@@ -483,7 +479,7 @@ def fast_slots(config: TriggerParams, arrivals: Sequence[int]) -> SlotRun:
     s = _locking(config.locking)
     w_count, g, m = config.writers, config.gap, config.max_turns
     mutex, cas, sync = s.blocks_appends_in_gap, s.commit_needs_clean, s.trims_in_append
-    trim_to = s.delete_rule == "trim-to"
+    deletes = s.delete_count
     live = peak = count = busy = 0
     pending = -1
     dirty = False
@@ -502,7 +498,7 @@ def fast_slots(config: TriggerParams, arrivals: Sequence[int]) -> SlotRun:
                         pending, count, dirty = g, live, False
                         retries += 1
                     else:
-                        live -= (live - m if live > m else 0) if trim_to else count - m
+                        live -= deletes(live, count, m)
                         pending, count, dirty = -1, 0, False
                         compactions += 1
                         if live > post:

@@ -42,7 +42,7 @@ from turncheck.sim.explorer import (
 from turncheck.sim.protocols import is_user_reference, load_model
 from turncheck.sim.state_graph import write_dot, write_graphml
 from turncheck.sim.stateful import DEFAULT_DATABASE
-from turncheck.sim.trace import Trace, load_trace, replay, save_trace, transcript, words_of
+from turncheck.sim.trace import Trace, load_trace, recording_of, replay, save_trace, transcript
 
 DEFAULT_TRACES = Path(".turncheck") / "traces"
 
@@ -257,7 +257,7 @@ def check_command(
             init=report.counterexample.init,
             engine=report.source,
             model_name=model.name,
-            extra={"words": words_of(model, report.counterexample.init, report.counterexample.actions)},
+            extra=recording_of(model, report.counterexample.init, report.counterexample.actions, report.violated),
         )
         trace_path = save_trace(trace, trace_out or _default_trace_path(model, model_ref, report.violated))
     other_paths = _save_other_traces(report, model_ref, trace_out)
@@ -299,7 +299,7 @@ def _save_other_traces(report: CheckReport, model_ref: str, trace_out: Path | No
             model=model_ref, params=dict(model.params),
             actions=tuple(tuple(a) if isinstance(a, (list, tuple)) else (a,) for a in cx.actions),
             violated=name, init=cx.init, engine="explore", model_name=model.name,
-            extra={"words": words_of(model, cx.init, cx.actions)},
+            extra=recording_of(model, cx.init, cx.actions, name),
         )  # fmt: skip
         where = (
             trace_out.with_name(f"{trace_out.stem}.{name}.json")
@@ -529,7 +529,7 @@ def replay_command(
     if html is not None:
         from turncheck.reports.viewer import write_trace_page
 
-        write_trace_page(trace, html)
+        write_trace_page(trace, html, model=model)
     if fmt == "json":
         obj = {
             "trace": str(trace_path),

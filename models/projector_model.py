@@ -24,7 +24,7 @@ interchangeable: :meth:`ProjectorModel.canonical` renames them in order of first
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -35,7 +35,8 @@ from turncheck.models.history import History
 from turncheck.models.invariants import NO_ORPHAN_RESULTS, NON_EMPTY, WITHIN_BUDGET, non_empty
 from turncheck.models.peers.selection import PeerWindow
 from turncheck.models.projector import Window, check_strategy, project, resolve_strategy
-from turncheck.models.protocol import Property
+from turncheck.models.protocol import FieldValue, Limit, Property, ProtocolModel, WindowPanel, field_text
+from turncheck.models.window_panel import window_panel
 
 USER, CALL, RESULT, TERM = int(Kind.USER), int(Kind.CALL), int(Kind.RESULT), int(Kind.TERM)
 NO_CALL = -1
@@ -50,7 +51,7 @@ _COST = EstimateCost()
 _CHARS_PER_TOKEN = 4
 
 
-class ProjectorModel:
+class ProjectorModel(ProtocolModel[State, Action]):
     """Histories of up to ``events`` events, each projected by ``strategy`` within ``budget``."""
 
     name = "projector"
@@ -188,10 +189,34 @@ class ProjectorModel:
             return f"writer appends RESULT c{action[1]} ({action[2]} tok)"
         return f"writer appends TERM (turn {turn})"
 
-    # -- transcript hooks (optional, read by sim.trace) --------------------------------------
+    # -- how a run reads (transcript, viewer, timeline) ---------------------------------------
 
     def actor(self, state: State, action: Action) -> str:
         return "writer"
+
+    def lane_order(self) -> tuple[str, ...]:
+        return ("writer",)
+
+    def state_fields(self, state: State) -> list[tuple[str, FieldValue]]:
+        events, open_ids, in_turn = state
+        return [
+            ("history", [f"seq {i}: {_event_label(*e)}" for i, e in enumerate(events)]),
+            ("open calls", [f"c{c}" for c in open_ids]),
+            ("turn open", field_text(in_turn)),
+        ]
+
+    def window_panels(self, states: Sequence[State], actions: Sequence[Action]) -> list[WindowPanel | None]:
+        return [window_panel(self.window(s)) for s in states]
+
+    def window_steps(self, states: Sequence[State], actions: Sequence[Action]) -> tuple[set[int], str]:
+        """The events of the window sent at the end of the run (event ``seq`` is step ``seq + 1``)."""
+        w = self.window(states[-1])
+        if w.end <= w.start:
+            return set(), "window sent: empty"
+        return set(range(w.start + 1, w.end + 1)), f"window sent: seq {w.start}..{w.end - 1}"
+
+    def limit(self) -> Limit:
+        return Limit("kept_cost", "budget", float(self.budget))
 
     def columns(self, state: State) -> Mapping[str, Any]:
         events = state[0]
@@ -244,3 +269,8 @@ class ProjectorModel:
                 )
             )
         return project(h, self.budget, self._strategy, _COST)
+
+
+def _event_label(kind: int, cid: int, size: int, turn: int) -> str:
+    call = f" c{cid}" if cid >= 0 else ""
+    return f"{Kind(kind).name}{call} [{size} tok] turn {turn}"

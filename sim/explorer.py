@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from turncheck.models.errors import TurncheckError
-from turncheck.models.protocol import Property, ProtocolModel
+from turncheck.models.protocol import Property, ProtocolModel, as_model
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -166,6 +166,7 @@ def concretize(model: ProtocolModel[Any, Any], canonical_path: Sequence[Any]) ->
     lies in the next state's symmetry class (one always exists when ``canonical`` is a true
     symmetry; otherwise this raises :class:`NotASymmetry`).
     """
+    model = as_model(model)
     canon = model.canonical
     inits = list(model.init_states())
     start = None
@@ -277,6 +278,7 @@ def explore(
     >>> result.outcome("bounded-peak-turns").status        # doctest: +SKIP
     'violated'
     """
+    model = as_model(model)
     props = tuple(model.properties()) if properties is None else tuple(properties)
     canon: Callable[[Any], Hashable] = model.canonical if symmetry else _identity
     search = _Search(

@@ -257,7 +257,9 @@ def check_command(
             init=report.counterexample.init,
             engine=report.source,
             model_name=model.name,
-            extra=recording_of(model, report.counterexample.init, report.counterexample.actions, report.violated),
+            extra=recording_of(
+                model, report.counterexample.init, report.counterexample.actions, report.violated
+            ),
         )
         trace_path = save_trace(trace, trace_out or _default_trace_path(model, model_ref, report.violated))
     other_paths = _save_other_traces(report, model_ref, trace_out)

@@ -398,4 +398,6 @@ class ClockModel(ProtocolModel[ClockState, tuple[Any, ...]]):
         """The writes (``emit`` steps) of the events in the window sent, as the reader ordered them."""
         emits = [k for k, a in enumerate(actions, start=1) if a[0] == "emit"]
         seqs = {int(e.seq) for e in self.window(states[-1]).events}
-        return {emits[s] for s in seqs if s < len(emits)}, f"writes of the events in the window sent ({self.order} order)"
+        return {
+            emits[s] for s in seqs if s < len(emits)
+        }, f"writes of the events in the window sent ({self.order} order)"

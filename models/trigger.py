@@ -463,7 +463,9 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
             return ("uncounted gap turn",)
         return ()
 
-    def window_panels(self, states: Sequence[TriggerState], actions: Sequence[Action]) -> list[WindowPanel | None]:
+    def window_panels(
+        self, states: Sequence[TriggerState], actions: Sequence[Action]
+    ) -> list[WindowPanel | None]:
         """The live turns in the store, step by step (the state keeps only their count).
 
         Each append adds a turn named by the step that wrote it; whatever lowers ``live``

@@ -182,7 +182,9 @@ def _opaque_view(trace: Trace) -> TraceView:
     """A trace whose model is not replayed: the run it recorded (its words, lanes and metrics,
     as the model told them when the trace was saved), else its saved actions alone."""
     rec = recording(trace)
-    steps = [StepView(0, None, "(initial state)", (), {}, dict(rec.metrics[0]) if rec and rec.metrics else {})]
+    steps = [
+        StepView(0, None, "(initial state)", (), {}, dict(rec.metrics[0]) if rec and rec.metrics else {})
+    ]
     lanes: list[str] = []
     for k, action in enumerate(trace.actions, start=1):
         text = rec.words[k - 1] if rec else " ".join(str(x) for x in action)

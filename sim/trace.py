@@ -177,7 +177,9 @@ class Recording:
     doc: str = ""
 
 
-def recording_of(model: ProtocolModel[Any, Any], init: int, actions: Sequence[Any], violated: str) -> dict[str, Any]:
+def recording_of(
+    model: ProtocolModel[Any, Any], init: int, actions: Sequence[Any], violated: str
+) -> dict[str, Any]:
     """Replay ``actions`` from initial state ``init`` and record what a report shows of the run,
     as the JSON fields a trace carries (``words``, ``actors``, ``lanes``, ``timeline``)."""
     model = as_model(model)
@@ -384,6 +386,7 @@ def replay(model: ProtocolModel[Any, Any], trace: Trace) -> Replay:
 
 
 # -- transcript ---------------------------------------------------------------------------------
+
 
 def _strip_actor(text: str, lane: str) -> str:
     if text.lower().startswith(lane) and lane != "step":

@@ -171,6 +171,11 @@ class Locking:
         return self.acts == "in-append"
 
     @property
+    def always_bounded(self) -> bool:
+        """The strategy declares a bound whatever the arrivals, even unbounded (Poisson) ones."""
+        return self.declared(None, 1, 1) is not None
+
+    @property
     def trims_to(self) -> bool:
         """The delete count is computed at commit time (``live − M``), not at the read."""
         return self.deletes == "live-at-commit"
@@ -311,6 +316,7 @@ LOCKINGS: dict[str, Locking] = {
 }  # fmt: skip
 
 LOCKING_NAMES: tuple[str, ...] = tuple(LOCKINGS)
+ALWAYS_BOUNDED: tuple[str, ...] = tuple(n for n in LOCKING_NAMES if LOCKINGS[n].always_bounded)
 
 if TYPE_CHECKING:
     LockingName = str

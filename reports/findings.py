@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from turncheck.models.locking import ALWAYS_BOUNDED
 from turncheck.reports.tables import cell_text
 from turncheck.scenarios.base import ScenarioResult
 
@@ -75,7 +76,7 @@ def _locking(r: ScenarioResult) -> Finding | None:
     for x in rows:
         by.setdefault(str(x["locking"]), []).append(x)
     parts = []
-    for name in ("mutex", "append-sync"):
+    for name in ALWAYS_BOUNDED:
         if name in by:
             worst = min(by[name], key=lambda x: x["throughput"])
             parts.append(

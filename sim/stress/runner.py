@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from turncheck.models.errors import BadParameter
+from turncheck.models.locking import LOCKINGS
 from turncheck.models.session_store import TURN_KINDS, ConnectionLost, SessionStore, StoreBusy, Window
 from turncheck.sim.stress.stores import StoreSpec, check_spec, open_store
 from turncheck.sim.stress.strategies import LockHeld, act, append_turn, check_locking
@@ -319,7 +320,7 @@ def _compactor(p: StressParams, incarnation: int, path: Path, deadline: float) -
             if not head.pending:
                 time.sleep(POLL_S)
                 continue
-            if p.locking != "mutex":
+            if not LOCKINGS[p.locking].blocks_appends_in_gap:
                 wait = head.read_at + gap_s - time.time()
                 if wait > 0:
                     time.sleep(min(wait, 0.005))

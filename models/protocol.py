@@ -348,8 +348,15 @@ _HOOKS: tuple[str, ...] = (
 
 def as_model(model: Any, ref: str = "", params: Mapping[str, Any] | None = None) -> ProtocolModel[Any, Any]:
     """``model`` as a :class:`ProtocolModel`: itself when it subclasses the base, else wrapped in
-    :class:`UserModel` (raises :class:`UnknownName` when it lacks part of the required core).
-    Idempotent, so every engine calls it at its entry."""
+    :class:`UserModel`. Raises :class:`UnknownName` when it lacks part of the required core
+    (a subclass that does not define it, or a plain class without it). Idempotent, so every
+    engine calls it at its entry."""
     if isinstance(model, ProtocolModel):
+        missing = [n for n in REQUIRED if getattr(type(model), n) is getattr(ProtocolModel, n)]
+        if missing:
+            shown = ref or type(model).__name__
+            raise UnknownName(
+                f"{shown!r} does not follow the model interface: no {', '.join(missing)} (see models/protocol.py)"
+            )
         return model
     return UserModel(model, ref, params)

@@ -213,3 +213,31 @@ def test_a_class_without_the_base_is_wrapped_not_modified(
     _check(capsys, trace)
     # "auditor counts 1" names no known role: its lane is "step", after the writers
     assert json.loads(trace.read_text(encoding="utf-8"))["lanes"] == ["writer 0", "writer 1", "step"]
+
+
+def test_a_class_missing_part_of_the_core_is_refused_in_one_line(
+    extension: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = textwrap.dedent(MODULE).replace(
+        "    def step(self, state, action):", "    def _step(self, state, action):"
+    )
+    (extension / "counter.py").write_text(broken, encoding="utf-8")
+    assert main(["check", REF, "--quiet"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.strip().splitlines() == [
+        f"turncheck: error: {REF!r} does not follow the model interface: no step (see models/protocol.py)"
+    ]
+
+
+def test_a_malformed_record_is_ignored_and_the_trace_drawn_from_its_actions(
+    extension: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "lost.json"
+    _check(capsys, trace)
+    saved = json.loads(trace.read_text(encoding="utf-8"))
+    saved["lanes"] = ["someone else"]  # not the lanes of its actors: the record is not trusted
+    trace.write_text(json.dumps(saved), encoding="utf-8")
+    tl = timeline_of(load_trace(trace))
+    assert tl.verdict == "recorded" and not tl.replayed
+    assert [s.text for s in tl.steps][:2] == ["read 0", "read 1"]

@@ -68,6 +68,12 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
     m3 = next(r for r in oversized if r["strategy"] == "M3")
     assert m3["empty"] == m3["windows"] == 4  # M3 never keeps part of a turn
     assert all(j.passed for j in first.judgements), [j.line() for j in first.judgements]
+    from turncheck.reports.findings import findings
+
+    finding = findings([first])[0]  # the README's peers bullet is this sentence (a generated block)
+    assert finding.headline.startswith(
+        "Popular trimmers"
+    ) and "LangChain's `trim_messages` behaves exactly" in (finding.sentence)
     again = run("peers", *args)
     assert files(first, tmp_path / "a") == files(again, tmp_path / "b")
     saved = json.loads((tmp_path / "a" / "peers.json").read_text())

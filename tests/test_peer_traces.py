@@ -54,3 +54,19 @@ def test_shortest_traces_replay_and_show_in_the_viewer_and_report(tmp_path: Path
     text = report.read_text()
     assert text.count(f"Shortest pairing break of {PEER}") == 2
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    "path", sorted((Path(__file__).resolve().parent.parent / "docs" / "peer-repros").glob("*.trace.json")),
+    ids=lambda p: p.name,
+)  # fmt: skip
+def test_the_saved_traces_still_break_the_same_way(path: Path) -> None:
+    import importlib.util
+
+    from turncheck.scenarios.peers import LIBRARY
+
+    trace = load_trace(path)
+    module = LIBRARY[trace.params["strategy"]]
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed")
+    assert replay(build_model("projector", trace.params), trace).verdict == "same"

@@ -69,7 +69,10 @@ def report_lines(r: StressReport) -> list[str]:
 
 def stress_command(
     store: Annotated[
-        str, typer.Option("--store", help="sqlite, postgres, agents-sqlite, or package.module:Class.")
+        str,
+        typer.Option(
+            "--store", help="sqlite, postgres, agents-sqlite, langgraph-sqlite, or package.module:Class."
+        ),
     ] = "sqlite",
     locking: Annotated[LockingName, typer.Option("--locking", help="Locking strategy.")] = "none",
     writers: Annotated[int, typer.Option("--writers", min=1, max=64, help="Writer processes.")] = 4,

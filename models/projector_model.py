@@ -10,7 +10,12 @@ the properties read the window's structural report:
 
 * ``no-orphan-results`` — ``orphanRes`` is 0;
 * ``within-budget`` — ``overBudget`` is 0;
-* ``non-empty`` — the window is not empty while a pair-safe suffix fits the budget.
+* ``non-empty`` — the window is not empty while a pair-safe suffix fits the budget;
+* ``no-orphan-calls`` (only with ``pairing=True``) — the window sends no CALL whose RESULT is in
+  the history but not in the window (a dangling call, or one whose result has not come yet, is
+  the log's state, not the trimmer's fault). It is what a peer library's shortest
+  reproductions are searched for (:mod:`scenarios.peer_trace`); off by default, so the model's
+  properties, parameters and every saved trace stay what they were.
 
 USER, CALL and TERM cost one token; a RESULT costs one of ``result_sizes`` tokens (four ASCII
 characters per token under the ``estimate`` cost model). With the defaults (budget 4, results of
@@ -46,6 +51,16 @@ Ev = tuple[int, int, int, int]
 # state: (events, open call ids sorted, a turn is open)
 State = tuple[tuple[Ev, ...], tuple[int, ...], bool]
 Action = tuple[Any, ...]
+NO_ORPHAN_CALLS = "no-orphan-calls"
+
+
+def unanswered_calls(w: Window) -> int:
+    """CALLs the window sends whose RESULT the history holds but the window leaves out."""
+    answered = {e.call_id for e in w.history.events if e.kind is Kind.RESULT}
+    sent = w.events
+    results = {e.call_id for e in sent if e.kind is Kind.RESULT}
+    return sum(1 for e in sent if e.kind is Kind.CALL and e.call_id in answered and e.call_id not in results)
+
 
 _COST = EstimateCost()
 _CHARS_PER_TOKEN = 4
@@ -64,6 +79,7 @@ class ProjectorModel(ProtocolModel[State, Action]):
         call_ids: int = 2,
         result_sizes: tuple[int, ...] = (1, 3),
         reuse: bool = True,
+        pairing: bool = False,
     ) -> None:
         self._strategy = resolve_strategy(check_strategy(strategy))  # M0..M5 or the user's own
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
@@ -89,6 +105,9 @@ class ProjectorModel(ProtocolModel[State, Action]):
             "reuse": reuse,
         }
         self.reuse = reuse
+        self.pairing = pairing
+        if pairing:  # listed only when on: the default model's parameters are unchanged
+            self.params = {**self.params, "pairing": True}
         self._window = lru_cache(maxsize=1 << 16)(self._project)
 
     # -- the protocol -------------------------------------------------------------------------
@@ -151,6 +170,17 @@ class ProjectorModel(ProtocolModel[State, Action]):
                 lambda s: non_empty(self.window(s), _COST.frame, self.window(s).history.prefix(_COST)),
                 "the window is not empty while a pair-safe suffix fits the budget",
             ),
+        ) + (
+            (
+                Property(
+                    NO_ORPHAN_CALLS,
+                    "always",
+                    lambda s: unanswered_calls(self.window(s)) == 0,
+                    "the window sends no CALL without its RESULT when the history holds that RESULT",
+                ),
+            )
+            if self.pairing
+            else ()
         )
 
     def metrics(self, state: State) -> Mapping[str, int]:

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from turncheck.models.log_format import HEADER_SIZE
-from turncheck.models.recovery import EVENTS_MARK
+from turncheck.models.resync import EVENTS_MARK
 from turncheck.models.store import TurnLog
 
 _NO_LIMIT = 1 << 40

@@ -44,7 +44,7 @@ FIRST_WINDOW = 1 << 10
 """Bytes of markers examined by the first window (then 2×, 4×, … up to :data:`LAST_WINDOW`)."""
 LAST_WINDOW = 1 << 20
 
-_MARK = np.frombuffer(EVENTS_MARK, np.uint8)
+_MARK64 = np.frombuffer(EVENTS_MARK, "<u8")[0]
 _K = np.arange(1, MAX_ID_BYTES + 1, dtype=np.int64)
 _REACH = 13 + MAX_ID_BYTES  # a marker at m admits frame starts in m - _REACH … m - 14
 _U32 = struct.Struct("<I")
@@ -71,65 +71,77 @@ def next_frame(data: bytes, start: int, n: int, crcs: RangeCrc | None = None) ->
     return best
 
 
-def _markers(data: bytes, arr: Bytes, lo: int, hi: int, n: int) -> Ints:
-    """Offsets ``m`` in ``lo … hi - 1`` where the marker starts (wholly inside ``data[:n]``)."""
+_IOTA: list[npt.NDArray[np.int32]] = []
+
+
+def _iota(size: int) -> npt.NDArray[np.int32]:
+    """``arange(size)`` from one array kept across calls (a window's worth, made on first use)."""
+    if not _IOTA or len(_IOTA[0]) < size:
+        _IOTA[:] = [np.arange(max(size, LAST_WINDOW + 2 * _REACH), dtype=np.int32)]
+    return _IOTA[0][:size]
+
+
+def _markers(data: bytes, arr: Bytes, lo: int, hi: int, n: int) -> tuple[Ints, npt.NDArray[np.bool_]]:
+    """Offsets ``m`` in ``lo … hi - 1`` where the marker starts (wholly inside ``data[:n]``),
+    and the same as a mask over ``lo … hi - 1``: every ``[`` found in one pass, then compared
+    as one 8-byte word each."""
     top = min(hi, n - len(EVENTS_MARK) + 1)
-    if top <= lo:
-        return np.empty(0, np.int64)
-    if data.find(EVENTS_MARK, lo, top + len(EVENTS_MARK) - 1) < 0:  # the common case: C-speed no
-        return np.empty(0, np.int64)
-    at = np.flatnonzero(arr[lo:top] == _MARK[0]).astype(np.int64) + lo
-    for i in range(1, len(EVENTS_MARK)):
-        at = at[arr[at + i] == _MARK[i]]
-    return at
+    if top <= lo or data.find(EVENTS_MARK, lo, top + len(EVENTS_MARK) - 1) < 0:  # the common case
+        return np.empty(0, np.int64), np.zeros(0, np.bool_)
+    at = np.flatnonzero(arr[lo:top] == EVENTS_MARK[0]) + lo
+    at = at[_words(data, n, "<u8")[at] == _MARK64]
+    mask = np.zeros(hi - lo, np.bool_)
+    mask[at - lo] = True
+    return at.astype(np.int64), mask
+
+
+def _words(data: bytes, n: int, kind: str) -> npt.NDArray[np.unsignedinteger]:
+    """The little-endian word starting at every byte offset of ``data[:n]`` (a strided view)."""
+    size = np.dtype(kind).itemsize
+    return np.ndarray(shape=(max(n - size + 1, 0),), dtype=kind, buffer=data, strides=(1,))
 
 
 def _first_in_window(
     data: bytes, arr: Bytes, start: int, lo: int, hi: int, n: int, crcs: RangeCrc, best: int | None
 ) -> int | None:
     """The smallest valid frame start ``q`` (``start <= q``, ``q < best``) whose marker lies in
-    ``lo … hi - 1``."""
-    marks = _markers(data, arr, lo, hi, n)
+    ``lo … hi - 1``. The cheapest tests run first, on every candidate; the next-marker test on
+    the few left; the CRC on the fewer still."""
+    marks, mask = _markers(data, arr, lo, hi, n)
     if not len(marks):
         return None
-    after = data.find(EVENTS_MARK, int(marks[-1]) + 1, n)
-    following = np.append(marks[1:], after if after >= 0 else n + len(EVENTS_MARK))
     floor = max(start, 0) + 12  # j = q + 12 is the id-length byte
     if len(marks) * MAX_ID_BYTES <= hi - lo + _REACH:  # sparse: look behind each marker
         j = (marks[:, None] - 1 - _K[None, :]).ravel()
-        which = np.repeat(np.arange(len(marks)), MAX_ID_BYTES)
-        keep = j >= floor
-        j, which = j[keep], which[keep]
-        keep = arr[j] == (marks[which] - 1 - j)
-        j, which = j[keep], which[keep]
-    else:  # dense: every byte names the one marker it would belong to
+        j = j[j >= floor]
+        j = j[mask.take(j + arr[j] + 1 - lo, mode="clip") & (j + arr[j] + 1 < hi)]
+    else:  # dense: every byte names the one marker it would belong to, looked up in one pass
         j0 = max(floor, lo - _REACH + 12)
-        j = np.arange(j0, hi - 1, dtype=np.int64)
-        m = j + arr[j0 : hi - 1] + 1
-        keep = (arr[j0 : hi - 1] > 0) & (m >= lo) & (m < hi)
-        j, m = j[keep], m[keep]
-        which = np.searchsorted(marks, m)
-        which = np.minimum(which, len(marks) - 1)
-        keep = marks[which] == m
-        j, which = j[keep], which[keep]
+        seg = arr[j0 : hi - 1]
+        named = _iota(len(seg)) + seg  # the marker byte j names is m = j0 + named + 1 (int32)
+        table = np.zeros(len(seg) + 256, np.bool_)
+        table[lo - j0 - 1 : lo - j0 - 1 + len(mask)] = mask
+        hit = table.take(named, mode="wrap")
+        hit &= seg != 0
+        j = np.flatnonzero(hit).astype(np.int64) + j0
     if not len(j):
         return None
     q = j - 12
     k = arr[j].astype(np.int64)
-    length = (
-        arr[q].astype(np.int64)
-        | (arr[q + 1].astype(np.int64) << 8)
-        | (arr[q + 2].astype(np.int64) << 16)
-        | (arr[q + 3].astype(np.int64) << 24)
-    )
+    length = _words(data, n, "<u4")[q].astype(np.int64)
     end = q + 8 + length
-    keep = (length >= 13 + k) & (end <= n) & (end <= following[which] + len(EVENTS_MARK) - 1)
+    keep = (length >= 13 + k) & (end <= n)
     if best is not None:
         keep &= q < best
-    q, end = q[keep], end[keep]
+    q, end, k = q[keep], end[keep], k[keep]
+    keep = arr[end - 1] == 0x5D  # the events array's closing "]"
+    q, end, k = q[keep], end[keep], k[keep]
     if not len(q):
         return None
-    keep = arr[end - 1] == 0x5D  # the events array's closing "]"
+    m = q + 13 + k
+    after = data.find(EVENTS_MARK, int(marks[-1]) + 1, n)
+    following = np.append(marks[1:], after if after >= 0 else n + len(EVENTS_MARK))
+    keep = end <= following[np.searchsorted(marks, m)] + len(EVENTS_MARK) - 1  # no marker inside
     q, end = q[keep], end[keep]
     order = np.argsort(q, kind="stable")
     for at, stop in zip(q[order].tolist(), end[order].tolist(), strict=True):

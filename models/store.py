@@ -517,6 +517,7 @@ class TurnStore(TurnReading):
             sync_file(fd)
             self._unsynced = 0
 
+
 class TurnLog(TurnStore):
     """The framed log: 16-byte header, then one length-prefixed, CRC32-checked frame per turn."""
 

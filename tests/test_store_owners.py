@@ -153,7 +153,9 @@ def test_a_wait_that_would_poll_forever_is_refused(tmp_path: Path, wait: float) 
 
 
 @pytest.mark.parametrize("cls", [TurnLog, LineTurnLog])
-def test_a_batch_owner_notices_a_rotation_where_it_promises_durability(tmp_path: Path, cls: type[TurnLog]) -> None:
+def test_a_batch_owner_notices_a_rotation_where_it_promises_durability(
+    tmp_path: Path, cls: type[TurnLog]
+) -> None:
     """Under ``fsync='batch'`` the identity check runs before each batch's closing commit and in
     ``sync()`` (commits inside a batch are not yet promised durable; see ``_check_identity``)."""
     path = tmp_path / "live.log"

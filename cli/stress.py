@@ -124,6 +124,9 @@ def stress_command(
             raw = run_stress(params, folder, progress)
         except TurncheckError:
             raise
+        except KeyboardInterrupt:  # an interrupted run's history is partial: leave none behind
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         except Exception as exc:  # the store's driver: a refused connection, a bad path
             end_line(progress)
             raise StoreUnavailable(f"store {store}: {type(exc).__name__}: {exc}") from None

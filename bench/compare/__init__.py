@@ -115,6 +115,7 @@ class Comparison:
         return {
             "path": self.path,
             "unit": self.unit,
+            "clock": self.clock,
             "target": self.target,
             "note": self.note,
             "contenders": [

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from turncheck.cli.options import FormatOpt, QuietOpt
+from turncheck.cli.options import FormatOpt, JobsOpt, QuietOpt
 from turncheck.models.catalog import model_names
 from turncheck.models.errors import BadParameter
 from turncheck.models.protocol import ProtocolModel
@@ -207,6 +207,7 @@ def check_command(
     database: Annotated[
         Path | None, typer.Option("--database", help="Hypothesis example database directory.")
     ] = None,
+    jobs: JobsOpt = 1,
 ) -> None:
     """Check a model's invariants and goals; exit 0 pass, 1 counterexample, 3 inconclusive.
 
@@ -242,6 +243,7 @@ def check_command(
         max_depth=max_depth,
         timeout=timeout,
         progress=progress,
+        jobs=jobs,
     )
     if progress is not None:
         progress.finish()
@@ -411,6 +413,7 @@ def explore_command(
         Path | None,
         typer.Option("--html", help="Also write the state-space browser page here (small configurations)."),
     ] = None,
+    jobs: JobsOpt = 1,
 ) -> None:
     """Explore every interleaving: state-space statistics, properties and exact worst cases."""
     _check_format(fmt)
@@ -427,11 +430,14 @@ def explore_command(
         timeout=timeout,
         record_edges=want_graph,
         progress=progress,
+        jobs=jobs,
     )
     raw = None
     left = None if timeout is None else timeout - (time.perf_counter() - started)  # one budget for both
     if symmetry and reduction and (left is None or left > 0):
-        raw = explore(model, symmetry=False, max_states=max_states, max_depth=max_depth, timeout=left)
+        raw = explore(
+            model, symmetry=False, max_states=max_states, max_depth=max_depth, timeout=left, jobs=jobs
+        )
     if progress is not None:
         progress.finish()
     if want_graph:

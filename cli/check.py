@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from turncheck.cli.options import FormatOpt, JobsOpt, QuietOpt
+from turncheck.cli.options import ExploreJobsOpt, FormatOpt, QuietOpt
 from turncheck.models.catalog import model_names
 from turncheck.models.errors import BadParameter
 from turncheck.models.protocol import ProtocolModel
@@ -207,7 +207,7 @@ def check_command(
     database: Annotated[
         Path | None, typer.Option("--database", help="Hypothesis example database directory.")
     ] = None,
-    jobs: JobsOpt = 1,
+    jobs: ExploreJobsOpt = 1,
 ) -> None:
     """Check a model's invariants and goals; exit 0 pass, 1 counterexample, 3 inconclusive.
 
@@ -413,7 +413,7 @@ def explore_command(
         Path | None,
         typer.Option("--html", help="Also write the state-space browser page here (small configurations)."),
     ] = None,
-    jobs: JobsOpt = 1,
+    jobs: ExploreJobsOpt = 1,
 ) -> None:
     """Explore every interleaving: state-space statistics, properties and exact worst cases."""
     _check_format(fmt)

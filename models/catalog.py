@@ -1,6 +1,6 @@
 """The protocol models by name, for every engine and command that takes ``MODEL --param k=v``.
 
-:data:`MODELS` maps a model's name to a factory taking keyword parameters with defaults; the
+:data:`MODELS` (a :class:`~turncheck.models.registry.Registry`) maps a model's name to a factory taking keyword parameters with defaults; the
 factory validates them and raises :class:`BadParameter` naming the parameter. :func:`build_model`
 is the one door the command line goes through: it looks the name up, turns ``k=v`` strings into
 the types the factory's signature declares (taken from its defaults), and refuses an unknown
@@ -13,47 +13,43 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from turncheck.models.clock import ClockModel
 from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.keys import KeysModel
 from turncheck.models.projector_model import ProjectorModel
 from turncheck.models.protocol import ProtocolModel
+from turncheck.models.registry import Registry
 from turncheck.models.trigger import TriggerModel
 
 ModelFactory = Callable[..., ProtocolModel[Any, Any]]
 
-MODELS: dict[str, ModelFactory] = {
-    "trigger": TriggerModel,
-    "projector": ProjectorModel,
-}
+MODELS: Registry[ModelFactory] = Registry("model")
+"""Every protocol model's factory by name: the built-ins below, extensions through
+``turncheck.register_model``."""
 
 
-def _lazy_models() -> None:
-    """Register models whose modules import heavier parts of the core, on first use."""
-    if "clock" not in MODELS:
-        try:
-            from turncheck.models.clock import ClockModel
-        except ImportError:  # pragma: no cover - only while the module is being written
-            return
-        MODELS["clock"] = ClockModel
-    if "keys" not in MODELS:
-        try:
-            from turncheck.models.keys import KeysModel
-        except ImportError:  # pragma: no cover
-            return
-        MODELS["keys"] = KeysModel
+def register_model(name: str, factory: ModelFactory | None = None) -> Any:
+    """Register ``factory`` (a class or function taking keyword parameters with defaults) as
+    model ``name``, or use as ``@register_model(name)``; returns the factory unchanged. Every
+    engine and command then builds it by name (:func:`build_model`)."""
+    if factory is None:
+        return lambda f: register_model(name, f)
+    return MODELS.register(name, factory)
+
+
+register_model("clock", ClockModel)
+register_model("keys", KeysModel)
+register_model("projector", ProjectorModel)
+register_model("trigger", TriggerModel)
 
 
 def model_names() -> list[str]:
-    _lazy_models()
-    return sorted(MODELS)
+    return list(MODELS)
 
 
 def model_factory(name: str) -> ModelFactory:
     """The factory registered as ``name``; raises :class:`UnknownName` listing the known ones."""
-    _lazy_models()
-    try:
-        return MODELS[name]
-    except KeyError:
-        raise UnknownName(f"unknown model {name!r} (known: {', '.join(sorted(MODELS))})") from None
+    return MODELS[name]
 
 
 def model_parameters(name: str) -> dict[str, Any]:

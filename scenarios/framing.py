@@ -455,5 +455,7 @@ SCENARIO = register(
         run=run,
         summary="Seed 004 §8: lines vs length+CRC frames under torn tails, torn-then-append and bit flips",
         check=check,
+        presets={"quick": {"records": "20000"}, "tiny": {"records": "500"}},
+        order=90,
     )
 )

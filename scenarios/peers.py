@@ -43,7 +43,7 @@ from turncheck.models.history import History
 from turncheck.models.peers import PEERS
 from turncheck.models.peers.requests import replay, request_points
 from turncheck.models.peers.selection import PeerWindow
-from turncheck.models.projector import PROJECTORS, Window, check_strategy, project
+from turncheck.models.projector import Window, check_strategy, compared_strategies, project
 from turncheck.models.tokenizer import ENCODINGS, EXTRA, MissingExtra
 from turncheck.models.workload import SEED, WorkloadParams, generate_columns
 from turncheck.scenarios.base import (
@@ -60,7 +60,12 @@ from turncheck.scenarios.base import (
 from turncheck.scenarios.peer_repro import PROPERTIES, REPRO_COLUMNS, reproductions
 from turncheck.scenarios.real_text import Phrasebook, dressed_sessions, phrasebook
 
-STRATEGIES = (*PROJECTORS, *PEERS)
+
+def default_strategies() -> tuple[str, ...]:
+    """Ours (every compared strategy) first, then each peer."""
+    return (*compared_strategies(), *PEERS)
+
+
 # strategy → (module that must be importable, distribution whose version is reported)
 LIBRARIES: dict[str, tuple[str, str]] = {
     "peer:langchain": ("langchain_core", "langchain-core"),
@@ -119,7 +124,7 @@ class PeersParams:
     budget: int = 4000
     cost: str = "bpe:o200k_base"
     manifolds: tuple[float, ...] = MANIFOLDS
-    strategies: tuple[str, ...] = STRATEGIES
+    strategies: tuple[str, ...] = field(default_factory=default_strategies)
     p_parallel: float = 0.0
     parallel: float = 0.3
     oversized: bool = True
@@ -431,5 +436,11 @@ SCENARIO = register(
         check=check,
         summary="LangChain, LlamaIndex, litellm, the Agents SDK, Semantic Kernel, AutoGen, LangGraph and "
         "Pydantic AI next to M0–M5, per request.",
+        presets={
+            "quick": {"sessions": "3", "turns": "6", "repro_events": "4"},
+            "tiny": {"sessions": "2", "turns": "4", "repro_events": "3"},
+        },
+        demo_skip={"tiny": "its eight libraries take ~30 s to import; it runs at --scale quick"},
+        order=40,
     )
 )

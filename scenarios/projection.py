@@ -381,5 +381,7 @@ SCENARIO = register(
         run=run,
         summary="Seed 000: narrow, commit, reopen, widen over the durable log; the request budget table",
         check=check,
+        presets={"quick": {}, "tiny": {}},
+        order=80,
     )
 )

@@ -14,7 +14,6 @@ from turncheck.cli.app import main
 from turncheck.cli.demo import SCALES, plan
 from turncheck.scenarios import base
 from turncheck.scenarios.base import Scenario, ScenarioResult
-from turncheck.scenarios.presets import PRESETS
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -51,9 +50,7 @@ def test_demo_tiny_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, c
     assert summary["judgements"]["fail"] == 0 and summary["judgements"]["pass"] > 20
     ran = {s["result"] for s in summary["steps"] if "result" in s}
     refused = {s["step"].split()[1]: s["skipped"] for s in summary["steps"] if "skipped" in s}
-    listed_tiny = {n for n, scales in PRESETS.items() if "tiny" in scales and n in base.scenarios()} - {
-        "peers"
-    }
+    listed_tiny = {n for n, sc in base.scenarios().items() if "tiny" in sc.presets} - {"peers"}
     # a scenario whose optional extra is not installed is skipped with the reason, never silently
     assert all("pip install" in why or "extra" in why for why in refused.values()), refused
     assert listed_tiny <= ran | set(refused)

@@ -107,10 +107,8 @@ class Registry(Mapping[str, T], Generic[T]):
         never while a kind's home is half imported)."""
         self._load_home()
         if _plugins_state == "absent" and _homes_loading == 0:
-            load_plugins()
-        elif _plugin_failure is not None:
-            raise _plugin_failure
-        return self._entries
+            load_plugins()  # a failure is raised here, to whoever asked first; later asks see
+        return self._entries  # the built-ins (the command line re-raises it as one line)
 
     def _ordered(self) -> list[str]:
         entries = self._complete()

@@ -5,18 +5,18 @@ and a failure after a bar drew still ends in a one-line error on a line of its o
 from __future__ import annotations
 
 import json
-import sys
-import types
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from turncheck.bench.benchmark import Benchmark
 from turncheck.cli import bench as cli_bench
 from turncheck.cli import progress
 from turncheck.cli.app import main
 from turncheck.cli.project import ReadProgress, blockwise, example_history
 from turncheck.models.events import Event, Kind
+from turncheck.models.registry import Registry
 from turncheck.models.store import TurnLog
 from turncheck.models.store_lines import LineTurnLog
 from turncheck.models.workload import BLOCK, WorkloadParams, generate_events
@@ -57,11 +57,10 @@ def error_stands_alone(err: str) -> str:
 @pytest.fixture
 def fake_benchmarks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two instant benchmark topics in place of the real (slow) ones."""
+    fake: Registry[Benchmark] = Registry("benchmark")
     for name, lines in (("alpha", ["a 1", "a 2"]), ("beta", ["b ×3"])):
-        module = types.ModuleType(f"turncheck.bench.{name}")
-        module.run = lambda scale, lines=lines: [f"{x} ({scale})" for x in lines]  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.setattr(cli_bench, "topics", lambda: ["alpha", "beta"])
+        fake.register(name, lambda scale, lines=lines: [f"{x} ({scale})" for x in lines])
+    monkeypatch.setattr(cli_bench, "BENCHMARKS", fake)
 
 
 @pytest.mark.usefixtures("fake_benchmarks")

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import soup
 
 from turncheck.models.columns import build_histories, columns_from_events
 from turncheck.models.cost import EstimateCost
@@ -21,6 +20,7 @@ from turncheck.models.workload import (
     generate_columns,
     generate_events,
 )
+from turncheck.testing import soup
 
 SMALL = WorkloadParams(sessions=40, turns=12, p_result=0.9, p_parallel=0.25)
 

@@ -20,7 +20,7 @@ from typing import Annotated
 import typer
 
 from turncheck.bench.benchmark import BENCHMARKS
-from turncheck.cli.options import Format, QuietOpt, ScaleOpt
+from turncheck.cli.options import Format, QuietOpt, ScaleOpt, format_option
 from turncheck.models.errors import UnknownName
 
 
@@ -31,9 +31,7 @@ def topics() -> list[str]:
 def bench_command(
     topic: Annotated[str, typer.Argument(help="Benchmark topic, or 'all'.")] = "all",
     scale: ScaleOpt = "quick",
-    fmt: Annotated[
-        Format, typer.Option("--format", help="table, or json: one object per topic per line.")
-    ] = "table",
+    fmt: Annotated[Format, format_option("table, or json: one object per topic per line.")] = "table",
     quiet: QuietOpt = False,
     compare: Annotated[
         bool,

@@ -67,11 +67,6 @@ def _plain(v: Any) -> str:
     return str(v)
 
 
-def _check_format(fmt: str) -> None:
-    if fmt not in ("table", "json"):
-        raise BadParameter(f"--format must be table or json, got {fmt!r}")
-
-
 def _check_bounds(max_states: int, max_depth: int | None, timeout: float | None) -> None:
     if max_states < 1:
         raise BadParameter(f"--max-states must be >= 1, got {max_states}")
@@ -202,7 +197,6 @@ def check_command(
     ] = None,
 ) -> None:
     """Check a model's invariants and goals; exit 0 pass, 1 counterexample, 3 inconclusive."""
-    _check_format(fmt)
     _check_bounds(max_states, max_depth, timeout)
     if engine not in ENGINES:
         raise BadParameter(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -379,7 +373,6 @@ def explore_command(
     ] = None,
 ) -> None:
     """Explore every interleaving: state-space statistics, properties and exact worst cases."""
-    _check_format(fmt)
     _check_bounds(max_states, max_depth, timeout)
     model = load_model(model_ref, split_assignments(param or []))
     progress = None if quiet or fmt == "json" else StderrProgress()
@@ -489,7 +482,6 @@ def replay_command(
     from someone else may sit next to a ``.py`` file its ``model`` field names. A catalog model
     is built from the trace alone; a user's class needs ``--model REF``. It prints nothing on
     stderr but errors, so --quiet changes nothing; it is accepted like on every command."""
-    _check_format(fmt)
     trace = load_trace(trace_path)
     _check_code_in_params(trace_path, trace, split_assignments(param or []))
     model = _replay_model(trace_path, trace, model_ref)

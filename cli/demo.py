@@ -43,7 +43,7 @@ from turncheck.scenarios.base import (
     scenarios,
 )
 from turncheck.scenarios.presets import SCALES, has_preset, preset
-from turncheck.sim.executor import LocalExecutor
+from turncheck.sim.executor import LocalExecutor, no_progress
 
 DEFAULT_OUT = Path("turncheck-demo")
 
@@ -198,7 +198,7 @@ def _run_check(step: Step) -> CheckOutcome:
 def run_step(step: Step, progress: Callable[[int, int], None] | None = None) -> Outcome:
     """Run one step (in this process or a worker); a refused scenario becomes a skip."""
     started = time.perf_counter()
-    bar = progress or (lambda done, total: None)
+    bar = progress or no_progress
     try:
         if step.kind == "scenario":
             sc = get_scenario(step.name)
@@ -304,7 +304,7 @@ def run_demo(
     root = Path(out)
     if root.exists() and not root.is_dir():
         raise BadParameter(f"output directory {root} exists and is not a directory")
-    bars = progress_for or (lambda label: lambda done, total: None)
+    bars = progress_for or (lambda label: no_progress)
     started = time.perf_counter()
     steps, skips = plan(scale, str(root / ".hypothesis"))
     run = DemoRun(root, scale, skips=skips)

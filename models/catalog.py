@@ -16,6 +16,7 @@ from typing import Any
 from turncheck.models.clock import ClockModel
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.keys import KeysModel
+from turncheck.models.parameters import parse_value, type_of_default
 from turncheck.models.projector_model import ProjectorModel
 from turncheck.models.protocol import ProtocolModel
 from turncheck.models.registry import Registry
@@ -52,9 +53,9 @@ def model_factory(name: str) -> ModelFactory:
     return MODELS[name]
 
 
-def model_parameters(name: str) -> dict[str, Any]:
-    """The model's parameters and their defaults, in signature order."""
-    sig = inspect.signature(model_factory(name))
+def factory_parameters(factory: Callable[..., Any]) -> dict[str, Any]:
+    """A model factory's parameters and their defaults, in signature order."""
+    sig = inspect.signature(factory)
     return {
         p.name: p.default
         for p in sig.parameters.values()
@@ -64,32 +65,11 @@ def model_parameters(name: str) -> dict[str, Any]:
 
 def coerce_value(raw: Any, default: Any, name: str) -> Any:
     """Turn a ``--param`` string into the type of the parameter's default (ints, bools, floats,
-    strings, tuples of ints); values that already have that type pass through."""
+    strings, tuples of ints: :func:`~turncheck.models.parameters.parse_value`); values that are
+    not strings pass through."""
     if not isinstance(raw, str):
         return raw
-    text = raw.strip()
-    if isinstance(default, bool):
-        if text.lower() in ("1", "true", "yes", "on"):
-            return True
-        if text.lower() in ("0", "false", "no", "off"):
-            return False
-        raise BadParameter(f"parameter {name}: {raw!r} is not a boolean")
-    if isinstance(default, int):
-        try:
-            return int(text)
-        except ValueError:
-            raise BadParameter(f"parameter {name}: {raw!r} is not an integer") from None
-    if isinstance(default, float):
-        try:
-            return float(text)
-        except ValueError:
-            raise BadParameter(f"parameter {name}: {raw!r} is not a number") from None
-    if isinstance(default, tuple):
-        try:
-            return tuple(int(part) for part in text.split(",") if part.strip())
-        except ValueError:
-            raise BadParameter(f"parameter {name}: {raw!r} is not a list of integers") from None
-    return text
+    return parse_value(raw.strip(), type_of_default(default), name)
 
 
 MAX_MODEL_SIZE = 1 << 17
@@ -109,6 +89,32 @@ def check_sizes(params: Mapping[str, Any], name: str) -> None:
                 )
 
 
+def model_kwargs(factory: Callable[..., Any], name: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``params`` (values or ``k=v`` strings) as the keyword arguments of ``factory``: names
+    checked against its signature (dashes and underscores alike), strings turned into the type
+    of each default, sizes bounded (:func:`check_sizes`). ``name`` is how errors call the model."""
+    known = factory_parameters(factory)
+    kwargs: dict[str, Any] = {}
+    for key, raw in (params or {}).items():
+        pname = key.strip().replace("-", "_")
+        if pname not in known:
+            listed = ", ".join(known) or "none"
+            raise UnknownName(f"model {name} has no parameter {key!r} (parameters: {listed})")
+        kwargs[pname] = coerce_value(raw, known[pname], pname)
+    check_sizes(kwargs, name)
+    return kwargs
+
+
+def construct(factory: Callable[..., Any], name: str, kwargs: Mapping[str, Any]) -> Any:
+    """``factory(**kwargs)``, a refusal of its arguments turned into :class:`BadParameter`."""
+    try:
+        return factory(**kwargs)
+    except BadParameter:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise BadParameter(f"model {name}: {exc}") from None
+
+
 def build_model(name: str, params: Mapping[str, Any] | None = None) -> ProtocolModel[Any, Any]:
     """Build model ``name`` from parameters given as values or ``k=v`` strings.
 
@@ -117,17 +123,4 @@ def build_model(name: str, params: Mapping[str, Any] | None = None) -> ProtocolM
     of the wrong type or out of range, each naming the culprit.
     """
     factory = model_factory(name)
-    known = model_parameters(name)
-    kwargs: dict[str, Any] = {}
-    for key, raw in (params or {}).items():
-        pname = key.strip().replace("-", "_")
-        if pname not in known:
-            raise UnknownName(f"model {name} has no parameter {key!r} (parameters: {', '.join(known)})")
-        kwargs[pname] = coerce_value(raw, known[pname], pname)
-    check_sizes(kwargs, name)
-    try:
-        return factory(**kwargs)
-    except BadParameter:
-        raise
-    except (TypeError, ValueError) as exc:
-        raise BadParameter(f"model {name}: {exc}") from None
+    return construct(factory, name, model_kwargs(factory, name, params))  # type: ignore[no-any-return]

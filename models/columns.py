@@ -19,12 +19,12 @@ from typing import Any, overload
 import numpy as np
 
 from turncheck.models.cost import CostModel, EstimateCost, java_round
-from turncheck.models.events import Event, Kind
+from turncheck.models.events import CALL_CODE, RESULT_CODE, Event, Kind
 from turncheck.models.history import History
 from turncheck.models.workload import EventColumns
 
-_CALL = int(Kind.CALL)
-_RESULT = int(Kind.RESULT)
+_CALL = CALL_CODE
+_RESULT = RESULT_CODE
 
 
 class ColumnEvents(Sequence[Event]):
@@ -77,12 +77,6 @@ def column_costs(cost: CostModel, cols: EventColumns) -> np.ndarray:
     from turncheck.models.workload import column_events
 
     return np.fromiter((cost.event_cost(e) for e in column_events(cols)), dtype=np.int64, count=len(cols))
-
-
-def _segmented_prefix(flags: np.ndarray, starts: np.ndarray, seg_of_row: np.ndarray) -> np.ndarray:
-    """Prefix sums that restart at every session: value at row i counts rows < i of its session."""
-    c = np.concatenate(([0], np.cumsum(flags, dtype=np.int64)))
-    return c[:-1] - c[starts][seg_of_row]
 
 
 def _pair(kind: np.ndarray, call: np.ndarray, sess_of_row: np.ndarray, n: int) -> np.ndarray:

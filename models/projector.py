@@ -27,14 +27,14 @@ from typing import Any
 
 from turncheck.models.cost import CostModel, Utf8JsonCost, message_of, placeholder_event
 from turncheck.models.errors import BadParameter, TurncheckError, UnknownName
-from turncheck.models.events import Event
+from turncheck.models.events import CALL_CODE, RESULT_CODE, Event
 from turncheck.models.history import History
 from turncheck.models.registry import Registry
 from turncheck.models.report import Report
 from turncheck.models.user_code import is_reference, load_object
 
-_CALL = 1
-_RESULT = 2
+_CALL = CALL_CODE
+_RESULT = RESULT_CODE
 
 
 class MandatoryInputExceedsBudget(TurncheckError):

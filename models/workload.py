@@ -21,6 +21,7 @@ import numpy as np
 
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
+from turncheck.models.random_streams import stream_rng
 
 BLOCK = 1000
 SEED = 20261030
@@ -119,9 +120,7 @@ class EventColumns:
 
 
 def _block_rng(seed: int, block: int) -> np.random.Generator:
-    return np.random.Generator(
-        np.random.PCG64(np.random.SeedSequence([seed & 0xFFFFFFFF, seed >> 32, block]))
-    )
+    return stream_rng("workload-block", seed, block)
 
 
 def _generate_block(p: WorkloadParams, block: int, first: int, count: int) -> EventColumns:
@@ -224,11 +223,6 @@ def generate_columns(p: WorkloadParams, block_range: range | None = None) -> Eve
     """The whole workload (or the given blocks) as columns, seq numbered from 0 in order."""
     todo = blocks(p) if block_range is None else [blocks(p)[i] for i in block_range]
     return concat([_generate_block(p, b, first, count) for b, first, count in todo])
-
-
-def generate_arrays(p: WorkloadParams) -> EventColumns:
-    """Alias of :func:`generate_columns` for the whole workload."""
-    return generate_columns(p)
 
 
 def column_events(cols: EventColumns) -> Iterator[Event]:

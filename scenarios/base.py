@@ -10,13 +10,13 @@ carry no timings, so the same seed and parameters give byte-identical result fil
 from __future__ import annotations
 
 import dataclasses
-import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.parameters import parse_value
 from turncheck.models.registry import Registry
 from turncheck.sim.executor import Progress as Progress
 from turncheck.sim.executor import no_progress as no_progress
@@ -144,40 +144,6 @@ def section_order(result_name: str) -> tuple[int, int, str]:
     return (scenario.order if scenario is not None else UNPLACED, sub, base)
 
 
-def _convert(raw: str, annotation: Any, name: str) -> Any:
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if raw.lower() in ("none", "null", ""):
-            return None
-        return _convert(raw, args[0], name)
-    if origin is tuple:
-        (inner, *_rest) = typing.get_args(annotation)
-        return tuple(_convert(part, inner, name) for part in raw.split(",") if part != "")
-    if origin is typing.Literal:
-        allowed = typing.get_args(annotation)
-        if raw not in allowed:
-            raise BadParameter(f"parameter {name}: {raw!r} is not one of {', '.join(map(str, allowed))}")
-        return raw
-    if annotation is bool:
-        if raw.lower() in ("1", "true", "yes", "on"):
-            return True
-        if raw.lower() in ("0", "false", "no", "off"):
-            return False
-        raise BadParameter(f"parameter {name}: {raw!r} is not a boolean")
-    if annotation is int:
-        try:
-            return int(raw)
-        except ValueError:
-            raise BadParameter(f"parameter {name}: {raw!r} is not an integer") from None
-    if annotation is float:
-        try:
-            return float(raw)
-        except ValueError:
-            raise BadParameter(f"parameter {name}: {raw!r} is not a number") from None
-    return raw
-
-
 def param_fields(params_type: type) -> dict[str, Any]:
     hints = typing.get_type_hints(params_type)
     return {f.name: hints[f.name] for f in dataclasses.fields(params_type)}
@@ -214,7 +180,7 @@ def parse_params(scenario: Scenario, assignments: Iterable[str] | Mapping[str, s
             raise UnknownName(
                 f"scenario {scenario.name} has no parameter {key!r} (parameters: {', '.join(fields_)})"
             )
-        values[name] = _convert(raw.strip(), fields_[name], name)
+        values[name] = parse_value(raw.strip(), fields_[name], name)
     try:
         params = dataclasses.replace(base, **values) if base is not None else scenario.params_type(**values)
     except (TypeError, ValueError) as exc:

@@ -12,12 +12,11 @@ no metrics, and actions formatted with ``repr``.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from turncheck.models.catalog import build_model, check_sizes, coerce_value
-from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.catalog import build_model, construct, model_kwargs
+from turncheck.models.errors import UnknownName
 from turncheck.models.protocol import ProtocolModel
 from turncheck.models.user_code import load_object
 
@@ -31,15 +30,6 @@ def is_user_reference(ref: str) -> bool:
 def user_model_class(ref: str) -> Callable[..., Any]:
     """The class named by ``package.module:Class`` or ``file.py:Class`` (:mod:`models.user_code`)."""
     return load_object(ref, "model", noun="class")  # type: ignore[no-any-return]
-
-
-def _parameters(factory: Callable[..., Any]) -> dict[str, Any]:
-    sig = inspect.signature(factory)
-    return {
-        p.name: p.default
-        for p in sig.parameters.values()
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not inspect.Parameter.empty
-    }
 
 
 def _complete(model: Any, ref: str, kwargs: Mapping[str, Any]) -> ProtocolModel[Any, Any]:
@@ -93,19 +83,6 @@ def load_model(ref: str, params: Mapping[str, Any] | None = None) -> ProtocolMod
     if not is_user_reference(ref):
         return build_model(ref, params)
     cls = user_model_class(ref)
-    known = _parameters(cls)
-    kwargs: dict[str, Any] = {}
-    for key, raw in (params or {}).items():
-        name = key.strip().replace("-", "_")
-        if name not in known:
-            listed = ", ".join(known) or "none"
-            raise UnknownName(f"model {ref} has no parameter {key!r} (parameters: {listed})")
-        kwargs[name] = coerce_value(raw, known[name], name)
-    check_sizes(kwargs, ref)
-    try:
-        model = cls(**kwargs)
-    except BadParameter:
-        raise
-    except (TypeError, ValueError) as exc:
-        raise BadParameter(f"model {ref}: {exc}") from None
+    kwargs = model_kwargs(cls, ref, params)
+    model = construct(cls, ref, kwargs)
     return _complete(model, ref, kwargs)

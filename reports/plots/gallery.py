@@ -26,6 +26,7 @@ from turncheck.models.errors import TurncheckError
 from turncheck.reports.plots.canvas import figure_bytes, write_figure
 from turncheck.reports.plots.plot import PLOTS, Plot
 from turncheck.reports.results_dir import ResultsDir
+from turncheck.sim.executor import no_progress
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def gallery(
                                 partial(plot.reading, subject, *extra)))  # fmt: skip
     drawn: list[Drawn] = []
     used: set[str] = set()
-    report = progress or (lambda done, total: None)
+    report = progress or no_progress
     report(0, len(planned))
     for k, (name, sources, title, draw, read) in enumerate(planned, start=1):
         try:

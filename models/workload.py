@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -260,6 +260,3 @@ def generate_events(p: WorkloadParams) -> Iterator[Event]:
         cols = concat([_generate_block(p, b, first, count)], seq_start=seq)
         seq += len(cols)
         yield from column_events(cols)
-
-
-PARAM_NAMES = tuple(f.name for f in fields(WorkloadParams))

@@ -18,10 +18,11 @@ import time
 from collections.abc import Callable
 from functools import partial
 
+from turncheck.bench.benchmark import register_bench
 from turncheck.models.cost import EstimateCost, Utf8JsonCost, message_of
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
-from turncheck.models.projector import PROJECTORS, STRATEGIES, project
+from turncheck.models.projector import STRATEGIES, compared_strategies, project
 from turncheck.models.workload import WorkloadParams, generate_columns
 
 
@@ -72,13 +73,13 @@ def run(scale: str = "full") -> list[str]:
         lines.append(
             "projection median per request (µs), selection + full structural report; target ≤ 10 µs, flat:"
         )
-        lines.append("  turns      " + "  ".join(f"{s:>6}" for s in PROJECTORS))
+        lines.append("  turns      " + "  ".join(f"{s:>6}" for s in compared_strategies()))
         for n in sizes:
             h = History(synthetic_turns(n), [cost])
             budgets = [2_000, 20_000, 200_000]
             row = []
-            for s in PROJECTORS:
-                fn = STRATEGIES[s]
+            for s in compared_strategies():
+                fn = STRATEGIES[s].project
                 row.append(statistics.median(median_us(partial(fn, h, b, cost), rounds) for b in budgets))
             lines.append(f"  {n:>9,}  " + "  ".join(f"{v:6.2f}" for v in row))
             del h
@@ -123,3 +124,6 @@ def run(scale: str = "full") -> list[str]:
         f"({len(cols) / dt / 1e6:.1f} M events/s; target ≤ 10 s at 60 000 × 50)"
     )
     return lines
+
+
+register_bench("projector", run)

@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from turncheck.bench.benchmark import register_bench
 from turncheck.bench.store_garbage import recovery_lines
 from turncheck.models.events import Event, Kind, dumps_event
 from turncheck.models.store import TurnLog, TurnStore
@@ -149,6 +150,9 @@ def run(scale: str) -> list[str]:
         f"wall-clock rates drop when other jobs share the cores, per-CPU-second ones much less"
     )
     return lines
+
+
+register_bench("store", run)
 
 
 if __name__ == "__main__":  # pragma: no cover

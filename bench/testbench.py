@@ -20,9 +20,10 @@ import gc
 import resource
 import time
 
+from turncheck.bench.benchmark import register_bench
 from turncheck.models.block_projection import BlockProjector
 from turncheck.models.cost import EstimateCost
-from turncheck.models.projector import PROJECTORS
+from turncheck.models.projector import compared_strategies
 from turncheck.models.report import Aggregate
 from turncheck.models.workload import generate_block
 from turncheck.scenarios.base import no_progress
@@ -59,7 +60,7 @@ def _block_breakdown(params: TestbenchParams) -> list[str]:
         projector.cost_sums(cost)
         t2 = time.perf_counter()
         per: dict[str, float] = {}
-        for s in PROJECTORS:
+        for s in compared_strategies():
             started = time.perf_counter()
             projector.aggregate(s, params.budget, cost, Aggregate(params.budget))
             per[s] = (time.perf_counter() - started) * 1e3
@@ -120,3 +121,6 @@ def run(scale: str = "full") -> list[str]:
     say(f"peak memory (ru_maxrss): this process {me:,.0f} MiB, largest worker {child:,.0f} MiB; "
         f"bound for --jobs {JOBS}: {me + JOBS * child:,.0f} MiB (target ≤ 8192 MiB)")  # fmt: skip
     return lines
+
+
+register_bench("testbench", run)

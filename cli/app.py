@@ -15,6 +15,7 @@ Exit statuses: 0 success; 1 a check that ran and found a violation (or a failed 
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
 from typing import Annotated
@@ -24,6 +25,7 @@ import typer
 import turncheck
 from turncheck.cli.messages import one_line
 from turncheck.models.errors import TurncheckError
+from turncheck.models.registry import load_plugins
 
 # The exceptions module of the click that typer runs on: typer >= 0.29 vendors click as
 # ``typer._click``, older typers use ``click`` itself. ``typer.BadParameter`` is public in both
@@ -71,12 +73,16 @@ def _root(
 
 
 def _register_commands() -> None:
-    from turncheck.cli import bench, check, import_log, log, project, report, scenario, stress, sweep
+    from turncheck.cli import bench, check, import_log, listing, log, project, report, scenario, stress, sweep
 
-    for module in (report, project, scenario, sweep, check, log, bench, stress, import_log):
+    for module in (report, project, scenario, sweep, check, log, bench, stress, import_log, listing):
         module.register(app)
 
 
+# Extensions (the entry-point group turncheck.plugins) are imported before the commands list
+# their choices; one that fails to import is reported by main() as one line, not at import.
+with contextlib.suppress(TurncheckError):
+    load_plugins()
 _register_commands()
 
 
@@ -110,6 +116,7 @@ def error(message: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script and of ``python -m turncheck``; returns the exit status."""
     try:
+        load_plugins()  # raises the failure of an extension that could not be imported
         status = app(args=argv, standalone_mode=False, prog_name="turncheck")
     except TurncheckError as exc:
         return error(str(exc))

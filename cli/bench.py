@@ -1,7 +1,7 @@
 """``turncheck bench TOPIC``: print the performance figures each issue asks for.
 
-Every ``turncheck.bench.<topic>`` module exposes ``run(scale) -> list[str]``; this command finds them,
-so a new benchmark is one new module. Figures are printed, never asserted: a slow machine gives
+Every topic registers ``run(scale) -> list[str]`` (:data:`turncheck.bench.benchmark.BENCHMARKS`);
+this command lists them from there, so a new benchmark is one new module. Figures are printed, never asserted: a slow machine gives
 slower figures, not a failing test. ``--format json`` prints one object per topic per line (its
 lines and the elapsed seconds: a benchmark's output *is* timings, unlike a result file);
 per-topic progress lines go to stderr unless ``--quiet``. ``--compare`` runs, instead, each
@@ -11,35 +11,27 @@ interleaved rounds, printed as ratios, with the load average.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
-import pkgutil
 import sys
 import time
 from typing import Annotated
 
 import typer
 
-import turncheck.bench
-from turncheck.cli.options import Format, QuietOpt, ScaleOpt
+from turncheck.bench.benchmark import BENCHMARKS
+from turncheck.cli.options import Format, QuietOpt, ScaleOpt, format_option
 from turncheck.models.errors import UnknownName
 
 
 def topics() -> list[str]:
-    return sorted(
-        m.name
-        for m in pkgutil.iter_modules(turncheck.bench.__path__)
-        if not m.name.startswith("_") and not m.ispkg
-    )
+    return list(BENCHMARKS)
 
 
 def bench_command(
     topic: Annotated[str, typer.Argument(help="Benchmark topic, or 'all'.")] = "all",
     scale: ScaleOpt = "quick",
-    fmt: Annotated[
-        Format, typer.Option("--format", help="table, or json: one object per topic per line.")
-    ] = "table",
+    fmt: Annotated[Format, format_option("table, or json: one object per topic per line.")] = "table",
     quiet: QuietOpt = False,
     compare: Annotated[
         bool,
@@ -63,19 +55,19 @@ def bench_command(
         _compare(chosen, scale, fmt, quiet)
         return
     for name in chosen:
-        module = importlib.import_module(f"turncheck.bench.{name}")
+        run = BENCHMARKS[name]
         started = time.perf_counter()
         header = f"== bench {name} ({scale})"
         if fmt == "json":
             if not quiet:
                 print(header, file=sys.stderr, flush=True)
-            lines = list(module.run(scale))
+            lines = list(run(scale))
             seconds = round(time.perf_counter() - started, 3)
             obj = {"topic": name, "scale": scale, "lines": lines, "seconds": seconds}
             print(json.dumps(obj, ensure_ascii=False), flush=True)
         else:
             print(header, flush=True)
-            for line in module.run(scale):
+            for line in run(scale):
                 print(line, flush=True)
         if not quiet:
             print(f"   ({time.perf_counter() - started:.1f} s)", file=sys.stderr, flush=True)

@@ -69,11 +69,6 @@ def _plain(v: Any) -> str:
     return str(v)
 
 
-def _check_format(fmt: str) -> None:
-    if fmt not in ("table", "json"):
-        raise BadParameter(f"--format must be table or json, got {fmt!r}")
-
-
 def _check_bounds(max_states: int, max_depth: int | None, timeout: float | None) -> None:
     if max_states < 1:
         raise BadParameter(f"--max-states must be >= 1, got {max_states}")
@@ -214,7 +209,6 @@ def check_command(
     With --trace-out the run searches for a counterexample: exit 0 when one is saved, 1 when
     every invariant holds (as grep: found / not found).
     """
-    _check_format(fmt)
     _check_bounds(max_states, max_depth, timeout)
     if engine not in ENGINES:
         raise BadParameter(f"--engine must be one of {', '.join(ENGINES)}, got {engine!r}")
@@ -416,7 +410,6 @@ def explore_command(
     jobs: ExploreJobsOpt = 1,
 ) -> None:
     """Explore every interleaving: state-space statistics, properties and exact worst cases."""
-    _check_format(fmt)
     _check_bounds(max_states, max_depth, timeout)
     model = load_model(model_ref, split_assignments(param or []))
     progress = None if quiet or fmt == "json" else StderrProgress()
@@ -529,7 +522,6 @@ def replay_command(
     from someone else may sit next to a ``.py`` file its ``model`` field names. A catalog model
     is built from the trace alone; a user's class needs ``--model REF``. It prints nothing on
     stderr but errors, so --quiet changes nothing; it is accepted like on every command."""
-    _check_format(fmt)
     trace = load_trace(trace_path)
     _check_code_in_params(trace_path, trace, split_assignments(param or []))
     model = _replay_model(trace_path, trace, model_ref)

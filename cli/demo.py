@@ -7,8 +7,9 @@ finds when nothing is locked and proves when something is (``check trigger``), a
 trimming strategies and the libraries people use compare (``testbench``, ``peers``, …). It writes
 the result files, the counterexample trace, every plot as PNG and SVG, and ``report.html``.
 
-Which parameters each scenario runs with at each scale is decided in one place, the presets of
-:mod:`turncheck.scenarios.presets` (the same ones ``turncheck scenario NAME --scale S`` uses). A
+Which parameters each scenario runs with at each scale, in which order, whether it is skipped
+and which sweep follows it, each scenario declares itself (:class:`~turncheck.scenarios.base.Scenario`;
+the presets are the same ones ``turncheck scenario NAME --scale S`` uses). A
 scenario with no preset at the scale asked for is skipped and the summary says so — a default
 run may take minutes. A scenario
 whose parameters are refused (an optional extra not installed, say) is skipped with the reason,
@@ -32,27 +33,20 @@ from typing import Any, Literal
 
 from turncheck.models.errors import TurncheckError
 from turncheck.reports.tables import write_result
-from turncheck.scenarios.base import Judgement, ScenarioResult, Table, get_scenario, parse_params, scenarios
+from turncheck.scenarios.base import (
+    CHECKS_ORDER,
+    Judgement,
+    ScenarioResult,
+    Table,
+    get_scenario,
+    parse_params,
+    scenarios,
+)
 from turncheck.scenarios.presets import SCALES, has_preset, preset
-from turncheck.sim.executor import LocalExecutor
+from turncheck.sim.executor import LocalExecutor, no_progress
 
 DEFAULT_OUT = Path("turncheck-demo")
 
-# the order the demo runs (and the report tells) the scenarios in; their parameters at each
-# scale come from scenarios/presets.py
-DEMO_ORDER: tuple[str, ...] = (
-    "trigger-gap", "locking", "testbench", "peers", "token-estimate", "clock-skew", "key-collapse",
-    "projection", "framing", "real-locking",
-)  # fmt: skip
-SKIPPED: dict[tuple[str, str], str] = {
-    ("peers", "tiny"): "its eight libraries take ~30 s to import; it runs at --scale quick",
-}
-# the sweep behind the peak-vs-maxTurns lines: grid and fixed parameters per scale
-SWEEPS: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
-    "quick": ("trigger-gap", ("writers=1,4,8", "gap=0,2,5", "max_turns=4,8,16,32"), {"iterations": "20000"}),
-    "tiny": ("trigger-gap", ("writers=1,4", "gap=0,2", "max_turns=4,8"), {"iterations": "500"}),
-    "full": ("trigger-gap", ("writers=1,4,8", "gap=0,2,5", "max_turns=4,8,16,32"), {"iterations": "200000"}),
-}
 # (model, parameters, invariants checked (all when empty), the verdict the demo expects, why).
 # Both trigger checks hold the same named invariant — "no turn arrives uncounted in the gap" —
 # so the unlocked one fails with the 5-step run that shows the mechanism and mutex passes it.
@@ -133,28 +127,31 @@ class Outcome:
 def plan(scale: str, home: str = "") -> tuple[list[Step], list[tuple[str, str]]]:
     """The steps at ``scale`` and the scenarios skipped, with why.
 
-    Order is the story the summary and the page tell: the trigger's peaks and the sweep over
-    maxTurns, locking, the two checks, then the other scenarios in :data:`DEMO_ORDER`, then any
-    other scenario with a preset at ``scale`` (:mod:`turncheck.scenarios.presets`). ``home`` is where Hypothesis
+    Order is the story the summary and the page tell, each scenario's declared
+    :attr:`~turncheck.scenarios.base.Scenario.order`: the trigger's peaks and the sweep over
+    maxTurns, locking, the two checks (at :data:`~turncheck.scenarios.base.CHECKS_ORDER`), then
+    the other scenarios, each at its preset for ``scale`` (:mod:`turncheck.scenarios.presets`),
+    followed by the sweep it declares. ``home`` is where Hypothesis
     keeps its files during the checks (the demo's own directory, not the working directory).
     """
     steps: list[Step] = []
     skips: list[tuple[str, str]] = []
-    known = scenarios()
-    for name in [n for n in DEMO_ORDER if n in known] + [n for n in known if n not in DEMO_ORDER]:
-        scenario = known[name]
-        if (name, scale) in SKIPPED:
-            skips.append((name, SKIPPED[(name, scale)]))
+    checked = False
+    for scenario in sorted(scenarios().values(), key=lambda sc: (sc.order, sc.name)):
+        name = scenario.name
+        if not checked and scenario.order > CHECKS_ORDER:
+            steps += _check_steps(scale, home)
+            checked = True
+        if scale in scenario.demo_skip:
+            skips.append((name, scenario.demo_skip[scale]))
         elif has_preset(scenario, scale):
             steps.append(Step("scenario", name, tuple(preset(scenario, scale).items())))
         else:
-            skips.append((name, f"no {scale} preset in scenarios/presets.py and no scale={scale} parameter"))
-        if name == "trigger-gap":
-            scenario, grid, fixed = SWEEPS[scale]
-            steps.append(Step("sweep", scenario, tuple(fixed.items()), grid))
-        if name == "locking":
-            steps += _check_steps(scale, home)
-    if not any(s.kind == "check" for s in steps):
+            skips.append((name, f"no {scale} preset declared and no scale={scale} parameter"))
+        if scale in scenario.demo_sweep:
+            grid, fixed = scenario.demo_sweep[scale]
+            steps.append(Step("sweep", name, tuple(fixed.items()), grid))
+    if not checked:
         steps += _check_steps(scale, home)
     return steps, skips
 
@@ -201,7 +198,7 @@ def _run_check(step: Step) -> CheckOutcome:
 def run_step(step: Step, progress: Callable[[int, int], None] | None = None) -> Outcome:
     """Run one step (in this process or a worker); a refused scenario becomes a skip."""
     started = time.perf_counter()
-    bar = progress or (lambda done, total: None)
+    bar = progress or no_progress
     try:
         if step.kind == "scenario":
             sc = get_scenario(step.name)
@@ -307,7 +304,7 @@ def run_demo(
     root = Path(out)
     if root.exists() and not root.is_dir():
         raise BadParameter(f"output directory {root} exists and is not a directory")
-    bars = progress_for or (lambda label: lambda done, total: None)
+    bars = progress_for or (lambda label: no_progress)
     started = time.perf_counter()
     steps, skips = plan(scale, str(root / ".hypothesis"))
     run = DemoRun(root, scale, skips=skips)

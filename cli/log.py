@@ -19,11 +19,13 @@ import os
 import stat
 import sys
 import tempfile
+import typing
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from turncheck.cli.options import Format, QuietOpt, format_option
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import dumps_event
@@ -33,7 +35,6 @@ from turncheck.models.store import LogNotFound, LogPermission, StoredTurn, TurnL
 from turncheck.models.store_lines import LineTurnLog
 
 FRAMINGS = ("auto", "frames", "lines")
-FORMATS = ("table", "json")
 
 
 def detect_framing(path: Path) -> type[TurnStore]:
@@ -65,13 +66,6 @@ def open_readonly(path: Path, policy: str, framing: str) -> TurnStore:
     return cls.open(path, readonly=True, policy=policy)
 
 
-def _check_format(fmt: str) -> None:
-    if fmt in FRAMINGS:
-        raise BadParameter(f"--format is the output (table or json); the log's framing is --framing {fmt}")
-    if fmt not in FORMATS:
-        raise BadParameter(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-
-
 def decoded_turns(log: TurnStore, label: str, quiet: bool) -> tuple[StoredTurn, ...]:
     """Every turn of ``log``, with a bar on stderr: decoding, not recovery, is what takes time
     on a large log (recovery scans ~500 k frames/s, decoding ~20 k turns/s). A failure after
@@ -90,15 +84,22 @@ PolicyOption = Annotated[
 FramingOption = Annotated[
     str, typer.Option("--framing", help="The log's framing: auto (from its first bytes), frames or lines.")
 ]
-QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar on stderr.")]
+
+
+def _check_format(fmt: str) -> None:
+    """``--format`` is typed as text here so that a framing given by mistake gets a pointer."""
+    if fmt in FRAMINGS:
+        raise BadParameter(f"--format is the output (table or json); the log's framing is --framing {fmt}")
+    if fmt not in typing.get_args(Format):
+        raise BadParameter(f"--format must be one of {', '.join(typing.get_args(Format))}, got {fmt!r}")
 
 
 def verify_command(
     path: Annotated[Path, typer.Argument(help="The log file.")],
     policy: PolicyOption = "stop",
     framing: FramingOption = "auto",
-    fmt: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
-    quiet: QuietOption = False,
+    fmt: Annotated[str, format_option()] = "table",
+    quiet: QuietOpt = False,
 ) -> None:
     _check_format(fmt)
     with open_readonly(path, policy, framing) as log:
@@ -200,7 +201,7 @@ def export_command(
     session: Annotated[str | None, typer.Option("--session", help="Only this session's events.")] = None,
     policy: PolicyOption = "stop",
     framing: FramingOption = "auto",
-    quiet: QuietOption = False,
+    quiet: QuietOpt = False,
 ) -> None:
     if out is not None:
         check_export_target(path, out)

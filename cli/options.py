@@ -20,7 +20,13 @@ from turncheck.scenarios.presets import Scale
 Format = Literal["table", "json"]
 ExecutorKind = Literal["local", "dask"]
 
-FormatOpt = Annotated[Format, typer.Option("--format", help="table (for people) or json (for scripts).")]
+
+def format_option(help: str = "table (for people) or json (for scripts).") -> typer.models.OptionInfo:  # noqa: A002
+    """``--format table|json`` with the command's own words for what json prints."""
+    return typer.Option("--format", help=help)
+
+
+FormatOpt = Annotated[Format, format_option()]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Nothing on stderr but errors: no progress.")]
 ScaleOpt = Annotated[
     Scale,

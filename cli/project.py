@@ -20,8 +20,9 @@ from typing import Annotated, Any, Literal, TextIO
 import typer
 
 from turncheck.cli.import_log import FromOpt
-from turncheck.cli.options import Format, FormatOpt, QuietOpt
+from turncheck.cli.options import Format, FormatOpt, QuietOpt, format_option
 from turncheck.cli.progress import end_line, progress_for
+from turncheck.models.clock import in_read_order
 from turncheck.models.cost import COST_MODELS, CostModel, Utf8JsonCost, make_cost
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import (
@@ -62,15 +63,11 @@ def example_history() -> Path:
 def read_order(events: list[Event], order: str) -> list[Event]:
     """Events in the reader's order: by ``seq``, by ``(ts, seq)``, by ``ts`` alone over the file
     (arrival) order — a stable sort, as the seed's readers do — or as stored."""
-    if order == "seq":
-        return sorted(events, key=lambda e: e.seq)
-    if order == "ts-seq":
-        return sorted(events, key=lambda e: (e.ts, e.seq))
-    if order == "ts":
-        return sorted(events, key=lambda e: e.ts)
     if order == "file":
         return list(events)
-    raise BadParameter(f"--order must be one of {', '.join(ORDERS)}, got {order!r}")
+    if order not in ORDERS:
+        raise BadParameter(f"--order must be one of {', '.join(ORDERS)}, got {order!r}")
+    return in_read_order(events, order, lambda e: (e.seq, e.ts))
 
 
 def sessions_of(events: list[Event]) -> dict[str, list[Event]]:
@@ -116,9 +113,7 @@ def project_command(
     emit_payload: Annotated[
         bool, typer.Option("--emit-payload", help="Include the exact request text.")
     ] = False,
-    fmt: Annotated[
-        Format, typer.Option("--format", help="table, or json: one object per session per line.")
-    ] = "table",
+    fmt: Annotated[Format, format_option("table, or json: one object per session per line.")] = "table",
     example: Annotated[bool, typer.Option("--example", help="Use the bundled example history.")] = False,
     strict: Annotated[
         bool,

@@ -16,7 +16,16 @@ from typing import Annotated
 
 import typer
 
-from turncheck.cli.options import ExecutorOpt, Format, JobsOpt, QuietOpt, ScaleOpt, SchedulerOpt, out_option
+from turncheck.cli.options import (
+    ExecutorOpt,
+    Format,
+    JobsOpt,
+    QuietOpt,
+    ScaleOpt,
+    SchedulerOpt,
+    format_option,
+    out_option,
+)
 from turncheck.cli.outputs import check_output_dir
 from turncheck.cli.progress import progress_for
 from turncheck.models.errors import BadParameter
@@ -44,9 +53,7 @@ def sweep_command(
     executor_kind: ExecutorOpt = "local",
     scheduler: SchedulerOpt = None,
     quiet: QuietOpt = False,
-    fmt: Annotated[
-        Format, typer.Option("--format", help="table, or json: one object per cell per line.")
-    ] = "table",
+    fmt: Annotated[Format, format_option("table, or json: one object per cell per line.")] = "table",
     out: Annotated[Path | None, out_option("Directory for the result files.")] = None,
 ) -> None:
     """Run a scenario over a parameter grid (--scale presets fill the parameters that are

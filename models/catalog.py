@@ -1,6 +1,6 @@
 """The protocol models by name, for every engine and command that takes ``MODEL --param k=v``.
 
-:data:`MODELS` maps a model's name to a factory taking keyword parameters with defaults; the
+:data:`MODELS` (a :class:`~turncheck.models.registry.Registry`) maps a model's name to a factory taking keyword parameters with defaults; the
 factory validates them and raises :class:`BadParameter` naming the parameter. :func:`build_model`
 is the one door the command line goes through: it looks the name up, turns ``k=v`` strings into
 the types the factory's signature declares (taken from its defaults), and refuses an unknown
@@ -13,52 +13,49 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from turncheck.models.clock import ClockModel
 from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.keys import KeysModel
+from turncheck.models.parameters import parse_value, type_of_default
 from turncheck.models.projector_model import ProjectorModel
 from turncheck.models.protocol import ProtocolModel
+from turncheck.models.registry import Registry
 from turncheck.models.trigger import TriggerModel
 
 ModelFactory = Callable[..., ProtocolModel[Any, Any]]
 
-MODELS: dict[str, ModelFactory] = {
-    "trigger": TriggerModel,
-    "projector": ProjectorModel,
-}
+MODELS: Registry[ModelFactory] = Registry("model")
+"""Every protocol model's factory by name: the built-ins below, extensions through
+``turncheck.register_model``."""
 
 
-def _lazy_models() -> None:
-    """Register models whose modules import heavier parts of the core, on first use."""
-    if "clock" not in MODELS:
-        try:
-            from turncheck.models.clock import ClockModel
-        except ImportError:  # pragma: no cover - only while the module is being written
-            return
-        MODELS["clock"] = ClockModel
-    if "keys" not in MODELS:
-        try:
-            from turncheck.models.keys import KeysModel
-        except ImportError:  # pragma: no cover
-            return
-        MODELS["keys"] = KeysModel
+def register_model(name: str, factory: ModelFactory | None = None) -> Any:
+    """Register ``factory`` (a class or function taking keyword parameters with defaults) as
+    model ``name``, or use as ``@register_model(name)``; returns the factory unchanged. Every
+    engine and command then builds it by name (:func:`build_model`)."""
+    if factory is None:
+        return lambda f: register_model(name, f)
+    return MODELS.register(name, factory)
+
+
+register_model("clock", ClockModel)
+register_model("keys", KeysModel)
+register_model("projector", ProjectorModel)
+register_model("trigger", TriggerModel)
 
 
 def model_names() -> list[str]:
-    _lazy_models()
-    return sorted(MODELS)
+    return list(MODELS)
 
 
 def model_factory(name: str) -> ModelFactory:
     """The factory registered as ``name``; raises :class:`UnknownName` listing the known ones."""
-    _lazy_models()
-    try:
-        return MODELS[name]
-    except KeyError:
-        raise UnknownName(f"unknown model {name!r} (known: {', '.join(sorted(MODELS))})") from None
+    return MODELS[name]
 
 
-def model_parameters(name: str) -> dict[str, Any]:
-    """The model's parameters and their defaults, in signature order."""
-    sig = inspect.signature(model_factory(name))
+def factory_parameters(factory: Callable[..., Any]) -> dict[str, Any]:
+    """A model factory's parameters and their defaults, in signature order."""
+    sig = inspect.signature(factory)
     return {
         p.name: p.default
         for p in sig.parameters.values()
@@ -68,32 +65,11 @@ def model_parameters(name: str) -> dict[str, Any]:
 
 def coerce_value(raw: Any, default: Any, name: str) -> Any:
     """Turn a ``--param`` string into the type of the parameter's default (ints, bools, floats,
-    strings, tuples of ints); values that already have that type pass through."""
+    strings, tuples of ints: :func:`~turncheck.models.parameters.parse_value`); values that are
+    not strings pass through."""
     if not isinstance(raw, str):
         return raw
-    text = raw.strip()
-    if isinstance(default, bool):
-        if text.lower() in ("1", "true", "yes", "on"):
-            return True
-        if text.lower() in ("0", "false", "no", "off"):
-            return False
-        raise BadParameter(f"parameter {name}: {raw!r} is not a boolean")
-    if isinstance(default, int):
-        try:
-            return int(text)
-        except ValueError:
-            raise BadParameter(f"parameter {name}: {raw!r} is not an integer") from None
-    if isinstance(default, float):
-        try:
-            return float(text)
-        except ValueError:
-            raise BadParameter(f"parameter {name}: {raw!r} is not a number") from None
-    if isinstance(default, tuple):
-        try:
-            return tuple(int(part) for part in text.split(",") if part.strip())
-        except ValueError:
-            raise BadParameter(f"parameter {name}: {raw!r} is not a list of integers") from None
-    return text
+    return parse_value(raw.strip(), type_of_default(default), name)
 
 
 MAX_MODEL_SIZE = 1 << 17
@@ -113,6 +89,32 @@ def check_sizes(params: Mapping[str, Any], name: str) -> None:
                 )
 
 
+def model_kwargs(factory: Callable[..., Any], name: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``params`` (values or ``k=v`` strings) as the keyword arguments of ``factory``: names
+    checked against its signature (dashes and underscores alike), strings turned into the type
+    of each default, sizes bounded (:func:`check_sizes`). ``name`` is how errors call the model."""
+    known = factory_parameters(factory)
+    kwargs: dict[str, Any] = {}
+    for key, raw in (params or {}).items():
+        pname = key.strip().replace("-", "_")
+        if pname not in known:
+            listed = ", ".join(known) or "none"
+            raise UnknownName(f"model {name} has no parameter {key!r} (parameters: {listed})")
+        kwargs[pname] = coerce_value(raw, known[pname], pname)
+    check_sizes(kwargs, name)
+    return kwargs
+
+
+def construct(factory: Callable[..., Any], name: str, kwargs: Mapping[str, Any]) -> Any:
+    """``factory(**kwargs)``, a refusal of its arguments turned into :class:`BadParameter`."""
+    try:
+        return factory(**kwargs)
+    except BadParameter:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise BadParameter(f"model {name}: {exc}") from None
+
+
 def build_model(name: str, params: Mapping[str, Any] | None = None) -> ProtocolModel[Any, Any]:
     """Build model ``name`` from parameters given as values or ``k=v`` strings.
 
@@ -121,17 +123,4 @@ def build_model(name: str, params: Mapping[str, Any] | None = None) -> ProtocolM
     of the wrong type or out of range, each naming the culprit.
     """
     factory = model_factory(name)
-    known = model_parameters(name)
-    kwargs: dict[str, Any] = {}
-    for key, raw in (params or {}).items():
-        pname = key.strip().replace("-", "_")
-        if pname not in known:
-            raise UnknownName(f"model {name} has no parameter {key!r} (parameters: {', '.join(known)})")
-        kwargs[pname] = coerce_value(raw, known[pname], pname)
-    check_sizes(kwargs, name)
-    try:
-        return factory(**kwargs)
-    except BadParameter:
-        raise
-    except (TypeError, ValueError) as exc:
-        raise BadParameter(f"model {name}: {exc}") from None
+    return construct(factory, name, model_kwargs(factory, name, params))  # type: ignore[no-any-return]

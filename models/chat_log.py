@@ -21,7 +21,7 @@ dangling CALL, exactly as it happened.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,11 +168,3 @@ def add_response_item(b: SessionBuilder, item: Any, where: str) -> None:
         raise ImportFormatError(
             f"{where}: unknown item type {kind!r} (expected message, function_call, function_call_output)"
         )
-
-
-def events_of_messages(messages: Sequence[Any], session: str = "s", where: str = "messages") -> list[Event]:
-    """A Chat Completions message list as one session's events (see the module doc)."""
-    b = SessionBuilder(session)
-    for i, m in enumerate(messages, start=1):
-        add_openai_message(b, m, f"{where}: message {i}")
-    return b.events

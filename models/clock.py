@@ -21,10 +21,11 @@ Two forms of the same idea live here:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Literal, NamedTuple
+from operator import itemgetter
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from turncheck.models.history import History
 from turncheck.models.invariants import SEQ_ORDERED_TURNS, seq_ordered_turns
 from turncheck.models.projector import Window, project
 from turncheck.models.protocol import Property, ProtocolModel, WindowPanel
+from turncheck.models.random_streams import stream_rng
 from turncheck.models.window_panel import window_panel
 from turncheck.models.workload import EventColumns
 
@@ -98,9 +100,7 @@ class Stamps:
 
 
 def _clock_rng(seed: int, block: int) -> np.random.Generator:
-    return np.random.Generator(
-        np.random.PCG64(np.random.SeedSequence([seed & 0xFFFFFFFF, seed >> 32, 4, block]))
-    )
+    return stream_rng("clock", seed, block)
 
 
 def stamp_columns(cols: EventColumns, clock: ClockParams, seed: int) -> Stamps:
@@ -139,6 +139,21 @@ def stamp_columns(cols: EventColumns, clock: ClockParams, seed: int) -> Stamps:
     arrival = np.empty(n, dtype=np.int64)
     arrival[np.lexsort((cols.seq, arrive_at))] = np.arange(n)
     return Stamps(ts=ts, true_time=true_time, arrival=arrival)
+
+
+T = TypeVar("T")
+
+
+def in_read_order(items: Iterable[T], order: str, seq_ts: Callable[[T], tuple[int, Any]]) -> list[T]:
+    """``items`` as a reader sorts them in ``order``, given each item's ``(seq, ts)``: by seq; by
+    ``(ts, seq)``; by ts alone, a stable sort, so ties keep the order given (the store's arrival
+    order). The one definition of the orders; :func:`read_permutation` is its columnar form."""
+    check_order(order)
+    if order == "seq":
+        return sorted(items, key=lambda x: seq_ts(x)[0])
+    if order == "ts-seq":
+        return sorted(items, key=lambda x: seq_ts(x)[::-1])
+    return sorted(items, key=lambda x: seq_ts(x)[1])
 
 
 def read_permutation(cols: EventColumns, ts: np.ndarray, arrival: np.ndarray, order: str) -> np.ndarray:
@@ -298,11 +313,7 @@ class ClockModel(ProtocolModel[ClockState, tuple[Any, ...]]):
 
     def read_order(self, store: tuple[Ev, ...]) -> tuple[Ev, ...]:
         """The store's events as the reader sorts them (stable: ties keep arrival order)."""
-        if self.order == "seq":
-            return tuple(sorted(store, key=lambda e: e[0]))
-        if self.order == "ts-seq":
-            return tuple(sorted(store, key=lambda e: (e[1], e[0])))
-        return tuple(sorted(store, key=lambda e: e[1]))
+        return tuple(in_read_order(store, self.order, itemgetter(0, 1)))
 
     def window(self, state: ClockState) -> Window:
         return self._window(self.read_order(state[5]))

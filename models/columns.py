@@ -20,12 +20,12 @@ from typing import Any, overload
 import numpy as np
 
 from turncheck.models.cost import CostModel, EstimateCost, java_round
-from turncheck.models.events import Event, Kind
+from turncheck.models.events import CALL_CODE, RESULT_CODE, Event, Kind
 from turncheck.models.history import History
 from turncheck.models.workload import EventColumns
 
-_CALL = int(Kind.CALL)
-_RESULT = int(Kind.RESULT)
+_CALL = CALL_CODE
+_RESULT = RESULT_CODE
 
 
 class ColumnEvents(Sequence[Event]):

@@ -29,6 +29,12 @@ class Kind(IntEnum):
     TERM = 3
 
 
+CALL_CODE = int(Kind.CALL)
+RESULT_CODE = int(Kind.RESULT)
+"""The CALL and RESULT codes as plain ints, for the hot loops over columnar arrays (the one
+definition ``history``, ``columns`` and ``projector`` read)."""
+
+
 class EventFormatError(TurncheckError, ValueError):
     """A JSONL line (or an in-memory event) that does not describe a valid event."""
 
@@ -51,11 +57,6 @@ _CJK_RANGES = (
 
 _CJK_CLASS = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES) + "]")
 _SPACE = re.compile(r"\s")
-
-
-def is_cjk_char(ch: str) -> bool:
-    """True for a character of the CJK blocks the seed's estimator counts at ~1.5 chars/token."""
-    return _CJK_CLASS.match(ch) is not None
 
 
 def has_cjk(text: str) -> bool:

@@ -24,10 +24,10 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 
 from turncheck.models.cost import CostModel
-from turncheck.models.events import Event, Kind, check_encodable
+from turncheck.models.events import CALL_CODE, RESULT_CODE, Event, check_encodable
 
-_CALL = int(Kind.CALL)
-_RESULT = int(Kind.RESULT)
+_CALL = CALL_CODE
+_RESULT = RESULT_CODE
 
 
 class History:
@@ -193,10 +193,6 @@ class History:
     def extend(self, events: Iterable[Event]) -> None:
         for e in events:
             self.append(e)
-
-    def segment_start(self, i: int) -> int:
-        """Start of the turn segment containing position ``i`` (``i`` < n)."""
-        return self.seg_starts[self.seg_idx[i]]
 
     def segment_end(self, i: int) -> int:
         """End (exclusive) of the turn segment containing position ``i`` (``i`` < n)."""

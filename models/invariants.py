@@ -66,14 +66,6 @@ def invariant(name: str) -> Invariant:
         raise UnknownName(f"unknown invariant {name!r} (known: {', '.join(INVARIANTS)})") from None
 
 
-def no_orphan_results(window: Window) -> bool:
-    return window.report.orphanRes == 0
-
-
-def within_budget(window: Window) -> bool:
-    return window.report.overBudget == 0
-
-
 def smallest_safe_suffix_cost(window: Window, cost_frame: int, prefix: Sequence[int]) -> int | None:
     """Cost of the shortest non-empty suffix that splits no CALL/RESULT pair (None if empty)."""
     h = window.history

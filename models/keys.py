@@ -28,6 +28,7 @@ from turncheck.models.history import History
 from turncheck.models.invariants import NO_ORPHAN_RESULTS
 from turncheck.models.projector import Window, project
 from turncheck.models.protocol import Property, ProtocolModel, WindowPanel
+from turncheck.models.random_streams import stream_rng
 from turncheck.models.window_panel import keyed_panel
 from turncheck.models.workload import EventColumns
 
@@ -48,11 +49,6 @@ class KeyParams:
             raise BadParameter(f"parameter call_ids must be >= 1, got {self.call_ids}")
 
 
-def _keys_rng(seed: int) -> np.random.Generator:
-    key = np.random.SeedSequence([seed & 0xFFFFFFFF, seed >> 32, 7])  # 7: the key-collapse stream
-    return np.random.Generator(np.random.PCG64(key))
-
-
 def concurrent_times(cols: EventColumns, seed: int) -> np.ndarray:
     """A true append time in [0, 1) for every row: each session's events at sorted uniform times
     over one shared period, so every session is live at once (the seed's concurrent sessions).
@@ -61,9 +57,7 @@ def concurrent_times(cols: EventColumns, seed: int) -> np.ndarray:
     first session, so a block gives the same times alone or with its neighbours.
     """
     n = len(cols)
-    rng = np.random.Generator(
-        np.random.PCG64(np.random.SeedSequence([seed & 0xFFFFFFFF, seed >> 32, 7, cols.first_session]))
-    )
+    rng = stream_rng("keys", seed, cols.first_session)
     u = rng.random(n)
     sess = np.repeat(np.arange(cols.sessions), np.diff(cols.offsets))
     return u[np.lexsort((u, sess))]

@@ -43,7 +43,6 @@ FRAME_VERSION = 1
 HEADER = struct.Struct("<8sHHI")
 HEADER_SIZE = HEADER.size  # 16
 FRAME_HEAD = struct.Struct("<IIIB")  # length, crc32(body), frame number, id length
-FRAME_OVERHEAD = 13  # bytes of a frame besides the turn id and the events JSON
 MAX_ID_BYTES = 255
 
 LINE_FORMAT = "turncheck-lines"

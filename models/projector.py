@@ -21,18 +21,20 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
+from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
 from turncheck.models.cost import CostModel, Utf8JsonCost, message_of, placeholder_event
 from turncheck.models.errors import BadParameter, TurncheckError, UnknownName
-from turncheck.models.events import Event
+from turncheck.models.events import CALL_CODE, RESULT_CODE, Event
 from turncheck.models.history import History
+from turncheck.models.registry import Registry
 from turncheck.models.report import Report
 from turncheck.models.user_code import is_reference, load_object
 
-_CALL = 1
-_RESULT = 2
+_CALL = CALL_CODE
+_RESULT = RESULT_CODE
 
 
 class MandatoryInputExceedsBudget(TurncheckError):
@@ -335,8 +337,73 @@ def req(history: History, budget: int, cost: CostModel) -> Window:
     return _window(history, "REQ", budget, p, frame, s, (), int(s > i0))
 
 
-STRATEGIES: dict[str, Strategy] = {"M0": m0, "M1": m1, "M2": m2, "M3": m3, "M4": m4, "M5": m5, "REQ": req}
-PROJECTORS = ("M0", "M1", "M2", "M3", "M4", "M5")
+@dataclass(frozen=True)
+class NamedStrategy:
+    """A registered strategy: its function and how it is drawn wherever it appears.
+
+    ``colour`` is the strategy's colour in every plot; a strategy that declares none gets the
+    next free colour of the one palette for unnamed series (``reports.plots.canvas``).
+    ``compared`` strategies are the ones the comparisons run by default (the testbench, the
+    token estimate, the peers); ``REQ`` is not one (it refuses rather than trims).
+    Calling it calls the function.
+    """
+
+    name: str
+    project: Strategy
+    colour: str | None = None
+    marker: str | None = None
+    linestyle: str = "-"
+    hollow: bool = False
+    compared: bool = True
+
+    @property
+    def strategy_id(self) -> str:
+        return self.name
+
+    def __call__(self, history: History, budget: int, cost: CostModel) -> Window:
+        return self.project(history, budget, cost)
+
+
+STRATEGIES: Registry[NamedStrategy] = Registry("strategy")
+"""Every strategy by id, in registration order; built-ins are registered below, extensions with
+``turncheck.register_strategy``."""
+
+
+def register_strategy(
+    name: str,
+    project: Strategy | None = None,
+    *,
+    colour: str | None = None,
+    marker: str | None = None,
+    linestyle: str = "-",
+    hollow: bool = False,
+    compared: bool = True,
+) -> Any:
+    """Register ``project`` as strategy ``name`` (or use as ``@register_strategy(name, ...)``);
+    returns the function unchanged. See :class:`NamedStrategy` for the rest."""
+
+    def add(fn: Strategy) -> Strategy:
+        STRATEGIES.register(name, NamedStrategy(name, fn, colour, marker, linestyle, hollow, compared))
+        return fn
+
+    return add if project is None else add(project)
+
+
+register_strategy("M0", m0, colour="#d62728", marker="o")
+register_strategy("M1", m1, colour="#ff7f0e", marker="s", hollow=True)
+register_strategy("M2", m2, colour="#bcbd22", marker="^", linestyle="--")
+register_strategy("M3", m3, colour="#1f77b4", marker="D")
+register_strategy("M4", m4, colour="#9467bd", marker="v", linestyle="-.")
+register_strategy("M5", m5, colour="#2ca02c", marker="P", linestyle=":", hollow=True)
+register_strategy("REQ", req, colour="#7f7f7f", marker="x", compared=False)
+
+
+def compared_strategies() -> tuple[str, ...]:
+    """The strategies the comparisons run by default, in registration order (M0–M5, then any
+    extension's)."""
+    return tuple(name for name, s in STRATEGIES.items() if s.compared)
+
+
 MESSAGES_PREFIX = "messages:"
 
 
@@ -353,8 +420,9 @@ def resolve_strategy(spec: str | Strategy) -> Strategy:
         return spec
     if not isinstance(spec, str):
         raise UnknownName(f"a strategy is an id or a function, got {type(spec).__name__}")
-    if spec in STRATEGIES:
-        return STRATEGIES[spec]
+    named = STRATEGIES.lookup(spec)
+    if named is not None:
+        return named.project
     if spec.startswith("peer:"):
         from turncheck.models.peers import peer_projector  # optional peer libraries, imported lazily
 

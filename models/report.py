@@ -35,7 +35,6 @@ class Report(NamedTuple):
 
 
 COUNTERS: tuple[str, ...] = Report._fields
-FLAGS = frozenset({"pairSplit", "overBudget", "empty", "droppedPartial", "fallback", "mixedSources"})
 
 
 @dataclass

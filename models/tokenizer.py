@@ -40,7 +40,7 @@ import importlib.util
 import os
 import tempfile
 import threading
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -201,12 +201,6 @@ def vocabulary_source(name: str) -> str:
 def count_tokens(name: str, text: str) -> int:
     """Tokens of ``text`` under encoding ``name`` (special-token strings count as text)."""
     return len(encoder(name).encode_ordinary(text))
-
-
-def count_many(name: str, texts: Iterable[str]) -> list[int]:
-    """Token counts of many texts at once (tiktoken's batch encoder, two threads)."""
-    batch = list(texts)
-    return [len(ids) for ids in encoder(name).encode_ordinary_batch(batch, num_threads=2)]
 
 
 _ROLE = {Kind.USER: "user", Kind.CALL: "assistant", Kind.RESULT: "tool", Kind.TERM: "assistant"}

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
+from turncheck.models.random_streams import stream_rng
 
 BLOCK = 1000
 SEED = 20261030
@@ -119,9 +120,7 @@ class EventColumns:
 
 
 def _block_rng(seed: int, block: int) -> np.random.Generator:
-    return np.random.Generator(
-        np.random.PCG64(np.random.SeedSequence([seed & 0xFFFFFFFF, seed >> 32, block]))
-    )
+    return stream_rng("workload-block", seed, block)
 
 
 def _generate_block(p: WorkloadParams, block: int, first: int, count: int) -> EventColumns:
@@ -226,11 +225,6 @@ def generate_columns(p: WorkloadParams, block_range: range | None = None) -> Eve
     return concat([_generate_block(p, b, first, count) for b, first, count in todo])
 
 
-def generate_arrays(p: WorkloadParams) -> EventColumns:
-    """Alias of :func:`generate_columns` for the whole workload."""
-    return generate_columns(p)
-
-
 def column_events(cols: EventColumns) -> Iterator[Event]:
     """The events of a column block as :class:`Event` objects (for small runs and JSONL)."""
     seqs, sess, turns, kinds = (
@@ -266,6 +260,3 @@ def generate_events(p: WorkloadParams) -> Iterator[Event]:
         cols = concat([_generate_block(p, b, first, count)], seq_start=seq)
         seq += len(cols)
         yield from column_events(cols)
-
-
-PARAM_NAMES = tuple(f.name for f in fields(WorkloadParams))

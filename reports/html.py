@@ -9,7 +9,8 @@ be mailed or archived as is.
 Everything that came from a file — table cells, titles, readings, parameter values, judgement
 details, trace fields, transcripts — is passed through :func:`html.escape`; the only markup is
 this module's own. Sections follow the order a reader meets the questions (trigger peaks, locking,
-checks and counterexamples, the testbench, peers, then the rest), not the directory's.
+checks and counterexamples, the testbench, peers, then the rest: each scenario's declared
+order, :func:`~turncheck.scenarios.base.section_order`), not the directory's.
 """
 
 from __future__ import annotations
@@ -27,17 +28,12 @@ from turncheck.reports.plots.gallery import Drawn, Missing, gallery
 from turncheck.reports.results_dir import ResultFile, ResultsDir, TraceFile, read_results_dir
 from turncheck.reports.tables import cell_text
 from turncheck.reports.viewer import report_viewer, viewer_head
-from turncheck.scenarios.base import Table
+from turncheck.scenarios.base import Table, section_order
 from turncheck.sim.trace import Trace
 
 THIN_SPACE = "\u202f"  # groups the digits of large numbers: a narrow NO-BREAK space, so they never wrap
 LONG_TABLE = 12  # more rows than this: a preview, and the full table behind a <details>
 PREVIEW_ROWS = 5
-
-SECTION_ORDER: tuple[str, ...] = (
-    "trigger-gap", "sweep-trigger-gap", "locking", "sweep-locking", "checks", "testbench", "peers",
-    "peers-timing", "token-estimate", "clock-skew", "key-collapse", "projection", "framing",
-)  # fmt: skip
 
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
@@ -136,9 +132,8 @@ def figure_html(d: Drawn, directory: ResultsDir) -> str:
     )
 
 
-def _section_key(rf: ResultFile) -> tuple[int, str, str]:
-    s = rf.scenario
-    return (SECTION_ORDER.index(s) if s in SECTION_ORDER else len(SECTION_ORDER), s, str(rf.path))
+def _section_key(rf: ResultFile) -> tuple[tuple[int, int, str], str]:
+    return (section_order(rf.scenario), str(rf.path))
 
 
 def _anchor(kind: str, k: int) -> str:
@@ -309,7 +304,7 @@ def render_report(
     other_traces = [(j, tf) for j, tf in enumerate(directory.traces) if not peer_of(tf.trace)]
     traces_done = False
     for k, rf in enumerate(results):
-        if not traces_done and _section_key(rf)[0] > SECTION_ORDER.index("checks"):
+        if not traces_done and _section_key(rf)[0] > section_order("checks"):
             body += [trace_section(tf, j, by_anchor.get(tf.path, []), directory) for j, tf in other_traces]
             traces_done = True
         body.append(result_section(rf, k, by_anchor.get(rf.path, []), directory))

@@ -10,13 +10,14 @@ carry no timings, so the same seed and parameters give byte-identical result fil
 from __future__ import annotations
 
 import dataclasses
-import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.parameters import parse_value
+from turncheck.models.registry import Registry
 from turncheck.sim.executor import Progress as Progress
 from turncheck.sim.executor import no_progress as no_progress
 
@@ -82,72 +83,79 @@ class ScenarioResult:
         raise UnknownName(f"result of {self.scenario} has no table {name!r}")
 
 
+UNPLACED = 1000
+"""The :attr:`Scenario.order` of a scenario that declares none: after every placed one, by name."""
+
+
 @dataclass(frozen=True)
 class Scenario:
-    """A named experiment. ``run(params, progress)`` must be deterministic given ``params``."""
+    """A named experiment. ``run(params, progress)`` must be deterministic given ``params``.
+
+    Besides its parameters and run, a scenario declares everything the rest of turncheck needs to
+    know about it, so adding one is one new file:
+
+    * ``presets``: what ``--scale`` means for it — scale → ``k=v`` strings, as on the command
+      line (:mod:`turncheck.scenarios.presets` applies them; ``full`` defaults to its defaults);
+    * ``demo_skip``: scale → why ``turncheck demo`` passes it over at that scale;
+    * ``demo_sweep``: scale → (``--grid`` axes, fixed ``k=v``) of a sweep the demo runs right
+      after it (the peak-vs-maxTurns lines come from trigger-gap's);
+    * ``order``: where the demo runs it and the report places its section (smaller first; equal
+      orders, and scenarios that declare none, by name).
+    """
 
     name: str
     params_type: type
     run: Callable[[Any, Progress], ScenarioResult]
     summary: str
-    check: Callable[[Any], None] = field(default=lambda p: None)
+    check: Callable[[Any], None] | None = None
+    presets: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    demo_skip: Mapping[str, str] = field(default_factory=dict)
+    demo_sweep: Mapping[str, tuple[tuple[str, ...], Mapping[str, str]]] = field(default_factory=dict)
+    order: int = UNPLACED
 
 
-_REGISTRY: dict[str, Scenario] = {}
+CHECKS_ORDER = 25
+"""The place of the demo's model-checking result (``checks``): after locking, whose bounds the
+checks prove, before the testbench."""
+
+SCENARIOS: Registry[Scenario] = Registry("scenario", home="turncheck.scenarios")
+"""Every scenario by name; ``turncheck.scenarios`` imports each built-in scenario module."""
 
 
 def register(scenario: Scenario) -> Scenario:
-    if scenario.name in _REGISTRY:
-        raise ValueError(f"scenario {scenario.name} registered twice")
-    _REGISTRY[scenario.name] = scenario
-    return scenario
+    """Add ``scenario`` under its name (public as ``turncheck.register_scenario``); a name is
+    taken once."""
+    return SCENARIOS.register(scenario.name, scenario)
+
+
+register_scenario = register
 
 
 def scenarios() -> dict[str, Scenario]:
-    import turncheck.scenarios as _pkg  # noqa: F401  (importing the package registers every scenario)
-
-    return dict(sorted(_REGISTRY.items()))
+    """Every scenario by name, alphabetically (the order ``scenario --list`` shows)."""
+    return dict(sorted(SCENARIOS.items()))
 
 
 def get_scenario(name: str) -> Scenario:
-    known = scenarios()
-    if name not in known:
-        raise UnknownName(f"unknown scenario {name!r} (known: {', '.join(known)})")
-    return known[name]
+    return SCENARIOS[name]
 
 
-def _convert(raw: str, annotation: Any, name: str) -> Any:
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if raw.lower() in ("none", "null", ""):
-            return None
-        return _convert(raw, args[0], name)
-    if origin is tuple:
-        (inner, *_rest) = typing.get_args(annotation)
-        return tuple(_convert(part, inner, name) for part in raw.split(",") if part != "")
-    if origin is typing.Literal:
-        allowed = typing.get_args(annotation)
-        if raw not in allowed:
-            raise BadParameter(f"parameter {name}: {raw!r} is not one of {', '.join(map(str, allowed))}")
-        return raw
-    if annotation is bool:
-        if raw.lower() in ("1", "true", "yes", "on"):
-            return True
-        if raw.lower() in ("0", "false", "no", "off"):
-            return False
-        raise BadParameter(f"parameter {name}: {raw!r} is not a boolean")
-    if annotation is int:
-        try:
-            return int(raw)
-        except ValueError:
-            raise BadParameter(f"parameter {name}: {raw!r} is not an integer") from None
-    if annotation is float:
-        try:
-            return float(raw)
-        except ValueError:
-            raise BadParameter(f"parameter {name}: {raw!r} is not a number") from None
-    return raw
+def section_order(result_name: str) -> tuple[int, int, str]:
+    """Where a result named ``result_name`` is told: a scenario at its :attr:`Scenario.order`, a
+    result it writes beside its own (``NAME-PART``, e.g. ``peers-timing``) right after it, then
+    ``sweep-NAME``, the demo's ``checks`` at :data:`CHECKS_ORDER`;
+    anything else after all of them, by name."""
+    if result_name == "checks":
+        return (CHECKS_ORDER, 0, "")
+    base, sub = result_name, 0
+    if result_name.startswith("sweep-"):
+        base, sub = result_name[len("sweep-") :], 2
+    scenario = SCENARIOS.get(base)
+    if scenario is None and "-" in base:  # a result a scenario writes beside its own (peers-timing)
+        owner = max((n for n in SCENARIOS if base.startswith(n + "-")), key=len, default=None)
+        if owner is not None:
+            base, sub, scenario = owner, 1, SCENARIOS[owner]
+    return (scenario.order if scenario is not None else UNPLACED, sub, base)
 
 
 def param_fields(params_type: type) -> dict[str, Any]:
@@ -186,14 +194,15 @@ def parse_params(scenario: Scenario, assignments: Iterable[str] | Mapping[str, s
             raise UnknownName(
                 f"scenario {scenario.name} has no parameter {key!r} (parameters: {', '.join(fields_)})"
             )
-        values[name] = _convert(raw.strip(), fields_[name], name)
+        values[name] = parse_value(raw.strip(), fields_[name], name)
     try:
         params = dataclasses.replace(base, **values) if base is not None else scenario.params_type(**values)
     except (TypeError, ValueError) as exc:
         if isinstance(exc, BadParameter):
             raise
         raise BadParameter(f"scenario {scenario.name}: {exc}") from None
-    scenario.check(params)
+    if scenario.check is not None:
+        scenario.check(params)
     return params
 
 

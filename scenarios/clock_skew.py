@@ -121,5 +121,7 @@ SCENARIO = register(
         params_type=ClockSkewParams,
         run=run,
         summary="Read by seq, (ts, seq) or ts alone: turn-aware trimming under clock skew (seed 004 §6).",
+        presets={"quick": {"sessions": "2000"}, "tiny": {"sessions": "50"}},
+        order=60,
     )
 )

@@ -444,16 +444,13 @@ def _judge(
     )
 
 
-def check(params: FramingParams) -> None:
-    return None
-
-
 SCENARIO = register(
     Scenario(
         name="framing",
         params_type=FramingParams,
         run=run,
         summary="Seed 004 §8: lines vs length+CRC frames under torn tails, torn-then-append and bit flips",
-        check=check,
+        presets={"quick": {"records": "20000"}, "tiny": {"records": "500"}},
+        order=90,
     )
 )

@@ -123,5 +123,7 @@ SCENARIO = register(
         params_type=KeyCollapseParams,
         run=run,
         summary="S sessions on K keys with a small call-id pool: mixed windows and turns (seed 004 §7).",
+        presets={"quick": {"sessions": "2000", "keys": "64"}, "tiny": {"sessions": "64", "keys": "8"}},
+        order=70,
     )
 )

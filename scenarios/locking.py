@@ -183,5 +183,7 @@ SCENARIO = register(
         params_type=LockingParams,
         run=run,
         summary="Each locking strategy × (writers, gap): peak vs bound, latency, throughput, retries.",
+        presets={"quick": {"slots": "300"}, "tiny": {"slots": "40", "writers": "1,4", "gap": "0,2"}},
+        order=20,
     )
 )

@@ -48,7 +48,7 @@ from turncheck.models.history import History
 from turncheck.models.peers import PEERS
 from turncheck.models.peers.requests import replay, request_points
 from turncheck.models.peers.selection import PeerWindow
-from turncheck.models.projector import PROJECTORS, Window, check_strategy, project
+from turncheck.models.projector import Window, check_strategy, compared_strategies, project
 from turncheck.models.tokenizer import ENCODINGS, EXTRA, MissingExtra
 from turncheck.models.workload import SEED, WorkloadParams, generate_columns
 from turncheck.scenarios.base import (
@@ -67,7 +67,12 @@ from turncheck.scenarios.peer_timing import TIMING_FILE, timing_result
 from turncheck.scenarios.peer_trace import TRACE_COLUMNS, trace_rows
 from turncheck.scenarios.real_text import Phrasebook, dressed_sessions, phrasebook
 
-STRATEGIES = (*PROJECTORS, *PEERS)
+
+def default_strategies() -> tuple[str, ...]:
+    """Ours (every compared strategy) first, then each peer."""
+    return (*compared_strategies(), *PEERS)
+
+
 # strategy → (module that must be importable, distribution whose version is reported)
 LIBRARIES: dict[str, tuple[str, str]] = {
     "peer:langchain": ("langchain_core", "langchain-core"),
@@ -129,7 +134,7 @@ class PeersParams:
     budget: int = 4000
     cost: str = "bpe:o200k_base"
     manifolds: tuple[float, ...] = MANIFOLDS
-    strategies: tuple[str, ...] = STRATEGIES
+    strategies: tuple[str, ...] = field(default_factory=default_strategies)
     p_parallel: float = 0.0
     parallel: float = 0.3
     oversized: bool = True
@@ -469,5 +474,11 @@ SCENARIO = register(
         check=check,
         summary="LangChain, LlamaIndex, litellm, the Agents SDK, Semantic Kernel, AutoGen, LangGraph and "
         "Pydantic AI next to M0–M5, per request.",
+        presets={
+            "quick": {"sessions": "3", "turns": "6", "repro_events": "4", "timing_sizes": "100,1000", "timing_cap": "1"},
+            "tiny": {"sessions": "2", "turns": "4", "repro_events": "3", "timing_sizes": "100", "timing_cap": "1"},
+        },
+        demo_skip={"tiny": "its eight libraries take ~30 s to import; it runs at --scale quick"},
+        order=40,
     )
 )

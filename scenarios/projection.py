@@ -370,16 +370,13 @@ def _budget_table(path: Path, p: ProjectionParams) -> tuple[list[tuple[Cell, ...
     return rows, judgements
 
 
-def check(params: ProjectionParams) -> None:
-    return None
-
-
 SCENARIO = register(
     Scenario(
         name="projection",
         params_type=ProjectionParams,
         run=run,
         summary="Seed 000: narrow, commit, reopen, widen over the durable log; the request budget table",
-        check=check,
+        presets={"quick": {}, "tiny": {}},
+        order=80,
     )
 )

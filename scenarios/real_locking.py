@@ -185,5 +185,10 @@ SCENARIO = register(
         params_type=RealLockingParams,
         run=run,
         summary="Each locking strategy on SQLite and PostgreSQL: measured peak vs the model's worst case.",
+        presets={
+            "quick": {"stores": "sqlite", "seconds": "1.2"},
+            "tiny": {"stores": "sqlite", "seconds": "0.6"},
+        },
+        order=100,
     )
 )

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from turncheck.models.events import Event, Kind, detect_cjk, has_cjk
+from turncheck.models.random_streams import stream_rng
 from turncheck.models.tokenizer import EXTRA, MissingExtra
 from turncheck.models.workload import EventColumns
 
@@ -37,15 +38,6 @@ TEXT_KINDS = ("english", "chinese", "json", "json-zh")
 def cjk_text(text: str) -> bool:
     """Whether the text counts as CJK, by the events' own rule (:func:`models.events.detect_cjk`)."""
     return detect_cjk(text)
-
-
-def text_kind(kind: Kind, cjk: bool) -> str:
-    """Which kind of text the generator writes for an event of ``kind`` and CJK flag."""
-    if kind is Kind.CALL:
-        return "json"
-    if kind is Kind.RESULT:
-        return "json-zh" if cjk else "json"
-    return "chinese" if cjk else "english"
 
 
 @dataclass(frozen=True)
@@ -150,7 +142,7 @@ class TextWriter:
 
 
 def session_rng(seed: int, session: int) -> np.random.Generator:
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed & 0xFFFFFFFF, session, 7])))
+    return stream_rng("real-text", seed, session)
 
 
 def dressed_sessions(cols: EventColumns, book: Phrasebook, seed: int) -> Iterator[list[Event]]:

@@ -31,7 +31,7 @@ from typing import Literal
 from turncheck.models.block_projection import BlockProjector, block_projectable
 from turncheck.models.columns import build_histories
 from turncheck.models.cost import EstimateCost
-from turncheck.models.projector import PROJECTORS, check_strategy, resolve_strategy
+from turncheck.models.projector import check_strategy, compared_strategies, resolve_strategy
 from turncheck.models.report import Aggregate, Report
 from turncheck.models.workload import SEED, WorkloadParams, blocks, generate_block
 from turncheck.scenarios.base import Progress, Scenario, ScenarioResult, params_dict, register, require
@@ -149,7 +149,8 @@ class TestbenchParams:
 
     @property
     def strategies(self) -> tuple[str, ...]:
-        return (*PROJECTORS, *(s for s in self.extra_strategies if s not in PROJECTORS))
+        ours = compared_strategies()
+        return (*ours, *(s for s in self.extra_strategies if s not in ours))
 
     def all_budgets(self) -> tuple[int, ...]:
         return tuple(sorted({*self.budgets, self.budget}))
@@ -165,7 +166,7 @@ class ManifoldPlan:
     p_result: float
     workload: WorkloadParams
     projections: tuple[tuple[float, int], ...]
-    strategies: tuple[str, ...] = PROJECTORS
+    strategies: tuple[str, ...] = dataclasses.field(default_factory=compared_strategies)
 
     def keys(self) -> list[AggKey]:
         return [(r, b, s) for r, b in self.projections for s in self.strategies]
@@ -399,6 +400,12 @@ SCENARIO = register(
         params_type=TestbenchParams,
         run=run,
         summary="Seed 004's testbench: every table of §3–§5 and §10 with M5, self-check, PASS/FAIL lines.",
+        presets={
+            "quick": {"scale": "quick"},
+            "tiny": {"scale": "quick", "sessions": "100", "turns": "10"},
+            "full": {"scale": "full"},
+        },
+        order=30,
     )
 )
 

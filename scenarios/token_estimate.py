@@ -22,12 +22,12 @@ Tables:
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from turncheck.models.cost import CostModel, EstimateCost, placeholder_event
 from turncheck.models.events import Event
 from turncheck.models.history import History
-from turncheck.models.projector import PROJECTORS, Window, check_strategy, project
+from turncheck.models.projector import Window, check_strategy, compared_strategies, project
 from turncheck.models.report import Aggregate
 from turncheck.models.tokenizer import ENCODINGS, EXTRA, BpeCost, MissingExtra
 from turncheck.models.workload import SEED, WorkloadParams, generate_columns
@@ -60,7 +60,7 @@ class TokenEstimateParams:
     p_result: float = 1.0
     cjk_ratios: tuple[float, ...] = (1.5, 2.5)
     encodings: tuple[str, ...] = ENCODINGS
-    strategies: tuple[str, ...] = PROJECTORS
+    strategies: tuple[str, ...] = field(default_factory=compared_strategies)
     seed: int = SEED
 
     def __post_init__(self) -> None:
@@ -207,5 +207,7 @@ SCENARIO = register(
         run=run,
         check=check,
         summary="Seed 004 §10 with real BPE: the estimator at CJK 1.5 and 2.5 against cl100k/o200k counts.",
+        presets={"quick": {"sessions": "10", "turns": "20"}, "tiny": {"sessions": "2", "turns": "4"}},
+        order=50,
     )
 )

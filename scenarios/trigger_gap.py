@@ -198,5 +198,12 @@ SCENARIO = register(
         params_type=TriggerGapParams,
         run=run,
         summary="Peak live turns of TurnCountTrigger(maxTurns) with a check-then-act gap (seed 004 §9).",
+        presets={"quick": {}, "tiny": {"iterations": "2000"}},  # the seed's eight rows, 200 000 slots
+        demo_sweep={  # the peak-vs-maxTurns lines: grid and fixed parameters per scale
+            "quick": (("writers=1,4,8", "gap=0,2,5", "max_turns=4,8,16,32"), {"iterations": "20000"}),
+            "tiny": (("writers=1,4", "gap=0,2", "max_turns=4,8"), {"iterations": "500"}),
+            "full": (("writers=1,4,8", "gap=0,2,5", "max_turns=4,8,16,32"), {"iterations": "200000"}),
+        },
+        order=10,
     )
 )

@@ -13,12 +13,10 @@ formatted with ``repr``, lanes read off the text) without touching the user's ob
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from turncheck.models.catalog import build_model, check_sizes, coerce_value
-from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.catalog import build_model, construct, model_kwargs
 from turncheck.models.protocol import ProtocolModel, as_model
 from turncheck.models.user_code import load_object
 
@@ -32,13 +30,6 @@ def user_model_class(ref: str) -> Callable[..., Any]:
     return load_object(ref, "model", noun="class")  # type: ignore[no-any-return]
 
 
-def _parameters(factory: Callable[..., Any]) -> dict[str, Any]:
-    sig = inspect.signature(factory)
-    return {
-        p.name: p.default
-        for p in sig.parameters.values()
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not inspect.Parameter.empty
-    }
 
 
 def load_model(ref: str, params: Mapping[str, Any] | None = None) -> ProtocolModel[Any, Any]:
@@ -61,19 +52,6 @@ def load_model(ref: str, params: Mapping[str, Any] | None = None) -> ProtocolMod
     if not is_user_reference(ref):
         return build_model(ref, params)
     cls = user_model_class(ref)
-    known = _parameters(cls)
-    kwargs: dict[str, Any] = {}
-    for key, raw in (params or {}).items():
-        name = key.strip().replace("-", "_")
-        if name not in known:
-            listed = ", ".join(known) or "none"
-            raise UnknownName(f"model {ref} has no parameter {key!r} (parameters: {listed})")
-        kwargs[name] = coerce_value(raw, known[name], name)
-    check_sizes(kwargs, ref)
-    try:
-        model = cls(**kwargs)
-    except BadParameter:
-        raise
-    except (TypeError, ValueError) as exc:
-        raise BadParameter(f"model {ref}: {exc}") from None
+    kwargs = model_kwargs(cls, ref, params)
+    model = construct(cls, ref, kwargs)
     return as_model(model, ref, kwargs)

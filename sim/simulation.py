@@ -37,6 +37,7 @@ from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.projector import project
 from turncheck.models.protocol import ProtocolModel, as_model
+from turncheck.models.random_streams import stream_rng
 from turncheck.models.report import Aggregate
 
 ArrivalKind = Literal["slots", "poisson"]
@@ -96,7 +97,7 @@ class SimulationResult:
 def slot_arrivals(writers: int, slots: int, seed: int) -> np.ndarray:
     """Per-slot arrival counts, uniform in ``0..writers`` — the stream :func:`models.trigger.fast_slots`
     and the SimPy runner both consume, so the two can be compared run for run."""
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed & 0xFFFFFFFF, seed >> 32, 11])))
+    rng = stream_rng("slot-arrivals", seed)
     return rng.integers(0, writers + 1, slots)
 
 
@@ -131,7 +132,7 @@ class Simulation:
             self._history = History(costs=(self._cost,))
             self._seq = 0
             self._turn_no = 0
-            self._sizes = np.random.Generator(np.random.PCG64(np.random.SeedSequence([spec.seed, 13])))
+            self._sizes = stream_rng("turn-sizes", spec.seed)
             self.aggregate = Aggregate(spec.budget)
 
     # -- the one door to the model ------------------------------------------------------------
@@ -178,7 +179,7 @@ class Simulation:
             yield Timeout(env, 1.0)
 
     def _poisson_arrivals(self) -> Generator[simpy.Event, Any, None]:
-        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([self.spec.seed, 12])))
+        rng = stream_rng("poisson-arrivals", self.spec.seed)
         rate = self.spec.rate
         if rate <= 0:
             return

@@ -1,17 +1,24 @@
+"""Fixtures every test module may use: the command line run in-process, and a real browser.
+
+No ``sys.path`` edits: the package is installed (``pip install -e .``), so tests import
+``turncheck.*`` like any user, and no test module imports another.
+"""
+
+from __future__ import annotations
+
 import os
-import sys
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-if str(ROOT / "tests") not in sys.path:
-    sys.path.insert(0, str(ROOT / "tests"))
+from turncheck.cli.app import main
 
 
-def pytest_collection_modifyitems(config, items):
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Full-scale runs are marked slow: skipped unless TURNCHECK_SCALE=full (benchmarks, not CI)."""
     if os.environ.get("TURNCHECK_SCALE") == "full":
         return
@@ -19,3 +26,92 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+# -- the command line ----------------------------------------------------------------------------
+
+
+class CliRun(NamedTuple):
+    """What one in-process ``turncheck`` run gave: exit status, stdout, stderr."""
+
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliRun]:
+    """``cli("scenario", "--list")``: run ``turncheck.cli.app.main`` on the words given and
+    return the exit status and what it printed (output captured before it is cleared)."""
+
+    def run(*argv: str) -> CliRun:
+        code = main(list(argv))
+        out, err = capsys.readouterr()
+        return CliRun(code, out, err)
+
+    return run
+
+
+# -- a real browser (Debian's chromium, driven by Playwright) --------------------------------------
+# Playwright's own browser download cannot work here, so the browser is the system one
+# (``executable_path``); .ci/setup-debian.sh installs chromium and the README test command the
+# browser extra. The fixture skips, with the reason, when either is missing. Every page is opened
+# from file:// with the network blocked, and every console error or page error is collected so a
+# test can assert there were none.
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--no-first-run", "--disable-sync",
+]  # fmt: skip
+
+
+@dataclass
+class Opened:
+    """A page loaded from a file, and what it reported on the console."""
+
+    page: Any
+    errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install '.[browser]')"
+    )
+    if not Path(CHROMIUM).exists():
+        pytest.skip("no chromium browser: apt-get install chromium (CI: .ci/setup-debian.sh)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def shots() -> Path:
+    """Where page tests save the screenshots the docs show."""
+    return Path(__file__).resolve().parent.parent / "docs" / "assets" / "screenshots"
+
+
+@pytest.fixture
+def open_page(browser: Any) -> Callable[..., Opened]:
+    """``open_page(path)``: load ``path`` from file://, recording console errors and any request
+    that is not file:// or data:."""
+
+    def open_file(path: Path, width: int = 1280, height: int = 900) -> Opened:
+        page = browser.new_page(viewport={"width": width, "height": height})
+        opened = Opened(page)
+        page.on("console", lambda m: opened.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: opened.errors.append(str(e)))
+        page.on(
+            "request",
+            lambda r: None if r.url.startswith(("file:", "data:")) else opened.requests.append(r.url),
+        )
+        page.goto(path.resolve().as_uri())
+        page.wait_for_load_state("load")
+        return opened
+
+    return open_file

@@ -8,21 +8,15 @@ ratios, with the load average beside them.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from turncheck.bench.compare import Comparison, Contender, Measured, interleave
 from turncheck.bench.compare.check import minimal_bfs
 from turncheck.cli import bench as cli_bench
-from turncheck.cli.app import main
 from turncheck.models.catalog import build_model
 from turncheck.sim.explorer import explore
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_rounds_interleave_and_rotate() -> None:
@@ -89,16 +83,16 @@ def test_the_compare_package_is_not_a_topic() -> None:
     assert "compare" not in cli_bench.topics()
 
 
-def test_topic_without_comparison_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "bench", "peers", "--compare", "--scale", "quick")
+def test_topic_without_comparison_is_a_usage_error(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli("bench", "peers", "--compare", "--scale", "quick")
     assert code == 2 and out == ""
     assert err.startswith("turncheck: error: benchmark 'peers' has no --compare") and err.count("\n") == 1
 
 
-def test_compare_smoke_every_topic_json(capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
     """The CI smoke run: every topic at the quick scale, one JSON object per topic, ratios and
     the load average present (no thresholds)."""
-    code, out, err = run(capsys, "bench", "all", "--compare", "--scale", "quick", "--format", "json")
+    code, out, err = cli("bench", "all", "--compare", "--scale", "quick", "--format", "json")
     assert code == 0
     objects = [json.loads(line) for line in out.splitlines()]
     assert [o["topic"] for o in objects] == ["check", "projector", "store", "testbench", "trigger"]
@@ -114,8 +108,8 @@ def test_compare_smoke_every_topic_json(capsys: pytest.CaptureFixture[str]) -> N
     assert "== bench check --compare (quick)" in err
 
 
-def test_compare_table_prints_ratios_and_load(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "bench", "trigger", "--compare", "--scale", "quick", "--quiet")
+def test_compare_table_prints_ratios_and_load(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli("bench", "trigger", "--compare", "--scale", "quick", "--quiet")
     assert code == 0 and err == ""
     assert out.startswith("== bench trigger --compare (quick)\n")
     assert "turncheck/ceiling" in out and "load average" in out

@@ -15,21 +15,21 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import soup
 
-from turncheck.models.block_projection import BlockProjector, block_projectable
+from turncheck.models.block_projection import BLOCK_STRATEGIES, BlockProjector, block_projectable
 from turncheck.models.columns import build_histories, columns_from_events
 from turncheck.models.cost import EstimateCost, Utf8JsonCost
-from turncheck.models.projector import PROJECTORS, STRATEGIES
+from turncheck.models.projector import STRATEGIES
 from turncheck.models.report import COUNTERS, Aggregate
 from turncheck.models.workload import EventColumns, WorkloadParams, generate_columns
+from turncheck.testing import soup
 
 
 def _assert_same_windows(cols: EventColumns, budget: int, cost: EstimateCost) -> None:
     block = BlockProjector(cols)
     histories = list(build_histories(cols, [cost]))
     lo = cols.offsets[:-1].tolist()
-    for name in PROJECTORS:
+    for name in sorted(BLOCK_STRATEGIES):
         w = block.windows(name, budget, cost)
         columns = block.report_columns(w, budget)
         for k, h in enumerate(histories):
@@ -71,9 +71,9 @@ def test_empty_block_and_what_it_computes() -> None:
     agg = Aggregate(100)
     BlockProjector(cols).aggregate("M5", 100, EstimateCost(), agg)
     assert agg == Aggregate(100)
-    assert block_projectable(PROJECTORS, [EstimateCost()])
-    assert not block_projectable([*PROJECTORS, "REQ"], [EstimateCost()])
-    assert not block_projectable(PROJECTORS, [Utf8JsonCost()])
+    assert block_projectable(BLOCK_STRATEGIES, [EstimateCost()])
+    assert not block_projectable([*BLOCK_STRATEGIES, "REQ"], [EstimateCost()])
+    assert not block_projectable(BLOCK_STRATEGIES, [Utf8JsonCost()])
     with pytest.raises(ValueError, match="not computed per block"):
         BlockProjector(generate_columns(WorkloadParams(sessions=1, turns=1))).windows(
             "REQ", 10, EstimateCost()

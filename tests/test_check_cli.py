@@ -15,22 +15,15 @@ ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--max-examples", "30", "--quiet"]
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.fixture(autouse=True)
 def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # default trace and example-database paths land in the working directory
     monkeypatch.chdir(tmp_path)
 
 
-def test_unlocked_trigger_fails_shortest_shrunk_and_replays(capsys: Any, tmp_path: Path) -> None:
+def test_unlocked_trigger_fails_shortest_shrunk_and_replays(cli: Any, capsys: Any, tmp_path: Path) -> None:
     trace = tmp_path / "cx.json"
-    code, out, _ = run(
-        capsys,
+    code, out, _ = cli(
         "check",
         "trigger",
         "--param",
@@ -60,62 +53,60 @@ def test_unlocked_trigger_fails_shortest_shrunk_and_replays(capsys: Any, tmp_pat
     assert saved["format"] == "turncheck-trace/1" and saved["model"] == "trigger"
     assert saved["violated"] == "no-uncounted-gap-turn" and saved["steps"] == len(saved["actions"]) == 5
     assert saved["params"]["locking"] == "none"
-    code, out, _ = run(capsys, "replay", str(trace))
+    code, out, _ = cli("replay", str(trace))
     assert code == 1 and "still fails the same way" in out
 
 
-def test_replay_of_a_fixed_configuration_exits_zero(capsys: Any, tmp_path: Path) -> None:
+def test_replay_of_a_fixed_configuration_exits_zero(cli: Any, capsys: Any, tmp_path: Path) -> None:
     trace = tmp_path / "cx.json"
-    run(capsys, "check", "trigger", "-p", "locking=none", "-p", "gap=1", "--trace-out", str(trace), *FAST)
+    cli("check", "trigger", "-p", "locking=none", "-p", "gap=1", "--trace-out", str(trace), *FAST)
     obj = json.loads((tmp_path / "cx.within-max-turns.json").read_text())  # the 4-step run
     obj["params"]["locking"] = "append-sync"  # the same run under a strategy that never exceeds M
     trace.write_text(json.dumps(obj))
-    code, out, _ = run(capsys, "replay", str(trace))
+    code, out, _ = cli("replay", str(trace))
     assert code == 0 and "no longer fails" in out
     # trim-to bounds it by M + A·G, but every strategy is also held to live ≤ maxTurns, which
     # trim-to breaks at the same step: it still fails, the same way
     obj["params"]["locking"] = "trim-to"
     trace.write_text(json.dumps(obj))
-    code, out, _ = run(capsys, "replay", str(trace))
+    code, out, _ = cli("replay", str(trace))
     assert code == 1 and "still fails the same way: within-max-turns broken at step 4" in out
 
 
-def test_trace_out_answers_found_or_not_found(capsys: Any, tmp_path: Path) -> None:
+def test_trace_out_answers_found_or_not_found(cli: Any, tmp_path: Path) -> None:
     """``--trace-out`` makes check a search (exit 0 found and saved, 1 none, as grep); without
     it check is a gate (exit 1 on a counterexample) and still saves the trace at its default path."""
     trace = tmp_path / "none.json"
-    code, out, _ = run(
-        capsys, "check", "trigger", "-p", "locking=append-sync", "--trace-out", str(trace), *FAST
-    )
+    code, out, _ = cli("check", "trigger", "-p", "locking=append-sync", "--trace-out", str(trace), *FAST)
     assert code == 1 and "PASS" in out and "there is none" in out and not trace.exists()
-    code, out, _ = run(capsys, "check", "trigger", "-p", "locking=none", "--format", "json",
+    code, out, _ = cli("check", "trigger", "-p", "locking=none", "--format", "json",
                        "--trace-out", str(trace), *FAST)  # fmt: skip
     assert code == 0 and json.loads(out)["verdict"] == "fail" and trace.is_file()
-    code, out, _ = run(capsys, "check", "trigger", "-p", "locking=none", *FAST)
+    code, out, _ = cli("check", "trigger", "-p", "locking=none", *FAST)
     assert code == 1 and "exit 0" not in out and "trace saved: " in out
 
 
-def test_default_trace_path_is_printed(capsys: Any, tmp_path: Path) -> None:
-    code, out, _ = run(capsys, "check", "trigger", "-p", "gap=1", *FAST)
+def test_default_trace_path_is_printed(cli: Any, capsys: Any, tmp_path: Path) -> None:
+    code, out, _ = cli("check", "trigger", "-p", "gap=1", *FAST)
     assert code == 1
     line = next(x for x in out.splitlines() if x.startswith("trace saved: "))
     path = Path(line.split()[2])
     assert (tmp_path / path).is_file()
 
 
-def test_locked_triggers_pass_with_the_space_exhausted(capsys: Any) -> None:
-    code, out, _ = run(capsys, "check", "trigger", "-p", "locking=append-sync", "-p", "gap=1", *FAST)
+def test_locked_triggers_pass_with_the_space_exhausted(cli: Any, capsys: Any) -> None:
+    code, out, _ = cli("check", "trigger", "-p", "locking=append-sync", "-p", "gap=1", *FAST)
     assert code == 0, out
     assert "exhaustive: every reachable state was visited" in out
     assert "PASS" in out and "agrees" in out
 
 
-def test_every_strategy_meets_the_same_named_invariants(capsys: Any, tmp_path: Path) -> None:
+def test_every_strategy_meets_the_same_named_invariants(cli: Any, capsys: Any, tmp_path: Path) -> None:
     """none breaks "no turn arrives uncounted in the gap" with the 5-step run that shows it;
     mutex holds that invariant (and its own bound) and breaks only live ≤ maxTurns, by the
     triggering turn that waits for the act — the 4-step run every strategy but append-sync has."""
     trace = tmp_path / "cx.json"
-    code, out, _ = run(capsys, "check", "trigger", "-p", "locking=none", "-p", "gap=1",
+    code, out, _ = cli("check", "trigger", "-p", "locking=none", "-p", "gap=1",
                        "--trace-out", str(trace), *FAST)  # fmt: skip
     assert code == 0
     assert "counterexample: no-uncounted-gap-turn broken in 5 steps" in out
@@ -125,38 +116,37 @@ def test_every_strategy_meets_the_same_named_invariants(capsys: Any, tmp_path: P
     gap_trace = tmp_path / "cx.json"
     assert json.loads(gap_trace.read_text())["steps"] == 5
     assert json.loads((tmp_path / "cx.within-max-turns.json").read_text())["steps"] == 4
-    code, out, _ = run(capsys, "replay", str(gap_trace))
+    code, out, _ = cli("replay", str(gap_trace))
     assert code == 1 and "still fails the same way: no-uncounted-gap-turn broken at step 5" in out
 
-    code, out, _ = run(capsys, "check", "trigger", "-p", "locking=mutex", "-p", "gap=1", *FAST)
+    code, out, _ = cli("check", "trigger", "-p", "locking=mutex", "-p", "gap=1", *FAST)
     assert code == 1
     assert "no-uncounted-gap-turn  always     holds" in out
     assert "holds: no-uncounted-gap-turn, bounded-peak-turns" in out
     assert "FAIL: within-max-turns is violated" in out and "broken in 4 steps" in out
-    code, out, _ = run(capsys, "check", "trigger", "-p", "locking=mutex", "-p", "gap=1",
+    code, out, _ = cli("check", "trigger", "-p", "locking=mutex", "-p", "gap=1",
                        "-i", "no-uncounted-gap-turn", "-i", "bounded-peak-turns", *FAST)  # fmt: skip
     assert code == 0 and "PASS" in out
     assert "explored post-compaction peak 2 = closed form M" in out
 
 
-def test_projector_m4_finds_the_fallback_orphan_and_m5_passes(capsys: Any) -> None:
-    code, out, _ = run(capsys, "check", "projector", "-p", "strategy=M4", *FAST)
+def test_projector_m4_finds_the_fallback_orphan_and_m5_passes(cli: Any, capsys: Any) -> None:
+    code, out, _ = cli("check", "projector", "-p", "strategy=M4", *FAST)
     assert code == 1 and "no-orphan-results" in out and "fallback to M0" in out
     assert "window sent: M4 sends" in out
-    code, out, _ = run(capsys, "check", "projector", "-p", "strategy=M5", *FAST)
+    code, out, _ = cli("check", "projector", "-p", "strategy=M5", *FAST)
     assert code == 0, out
 
 
-def test_clock_ts_breaks_seq_ordered_turns_and_seq_passes(capsys: Any) -> None:
-    code, out, _ = run(capsys, "check", "clock", "-p", "order=ts", *FAST)
+def test_clock_ts_breaks_seq_ordered_turns_and_seq_passes(cli: Any, capsys: Any) -> None:
+    code, out, _ = cli("check", "clock", "-p", "order=ts", *FAST)
     assert code == 1 and "FAIL: seq-ordered-turns is violated" in out
-    code, out, _ = run(capsys, "check", "clock", "-p", "order=seq", *FAST)
+    code, out, _ = cli("check", "clock", "-p", "order=seq", *FAST)
     assert code == 0, out
 
 
-def test_selected_invariant_only(capsys: Any) -> None:
-    code, out, _ = run(
-        capsys,
+def test_selected_invariant_only(cli: Any, capsys: Any) -> None:
+    code, out, _ = cli(
         "check",
         "projector",
         "-p",
@@ -168,22 +158,20 @@ def test_selected_invariant_only(capsys: Any) -> None:
         *FAST,
     )
     assert code == 0 and "within-budget" not in out
-    code, out, _ = run(capsys, "check", "projector", "-p", "strategy=M1", "-i", "within-budget", *FAST)
+    code, out, _ = cli("check", "projector", "-p", "strategy=M1", "-i", "within-budget", *FAST)
     assert code == 1 and "FAIL: within-budget" in out
 
 
 @pytest.mark.parametrize("engine", ["explore", "hypothesis"])
-def test_single_engines(capsys: Any, engine: str) -> None:
-    code, out, _ = run(capsys, "check", "trigger", "--engine", engine, *FAST)
+def test_single_engines(cli: Any, capsys: Any, engine: str) -> None:
+    code, out, _ = cli("check", "trigger", "--engine", engine, *FAST)
     assert code == 1
     assert ("explorer:" in out) == (engine == "explore")
     assert ("hypothesis:" in out) == (engine == "hypothesis")
 
 
-def test_json_format(capsys: Any) -> None:
-    code, out, _ = run(
-        capsys, "check", "projector", "-p", "strategy=M3", "--format", "json", "--max-examples", "20"
-    )
+def test_json_format(cli: Any, capsys: Any) -> None:
+    code, out, _ = cli("check", "projector", "-p", "strategy=M3", "--format", "json", "--max-examples", "20")
     obj = json.loads(out)
     # the first violated invariant in the model's declared order: an orphan (reused call id)
     assert code == 1 and obj["verdict"] == "fail" and obj["violated"] == "no-orphan-results"
@@ -215,28 +203,26 @@ class ClockReadingLock(FlagLock):
 '''
 
 
-def test_users_own_protocol_by_module_and_by_file(capsys: Any, tmp_path: Path) -> None:
-    code, out, _ = run(capsys, "check", "examples.my_lock:FlagLock", *FAST)
+def test_users_own_protocol_by_module_and_by_file(cli: Any, capsys: Any, tmp_path: Path) -> None:
+    code, out, _ = cli("check", "examples.my_lock:FlagLock", *FAST)
     assert code == 1 and "one-compactor" in out and "worker 0" in out
-    code, out, _ = run(
-        capsys, "check", "examples.my_lock:FlagLock", "-p", "atomic=true", "-p", "workers=3", *FAST
-    )
+    code, out, _ = cli("check", "examples.my_lock:FlagLock", "-p", "atomic=true", "-p", "workers=3", *FAST)
     assert code == 0, out
     by_file = f"{ROOT / 'examples' / 'my_lock.py'}:FlagLock"
-    code, out, _ = run(capsys, "explore", by_file, "-p", "workers=3", "--quiet")
+    code, out, _ = cli("explore", by_file, "-p", "workers=3", "--quiet")
     assert code == 0 and "reduction ×3.00" in out
 
 
-def test_users_protocol_trace_replays(capsys: Any, tmp_path: Path) -> None:
+def test_users_protocol_trace_replays(cli: Any, capsys: Any, tmp_path: Path) -> None:
     trace = tmp_path / "lock.json"
-    code, _, _ = run(capsys, "check", "examples.my_lock:FlagLock", "--trace-out", str(trace), *FAST)
+    code, _, _ = cli("check", "examples.my_lock:FlagLock", "--trace-out", str(trace), *FAST)
     assert code == 0
-    code, out, err = run(capsys, "replay", str(trace))
+    code, out, err = cli("replay", str(trace))
     assert code == 2 and "never loads code" in err and "--model examples.my_lock:FlagLock" in err
-    code, out, _ = run(capsys, "replay", str(trace), "--model", "examples.my_lock:FlagLock")
+    code, out, _ = cli("replay", str(trace), "--model", "examples.my_lock:FlagLock")
     assert code == 1 and "still fails the same way: one-compactor" in out
     by_file = f"{ROOT / 'examples' / 'my_lock.py'}:FlagLock"
-    code, out, _ = run(capsys, "replay", str(trace), "--model", by_file)
+    code, out, _ = cli("replay", str(trace), "--model", by_file)
     assert code == 1 and "still fails the same way: one-compactor" in out
 
 
@@ -250,7 +236,7 @@ class Model:
 
 @pytest.mark.parametrize("ref", ["evil_helper:Model", "./evil_helper.py:Model", "evil_helper.py:Model"])
 def test_replay_runs_no_code_named_by_a_trace(
-    capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ref: str
+    cli: Any, capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ref: str
 ) -> None:
     """A trace received from someone else, next to a .py file it names: nothing is imported."""
     (tmp_path / "evil_helper.py").write_text(MARKER_MODULE)
@@ -261,7 +247,7 @@ def test_replay_runs_no_code_named_by_a_trace(
     }))  # fmt: skip
     monkeypatch.chdir(tmp_path)
     for extra in ([], ["--model", "trigger"], ["--model", ref.split(":")[0]]):
-        code, _, err = run(capsys, "replay", str(trace), *extra)
+        code, _, err = cli("replay", str(trace), *extra)
         assert code == 2 and err.count("\n") == 1, (extra, err)
         assert not (tmp_path / "RAN").exists(), extra
     assert "evil_helper" not in sys.modules
@@ -278,56 +264,53 @@ def cut(history, budget, cost):
 
 
 def test_no_command_runs_code_a_trace_parameter_names(
-    capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Any, capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A catalog model whose parameter names user code (``strategy=evil_cut:cut``): replay,
     report and plot import nothing unless the command line names that code."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "evil_cut.py").write_text(MARKER_PROJECTOR)
-    code, _, _ = run(
-        capsys, "check", "projector", "-p", "strategy=evil_cut:cut", "--trace-out", "t.json", *FAST
-    )
+    code, _, _ = cli("check", "projector", "-p", "strategy=evil_cut:cut", "--trace-out", "t.json", *FAST)
     assert code == 0
     (tmp_path / "RAN").unlink()
     sys.modules.pop("evil_cut", None)
     traces = tmp_path / "traces"
     traces.mkdir()
     (traces / "t.json").write_bytes((tmp_path / "t.json").read_bytes())
-    code, _, err = run(capsys, "replay", "t.json")
+    code, _, err = cli("replay", "t.json")
     assert code == 2 and err.count("\n") == 1 and "--param strategy=evil_cut:cut" in err
-    assert run(capsys, "report", "traces", "-o", "r.html", "-q")[0] == 0
-    assert run(capsys, "plot", "traces", "-o", "plots", "-q")[0] == 0
+    assert cli("report", "traces", "-o", "r.html", "-q")[0] == 0
+    assert cli("plot", "traces", "-o", "plots", "-q")[0] == 0
     assert not (tmp_path / "RAN").exists() and "evil_cut" not in sys.modules
-    code, out, _ = run(capsys, "replay", "t.json", "--param", "strategy=evil_cut:cut")  # named: loaded
+    code, out, _ = cli("replay", "t.json", "--param", "strategy=evil_cut:cut")  # named: loaded
     assert code == 1 and (tmp_path / "RAN").exists()
     sys.modules.pop("evil_cut", None)
 
 
 def test_unreachable_goal_is_inconclusive(
-    capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Any, capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "user_locks.py").write_text(USER_PROTOCOL)
     monkeypatch.syspath_prepend(str(ROOT))
-    code, out, _ = run(capsys, "check", "user_locks:HopefulLock", "-p", "atomic=true", *FAST)
+    code, out, _ = cli("check", "user_locks:HopefulLock", "-p", "atomic=true", *FAST)
     assert code == 3
     assert "INCONCLUSIVE" in out and "both-compact" in out
 
 
-def test_check_determinism(capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    code, out, _ = run(capsys, "check", "trigger", "-p", "locking=append-sync", "--check-determinism", *FAST)
+def test_check_determinism(cli: Any, capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _ = cli("check", "trigger", "-p", "locking=append-sync", "--check-determinism", *FAST)
     assert code == 0 and "determinism: 20 seeded walks" in out
     (tmp_path / "user_locks.py").write_text(USER_PROTOCOL)
     monkeypatch.syspath_prepend(str(ROOT))
-    code, out, _ = run(capsys, "check", "user_locks:ClockReadingLock", "--check-determinism", *FAST)
+    code, out, _ = cli("check", "user_locks:ClockReadingLock", "--check-determinism", *FAST)
     assert code == 1 and "NOT deterministic" in out and "step" in out
     assert not list(tmp_path.glob(".turncheck/traces/*"))  # stopped before checking
 
 
-def test_explore_prints_statistics_worst_cases_and_cross_check(capsys: Any, tmp_path: Path) -> None:
+def test_explore_prints_statistics_worst_cases_and_cross_check(cli: Any, capsys: Any, tmp_path: Path) -> None:
     dot, graphml = tmp_path / "g.dot", tmp_path / "g.graphml"
-    code, out, _ = run(
-        capsys,
+    code, out, _ = cli(
         "explore",
         "trigger",
         *("-p", "writers=2", "-p", "gap=1", "-p", "max_turns=2", "-p", "turns=4"),
@@ -341,12 +324,10 @@ def test_explore_prints_statistics_worst_cases_and_cross_check(capsys: Any, tmp_
     assert dot.read_text().startswith("digraph") and graphml.read_text().startswith("<?xml")
 
 
-def test_explore_bounded_says_so(capsys: Any) -> None:
-    code, out, _ = run(
-        capsys, "explore", "trigger", "-p", "writers=3", "-p", "turns=0", "--max-states", "20", "-q"
-    )
+def test_explore_bounded_says_so(cli: Any, capsys: Any) -> None:
+    code, out, _ = cli("explore", "trigger", "-p", "writers=3", "-p", "turns=0", "--max-states", "20", "-q")
     assert code == 0 and "bounded, not exhaustive: stopped by max states (20)" in out
-    code, out, _ = run(capsys, "explore", "trigger", "--max-depth", "3", "--format", "json", "-q")
+    code, out, _ = cli("explore", "trigger", "--max-depth", "3", "--format", "json", "-q")
     obj = json.loads(out)
     assert obj["exhaustive"] is False and obj["bound"] == "max depth (3)" and obj["depth"] == 3
 
@@ -367,8 +348,10 @@ def test_explore_bounded_says_so(capsys: Any) -> None:
         (["replay", "missing.json"], "no such file"),
     ],
 )
-def test_bad_input_is_one_line_exit_2(capsys: Any, tmp_path: Path, args: list[str], message: str) -> None:
-    code, out, err = run(capsys, *args)
+def test_bad_input_is_one_line_exit_2(
+    cli: Any, capsys: Any, tmp_path: Path, args: list[str], message: str
+) -> None:
+    code, out, err = cli(*args)
     assert code == 2
     assert message in err and len(err.strip().splitlines()) == 1
     assert not list(tmp_path.rglob("*"))  # nothing written
@@ -409,16 +392,18 @@ def _swap_model(model: str, params: dict[str, Any], name: str | None = None) -> 
     ],
 )
 def test_bad_trace_is_one_line_exit_2(
-    capsys: Any, tmp_path: Path, saved_trace: str, edit: Any, message: str
+    cli: Any, capsys: Any, tmp_path: Path, saved_trace: str, edit: Any, message: str
 ) -> None:
     trace = tmp_path / "cx.json"
     trace.write_text(edit(saved_trace))
-    code, _, err = run(capsys, "replay", str(trace))
+    code, _, err = cli("replay", str(trace))
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
 
-def test_replay_refuses_a_trace_of_another_model(capsys: Any, tmp_path: Path, saved_trace: str) -> None:
+def test_replay_refuses_a_trace_of_another_model(
+    cli: Any, capsys: Any, tmp_path: Path, saved_trace: str
+) -> None:
     trace = tmp_path / "cx.json"
     trace.write_text(saved_trace)
-    code, _, err = run(capsys, "replay", str(trace), "--model", "projector")
+    code, _, err = cli("replay", str(trace), "--model", "projector")
     assert code == 2 and "belongs to model 'trigger'" in err

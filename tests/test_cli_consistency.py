@@ -5,18 +5,18 @@ and a failure after a bar drew still ends in a one-line error on a line of its o
 from __future__ import annotations
 
 import json
-import sys
-import types
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from turncheck.bench.benchmark import Benchmark
 from turncheck.cli import bench as cli_bench
 from turncheck.cli import progress
 from turncheck.cli.app import main
 from turncheck.cli.project import ReadProgress, blockwise, example_history
 from turncheck.models.events import Event, Kind
+from turncheck.models.registry import Registry
 from turncheck.models.store import TurnLog
 from turncheck.models.store_lines import LineTurnLog
 from turncheck.models.workload import BLOCK, WorkloadParams, generate_events
@@ -28,17 +28,11 @@ def bars_draw_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(progress, "DRAW_AFTER", 0.0)
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def quiet_and_loud(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+def quiet_and_loud(cli: Any, *argv: str) -> tuple[int, str, str]:
     """Run twice, with and without ``--quiet``: same exit, same stdout, nothing on stderr when
     quiet. Returns the loud run (its stderr holds the progress)."""
-    loud = run(capsys, *argv)
-    quiet = run(capsys, *argv, "--quiet")
+    loud = cli(*argv)
+    quiet = cli(*argv, "--quiet")
     assert quiet[0] == loud[0] and quiet[1] == loud[1]
     assert quiet[2] == ""
     return loud
@@ -57,32 +51,31 @@ def error_stands_alone(err: str) -> str:
 @pytest.fixture
 def fake_benchmarks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two instant benchmark topics in place of the real (slow) ones."""
+    fake: Registry[Benchmark] = Registry("benchmark")
     for name, lines in (("alpha", ["a 1", "a 2"]), ("beta", ["b ×3"])):
-        module = types.ModuleType(f"turncheck.bench.{name}")
-        module.run = lambda scale, lines=lines: [f"{x} ({scale})" for x in lines]  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.setattr(cli_bench, "topics", lambda: ["alpha", "beta"])
+        fake.register(name, lambda scale, lines=lines: [f"{x} ({scale})" for x in lines])
+    monkeypatch.setattr(cli_bench, "BENCHMARKS", fake)
 
 
 @pytest.mark.usefixtures("fake_benchmarks")
-def test_bench_json_is_one_object_per_topic(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "bench", "all", "--scale", "quick", "--format", "json")
+def test_bench_json_is_one_object_per_topic(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli("bench", "all", "--scale", "quick", "--format", "json")
     assert code == 0
     objs = [json.loads(line) for line in out.splitlines()]
     assert [o["topic"] for o in objs] == ["alpha", "beta"]
     assert objs[0]["lines"] == ["a 1 (quick)", "a 2 (quick)"] and objs[1]["lines"] == ["b ×3 (quick)"]
     assert all(o["scale"] == "quick" and isinstance(o["seconds"], float) for o in objs)
     assert "== bench alpha (quick)" in err and "== bench beta (quick)" in err  # progress, not results
-    code, out, err = run(capsys, "bench", "beta", "--scale", "quick", "--format", "json", "--quiet")
+    code, out, err = cli("bench", "beta", "--scale", "quick", "--format", "json", "--quiet")
     assert code == 0 and err == "" and json.loads(out)["lines"] == ["b ×3 (quick)"]
 
 
 @pytest.mark.usefixtures("fake_benchmarks")
-def test_bench_table_unchanged_and_quiet(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = quiet_and_loud(capsys, "bench", "alpha", "--scale", "quick")
+def test_bench_table_unchanged_and_quiet(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = quiet_and_loud(cli, "bench", "alpha", "--scale", "quick")
     assert code == 0 and out == "== bench alpha (quick)\na 1 (quick)\na 2 (quick)\n"
     assert err.strip().startswith("(") and err.strip().endswith(" s)")
-    code, out, err = run(capsys, "bench", "alpha", "--format", "yaml")
+    code, out, err = cli("bench", "alpha", "--format", "yaml")
     assert code == 2 and out == "" and "--format" in err
 
 
@@ -99,9 +92,9 @@ def trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     return tmp_path / "cx.within-max-turns.json"  # the 4-step run: append-sync can take every step
 
 
-def test_replay_json(capsys: pytest.CaptureFixture[str], trace: Path) -> None:
+def test_replay_json(cli: Any, capsys: pytest.CaptureFixture[str], trace: Path) -> None:
     saved = json.loads(trace.read_text())
-    code, out, _ = run(capsys, "replay", str(trace), "--format", "json")
+    code, out, _ = cli("replay", str(trace), "--format", "json")
     obj = json.loads(out)
     assert code == 1
     assert obj["verdict"] == "same" and obj["reproduced"] is True and obj["still_fails"] is True
@@ -111,12 +104,12 @@ def test_replay_json(capsys: pytest.CaptureFixture[str], trace: Path) -> None:
     # would now fail differently — every strategy is also held to live ≤ maxTurns)
     saved["params"]["locking"] = "append-sync"
     trace.write_text(json.dumps(saved))
-    code, out, _ = run(capsys, "replay", str(trace), "--format", "json")
+    code, out, _ = cli("replay", str(trace), "--format", "json")
     obj = json.loads(out)
     assert code == 0 and obj["verdict"] == "passes" and obj["reproduced"] is False and obj["violated"] is None
-    code, out, _ = run(capsys, "replay", str(trace))
+    code, out, _ = cli("replay", str(trace))
     assert code == 0 and "no longer fails" in out and not out.startswith("{")
-    code, out, err = run(capsys, "replay", str(trace), "--format", "xml")
+    code, out, err = cli("replay", str(trace), "--format", "xml")
     assert code == 2 and out == "" and "--format" in err
 
 
@@ -135,29 +128,31 @@ def small_log(path: Path, cls: type[TurnLog] | type[LineTurnLog], turns: int = 3
 
 @pytest.mark.parametrize("cls, framing", [(TurnLog, "frames"), (LineTurnLog, "lines")])
 def test_log_verify_framing_and_json(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, cls: Any, framing: str
+    cli: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path, cls: Any, framing: str
 ) -> None:
     path = small_log(tmp_path / "c.log", cls)
-    code, out, err = quiet_and_loud(capsys, "log", "verify", str(path), "--framing", framing)
+    code, out, err = quiet_and_loud(cli, "log", "verify", str(path), "--framing", framing)
     assert code == 0 and "3 turn(s)" in out and "clean" in out
     assert "log verify: decoding" in err and "/2 turns" in err  # the last turn is decoded on open
-    code, out, _ = run(capsys, "log", "verify", str(path), "--format", "json", "--quiet")
+    code, out, _ = cli("log", "verify", str(path), "--format", "json", "--quiet")
     obj = json.loads(out)
     assert code == 0 and obj["framing"] == framing and obj["turns"] == 3 and obj["events"] == 6
     assert obj["clean"] is True and obj["damaged"] is False and (obj["first_seq"], obj["last_seq"]) == (0, 5)
     other = "lines" if framing == "frames" else "frames"
-    assert run(capsys, "log", "verify", str(path), "--framing", other)[0] == 2
-    code, out, err = run(capsys, "log", "verify", str(path), "--format", framing)
+    assert cli("log", "verify", str(path), "--framing", other)[0] == 2
+    code, out, err = cli("log", "verify", str(path), "--format", framing)
     assert code == 2 and out == "" and f"--framing {framing}" in err and len(err.splitlines()) == 1
     path.write_bytes(path.read_bytes()[:-5])  # a torn tail: damaged, still readable
-    code, out, _ = run(capsys, "log", "verify", str(path), "--format", "json", "-q")
+    code, out, _ = cli("log", "verify", str(path), "--format", "json", "-q")
     obj = json.loads(out)
     assert code == 1 and obj["damaged"] is True and obj["turns"] == 2 and obj["torn_bytes"] > 0
 
 
-def test_log_export_progress_on_stderr_only(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_log_export_progress_on_stderr_only(
+    cli: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     path = small_log(tmp_path / "c.log", TurnLog)
-    code, out, err = quiet_and_loud(capsys, "log", "export", str(path), "--framing", "auto")
+    code, out, err = quiet_and_loud(cli, "log", "export", str(path), "--framing", "auto")
     assert code == 0 and len(out.splitlines()) == 6 and json.loads(out.splitlines()[0])["text"] == "问 0"
     assert "log export: decoding" in err and "log export: encoding" in err and "3/3 turns" in err
 
@@ -165,8 +160,8 @@ def test_log_export_progress_on_stderr_only(capsys: pytest.CaptureFixture[str], 
 # -- project / lint / generate -----------------------------------------------------------------
 
 
-def test_project_progress_per_session(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = quiet_and_loud(capsys, "project", "--example", "--budget", "300", "--format", "json")
+def test_project_progress_per_session(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = quiet_and_loud(cli, "project", "--example", "--budget", "300", "--format", "json")
     assert code == 0 and [json.loads(x)["session"] for x in out.splitlines()] == ["support-42", "notes-7"]
     # not a terminal: each bar's last state once, no redraws
     assert "\r" not in err and err.count("\n") == 2
@@ -177,7 +172,7 @@ def test_project_progress_per_session(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_project_failure_after_the_bar_is_one_line_of_its_own(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "consistency_second_session_refused.py").write_text(
         "from turncheck.models.errors import BadParameter\n"
@@ -189,22 +184,22 @@ def test_project_failure_after_the_bar_is_one_line_of_its_own(
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     argv = ["project", "--example", "--strategy", "consistency_second_session_refused:project"]
-    code, out, err = run(capsys, *argv)
+    code, out, err = cli(*argv)
     assert code == 2 and out == "" and "1/2 sessions" in err
     assert error_stands_alone(err) == "turncheck: error: notes-7 refused"
-    code, _, err = run(capsys, *argv, "--quiet")
+    code, _, err = cli(*argv, "--quiet")
     assert code == 2 and err == "turncheck: error: notes-7 refused\n"
 
 
-def test_lint_progress_and_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = quiet_and_loud(capsys, "lint", str(example_history()), "--format", "json")
+def test_lint_progress_and_json(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = quiet_and_loud(cli, "lint", str(example_history()), "--format", "json")
     size = example_history().stat().st_size
     assert code == 1 and json.loads(out)["counts"]["dangling-call"] == 1
     assert err.count("\n") == 1 and f"{size}/{size} B" in err  # small file: only the final bar
 
 
 def test_lint_reports_bytes_per_line_and_ends_the_bar_on_bad_input(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    cli: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     path = tmp_path / "big.jsonl"
     lines = [
@@ -221,25 +216,25 @@ def test_lint_reports_bytes_per_line_and_ends_the_bar_on_bad_input(
     done = [d for d, _ in calls]
     assert done == sorted(done) and 0 < done[-1] < size  # never "finished" early: the caller ends it
     path.write_text("\n".join(lines) + "\n{broken\n")
-    code, out, err = run(capsys, "lint", str(path))
+    code, out, err = cli("lint", str(path))
     assert code == 2 and out == "" and "lint big.jsonl ━" in err
     assert "malformed JSON" in error_stands_alone(err) and ":401:" in err
-    code, _, err = run(capsys, "lint", str(path), "-q")
+    code, _, err = cli("lint", str(path), "-q")
     assert code == 2 and len(err.splitlines()) == 1
 
 
-def test_generate_progress_per_block(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_generate_progress_per_block(cli: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     params = WorkloadParams(sessions=2 * BLOCK + 1, turns=2)
     calls: list[tuple[int, int]] = []
     events = list(blockwise(generate_events(params), params, lambda d, t: calls.append((d, t))))
     assert calls == [(1, 3), (2, 3), (3, 3)]
     assert events == list(generate_events(params))
-    code, out, err = quiet_and_loud(capsys, "generate", "--sessions", "3", "--turns", "2")
+    code, out, err = quiet_and_loud(cli, "generate", "--sessions", "3", "--turns", "2")
     assert code == 0 and len(out.splitlines()) >= 6 and "generate ━" in err and "1/1 blocks" in err
     target = tmp_path / "g.jsonl"
-    code, out, err = run(capsys, "generate", "--sessions", "3", "--turns", "2", "-o", str(target), "-q")
+    code, out, err = cli("generate", "--sessions", "3", "--turns", "2", "-o", str(target), "-q")
     assert code == 0 and out == "" and "generate ━" not in err and "wrote" in err
-    code, out, err = run(capsys, "generate", "--sessions", "3", "--turns", "2")
+    code, out, err = cli("generate", "--sessions", "3", "--turns", "2")
     assert target.read_text(encoding="utf-8") == out
 
 

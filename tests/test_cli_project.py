@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
-from turncheck.cli.app import main
 from turncheck.cli.project import example_history
 
 
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_project_json_has_the_promised_fields(capsys):
-    code, out, _ = run(
-        capsys, "project", "--example", "--budget", "300", "--strategy", "M0", "--format", "json"
-    )
+def test_project_json_has_the_promised_fields(cli: Any, capsys):
+    code, out, _ = cli("project", "--example", "--budget", "300", "--strategy", "M0", "--format", "json")
     assert code == 0
     rows = [json.loads(line) for line in out.splitlines()]
     assert [r["session"] for r in rows] == ["support-42", "notes-7"]
@@ -30,17 +22,15 @@ def test_project_json_has_the_promised_fields(capsys):
     assert rows[0]["cost"] <= 300
 
 
-def test_project_req_payload_is_exact_and_refusal_names_both_sizes(capsys):
-    code, out, _ = run(capsys, "project", "--example", "--strategy", "REQ", "--budget", "700", "--session",
+def test_project_req_payload_is_exact_and_refusal_names_both_sizes(cli: Any, capsys):
+    code, out, _ = cli("project", "--example", "--strategy", "REQ", "--budget", "700", "--session",
                        "notes-7", "--system", "Be brief.", "--current", "代号是什么？", "--emit-payload",
                        "--format", "json", "--escape", "java")  # fmt: skip
     assert code == 0
     row = json.loads(out)
     assert len(row["payload"].encode("utf-8")) == row["payload_bytes"] == row["cost"]
     assert "ORCHID-17" in row["payload"] and row["payload"].endswith('"content":"代号是什么？"}]}')
-    code, out, err = run(
-        capsys, "project", "--example", "--strategy", "REQ", "--budget", "50", "--current", "hi"
-    )
+    code, out, err = cli("project", "--example", "--strategy", "REQ", "--budget", "50", "--current", "hi")
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "needs" in err and "50" in err
 
@@ -55,10 +45,10 @@ def test_project_req_payload_is_exact_and_refusal_names_both_sizes(capsys):
         ('{"seq":1,"session":"a","turn":0,"kind":"USER","text":"\\ud800"}', "lone surrogate"),
     ],
 )
-def test_bad_input_is_one_line_naming_the_line(tmp_path, capsys, line, needle):
+def test_bad_input_is_one_line_naming_the_line(cli: Any, tmp_path, capsys, line, needle):
     f = tmp_path / "h.jsonl"
     f.write_text('{"seq":0,"session":"a","turn":0,"kind":"USER","chars":5}\n' + line + "\n")
-    code, out, err = run(capsys, "project", "--history", str(f), "--budget", "10")
+    code, out, err = cli("project", "--history", str(f), "--budget", "10")
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and needle in err and ":2:" in err
 
@@ -67,12 +57,12 @@ def test_bad_input_is_one_line_naming_the_line(tmp_path, capsys, line, needle):
     (["--budget", "0"], "budget"), (["--budget", "-4"], "budget"), (["--strategy", "M7"], "unknown strategy"),
     (["--cost", "nope"], "--cost"), (["--order", "random"], "--order"), (["--session", "zz"], "session"),
 ])  # fmt: skip
-def test_bad_options_are_one_line(capsys, argv, needle):
-    code, out, err = run(capsys, "project", "--example", *argv)
+def test_bad_options_are_one_line(cli: Any, capsys, argv, needle):
+    code, out, err = cli("project", "--example", *argv)
     assert code == 2 and out == "" and needle in err and len(err.strip().splitlines()) == 1
 
 
-def test_order_ts_breaks_turns_on_a_tied_log(tmp_path, capsys):
+def test_order_ts_breaks_turns_on_a_tied_log(cli: Any, tmp_path, capsys):
     f = tmp_path / "tied.jsonl"
     rows = [
         {"seq": 0, "session": "a", "turn": 0, "kind": "USER", "ts": 10, "chars": 40},
@@ -81,24 +71,20 @@ def test_order_ts_breaks_turns_on_a_tied_log(tmp_path, capsys):
         {"seq": 3, "session": "a", "turn": 0, "kind": "TERM", "ts": 12, "chars": 40},
     ]
     f.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    _, out, _ = run(
-        capsys, "project", "--history", str(f), "--budget", "25", "--order", "ts", "--format", "json"
-    )
+    _, out, _ = cli("project", "--history", str(f), "--budget", "25", "--order", "ts", "--format", "json")
     r = json.loads(out)
     assert r["mispair"] == 1 or r["orphanRes"] + r["orphanCall"] > 0
-    _, out, _ = run(
-        capsys, "project", "--history", str(f), "--budget", "25", "--order", "seq", "--format", "json"
-    )
+    _, out, _ = cli("project", "--history", str(f), "--budget", "25", "--order", "seq", "--format", "json")
     assert json.loads(out)["mispair"] == 0
 
 
-def test_lint_clean_and_dirty(tmp_path, capsys):
+def test_lint_clean_and_dirty(cli: Any, tmp_path, capsys):
     clean = tmp_path / "clean.jsonl"
     clean.write_text('{"seq":0,"session":"a","turn":0,"kind":"USER","chars":1}\n'
                      '{"seq":1,"session":"a","turn":0,"kind":"TERM","chars":1}\n')  # fmt: skip
-    code, out, _ = run(capsys, "lint", str(clean))
+    code, out, _ = cli("lint", str(clean))
     assert code == 0 and "clean" in out
-    code, out, _ = run(capsys, "lint", str(example_history()), "--format", "json")
+    code, out, _ = cli("lint", str(example_history()), "--format", "json")
     report = json.loads(out)
     assert code == 1 and report["counts"]["dangling-call"] == 1 and not report["clean"]
     dirty = tmp_path / "dirty.jsonl"
@@ -110,7 +96,7 @@ def test_lint_clean_and_dirty(tmp_path, capsys):
         {"seq": 7, "session": "a", "turn": 1, "kind": "RESULT", "call_id": "z"},
         {"seq": 8, "session": "a", "turn": 1, "kind": "CALL", "call_id": "z"},
     ]))  # fmt: skip
-    code, out, _ = run(capsys, "lint", str(dirty))
+    code, out, _ = cli("lint", str(dirty))
     assert code == 1
     for problem in ("duplicate-seq", "missing-seq", "orphan-result", "dangling-call", "result-before-call",
                     "turn-not-starting-with-user", "turn-with-several-users", "turn-with-several-sources"):  # fmt: skip
@@ -118,45 +104,45 @@ def test_lint_clean_and_dirty(tmp_path, capsys):
     assert "line 2:" in out
 
 
-def test_generate_is_seeded_and_never_overwrites(tmp_path, capsys):
+def test_generate_is_seeded_and_never_overwrites(cli: Any, tmp_path, capsys):
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    assert run(capsys, "generate", "-o", str(a), "--sessions", "3", "--turns", "4")[0] == 0
-    assert run(capsys, "generate", "-o", str(b), "--sessions", "3", "--turns", "4")[0] == 0
+    assert cli("generate", "-o", str(a), "--sessions", "3", "--turns", "4")[0] == 0
+    assert cli("generate", "-o", str(b), "--sessions", "3", "--turns", "4")[0] == 0
     assert a.read_bytes() == b.read_bytes() and a.stat().st_size > 0
     before = a.read_bytes()
-    code, _, err = run(capsys, "generate", "-o", str(a), "--sessions", "9")
+    code, _, err = cli("generate", "-o", str(a), "--sessions", "9")
     assert code == 2 and "exists" in err and a.read_bytes() == before
-    code, _, err = run(capsys, "generate", "-o", str(tmp_path / "c.jsonl"), "--p-result", "2")
+    code, _, err = cli("generate", "-o", str(tmp_path / "c.jsonl"), "--p-result", "2")
     assert code == 2 and "p_result" in err and not (tmp_path / "c.jsonl").exists()
-    code, out, _ = run(capsys, "project", "--history", str(a), "--budget", "2000", "--format", "json")
+    code, out, _ = cli("project", "--history", str(a), "--budget", "2000", "--format", "json")
     assert code == 0 and len(out.splitlines()) == 3
 
 
-def test_scenario_errors_write_nothing(tmp_path, capsys):
+def test_scenario_errors_write_nothing(cli: Any, tmp_path, capsys):
     out_dir = tmp_path / "out"
-    code, _, err = run(capsys, "scenario", "no-such", "-o", str(out_dir))
+    code, _, err = cli("scenario", "no-such", "-o", str(out_dir))
     assert code == 2 and "unknown scenario" in err
-    code, _, err = run(capsys, "scenario", "trigger-gap", "--param", "gap=-1", "-o", str(out_dir))
+    code, _, err = cli("scenario", "trigger-gap", "--param", "gap=-1", "-o", str(out_dir))
     assert code == 2 and "gap" in err
-    code, _, err = run(capsys, "scenario", "trigger-gap", "--param", "bogus=1", "-o", str(out_dir))
+    code, _, err = cli("scenario", "trigger-gap", "--param", "bogus=1", "-o", str(out_dir))
     assert code == 2 and "bogus" in err
     assert not out_dir.exists()
 
 
-def test_scenario_writes_result_files(tmp_path, capsys):
+def test_scenario_writes_result_files(cli: Any, tmp_path, capsys):
     out_dir = tmp_path / "out"
-    code, out, _ = run(capsys, "scenario", "trigger-gap", "--param", "writers=4", "--param", "gap=2",
+    code, out, _ = cli("scenario", "trigger-gap", "--param", "writers=4", "--param", "gap=2",
                        "--param", "iterations=2000", "-o", str(out_dir), "--quiet")  # fmt: skip
     assert code == 0 and "peak" in out
     assert (out_dir / "trigger-gap.json").exists() and (out_dir / "trigger-gap.md").exists()
     assert list(out_dir.glob("trigger-gap.*.csv"))
-    code, out, _ = run(capsys, "scenario", "--list")
+    code, out, _ = cli("scenario", "--list")
     assert "trigger-gap" in out and "projection" in out
 
 
-def test_bench_unknown_topic_and_scale(capsys):
-    assert run(capsys, "bench", "nope")[0] == 2
-    assert run(capsys, "bench", "projector", "--scale", "huge")[0] == 2
+def test_bench_unknown_topic_and_scale(cli: Any, capsys):
+    assert cli("bench", "nope")[0] == 2
+    assert cli("bench", "projector", "--scale", "huge")[0] == 2
 
 
 def test_projector_benchmark_prints_its_figures():
@@ -167,20 +153,20 @@ def test_projector_benchmark_prints_its_figures():
     assert "projection median per request" in text and "×" in text and "appends" in text
 
 
-def test_strict_refuses_a_result_for_an_unknown_call(tmp_path, capsys):
+def test_strict_refuses_a_result_for_an_unknown_call(cli: Any, tmp_path, capsys):
     f = tmp_path / "h.jsonl"
     f.write_text('{"seq":0,"session":"a","turn":0,"kind":"USER","chars":5}\n'
                  '{"seq":1,"session":"a","turn":0,"kind":"RESULT","call_id":"ghost","chars":5}\n')  # fmt: skip
-    assert run(capsys, "project", "--history", str(f), "--budget", "10")[0] == 0
-    code, out, err = run(capsys, "project", "--history", str(f), "--budget", "10", "--strict")
+    assert cli("project", "--history", str(f), "--budget", "10")[0] == 0
+    code, out, err = cli("project", "--history", str(f), "--budget", "10", "--strict")
     assert code == 2 and out == "" and "ghost" in err and len(err.strip().splitlines()) == 1
 
 
-def test_strict_refuses_two_users_in_one_turn(tmp_path, capsys):
+def test_strict_refuses_two_users_in_one_turn(cli: Any, tmp_path, capsys):
     f = tmp_path / "h.jsonl"
     f.write_text('{"seq":0,"session":"a","turn":0,"kind":"USER","chars":5}\n'
                  '{"seq":1,"session":"a","turn":0,"kind":"TERM","chars":5}\n'
                  '{"seq":2,"session":"a","turn":0,"kind":"USER","chars":5}\n')  # fmt: skip
-    assert run(capsys, "project", "--history", str(f), "--budget", "10")[0] == 0
-    code, out, err = run(capsys, "project", "--history", str(f), "--budget", "10", "--strict")
+    assert cli("project", "--history", str(f), "--budget", "10")[0] == 0
+    code, out, err = cli("project", "--history", str(f), "--budget", "10", "--strict")
     assert code == 2 and out == "" and "second USER in turn 0" in err and len(err.strip().splitlines()) == 1

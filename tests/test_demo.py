@@ -10,25 +10,17 @@ from typing import Any, Literal
 
 import pytest
 
-from turncheck.cli.app import main
 from turncheck.cli.demo import SCALES, plan
 from turncheck.scenarios import base
 from turncheck.scenarios.base import Scenario, ScenarioResult
-from turncheck.scenarios.presets import PRESETS
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_demo_tiny_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+def test_demo_tiny_end_to_end(cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
     cwd = tmp_path / "cwd"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
     out = tmp_path / "demo"
-    code, text, err = run(capsys, "demo", "--scale", "tiny", "-o", str(out), "--quiet", "--format", "json")
+    code, text, err = cli("demo", "--scale", "tiny", "-o", str(out), "--quiet", "--format", "json")
     assert code == 0, text + err
     assert err == ""  # --quiet: no progress bars
     summary = json.loads(text)
@@ -51,9 +43,7 @@ def test_demo_tiny_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, c
     assert summary["judgements"]["fail"] == 0 and summary["judgements"]["pass"] > 20
     ran = {s["result"] for s in summary["steps"] if "result" in s}
     refused = {s["step"].split()[1]: s["skipped"] for s in summary["steps"] if "skipped" in s}
-    listed_tiny = {n for n, scales in PRESETS.items() if "tiny" in scales and n in base.scenarios()} - {
-        "peers"
-    }
+    listed_tiny = {n for n, sc in base.scenarios().items() if "tiny" in sc.presets} - {"peers"}
     # a scenario whose optional extra is not installed is skipped with the reason, never silently
     assert all("pip install" in why or "extra" in why for why in refused.values()), refused
     assert listed_tiny <= ran | set(refused)
@@ -63,13 +53,13 @@ def test_demo_tiny_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, c
 
 
 def test_demo_table_summary_names_the_report(
-    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+    cli: Any, tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The table summary; steps kept to the checks by a one-scenario registry (the rest is above)."""
     only = {"trigger-gap": base.scenarios()["trigger-gap"]}
     monkeypatch.setattr("turncheck.cli.demo.scenarios", lambda: only)
     monkeypatch.chdir(tmp_path)
-    code, text, _ = run(capsys, "demo", "--scale", "tiny", "-o", str(tmp_path / "d"), "--quiet")
+    code, text, _ = cli("demo", "--scale", "tiny", "-o", str(tmp_path / "d"), "--quiet")
     assert code == 0
     lines = text.splitlines()
     assert lines[0].startswith("turncheck demo — tiny scale")
@@ -89,13 +79,13 @@ def test_demo_table_summary_names_the_report(
     assert lines[-1] == f"report: {tmp_path / 'd' / 'report.html'}"  # the last line: the README says so
 
 
-def test_bad_demo_input_writes_nothing(tmp_path: Path, capsys: Any) -> None:
-    code, _, err = run(capsys, "demo", "--scale", "huge", "-o", str(tmp_path / "d"))
+def test_bad_demo_input_writes_nothing(cli: Any, tmp_path: Path, capsys: Any) -> None:
+    code, _, err = cli("demo", "--scale", "huge", "-o", str(tmp_path / "d"))
     assert code == 2 and "--scale" in err and not (tmp_path / "d").exists()
     (tmp_path / "file").write_text("x")
-    code, _, err = run(capsys, "demo", "--scale", "tiny", "-o", str(tmp_path / "file"))
+    code, _, err = cli("demo", "--scale", "tiny", "-o", str(tmp_path / "file"))
     assert code == 2 and "not a directory" in err
-    code, _, err = run(capsys, "demo", "--format", "xml", "-o", str(tmp_path / "d"))
+    code, _, err = cli("demo", "--format", "xml", "-o", str(tmp_path / "d"))
     assert code == 2 and not (tmp_path / "d").exists()
 
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from strategies import well_formed
 
 from turncheck.cli.app import main
 from turncheck.models.events import Event, read_jsonl
@@ -20,6 +19,7 @@ from turncheck.models.peers.agents_session import agent_items
 from turncheck.models.peers.langchain_trim import langchain_messages
 from turncheck.models.peers.llamaindex_memory import llamaindex_messages
 from turncheck.models.peers.messages import openai_message, spans
+from turncheck.testing import well_formed
 
 pytest.importorskip("langchain_core", reason="the peers extra (langchain-core) is not installed")
 pytest.importorskip("agents", reason="the peers extra (openai-agents) is not installed")

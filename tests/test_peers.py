@@ -8,9 +8,11 @@ and the Agents SDK's item keys — are tested without the libraries.
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -358,10 +360,11 @@ def refuse(*args, **kwargs):
     raise OSError("network disabled by the test")
 socket.socket.connect = socket.socket.connect_ex = refuse
 socket.create_connection = socket.getaddrinfo = refuse
-import sys
-sys.path.insert(0, "tests")
-from test_peers import COST, EVENTS
+import base64, pickle
+from turncheck.models.cost import EstimateCost
 from turncheck.models.history import History
+COST = EstimateCost()
+EVENTS = pickle.loads(base64.b64decode("%s"))
 from turncheck.models.projector import project
 h = History(EVENTS)
 out = {peer: [e.seq for e in project(h, 90, peer, COST).events] for peer in %s}
@@ -378,7 +381,8 @@ def test_every_peer_runs_with_the_network_disabled() -> None:
         pytest.skip("no peer library is installed")
     root = Path(__file__).resolve().parent.parent
     env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
-    done = subprocess.run([sys.executable, "-c", OFFLINE_RUN % json.dumps(peers)], cwd=root, env=env,
+    events = base64.b64encode(pickle.dumps(EVENTS)).decode()
+    done = subprocess.run([sys.executable, "-c", OFFLINE_RUN % (events, json.dumps(peers))], cwd=root, env=env,
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.splitlines()[-1])

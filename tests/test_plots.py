@@ -175,10 +175,10 @@ def test_peers_bars_per_strategy_each_its_own_colour(tmp_path: Path) -> None:
 
 def test_peer_colours_are_distinct_for_every_strategy() -> None:
     from turncheck.models.peers import PEERS
-    from turncheck.models.projector import PROJECTORS
+    from turncheck.models.projector import compared_strategies
     from turncheck.reports.plots.peers import strategy_colours
 
-    names = [*PROJECTORS, *PEERS]
+    names = [*compared_strategies(), *PEERS]
     colours = strategy_colours(names)
     assert len(set(colours.values())) == len(names) == len(colours)
 

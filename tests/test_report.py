@@ -10,19 +10,12 @@ from typing import Any
 import pytest
 from test_plots import locking_result, peaks_result, trigger_trace
 
-from turncheck.cli.app import main
 from turncheck.reports.html import ReportSummary, write_report
 from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import Judgement, ScenarioResult, Table
 from turncheck.sim.trace import Trace, save_trace
 
 EVIL = '<script>alert("x")</script>'
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def projection_with_event_text() -> ScenarioResult:
@@ -88,37 +81,39 @@ def test_report_shows_every_table_judgement_parameter_and_seed(written: tuple[Re
     assert "drawn from the saved actions" not in page  # titles are in the images, not the page text
 
 
-def test_report_command(results_dir: Path, tmp_path: Path, capsys: Any) -> None:
+def test_report_command(cli: Any, results_dir: Path, tmp_path: Path, capsys: Any) -> None:
     out = tmp_path / "r.html"
-    code, text, _ = run(capsys, "report", str(results_dir), "-o", str(out), "--format", "json")
+    code, text, _ = cli("report", str(results_dir), "-o", str(out), "--format", "json")
     obj = json.loads(text)
     assert code == 0 and out.stat().st_size > 50_000
     assert obj["judgements"] == {"pass": 0, "fail": 1} and obj["report"] == str(out)
     assert obj["results"] == 3 and obj["traces"] == 2 and len(obj["plots"]) >= 5
 
 
-def test_plot_command_writes_png_and_svg(results_dir: Path, tmp_path: Path, capsys: Any) -> None:
-    code, text, _ = run(capsys, "plot", str(results_dir), "-o", str(tmp_path / "p"), "--format", "json")
+def test_plot_command_writes_png_and_svg(cli: Any, results_dir: Path, tmp_path: Path, capsys: Any) -> None:
+    code, text, _ = cli("plot", str(results_dir), "-o", str(tmp_path / "p"), "--format", "json")
     obj = json.loads(text)
     assert code == 0 and len(obj["plots"]) >= 5
     for plot in obj["plots"]:
         assert all(Path(f).stat().st_size > 0 for f in plot["files"]) and plot["reading"]
 
 
-def test_bad_input_is_one_line_and_writes_nothing(tmp_path: Path, capsys: Any, results_dir: Path) -> None:
+def test_bad_input_is_one_line_and_writes_nothing(
+    cli: Any, tmp_path: Path, capsys: Any, results_dir: Path
+) -> None:
     out = tmp_path / "never.html"
-    code, _, err = run(capsys, "report", str(tmp_path / "missing"), "-o", str(out))
+    code, _, err = cli("report", str(tmp_path / "missing"), "-o", str(out))
     assert code == 2 and "no such directory" in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
     broken = tmp_path / "broken"
     write_result(locking_result(), broken)
     damaged = broken / "damaged.json"
     damaged.write_text('{"format": "turncheck-result/1", "scenario": "x"}', encoding="utf-8")
-    code, _, err = run(capsys, "report", str(broken), "-o", str(out))
+    code, _, err = cli("report", str(broken), "-o", str(out))
     assert code == 2 and "damaged.json: damaged result file" in err and not out.exists()
-    code, _, err = run(capsys, "report", str(results_dir), "-o", str(tmp_path), "--format", "json")
+    code, _, err = cli("report", str(results_dir), "-o", str(tmp_path), "--format", "json")
     assert code == 2 and "is a directory" in err
-    code, _, err = run(capsys, "report", str(results_dir), "--format", "yaml")
+    code, _, err = cli("report", str(results_dir), "--format", "yaml")
     assert code == 2 and "--format" in err
 
 

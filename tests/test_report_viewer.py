@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_page import SHOTS, browser, open_file  # noqa: F401  (browser is a fixture)
 
 from turncheck.cli.app import main
 from turncheck.models.catalog import build_model
@@ -50,10 +49,12 @@ def _two_trace_report(demo_dir: Path, tmp_path: Path, capsys: Any) -> Path:
     return page
 
 
-def test_report_viewers_step_independently(browser: Any, demo_dir: Path, tmp_path: Path, capsys: Any) -> None:  # noqa: F811
+def test_report_viewers_step_independently(
+    open_page: Any, shots: Path, demo_dir: Path, tmp_path: Path, capsys: Any
+) -> None:
     page_file = _two_trace_report(demo_dir, tmp_path, capsys)
     assert len(_viewers(page_file.read_text(encoding="utf-8"))) == 2
-    opened = open_file(browser, page_file)
+    opened = open_page(page_file)
     page = opened.page
     first, second = page.locator("#viewer-0"), page.locator("#viewer-1")
     second.focus()
@@ -65,6 +66,6 @@ def test_report_viewers_step_independently(browser: Any, demo_dir: Path, tmp_pat
     assert first.get_attribute("data-current") == first.get_attribute("data-steps")
     assert second.get_attribute("data-current") == "2"
     assert opened.errors == [] and opened.requests == []
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    first.screenshot(path=str(SHOTS / "report-viewer.png"))
+    shots.mkdir(parents=True, exist_ok=True)
+    first.screenshot(path=str(shots / "report-viewer.png"))
     page.close()

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_page import SHOTS, browser, open_file  # noqa: F401  (browser is a fixture)
 
 from turncheck.cli.app import main
 from turncheck.models.catalog import build_model
@@ -75,9 +74,11 @@ def test_explore_html_into_a_directory_is_one_line_exit_2(
     assert err.startswith("turncheck: error:") and err.count("\n") == 1 and "is a directory" in err
 
 
-def test_browser_expands_successors_and_follows_the_shortest_violation(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_browser_expands_successors_and_follows_the_shortest_violation(
+    open_page: Any, shots: Path, tmp_path: Path
+) -> None:
     page_file = write_state_space_page(build_model("trigger", {}), tmp_path / "s.html").path
-    opened = open_file(browser, page_file, height=1000)
+    opened = open_page(page_file, height=1000)
     page = opened.page
     body = page.locator("body")
     assert body.get_attribute("data-current") == "0"
@@ -96,8 +97,8 @@ def test_browser_expands_successors_and_follows_the_shortest_violation(browser: 
     cell = page.locator('.tce-state tr[data-property="bounded-peak-turns"] td')
     assert cell.inner_text() == "BROKEN"
     assert page.locator(".tce-edges line.onpath").count() == 4
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "state-space-graph.png"), full_page=True)
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / "state-space-graph.png"), full_page=True)
     page.keyboard.press("ArrowLeft")
     assert cell.inner_text() == "holds"
     page.locator("[data-jump='worst:peak_turns']").click()
@@ -107,9 +108,9 @@ def test_browser_expands_successors_and_follows_the_shortest_violation(browser: 
     page.close()
 
 
-def test_browser_searches_a_large_space(browser: Any, tmp_path: Path) -> None:  # noqa: F811
+def test_browser_searches_a_large_space(open_page: Any, shots: Path, tmp_path: Path) -> None:
     page_file = write_state_space_page(build_model("projector", {}), tmp_path / "p.html").path
-    opened = open_file(browser, page_file, height=1000)
+    opened = open_page(page_file, height=1000)
     page = opened.page
     assert page.locator("svg.tce-graph").count() == 0
     assert page.locator(".tce-count").inner_text() == "585 of 585 states match (first 100 shown)"
@@ -125,8 +126,8 @@ def test_browser_searches_a_large_space(browser: Any, tmp_path: Path) -> None:  
     page.locator("[data-jump='violation:no-orphan-results']").click()
     assert "step 0 of 5" in page.locator(".tce-pathbar").inner_text()
     page.fill(".tce-q", "")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "state-space-search.png"), full_page=False)
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / "state-space-search.png"), full_page=False)
     assert opened.errors == [] and opened.requests == []
     page.close()
 

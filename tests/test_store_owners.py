@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,13 +61,8 @@ def _log(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
-    code = main(list(args))
-    return code, capsys.readouterr().err
-
-
 def test_export_never_overwrites_its_source_a_log_a_locked_file_or_a_device(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    cli: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     src = tmp_path / "a.log"
     data = _log(src)
@@ -76,10 +72,10 @@ def test_export_never_overwrites_its_source_a_log_a_locked_file_or_a_device(
     with LineTurnLog.open(lines, create=True) as log:
         log.commit(turn(0))
     lines_data = lines.read_bytes()
-    code, err = run(capsys, "log", "export", str(src), "--out", str(src))
+    code, _, err = cli("log", "export", str(src), "--out", str(src))
     assert code == 2 and "being exported" in err and src.read_bytes() == data
     for target, before in ((other, other_data), (lines, lines_data)):
-        code, err = run(capsys, "log", "export", str(src), "--out", str(target))
+        code, _, err = cli("log", "export", str(src), "--out", str(target))
         assert code == 2 and "never overwrites a log" in err and target.read_bytes() == before
     locked = tmp_path / "locked.txt"
     locked.write_text("held\n")
@@ -93,11 +89,11 @@ def test_export_never_overwrites_its_source_a_log_a_locked_file_or_a_device(
     capsys.readouterr()
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    code, err = run(capsys, "log", "export", str(src), "--out", str(fifo))
+    code, _, err = cli("log", "export", str(src), "--out", str(fifo))
     assert code == 2 and "not a regular file" in err
     plain = tmp_path / "plain.jsonl"
     plain.write_text("old\n")
-    code, _ = run(capsys, "log", "export", str(src), "--out", str(plain), "-q")
+    code, _, _ = cli("log", "export", str(src), "--out", str(plain), "-q")
     assert code == 0 and plain.read_text().startswith('{"seq":0')
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "a.log",
@@ -110,7 +106,7 @@ def test_export_never_overwrites_its_source_a_log_a_locked_file_or_a_device(
 
 
 def test_export_refuses_a_live_log_held_by_its_owner(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    cli: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     src = tmp_path / "a.log"
     _log(src)
@@ -118,7 +114,7 @@ def test_export_refuses_a_live_log_held_by_its_owner(
     with TurnLog.open(live, create=True) as owner:
         owner.commit(turn(0))
         before = live.read_bytes()
-        code, err = run(capsys, "log", "export", str(src), "--out", str(live))
+        code, _, err = cli("log", "export", str(src), "--out", str(live))
         assert code == 2 and err.count("\n") == 1
         owner.commit(turn(1))
     assert live.read_bytes().startswith(before)

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_page import browser, open_file  # noqa: F401  (browser is a fixture)
 
 from turncheck.cli.app import main
 from turncheck.models.session_store import JournalEntry
@@ -90,7 +89,7 @@ def _page_data(page: Path) -> dict[str, Any]:
 def test_stress_html_on_a_real_sqlite_store(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
-    browser: Any,  # noqa: F811
+    open_page: Any,
 ) -> None:
     page = tmp_path / "s.html"
     code = main(["stress", "--locking", "none", "--writers", "3", "--seconds", "1", "--quiet",
@@ -102,7 +101,7 @@ def test_stress_html_on_a_real_sqlite_store(
     assert data["broken_at"] is not None and data["model"] == "stress" and data["verdict"] == "violated"
     uncounted = [s["index"] for s in data["steps"] if "uncounted gap turn" in s.get("marks", [])]
     assert uncounted, "no turn arrived inside a gap: the unlocked run should show them"
-    opened = open_file(browser, page)
+    opened = open_page(page)
     viewer = opened.page.locator("section.tcv")
     viewer.focus()
     for _ in range(uncounted[0]):

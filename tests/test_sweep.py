@@ -4,42 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from turncheck.models.errors import BadParameter, TurncheckError, UnknownName
+from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.scenarios.sweep import cell_seed, parse_grid, sweep
 from turncheck.sim.executor import LocalExecutor
 
 SMALL = {"iterations": "400"}
 GRID = ["writers=1,4", "gap=0,2", "max_turns=8,16"]
-
-
-def run_cli(argv: list[str]) -> int:
-    """``turncheck ARGV`` through the real entry point when it imports, else through the
-    sweep command alone with the same error contract (one line, exit 2)."""
-    try:
-        from turncheck.cli.app import main
-    except ImportError:  # another command module of the CLI is not there yet
-        import sys
-
-        import typer
-
-        from turncheck.cli import sweep as cli_sweep
-
-        app = typer.Typer()
-        cli_sweep.register(app)
-        app.command("noop")(lambda: None)
-
-        def main(args: list[str] | None = None) -> int:
-            try:
-                app(args=args, standalone_mode=False)
-            except TurncheckError as exc:
-                print(f"turncheck: error: {exc}", file=sys.stderr)
-                return 2
-            return 0
-
-    return main(argv)
 
 
 def test_cell_seeds_depend_only_on_the_cell() -> None:
@@ -57,14 +31,14 @@ def test_cell_seeds_depend_only_on_the_cell() -> None:
     assert small.results[0] == cell
 
 
-def test_jobs_do_not_change_the_result_files(tmp_path: Path) -> None:
+def test_jobs_do_not_change_the_result_files(cli: Any, tmp_path: Path) -> None:
     outs = []
     for jobs in (1, 2):
         out = tmp_path / f"jobs{jobs}"
         grid = [arg for g in GRID for arg in ("--grid", g)]
         argv = ["sweep", "trigger-gap", *grid, "--param", "iterations=300", "--seeds", "2",
                 "--jobs", str(jobs), "--quiet", "--format", "json", "--out", str(out)]  # fmt: skip
-        assert run_cli(argv) == 0
+        assert cli(*argv).code == 0
         outs.append(out)
     files = sorted(p.name for p in outs[0].iterdir())
     assert files == sorted(p.name for p in outs[1].iterdir())
@@ -107,11 +81,12 @@ def test_merged_table_has_grid_columns() -> None:
     ],
 )
 def test_bad_input_is_one_line_and_writes_nothing(
-    args: list[str], needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    args: list[str], needle: str, tmp_path: Path, cli: Any
 ) -> None:
     out = tmp_path / "out"
-    assert run_cli([*args, "--quiet", "--out", str(out)]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    code, _, err_text = cli(*args, "--quiet", "--out", str(out))
+    assert code == 2
+    err = err_text.strip().splitlines()
     assert len(err) == 1 and needle in err[0], err
     assert not out.exists()
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from turncheck.models.errors import BadParameter
-from turncheck.models.projector import PROJECTORS
+from turncheck.models.projector import compared_strategies
 from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import ScenarioResult, get_scenario, no_progress, parse_params
 from turncheck.scenarios.testbench import TestbenchParams, plan_manifolds, run_manifolds
@@ -129,7 +129,7 @@ def test_structural_invariants_in_every_aggregate() -> None:
                 assert agg["orphanRes"] == 0, where
             if strategy == "M0" and run.plan.p_result == 1.0:
                 assert agg["orphanRes"] == agg["pairSplit"], where
-    assert {s for run in runs for (_, _, s) in run.aggregates} == set(PROJECTORS)
+    assert {s for run in runs for (_, _, s) in run.aggregates} == set(compared_strategies())
 
 
 def test_jobs_do_not_change_the_result_files(tmp_path: Path) -> None:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_page import SHOTS, browser, open_file  # noqa: F401  (browser is a fixture)
 
 from turncheck.cli.app import main
 from turncheck.models.catalog import build_model
@@ -162,14 +161,14 @@ def _state_row(page, name: str):  # type: ignore[no-untyped-def]
 
 
 def test_browser_steps_through_the_check_trace(
-    browser: Any,  # noqa: F811
+    open_page: Any,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     trace = _check_trace(tmp_path, capsys)
     page_file = tmp_path / "t.html"
     assert main(["replay", str(trace), "--html", str(page_file)]) == 1
-    opened = open_file(browser, page_file)
+    opened = open_page(page_file)
     page = opened.page
     viewer = page.locator("section.tcv")
     assert viewer.get_attribute("data-current") == "0"
@@ -209,9 +208,11 @@ def test_browser_steps_through_the_check_trace(
     page.close()
 
 
-def test_browser_shows_the_uncounted_gap_turn_at_the_step_it_arrives(browser, tmp_path: Path) -> None:  # noqa: F811
+def test_browser_shows_the_uncounted_gap_turn_at_the_step_it_arrives(
+    open_page: Any, shots: Path, tmp_path: Path
+) -> None:
     page_file = write_trace_page(_witness_trace(), tmp_path / "w.html")
-    opened = open_file(browser, page_file, height=1000)
+    opened = open_page(page_file, height=1000)
     page = opened.page
     page.locator("section.tcv").focus()
     for _ in range(4):
@@ -223,27 +224,27 @@ def test_browser_shows_the_uncounted_gap_turn_at_the_step_it_arrives(browser, tm
     assert page.locator(".tcv-win li.uncounted").count() == 1
     assert "step 5: writer 1" in page.locator(".tcv-win li.uncounted").inner_text()
     assert "1 arrived inside the gap" in page.locator(".tcv-win .tcv-summary").inner_text()
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "trace-viewer.png"), full_page=True)
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / "trace-viewer.png"), full_page=True)
     page.click("button[data-act=first]")
     assert page.locator("section.tcv").get_attribute("data-current") == "0"
     assert opened.errors == [] and opened.requests == []
     page.close()
 
 
-def test_browser_shows_the_projector_window(browser, tmp_path: Path) -> None:  # noqa: F811
+def test_browser_shows_the_projector_window(open_page: Any, shots: Path, tmp_path: Path) -> None:
     model = build_model("projector", {"strategy": "M0"})
     actions = (("user",), ("call", 0), ("result", 0, 3), ("term",))
     trace = Trace("projector", dict(model.params), actions, "no-orphan-results")
-    opened = open_file(browser, write_trace_page(trace, tmp_path / "p.html"))
+    opened = open_page(write_trace_page(trace, tmp_path / "p.html"))
     page = opened.page
     page.click("button[data-act=last]")
     assert page.locator(".tcv-win li").count() == 2
     assert "seq 2: RESULT c0 (turn 1) — cost 3" in page.locator(".tcv-win li.orphan").inner_text()
     assert "1 orphan RESULT(s)" in page.locator(".tcv-win .tcv-summary").inner_text()
     assert page.locator('.tcv-state tr[data-field="history"] li.tcv-newitem').inner_text().startswith("seq 3")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / "trace-viewer-projector.png"), full_page=True)
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / "trace-viewer-projector.png"), full_page=True)
     page.click("button[data-act=prev]")
     assert page.locator(".tcv-win li.orphan").count() == 0
     assert opened.errors == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,12 +26,6 @@ def user_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_module_and_file_references_resolve_to_the_same_rules(user_dir: Path) -> None:
     by_module = load_object("my_trim:cut", "projector")
     by_file = load_object("./my_trim.py:cut", "projector")
@@ -49,39 +44,41 @@ def test_module_and_file_references_resolve_to_the_same_rules(user_dir: Path) ->
     ],
 )
 def test_bad_references_are_one_line_everywhere(
-    user_dir: Path, capsys: pytest.CaptureFixture[str], ref: str, needle: str
+    cli: Any, user_dir: Path, capsys: pytest.CaptureFixture[str], ref: str, needle: str
 ) -> None:
     with pytest.raises(UnknownName, match=needle):
         resolve_strategy(ref)
     for argv in (["project", "--example", "-q", "--strategy", ref],
                  ["check", "projector", "--param", f"strategy={ref}", "-q"]):  # fmt: skip
-        code, out, err = run(capsys, *argv)
+        code, out, err = cli(*argv)
         assert code == 2 and out == ""
         assert err.count("\n") == 1 and needle in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("ref", ["my_trim:cut", "./my_trim.py:cut"])
-def test_project_takes_both_spellings(user_dir: Path, capsys: pytest.CaptureFixture[str], ref: str) -> None:
-    code, out, err = run(capsys, "project", "--example", "-q", "-b", "200", "--strategy", ref)
+def test_project_takes_both_spellings(
+    cli: Any, user_dir: Path, capsys: pytest.CaptureFixture[str], ref: str
+) -> None:
+    code, out, err = cli("project", "--example", "-q", "-b", "200", "--strategy", ref)
     assert code == 0 and ref in out and "Traceback" not in err
 
 
 def test_check_projector_fails_a_mid_turn_cut_with_the_shortest_counterexample(
-    user_dir: Path, capsys: pytest.CaptureFixture[str]
+    cli: Any, user_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = run(capsys, "check", "projector", "--param", "strategy=my_trim:cut", "-q",
+    code, out, _ = cli("check", "projector", "--param", "strategy=my_trim:cut", "-q",
                        "--max-examples", "60", "--database", str(user_dir / "db"))  # fmt: skip
     assert code == 1
     assert "counterexample: no-orphan-results broken in 4 steps (shortest, by breadth-first search)" in out
     assert "my_trim:cut sends seq 2..3: CALL c1 RESULT c0[3]" in out
-    code, out, _ = run(capsys, "explore", "projector", "--param", "strategy=./my_trim.py:cut", "-q")
+    code, out, _ = cli("explore", "projector", "--param", "strategy=./my_trim.py:cut", "-q")
     assert code == 0 and "no-orphan-results: violated at depth 4" in out
 
 
 def test_check_projector_passes_a_pair_safe_projector(
-    user_dir: Path, capsys: pytest.CaptureFixture[str]
+    cli: Any, user_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = run(capsys, "check", "projector", "--param", "strategy=my_trim:pair_safe", "-q",
+    code, out, _ = cli("check", "projector", "--param", "strategy=my_trim:pair_safe", "-q",
                        "--max-examples", "60", "--database", str(user_dir / "db"))  # fmt: skip
     assert code == 0, out
     assert "PASS" in out
@@ -131,9 +128,9 @@ def test_strategies_plot_names_the_users_function(user_dir: Path) -> None:
 
 
 def test_check_projector_runs_a_message_level_trimmer(
-    user_dir: Path, capsys: pytest.CaptureFixture[str]
+    cli: Any, user_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = run(capsys, "check", "projector", "--param", "strategy=messages:my_trim:last_three", "-q",
+    code, out, _ = cli("check", "projector", "--param", "strategy=messages:my_trim:last_three", "-q",
                        "--engine", "explore")  # fmt: skip
     assert code == 1 and "messages:my_trim:last_three sends" in out and "FAIL" in out
 

@@ -6,14 +6,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import soup
 
 from turncheck.models.columns import build_histories, columns_from_events
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Kind
 from turncheck.models.history import History
-from turncheck.models.projector import PROJECTORS, project
+from turncheck.models.projector import compared_strategies, project
 from turncheck.models.workload import (
     BLOCK,
     WorkloadParams,
@@ -21,6 +20,7 @@ from turncheck.models.workload import (
     generate_columns,
     generate_events,
 )
+from turncheck.testing import soup
 
 SMALL = WorkloadParams(sessions=40, turns=12, p_result=0.9, p_parallel=0.25)
 
@@ -101,7 +101,7 @@ def test_bulk_histories_equal_appended_histories_on_any_log(events, budget):
         return
     (built,) = built
     _same_index(appended, built)
-    for s in PROJECTORS:
+    for s in compared_strategies():
         assert project(built, budget, s, cost).report == project(appended, budget, s, cost).report
 
 

@@ -50,6 +50,18 @@ _PUBLIC: dict[str, str] = {
     # experiments
     "sweep": "turncheck.scenarios.sweep",
     "TurncheckError": "turncheck.models.errors",
+    # extending turncheck: one registry per kind (turncheck.models.registry); a module listed
+    # under the entry-point group "turncheck.plugins" is imported before the CLI lists choices
+    "register_strategy": "turncheck.models.projector",
+    "register_model": "turncheck.models.catalog",
+    "register_scenario": "turncheck.scenarios.base",
+    "Scenario": "turncheck.scenarios.base",
+    "ScenarioResult": "turncheck.scenarios.base",
+    "Table": "turncheck.scenarios.base",
+    "Judgement": "turncheck.scenarios.base",
+    "register_plot": "turncheck.reports.plots.plot",
+    "Plot": "turncheck.reports.plots.plot",
+    "register_bench": "turncheck.bench.benchmark",
 }
 
 __all__ = [
@@ -77,10 +89,21 @@ __all__ = [
     "machine_for",
     "sweep",
     "TurncheckError",
+    "register_strategy",
+    "register_model",
+    "register_scenario",
+    "Scenario",
+    "ScenarioResult",
+    "Table",
+    "Judgement",
+    "register_plot",
+    "Plot",
+    "register_bench",
 ]
 
 if TYPE_CHECKING:
-    from turncheck.models.catalog import build_model
+    from turncheck.bench.benchmark import register_bench
+    from turncheck.models.catalog import build_model, register_model
     from turncheck.models.cost import CostModel, EstimateCost, Utf8JsonCost, make_cost
     from turncheck.models.errors import TurncheckError
     from turncheck.models.events import Event, Kind, read_jsonl, write_jsonl
@@ -91,10 +114,13 @@ if TYPE_CHECKING:
         Window,
         fit_start,
         project,
+        register_strategy,
         resolve_strategy,
         window_from_start,
     )
     from turncheck.models.protocol import Property, ProtocolModel
+    from turncheck.reports.plots.plot import Plot, register_plot
+    from turncheck.scenarios.base import Judgement, Scenario, ScenarioResult, Table, register_scenario
     from turncheck.scenarios.sweep import sweep
     from turncheck.sim.explorer import explore
     from turncheck.sim.stateful import machine_for

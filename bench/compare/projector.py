@@ -21,7 +21,7 @@ from turncheck.bench.compare import Comparison, Contender, interleave
 from turncheck.bench.projector import synthetic_turns
 from turncheck.models.cost import EstimateCost
 from turncheck.models.history import History
-from turncheck.models.projector import PROJECTORS, STRATEGIES, project
+from turncheck.models.projector import STRATEGIES, compared_strategies, project
 
 BUDGETS = (2_000, 20_000, 200_000)
 PEER_BUDGET = 20_000
@@ -30,7 +30,7 @@ PEERS = (("peer:langchain", "langchain_core", "LangChain trim_messages"),
 
 
 def _requests(h: History, cost: EstimateCost, loops: int, read_report: bool) -> Callable[[], object]:
-    calls = [(STRATEGIES[s], b) for s in PROJECTORS for b in BUDGETS]
+    calls = [(STRATEGIES[s].project, b) for s in compared_strategies() for b in BUDGETS]
 
     def run() -> object:
         last = None
@@ -47,7 +47,7 @@ def _requests(h: History, cost: EstimateCost, loops: int, read_report: bool) -> 
 def _bisect(h: History, cost: EstimateCost, loops: int) -> Callable[[], object]:
     p = h.prefix(cost)
     n = len(p) - 1
-    rooms = [b - cost.frame for b in BUDGETS] * len(PROJECTORS)
+    rooms = [b - cost.frame for b in BUDGETS] * len(compared_strategies())
 
     def run() -> object:
         last = 0
@@ -73,7 +73,7 @@ def _peer(h: History, cost: EstimateCost, name: str, loops: int) -> Callable[[],
 def compare(scale: str) -> list[Comparison]:
     full = scale == "full"
     cost = EstimateCost()
-    per_round = len(PROJECTORS) * len(BUDGETS)
+    per_round = len(compared_strategies()) * len(BUDGETS)
     out: list[Comparison] = []
     for turns in (250_000,) if full else (10_000,):
         h = History(synthetic_turns(turns), [cost])

@@ -119,10 +119,3 @@ def fitting_messages(history: History, cost: CostModel, budget: int, message_spa
         room -= c
         k += 1
     return k
-
-
-def suffix_positions(message_spans: Sequence[Span], kept: int) -> tuple[int, ...]:
-    """The history positions of the newest ``kept`` messages."""
-    if kept <= 0:
-        return ()
-    return tuple(p for s in message_spans[len(message_spans) - kept :] for p in s.positions)

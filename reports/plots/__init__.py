@@ -6,13 +6,19 @@ tests can read its lines, bars and labels; :func:`write_figure` writes it as PNG
 A result of the wrong scenario is refused with :class:`~reports.results_dir.WrongResultKind`.
 """
 
+# The one place the built-in plot modules are imported: each registers its plots as it is
+# imported (turncheck.reports.plots.plot), and the gallery draws them in this order.
+# isort: off
+from turncheck.reports.plots.peaks import plot_peak_ratio_heatmap, plot_peaks_vs_max_turns
+from turncheck.reports.plots.locking_price import plot_locking_price
+from turncheck.reports.plots.real_locking import plot_real_locking
+from turncheck.reports.plots.strategies import plot_strategies_vs_budget
+from turncheck.reports.plots.peers import plot_peers
+from turncheck.reports.plots.timeline import plot_counterexample
+
+# isort: on
 from turncheck.reports.plots.canvas import data_uri, write_figure
 from turncheck.reports.plots.gallery import Drawn, Missing, gallery
-from turncheck.reports.plots.locking_price import plot_locking_price
-from turncheck.reports.plots.peaks import plot_peak_ratio_heatmap, plot_peaks_vs_max_turns
-from turncheck.reports.plots.peers import plot_peers
-from turncheck.reports.plots.strategies import plot_strategies_vs_budget
-from turncheck.reports.plots.timeline import plot_counterexample
 
 __all__ = [
     "Drawn",
@@ -24,6 +30,7 @@ __all__ = [
     "plot_peak_ratio_heatmap",
     "plot_peaks_vs_max_turns",
     "plot_peers",
+    "plot_real_locking",
     "plot_strategies_vs_budget",
     "write_figure",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import io
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,18 +57,17 @@ class SeriesStyle:
         return kw
 
 
-SERIES_STYLES: dict[str, SeriesStyle] = {
-    "M0": SeriesStyle("#d62728", "o"), "M1": SeriesStyle("#ff7f0e", "s", hollow=True),
-    "M2": SeriesStyle("#bcbd22", "^", "--"), "M3": SeriesStyle("#1f77b4", "D"),
-    "M4": SeriesStyle("#9467bd", "v", "-."), "M5": SeriesStyle("#2ca02c", "P", ":", hollow=True),
-    "REQ": SeriesStyle("#7f7f7f", "x"),
+# peers and locking strategies; a projector strategy declares its own look where it is registered
+# (turncheck.register_strategy), so a new one needs no line here
+_OTHER_STYLES: dict[str, SeriesStyle] = {
     "peer:langchain": SeriesStyle("#8c564b", "<", "--"), "peer:langchain-human": SeriesStyle("#e377c2", ">", "--"),
     "peer:llamaindex": SeriesStyle("#17becf", "h", "--", hollow=True), "peer:litellm": SeriesStyle("#393b79", "*", "--"),
     "peer:openai-agents": SeriesStyle("#637939", "X", "--", hollow=True),
     # the locking strategies carry their own colour and marker (models/locking.py)
     **{name: SeriesStyle(LOCKINGS[name].colour, LOCKINGS[name].marker) for name in by_strength()},
 }  # fmt: skip
-# colours no named series uses: for a user's own projector or an unknown name
+# colours no named series uses: for a strategy registered without a colour, a user's own
+# projector or an unknown name — the one palette such series draw from
 UNNAMED_COLOURS: tuple[str, ...] = (
     "#000000",
     "#a55194",
@@ -78,9 +77,49 @@ UNNAMED_COLOURS: tuple[str, ...] = (
     "#e7cb94",
     "#31a354",
 )
-STRATEGY_COLOURS: dict[str, str] = {
-    k: v.colour for k, v in SERIES_STYLES.items() if not k.startswith("peer:")
-}
+UNNAMED_MARKERS = "d*ph"
+
+
+def unnamed_style(k: int) -> SeriesStyle:
+    """The ``k``-th style for a series without a colour of its own (palette order)."""
+    return SeriesStyle(
+        UNNAMED_COLOURS[k % len(UNNAMED_COLOURS)],
+        UNNAMED_MARKERS[k % len(UNNAMED_MARKERS)],
+        "-." if k % 2 else "--",
+    )
+
+
+class SeriesStyles(Mapping[str, SeriesStyle]):
+    """Every named series' style, read when asked: each registered strategy's declared look (one
+    that declares no colour takes the next :func:`unnamed_style`, in registration order), then
+    the peers' and the locking strategies'."""
+
+    def _table(self) -> dict[str, SeriesStyle]:
+        from turncheck.models.projector import STRATEGIES
+
+        out: dict[str, SeriesStyle] = {}
+        k = 0
+        for name, s in STRATEGIES.items():
+            if s.colour is None:
+                style = unnamed_style(k)
+                k += 1
+                out[name] = SeriesStyle(style.colour, s.marker or style.marker, s.linestyle, s.hollow)
+            else:
+                out[name] = SeriesStyle(s.colour, s.marker or "o", s.linestyle, s.hollow)
+        out.update(_OTHER_STYLES)
+        return out
+
+    def __getitem__(self, name: str) -> SeriesStyle:
+        return self._table()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return len(self._table())
+
+
+SERIES_STYLES = SeriesStyles()
 LOCKING_COLOURS: dict[str, str] = {name: LOCKINGS[name].colour for name in by_strength()}
 PALETTE: tuple[str, ...] = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",

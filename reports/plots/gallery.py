@@ -1,17 +1,13 @@
 """Which plots a results directory can show, drawn once each: the one list ``report``, ``plot``
 and ``demo`` all use.
 
-Rules (every plot is drawn from files, never from a re-run):
-
-* each ``trigger-gap`` or ``sweep-trigger-gap`` result → the heatmap of peak / maxTurns, and the
-  peak-vs-maxTurns lines when at least two (writers, gap) series ran at two maxTurns or more (a
-  sweep over ``max_turns``; the default eight rows alone make points, not lines);
-* each ``locking`` or ``sweep-locking`` result → the price of each guarantee;
-* each ``real-locking`` result → model against SQLite / PostgreSQL, one panel per strategy;
-* each ``testbench`` result → the strategies against the budget, with the first ``peers``
-  result's peers added as dashed lines when there is one;
-* each ``peers`` result → the peers and M0–M5 side by side;
-* each counterexample trace → its swim-lane timeline.
+Each registered :class:`~turncheck.reports.plots.plot.Plot` declares the files it draws (see
+:mod:`turncheck.reports.plots.plot`); the gallery walks the plots in registration order and, for
+each, every result file of the scenarios it names (or every counterexample trace), in path
+order; consecutive plots of the same files are drawn file by file. The built-ins: the heatmap of peak / maxTurns and the peak-vs-maxTurns lines from
+trigger-gap results and sweeps, the price of each locking guarantee, the model against real
+stores, the strategies against the budget (with the peers added when a peers result is there),
+the peers next to M0–M5, and each counterexample's swim-lane timeline.
 
 A plot that cannot be drawn from a file (a table lacking the columns it reads) is reported as
 ``missing`` with the reason, so a page says what it could not show instead of failing whole.
@@ -28,24 +24,9 @@ from matplotlib.figure import Figure
 
 from turncheck.models.errors import TurncheckError
 from turncheck.reports.plots.canvas import figure_bytes, write_figure
-from turncheck.reports.plots.locking_price import LOCKING_SCENARIOS, locking_reading, plot_locking_price
-from turncheck.reports.plots.peaks import (
-    PEAK_SCENARIOS,
-    heatmap_reading,
-    peak_points,
-    peaks_reading,
-    plot_peak_ratio_heatmap,
-    plot_peaks_vs_max_turns,
-)
-from turncheck.reports.plots.peers import PEERS_SCENARIOS, peers_reading, plot_peers
-from turncheck.reports.plots.real_locking import (
-    REAL_LOCKING_SCENARIOS,
-    plot_real_locking,
-    real_locking_reading,
-)
-from turncheck.reports.plots.strategies import plot_strategies_vs_budget, strategies_reading
-from turncheck.reports.plots.timeline import counterexample_reading, plot_counterexample
-from turncheck.reports.results_dir import ResultFile, ResultsDir
+from turncheck.reports.plots.plot import PLOTS, Plot
+from turncheck.reports.results_dir import ResultsDir
+from turncheck.sim.executor import no_progress
 
 
 @dataclass(frozen=True)
@@ -88,12 +69,16 @@ def _stem(plot: str, path: Path) -> str:
     return f"{plot}--{path.stem}"
 
 
-def _has_lines(rf: ResultFile) -> bool:
-    points = peak_points([rf.result])
-    per_series: dict[tuple[str, int, int], set[int]] = {}
-    for p in points:
-        per_series.setdefault((p.locking, p.writers, p.gap), set()).add(p.max_turns)
-    return sum(1 for v in per_series.values() if len(v) >= 2) >= 2
+def _groups(plots: list[Plot]) -> list[list[Plot]]:
+    """Consecutive plots of the same files, together: they are drawn file by file (a file's
+    plots next to each other), the groups in registration order."""
+    groups: list[list[Plot]] = []
+    for plot in plots:
+        if groups and (groups[-1][0].draws, groups[-1][0].traces) == (plot.draws, plot.traces):
+            groups[-1].append(plot)
+        else:
+            groups.append([plot])
+    return groups
 
 
 def gallery(
@@ -103,44 +88,29 @@ def gallery(
     rendered to PNG once; ``progress(done, total)`` is called as plots are finished."""
     planned: list[tuple[str, list[Path], str, Callable[[], Figure], Callable[[], str]]] = []
     missing: list[Missing] = []
-    for rf in directory.of(*PEAK_SCENARIOS):
-        r = rf.result
-        try:
-            lines = _has_lines(rf)
-        except TurncheckError as exc:
-            missing.append(Missing("peaks-vs-max-turns", rf.path, str(exc)))
-            continue
-        if lines:
-            planned.append(("peaks-vs-max-turns", [rf.path], "Peak live turns vs maxTurns",
-                            partial(plot_peaks_vs_max_turns, r), partial(peaks_reading, r)))  # fmt: skip
-        planned.append(("peak-ratio-heatmap", [rf.path], "peak / maxTurns over writers × gap",
-                        partial(plot_peak_ratio_heatmap, r), partial(heatmap_reading, r)))  # fmt: skip
-    for rf in directory.of(*LOCKING_SCENARIOS):
-        r = rf.result
-        planned.append(("locking-price", [rf.path], "Locking: bound and observed peak vs append latency p99",
-                        partial(plot_locking_price, r), partial(locking_reading, r)))  # fmt: skip
-    for rf in directory.of(*REAL_LOCKING_SCENARIOS):
-        planned.append(("real-locking", [rf.path], "Model against real stores: peak per locking strategy",
-                        partial(plot_real_locking, rf.result), partial(real_locking_reading, rf.result)))  # fmt: skip
-    peers = directory.of(*PEERS_SCENARIOS)
-    for rf in directory.of("testbench"):
-        r = rf.result
-        p = peers[0].result if peers else None
-        sources = [rf.path] + ([peers[0].path] if peers else [])
-        planned.append(("strategies-vs-budget", sources, "Strategies vs budget: over budget, empty, overrun",
-                        partial(plot_strategies_vs_budget, r, p),
-                        partial(strategies_reading, r, p)))  # fmt: skip
-    for rf in peers:
-        r = rf.result
-        planned.append(("peers", [rf.path], "Peer libraries next to M0–M5",
-                        partial(plot_peers, r), partial(peers_reading, r)))  # fmt: skip
-    for tf in directory.traces:
-        t = tf.trace
-        planned.append(("counterexample", [tf.path], f"Counterexample: {t.violated} ({t.model})",
-                        partial(plot_counterexample, t), partial(counterexample_reading, t)))  # fmt: skip
+    for group in _groups(list(PLOTS.values())):
+        first = group[0]
+        if first.traces:
+            subjects = [(tf.path, tf.trace) for tf in directory.traces]
+        else:
+            subjects = [(rf.path, rf.result) for rf in directory.of(*first.draws)]
+        for path, subject in subjects:
+            for plot in group:
+                companions = directory.of(*plot.with_first) if plot.with_first else []
+                extra = (companions[0].result if companions else None,) if plot.with_first else ()
+                also = [companions[0].path] if companions else []
+                try:
+                    if plot.when is not None and not plot.when(subject):
+                        continue
+                    title = plot.caption(subject)
+                except TurncheckError as exc:
+                    missing.append(Missing(plot.name, path, str(exc)))
+                    continue
+                planned.append((plot.name, [path, *also], title, partial(plot.draw, subject, *extra),
+                                partial(plot.reading, subject, *extra)))  # fmt: skip
     drawn: list[Drawn] = []
     used: set[str] = set()
-    report = progress or (lambda done, total: None)
+    report = progress or no_progress
     report(0, len(planned))
     for k, (name, sources, title, draw, read) in enumerate(planned, start=1):
         try:

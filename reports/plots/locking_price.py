@@ -19,6 +19,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from turncheck.reports.plots.canvas import LOCKING_COLOURS, PALETTE, footnote, new_figure, titled
+from turncheck.reports.plots.plot import Plot, register_plot
 from turncheck.reports.results_dir import WrongResultKind, require_scenario
 from turncheck.scenarios.base import Cell, ScenarioResult
 
@@ -152,3 +153,7 @@ def locking_reading(result: ScenarioResult) -> str:
         extra = f", starved in {starved} cell(s)" if starved else ""
         parts.append(f"{s}: {word}, peak ≤ {peak}, p99 ≤ {p99:g} slots{extra}")
     return "; ".join(parts) + "."
+
+
+register_plot(Plot("locking-price", "Locking: bound and observed peak vs append latency p99", plot_locking_price,
+                   locking_reading, draws=LOCKING_SCENARIOS))  # fmt: skip

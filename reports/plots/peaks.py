@@ -20,6 +20,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from turncheck.reports.plots.canvas import PALETTE, footnote, new_figure, titled
+from turncheck.reports.plots.plot import Plot, register_plot
 from turncheck.reports.results_dir import WrongResultKind, require_scenario
 from turncheck.scenarios.base import ScenarioResult
 
@@ -299,3 +300,18 @@ def heatmap_reading(results: ScenarioResult | Sequence[ScenarioResult]) -> str:
             f"{hi.peak - hi.max_turns} turns)"
         )
     return line + "."
+
+
+def has_lines(result: ScenarioResult) -> bool:
+    """Whether at least two (writers, gap) series ran at two maxTurns or more: a sweep over
+    ``max_turns`` (the default eight rows alone make points, not lines)."""
+    per_series: dict[tuple[str, int, int], set[int]] = {}
+    for p in peak_points([result]):
+        per_series.setdefault((p.locking, p.writers, p.gap), set()).add(p.max_turns)
+    return sum(1 for v in per_series.values() if len(v) >= 2) >= 2
+
+
+register_plot(Plot("peaks-vs-max-turns", "Peak live turns vs maxTurns", plot_peaks_vs_max_turns, peaks_reading,
+                   draws=PEAK_SCENARIOS, when=has_lines))  # fmt: skip
+register_plot(Plot("peak-ratio-heatmap", "peak / maxTurns over writers × gap", plot_peak_ratio_heatmap,
+                   heatmap_reading, draws=PEAK_SCENARIOS))  # fmt: skip

@@ -14,6 +14,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from turncheck.reports.plots.canvas import SERIES_STYLES, footnote, new_figure, titled
+from turncheck.reports.plots.plot import Plot, register_plot
 from turncheck.reports.results_dir import WrongResultKind, require_scenario
 from turncheck.scenarios.base import Cell, ScenarioResult
 
@@ -143,3 +144,6 @@ def peers_reading(result: ScenarioResult) -> str:
         who = list(dict.fromkeys(str(r["strategy"]) for r in records if _value(r, k) > 0))
         parts.append(f"{words}: {', '.join(who) if who else 'none'}")
     return "; ".join(parts) + "."
+
+
+register_plot(Plot("peers", "Peer libraries next to M0–M5", plot_peers, peers_reading, draws=PEERS_SCENARIOS))

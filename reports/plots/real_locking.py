@@ -15,6 +15,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from turncheck.reports.plots.canvas import footnote, new_figure, titled
+from turncheck.reports.plots.plot import Plot, register_plot
 from turncheck.reports.results_dir import WrongResultKind, require_scenario
 from turncheck.scenarios.base import Cell, ScenarioResult
 
@@ -102,3 +103,7 @@ def real_locking_reading(result: ScenarioResult) -> str:
         verdict = f"ABOVE the worst case: {', '.join(above)}" if above else "all within the worst case"
         parts.append(f"{store}: {peaks} — {verdict}")
     return "; ".join(parts) + "."
+
+
+register_plot(Plot("real-locking", "Model against real stores: peak per locking strategy", plot_real_locking,
+                   real_locking_reading, draws=REAL_LOCKING_SCENARIOS))  # fmt: skip

@@ -29,12 +29,13 @@ from matplotlib.figure import Figure
 
 from turncheck.reports.plots.canvas import (
     SERIES_STYLES,
-    UNNAMED_COLOURS,
     SeriesStyle,
     footnote,
     new_figure,
     titled,
+    unnamed_style,
 )
+from turncheck.reports.plots.plot import Plot, register_plot
 from turncheck.reports.results_dir import WrongResultKind, require_scenario
 from turncheck.scenarios.base import Cell, ScenarioResult, Table
 
@@ -176,8 +177,7 @@ def _style(name: str, k_fallback: int) -> SeriesStyle:
     known = SERIES_STYLES.get(name)
     if known is not None:
         return known
-    colour = UNNAMED_COLOURS[k_fallback % len(UNNAMED_COLOURS)]
-    return SeriesStyle(colour, "d*ph"[k_fallback % 4], "-." if k_fallback % 2 else "--")
+    return unnamed_style(k_fallback)
 
 
 def _peer_label(name: str) -> str:
@@ -306,3 +306,8 @@ def strategies_reading(testbench: ScenarioResult, peers: ScenarioResult | None =
             f"peers: {', '.join(n for n in strategy_curves(peers, peers=True).names() if n not in STRATEGY_IDS)}"
         )
     return "; ".join(parts) + "."
+
+
+register_plot(Plot("strategies-vs-budget", "Strategies vs budget: over budget, empty, overrun",
+                   plot_strategies_vs_budget, strategies_reading, draws=STRATEGY_SCENARIOS,
+                   with_first=PEER_SCENARIOS))  # fmt: skip

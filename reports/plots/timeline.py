@@ -34,6 +34,7 @@ from matplotlib.ticker import MaxNLocator
 from turncheck.models.catalog import build_model
 from turncheck.models.protocol import ProtocolModel, lane_in_text, order_lanes
 from turncheck.reports.plots.canvas import PALETTE, footnote, new_figure, titled
+from turncheck.reports.plots.plot import Plot, register_plot
 from turncheck.sim.trace import Recording, Trace, load_trace, loads_no_code, recording, replay
 
 WINDOW_COLOUR = "#2ca02c"
@@ -276,3 +277,12 @@ def counterexample_reading(source: Trace | str | Path) -> str:
     if tl.window_label:
         line += f"; shaded: {tl.window_label}"
     return line + "."
+
+
+def counterexample_title(trace: Trace) -> str:
+    return f"Counterexample: {trace.violated} ({trace.model})"
+
+
+register_plot(
+    Plot("counterexample", counterexample_title, plot_counterexample, counterexample_reading, traces=True)
+)

@@ -1,0 +1,62 @@
+"""``turncheck list [KIND]``: what is registered — strategies, models, scenarios, plots,
+benchmarks — built-ins first, then what extensions added, and which extensions were loaded.
+
+Everything is read from the registries (:mod:`turncheck.models.registry`), the same ones the
+commands take their names from, so what this lists is exactly what they accept.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+import typer
+
+from turncheck.cli.options import FormatOpt
+from turncheck.models.registry import load_plugins
+
+Kind = Literal["strategies", "models", "scenarios", "plots", "benchmarks", "extensions"]
+
+
+def registries() -> dict[str, Mapping[str, Any]]:
+    """Each kind's registry, by the word ``turncheck list`` uses for it."""
+    from turncheck.bench.benchmark import BENCHMARKS
+    from turncheck.models.catalog import MODELS
+    from turncheck.models.projector import STRATEGIES
+    from turncheck.reports.plots.plot import PLOTS
+    from turncheck.scenarios.base import SCENARIOS
+
+    return {"strategies": STRATEGIES, "models": MODELS, "scenarios": SCENARIOS, "plots": PLOTS,
+            "benchmarks": BENCHMARKS}  # fmt: skip
+
+
+def listing() -> dict[str, list[str]]:
+    """Every kind's names in registration order, and the extension modules imported."""
+    out = {kind: list(registry) for kind, registry in registries().items()}
+    out["extensions"] = list(load_plugins())
+    return out
+
+
+def list_command(
+    kind: Annotated[Kind | None, typer.Argument(help="One kind only, one name per line.")] = None,
+    fmt: FormatOpt = "table",
+) -> None:
+    """List the registered strategies, models, scenarios, plots and benchmarks, and the
+    extensions (entry-point group turncheck.plugins) that were loaded."""
+    names = listing()
+    if kind is not None:
+        names = {kind: names[kind]}
+    if fmt == "json":
+        sys.stdout.write(json.dumps(names, ensure_ascii=False) + "\n")
+    elif kind is not None:
+        sys.stdout.write("".join(f"{n}\n" for n in names[kind]))
+    else:
+        sys.stdout.write("".join(f"{k}: {', '.join(v) or '(none)'}\n" for k, v in names.items()))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("list", help="List what is registered: strategies, models, scenarios, plots, benchmarks.")(
+        list_command
+    )

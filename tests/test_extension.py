@@ -1,0 +1,209 @@
+"""Extending turncheck from one module, the way a third party does: an installed distribution
+lists the module under the entry-point group ``turncheck.plugins``; the module registers a
+strategy, a protocol model, a scenario, a plot and a benchmark with the public
+``turncheck.register_*`` functions — and each then shows where the built-ins do, with no other
+file changed. Discovery is real: the module and its ``*.dist-info`` are written to a folder on
+``PYTHONPATH`` and ``python -m turncheck`` runs in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+EXTENSION = textwrap.dedent(
+    '''
+    """A third party's turncheck extension: one of each kind."""
+
+    from dataclasses import dataclass
+
+    from matplotlib.figure import Figure
+
+    import turncheck
+    from turncheck import Judgement, Plot, Property, Scenario, ScenarioResult, Table
+
+
+    @turncheck.register_strategy("LAST", colour="#00aaaa", marker="o")
+    def last_turn(history, budget, cost):
+        """Keep the newest turn only, whatever the budget."""
+        starts = history.seg_starts
+        return turncheck.window_from_start(history, budget, cost, starts[-1] if starts else len(history), "LAST")
+
+
+    @dataclass(frozen=True)
+    class CounterModel:
+        """Two writers add to a counter up to a limit; the counter never passes it."""
+
+        limit: int = 2
+        name: str = "ext-counter"
+
+        @property
+        def params(self):
+            return {"limit": self.limit}
+
+        def init_states(self):
+            return [0]
+
+        def actions(self, state):
+            return ["add"] if state < self.limit else []
+
+        def step(self, state, action):
+            return state + 1
+
+        def properties(self):
+            return (Property("at-most-limit", "always", lambda s: s <= self.limit, "never past the limit"),)
+
+        def metrics(self, state):
+            return {"count": state}
+
+        def canonical(self, state):
+            return state
+
+        def format_action(self, state, action):
+            return f"{action} -> {state + 1}"
+
+
+    turncheck.register_model("ext-counter", CounterModel)
+
+
+    @dataclass(frozen=True)
+    class EchoParams:
+        rows: int = 100
+
+
+    def run(params, progress):
+        progress(0, 1)
+        rows = tuple((k, k * k) for k in range(params.rows))
+        progress(1, 1)
+        table = Table("squares", "Squares of the first integers", ("k", "k squared"), rows)
+        judged = Judgement("squares grow", all(b <= d for (_, b), (_, d) in zip(rows, rows[1:])), f"{len(rows)} rows")
+        return ScenarioResult("ext-echo", {"rows": params.rows}, 0, (table,), (judged,))
+
+
+    turncheck.register_scenario(
+        Scenario("ext-echo", EchoParams, run, "The extension's scenario: squares.",
+                 presets={"tiny": {"rows": "4"}, "quick": {"rows": "10"}}, order=5)
+    )
+
+
+    def draw(result):
+        fig = Figure(figsize=(3, 2))
+        rows = result.table("squares").rows
+        fig.add_subplot().bar([r[0] for r in rows], [r[1] for r in rows], label="k squared")
+        return fig
+
+
+    def reading(result):
+        return f"{len(result.table('squares').rows)} squares, drawn by the extension"
+
+
+    turncheck.register_plot(Plot("ext-bars", "Squares as bars", draw, reading, draws=("ext-echo",)))
+
+
+    @turncheck.register_bench("ext-bench")
+    def bench(scale):
+        return [f"ext-bench at {scale}: 1 line"]
+    '''
+)
+
+
+def install(site: Path, module: str, source: str, entry: str = "") -> None:
+    """Write ``module`` and a distribution listing it under ``turncheck.plugins`` into ``site``."""
+    (site / f"{module}.py").write_text(source, encoding="utf-8")
+    info = site / f"{module}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        f"[turncheck.plugins]\n{entry or module} = {module}\n", encoding="utf-8"
+    )
+
+
+def turncheck(site: Path, cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(site), "MPLBACKEND": "Agg"}
+    return subprocess.run(
+        [sys.executable, "-m", "turncheck", *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture()
+def site(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    site.mkdir()
+    install(site, "my_turncheck_ext", EXTENSION)
+    return site
+
+
+def test_an_extension_module_is_listed_run_and_drawn(site: Path, tmp_path: Path) -> None:
+    listed = turncheck(site, tmp_path, "list", "--format", "json")
+    assert listed.returncode == 0, listed.stderr
+    names = json.loads(listed.stdout)
+    assert names["strategies"][-1] == "LAST" and names["strategies"][0] == "M0"  # built-ins first
+    assert names["models"][-1] == "ext-counter"
+    assert names["scenarios"][-1] == "ext-echo" and names["scenarios"][0] == "trigger-gap"
+    assert names["plots"][-1] == "ext-bars"
+    assert names["benchmarks"][-1] == "ext-bench"
+    assert names["extensions"] == ["my_turncheck_ext"]
+
+    assert "ext-echo: The extension's scenario" in turncheck(site, tmp_path, "scenario", "--list").stdout
+    assert "LAST" in turncheck(site, tmp_path, "project", "--help").stdout
+    assert (
+        "ext-bench at tiny: 1 line"
+        in turncheck(site, tmp_path, "bench", "ext-bench", "--scale", "tiny").stdout
+    )
+    checked = turncheck(site, tmp_path, "check", "ext-counter", "--param", "limit=3")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+    demo = turncheck(site, tmp_path, "demo", "--scale", "tiny", "--out", "out", "--quiet", "--format", "json")
+    assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
+    out = tmp_path / "out"
+    echo = json.loads((out / "results" / "ext-echo.json").read_text(encoding="utf-8"))
+    assert echo["params"] == {"rows": 4}  # its own tiny preset
+    summary = json.loads(demo.stdout)
+    steps = [s["step"] for s in summary["steps"]]
+    assert steps.index("scenario ext-echo rows=4") < steps.index(
+        "scenario trigger-gap iterations=2000"
+    )  # order=5
+    # the strategy runs in the testbench next to M0–M5 and is drawn among them
+    testbench = (out / "results" / "testbench.json").read_text(encoding="utf-8")
+    assert '"LAST"' in testbench
+    assert "ext-bars--ext-echo" in summary["plots"]
+    assert (out / "plots" / "ext-bars--ext-echo.png").stat().st_size > 0
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert '<figure id="ext-bars--ext-echo">' in page and "<h2>ext-echo</h2>" in page
+    assert "4 squares, drawn by the extension" in page
+    svg = (out / "plots" / "strategies-vs-budget--testbench.svg").read_text(encoding="utf-8")
+    assert "#00aaaa" in svg  # drawn in the colour the strategy declared
+
+
+def test_an_extension_that_fails_to_import_is_one_line(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    install(site, "broken_ext", "raise RuntimeError('no luck')\n", entry="broken")
+    for argv in (("list",), ("scenario", "--list")):
+        run = turncheck(site, tmp_path, *argv)
+        assert run.returncode == 2 and run.stdout == ""
+        assert run.stderr == (
+            "turncheck: error: extension 'broken' (turncheck.plugins = 'broken_ext') failed to load: "
+            "RuntimeError: no luck\n"
+        )
+
+
+def test_an_extension_cannot_take_a_built_in_name(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    install(site, "greedy_ext", "import turncheck\nturncheck.register_strategy('M0', lambda h, b, c: None)\n")
+    run = turncheck(site, tmp_path, "list")
+    assert run.returncode == 2
+    assert "DuplicateRegistration: strategy 'M0' is registered twice" in run.stderr
+    assert len(run.stderr.splitlines()) == 1

@@ -1,0 +1,95 @@
+"""The one registration mechanism: names in order, one registration per name, unknown names listed."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from turncheck.models.errors import TurncheckError
+from turncheck.models.registry import DuplicateRegistration, Registry, UnknownRegistration
+
+
+def test_register_direct_and_as_decorator_keeps_registration_order() -> None:
+    reg: Registry[int] = Registry("number")
+    reg.register("two", 2)
+
+    @reg.register("double")
+    def double(x: int) -> int:
+        return 2 * x
+
+    reg.register("one", 1)
+    assert reg.names() == ("two", "double", "one")
+    assert list(reg) == ["two", "double", "one"]
+    assert reg["double"] is double and double(4) == 8  # the decorator hands the function back
+    assert "one" in reg and "three" not in reg and len(reg) == 3
+
+
+def test_a_name_is_registered_once() -> None:
+    reg: Registry[int] = Registry("number")
+    reg.register("one", 1)
+    with pytest.raises(DuplicateRegistration, match="number 'one' is registered twice"):
+        reg.register("one", 11)
+    assert reg["one"] == 1
+
+
+def test_an_unknown_name_is_one_line_naming_the_choices() -> None:
+    reg: Registry[int] = Registry("number")
+    reg.register("one", 1)
+    reg.register("two", 2)
+    with pytest.raises(UnknownRegistration) as info:
+        reg["three"]
+    assert isinstance(info.value, TurncheckError) and isinstance(info.value, KeyError)
+    assert str(info.value) == "unknown number 'three' (known: one, two)"
+
+
+def test_the_home_module_is_imported_before_the_first_lookup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Built-ins register when their home is imported; the first lookup imports it, once."""
+    import turncheck.models.registry as registry_module
+
+    reg: Registry[int] = Registry("number", home="tc_numbers_home")
+    monkeypatch.setattr(registry_module, "_probe", reg, raising=False)
+    (tmp_path / "tc_numbers_home.py").write_text(
+        "import turncheck.models.registry as r\nr._probe.register('one', 1)\nr._probe.register('two', 2)\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert reg.names() == ("one", "two")
+    assert reg["two"] == 2 and reg.names() == ("one", "two")  # imported once: nothing registered twice
+
+
+def test_turncheck_list_shows_every_registry_built_ins_in_their_order(cli: Any) -> None:
+    code, out, _ = cli("list", "--format", "json")
+    assert code == 0
+    names = json.loads(out)
+    assert names["strategies"][:7] == ["M0", "M1", "M2", "M3", "M4", "M5", "REQ"]
+    assert names["scenarios"][:3] == ["trigger-gap", "locking", "testbench"]  # the story order
+    assert {"trigger", "projector", "clock", "keys"} <= set(names["models"])
+    assert names["plots"][0] == "peaks-vs-max-turns" and names["plots"][-1] == "counterexample"
+    assert "store_garbage" not in names["benchmarks"] and "projector" in names["benchmarks"]
+    code, out, _ = cli("list", "plots")
+    assert code == 0 and out.splitlines() == names["plots"]
+    code, out, err = cli("list", "widgets")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+
+
+def test_an_unknown_name_from_the_command_line_lists_the_choices(cli: Any) -> None:
+    code, _, err = cli("bench", "nope")
+    assert code == 2 and err.startswith("turncheck: error: unknown benchmark 'nope' (known: check, ")
+
+
+def test_random_generators_are_built_in_one_place() -> None:
+    """Every seeded numpy stream comes from turncheck.models.random_streams (one table)."""
+    root = Path(__file__).resolve().parent.parent
+    found = [
+        str(p.relative_to(root))
+        for folder in ("models", "sim", "scenarios", "reports", "cli", "bench", "turncheck")
+        for p in (root / folder).rglob("*.py")
+        if re.search(r"SeedSequence\(|default_rng\(|np\.random\.Generator\(", p.read_text(encoding="utf-8"))
+    ]
+    assert found == ["models/random_streams.py"]

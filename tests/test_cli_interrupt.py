@@ -75,7 +75,7 @@ COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
     "bench": lambda out, inp: ["bench", "all", "--scale", "full", "-q"],
     "bench --compare": lambda out, inp: ["bench", "--compare", "--scale", "full", "-q"],
     "project": lambda out, inp: ["project", "-H", str(inp / "big.jsonl"), "-b", "4000", "-s", "REQ", "-q"],
-    "lint": lambda out, inp: ["lint", str(inp / "big.jsonl")],
+    "lint": lambda out, inp: ["lint", str(inp / "big.jsonl"), "-q"],
     "log export": lambda out, inp: ["log", "export", str(inp / "big.log"), "-o", str(out / "x.jsonl"), "-q"],
 }  # fmt: skip
 

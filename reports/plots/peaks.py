@@ -258,7 +258,7 @@ def plot_peak_ratio_heatmap(results: ScenarioResult | Sequence[ScenarioResult]) 
     fig = new_figure(max(4.2, 3.3 * cols + 1.2), 3.1 * rows_n + 1.6)
     axes = fig.subplots(rows_n, cols, squeeze=False)
     image = None
-    for block, (reading, words) in enumerate(readings):
+    for block, (reading, _words) in enumerate(readings):
         for k, (locking, m) in enumerate(panels):
             ax = axes[block * per_reading + k // cols][k % cols]
             grid = np.full((len(writers), len(gaps)), np.nan)

@@ -80,3 +80,37 @@ def test_only_scenario_commands_run() -> None:
         run_command("rm -rf /")
     with pytest.raises(BadParameter, match="cannot read"):
         run_command("turncheck scenario trigger-gap --iterations 5")
+
+
+def test_an_output_block_is_the_commands_printed_lines(tmp_path: Path) -> None:
+    """kind=output runs the command in the page's scratch folder (a later command reads what an
+    earlier one wrote), keeps the lines asked for, strips a wall-clock time, shows the exit status."""
+    path = tmp_path / "page.md"
+    check = "turncheck check trigger --param locking=none --param gap=1 --trace-out t.json --engine explore"
+    path.write_text(
+        f"<!-- figures kind=output keep=^counterexample cmd='{check}' -->\n<!-- /figures -->\n"
+        "<!-- figures kind=output 'keep=^replay|^still' 'strip=, [0-9]+ steps$' cmd='turncheck replay t.json' -->\n"
+        "<!-- /figures -->\n"
+    )
+    assert main([str(path), "--write"]) == 0
+    text = path.read_text()
+    assert f"$ {check}\n...\ncounterexample: bounded-peak-turns broken in 4 steps" in text
+    assert "(exit status 1)" in text and "replay of t.json: model trigger (" in text
+    assert "), 4 steps\n" not in text  # stripped
+    assert main([str(path), "--check"]) == 0
+    path.write_text(text.replace("broken in 4 steps", "broken in 3 steps", 1))
+    assert main([str(path), "--check"]) == 1
+
+
+def test_output_blocks_run_only_turncheck_and_copy_only_repository_folders(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("<!-- figures kind=output cmd='ls /' -->\n<!-- /figures -->\n")
+    with pytest.raises(BadParameter, match="only 'turncheck"):
+        regenerate(page.read_text(), page, full=False)
+    page = ROOT / "docs" / "nowhere.md"
+    with pytest.raises(BadParameter, match="copy="):
+        regenerate(
+            "<!-- figures kind=output copy=../etc cmd='turncheck --help' -->\n<!-- /figures -->\n",
+            page,
+            False,
+        )

@@ -120,3 +120,15 @@ def test_check_saves_the_models_words_with_its_trace(
     assert code == 1
     saved = load_trace(trace)
     assert saved.extra["words"][-1] == "worker 1 sets the flag and compacts"
+
+
+def test_token_estimate_and_framing_findings_read_their_numbers() -> None:
+    est = real("token-estimate", sessions="4", turns="10")
+    frame = real("framing", records="2000")
+    f_est, f_frame = findings([est, frame])
+    everything = [x for x in est.table("estimator-error").records() if x["textKind"] == "all"]
+    for row in everything:
+        assert f"{round(-float(row['error@1.5 %']))} % under" in f_est.sentence
+    resync = {(x["framing"], x["reader"]): x for x in frame.table("flipped_digit").records()}
+    assert f"(phantom {resync[('lines', 'store resync')]['phantom']})" in f_frame.sentence
+    assert f_frame.scenario == "framing" and "(2000 records)" in f_frame.sentence

@@ -154,7 +154,9 @@ def _token_estimate(r: ScenarioResult) -> Finding | None:
         f"{_n(round(-float(x['error@1.5 %'])))} % under {str(x['encoding']).removeprefix('bpe:').removesuffix('_base')}"
         for x in rows
     ]
-    est = [x for x in _records(r, "strategies") if x["selectedBy"] == "estimate@1.5" and x["strategy"] == "M5"]
+    est = [
+        x for x in _records(r, "strategies") if x["selectedBy"] == "estimate@1.5" and x["strategy"] == "M5"
+    ]
     over = "".join(
         f"; of {_n(x['windows'])} M5 windows, {_n(x['overBudget'])} are over budget by the estimate and "
         f"{_n(x['overBudgetReal'])} in real {str(x['measuredBy']).removeprefix('bpe:')} tokens"

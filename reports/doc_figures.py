@@ -138,27 +138,21 @@ class Printed:
 
 
 def run_printed(command: str, folder: Path) -> Printed:
-    """Run ``turncheck ARGS`` through :func:`turncheck.cli.app.main` inside ``folder`` (the page's
-    scratch folder: a later command reads what an earlier one wrote, as a reader following the
-    page would) and capture its stdout."""
-    import contextlib
-    import io
+    """Run ``turncheck ARGS`` as a real process (``python -m turncheck``) inside ``folder`` — the
+    page's scratch folder, so a later command reads what an earlier one wrote, as a reader
+    following the page would — and capture its stdout (stderr, the progress, is dropped)."""
     import os
-
-    from turncheck.cli.app import main as cli_main
+    import subprocess
 
     words = shlex.split(command)
     if words[:1] != ["turncheck"] or len(words) < 2:
         raise BadParameter(f"figures kind=output: only 'turncheck …' commands, got {command!r}")
-    out, err = io.StringIO(), io.StringIO()
-    here = os.getcwd()
-    os.chdir(folder)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = cli_main([*words[1:]])
-    finally:
-        os.chdir(here)
-    return Printed(command, out.getvalue(), status)
+    env = {**os.environ, "COLUMNS": "120", "NO_COLOR": "1", "PYTHONHASHSEED": "0"}
+    done = subprocess.run(
+        [sys.executable, "-m", "turncheck", *words[1:]],
+        cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return Printed(command, done.stdout, done.returncode)
 
 
 def _output_lines(spec: BlockSpec, printed: Printed) -> list[str]:

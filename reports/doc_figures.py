@@ -46,7 +46,7 @@ from turncheck.reports.tables import _markdown_cell, dumps_result, table_markdow
 from turncheck.scenarios.base import ScenarioResult, get_scenario, no_progress, parse_params
 
 _BLOCK = re.compile(r"<!-- figures (?P<spec>.*?) -->\n(?P<body>.*?)<!-- /figures -->", re.S)
-KINDS = ("table", "join", "result", "judgements", "findings", "output")
+KINDS = ("table", "join", "result", "judgements", "findings", "output", "bench")
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,7 @@ class BlockSpec:
     keep: str | None = None
     copy: str | None = None
     strip: str | None = None
+    src: str | None = None
 
     @classmethod
     def parse(cls, spec: str) -> BlockSpec:
@@ -84,7 +85,7 @@ class BlockSpec:
         return cls(
             tuple(commands), kind, fields.get("table"), columns, fields.get("scale") == "full",
             fields.get("sha256"), tuple(k for k in fields.get("key", "").split(",") if k),
-            tuple(x for x in fields.get("labels", "").split(",") if x), fields.get("keep"), fields.get("copy"), fields.get("strip"),
+            tuple(x for x in fields.get("labels", "").split(",") if x), fields.get("keep"), fields.get("copy"), fields.get("strip"), fields.get("src"),
         )  # fmt: skip
 
     def marker(self, sha256: str | None = None) -> str:
@@ -103,6 +104,8 @@ class BlockSpec:
             parts.append(f"copy={self.copy}")
         if self.strip:
             parts.append(f"strip={self.strip}")
+        if self.src:
+            parts.append(f"src={self.src}")
         if self.full:
             parts.append("scale=full")
             parts.append(f"sha256={sha256 or self.sha256}")
@@ -287,6 +290,13 @@ def regenerate(
         spec = BlockSpec.parse(m.group("spec"))
         if spec.full and not full:
             return m.group(0)
+        if spec.kind == "bench":
+            body = render_bench(spec, _read_bench(path, spec))
+            line = text.count("\n", 0, m.start()) + 1
+            if body != m.group("body"):
+                diffs.append(Difference(path, line, spec.commands, "text differs from " + str(spec.src)))
+            done += 1
+            return f"{spec.marker()}\n{body}<!-- /figures -->"
         if spec.copy and not (Path(scratch.name) / spec.copy).exists():
             _copy_from_repository(path, spec.copy, Path(scratch.name))
         results: list[Any] = []
@@ -310,6 +320,63 @@ def regenerate(
     with scratch:
         new = _BLOCK.sub(one, text)
     return new, diffs, done
+
+
+def _repository(page: Path) -> Path:
+    for root in page.resolve().parents:
+        if (root / "pyproject.toml").exists():
+            return root
+    raise BadParameter(f"figures: {page} is not inside a repository")
+
+
+def _read_bench(page: Path, spec: BlockSpec) -> list[dict[str, Any]]:
+    """The committed ``src`` file of a ``kind=bench`` block: one JSON object per line."""
+    import json
+
+    if not spec.src or ".." in Path(spec.src).parts:
+        raise BadParameter("figures kind=bench needs src=PATH inside the repository")
+    source = _repository(page) / spec.src
+    try:
+        return [json.loads(x) for x in source.read_text(encoding="utf-8").splitlines() if x.strip()]
+    except (OSError, ValueError) as exc:
+        raise BadParameter(f"figures: cannot read {spec.src}: {exc}") from exc
+
+
+def _figure(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}".replace(",", "\u202f")
+
+
+def render_bench(spec: BlockSpec, topics: Sequence[dict[str, Any]]) -> str:
+    """One table per benchmark topic of a ``turncheck bench --compare --format json`` file: each
+    contender's median and best CPU per unit, turncheck's time over it, its peak memory; then the
+    target and the load average during the run."""
+    named = ", ".join(f"`{c}`" for c in spec.commands)
+    out = [
+        f"<sub>Rendered from `{spec.src}`, the output of {named} (checked by tests/test_doc_figures.py).</sub>"
+    ]
+    for topic in topics:
+        out += ["", f"**{topic['topic']}** ({topic['scale']} scale, {topic.get('cores', '?')} cores)", ""]
+        out += [
+            "| hot path | contender | median | best | unit | turncheck ÷ this | peak |",
+            "|---|---|---:|---:|---|---:|---:|",
+        ]
+        targets = []
+        for c in topic.get("compare", []):
+            for k in c["contenders"]:
+                peak = "—" if k.get("peak_mib") is None else f"+{_figure(k['peak_mib'], 0)} MiB"
+                ratio = k.get("turncheck_over_this")
+                out.append(
+                    f"| {c['path']} | {k['role']}: {k['name']} | {_figure(k['median'])} | {_figure(k['best'])} "
+                    f"| {c['unit']} | {'—' if ratio is None else _figure(ratio, 2) + '×'} | {peak} |"
+                )
+            if c.get("target"):
+                targets.append(f"target for {c['path'].split(',')[0]}: {c['target']}")
+        load = topic.get("load_average") or {}
+        start, end = load.get("start"), load.get("end")
+        if start and end:
+            targets.append(f"load average {start[0]:.2f} → {end[0]:.2f} (1 min, start → end)")
+        out += [""] + [f"- {t}" for t in targets]
+    return "\n".join(out) + "\n"
 
 
 def _copy_from_repository(page: Path, folder: str, scratch: Path) -> None:

@@ -114,3 +114,32 @@ def test_output_blocks_run_only_turncheck_and_copy_only_repository_folders(tmp_p
             page,
             False,
         )
+
+
+def test_a_bench_block_is_rendered_from_its_committed_result_file(tmp_path: Path) -> None:
+    """Timings are never re-measured in a test: the table must match the committed file."""
+    import json
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    run = {"topic": "trigger", "scale": "quick", "cores": 2, "load_average": {"start": [1.5, 1, 1], "end": [2.25, 1, 1]},
+           "compare": [{"path": "SimPy runner", "unit": "µs per event", "target": "≤ 1.5× bare SimPy", "note": "",
+                        "contenders": [
+                            {"name": "simulate", "role": "turncheck", "median": 3.1345, "best": 2.9, "rounds": 3,
+                             "peak_mib": None, "turncheck_over_this": None},
+                            {"name": "bare SimPy", "role": "ceiling", "median": 1.25, "best": 1.0, "rounds": 3,
+                             "peak_mib": 12.0, "turncheck_over_this": 2.5076}]}]}  # fmt: skip
+    result = tmp_path / "docs" / "results" / "bench.jsonl"
+    result.write_text(json.dumps(run) + "\n")
+    page = tmp_path / "docs" / "performance.md"
+    cmd = "turncheck bench trigger --compare --scale quick --format json"
+    page.write_text(
+        f"<!-- figures kind=bench src=docs/results/bench.jsonl cmd='{cmd}' -->\n<!-- /figures -->\n"
+    )
+    assert main([str(page), "--write"]) == 0 and main([str(page), "--check"]) == 0
+    text = page.read_text()
+    assert "| SimPy runner | ceiling: bare SimPy | 1.250 | 1.000 | µs per event | 2.51× | +12 MiB |" in text
+    assert "| SimPy runner | turncheck: simulate | 3.135 |" in text and "load average 1.50 → 2.25" in text
+    run["compare"][0]["contenders"][0]["median"] = 3.5  # type: ignore[index]
+    result.write_text(json.dumps(run) + "\n")
+    assert main([str(page), "--check"]) == 1

@@ -407,7 +407,7 @@ _ALLOWED = re.compile(
     r"\bseeds? \d{3}(?:\s*(?:and|,|/)\s*\d{3})*\b|§\s?\d+(?:\.\d+)*(?:\s*[–-]\s*§?\d+)?"
     r"|#\d+|\bissues? \d+(?:\s*(?:and|,|–)\s*\d+)*|\b(?:19|20)\d\d\b"
     r"|\b(?:Python|version|v)\s?\d+(?:\.\d+)+|\bexit(?:s| status| code)?\s*\**\d+\**"
-    r"|^\s*\d+\.\s"
+    r"|^\s*(?:#{1,6}\s+)?\d+\.\s"
 )
 _NUMBER = re.compile(r"(?<![\w.+#§/\-])\d(?:[\d,.\u202f\u2009 ]*\d)?(?![\w])")
 _COMMAND = re.compile(
@@ -429,8 +429,11 @@ _CODE_FENCES = (
 )
 
 
-def hand_typed_figures(text: str) -> list[tuple[int, str]]:
-    """Every line of a Markdown page that holds a number typed by hand: ``(line number, line)``."""
+def hand_typed_figures(text: str, checked_fences: Sequence[str] = ()) -> list[tuple[int, str]]:
+    """Every line of a Markdown page that holds a number typed by hand: ``(line number, line)``.
+
+    ``checked_fences`` names fence languages whose blocks a test already runs and compares on this
+    page (``console`` on the pages tests/test_docs.py and tests/test_your_agent_doc.py execute)."""
     text = _BLOCK.sub(lambda m: "\n" * m.group(0).count("\n"), text)
     found: list[tuple[int, str]] = []
     fence: str | None = None
@@ -441,6 +444,8 @@ def hand_typed_figures(text: str) -> list[tuple[int, str]]:
             continue
         probe = line
         if fence is not None:
+            if fence in checked_fences:
+                continue
             if fence in _CODE_FENCES or _COMMAND.match(line):
                 probe = line.partition(" # ")[2] if " # " in line else ""  # a command: only its comment
         else:

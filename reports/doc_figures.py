@@ -346,6 +346,16 @@ def _figure(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:,.{digits}f}".replace(",", "\u202f")
 
 
+def _ratio(contender: dict[str, Any]) -> str:
+    """As ``turncheck bench --compare`` prints it: turncheck over a ceiling, a peer over turncheck."""
+    ratio = contender.get("turncheck_over_this")
+    if not ratio or contender["role"] == "turncheck":
+        return "—"
+    if contender["role"] == "peer":
+        return f"peer ÷ turncheck {_figure(1 / ratio, 1)}×"
+    return f"turncheck ÷ ceiling {_figure(ratio, 2)}×"
+
+
 def render_bench(spec: BlockSpec, topics: Sequence[dict[str, Any]]) -> str:
     """One table per benchmark topic of a ``turncheck bench --compare --format json`` file: each
     contender's median and best CPU per unit, turncheck's time over it, its peak memory; then the
@@ -357,17 +367,16 @@ def render_bench(spec: BlockSpec, topics: Sequence[dict[str, Any]]) -> str:
     for topic in topics:
         out += ["", f"**{topic['topic']}** ({topic['scale']} scale, {topic.get('cores', '?')} cores)", ""]
         out += [
-            "| hot path | contender | median | best | unit | turncheck ÷ this | peak |",
-            "|---|---|---:|---:|---|---:|---:|",
+            "| hot path | contender | median | best | unit | ratio | peak |",
+            "|---|---|---:|---:|---|---|---:|",
         ]
         targets = []
         for c in topic.get("compare", []):
-            for k in c["contenders"]:
+            for n, k in enumerate(c["contenders"]):
                 peak = "—" if k.get("peak_mib") is None else f"+{_figure(k['peak_mib'], 0)} MiB"
-                ratio = k.get("turncheck_over_this")
                 out.append(
-                    f"| {c['path']} | {k['role']}: {k['name']} | {_figure(k['median'])} | {_figure(k['best'])} "
-                    f"| {c['unit']} | {'—' if ratio is None else _figure(ratio, 2) + '×'} | {peak} |"
+                    f"| {c['path'] if n == 0 else ''} | {k['role']}: {k['name']} | {_figure(k['median'])} "
+                    f"| {_figure(k['best'])} | {c['unit']} | {_ratio(k)} | {peak} |"
                 )
             if c.get("target"):
                 targets.append(f"target for {c['path'].split(',')[0]}: {c['target']}")

@@ -138,7 +138,10 @@ def test_a_bench_block_is_rendered_from_its_committed_result_file(tmp_path: Path
     )
     assert main([str(page), "--write"]) == 0 and main([str(page), "--check"]) == 0
     text = page.read_text()
-    assert "| SimPy runner | ceiling: bare SimPy | 1.250 | 1.000 | µs per event | 2.51× | +12 MiB |" in text
+    assert (
+        "|  | ceiling: bare SimPy | 1.250 | 1.000 | µs per event | turncheck ÷ ceiling 2.51× | +12 MiB |"
+        in text
+    )
     assert "| SimPy runner | turncheck: simulate | 3.135 |" in text and "load average 1.50 → 2.25" in text
     run["compare"][0]["contenders"][0]["median"] = 3.5  # type: ignore[index]
     result.write_text(json.dumps(run) + "\n")

@@ -146,3 +146,13 @@ def test_a_bench_block_is_rendered_from_its_committed_result_file(tmp_path: Path
     run["compare"][0]["contenders"][0]["median"] = 3.5  # type: ignore[index]
     result.write_text(json.dumps(run) + "\n")
     assert main([str(page), "--check"]) == 1
+
+
+@pytest.mark.parametrize(
+    "src,needle", [("", "needs src="), ("../x.jsonl", "needs src="), ("docs/none.jsonl", "cannot read")]
+)
+def test_a_bench_block_needs_a_readable_file_in_the_repository(src: str, needle: str) -> None:
+    marker = "kind=bench" + (f" src={src}" if src else "")
+    text = f"<!-- figures {marker} cmd='turncheck bench --compare --format json' -->\n<!-- /figures -->\n"
+    with pytest.raises(BadParameter, match=needle):
+        regenerate(text, ROOT / "docs" / "performance.md", full=False)

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from turncheck.models.log_format import HEADER_SIZE
-from turncheck.models.recovery import EVENTS_MARK
+from turncheck.models.resync import EVENTS_MARK
 from turncheck.models.store import TurnLog
 
 _NO_LIMIT = 1 << 40
@@ -87,3 +87,19 @@ def recovery_lines(clean: Path, seed: int = 20261030) -> list[str]:
         )
         path.unlink()
     return lines
+
+
+def run(scale: str) -> list[str]:
+    """``turncheck bench store_garbage``: the recovery lines alone, on a log of ``bench store``'s
+    turns at ``scale`` (200 000 turns at full, 20 000 otherwise)."""
+    import tempfile
+
+    from turncheck.bench.store import sample_turns  # bench.store prints these lines too
+
+    turns = sample_turns(200_000 if scale == "full" else 20_000)
+    with tempfile.TemporaryDirectory(prefix="turncheck-bench-garbage-") as tmp:
+        clean = Path(tmp) / "clean.log"
+        with TurnLog.open(clean, create=True, fsync="never", max_bytes=_NO_LIMIT) as log:
+            for turn in turns:
+                log.commit(turn)
+        return recovery_lines(clean)

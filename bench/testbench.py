@@ -5,8 +5,8 @@
 1. one full-scale configuration — one manifold (p_result 1.00, 60 000 × 50, ~16.8 M events),
    all six strategies at one budget, generation included — on two worker processes
    (target ≤ 15 s), with events/s and windows/s;
-2. where one block's time goes, in this process: generate, build histories, project (µs per
-   window for each strategy);
+2. where one block's time goes, in this process: generate, index the block, project all its
+   sessions (ms per strategy);
 3. the whole ``testbench`` scenario with ``jobs=2`` (target ≤ 5 min) and its judgement lines;
 4. peak memory, ``ru_maxrss`` of this process and of the largest worker (target ≤ 8 GiB in all).
 
@@ -20,9 +20,9 @@ import gc
 import resource
 import time
 
-from turncheck.models.columns import build_histories
+from turncheck.models.block_projection import BlockProjector
 from turncheck.models.cost import EstimateCost
-from turncheck.models.projector import PROJECTORS, STRATEGIES
+from turncheck.models.projector import PROJECTORS
 from turncheck.models.report import Aggregate
 from turncheck.models.workload import generate_block
 from turncheck.scenarios.base import no_progress
@@ -46,7 +46,7 @@ def _peak_mib() -> tuple[float, float]:
 
 
 def _block_breakdown(params: TestbenchParams) -> list[str]:
-    """Generate, build and project one block in this process, each timed on its own."""
+    """Generate, index and project one block in this process, each timed on its own."""
     workload = params.workload(1.0)
     cost = EstimateCost(params.ratio)
     t0 = time.perf_counter()
@@ -55,24 +55,24 @@ def _block_breakdown(params: TestbenchParams) -> list[str]:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        histories = list(build_histories(cols, (cost,)))
+        projector = BlockProjector(cols)
+        projector.cost_sums(cost)
         t2 = time.perf_counter()
         per: dict[str, float] = {}
         for s in PROJECTORS:
-            agg, fn = Aggregate(params.budget), STRATEGIES[s]
             started = time.perf_counter()
-            for h in histories:
-                agg.add(fn(h, params.budget, cost).report)
-            per[s] = (time.perf_counter() - started) / len(histories) * 1e6
+            projector.aggregate(s, params.budget, cost, Aggregate(params.budget))
+            per[s] = (time.perf_counter() - started) * 1e3
     finally:
         if enabled:
             gc.enable()
-    n = len(histories)
+    n = cols.sessions
     return [
         f"  one block in one process ({n} sessions, {len(cols):,} events): generate {(t1 - t0) * 1e3:.0f} ms "
-        f"({len(cols) / (t1 - t0):,.0f} events/s), build histories {(t2 - t1) * 1e3:.0f} ms "
-        f"({(t2 - t1) / n * 1e6:.0f} µs/session)",
-        "  project + aggregate, µs per window: " + ", ".join(f"{s} {v:.1f}" for s, v in per.items()),
+        f"({len(cols) / (t1 - t0):,.0f} events/s), index the block (pairs, turns, safe cuts, costs) "
+        f"{(t2 - t1) * 1e3:.0f} ms",
+        "  project + aggregate all its sessions, ms per strategy: "
+        + ", ".join(f"{s} {v:.1f}" for s, v in per.items()),
     ]
 
 

@@ -118,8 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
     except (KeyboardInterrupt, ClickAbort):
-        print("turncheck: interrupted", file=sys.stderr, flush=True)
-        return EXIT_INTERRUPTED
+        return interrupted()
     except BrokenPipeError:
         return 0  # the reader went away (``| head``): nothing to say
     except ClickException as exc:
@@ -137,7 +136,15 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_BUG
+    if status == EXIT_INTERRUPTED:  # typer turns Ctrl-C into a silent exit code 130
+        return interrupted()
     return status if isinstance(status, int) else 0
+
+
+def interrupted() -> int:
+    """The one line of a run stopped by Ctrl-C, and its exit status."""
+    print("turncheck: interrupted", file=sys.stderr, flush=True)
+    return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

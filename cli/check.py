@@ -3,7 +3,9 @@
 ``check MODEL`` runs the exhaustive explorer and/or Hypothesis on one model configuration and
 exits 0 when every invariant holds and every ``sometimes`` goal was reached, 1 with a
 counterexample (printed as a transcript and saved as a replayable JSON trace), 3 when nothing
-broke but a goal was never reached (inconclusive — never green), and 2 for bad input.
+broke but a goal was never reached (inconclusive — never green), and 2 for bad input; with
+``--trace-out`` it searches for a counterexample instead and exits 0 when it saved one, 1 when
+there is none (see :func:`exit_code`).
 ``explore MODEL`` prints state-space statistics, per-property results, exact worst cases, the
 symmetry reduction factor and, for the trigger model, the cross-check against the closed-form
 bound; it can export the state graph as DOT or GraphML. ``replay TRACE.json`` re-executes a saved
@@ -23,7 +25,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from turncheck.cli.options import FormatOpt, QuietOpt
+from turncheck.cli.options import ExploreJobsOpt, FormatOpt, QuietOpt
 from turncheck.models.catalog import model_names
 from turncheck.models.errors import BadParameter
 from turncheck.models.protocol import ProtocolModel
@@ -40,7 +42,7 @@ from turncheck.sim.explorer import (
 from turncheck.sim.protocols import is_user_reference, load_model
 from turncheck.sim.state_graph import write_dot, write_graphml
 from turncheck.sim.stateful import DEFAULT_DATABASE
-from turncheck.sim.trace import Trace, load_trace, replay, save_trace, transcript, words_of
+from turncheck.sim.trace import Trace, load_trace, recording_of, replay, save_trace, transcript
 
 DEFAULT_TRACES = Path(".turncheck") / "traces"
 
@@ -187,7 +189,12 @@ def check_command(
     steps: Annotated[int, typer.Option("--steps", help="Most actions per Hypothesis run.")] = 40,
     seed: Annotated[int, typer.Option("--seed", help="Seed of Hypothesis and of --check-determinism.")] = 0,
     trace_out: Annotated[
-        Path | None, typer.Option("--trace-out", help="Where to save a counterexample (JSON).")
+        Path | None,
+        typer.Option(
+            "--trace-out",
+            help="Search for a counterexample and save it here (JSON): exit 0 when one is saved, "
+            "1 when every invariant holds (found / not found, as grep).",
+        ),
     ] = None,
     check_determinism_: Annotated[
         bool, typer.Option("--check-determinism", help="First run the model twice with the same seed.")
@@ -200,8 +207,13 @@ def check_command(
     database: Annotated[
         Path | None, typer.Option("--database", help="Hypothesis example database directory.")
     ] = None,
+    jobs: ExploreJobsOpt = 1,
 ) -> None:
-    """Check a model's invariants and goals; exit 0 pass, 1 counterexample, 3 inconclusive."""
+    """Check a model's invariants and goals; exit 0 pass, 1 counterexample, 3 inconclusive.
+
+    With --trace-out the run searches for a counterexample: exit 0 when one is saved, 1 when
+    every invariant holds (as grep: found / not found).
+    """
     _check_format(fmt)
     _check_bounds(max_states, max_depth, timeout)
     if engine not in ENGINES:
@@ -231,6 +243,7 @@ def check_command(
         max_depth=max_depth,
         timeout=timeout,
         progress=progress,
+        jobs=jobs,
     )
     if progress is not None:
         progress.finish()
@@ -246,15 +259,38 @@ def check_command(
             init=report.counterexample.init,
             engine=report.source,
             model_name=model.name,
-            extra={"words": words_of(model, report.counterexample.init, report.counterexample.actions)},
+            extra=recording_of(
+                model, report.counterexample.init, report.counterexample.actions, report.violated
+            ),
         )
         trace_path = save_trace(trace, trace_out or _default_trace_path(model, model_ref, report.violated))
     other_paths = _save_other_traces(report, model_ref, trace_out)
+    code = exit_code(report, searching=trace_out is not None)
     if fmt == "json":
         print(json.dumps(_report_json(report, model_ref, trace_path), ensure_ascii=False))
-        raise SystemExit(report.exit_code)
-    print("\n".join(_check_lines(report, out, steps, seed, trace_path, other_paths)))
-    raise SystemExit(report.exit_code)
+        raise SystemExit(code)
+    lines = _check_lines(report, out, steps, seed, trace_path, other_paths)
+    if trace_out is not None and report.verdict != "inconclusive":
+        lines.append(
+            f"exit {code}: --trace-out asked for a counterexample, and "
+            + ("it is saved" if code == 0 else "there is none")
+        )
+    print("\n".join(lines))
+    raise SystemExit(code)
+
+
+def exit_code(report: CheckReport, *, searching: bool) -> int:
+    """``check``'s exit status: a gate by default, a search with ``--trace-out``.
+
+    Without ``--trace-out`` the run is a gate (0 every invariant holds, 1 a counterexample, as
+    pytest). ``--trace-out PATH`` asks for a counterexample at PATH, so the run is a search and
+    answers as grep does: 0 when it found and saved one — so ``check … --trace-out t.json &&
+    turncheck replay t.json`` runs the replay exactly when there is a trace — and 1 when every
+    invariant holds. Inconclusive (3) and bad input (2) mean the same in both.
+    """
+    if searching and report.verdict != "inconclusive":
+        return 0 if report.verdict == "fail" else 1
+    return report.exit_code
 
 
 def _save_other_traces(report: CheckReport, model_ref: str, trace_out: Path | None) -> dict[str, Path]:
@@ -267,7 +303,7 @@ def _save_other_traces(report: CheckReport, model_ref: str, trace_out: Path | No
             model=model_ref, params=dict(model.params),
             actions=tuple(tuple(a) if isinstance(a, (list, tuple)) else (a,) for a in cx.actions),
             violated=name, init=cx.init, engine="explore", model_name=model.name,
-            extra={"words": words_of(model, cx.init, cx.actions)},
+            extra=recording_of(model, cx.init, cx.actions, name),
         )  # fmt: skip
         where = (
             trace_out.with_name(f"{trace_out.stem}.{name}.json")
@@ -377,6 +413,7 @@ def explore_command(
         Path | None,
         typer.Option("--html", help="Also write the state-space browser page here (small configurations)."),
     ] = None,
+    jobs: ExploreJobsOpt = 1,
 ) -> None:
     """Explore every interleaving: state-space statistics, properties and exact worst cases."""
     _check_format(fmt)
@@ -393,11 +430,14 @@ def explore_command(
         timeout=timeout,
         record_edges=want_graph,
         progress=progress,
+        jobs=jobs,
     )
     raw = None
     left = None if timeout is None else timeout - (time.perf_counter() - started)  # one budget for both
     if symmetry and reduction and (left is None or left > 0):
-        raw = explore(model, symmetry=False, max_states=max_states, max_depth=max_depth, timeout=left)
+        raw = explore(
+            model, symmetry=False, max_states=max_states, max_depth=max_depth, timeout=left, jobs=jobs
+        )
     if progress is not None:
         progress.finish()
     if want_graph:
@@ -497,7 +537,7 @@ def replay_command(
     if html is not None:
         from turncheck.reports.viewer import write_trace_page
 
-        write_trace_page(trace, html)
+        write_trace_page(trace, html, model=model)
     if fmt == "json":
         obj = {
             "trace": str(trace_path),

@@ -29,6 +29,16 @@ ScaleOpt = Annotated[
     ),
 ]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes on this machine.")]
+ExploreJobsOpt = Annotated[
+    int,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        help="Explorer processes (identical results; on 2 cores today slower than 1: "
+        "turncheck bench check --compare measures it).",
+    ),
+]
 ExecutorOpt = Annotated[
     ExecutorKind, typer.Option("--executor", help="local (process pool) or dask (needs --scheduler).")
 ]

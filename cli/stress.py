@@ -4,7 +4,8 @@ Runs ``--writers`` OS processes appending whole turns and one compactor process 
 ``--store`` for ``--seconds``, with the trigger ``maxTurns`` and a wall-clock gap ``--gap-ms``
 under ``--locking``; records every operation and checks the committed history
 (:mod:`turncheck.sim.stress.history`). Exit 0 when every invariant holds, 1 with the shortest
-offending slice of the history when one breaks, 2 for bad input or a store that cannot be
+offending slice of the history when one breaks (``--html`` pages through it in the trace
+viewer), 2 for bad input or a store that cannot be
 opened. A live run cannot be byte-reproducible: ``--seed`` fixes the kill schedule, not the
 operating system's interleaving.
 """
@@ -16,18 +17,20 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
 from turncheck.cli.options import FormatOpt, QuietOpt, SeedOpt, out_option
+from turncheck.cli.outputs import check_output_file
 from turncheck.cli.progress import ProgressBar, end_line, silent
 from turncheck.models.errors import TurncheckError
+from turncheck.models.locking import LockingName
+from turncheck.reports.stress_view import stress_view
+from turncheck.reports.viewer import write_view_page
 from turncheck.sim.stress.history import StressReport, check_run
 from turncheck.sim.stress.runner import StressParams, check_params, run_stress
 from turncheck.sim.stress.stores import StoreSpec
-
-LockingName = Literal["none", "trim-to", "mutex", "cas", "append-sync"]
 
 
 class StoreUnavailable(TurncheckError):
@@ -66,7 +69,10 @@ def report_lines(r: StressReport) -> list[str]:
 
 def stress_command(
     store: Annotated[
-        str, typer.Option("--store", help="sqlite, postgres, agents-sqlite, or package.module:Class.")
+        str,
+        typer.Option(
+            "--store", help="sqlite, postgres, agents-sqlite, langgraph-sqlite, or package.module:Class."
+        ),
     ] = "sqlite",
     locking: Annotated[LockingName, typer.Option("--locking", help="Locking strategy.")] = "none",
     writers: Annotated[int, typer.Option("--writers", min=1, max=64, help="Writer processes.")] = 4,
@@ -89,6 +95,12 @@ def stress_command(
     out: Annotated[
         Path | None, out_option("Keep the history (JSONL per process) and stress.json here.")
     ] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html", help="Also write the trace viewer of the history here (the commits up to the break)."
+        ),
+    ] = None,
 ) -> int:
     """Stress a real session store with writer processes and a compactor; check the history."""
     scratch = Path(tempfile.mkdtemp(prefix="turncheck-stress-"))
@@ -100,6 +112,8 @@ def stress_command(
             StoreSpec(store, target), locking, writers, gap_ms, max_turns, seconds, seed, kill, kills
         )
         check_params(params)
+        if html is not None:
+            check_output_file(html, "--html")
         if out is not None and out.exists() and not out.is_dir():
             raise NotADirectoryError(20, "not a directory", str(out))
         folder = (out / "history") if out is not None else scratch / "history"
@@ -110,6 +124,9 @@ def stress_command(
             raw = run_stress(params, folder, progress)
         except TurncheckError:
             raise
+        except KeyboardInterrupt:  # an interrupted run's history is partial: leave none behind
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
         except Exception as exc:  # the store's driver: a refused connection, a bad path
             end_line(progress)
             raise StoreUnavailable(f"store {store}: {type(exc).__name__}: {exc}") from None
@@ -118,10 +135,16 @@ def stress_command(
         shutil.rmtree(scratch, ignore_errors=True)
     if out is not None:
         (out / "stress.json").write_text(json.dumps(report.as_json(), indent=2) + "\n")
+    if html is not None:
+        write_view_page(
+            stress_view(raw, report), html, f"turncheck stress: {report.store} · {report.locking}"
+        )
     if fmt == "json":
         print(json.dumps(report.as_json()))
     else:
         print("\n".join(report_lines(report)))
+        if html is not None:
+            print(f"trace viewer: {html}")
     sys.stdout.flush()
     return 0 if report.ok else 1
 

@@ -11,9 +11,11 @@ Run it with::
     turncheck check examples.my_lock:FlagLock --param atomic=true
     turncheck explore examples/my_lock.py:FlagLock --param workers=3
 
-The class only follows the protocol interface (``models.protocol.ProtocolModel``): immutable
-hashable states, the enabled actions in a stable order, a pure ``step``, named properties,
-integer metrics, a canonical form for interchangeable workers, and readable actions.
+The class subclasses the protocol base (``turncheck.ProtocolModel``) and fills in its required
+core — immutable hashable states, the enabled actions in a stable order, a pure ``step``, named
+properties — plus three of its optional hooks: integer metrics, a canonical form for
+interchangeable workers, and readable actions. Every other hook (the lane of a step, the lanes'
+order, a state's fields …) keeps the base's default: the lane is read off the text, "worker 0 …".
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from turncheck.models.protocol import Property
+from turncheck.models.protocol import Property, ProtocolModel
 
 IDLE, SAW_CLEAR, COMPACTING = 0, 1, 2
 PHASES = ("idle", "saw-clear", "compacting")
@@ -31,7 +33,7 @@ State = tuple[int, ...]
 Action = tuple[str, int]
 
 
-class FlagLock:
+class FlagLock(ProtocolModel[State, Action]):
     """Workers guarding compaction with a shared flag; ``atomic`` makes check-and-set one step."""
 
     name = "flag-lock"

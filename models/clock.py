@@ -21,7 +21,7 @@ Two forms of the same idea live here:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
@@ -34,7 +34,8 @@ from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.invariants import SEQ_ORDERED_TURNS, seq_ordered_turns
 from turncheck.models.projector import Window, project
-from turncheck.models.protocol import Property
+from turncheck.models.protocol import Property, ProtocolModel, WindowPanel
+from turncheck.models.window_panel import window_panel
 from turncheck.models.workload import EventColumns
 
 Order = Literal["seq", "ts-seq", "ts"]
@@ -199,7 +200,7 @@ def _turn_kinds(calls: int) -> tuple[int, ...]:
     return (int(Kind.USER), *((int(Kind.CALL), int(Kind.RESULT)) * calls), int(Kind.TERM))
 
 
-class ClockModel:
+class ClockModel(ProtocolModel[ClockState, tuple[Any, ...]]):
     """One session written by an agent (USER, CALL, TERM) and a tool runner (RESULT), each
     stamping from its own clock, read back by ``order`` and projected with M1.
 
@@ -371,6 +372,9 @@ class ClockModel:
             return ("agent", "tool")[action[1]] if verb == "back" else "store"
         return "clock"
 
+    def lane_order(self) -> tuple[str, ...]:
+        return ("agent", "tool", "store", "clock")
+
     def columns(self, state: ClockState) -> Mapping[str, Any]:
         order = self.read_order(state[5])
         return {
@@ -382,3 +386,18 @@ class ClockModel:
         w = self.window(state)
         parts = [f"{Kind(e.kind).name}#{e.seq}@{int(e.ts)}" for e in w.events]
         return f"reader sorts by {self.order} and {self.strategy} sends: " + (" ".join(parts) or "(empty)")
+
+    def window_panels(
+        self, states: Sequence[ClockState], actions: Sequence[tuple[Any, ...]]
+    ) -> list[WindowPanel | None]:
+        return [window_panel(self.window(s)) for s in states]
+
+    def window_steps(
+        self, states: Sequence[ClockState], actions: Sequence[tuple[Any, ...]]
+    ) -> tuple[set[int], str]:
+        """The writes (``emit`` steps) of the events in the window sent, as the reader ordered them."""
+        emits = [k for k, a in enumerate(actions, start=1) if a[0] == "emit"]
+        seqs = {int(e.seq) for e in self.window(states[-1]).events}
+        return {
+            emits[s] for s in seqs if s < len(emits)
+        }, f"writes of the events in the window sent ({self.order} order)"

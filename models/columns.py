@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, overload
 
 import numpy as np
@@ -85,27 +86,31 @@ def _segmented_prefix(flags: np.ndarray, starts: np.ndarray, seg_of_row: np.ndar
     return c[:-1] - c[starts][seg_of_row]
 
 
-def _pair(kind: np.ndarray, call: np.ndarray, sess_of_row: np.ndarray, n: int) -> np.ndarray:
-    """Partner row of every row (-1 when unpaired): the k-th CALL of a (session, call id)
-    pairs with the k-th RESULT. When no id repeats within a session (the generator's logs),
-    this is a direct lookup; otherwise occurrences are ranked by a stable sort."""
+def _pair(kind: np.ndarray, call: np.ndarray, sess_of_row: np.ndarray, n: int) -> tuple[np.ndarray, bool]:
+    """``(partner, unique)``: the partner row of every row (-1 when unpaired) — the k-th CALL of
+    a (session, call id) pairs with the k-th RESULT — and whether no id repeats within a session
+    among CALLs nor among RESULTs. When none repeats (the generator's logs) pairing is a direct
+    lookup; otherwise occurrences are ranked by a stable sort."""
     partner = np.full(n, -1, dtype=np.int64)
     tool = np.flatnonzero((kind == _CALL) | (kind == _RESULT))
     if not tool.size:
-        return partner
+        return partner, True
     span = int(call[tool].max()) + 1
     key = sess_of_row[tool] * span + call[tool]
     is_call = kind[tool] == _CALL
-    counts_call = np.bincount(key[is_call], minlength=1)
-    counts_res = np.bincount(key[~is_call], minlength=1)
-    if counts_call.max(initial=0) <= 1 and counts_res.max(initial=0) <= 1:
-        size = int(key.max()) + 1
-        call_row = np.full(size, -1, dtype=np.int64)
-        res_row = np.full(size, -1, dtype=np.int64)
-        call_row[key[is_call]] = tool[is_call]
-        res_row[key[~is_call]] = tool[~is_call]
-        both = (call_row >= 0) & (res_row >= 0)
-        a, b = call_row[both], res_row[both]
+    calls, results = tool[is_call], tool[~is_call]
+    key_call, key_res = key[is_call], key[~is_call]
+    size = int(key.max()) + 1
+    call_row = np.full(size, -1, dtype=np.int64)
+    res_row = np.full(size, -1, dtype=np.int64)
+    call_row[key_call] = calls
+    res_row[key_res] = results
+    # a repeated key keeps only its last row in the table: every row reads itself back iff none repeats
+    unique = bool((call_row[key_call] == calls).all() and (res_row[key_res] == results).all())
+    if unique:
+        b = res_row[key_call]
+        answered = b >= 0
+        a, b = calls[answered], b[answered]
     else:
         order = np.lexsort((tool, kind[tool], key))
         t = tool[order]
@@ -122,7 +127,7 @@ def _pair(kind: np.ndarray, call: np.ndarray, sess_of_row: np.ndarray, n: int) -
         a, b = tk[:-1][same], tk[1:][same]
     partner[a] = b
     partner[b] = a
-    return partner
+    return partner, unique
 
 
 class ZeroCounts(Sequence[int]):
@@ -180,55 +185,95 @@ def build_histories(
         yield from built
 
 
-def _build_block(cols: EventColumns, costs: list[CostModel]) -> Iterator[History]:
+@dataclass(frozen=True)
+class BlockIndex:
+    """The index of every session of a block as global row arrays (what ``History`` keeps per
+    session, before it is cut into per-session lists).
+
+    Row ``i`` of a flag array describes row ``i`` (or, for the adjacent-pair flags, the pair
+    ``(i-1, i)`` of one session). ``partner`` holds global rows (-1 when unpaired);
+    ``covered[i] > 0`` means the cut before row ``i`` splits a pair. :mod:`models.block_projection`
+    projects straight from these arrays.
+    """
+
+    offsets: np.ndarray
+    sess_of_row: np.ndarray
+    kind: np.ndarray
+    partner: np.ndarray
+    new_seg: np.ndarray
+    is_call: np.ndarray
+    is_res: np.ndarray
+    first_call: np.ndarray
+    first_res: np.ndarray
+    open_: np.ndarray
+    last_call: np.ndarray
+    covered: np.ndarray
+    tie_inv: np.ndarray
+    seq_inv: np.ndarray
+    src_change: np.ndarray
+    seg_change: np.ndarray
+    seg_first_change: np.ndarray
+
+
+def _after_previous(values: np.ndarray, first_row: np.ndarray, differs: bool) -> np.ndarray:
+    """Row i: ``values[i] != values[i-1]`` (``differs``) or ``values[i] < values[i-1]``, within a session."""
+    out = np.zeros(values.shape[0], dtype=bool)
+    if values.shape[0] > 1:
+        out[1:] = (values[1:] != values[:-1]) if differs else (values[1:] < values[:-1])
+        out &= ~first_row
+    return out
+
+
+def block_index(cols: EventColumns) -> BlockIndex:
+    """Every index array of a block of sessions, vectorized (see :class:`BlockIndex`)."""
     n = len(cols)
     off = cols.offsets
     sess_of_row = np.repeat(np.arange(cols.sessions), np.diff(off))
-    lo_of_row = off[:-1][sess_of_row]
-    local = np.arange(n) - lo_of_row
+    first_row = np.zeros(n, dtype=bool)
+    first_row[off[:-1][off[:-1] < n]] = True
     kind = cols.kind.astype(np.int64)
-    turn = cols.turn.astype(np.int64)
-    seq = cols.seq
-    ts = cols.stamps()
-    src = cols.sources()
-    first_row = local == 0
+    turn = cols.turn
 
-    partner = _pair(kind, cols.call.astype(np.int64), sess_of_row, n)
+    partner, unique = _pair(kind, cols.call.astype(np.int64), sess_of_row, n)
 
     # turn segments
     new_seg = first_row.copy()
-    new_seg[1:] |= turn[1:] != turn[:-1]
-    seg_global = np.cumsum(new_seg) - 1
-    seg_first = seg_global[off[:-1].clip(max=max(n - 1, 0))] if n else np.zeros(0, dtype=np.int64)
-    seg_idx = seg_global - seg_first[sess_of_row]
+    if n > 1:
+        new_seg[1:] |= turn[1:] != turn[:-1]
 
     # adjacent-pair flags (row i describes the pair (i-1, i)), never across sessions
-    prev_ok = ~first_row
-    prev = np.maximum(np.arange(n) - 1, 0)
-    seq_inv = prev_ok & (seq < seq[prev])
-    tie_inv = seq_inv & (ts == ts[prev])
-    src_change = prev_ok & (src != src[prev])
+    seq_inv = _after_previous(cols.seq, first_row, differs=False)
+    tie_inv = np.zeros(n, dtype=bool)
+    if seq_inv.any():
+        ts = cols.stamps()
+        tie_inv[1:] = seq_inv[1:] & (ts[1:] == ts[:-1])
+    # without a source column every row's source is its session: no change within a session
+    src_change = (
+        np.zeros(n, dtype=bool) if cols.source is None else _after_previous(cols.source, first_row, True)
+    )
     seg_change = src_change & ~new_seg
-    seg_change_rank = np.cumsum(seg_change) - 1
     seg_first_change = np.zeros(n, dtype=bool)
     if seg_change.any():
+        seg_global = np.cumsum(new_seg)
         rows = np.flatnonzero(seg_change)
         first_in_seg = np.ones(rows.size, dtype=bool)
         first_in_seg[1:] = seg_global[rows[1:]] != seg_global[rows[:-1]]
         seg_first_change[rows[first_in_seg]] = True
-    del seg_change_rank
 
     is_call = kind == _CALL
     is_res = kind == _RESULT
-    first_endpoint = (partner == -1) | (partner > np.arange(n))
+    rows_n = np.arange(n)
+    open_ = partner == -1
+    first_endpoint = open_ | (partner > rows_n)
     first_call = is_call & first_endpoint
     first_res = is_res & first_endpoint
-    open_ = partner == -1
 
-    # last CALL of each call id per session
-    last_call = np.zeros(n, dtype=bool)
-    calls = np.flatnonzero(is_call)
-    if calls.size:
+    # last CALL of each call id per session (every CALL when no id repeats)
+    if unique:
+        last_call = is_call.copy()
+    else:
+        last_call = np.zeros(n, dtype=bool)
+        calls = np.flatnonzero(is_call)
         order = np.lexsort((calls, cols.call[calls], sess_of_row[calls]))
         c = calls[order]
         is_last = np.ones(c.size, dtype=bool)
@@ -236,16 +281,37 @@ def _build_block(cols: EventColumns, costs: list[CostModel]) -> Iterator[History
         last_call[c[is_last]] = True
 
     # safe cuts: cut p (local 0..len) is unsafe when a pair (a, b) has a < p <= b
-    cover = np.zeros(n + 1, dtype=np.int64)
-    pa = np.flatnonzero(partner > np.arange(n))
-    cover += np.bincount(pa + 1, minlength=n + 1)
-    cover -= np.bincount(partner[pa] + 1, minlength=n + 1)
+    pa = np.flatnonzero(partner > rows_n)
+    cover = np.bincount(pa + 1, minlength=n + 1) - np.bincount(partner[pa] + 1, minlength=n + 1)
     covered = np.cumsum(cover)[:n]  # covered[i] > 0: cut at row i (before event i) is unsafe
 
+    return BlockIndex(
+        offsets=off, sess_of_row=sess_of_row, kind=kind, partner=partner, new_seg=new_seg,
+        is_call=is_call, is_res=is_res, first_call=first_call, first_res=first_res, open_=open_,
+        last_call=last_call, covered=covered, tie_inv=tie_inv, seq_inv=seq_inv,
+        src_change=src_change, seg_change=seg_change, seg_first_change=seg_first_change,
+    )  # fmt: skip
+
+
+def _build_block(cols: EventColumns, costs: list[CostModel]) -> Iterator[History]:
+    n = len(cols)
+    off = cols.offsets
+    ix = block_index(cols)
+    kind, partner = ix.kind, ix.partner
+    lo_of_row = off[:-1][ix.sess_of_row]
+    seg_global = np.cumsum(ix.new_seg) - 1
+    seg_first = seg_global[off[:-1].clip(max=max(n - 1, 0))] if n else np.zeros(0, dtype=np.int64)
+    seg_idx = seg_global - seg_first[ix.sess_of_row]
+    is_call, is_res, open_, new_seg, last_call, covered = (
+        ix.is_call, ix.is_res, ix.open_, ix.new_seg, ix.last_call, ix.covered
+    )  # fmt: skip
+    ts = cols.stamps()
+    src = cols.sources()
+
     prefix_cols = {
-        "calls": is_call, "results": is_res, "first_calls": first_call, "first_results": first_res,
-        "tie_inv": tie_inv, "seq_inv": seq_inv, "src_change": src_change,
-        "seg_src_change": seg_change, "seg_first_change": seg_first_change,
+        "calls": is_call, "results": is_res, "first_calls": ix.first_call, "first_results": ix.first_res,
+        "tie_inv": ix.tie_inv, "seq_inv": ix.seq_inv, "src_change": ix.src_change,
+        "seg_src_change": ix.seg_change, "seg_first_change": ix.seg_first_change,
     }  # fmt: skip
     sessions = cols.sessions
 
@@ -309,8 +375,10 @@ def _build_block(cols: EventColumns, costs: list[CostModel]) -> Iterator[History
 
 
 __all__ = [
+    "BlockIndex",
     "ColumnEvents",
     "ZeroCounts",
+    "block_index",
     "build_histories",
     "column_costs",
     "columns_from_events",

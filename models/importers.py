@@ -137,7 +137,7 @@ def _sessions_of_jsonl(path: Path, text: str, list_key: str) -> list[tuple[str, 
         if not line.strip():
             continue
         try:
-            body = json.loads(line)
+            body = _loads(line, f"{path}:{number}")
         except json.JSONDecodeError as exc:
             raise ImportFormatError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
         if not isinstance(body, Mapping) or not isinstance(body.get(list_key), list):
@@ -179,6 +179,20 @@ def _reseq(events: list[Event], first: int) -> list[Event]:
     return [dataclasses.replace(e, seq=first + i, ts=float(first + i)) for i, e in enumerate(events)]
 
 
+def _loads(text: str | bytes, where: str) -> Any:
+    """``json.loads``, with the two ways it fails on hostile input besides malformed JSON — nesting
+    too deep for the parser, an integer past Python's 4300-digit limit — as one-line
+    :class:`ImportFormatError` (malformed JSON is left to the caller: some fall back to lines)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise ImportFormatError(f"{where}: JSON nested too deeply") from None
+    except ValueError as exc:
+        raise ImportFormatError(f"{where}: unreadable JSON ({str(exc).splitlines()[0][:80]})") from None
+
+
 def _read_text(path: Path) -> str:
     if not path.is_file():
         raise ImportFormatError(f"{path}: no such file")
@@ -191,7 +205,7 @@ def _read_text(path: Path) -> str:
 def _json_or_jsonl(path: Path, list_key: str, add: AddRecord) -> list[Event]:
     text = _read_text(path)
     try:
-        value = json.loads(text)
+        value = _loads(text, str(path))
     except json.JSONDecodeError as exc:
         if len([line for line in text.splitlines() if line.strip()]) < 2:
             raise ImportFormatError(f"{path}: malformed JSON ({exc.msg})") from None
@@ -220,7 +234,7 @@ def _agents_sqlite(path: Path) -> list[Event]:
     groups: list[tuple[str, list[Any], str]] = []
     for session, row_id, data in rows:
         try:
-            item = json.loads(data)
+            item = _loads(data, f"{path}: agent_messages row {row_id}")
         except (TypeError, json.JSONDecodeError):
             raise ImportFormatError(
                 f"{path}: agent_messages row {row_id}: message_data is not JSON"

@@ -14,7 +14,7 @@ protocol model of the same mechanism for the engines.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -27,7 +27,8 @@ from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.invariants import NO_ORPHAN_RESULTS
 from turncheck.models.projector import Window, project
-from turncheck.models.protocol import Property
+from turncheck.models.protocol import Property, ProtocolModel, WindowPanel
+from turncheck.models.window_panel import keyed_panel
 from turncheck.models.workload import EventColumns
 
 SINGLE_SOURCE = "single-source-windows"
@@ -137,7 +138,7 @@ class KeysState(NamedTuple):
     logs: tuple[tuple[tuple[int, int], ...], ...]
 
 
-class KeysModel:
+class KeysModel(ProtocolModel[KeysState, tuple[Any, ...]]):
     """``sessions`` sessions, each writing ``turns`` turns of USER, CALL, RESULT, TERM, stored
     under ``keys`` keys; call ids are the session's call number modulo ``call_ids``.
 
@@ -231,3 +232,11 @@ class KeysModel:
 
     def actor(self, state: KeysState, action: tuple[Any, ...]) -> str:
         return f"session {action[1]}"
+
+    def lane_order(self) -> tuple[str, ...]:
+        return ("session",)
+
+    def window_panels(
+        self, states: Sequence[KeysState], actions: Sequence[tuple[Any, ...]]
+    ) -> list[WindowPanel | None]:
+        return [keyed_panel(self.windows(s)) for s in states]

@@ -1,9 +1,12 @@
 """Locking strategies for the compaction trigger, and the live-turn bound each one guarantees.
 
-A strategy is a value, not a code path: it says what happens at the protocol's three moments —
-the *read* (the trigger sees ``live > maxTurns`` inside an append and reads the count), the
-*gap* (``G`` slot boundaries later) and the *act* (the delete). :mod:`models.trigger` is the
-one place these fields are interpreted.
+A strategy is a value, not a code path: one frozen :class:`Locking` per strategy carries its
+rule — when it *reads* the count (the trigger sees ``live > maxTurns`` inside an append), when it
+*acts* (``G`` slot boundaries later, or inside the append), what it *locks* and how many turns
+the act *deletes* — next to its closed-form bounds in both readings, its declared bound, its
+display name and its house colour. :mod:`models.trigger` is the one place the rule is
+interpreted; the closed forms, the scenarios, the plots and the CLI choices read the same value
+from :data:`LOCKINGS`, so adding a strategy is one entry there.
 
 Closed-form worst-case peak of live turns
 -----------------------------------------
@@ -72,43 +75,147 @@ bounded: with Poisson arrivals it declares nothing), ``none`` and ``cas`` nothin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from turncheck.models.errors import UnknownName
 
-DeleteRule = Literal["count-read", "trim-to"]
+Reads = Literal["on-trigger", "on-trigger-and-after-conflict", "in-append"]
+Acts = Literal["after-gap", "after-gap-if-unchanged", "in-append"]
+Locks = Literal["nothing", "appends-until-act", "store-while-trimming"]
+Deletes = Literal["count-read", "live-at-commit"]
+Bound = Callable[[int, int, int], "int | None"]  # (A, G ≥ 1, M) → a closed form; None: unbounded
+
+
+def _ceil(n: int, d: int) -> int:
+    return -(-n // d)
 
 
 @dataclass(frozen=True)
 class Locking:
-    """What a strategy does at the read, during the gap and at the act.
+    """One locking strategy: its rule, its closed forms and how it is shown.
 
     Attributes
     ----------
     name:
-        The strategy's id on the command line.
-    blocks_appends_in_gap:
-        The compactor holds a lock from the read to the act that appends also take (``mutex``).
-    commit_needs_clean:
-        The act commits only if no turn was appended since the read; otherwise it re-reads and
-        waits another gap (``cas``).
-    trims_in_append:
-        The trigger is evaluated and the trim done inside the append, which holds the store
-        lock for the ``G`` slots the trim takes (``append-sync``).
-    delete_rule:
-        ``count-read`` deletes ``count_read − maxTurns``; ``trim-to`` deletes ``live − maxTurns``
-        computed at commit time.
+        The strategy's id on the command line and in result files.
+    title:
+        The display name (a few words, for tables and help texts).
     doc:
-        One line for tables and help texts.
+        One line saying what the strategy does.
+    reads:
+        When the count is read: ``on-trigger`` (inside the append that leaves ``live > M``),
+        ``on-trigger-and-after-conflict`` (again after a failed commit) or ``in-append`` (the
+        append itself reads and trims).
+    acts:
+        When the delete happens: ``after-gap`` (``G`` slot boundaries after the read),
+        ``after-gap-if-unchanged`` (then, and only if nothing was appended since the read;
+        otherwise it re-reads and waits another gap) or ``in-append``.
+    locks:
+        What it locks: ``nothing``, ``appends-until-act`` (a critical section from the read to the
+        act that appends also take) or ``store-while-trimming`` (the append holds the store for the
+        ``G`` slots its trim takes).
+    deletes:
+        ``count-read`` deletes ``count_read − M``; ``live-at-commit`` deletes ``live − M``
+        computed at commit time.
+    peak_after_gap, turns_to_peak_after_gap, post_after_gap:
+        The closed forms for ``G ≥ 1`` (``A``, ``G``, ``M`` → value; None: unbounded): the
+        instantaneous worst-case peak, the turns per writer a run needs to reach it, and the worst
+        case right after a compaction (see the module docstring for the derivations).
+    declared:
+        The bound the strategy promises, ``(A or None for unbounded arrivals, G, M) → bound``.
+    peak_formula, post_formula:
+        The two closed forms in words, for ``G ≥ 1`` (the cross-check lines print them).
+    strength:
+        Rank by the guarantee (0: weakest); plots list strategies in this order.
+    colour, marker:
+        The house colour and marker of the strategy's series in every plot.
+
+    Invariant: every closed form is a pure function of ``(A, G, M)``; ``G = 0`` is handled once,
+    by the methods below (every strategy then peaks at, and compacts to, exactly ``M``).
     """
 
     name: str
-    blocks_appends_in_gap: bool = False
-    commit_needs_clean: bool = False
-    trims_in_append: bool = False
-    delete_rule: DeleteRule = "count-read"
-    doc: str = ""
+    title: str
+    doc: str
+    reads: Reads
+    acts: Acts
+    locks: Locks
+    deletes: Deletes
+    peak_after_gap: Bound
+    turns_to_peak_after_gap: Bound
+    post_after_gap: Callable[[int, int, int], int]
+    declared: Callable[[int | None, int, int], int | None]
+    peak_formula: str
+    post_formula: str
+    strength: int
+    colour: str
+    marker: str
+
+    # -- the rule, as the model's hot paths read it --------------------------------------------
+
+    @property
+    def blocks_appends_in_gap(self) -> bool:
+        """Appends wait from the read to the act (the compactor's critical section)."""
+        return self.locks == "appends-until-act"
+
+    @property
+    def commit_needs_clean(self) -> bool:
+        """The act commits only if no turn was appended since the read."""
+        return self.acts == "after-gap-if-unchanged"
+
+    @property
+    def trims_in_append(self) -> bool:
+        """The trigger is evaluated and the trim done inside the append."""
+        return self.acts == "in-append"
+
+    @property
+    def always_bounded(self) -> bool:
+        """The strategy declares a bound whatever the arrivals, even unbounded (Poisson) ones."""
+        return self.declared(None, 1, 1) is not None
+
+    @property
+    def trims_to(self) -> bool:
+        """The delete count is computed at commit time (``live − M``), not at the read."""
+        return self.deletes == "live-at-commit"
+
+    def delete_count(self, live: int, count_read: int, max_turns: int) -> int:
+        """Turns one successful act deletes: the compaction arithmetic, written once."""
+        if self.deletes == "live-at-commit":
+            return live - max_turns if live > max_turns else 0
+        return count_read - max_turns
+
+    # -- closed forms ---------------------------------------------------------------------------
+
+    def worst_case_peak(self, writers: int, gap: int, max_turns: int) -> int | None:
+        """The instantaneous worst-case peak of live turns (None: unbounded)."""
+        return max_turns if gap == 0 else self.peak_after_gap(writers, gap, max_turns)
+
+    def turns_to_reach_worst_case(self, writers: int, gap: int, max_turns: int) -> int | None:
+        """Turns per writer a run needs for :meth:`worst_case_peak` (None: unbounded)."""
+        if gap == 0:
+            return _ceil(max_turns, writers)
+        return self.turns_to_peak_after_gap(writers, gap, max_turns)
+
+    def post_compaction_peak(self, writers: int, gap: int, max_turns: int) -> int:
+        """The worst case of the live turns right after a compaction (always finite)."""
+        return max_turns if gap == 0 else self.post_after_gap(writers, gap, max_turns)
+
+    def turns_to_reach_post_compaction_peak(self, writers: int, gap: int, max_turns: int) -> int:
+        """Turns per writer a run needs for :meth:`post_compaction_peak`: a saturated gap after
+        filling the log when the peak is above ``M``, else one firing of the trigger."""
+        if self.post_compaction_peak(writers, gap, max_turns) > max_turns:
+            return _ceil(max_turns, writers) + gap
+        return _ceil(max_turns + 1, writers)
+
+    def peak_formula_at(self, gap: int) -> str:
+        """:meth:`worst_case_peak` in words."""
+        return "M" if gap == 0 else self.peak_formula
+
+    def post_formula_at(self, writers: int, gap: int, max_turns: int) -> str:
+        """:meth:`post_compaction_peak` in words."""
+        return "M" if self.post_compaction_peak(writers, gap, max_turns) == max_turns else self.post_formula
 
     def declared_bound(self, writers: int | None, gap: int, max_turns: int) -> int | None:
         """The live-turn bound this strategy guarantees, or None when it guarantees none.
@@ -120,15 +227,7 @@ class Locking:
         gap, max_turns:
             ``G`` and ``M`` of the trigger.
         """
-        if self.trims_in_append:
-            return max_turns
-        if self.blocks_appends_in_gap:
-            return max_turns + (1 if gap > 0 else 0)
-        if self.delete_rule == "trim-to" and not self.commit_needs_clean:
-            if writers is None:
-                return None
-            return max_turns + writers * gap
-        return None
+        return self.declared(writers, gap, max_turns)
 
     def checked_bound(self, writers: int | None, gap: int, max_turns: int) -> int:
         """The bound ``bounded-peak-turns`` checks: the declared one, else ``maxTurns`` itself.
@@ -140,30 +239,89 @@ class Locking:
         return max_turns if bound is None else bound
 
 
+def _cas_peak(a: int, g: int, m: int) -> int | None:
+    return m + 1 if a * g == 1 else None
+
+
+def _cas_turns(a: int, g: int, m: int) -> int | None:
+    return m + 1 if a * g == 1 else None
+
+
+def _none_turns(a: int, g: int, m: int) -> int | None:
+    # with A·G = 1, none never carries a backlog: one saturated gap reaches the peak
+    return _ceil(m, a) + (g if a * g == 1 else 2 * g)
+
+
+def _trim_to_declared(a: int | None, g: int, m: int) -> int | None:
+    return None if a is None else m + a * g
+
+
 LOCKINGS: dict[str, Locking] = {
     s.name: s
     for s in (
-        Locking("none", doc="no lock: read the count, delete count_read − maxTurns a gap later"),
         Locking(
-            "mutex",
-            blocks_appends_in_gap=True,
-            doc="read and delete in one critical section that appends also take",
+            "none", "no lock", "no lock: read the count, delete count_read − maxTurns a gap later",
+            reads="on-trigger", acts="after-gap", locks="nothing", deletes="count-read",
+            peak_after_gap=lambda a, g, m: m + 2 * a * g - 1,
+            turns_to_peak_after_gap=_none_turns,
+            post_after_gap=lambda a, g, m: max(m, m + a * g - 1),
+            declared=lambda a, g, m: None,
+            peak_formula="M + 2·A·G − 1", post_formula="M + A·G − 1",
+            strength=0, colour="#843c39", marker="o",
         ),
         Locking(
-            "cas",
-            commit_needs_clean=True,
-            doc="versioned commit: the delete fails if anything was appended since the read, then retries",
+            "mutex", "mutex", "read and delete in one critical section that appends also take",
+            reads="on-trigger", acts="after-gap", locks="appends-until-act", deletes="count-read",
+            peak_after_gap=lambda a, g, m: m + 1,
+            turns_to_peak_after_gap=lambda a, g, m: _ceil(m + 1, a),
+            post_after_gap=lambda a, g, m: m,
+            declared=lambda a, g, m: m + (1 if g > 0 else 0),
+            peak_formula="M + 1", post_formula="M",
+            strength=3, colour="#6baed6", marker="D",
         ),
         Locking(
-            "append-sync",
-            trims_in_append=True,
-            doc="the trigger is evaluated and the trim done inside the append",
+            "cas", "compare-and-swap",
+            "versioned commit: the delete fails if anything was appended since the read, then retries",
+            reads="on-trigger-and-after-conflict", acts="after-gap-if-unchanged", locks="nothing",
+            deletes="count-read",
+            peak_after_gap=_cas_peak,
+            turns_to_peak_after_gap=_cas_turns,
+            post_after_gap=lambda a, g, m: m,
+            declared=lambda a, g, m: None,
+            peak_formula="M + 1 if A·G = 1, else unbounded", post_formula="M",
+            strength=1, colour="#e7969c", marker="s",
         ),
-        Locking("trim-to", delete_rule="trim-to", doc="no lock; the delete count is computed at commit time"),
+        Locking(
+            "append-sync", "trim inside the append",
+            "the trigger is evaluated and the trim done inside the append",
+            reads="in-append", acts="in-append", locks="store-while-trimming", deletes="count-read",
+            peak_after_gap=lambda a, g, m: m,
+            turns_to_peak_after_gap=lambda a, g, m: _ceil(m, a),
+            post_after_gap=lambda a, g, m: m,
+            declared=lambda a, g, m: m,
+            peak_formula="M", post_formula="M",
+            strength=4, colour="#74c476", marker="v",
+        ),
+        Locking(
+            "trim-to", "trim to maxTurns at commit", "no lock; the delete count is computed at commit time",
+            reads="on-trigger", acts="after-gap", locks="nothing", deletes="live-at-commit",
+            peak_after_gap=lambda a, g, m: m + a * g,
+            turns_to_peak_after_gap=lambda a, g, m: _ceil(m, a) + g,
+            post_after_gap=lambda a, g, m: m,
+            declared=_trim_to_declared,
+            peak_formula="M + A·G", post_formula="M",
+            strength=2, colour="#8c6d31", marker="^",
+        ),
     )
-}
+}  # fmt: skip
 
 LOCKING_NAMES: tuple[str, ...] = tuple(LOCKINGS)
+ALWAYS_BOUNDED: tuple[str, ...] = tuple(n for n in LOCKING_NAMES if LOCKINGS[n].always_bounded)
+
+if TYPE_CHECKING:
+    LockingName = str
+else:  # the choices typer offers are the table's names, in its order
+    LockingName = Literal[LOCKING_NAMES]
 
 
 def locking(name: str) -> Locking:
@@ -172,6 +330,11 @@ def locking(name: str) -> Locking:
         return LOCKINGS[name]
     except KeyError:
         raise UnknownName(f"unknown locking strategy {name!r} (known: {', '.join(LOCKINGS)})") from None
+
+
+def by_strength(names: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """Strategy names from the weakest guarantee to the strongest (the plots' order)."""
+    return tuple(sorted(names or LOCKING_NAMES, key=lambda n: LOCKINGS[n].strength))
 
 
 def worst_case_peak(writers: int, gap: int, max_turns: int, strategy: str) -> int | None:
@@ -202,17 +365,7 @@ def worst_case_peak(writers: int, gap: int, max_turns: int, strategy: str) -> in
     >>> worst_case_peak(8, 5, 8, "trim-to"), worst_case_peak(8, 5, 8, "mutex")
     (48, 9)
     """
-    s = locking(strategy)
-    m, a, g = max_turns, writers, gap
-    if g == 0 or s.trims_in_append:
-        return m
-    if s.blocks_appends_in_gap:
-        return m + 1
-    if s.commit_needs_clean:
-        return m + 1 if a * g == 1 else None
-    if s.delete_rule == "trim-to":
-        return m + a * g
-    return m + 2 * a * g - 1
+    return locking(strategy).worst_case_peak(writers, gap, max_turns)
 
 
 def turns_to_reach_worst_case(writers: int, gap: int, max_turns: int, strategy: str) -> int | None:
@@ -224,18 +377,7 @@ def turns_to_reach_worst_case(writers: int, gap: int, max_turns: int, strategy: 
     ``M``; ``append-sync`` and ``G = 0`` only ``M`` turns. Tight: one turn fewer per writer
     does not reach the worst case (checked by ``tests/test_trigger.py``).
     """
-    s = locking(strategy)
-    m, a, g = max_turns, writers, gap
-    fill = -(-m // a)  # slots (and turns per writer) to bring the log to M
-    if g == 0 or s.trims_in_append:
-        return fill  # the peak is M itself
-    if s.blocks_appends_in_gap:
-        return -(-(m + 1) // a)
-    if s.commit_needs_clean:
-        return m + 1 if a * g == 1 else None
-    if s.delete_rule == "trim-to" or a * g == 1:  # with A·G = 1, none never carries a backlog
-        return fill + g
-    return fill + 2 * g
+    return locking(strategy).turns_to_reach_worst_case(writers, gap, max_turns)
 
 
 def post_compaction_peak(writers: int, gap: int, max_turns: int, strategy: str) -> int:
@@ -252,13 +394,7 @@ def post_compaction_peak(writers: int, gap: int, max_turns: int, strategy: str) 
     >>> post_compaction_peak(8, 5, 16, "none"), post_compaction_peak(8, 5, 16, "cas")
     (55, 16)
     """
-    s = locking(strategy)
-    m, a, g = max_turns, writers, gap
-    if g == 0 or s.trims_in_append or s.blocks_appends_in_gap or s.commit_needs_clean:
-        return m
-    if s.delete_rule == "trim-to":
-        return m
-    return max(m, m + a * g - 1)
+    return locking(strategy).post_compaction_peak(writers, gap, max_turns)
 
 
 def turns_to_reach_post_compaction_peak(writers: int, gap: int, max_turns: int, strategy: str) -> int:
@@ -269,8 +405,4 @@ def turns_to_reach_post_compaction_peak(writers: int, gap: int, max_turns: int, 
     fire once, ``M + 1`` turns: ``⌈(M + 1)/A⌉`` per writer. Tight: one turn fewer per writer
     leaves too few turns in all (checked by ``tests/test_post_compaction.py``).
     """
-    s = locking(strategy)
-    m, a, g = max_turns, writers, gap
-    if post_compaction_peak(a, g, m, strategy) > m and not s.blocks_appends_in_gap:
-        return -(-m // a) + g
-    return -(-(m + 1) // a)
+    return locking(strategy).turns_to_reach_post_compaction_peak(writers, gap, max_turns)

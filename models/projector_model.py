@@ -10,7 +10,12 @@ the properties read the window's structural report:
 
 * ``no-orphan-results`` — ``orphanRes`` is 0;
 * ``within-budget`` — ``overBudget`` is 0;
-* ``non-empty`` — the window is not empty while a pair-safe suffix fits the budget.
+* ``non-empty`` — the window is not empty while a pair-safe suffix fits the budget;
+* ``no-orphan-calls`` (only with ``pairing=True``) — the window sends no CALL whose RESULT is in
+  the history but not in the window (a dangling call, or one whose result has not come yet, is
+  the log's state, not the trimmer's fault). It is what a peer library's shortest
+  reproductions are searched for (:mod:`scenarios.peer_trace`); off by default, so the model's
+  properties, parameters and every saved trace stay what they were.
 
 USER, CALL and TERM cost one token; a RESULT costs one of ``result_sizes`` tokens (four ASCII
 characters per token under the ``estimate`` cost model). With the defaults (budget 4, results of
@@ -24,7 +29,7 @@ interchangeable: :meth:`ProjectorModel.canonical` renames them in order of first
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -35,7 +40,8 @@ from turncheck.models.history import History
 from turncheck.models.invariants import NO_ORPHAN_RESULTS, NON_EMPTY, WITHIN_BUDGET, non_empty
 from turncheck.models.peers.selection import PeerWindow
 from turncheck.models.projector import Window, check_strategy, project, resolve_strategy
-from turncheck.models.protocol import Property
+from turncheck.models.protocol import FieldValue, Limit, Property, ProtocolModel, WindowPanel, field_text
+from turncheck.models.window_panel import window_panel
 
 USER, CALL, RESULT, TERM = int(Kind.USER), int(Kind.CALL), int(Kind.RESULT), int(Kind.TERM)
 NO_CALL = -1
@@ -45,12 +51,22 @@ Ev = tuple[int, int, int, int]
 # state: (events, open call ids sorted, a turn is open)
 State = tuple[tuple[Ev, ...], tuple[int, ...], bool]
 Action = tuple[Any, ...]
+NO_ORPHAN_CALLS = "no-orphan-calls"
+
+
+def unanswered_calls(w: Window) -> int:
+    """CALLs the window sends whose RESULT the history holds but the window leaves out."""
+    answered = {e.call_id for e in w.history.events if e.kind is Kind.RESULT}
+    sent = w.events
+    results = {e.call_id for e in sent if e.kind is Kind.RESULT}
+    return sum(1 for e in sent if e.kind is Kind.CALL and e.call_id in answered and e.call_id not in results)
+
 
 _COST = EstimateCost()
 _CHARS_PER_TOKEN = 4
 
 
-class ProjectorModel:
+class ProjectorModel(ProtocolModel[State, Action]):
     """Histories of up to ``events`` events, each projected by ``strategy`` within ``budget``."""
 
     name = "projector"
@@ -63,6 +79,7 @@ class ProjectorModel:
         call_ids: int = 2,
         result_sizes: tuple[int, ...] = (1, 3),
         reuse: bool = True,
+        pairing: bool = False,
     ) -> None:
         self._strategy = resolve_strategy(check_strategy(strategy))  # M0..M5 or the user's own
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
@@ -88,6 +105,9 @@ class ProjectorModel:
             "reuse": reuse,
         }
         self.reuse = reuse
+        self.pairing = pairing
+        if pairing:  # listed only when on: the default model's parameters are unchanged
+            self.params = {**self.params, "pairing": True}
         self._window = lru_cache(maxsize=1 << 16)(self._project)
 
     # -- the protocol -------------------------------------------------------------------------
@@ -150,6 +170,17 @@ class ProjectorModel:
                 lambda s: non_empty(self.window(s), _COST.frame, self.window(s).history.prefix(_COST)),
                 "the window is not empty while a pair-safe suffix fits the budget",
             ),
+        ) + (
+            (
+                Property(
+                    NO_ORPHAN_CALLS,
+                    "always",
+                    lambda s: unanswered_calls(self.window(s)) == 0,
+                    "the window sends no CALL without its RESULT when the history holds that RESULT",
+                ),
+            )
+            if self.pairing
+            else ()
         )
 
     def metrics(self, state: State) -> Mapping[str, int]:
@@ -188,10 +219,34 @@ class ProjectorModel:
             return f"writer appends RESULT c{action[1]} ({action[2]} tok)"
         return f"writer appends TERM (turn {turn})"
 
-    # -- transcript hooks (optional, read by sim.trace) --------------------------------------
+    # -- how a run reads (transcript, viewer, timeline) ---------------------------------------
 
     def actor(self, state: State, action: Action) -> str:
         return "writer"
+
+    def lane_order(self) -> tuple[str, ...]:
+        return ("writer",)
+
+    def state_fields(self, state: State) -> list[tuple[str, FieldValue]]:
+        events, open_ids, in_turn = state
+        return [
+            ("history", [f"seq {i}: {_event_label(*e)}" for i, e in enumerate(events)]),
+            ("open calls", [f"c{c}" for c in open_ids]),
+            ("turn open", field_text(in_turn)),
+        ]
+
+    def window_panels(self, states: Sequence[State], actions: Sequence[Action]) -> list[WindowPanel | None]:
+        return [window_panel(self.window(s)) for s in states]
+
+    def window_steps(self, states: Sequence[State], actions: Sequence[Action]) -> tuple[set[int], str]:
+        """The events of the window sent at the end of the run (event ``seq`` is step ``seq + 1``)."""
+        w = self.window(states[-1])
+        if w.end <= w.start:
+            return set(), "window sent: empty"
+        return set(range(w.start + 1, w.end + 1)), f"window sent: seq {w.start}..{w.end - 1}"
+
+    def limit(self) -> Limit:
+        return Limit("kept_cost", "budget", float(self.budget))
 
     def columns(self, state: State) -> Mapping[str, Any]:
         events = state[0]
@@ -244,3 +299,8 @@ class ProjectorModel:
                 )
             )
         return project(h, self.budget, self._strategy, _COST)
+
+
+def _event_label(kind: int, cid: int, size: int, turn: int) -> str:
+    call = f" c{cid}" if cid >= 0 else ""
+    return f"{Kind(kind).name}{call} [{size} tok] turn {turn}"

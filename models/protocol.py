@@ -1,20 +1,45 @@
-"""The one interface every concurrency protocol is written against (Stateright's shape).
+"""The one interface every protocol model is written against (Stateright's ``Model`` shape).
 
-A protocol model is defined once, here in ``models``: immutable hashable states, the actions
-enabled in a state, a pure ``step``, and named properties. The SimPy runner, the Hypothesis
-state machine factory and the exhaustive explorer in ``sim`` all consume this interface; none
-of them re-implements a protocol. A user's own protocol, named ``package.module:Class``, only
-has to follow it.
+A protocol model is defined once: immutable hashable states, the actions enabled in a state, a
+pure ``step``, and named properties — the required core of :class:`ProtocolModel`. Everything
+else an engine, a transcript or a report asks of a model is an optional hook with a working
+default on the same base: its metrics and symmetry, how a step reads in words and which actor
+(lane) it belongs to, the order of its lanes, a state's fields, the window a reader would send,
+the limit its metrics are held to and the closed forms its worst cases are checked against.
+
+The SimPy runner, the Hypothesis machine, the explorer, the transcript, the trace viewer and the
+timeline call these methods and nothing else: no engine or report reads a hook with
+``getattr`` or switches on a model's name. Built-in models subclass :class:`ProtocolModel`; a
+user's class that does not is wrapped once by :func:`as_model` in :class:`UserModel`, which
+forwards what the class defines and supplies the defaults for the rest — the user's object is
+never modified.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping
+import dataclasses
+import re
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
+
+from turncheck.models.errors import UnknownName
 
 S = TypeVar("S", bound=Hashable)
 A = TypeVar("A", bound=Hashable)
+
+FieldValue: TypeAlias = str | list[str]
+
+# The lanes of a transcript, in the order they read best: writers first, then the compactor, the
+# reader and the clock. A model without its own ``lane_order`` uses this one; its ``actor`` hook
+# (by default) reads a step's lane off the start of its text when the first word is one of these.
+LANE_ROLES: tuple[str, ...] = (
+    "writer", "worker", "agent", "tool", "client", "session", "store", "compactor", "trigger", "reader",
+    "clock",
+)  # fmt: skip
+REQUIRED: tuple[str, ...] = ("init_states", "actions", "step", "properties")
+
+_LANE = re.compile(r"^\s*([A-Za-z][\w-]*)(?:\s+(\d+|[A-Za-z]\d+))?\b")
 
 
 @dataclass(frozen=True)
@@ -32,31 +57,306 @@ class Property(Generic[S]):
     doc: str = ""
 
 
-@runtime_checkable
-class ProtocolModel(Protocol[S, A]):
-    """What the engines need from a model.
+@dataclass(frozen=True)
+class ClosedForm:
+    """A metric whose worst case the model knows in closed form, so the explorer's exact worst
+    case can be held against it (``bound`` None: unbounded; ``reachable``: the model's parameters
+    give runs long enough to reach it)."""
 
-    ``step`` must be pure and deterministic: the same state and action give the same next
-    state, so a trace of actions replays exactly. ``actions`` lists the enabled actions in a
-    stable order (engines index into it). ``metrics`` names integer quantities whose worst case
-    the explorer reports (e.g. ``live_turns``). ``canonical`` maps a state to the
-    representative of its symmetry class (interchangeable writers, call ids); return the state
-    itself when the model has no symmetry.
+    metric: str
+    reading: str
+    bound: int | None
+    formula: str
+    reachable: bool
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The promised limit on one metric, drawn under the timeline's metrics: ``name = value``."""
+
+    metric: str
+    name: str
+    value: float
+
+
+@dataclass(frozen=True)
+class WindowItem:
+    """One entry of a window panel: an event sent, or a turn in the store."""
+
+    label: str
+    marks: tuple[str, ...] = ()
+    cost: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"label": self.label}
+        if self.marks:
+            out["marks"] = list(self.marks)
+        if self.cost is not None:
+            out["cost"] = self.cost
+        return out
+
+
+@dataclass(frozen=True)
+class WindowPanel:
+    """What the reader would send at one step: a title, the items in order, a summary line."""
+
+    title: str
+    items: tuple[WindowItem, ...]
+    summary: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"title": self.title, "items": [i.to_json() for i in self.items], "summary": self.summary}
+
+
+def lane_in_text(text: str, roles: Sequence[str] = LANE_ROLES) -> str:
+    """The lane a step's text names at its start ("writer 2 appends …" → ``writer 2``), or
+    ``step`` when its first word is no role."""
+    m = _LANE.match(text)
+    if m and m.group(1).lower() in roles:
+        return m.group(1).lower() + (f" {m.group(2)}" if m.group(2) else "")
+    return "step"
+
+
+def order_lanes(lanes: Iterable[str], roles: Sequence[str] = LANE_ROLES) -> tuple[str, ...]:
+    """``lanes`` (each ``role`` or ``role n``) sorted by the role's place in ``roles``, then by
+    number; lanes of no listed role come last."""
+
+    def key(lane: str) -> tuple[int, int, str]:
+        role, _, num = lane.partition(" ")
+        rank = roles.index(role) if role in roles else len(roles)
+        return (rank, int(num) if num.isdigit() else 0, lane)
+
+    return tuple(sorted(set(lanes), key=key))
+
+
+def _text(value: Any) -> FieldValue:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return [str(_text(v)) if not isinstance(v, (list, tuple)) else _inline(v) for v in value]
+    return str(value)
+
+
+def _inline(value: Sequence[Any]) -> str:
+    return "(" + ", ".join(str(_text(v)) for v in value) + ")"
+
+
+def field_text(value: Any) -> FieldValue:
+    """A state field as the viewer shows it: booleans as ``true``/``false``, sequences as lists."""
+    return _text(value)
+
+
+def plain_fields(state: Any) -> list[tuple[str, FieldValue]]:
+    """A state's fields by their own names: a named tuple's or dataclass's fields, a plain
+    tuple's positions, else the whole state as one field."""
+    if hasattr(state, "_asdict"):
+        return [(k, _text(v)) for k, v in state._asdict().items()]
+    if dataclasses.is_dataclass(state) and not isinstance(state, type):
+        return [(f.name, _text(getattr(state, f.name))) for f in dataclasses.fields(state)]
+    if isinstance(state, tuple):
+        return [(f"field {i}", _text(v)) for i, v in enumerate(state)]
+    return [("state", repr(state))]
+
+
+class ProtocolModel(Generic[S, A]):
+    """What the engines need from a model: four required methods, every other hook defaulted.
+
+    Required: ``init_states``, ``actions`` (the enabled actions in a stable order — engines index
+    into it), ``step`` (pure and deterministic: the same state and action give the same next
+    state, so a trace of actions replays exactly) and ``properties`` (in the order the model
+    wants them reported: the first violated one is the counterexample shown).
+
+    ``name`` and ``params`` say what was built; the optional hooks below say how to show it.
     """
 
-    name: str
-    params: Mapping[str, Any]
+    name: str = ""
+    params: Mapping[str, Any] = {}
 
-    def init_states(self) -> Iterable[S]: ...
+    # -- the required core ----------------------------------------------------------------------
 
-    def actions(self, state: S) -> Iterable[A]: ...
+    def init_states(self) -> Iterable[S]:
+        raise NotImplementedError
 
-    def step(self, state: S, action: A) -> S: ...
+    def actions(self, state: S) -> Iterable[A]:
+        raise NotImplementedError
 
-    def properties(self) -> tuple[Property[S], ...]: ...
+    def step(self, state: S, action: A) -> S:
+        raise NotImplementedError
 
-    def metrics(self, state: S) -> Mapping[str, int]: ...
+    def properties(self) -> tuple[Property[S], ...]:
+        raise NotImplementedError
 
-    def canonical(self, state: S) -> S: ...
+    # -- what the engines ask -------------------------------------------------------------------
 
-    def format_action(self, state: S, action: A) -> str: ...
+    def metrics(self, state: S) -> Mapping[str, int]:
+        """Integer quantities whose worst case the explorer reports (e.g. ``live_turns``)."""
+        return {}
+
+    def canonical(self, state: S) -> S:
+        """The representative of ``state``'s symmetry class (interchangeable writers, call ids);
+        the state itself when the model has no symmetry."""
+        return state
+
+    def is_enabled(self, state: S, action: A) -> bool:
+        """``action in actions(state)``; a model may answer without building the list (the SimPy
+        runner asks on every state change)."""
+        return action in self.actions(state)
+
+    def closed_forms(self) -> tuple[ClosedForm, ...]:
+        """Metrics with a closed-form worst case, the headline one first (none by default)."""
+        return ()
+
+    # -- how a run reads ------------------------------------------------------------------------
+
+    def format_action(self, state: S, action: A) -> str:
+        """One step in the model's own words (default: the action's repr)."""
+        return repr(action)
+
+    def actor(self, state: S, action: A) -> str:
+        """The lane a step belongs to (default: read off the start of its text, else ``step``)."""
+        return lane_in_text(self.format_action(state, action), self.lane_order())
+
+    def lane_order(self) -> tuple[str, ...]:
+        """The roles of the model's lanes, in the order a transcript and a timeline show them."""
+        return LANE_ROLES
+
+    def order_lanes(self, lanes: Iterable[str]) -> tuple[str, ...]:
+        """``lanes`` in the model's :meth:`lane_order` (numbered lanes of one role by number)."""
+        return order_lanes(lanes, self.lane_order())
+
+    def columns(self, state: S) -> Mapping[str, Any]:
+        """The transcript's columns after a step (default: the metrics)."""
+        return dict(self.metrics(state))
+
+    def describe_window(self, state: S) -> str:
+        """The window a reader would send in ``state``, in words ("" when the model has none)."""
+        return ""
+
+    def state_fields(self, state: S) -> list[tuple[str, FieldValue]]:
+        """The state as (name, text) pairs for the viewers (default: its own fields)."""
+        return plain_fields(state)
+
+    def step_marks(self, before: S, action: A) -> tuple[str, ...]:
+        """Marks the trace viewer puts on a step (e.g. ``uncounted gap turn``)."""
+        return ()
+
+    def window_panels(self, states: Sequence[S], actions: Sequence[A]) -> list[WindowPanel | None]:
+        """What the reader would send after each state of a run (``states[k]`` after
+        ``actions[k - 1]``), one panel or None per state; None throughout by default."""
+        return [None] * len(states)
+
+    def window_steps(self, states: Sequence[S], actions: Sequence[A]) -> tuple[set[int], str]:
+        """The steps (1-based) whose writes the window sent at the end of the run holds, and a
+        label for them — what a timeline shades (nothing by default)."""
+        return set(), ""
+
+    def limit(self) -> Limit | None:
+        """The limit a timeline draws under the model's metrics (none by default)."""
+        return None
+
+
+class UserModel(ProtocolModel[Any, Any]):
+    """A user's class that does not subclass :class:`ProtocolModel`, seen through the base.
+
+    Every method forwards to the user's own when it defines one (as a callable attribute) and
+    falls back on the base's default otherwise; the user's object is never modified. ``name``
+    is the object's own string ``name`` if it has one, else ``ref``; ``params`` likewise.
+    """
+
+    def __init__(self, inner: Any, ref: str = "", params: Mapping[str, Any] | None = None) -> None:
+        missing = [n for n in REQUIRED if not callable(getattr(inner, n, None))]
+        if missing:
+            shown = ref or type(inner).__name__
+            raise UnknownName(
+                f"{shown!r} does not follow the model interface: no {', '.join(missing)} (see models/protocol.py)"
+            )
+        self.inner = inner
+        own_name = getattr(inner, "name", None)
+        self.name = own_name if isinstance(own_name, str) else (ref or type(inner).__name__)
+        own_params = getattr(inner, "params", None)
+        self.params = own_params if isinstance(own_params, Mapping) else dict(params or {})
+        self._own: dict[str, Callable[..., Any]] = {
+            hook: f for hook in _HOOKS if callable(f := getattr(inner, hook, None))
+        }
+
+    def init_states(self) -> Iterable[Any]:
+        return self.inner.init_states()  # type: ignore[no-any-return]
+
+    def actions(self, state: Any) -> Iterable[Any]:
+        return self.inner.actions(state)  # type: ignore[no-any-return]
+
+    def step(self, state: Any, action: Any) -> Any:
+        return self.inner.step(state, action)
+
+    def properties(self) -> tuple[Property[Any], ...]:
+        return tuple(self.inner.properties())
+
+    def _call(self, hook: str, default: Callable[..., Any], *args: Any) -> Any:
+        own = self._own.get(hook)
+        return own(*args) if own is not None else default(*args)
+
+    def metrics(self, state: Any) -> Mapping[str, int]:
+        return self._call("metrics", super().metrics, state)  # type: ignore[no-any-return]
+
+    def canonical(self, state: Any) -> Any:
+        return self._call("canonical", super().canonical, state)
+
+    def is_enabled(self, state: Any, action: Any) -> bool:
+        return bool(self._call("is_enabled", super().is_enabled, state, action))
+
+    def closed_forms(self) -> tuple[ClosedForm, ...]:
+        return tuple(self._call("closed_forms", super().closed_forms))
+
+    def format_action(self, state: Any, action: Any) -> str:
+        return str(self._call("format_action", super().format_action, state, action))
+
+    def actor(self, state: Any, action: Any) -> str:
+        return str(self._call("actor", super().actor, state, action))
+
+    def lane_order(self) -> tuple[str, ...]:
+        return tuple(self._call("lane_order", super().lane_order))
+
+    def columns(self, state: Any) -> Mapping[str, Any]:
+        return dict(self._call("columns", super().columns, state))
+
+    def describe_window(self, state: Any) -> str:
+        return str(self._call("describe_window", super().describe_window, state))
+
+    def state_fields(self, state: Any) -> list[tuple[str, FieldValue]]:
+        return list(self._call("state_fields", super().state_fields, state))
+
+    def step_marks(self, before: Any, action: Any) -> tuple[str, ...]:
+        return tuple(self._call("step_marks", super().step_marks, before, action))
+
+    def window_panels(self, states: Sequence[Any], actions: Sequence[Any]) -> list[WindowPanel | None]:
+        return list(self._call("window_panels", super().window_panels, states, actions))
+
+    def window_steps(self, states: Sequence[Any], actions: Sequence[Any]) -> tuple[set[int], str]:
+        steps, label = self._call("window_steps", super().window_steps, states, actions)
+        return set(steps), str(label)
+
+    def limit(self) -> Limit | None:
+        return self._call("limit", super().limit)  # type: ignore[no-any-return]
+
+
+# every optional hook a user's class may define (the base's methods past the required core)
+_HOOKS: tuple[str, ...] = (
+    "metrics", "canonical", "is_enabled", "closed_forms", "format_action", "actor", "lane_order",
+    "columns", "describe_window", "state_fields", "step_marks", "window_panels", "window_steps", "limit",
+)  # fmt: skip
+
+
+def as_model(model: Any, ref: str = "", params: Mapping[str, Any] | None = None) -> ProtocolModel[Any, Any]:
+    """``model`` as a :class:`ProtocolModel`: itself when it subclasses the base, else wrapped in
+    :class:`UserModel`. Raises :class:`UnknownName` when it lacks part of the required core
+    (a subclass that does not define it, or a plain class without it). Idempotent, so every
+    engine calls it at its entry."""
+    if isinstance(model, ProtocolModel):
+        missing = [n for n in REQUIRED if getattr(type(model), n) is getattr(ProtocolModel, n)]
+        if missing:
+            shown = ref or type(model).__name__
+            raise UnknownName(
+                f"{shown!r} does not follow the model interface: no {', '.join(missing)} (see models/protocol.py)"
+            )
+        return model
+    return UserModel(model, ref, params)

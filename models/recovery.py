@@ -34,6 +34,7 @@ from turncheck.models.log_format import (
     check_frame_header,
     check_line_header,
 )
+from turncheck.models.resync import next_frame
 
 RecoveryPolicy = Literal["stop", "resync"]
 POLICIES: tuple[str, ...] = ("stop", "resync")
@@ -177,38 +178,10 @@ def _corrupt_tail(
     return refs, Recovery(kind, policy, n, len(refs), None, 0, tuple(skipped), duplicates)
 
 
-EVENTS_MARK = b'[{"seq":'
-"""How every frame's events JSON begins (``event_to_dict`` puts ``seq`` first): the per-frame
-marker resynchronisation searches for, at ``13 + k`` bytes into a frame."""
-
-
 def _next_frame(data: bytes, start: int, n: int, crcs: RangeCrc | None = None) -> int | None:
-    """The first offset ≥ ``start`` where a valid frame begins, in time linear in the bytes.
-
-    Candidates are found by searching for :data:`EVENTS_MARK` (a C-speed ``bytes.find``, so
-    random bytes cost almost nothing); each marker admits at most 255 frame starts (one per id
-    length, checked by one byte), and each admitted start's body CRC costs bounded time
-    (:class:`~models.crc_range.RangeCrc`), whatever length it declares.
-    """
-    unpack = FRAME_HEAD.unpack_from
-    crcs = crcs or RangeCrc(data)
-    best: int | None = None
-    m = data.find(EVENTS_MARK, start + 14)
-    while m >= 0 and (best is None or m - 13 - MAX_ID_BYTES < best):
-        for q in range(m - 14, max(start, m - 13 - MAX_ID_BYTES) - 1, -1):
-            k = m - 13 - q
-            if data[q + 12] != k or (best is not None and q >= best):
-                continue
-            length, check, _number, _k = unpack(data, q)
-            end = q + 8 + length
-            if (
-                length >= 5 + k + len(EVENTS_MARK) and end <= n
-                and data[end - 1] == 0x5D  # the events array's closing "]"
-                and crcs.crc(q + 8, end) == check
-            ):  # fmt: skip
-                best = q
-        m = data.find(EVENTS_MARK, m + 1)
-    return best
+    """The first offset ≥ ``start`` where a valid frame begins (:func:`models.resync.next_frame`:
+    candidates checked in bulk, linear time whatever the bytes)."""
+    return next_frame(data, start, n, crcs)
 
 
 def _corrupt(where: str, kind: str, pos: int, reason: str, q: int) -> LogCorrupt:

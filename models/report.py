@@ -76,6 +76,18 @@ class Aggregate:
         if top > self.maxCost:
             self.maxCost = top
 
+    def add_totals(self, windows: int, totals: dict[str, int], hits: dict[str, int], max_cost: int) -> None:
+        """Totals computed elsewhere over ``windows`` windows (per counter: the sum, and how many
+        windows have it non-zero; the largest ``keptCost``), as ``add`` of each would give."""
+        if not windows:
+            return
+        self.windows += windows
+        for name in COUNTERS:
+            self.totals[name] += totals[name]
+            self.hits[name] += hits[name]
+        if max_cost > self.maxCost:
+            self.maxCost = max_cost
+
     def merge(self, other: Aggregate) -> None:
         if other.budget != self.budget:
             raise ValueError("cannot merge aggregates of different budgets")

@@ -190,6 +190,7 @@ class TurnStore(TurnReading):
         self._size = size
         self._next_number = refs[-1][1] + 1 if refs else 0
         self._unsynced = 0
+        self._unchecked = 0  # commits since the last identity check (see _check_identity)
         self._dead_ids: set[bytes] = set()  # ids of records skipped as undecodable (resync)
         self.last_seq = -1
         try:
@@ -439,7 +440,10 @@ class TurnStore(TurnReading):
         check_turn(turn, self.last_seq)
         if not fast:
             check_readback(body, turn)
-        self._check_identity()
+        if self.fsync == "always" or self._unchecked + 1 >= self.batch:
+            self._check_identity()
+        else:
+            self._unchecked += 1
         stored = StoredTurn(tid, tuple(map(as_stored, turn)), self._size)
         new_size = self._size + len(record)
         if new_size > self.max_bytes:
@@ -457,7 +461,18 @@ class TurnStore(TurnReading):
         return stored
 
     def _check_identity(self) -> None:
-        """Refuse to write when the path no longer names the owned file (one ``stat`` a commit)."""
+        """Refuse to write when the path no longer names the owned file (deleted, rotated, replaced).
+
+        How often is the fsync policy's promise, not a separate one. Under ``always`` a commit
+        returns once its turn is durable *at the path*, so every commit checks (one ``stat``).
+        Under ``batch`` a returned commit is only promised durable at the batch's fsync (a crash
+        before it loses the batch), so the check runs where that promise is made: before the
+        commit that closes each batch of ``batch`` commits is written, and in :meth:`sync`. A
+        file replaced mid-batch costs at most the batch's unsynced commits — what a crash at
+        that moment costs — and the owner still notices: the closing commit is refused with
+        nothing written and no fsync of the orphan reported as success. ``never`` checks as
+        often as ``batch``. This keeps ≈ 1.2 µs of ``stat`` off all but one commit in ``batch``.
+        """
         try:
             st = os.stat(self._spath)
             same = (st.st_dev, st.st_ino) == self._identity
@@ -468,6 +483,7 @@ class TurnStore(TurnReading):
                 f"{self.path}: the log file was deleted, rotated or replaced while this writer owned it; "
                 f"refusing to commit (nothing written) — reopen the log"
             )
+        self._unchecked = 0
 
     def _write(self, fd: int, record: bytes) -> None:
         """Write at the end, all or nothing: on any failure truncate back and raise."""
@@ -497,8 +513,10 @@ class TurnStore(TurnReading):
         """Make every commit so far durable (``fsync``), whatever the policy."""
         fd = self._live_fd()
         if not self.readonly and self._unsynced:
+            self._check_identity()  # durability at the path is what sync() promises
             sync_file(fd)
             self._unsynced = 0
+
 
 class TurnLog(TurnStore):
     """The framed log: 16-byte header, then one length-prefixed, CRC32-checked frame per turn."""

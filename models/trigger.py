@@ -35,7 +35,16 @@ from typing import Any, NamedTuple
 from turncheck.models.errors import BadParameter
 from turncheck.models.invariants import BOUNDED_PEAK_TURNS, NO_UNCOUNTED_GAP_TURN, WITHIN_MAX_TURNS
 from turncheck.models.locking import LOCKING_NAMES, Locking, locking
-from turncheck.models.protocol import Property
+from turncheck.models.protocol import (
+    ClosedForm,
+    FieldValue,
+    Limit,
+    Property,
+    ProtocolModel,
+    WindowItem,
+    WindowPanel,
+    field_text,
+)
 
 TRIGGER_FIRES = "trigger-fires"
 POST_COMPACTION = "post_compaction_turns"  # the metric: live turns right after a compaction
@@ -155,7 +164,7 @@ class TriggerParams:
             )
 
 
-class TriggerModel:
+class TriggerModel(ProtocolModel[TriggerState, Action]):
     """``TurnCountTrigger(maxTurns)`` with a check-then-act gap under one locking strategy.
 
     Properties: ``bounded-peak-turns`` (always: live turns ≤ the strategy's declared bound, or
@@ -182,12 +191,11 @@ class TriggerModel:
         self._w = p.writers
         self._g = p.gap
         self._m = p.max_turns
-        # the strategy's fields, read once: the hot paths below test plain attributes
+        # the strategy's rule, read once: the hot paths below test plain attributes
         s = self.strategy
         self._blocks = s.blocks_appends_in_gap
         self._cas = s.commit_needs_clean
         self._sync = s.trims_in_append
-        self._trim_to = s.delete_rule == "trim-to"
         self._append_actions: tuple[Action, ...] = tuple((APPEND, w) for w in range(p.writers))
         self._tables = _WriterTables(p.writers)
 
@@ -280,8 +288,7 @@ class TriggerModel:
         if verb == COMPACT:
             if self._cas and dirty:  # version changed: re-read, wait again
                 return _new(TriggerState, (live, peak, writers, self._g, live, False, busy, fired))
-            m = self._m
-            delete = (live - m if live > m else 0) if self._trim_to else count - m
+            delete = self.strategy.delete_count(live, count, self._m)
             return _new(TriggerState, (live - delete, peak, writers, -1, 0, False, busy, fired))
         raise BadParameter(f"model trigger has no action {action!r}")
 
@@ -297,11 +304,9 @@ class TriggerModel:
 
     def deletes(self, s: TriggerState) -> int:
         """Turns the compactor deletes if it acts in ``s`` (0 for a failing ``cas`` commit)."""
-        if self.strategy.commit_needs_clean and s.dirty:
+        if self._cas and s.dirty:
             return 0
-        if self.strategy.delete_rule == "trim-to":
-            return max(0, s.live - self._m)
-        return s.count_read - self._m
+        return self.strategy.delete_count(s.live, s.count_read, self._m)
 
     def properties(self) -> tuple[Property[TriggerState], ...]:
         """Every strategy is held to the same two named invariants, then to its own bound.
@@ -319,12 +324,6 @@ class TriggerModel:
         what = "its declared bound" if declared is not None else "maxTurns (it declares no bound: unbounded)"
         return (
             Property(
-                BOUNDED_PEAK_TURNS,
-                "always",
-                lambda s: s.live <= bound,
-                f"live turns never exceed {bound}: {self.strategy.name}'s {what}",
-            ),
-            Property(
                 NO_UNCOUNTED_GAP_TURN,
                 "always",
                 lambda s: s.live <= m + 1,
@@ -335,6 +334,12 @@ class TriggerModel:
                 "always",
                 lambda s: s.live <= m,
                 f"live turns never exceed maxTurns = {m}, the trigger's nominal promise",
+            ),
+            Property(
+                BOUNDED_PEAK_TURNS,
+                "always",
+                lambda s: s.live <= bound,
+                f"live turns never exceed {bound}: {self.strategy.name}'s {what}",
             ),
             Property(
                 TRIGGER_FIRES,
@@ -389,14 +394,32 @@ class TriggerModel:
             k = self.deletes(state)
             why = (
                 f"live {state.live} − maxTurns {self._m}"
-                if self.strategy.delete_rule == "trim-to"
+                if self.strategy.trims_to
                 else f"count_read {state.count_read} − maxTurns {self._m}"
             )
             unlock = ", releases the lock" if self.strategy.blocks_appends_in_gap else ""
             return f"compactor deletes {k} oldest ({why}; live {state.live} → {state.live - k}){unlock}"
         return repr(action)
 
-    # -- transcript hooks (read by sim.trace) ------------------------------------------------
+    def closed_forms(self) -> tuple[ClosedForm, ...]:
+        """The explored worst-case peak (instantaneous) and the explored live turns right after a
+        compaction, each against its closed form (:mod:`models.locking`)."""
+        p, s = self.config, self.strategy
+        a, g, m, turns = p.writers, p.gap, p.max_turns, p.turns
+        needed = s.turns_to_reach_worst_case(a, g, m)
+        where = f" with A={a}, G={g}, M={m}"
+        return (
+            ClosedForm(
+                "peak_turns", "worst-case peak", s.worst_case_peak(a, g, m), s.peak_formula_at(g) + where,
+                turns == 0 or (needed is not None and turns >= needed),
+            ),
+            ClosedForm(
+                POST_COMPACTION, "post-compaction peak", s.post_compaction_peak(a, g, m),
+                s.post_formula_at(a, g, m) + where, turns == 0 or turns >= s.turns_to_reach_post_compaction_peak(a, g, m),
+            ),
+        )  # fmt: skip
+
+    # -- how a run reads (transcript, viewer, timeline) ---------------------------------------
 
     def actor(self, state: TriggerState, action: Action) -> str:
         verb = action[0]
@@ -404,9 +427,92 @@ class TriggerModel:
             return f"writer {action[1]}"
         return "compactor" if verb == COMPACT else "clock"
 
+    def lane_order(self) -> tuple[str, ...]:
+        return ("writer", "compactor", "clock")
+
     def columns(self, state: TriggerState) -> Mapping[str, Any]:
         read = state.count_read if state.pending >= 0 else "-"
         return {"live": state.live, "peak": state.peak, "read": read}
+
+    def state_fields(self, state: TriggerState) -> list[tuple[str, FieldValue]]:
+        writers = [
+            f"writer {w}: {'appended this slot' if used else 'idle this slot'}, "
+            + ("unbounded" if left < 0 else f"{left} turn(s) left")
+            for w, (used, left) in enumerate(state.writers)
+        ]
+        pending = (
+            "idle"
+            if state.pending < 0
+            else "due now"
+            if state.pending == 0
+            else f"acts in {state.pending} slot(s)"
+        )
+        return [
+            ("live turns", str(state.live)),
+            ("peak", str(state.peak)),
+            ("compactor", pending),
+            ("count read", str(state.count_read) if state.pending >= 0 else "-"),
+            ("appended since the read", field_text(state.dirty)),
+            ("store locked (slots)", str(state.busy)),
+            ("trigger has fired", field_text(state.fired)),
+            ("writers", writers),
+        ]
+
+    def step_marks(self, before: TriggerState, action: Action) -> tuple[str, ...]:
+        if action[0] == APPEND and before.pending > 0:
+            return ("uncounted gap turn",)
+        return ()
+
+    def window_panels(
+        self, states: Sequence[TriggerState], actions: Sequence[Action]
+    ) -> list[WindowPanel | None]:
+        """The live turns in the store, step by step (the state keeps only their count).
+
+        Each append adds a turn named by the step that wrote it; whatever lowers ``live``
+        deletes the oldest (compaction and synchronous trims both delete from the front). A turn
+        is *uncounted* when it arrived while a compaction was in flight: the count the trigger
+        read does not include it, which is how the peak overshoots ``maxTurns``.
+        """
+        turns: list[tuple[int, str, bool]] = []
+        panels: list[WindowPanel | None] = [self._store_panel(turns, 0)]
+        for k, action in enumerate(actions, start=1):
+            before, after = states[k - 1], states[k]
+            if action[0] == APPEND:
+                turns.append((k, f"writer {action[1]}", before.pending > 0))
+            drop = len(turns) - after.live
+            if drop > 0:
+                del turns[:drop]
+            panels.append(self._store_panel(turns, k))
+        return panels
+
+    def _store_panel(self, turns: Sequence[tuple[int, str, bool]], index: int) -> WindowPanel:
+        items = []
+        for k, who, uncounted in turns:
+            marks = ["uncounted"] if uncounted else []
+            if k == index:
+                marks.append("new")
+            items.append(WindowItem(f"step {k}: {who}", tuple(marks)))
+        n_unc = sum(1 for *_x, u in turns if u)
+        summary = f"{len(turns)} live turn(s), maxTurns {self.config.max_turns}, bound checked {self.bound}"
+        if n_unc:
+            summary += f"; {n_unc} arrived inside the gap, not in the count read"
+        return WindowPanel(
+            "turns in the store (what the agent would send), by the step and writer that appended each",
+            tuple(items),
+            summary,
+        )
+
+    def window_steps(self, states: Sequence[TriggerState], actions: Sequence[Action]) -> tuple[set[int], str]:
+        """The turns still live when the run ended (compaction deletes the oldest)."""
+        if not actions:
+            return set(), ""
+        appends = [k for k, a in enumerate(actions, start=1) if a[0] == APPEND]
+        live = int(self.metrics(states[-1]).get("live_turns", 0))
+        kept = appends[len(appends) - live :] if live else []
+        return set(kept), f"the {live} turns live when it broke (compaction deletes the oldest)"
+
+    def limit(self) -> Limit:
+        return Limit("live_turns", "bound", float(self.bound))
 
 
 def _locking(name: str) -> Locking:
@@ -483,7 +589,7 @@ def fast_slots(config: TriggerParams, arrivals: Sequence[int]) -> SlotRun:
     s = _locking(config.locking)
     w_count, g, m = config.writers, config.gap, config.max_turns
     mutex, cas, sync = s.blocks_appends_in_gap, s.commit_needs_clean, s.trims_in_append
-    trim_to = s.delete_rule == "trim-to"
+    deletes = s.delete_count
     live = peak = count = busy = 0
     pending = -1
     dirty = False
@@ -502,7 +608,7 @@ def fast_slots(config: TriggerParams, arrivals: Sequence[int]) -> SlotRun:
                         pending, count, dirty = g, live, False
                         retries += 1
                     else:
-                        live -= (live - m if live > m else 0) if trim_to else count - m
+                        live -= deletes(live, count, m)
                         pending, count, dirty = -1, 0, False
                         compactions += 1
                         if live > post:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from turncheck.models.locking import ALWAYS_BOUNDED
 from turncheck.reports.tables import cell_text
 from turncheck.scenarios.base import ScenarioResult
 
@@ -75,7 +76,7 @@ def _locking(r: ScenarioResult) -> Finding | None:
     for x in rows:
         by.setdefault(str(x["locking"]), []).append(x)
     parts = []
-    for name in ("mutex", "append-sync"):
+    for name in ALWAYS_BOUNDED:
         if name in by:
             worst = min(by[name], key=lambda x: x["throughput"])
             parts.append(
@@ -189,6 +190,82 @@ def _framing(r: ScenarioResult) -> Finding | None:
     )
 
 
+def _peers(r: ScenarioResult) -> Finding | None:
+    """The league table in one sentence: each library's signature failure on clean data."""
+    rows = _records(r, "peers")
+    clean = {x["strategy"]: x for x in rows if x["case"] == "p_result 1.00"}
+    if not clean:
+        return None
+    n = _n(next(iter(clean.values()))["requests"])
+
+    def total(strategy: str, column: str) -> int:
+        return sum(x[column] for x in rows if x["strategy"] == strategy)
+
+    def same(peer: str, ours: str) -> bool:
+        cols = ("orphanRes", "orphanCall", "overBudget", "empty", "maxCost")
+        by = {(x["strategy"], x["case"]): x for x in rows}
+        cases = {x["case"] for x in rows if x["case"].startswith("p_result")}  # parallel calls: per message
+        return all(
+            (peer, c) in by and (ours, c) in by and all(by[(peer, c)][k] == by[(ours, c)][k] for k in cols)
+            for c in cases
+        )
+
+    parts: list[str] = []
+    if "peer:langchain" in clean and "peer:langchain-human" in clean and "M0" in clean and "M3" in clean:
+        alike = same("peer:langchain", "M0") and same("peer:langchain-human", "M3")
+        parts.append(
+            "LangChain's `trim_messages` "
+            + ("behaves exactly like" if alike else "does not behave like")
+            + ' M0 (`strategy="last"`) or M3 (`start_on="human"`) on the seed\'s manifolds'
+        )
+    if "peer:litellm" in clean:
+        x = clean["peer:litellm"]
+        parts.append(
+            f"litellm's `trim_messages` sends an orphaned tool result in {_n(x['orphanResRequests'])} of {n} "
+            f"requests and leaves {_n(x['untrimmed'])} untrimmed"
+        )
+    if "peer:autogen-token-limited" in clean:
+        x = clean["peer:autogen-token-limited"]
+        parts.append(
+            f"AutoGen's token-limited context sends unmatched calls in {_n(x['orphanCallRequests'])} of {n}"
+        )
+    if "peer:semantic-kernel" in clean:
+        x = clean["peer:semantic-kernel"]
+        pairs = "never splits a pair" if x["orphanRes"] == x["orphanCall"] == 0 else "splits pairs"
+        parts.append(
+            f"Semantic Kernel's truncation reducer {pairs} but is over budget in {_n(x['overBudget'])} of {n}"
+        )
+    if "peer:langgraph" in clean:
+        x = clean["peer:langgraph"]
+        parts.append(
+            f"LangGraph's documented `pre_model_hook` is over budget in {_n(x['overBudget'])} of {n} and its agent "
+            f"refuses {_n(total('peer:langgraph', 'refused'))} requests over all cases"
+        )
+    safe = [
+        f"{name} ({_n(total(peer, 'dropped'))} requests with dropped messages, "
+        f"{_n(total(peer, 'invented'))} invented)"
+        for peer, name in (
+            ("peer:openai-agents", "the OpenAI Agents SDK"),
+            ("peer:pydantic-ai", "Pydantic AI"),
+        )
+        if peer in clean and total(peer, "orphanRes") == 0
+    ]
+    if safe:
+        parts.append(f"{' and '.join(safe)} never send an orphan result")
+    sizes = [x["events"] for x in _records(r, "reproductions") if x["events"]]
+    traces = [x for x in _records(r, "traces") if x["file"]]
+    tail = ""
+    if sizes:
+        span = f"{min(sizes)}–{max(sizes)}" if min(sizes) != max(sizes) else str(min(sizes))
+        tail = f" Shortest reproductions on clean data: {span} events"
+        tail += f", {len(traces)} saved as viewer traces." if traces else "."
+    return Finding(
+        "peers",
+        f"Popular trimmers, measured per request ({n} requests on clean data, real BPE tokens).",
+        "; ".join(parts) + "." + tail,
+    )
+
+
 def _plain(r: ScenarioResult) -> Finding:
     n = len(r.judgements)
     ok = sum(j.passed for j in r.judgements)
@@ -206,6 +283,7 @@ _SENTENCES: dict[str, Callable[[ScenarioResult], Finding | None]] = {
     "testbench": _testbench,
     "token-estimate": _token_estimate,
     "framing": _framing,
+    "peers": _peers,
 }
 
 

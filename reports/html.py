@@ -28,6 +28,7 @@ from turncheck.reports.results_dir import ResultFile, ResultsDir, TraceFile, rea
 from turncheck.reports.tables import cell_text
 from turncheck.reports.viewer import report_viewer, viewer_head
 from turncheck.scenarios.base import Table
+from turncheck.sim.trace import Trace
 
 THIN_SPACE = "\u202f"  # groups the digits of large numbers: a narrow NO-BREAK space, so they never wrap
 LONG_TABLE = 12  # more rows than this: a preview, and the full table behind a <details>
@@ -35,7 +36,7 @@ PREVIEW_ROWS = 5
 
 SECTION_ORDER: tuple[str, ...] = (
     "trigger-gap", "sweep-trigger-gap", "locking", "sweep-locking", "checks", "testbench", "peers",
-    "token-estimate", "clock-skew", "key-collapse", "projection", "framing",
+    "peers-timing", "token-estimate", "clock-skew", "key-collapse", "projection", "framing",
 )  # fmt: skip
 
 STYLE = """
@@ -203,10 +204,22 @@ def user_transcript(tf: TraceFile) -> str:
     )
 
 
+def peer_of(t: Trace) -> str:
+    """The peer library a projector trace runs as its strategy ("" for any other trace)."""
+    strategy = str(t.params.get("strategy", ""))
+    return strategy if t.model == "projector" and strategy.startswith("peer:") else ""
+
+
 def trace_section(tf: TraceFile, k: int, plots: Sequence[Drawn], directory: ResultsDir) -> str:
     t = tf.trace
+    peer = peer_of(t)
+    heading = (
+        f"Shortest pairing break of {esc(peer)}: {esc(t.violated)} (projector model)"
+        if peer
+        else f"Counterexample: {esc(t.violated)} ({esc(t.model)})"
+    )
     parts = [
-        f'<section id="{_anchor("trace", k)}"><h2>Counterexample: {esc(t.violated)} ({esc(t.model)})</h2>',
+        f'<section id="{_anchor("trace", k)}"><h2>{heading}</h2>',
         f'<p class="meta">file <code>{esc(directory.relative(tf.path))}</code> · engine <code>{esc(t.engine or "?")}'
         f"</code> · {len(t.actions)} steps · parameters: {params_html(t.params)}</p>",
     ]
@@ -302,20 +315,21 @@ def render_report(
         summary.append(f'<p class="meta">Files passed over:</p><ul class="meta">{items}</ul>')
     body = [f"<h1>{esc(title)}</h1>", findings_html(results),
             f'<div class="summary">{"".join(summary)}</div>', f"<nav><ol>{''.join(toc)}</ol></nav>"]  # fmt: skip
+    # a peer library's shortest pairing break (scenarios/peer_trace.py) sits under the peers section
+    peer_traces = [(j, tf) for j, tf in enumerate(directory.traces) if peer_of(tf.trace)]
+    other_traces = [(j, tf) for j, tf in enumerate(directory.traces) if not peer_of(tf.trace)]
     traces_done = False
     for k, rf in enumerate(results):
         if not traces_done and _section_key(rf)[0] > SECTION_ORDER.index("checks"):
-            body += [
-                trace_section(tf, j, by_anchor.get(tf.path, []), directory)
-                for j, tf in enumerate(directory.traces)
-            ]
+            body += [trace_section(tf, j, by_anchor.get(tf.path, []), directory) for j, tf in other_traces]
             traces_done = True
         body.append(result_section(rf, k, by_anchor.get(rf.path, []), directory))
+        if rf.scenario == "peers":
+            body += [trace_section(tf, j, by_anchor.get(tf.path, []), directory) for j, tf in peer_traces]
+            peer_traces = []
     if not traces_done:
-        body += [
-            trace_section(tf, j, by_anchor.get(tf.path, []), directory)
-            for j, tf in enumerate(directory.traces)
-        ]
+        body += [trace_section(tf, j, by_anchor.get(tf.path, []), directory) for j, tf in other_traces]
+    body += [trace_section(tf, j, by_anchor.get(tf.path, []), directory) for j, tf in peer_traces]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -29,8 +29,7 @@ from typing import Any
 import networkx as nx
 
 from turncheck.models.errors import TurncheckError
-from turncheck.models.protocol import ProtocolModel
-from turncheck.reports.trace_view import state_fields
+from turncheck.models.protocol import ProtocolModel, as_model
 from turncheck.reports.viewer import asset, json_script
 from turncheck.sim.explorer import Exploration, explore
 
@@ -56,7 +55,7 @@ def _field_table(model: ProtocolModel[Any, Any], result: Exploration) -> tuple[l
     names: list[str] = []
     rows: list[dict[str, Any]] = []
     for state in result.states:
-        pairs = state_fields(model, state)
+        pairs = model.state_fields(state)
         for name, _v in pairs:
             if name not in names:
                 names.append(name)
@@ -66,6 +65,7 @@ def _field_table(model: ProtocolModel[Any, Any], result: Exploration) -> tuple[l
 
 def state_space_data(model: ProtocolModel[Any, Any], result: Exploration) -> dict[str, Any]:
     """The page's JSON: states (depth, fields, properties, metrics), successors, jumps."""
+    model = as_model(model)
     props = tuple(model.properties())
     names, values = _field_table(model, result)
     succ: list[list[list[Any]]] = [[] for _ in result.states]
@@ -196,6 +196,7 @@ def write_state_space_page(
     TurncheckError
         ``out`` is a directory or cannot be written (nothing is written).
     """
+    model = as_model(model)
     path = Path(out)
     if path.is_dir():
         raise TurncheckError(

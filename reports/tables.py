@@ -115,7 +115,8 @@ def dumps_result(result: ScenarioResult) -> str:
 
 
 def write_result(result: ScenarioResult, out_dir: str | Path) -> list[Path]:
-    """Write ``NAME.json``, ``NAME.md`` and one ``NAME.TABLE.csv`` per table; returns the paths.
+    """Write ``NAME.json``, ``NAME.md``, one ``NAME.TABLE.csv`` per table and the result's
+    attachments (:class:`ScenarioResult`); returns the paths.
 
     Everything is rendered before the first byte is written, so a rendering error leaves no
     half-written result behind.
@@ -127,7 +128,10 @@ def write_result(result: ScenarioResult, out_dir: str | Path) -> list[Path]:
     }
     for t in result.tables:
         files[out / f"{result.scenario}.{t.name}.csv"] = table_csv(t)
+    for name, attached in result.attachments.items():  # measured files, traces: beside the result
+        files[out / name] = attached if isinstance(attached, str) else dumps_result(attached)
     out.mkdir(parents=True, exist_ok=True)
     for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return list(files)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from turncheck.models.errors import TurncheckError
+from turncheck.models.protocol import ProtocolModel
 from turncheck.reports.trace_view import TraceView, trace_view
 from turncheck.sim.trace import Trace, load_trace
 
@@ -115,8 +116,15 @@ def viewer_page(view: TraceView, title: str) -> str:
     )
 
 
-def write_trace_page(trace: Trace | str | Path, out: str | Path, title: str | None = None) -> Path:
-    """Replay ``trace`` and write its standalone viewer page to ``out``; returns the path.
+def write_trace_page(
+    trace: Trace | str | Path,
+    out: str | Path,
+    title: str | None = None,
+    model: ProtocolModel[Any, Any] | None = None,
+) -> Path:
+    """Replay ``trace`` (on ``model`` when the caller loaded one, see
+    :func:`reports.trace_view.trace_view`) and write its standalone viewer page to ``out``;
+    returns the path.
 
     The page is rendered completely before the file is opened, so an error leaves nothing behind.
 
@@ -128,11 +136,19 @@ def write_trace_page(trace: Trace | str | Path, out: str | Path, title: str | No
         ``out`` is a directory or cannot be written.
     """
     t = trace if isinstance(trace, Trace) else load_trace(trace)
+    if Path(out).is_dir():
+        raise TurncheckError(
+            f"{out} is a directory; give the page's file name (e.g. {Path(out) / 'trace.html'})"
+        )
+    return write_view_page(trace_view(t, model), out, title or f"Counterexample: {t.violated} ({t.model})")
+
+
+def write_view_page(view: TraceView, out: str | Path, title: str) -> Path:
+    """Write the standalone viewer page of ``view`` (rendered whole before the file is opened)."""
     path = Path(out)
     if path.is_dir():
         raise TurncheckError(f"{path} is a directory; give the page's file name (e.g. {path / 'trace.html'})")
-    view = trace_view(t)
-    page = viewer_page(view, title or f"Counterexample: {t.violated} ({t.model})")
+    page = viewer_page(view, title)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(page, encoding="utf-8")

@@ -60,11 +60,20 @@ class Judgement:
 
 @dataclass(frozen=True)
 class ScenarioResult:
+    """One run's tables and judgements (``NAME.json``, byte-reproducible from params and seed).
+
+    ``attachments`` are further files written beside it (a name relative to the output folder →
+    a result of its own, or text): what must not sit in ``NAME.json`` — wall-clock measurements,
+    which vary run to run (each such file says so), or counterexample traces the viewer opens.
+    They are not part of the result's equality or of ``NAME.json``.
+    """
+
     scenario: str
     params: Mapping[str, Any]
     seed: int
     tables: tuple[Table, ...]
     judgements: tuple[Judgement, ...] = ()
+    attachments: Mapping[str, ScenarioResult | str] = field(default_factory=dict, compare=False)
 
     def table(self, name: str) -> Table:
         for t in self.tables:

@@ -21,7 +21,13 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from turncheck.models.locking import LOCKING_NAMES, LOCKINGS, post_compaction_peak, worst_case_peak
+from turncheck.models.locking import (
+    ALWAYS_BOUNDED,
+    LOCKING_NAMES,
+    LOCKINGS,
+    post_compaction_peak,
+    worst_case_peak,
+)
 from turncheck.models.projector import check_strategy
 from turncheck.models.trigger import TriggerModel
 from turncheck.scenarios.base import (
@@ -140,7 +146,7 @@ def run(params: LockingParams, progress: Progress) -> ScenarioResult:
             ", ".join(
                 f"{r['locking']}(A={r['writers']},G={r['gap']}) {r['peak']}≤{r['declared_bound']}"
                 for r in bounded
-                if r["locking"] in ("mutex", "append-sync")
+                if r["locking"] in ALWAYS_BOUNDED
             )
             or "no bounded strategy run",
         )

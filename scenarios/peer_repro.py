@@ -12,7 +12,9 @@ is fixed, so the answer is deterministic.
 
 ``python -m turncheck.scenarios.peer_repro DIR [MAX_EVENTS] [PEER …]`` saves each reproduction
 as a JSONL log (``DIR/<peer>-<property>.jsonl``); ``turncheck project -H FILE -b BUDGET -s PEER
---cost estimate`` replays it, and its window is the request the library would send.
+--cost estimate`` replays it, and its window is the request the library would send. Beside each
+it saves the same finding as a projector trace (``DIR/<peer>-<property>.trace.json``,
+:mod:`scenarios.peer_trace`) that ``turncheck replay FILE --html`` steps through.
 """
 
 from __future__ import annotations
@@ -165,11 +167,20 @@ def main(argv: list[str]) -> int:
     max_events = int(argv[1]) if len(argv) > 1 else 6
     peers = argv[2:] or list(PEERS)
     out.mkdir(parents=True, exist_ok=True)
+    from turncheck.scenarios.peer_trace import TRACE_DIR, trace_rows
+
     for peer in peers:
-        for r in reproductions(peer, max_events):
+        found = reproductions(peer, max_events)
+        for r in found:
             (out / r.file).write_text(r.jsonl(), encoding="utf-8")
             print(f"{r.file}: {r.transcript()}  →  turncheck project -H {out / r.file} -b {r.budget} -s {peer} "
                   f"--cost estimate")  # fmt: skip
+        traces: dict[str, str] = {}
+        trace_rows(peer, [r.broken for r in found], traces)
+        for name, text in traces.items():  # the same finding as a viewer trace (scenarios.peer_trace)
+            path = out / name.removeprefix(f"{TRACE_DIR}/")
+            path.write_text(text, encoding="utf-8")
+            print(f"{path.name}: turncheck replay {path} --html {path.with_suffix('.html').name}")
     return 0
 
 

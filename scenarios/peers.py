@@ -24,9 +24,14 @@ Tables:
   (every call answered), the shortest history that makes it do so, found by exhaustive search
   (:mod:`scenarios.peer_repro`); ``python -m turncheck.scenarios.peer_repro DIR`` saves them as
   JSONL logs that ``turncheck project`` replays.
+* ``traces`` — per peer and property of ``reproductions``, the shortest counterexample of the
+  ``projector`` model with the peer as its strategy (:mod:`scenarios.peer_trace`), written beside
+  the result as ``peers.traces/PEER-PROPERTY.trace.json``: ``turncheck replay FILE --html`` and the
+  report's viewer step through it.
 
-Per-request time at 10²–10⁴ events is a speed figure, so it is printed by
-``turncheck bench peers``, not stored here (result files are byte-reproducible).
+Per-request time at ``timing_sizes`` events (10²–10⁴ at full scale) is measured, not computed:
+it goes to ``peers.timing.json`` beside the result (:mod:`scenarios.peer_timing`), never into
+``peers.json``, which stays byte-reproducible.
 """
 
 from __future__ import annotations
@@ -58,6 +63,8 @@ from turncheck.scenarios.base import (
     require,
 )
 from turncheck.scenarios.peer_repro import PROPERTIES, REPRO_COLUMNS, reproductions
+from turncheck.scenarios.peer_timing import TIMING_FILE, timing_result
+from turncheck.scenarios.peer_trace import TRACE_COLUMNS, trace_rows
 from turncheck.scenarios.real_text import Phrasebook, dressed_sessions, phrasebook
 
 STRATEGIES = (*PROJECTORS, *PEERS)
@@ -112,7 +119,10 @@ class PeersParams:
     older message). ``parallel`` is the ``p_parallel`` of the parallel-calls case (0 leaves the
     case out); ``oversized`` adds the case where each session's newest turn is replayed request
     by request under half its own cost; ``repro_events`` bounds the search for shortest
-    reproductions (0 leaves it out)."""
+    reproductions (0 leaves it out) and ``traces`` turns each into a viewer trace.
+    ``timing_sizes`` are the history lengths of the measured per-request time (empty leaves it
+    out), ``timing_cap`` the seconds past which a size is not tried (see
+    :mod:`scenarios.peer_timing`)."""
 
     sessions: int = 10
     turns: int = 10
@@ -124,6 +134,9 @@ class PeersParams:
     parallel: float = 0.3
     oversized: bool = True
     repro_events: int = 6
+    traces: bool = True
+    timing_sizes: tuple[int, ...] = (100, 1000, 10000)
+    timing_cap: float = 10.0
     seed: int = SEED
 
     def __post_init__(self) -> None:
@@ -144,6 +157,11 @@ class PeersParams:
         require(
             0 <= self.repro_events <= 9, f"parameter repro_events must be in 0..9, got {self.repro_events}"
         )
+        require(
+            all(n >= 1 for n in self.timing_sizes),
+            f"parameter timing_sizes must be >= 1, got {self.timing_sizes}",
+        )
+        require(self.timing_cap > 0, f"parameter timing_cap must be > 0, got {self.timing_cap}")
         costs = (*COST_MODELS, *(f"bpe:{e}" for e in ENCODINGS))
         require(self.cost in costs, f"parameter cost must be one of {', '.join(costs)}, got {self.cost!r}")
 
@@ -369,9 +387,13 @@ def run(p: PeersParams, progress: Progress) -> ScenarioResult:
         done += 1
         progress(done, total)
     repro_rows: list[tuple[Cell, ...]] = []
+    trace_table: list[tuple[Cell, ...]] = []
+    attachments: dict[str, ScenarioResult | str] = {}
     for name in repro_peers:
         found = reproductions(name, p.repro_events)
         repro_rows.extend(r.row() for r in found)
+        if p.traces and found:
+            trace_table.extend(trace_rows(name, [r.broken for r in found], attachments))
         missing = [prop for prop in PROPERTIES if prop not in {r.broken for r in found}]
         repro_rows.extend(
             (name, prop, 0, 0, f"none within {p.repro_events} events", "", "") for prop in missing
@@ -379,7 +401,7 @@ def run(p: PeersParams, progress: Progress) -> ScenarioResult:
         done += 1
         progress(done, total)
     records = [dict(zip(PEER_COLUMNS, r, strict=True)) for r in rows]
-    tables = (
+    tables: tuple[Table, ...] = (
         Table(
             "peers",
             f"Peers and M0–M5 per request under {cost.name}, budget {p.budget}: "
@@ -420,7 +442,23 @@ def run(p: PeersParams, progress: Progress) -> ScenarioResult:
             "turncheck project -H FILE -b BUDGET -s PEER --cost estimate replays it.",
         ),
     )
-    return ScenarioResult("peers", params_dict(p), p.seed, tables, tuple(_judgements(records)))
+    tables += (
+        Table(
+            "traces",
+            "Each reproduction as a counterexample trace of the projector model with the peer as strategy",
+            TRACE_COLUMNS,
+            tuple(trace_table),
+            "Breadth-first over the projector model's histories (fresh call ids; USER, CALL and TERM 1 token, a "
+            "RESULT 1 or 3), shortest first; no-orphan-calls: a CALL sent without its RESULT while the history "
+            "holds it. turncheck replay FILE --html steps through one; the report shows them under peers.",
+        ),
+    )
+    if p.timing_sizes:
+        strategies = [s for s in p.strategies if s not in LIBRARY or importlib.util.find_spec(LIBRARY[s])]
+        attachments[TIMING_FILE] = timing_result(
+            strategies, p.timing_sizes, p.budget, cost, p.timing_cap, book, p.seed, params_dict(p)
+        )
+    return ScenarioResult("peers", params_dict(p), p.seed, tables, tuple(_judgements(records)), attachments)
 
 
 SCENARIO = register(

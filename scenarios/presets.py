@@ -31,8 +31,20 @@ PRESETS: dict[str, dict[Scale, dict[str, str]]] = {
         "full": {"scale": "full"},
     },
     "peers": {
-        "quick": {"sessions": "3", "turns": "6", "repro_events": "4"},
-        "tiny": {"sessions": "2", "turns": "4", "repro_events": "3"},
+        "quick": {
+            "sessions": "3",
+            "turns": "6",
+            "repro_events": "4",
+            "timing_sizes": "100,1000",
+            "timing_cap": "1",
+        },
+        "tiny": {
+            "sessions": "2",
+            "turns": "4",
+            "repro_events": "3",
+            "timing_sizes": "100",
+            "timing_cap": "1",
+        },
     },
     "token-estimate": {"quick": {"sessions": "10", "turns": "20"}, "tiny": {"sessions": "2", "turns": "4"}},
     "clock-skew": {"quick": {"sessions": "2000"}, "tiny": {"sessions": "50"}},

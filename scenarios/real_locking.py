@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
 
-from turncheck.models.locking import LOCKING_NAMES, LOCKINGS, worst_case_peak
+from turncheck.models.locking import ALWAYS_BOUNDED, LOCKING_NAMES, LOCKINGS, worst_case_peak
 from turncheck.models.trigger import TriggerParams, fast_slots
 from turncheck.scenarios.base import (
     Cell,
@@ -139,11 +139,11 @@ def judge(rec: list[dict[str, Cell]], skipped: list[str]) -> tuple[Judgement, ..
         ),
         Judgement(
             "bounded strategies hold their bound on real stores",
-            all(r["verdict"] == "ok" for r in rec if r["locking"] in ("mutex", "append-sync")),
+            all(r["verdict"] == "ok" for r in rec if r["locking"] in ALWAYS_BOUNDED),
             ", ".join(
                 f"{r['store']} {r['locking']} peak {r['measured_peak']}"
                 for r in rec
-                if r["locking"] in ("mutex", "append-sync")
+                if r["locking"] in ALWAYS_BOUNDED
             )
             or "no bounded strategy run",
         ),  # fmt: skip

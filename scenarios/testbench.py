@@ -5,11 +5,11 @@ session's whole history is projected once per (CJK ratio, budget, strategy) with
 core, M0–M5, exactly as the seed counts its 60 000 windows per configuration. The tables are
 assembled in :mod:`scenarios.testbench_tables`.
 
-How the work is organised (build dominates, so it happens once): the workload is cut into its
-fixed generator blocks (:data:`models.workload.BLOCK` sessions); a task generates one block,
-builds its histories once with every cost model the manifold needs, projects every budget and
-strategy from them and returns only :class:`~models.report.Aggregate` totals plus the block's
-self-check figures. Tasks run on any :class:`~turncheck.sim.executor.Executor` (local processes or a Dask
+How the work is organised: the workload is cut into its fixed generator blocks
+(:data:`models.workload.BLOCK` sessions); a task generates one block, indexes it once as numpy
+columns, projects every budget and strategy of M0–M5 for all its sessions at once
+(:mod:`models.block_projection`; a user's extra strategies through per-session histories) and
+returns only :class:`~models.report.Aggregate` totals plus the block's self-check figures. Tasks run on any :class:`~turncheck.sim.executor.Executor` (local processes or a Dask
 cluster) and are merged in block order, so no figure depends on ``jobs`` or on the executor.
 
 Beyond the seed's tables the run re-derives its own claims: the generator self-check (three
@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from turncheck.models.block_projection import BlockProjector, block_projectable
 from turncheck.models.columns import build_histories
 from turncheck.models.cost import EstimateCost
 from turncheck.models.projector import PROJECTORS, check_strategy, resolve_strategy
@@ -232,16 +233,20 @@ def block_tasks(plan: ManifoldPlan, per_task: int = 1, project: bool = True) -> 
 
 
 def run_blocks(task: BlockTask) -> Outcome:
-    """Generate, build once and project every configuration of a few blocks.
+    """Generate, index once and project every configuration of a few blocks.
 
+    M0–M5 are projected for all sessions of a block at once, from the block's index arrays
+    (:class:`~models.block_projection.BlockProjector`: the projector's values, window by window);
+    other strategies (a user's ``extra_strategies``) go through per-session histories.
     Module-level and fed plain frozen data, so any executor can ship it. The collector is off
-    during the loop: the histories are millions of small ints that generational passes would
-    scan over and over, and nothing here makes reference cycles.
+    during the loop: nothing here makes reference cycles.
     """
     plan = task.plan
     costs = {r: EstimateCost(r) for r in dict.fromkeys(r for r, _ in plan.projections)}
     aggregates = {key: Aggregate(key[1]) for key in plan.keys()}
-    strategies = {s: resolve_strategy(s) for s in dict.fromkeys(s for _, _, s in plan.keys())}
+    in_block = [key for key in plan.keys() if block_projectable([key[2]], [costs[key[0]]])]
+    per_session = [key for key in plan.keys() if key not in in_block]
+    strategies = {s: resolve_strategy(s) for s in dict.fromkeys(s for _, _, s in per_session)}
     figures = []
     enabled = gc.isenabled()
     gc.disable()
@@ -251,10 +256,15 @@ def run_blocks(task: BlockTask) -> Outcome:
             figures.append(BlockFigures(block, **cols.counts(), checksum=cols.checksum()))
             if not task.project:
                 continue
+            projector = BlockProjector(cols)
+            for r, b, s in in_block:
+                projector.aggregate(s, b, costs[r], aggregates[(r, b, s)])
+            if not per_session:
+                continue
             # a block's reports per key, aggregated column-wise at the end (sums and maxima:
             # the order of adding cannot show)
-            reports: dict[AggKey, list[Report]] = {key: [] for key in plan.keys()}
-            loop = [(strategies[s], b, costs[r], reports[(r, b, s)].append) for r, b, s in plan.keys()]
+            reports: dict[AggKey, list[Report]] = {key: [] for key in per_session}
+            loop = [(strategies[s], b, costs[r], reports[(r, b, s)].append) for r, b, s in per_session]
             for h in build_histories(cols, costs.values()):
                 for fn, budget, cost, keep in loop:
                     keep(fn(h, budget, cost).report)

@@ -18,9 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Literal
 
-from turncheck.models.locking import LOCKINGS, post_compaction_peak, worst_case_peak
+from turncheck.models.locking import LOCKINGS, LockingName, post_compaction_peak, worst_case_peak
 from turncheck.models.trigger import TriggerParams, fast_slots
 from turncheck.scenarios.base import (
     Judgement,
@@ -33,8 +32,6 @@ from turncheck.scenarios.base import (
     require,
 )
 from turncheck.sim.simulation import slot_arrivals
-
-LockingName = Literal["none", "mutex", "cas", "append-sync", "trim-to"]
 
 # (maxTurns, A, G) → the seed's measured peak
 SEED_ROWS: dict[tuple[int, int, int], int] = {

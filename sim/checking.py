@@ -7,9 +7,9 @@ a shrunk counterexample from random runs. The verdict is ``fail`` when either en
 invariant, ``inconclusive`` when nothing broke but a ``sometimes`` goal was never reached by any
 engine (so the run may not have exercised what it claims to check), and ``pass`` otherwise.
 
-The trigger model gets two more lines: its explored worst-case peak (instantaneous) and its
-explored live turns right after a compaction, each compared with its closed form
-(:func:`models.locking.worst_case_peak`, :func:`models.locking.post_compaction_peak`). Every
+A model that knows worst cases in closed form (:meth:`ProtocolModel.closed_forms` — the trigger:
+its worst-case peak and its live turns right after a compaction) gets one more line for each,
+comparing the explored worst case with the closed form. Every
 violated invariant gets its own shortest counterexample (:attr:`CheckReport.counterexamples`).
 """
 
@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from turncheck.models.errors import UnknownName
 from turncheck.models.invariants import INVARIANTS
-from turncheck.models.protocol import Property, ProtocolModel
+from turncheck.models.protocol import Property, ProtocolModel, as_model
 from turncheck.sim.explorer import ConcretePath, Exploration, ProgressLine, counterexample, explore
 from turncheck.sim.stateful import DEFAULT_DATABASE, StatefulOutcome, check_stateful
 
@@ -53,7 +53,7 @@ def select_properties(model: ProtocolModel[Any, Any], names: Sequence[str]) -> t
 
 @dataclass(frozen=True)
 class CrossCheck:
-    """The trigger's explored worst-case peak against its closed-form bound."""
+    """A model's explored worst case of one metric against its closed form."""
 
     explored: int
     closed_form: int | None
@@ -86,51 +86,30 @@ class CrossCheck:
         )
 
 
-_FORMULAS = {
-    "none": "M + 2·A·G − 1",
-    "trim-to": "M + A·G",
-    "mutex": "M + 1",
-    "append-sync": "M",
-    "cas": "M + 1 if A·G = 1, else unbounded",
-}
+def closed_form_checks(model: ProtocolModel[Any, Any], result: Exploration) -> tuple[CrossCheck | None, ...]:
+    """Each closed form the model declares (:meth:`ProtocolModel.closed_forms`, in its order)
+    held against the explored worst case of its metric; None where the metric was not measured."""
+    explored = {w.metric for w in result.worst}
+    return tuple(
+        CrossCheck(result.worst_of(c.metric), c.bound, c.reachable, result.exhausted, c.formula, c.reading)
+        if c.metric in explored
+        else None
+        for c in as_model(model).closed_forms()
+    )
 
 
 def cross_check(model: ProtocolModel[Any, Any], result: Exploration) -> CrossCheck | None:
-    """For the trigger model: explored peak vs :func:`models.locking.worst_case_peak`."""
-    if model.name != "trigger" or "peak_turns" not in {w.metric for w in result.worst}:
-        return None
-    from turncheck.models.locking import turns_to_reach_worst_case, worst_case_peak
-
-    p = model.params
-    a, g, m, lock, turns = p["writers"], p["gap"], p["max_turns"], p["locking"], p["turns"]
-    bound = worst_case_peak(a, g, m, lock)
-    needed = turns_to_reach_worst_case(a, g, m, lock)
-    reachable = turns == 0 or (needed is not None and turns >= needed)
-    formula = "M" if g == 0 else _FORMULAS.get(lock, "?")
-    formula = f"{formula} with A={a}, G={g}, M={m}"
-    return CrossCheck(result.worst_of("peak_turns"), bound, reachable, result.exhausted, formula)
-
-
-_POST_FORMULAS = {"none": "M + A·G − 1"}
+    """The model's headline closed form (its first), if any — for the trigger, the worst-case
+    peak (:func:`models.locking.worst_case_peak`)."""
+    checks = closed_form_checks(model, result)
+    return checks[0] if checks else None
 
 
 def post_compaction_check(model: ProtocolModel[Any, Any], result: Exploration) -> CrossCheck | None:
-    """For the trigger model: the explored live turns right after a compaction (seed 004 §9's
-    reading) vs :func:`models.locking.post_compaction_peak`."""
-    if model.name != "trigger" or "post_compaction_turns" not in {w.metric for w in result.worst}:
-        return None
-    from turncheck.models.locking import post_compaction_peak, turns_to_reach_post_compaction_peak
-
-    p = model.params
-    a, g, m, lock, turns = p["writers"], p["gap"], p["max_turns"], p["locking"], p["turns"]
-    bound = post_compaction_peak(a, g, m, lock)
-    needed = turns_to_reach_post_compaction_peak(a, g, m, lock)
-    formula = "M" if bound == m else _POST_FORMULAS.get(lock, "?")
-    formula = f"{formula} with A={a}, G={g}, M={m}"
-    return CrossCheck(
-        result.worst_of("post_compaction_turns"), bound, turns == 0 or turns >= needed, result.exhausted,
-        formula, reading="post-compaction peak",
-    )  # fmt: skip
+    """The model's second closed form, if any — for the trigger, the live turns right after a
+    compaction (seed 004 §9's reading, :func:`models.locking.post_compaction_peak`)."""
+    checks = closed_form_checks(model, result)
+    return checks[1] if len(checks) > 1 else None
 
 
 @dataclass(frozen=True)
@@ -202,6 +181,7 @@ def run_check(
     max_depth: int | None = None,
     timeout: float | None = None,
     progress: ProgressLine | None = None,
+    jobs: int = 1,
 ) -> CheckReport:
     """Run the requested engines on ``model`` and merge their findings.
 
@@ -209,6 +189,7 @@ def run_check(
     Hypothesis's shrunk run. Properties are checked in the order the model declares them; the
     first violated one is the one reported.
     """
+    model = as_model(model)
     props = tuple(properties)
     exploration = stateful = None
     if engine in ("explore", "both"):
@@ -219,6 +200,7 @@ def run_check(
             max_depth=max_depth,
             timeout=timeout,
             progress=progress,
+            jobs=jobs,
         )
     if engine in ("hypothesis", "both"):
         stateful = check_stateful(
@@ -228,7 +210,8 @@ def run_check(
     violated: str | None = None
     source = ""
     if exploration is not None and exploration.violations:
-        first = min(exploration.violations, key=lambda o: (o.depth, [p.name for p in props].index(o.name)))
+        names = [p.name for p in props]
+        first = min(exploration.violations, key=lambda o: names.index(o.name))
         violated = first.name
         path = counterexample(model, exploration, violated)
         source = "explore"
@@ -247,8 +230,9 @@ def run_check(
                 others.append((p.name, counterexample(model, exploration, p.name)))
     cross = post = None
     if exploration is not None:
-        cross = cross_check(model, exploration)
-        post = post_compaction_check(model, exploration)
+        checks = closed_form_checks(model, exploration)
+        cross = checks[0] if checks else None
+        post = checks[1] if len(checks) > 1 else None
     return CheckReport(
         model, props, exploration, stateful, path, violated, source, cross, tuple(others), post
     )

@@ -9,6 +9,7 @@ results, because the callers derive every seed from the task itself and merge in
 from __future__ import annotations
 
 import multiprocessing
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -44,7 +45,10 @@ class Executor(Protocol):
 
 @dataclass(frozen=True)
 class LocalExecutor:
-    """``jobs`` worker processes on this machine; ``jobs=1`` runs in this process."""
+    """``jobs`` worker processes on this machine; ``jobs=1`` runs in this process.
+
+    Ctrl-C (or a failing task) ends the workers at once: they ignore SIGINT and the parent
+    terminates them, so an interrupted sweep stops within a second and no worker prints."""
 
     jobs: int = 1
     start_method: str | None = None
@@ -70,12 +74,41 @@ class LocalExecutor:
             return out
         results: list[Any] = [None] * total
         context = multiprocessing.get_context(self.start_method) if self.start_method else None
-        with ProcessPoolExecutor(max_workers=min(self.jobs, total), mp_context=context) as pool:
+        pool = ProcessPoolExecutor(min(self.jobs, total), mp_context=context, initializer=_ignore_interrupt)
+        try:
             futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
             for done, fut in enumerate(as_completed(futures), start=1):
                 results[futures[fut]] = fut.result()
                 progress(done, total)
+        except BaseException:  # Ctrl-C or a failed task: stop the workers now, run nothing more
+            _terminate(pool)
+            raise
+        pool.shutdown(wait=True)
         return results
+
+
+def _ignore_interrupt() -> None:
+    """A worker leaves Ctrl-C to its parent, which terminates the pool: a terminal's SIGINT
+    reaches the whole process group, and workers raising ``KeyboardInterrupt`` would print
+    tracebacks while a pool waiting on shutdown ran every remaining task to the end."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and end the workers at once (``shutdown(wait=True)``, what
+    the ``with`` block runs, waits for every queued task; a sweep once took minutes to stop).
+    ``terminate_workers`` is Python 3.14's public form of the loop below."""
+    stop = getattr(pool, "terminate_workers", None)
+    if stop is not None:
+        stop()
+        return
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in workers:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in workers:
+        proc.join(timeout=5)
 
 
 __all__ = ["START_METHODS", "Executor", "LocalExecutor", "Progress", "no_progress"]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from turncheck.models.errors import TurncheckError
-from turncheck.models.protocol import Property, ProtocolModel
+from turncheck.models.protocol import Property, ProtocolModel, as_model
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -166,6 +166,7 @@ def concretize(model: ProtocolModel[Any, Any], canonical_path: Sequence[Any]) ->
     lies in the next state's symmetry class (one always exists when ``canonical`` is a true
     symmetry; otherwise this raises :class:`NotASymmetry`).
     """
+    model = as_model(model)
     canon = model.canonical
     inits = list(model.init_states())
     start = None
@@ -243,6 +244,8 @@ def explore(
     record_edges: bool = False,
     progress: ProgressLine | None = None,
     progress_every: float = 0.25,
+    jobs: int = 1,
+    start_method: str | None = None,
 ) -> Exploration:
     """Breadth-first search over every interleaving of ``model``.
 
@@ -265,6 +268,11 @@ def explore(
     progress
         Called about every ``progress_every`` seconds as
         ``progress(generated, distinct, queued, depth, elapsed)``, and once at the end.
+    jobs, start_method
+        ``jobs`` > 1 explores level by level on that many processes
+        (:mod:`sim.explorer_parallel`: the same result, byte for byte; workers started with
+        ``start_method``, the platform's default when None). With ``record_edges`` the search
+        runs in one process.
 
     Returns
     -------
@@ -277,6 +285,14 @@ def explore(
     >>> result.outcome("bounded-peak-turns").status        # doctest: +SKIP
     'violated'
     """
+    model = as_model(model)
+    if jobs > 1 and not record_edges:
+        from turncheck.sim.explorer_parallel import explore_parallel
+
+        return explore_parallel(
+            model, jobs, properties=properties, symmetry=symmetry, max_states=max_states,
+            max_depth=max_depth, timeout=timeout, progress=progress, start_method=start_method,
+        )  # fmt: skip
     props = tuple(model.properties()) if properties is None else tuple(properties)
     canon: Callable[[Any], Hashable] = model.canonical if symmetry else _identity
     search = _Search(

@@ -5,9 +5,10 @@ model here, so a user's locking scheme is checked exactly like ours. A reference
 colon names a class: ``examples.my_lock:FlagLock`` is imported as a module (the working
 directory is on the import path, as for ``python -m``), ``path/to/file.py:FlagLock`` is loaded
 from that file. The class's constructor takes keyword parameters with defaults; ``k=v`` strings
-are converted to the type of each default, exactly as for catalog models. A class that lacks the
-optional parts of the interface gets neutral ones: no symmetry (``canonical`` returns the state),
-no metrics, and actions formatted with ``repr``.
+are converted to the type of each default, exactly as for catalog models. A class that does not
+subclass :class:`models.protocol.ProtocolModel` is wrapped by :func:`models.protocol.as_model`,
+which supplies the base's defaults for the hooks it lacks (no symmetry, no metrics, actions
+formatted with ``repr``, lanes read off the text) without touching the user's object.
 """
 
 from __future__ import annotations
@@ -18,10 +19,8 @@ from typing import Any
 
 from turncheck.models.catalog import build_model, check_sizes, coerce_value
 from turncheck.models.errors import BadParameter, UnknownName
-from turncheck.models.protocol import ProtocolModel
+from turncheck.models.protocol import ProtocolModel, as_model
 from turncheck.models.user_code import load_object
-
-REQUIRED = ("init_states", "actions", "step", "properties")
 
 
 def is_user_reference(ref: str) -> bool:
@@ -40,37 +39,6 @@ def _parameters(factory: Callable[..., Any]) -> dict[str, Any]:
         for p in sig.parameters.values()
         if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not inspect.Parameter.empty
     }
-
-
-def _complete(model: Any, ref: str, kwargs: Mapping[str, Any]) -> ProtocolModel[Any, Any]:
-    missing = [name for name in REQUIRED if not callable(getattr(model, name, None))]
-    if missing:
-        raise UnknownName(
-            f"{ref!r} does not follow the model interface: no {', '.join(missing)} (see models/protocol.py)"
-        )
-    if not isinstance(getattr(model, "name", None), str):
-        model.name = ref
-    if not isinstance(getattr(model, "params", None), Mapping):
-        model.params = dict(kwargs)
-    if not callable(getattr(model, "canonical", None)):
-        model.canonical = _same
-    if not callable(getattr(model, "metrics", None)):
-        model.metrics = _no_metrics
-    if not callable(getattr(model, "format_action", None)):
-        model.format_action = _repr_action
-    return model  # type: ignore[no-any-return]
-
-
-def _same(state: Any) -> Any:
-    return state
-
-
-def _no_metrics(state: Any) -> Mapping[str, int]:
-    return {}
-
-
-def _repr_action(state: Any, action: Any) -> str:
-    return repr(action)
 
 
 def load_model(ref: str, params: Mapping[str, Any] | None = None) -> ProtocolModel[Any, Any]:
@@ -108,4 +76,4 @@ def load_model(ref: str, params: Mapping[str, Any] | None = None) -> ProtocolMod
         raise
     except (TypeError, ValueError) as exc:
         raise BadParameter(f"model {ref}: {exc}") from None
-    return _complete(model, ref, kwargs)
+    return as_model(model, ref, kwargs)

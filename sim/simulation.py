@@ -36,7 +36,7 @@ from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.projector import project
-from turncheck.models.protocol import ProtocolModel
+from turncheck.models.protocol import ProtocolModel, as_model
 from turncheck.models.report import Aggregate
 
 ArrivalKind = Literal["slots", "poisson"]
@@ -104,7 +104,7 @@ class Simulation:
     """One SimPy run of ``model`` under ``spec``; call :meth:`run` once."""
 
     def __init__(self, model: ProtocolModel[Any, Any], spec: RunSpec, writers: int | None = None) -> None:
-        self.model = model
+        self.model = model = as_model(model)
         self.spec = spec
         self.writers = int(writers if writers is not None else model.params.get("writers", 1))
         self.env = simpy.Environment()
@@ -117,16 +117,7 @@ class Simulation:
         self.requests: deque[float] = deque()  # arrival times of turns not yet taken by a writer
         self._arrival = SimEvent(self.env)  # fires when requests arrive (idle writers wait on it)
         self._changed = SimEvent(self.env)  # fires when the model state changes (blocked actors wait)
-        is_enabled = getattr(model, "is_enabled", None)
-        if is_enabled is None:
-            can_append = getattr(model, "can_append", None)
-
-            def is_enabled(state: Any, action: tuple[Any, ...]) -> bool:
-                if action[0] == "append" and can_append is not None:
-                    return bool(can_append(state, action[1]))
-                return action in model.actions(state)
-
-        self._is_enabled: Callable[[Any, tuple[Any, ...]], bool] = is_enabled
+        self._is_enabled: Callable[[Any, tuple[Any, ...]], bool] = model.is_enabled
         self._step = model.step
         self.peak = self._live(self.state)
         self.post_peak = 0

@@ -46,7 +46,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from turncheck.models.protocol import Property, ProtocolModel
+from turncheck.models.protocol import Property, ProtocolModel, as_model
 
 DEFAULT_DATABASE = Path(".turncheck") / "hypothesis"
 
@@ -136,6 +136,7 @@ def machine_for(
     type[RuleBasedStateMachine]
         Its ``TestCase`` attribute is a ``unittest.TestCase`` for pytest.
     """
+    model = as_model(model)
     props = tuple(model.properties()) if properties is None else tuple(properties)
     always = tuple(p for p in props if p.expectation == "always")
     goals = tuple(p for p in props if p.expectation == "sometimes")
@@ -199,8 +200,7 @@ def machine_for(
 
 
 def _format(model: ProtocolModel[Any, Any], state: Any, action: Any) -> str:
-    fmt = getattr(model, "format_action", None)
-    return str(fmt(state, action)) if callable(fmt) else repr(action)
+    return str(model.format_action(state, action))
 
 
 def check_stateful(
@@ -232,6 +232,7 @@ def check_stateful(
     -------
     StatefulOutcome
     """
+    model = as_model(model)
     props = tuple(model.properties()) if properties is None else tuple(properties)
     reached: set[str] = set()
     runs = [0]
@@ -286,6 +287,7 @@ def minimize(
     enabled and ``prop`` still breaks, often removes a few more.
     The result is cut right after the first step that breaks ``prop``.
     """
+    model = as_model(model)
     start = list(model.init_states())[init]
 
     def breaks(run: Sequence[Any]) -> list[Any] | None:

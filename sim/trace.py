@@ -6,19 +6,23 @@ A trace is the smallest thing that reproduces a violation: the model (its catalo
 re-applying the actions to a freshly built model either breaks the same property again (the bug is
 still there), breaks another one, or no longer fails (fixed).
 
-The transcript prints one numbered line per step with one lane per actor — writers, compactor,
-reader, in that order — so interleavings read at a glance, then the model's own columns (seq, ts,
-live turns …), the window that was sent and the invariant that broke. Models may offer three
-optional hooks, all read with ``getattr``: ``actor(state, action) -> str`` (the lane),
-``columns(state) -> Mapping`` (extra columns, default: the model's metrics) and
-``describe_window(state) -> str`` (the window sent). Without ``actor``, the lane is read off
-the start of ``format_action``'s text ("writer 2 appends …" → lane "writer 2").
+The transcript prints one numbered line per step with one lane per actor, in the model's own
+lane order (writers, compactor, reader …), so interleavings read at a glance, then the model's
+columns (seq, ts, live turns …), the window that was sent and the invariant that broke — every
+piece asked of the model through its :class:`models.protocol.ProtocolModel` hooks (``actor``,
+``order_lanes``, ``columns``, ``describe_window``).
+
+A trace saved by ``turncheck check`` also records the run as the model told it
+(:func:`recording_of`): each step's words and lane, the lanes in the model's order, the metrics
+after every step, the window the timeline shades and the limit it draws. A report renders a
+trace naming a user's class from that record, never importing its code. The fields are
+optional (format ``turncheck-trace/1`` throughout): a trace without them — every trace written
+before them, and the demo's — loads as before and is replayed when its model is a catalog one.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from turncheck.models.errors import TurncheckError
-from turncheck.models.protocol import ProtocolModel
+from turncheck.models.protocol import ProtocolModel, as_model
 
 FORMAT = "turncheck-trace/1"
 
@@ -127,6 +131,7 @@ def trace_from_json(obj: Any, where: str = "trace") -> Trace:
     words = obj.get("words")
     if isinstance(words, list) and len(words) == len(actions) and all(isinstance(w, str) for w in words):
         extra["words"] = list(words)  # the model's own text per step, recorded when the check ran
+    extra.update(_recorded_fields(obj, len(actions)))
     return Trace(
         model=model,
         params=params,
@@ -140,15 +145,113 @@ def trace_from_json(obj: Any, where: str = "trace") -> Trace:
 
 
 def words_of(model: ProtocolModel[Any, Any], init: int, actions: Sequence[Any]) -> list[str]:
-    """The model's own words for each step (its ``format_action``, else the action's repr),
-    saved with a trace so a reader — the report — can show them without importing the model."""
+    """The model's own words for each step (its ``format_action``), saved with a trace so a
+    reader — the report — can show them without importing the model."""
+    model = as_model(model)
     state = list(model.init_states())[init]
-    fmt = getattr(model, "format_action", None)
     out = []
     for a in actions:
-        out.append(str(fmt(state, a)) if callable(fmt) else repr(a))
+        out.append(str(model.format_action(state, a)))
         state = model.step(state, a)
     return out
+
+
+@dataclass(frozen=True)
+class Recording:
+    """The run of a trace as its model told it when the trace was saved (see :func:`recording_of`).
+
+    Invariant: ``words`` and ``actors`` have one entry per action; ``metrics`` one per state
+    (``metrics[0]`` the initial state); ``lanes`` holds every actor once, in the model's order;
+    ``broken_at`` is the first state breaking the trace's property (None: none did).
+    """
+
+    words: tuple[str, ...]
+    actors: tuple[str, ...]
+    lanes: tuple[str, ...]
+    metrics: tuple[Mapping[str, float], ...]
+    broken_at: int | None
+    window: tuple[int, ...] = ()
+    window_label: str = ""
+    window_text: str = ""
+    limit: tuple[str, str, float] | None = None
+    doc: str = ""
+
+
+def recording_of(
+    model: ProtocolModel[Any, Any], init: int, actions: Sequence[Any], violated: str
+) -> dict[str, Any]:
+    """Replay ``actions`` from initial state ``init`` and record what a report shows of the run,
+    as the JSON fields a trace carries (``words``, ``actors``, ``lanes``, ``timeline``)."""
+    model = as_model(model)
+    states = [list(model.init_states())[init]]
+    for a in actions:
+        states.append(model.step(states[-1], a))
+    words = [str(model.format_action(s, a)) for s, a in zip(states, actions, strict=False)]
+    actors = [str(model.actor(s, a)) for s, a in zip(states, actions, strict=False)]
+    prop = next((p for p in model.properties() if p.name == violated), None)
+    broken = next((k for k, s in enumerate(states) if prop is not None and not prop.holds(s)), None)
+    window, label = model.window_steps(states, list(actions)) if actions else (set(), "")
+    limit = model.limit()
+    return {
+        "words": words,
+        "actors": actors,
+        "lanes": list(model.order_lanes(actors)),
+        "timeline": {
+            "metrics": [{k: int(v) for k, v in model.metrics(s).items()} for s in states],
+            "broken_at": broken,
+            "window": sorted(window),
+            "window_label": label,
+            "window_text": model.describe_window(states[-1]),
+            "limit": [limit.metric, limit.name, limit.value] if limit is not None else None,
+            "doc": prop.doc if prop is not None else "",
+        },
+    }
+
+
+def _recorded_fields(obj: Mapping[str, Any], steps: int) -> dict[str, Any]:
+    """The recorded run's fields of a decoded trace, kept only when they are well formed (a trace
+    is data: a malformed record is ignored, and the trace shown from its actions alone)."""
+    actors, lanes, timeline = obj.get("actors"), obj.get("lanes"), obj.get("timeline")
+    if not (isinstance(actors, list) and len(actors) == steps and all(isinstance(a, str) for a in actors)):
+        return {}
+    if not (isinstance(lanes, list) and all(isinstance(x, str) for x in lanes) and set(lanes) == set(actors)):
+        return {}
+    out: dict[str, Any] = {"actors": list(actors), "lanes": list(lanes)}
+    if isinstance(timeline, dict):
+        out["timeline"] = timeline
+    return out
+
+
+def recording(trace: Trace) -> Recording | None:
+    """The run ``trace`` recorded when it was saved, or None (an older trace, or the demo's)."""
+    extra = trace.extra
+    if "actors" not in extra or "words" not in extra:
+        return None
+    n = len(trace.actions)
+    t = extra.get("timeline", {})
+    metrics = t.get("metrics")
+    if not (
+        isinstance(metrics, list)
+        and len(metrics) == n + 1
+        and all(isinstance(m, dict) and all(isinstance(v, (int, float)) for v in m.values()) for m in metrics)
+    ):
+        metrics = []
+    broken = t.get("broken_at")
+    broken = broken if isinstance(broken, int) and not isinstance(broken, bool) and 0 <= broken <= n else None
+    window = t.get("window")
+    steps = tuple(k for k in window if isinstance(k, int) and 1 <= k <= n) if isinstance(window, list) else ()
+    lim = t.get("limit")
+    limit = (
+        (lim[0], lim[1], float(lim[2]))
+        if isinstance(lim, list) and len(lim) == 3 and all(isinstance(x, str) for x in lim[:2])
+        and isinstance(lim[2], (int, float)) and not isinstance(lim[2], bool)
+        else None
+    )  # fmt: skip
+    return Recording(
+        tuple(extra["words"]), tuple(extra["actors"]), tuple(extra["lanes"]),
+        tuple(metrics), broken, steps, str(t.get("window_label", "")), str(t.get("window_text", "")),
+        limit, str(t.get("doc", "")),
+    )  # fmt: skip
 
 
 def load_trace(path: str | Path) -> Trace:
@@ -217,6 +320,7 @@ def replay(model: ProtocolModel[Any, Any], trace: Trace) -> Replay:
         When the trace cannot belong to this model: an unknown property, an initial state index
         out of range, or a first action the model never offers in its initial state.
     """
+    model = as_model(model)
     props = [p for p in model.properties() if p.expectation == "always"]
     names = [p.name for p in props]
     if trace.violated not in names:
@@ -283,26 +387,6 @@ def replay(model: ProtocolModel[Any, Any], trace: Trace) -> Replay:
 
 # -- transcript ---------------------------------------------------------------------------------
 
-_LANE = re.compile(r"^\s*([A-Za-z][\w-]*)(?:\s+(\d+|[A-Za-z]\d+))?\b")
-_ROLES = ("writer", "worker", "agent", "tool", "client", "store", "compactor", "trigger", "reader", "clock")
-
-
-def actor_of(model: ProtocolModel[Any, Any], state: Any, action: Any, text: str) -> str:
-    """The lane of one step: the model's ``actor`` hook, else the text's leading '<role> [n]'."""
-    hook = getattr(model, "actor", None)
-    if callable(hook):
-        return str(hook(state, action))
-    m = _LANE.match(text)
-    if m and m.group(1).lower() in _ROLES:
-        return m.group(1).lower() + (f" {m.group(2)}" if m.group(2) else "")
-    return "step"
-
-
-def _lane_order(lane: str) -> tuple[int, int, str]:
-    role, _, num = lane.partition(" ")
-    rank = _ROLES.index(role) if role in _ROLES else len(_ROLES)
-    return (rank, int(num) if num.isdigit() else 0, lane)
-
 
 def _strip_actor(text: str, lane: str) -> str:
     if text.lower().startswith(lane) and lane != "step":
@@ -326,18 +410,14 @@ def transcript(
     show the window sent in the final state (``describe_window`` hook) and the property that
     broke, with its description.
     """
+    model = as_model(model)
     states = [init]
     for a in actions:
         states.append(model.step(states[-1], a))
     texts = [model.format_action(s, a) for s, a in zip(states, actions, strict=False)]
-    lanes_of = [actor_of(model, s, a, t) for s, a, t in zip(states, actions, texts, strict=False)]
-    lanes = sorted(set(lanes_of), key=_lane_order)
-    cols_hook = getattr(model, "columns", None)
-
-    def cols(s: Any) -> Mapping[str, Any]:
-        return dict(cols_hook(s)) if callable(cols_hook) else dict(model.metrics(s))
-
-    col_rows = [cols(s) for s in states]
+    lanes_of = [model.actor(s, a) for s, a in zip(states, actions, strict=False)]
+    lanes = list(model.order_lanes(lanes_of))
+    col_rows = [dict(model.columns(s)) for s in states]
     col_names: list[str] = []
     for row in col_rows:
         for name in row:
@@ -369,9 +449,9 @@ def transcript(
     out += line("step", col_names, lanes)
     for i, lane_cells in enumerate([["(initial)"] + [""] * (len(lanes) - 1), *cells]):
         out += line(str(i), [str(col_rows[i].get(n, "")) for n in col_names], lane_cells)
-    window_hook = getattr(model, "describe_window", None)
-    if callable(window_hook):
-        out.append(f"window sent: {window_hook(states[-1])}")
+    window = model.describe_window(states[-1])
+    if window:
+        out.append(f"window sent: {window}")
     if violated is not None:
         doc = next((p.doc for p in model.properties() if p.name == violated), "")
         holds = next((p.holds(states[-1]) for p in model.properties() if p.name == violated), None)

@@ -61,6 +61,17 @@ def test_isolated_rounds_measure_their_own_peak_memory() -> None:
     assert m.peak_bytes is not None and m.peak_bytes >= 60 * 2**20
 
 
+def test_wall_clock_rounds_count_time_spent_waiting() -> None:
+    """A contender whose work runs in other processes is timed by the wall clock: a sleep (no
+    CPU in this process) still takes its time."""
+    import time
+
+    (wall,) = interleave([Contender("sleeps", "turncheck", lambda: time.sleep(0.05), 1, wall=True)], 2)
+    assert min(wall.cpu) >= 0.05
+    c = Comparison("parallel", "s per run", 1.0, (wall, wall), clock="wall time")
+    assert c.lines()[0].startswith("parallel — wall time per run") and c.as_dict()["clock"] == "wall time"
+
+
 def test_a_failing_isolated_round_is_an_error() -> None:
     def fail() -> object:
         raise ValueError("boom")

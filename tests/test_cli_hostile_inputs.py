@@ -1,9 +1,10 @@
 """Every command × every malformed input class: one line, exit 2, no traceback, nothing left.
 
-Issue 17, classes 6 and 7. Inputs of at most 1 KB that once ended in a traceback (deep
-nesting, integers past Python's 4300-digit limit, ``ts`` = 1e400, ``chars`` = 2⁶³, lone
-surrogates in names, ANSI escapes and newlines in a session name) or took the machine (a trace
-naming 10⁹ writers, ``chars`` = 10¹⁰). The in-process table checks the error contract; the
+Issue 17, classes 6 and 7; every command that reads a file (each ``import`` format and
+``log repair`` too). Inputs of at most 1 KB that once ended in a traceback (deep nesting,
+integers past Python's 4300-digit limit, ``ts`` = 1e400, ``chars`` = 2⁶³, lone surrogates
+in names, ANSI escapes and newlines in a session name) or took the machine (a trace naming 10⁹
+writers, ``chars`` = 10¹⁰). The in-process table checks the error contract; the
 subprocess test runs each command under a 1 GiB address-space limit and a 10 s timeout.
 """
 
@@ -13,6 +14,7 @@ import json
 import resource
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -40,6 +42,13 @@ HUGE_TRACE = json.dumps({
     "format": "turncheck-trace/1", "model": "trigger", "params": {"writers": 10**9},
     "violated": "bounded-peak-turns", "actions": [["append", 0]],
 })  # fmt: skip
+IMPORT_FORMATS = ("openai-chat", "openai-responses", "langchain", "agents-sqlite", "llamaindex")
+
+
+def _importer(fmt: str) -> Callable[[str], list[str]]:
+    return lambda f: ["import", f, "--from", fmt, "-o", str(Path(f).parent / "o.jsonl")]
+
+
 COMMANDS = {
     "project": lambda f: ["project", "-H", f, "-b", "100", "-s", "REQ"],
     "project M1": lambda f: ["project", "-H", f, "-b", "100", "-s", "M1", "--cost", "utf8-json"],
@@ -49,6 +58,8 @@ COMMANDS = {
     "replay": lambda f: ["replay", f],
     "report": lambda f: ["report", str(Path(f).parent), "-o", str(Path(f).parent / "r.html"), "-q"],
     "plot": lambda f: ["plot", str(Path(f).parent), "-o", str(Path(f).parent / "plots"), "-q"],
+    "log repair": lambda f: ["log", "repair", f],
+    **{f"import {fmt}": _importer(fmt) for fmt in IMPORT_FORMATS},
 }
 EVENT_READERS = ("project", "project M1", "lint", "log verify", "log export", "replay")
 CASES = [(c, k, t) for c in COMMANDS for k, t in STRUCTURAL.items()]

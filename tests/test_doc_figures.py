@@ -86,7 +86,7 @@ def test_an_output_block_is_the_commands_printed_lines(tmp_path: Path) -> None:
     """kind=output runs the command in the page's scratch folder (a later command reads what an
     earlier one wrote), keeps the lines asked for, strips a wall-clock time, shows the exit status."""
     path = tmp_path / "page.md"
-    check = "turncheck check trigger --param locking=none --param gap=1 --trace-out t.json --engine explore"
+    check = "turncheck check trigger --param locking=none --param gap=1 -i bounded-peak-turns --trace-out t.json --engine explore"
     path.write_text(
         f"<!-- figures kind=output keep=^counterexample cmd='{check}' -->\n<!-- /figures -->\n"
         "<!-- figures kind=output 'keep=^replay|^still' 'strip=, [0-9]+ steps$' cmd='turncheck replay t.json' -->\n"
@@ -95,7 +95,8 @@ def test_an_output_block_is_the_commands_printed_lines(tmp_path: Path) -> None:
     assert main([str(path), "--write"]) == 0
     text = path.read_text()
     assert f"$ {check}\n...\ncounterexample: bounded-peak-turns broken in 4 steps" in text
-    assert "(exit status 1)" in text and "replay of t.json: model trigger (" in text
+    assert "(exit status 0)" in text  # --trace-out asked for a counterexample, and it is saved
+    assert "(exit status 1)" in text and "replay of t.json: model trigger (" in text  # replay: still fails
     assert "), 4 steps\n" not in text  # stripped
     assert main([str(path), "--check"]) == 0
     path.write_text(text.replace("broken in 4 steps", "broken in 3 steps", 1))

@@ -22,8 +22,10 @@ def run(name: str, *assignments: str):  # type: ignore[no-untyped-def]
 
 
 def files(result, out: Path) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
+    """Every file written, but the measured one (peers.timing.json varies run to run by design)."""
     write_result(result, out)
-    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
+            if p.is_file() and p.name != "peers.timing.json"}  # fmt: skip
 
 
 def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> None:
@@ -32,7 +34,14 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
     for lib in sorted(set(LIBRARY.values())):
         if importlib.util.find_spec(lib) is None:  # find, never import: litellm must import offline
             pytest.skip(f"{lib} is not installed")
-    args = ("sessions=2", "turns=4", "manifolds=1.0,0.9", "repro_events=3")
+    args = (
+        "sessions=2",
+        "turns=4",
+        "manifolds=1.0,0.9",
+        "repro_events=3",
+        "timing_sizes=100,200",
+        "timing_cap=5",
+    )
     first = run("peers", *args)
     peers = first.table("peers")
     assert peers.columns[:5] == ("strategy", "case", "p_result", "p_parallel", "requests")
@@ -59,10 +68,28 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
     m3 = next(r for r in oversized if r["strategy"] == "M3")
     assert m3["empty"] == m3["windows"] == 4  # M3 never keeps part of a turn
     assert all(j.passed for j in first.judgements), [j.line() for j in first.judgements]
+    from turncheck.reports.findings import findings
+
+    finding = findings([first])[0]  # the README's peers bullet is this sentence (a generated block)
+    assert finding.headline.startswith(
+        "Popular trimmers"
+    ) and "LangChain's `trim_messages` behaves exactly" in (finding.sentence)
     again = run("peers", *args)
     assert files(first, tmp_path / "a") == files(again, tmp_path / "b")
     saved = json.loads((tmp_path / "a" / "peers.json").read_text())
     assert saved["params"]["cost"] == "bpe:o200k_base"
+    # the measured file: a result of its own, every strategy timed at each size, said to be measured
+    timing = json.loads((tmp_path / "a" / "peers.timing.json").read_text())
+    assert timing["scenario"] == "peers-timing"
+    table = timing["tables"][0]
+    assert table["columns"] == ["strategy", "ms@100ev", "ms@200ev"] and "MEASURED" in table["reading"]
+    assert {r[0] for r in table["rows"]} == strategies
+    assert all(isinstance(r[1], float) and r[1] > 0 for r in table["rows"])
+    # each reproduction's trace, saved beside the result and named in the traces table
+    traced = {(r["strategy"], r["violated"]): r for r in first.table("traces").records()}
+    assert traced[("peer:litellm", "no-orphan-results")]["history"] == "U C0 R0[1]"
+    for r in traced.values():
+        assert (tmp_path / "a" / r["file"]).is_file()
 
 
 def test_peers_with_a_subset_of_strategies_needs_no_peer_library() -> None:

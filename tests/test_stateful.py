@@ -39,8 +39,8 @@ TestAtomicFlagLock.settings = _SETTINGS
 def test_unlocked_trigger_counterexample_is_shrunk_to_the_shortest_length() -> None:
     model = build_model("trigger", {"locking": "none", "gap": 1})
     outcome = check_stateful(model, max_examples=100, seed=0, database=None)
-    assert outcome.violated == "bounded-peak-turns"
-    shortest = explore(model).outcome("bounded-peak-turns").depth
+    assert outcome.violated == "within-max-turns"  # the first, in declared order, at step 4
+    shortest = explore(model).outcome("within-max-turns").depth
     assert outcome.shrunk == len(outcome.actions) == shortest == 4
     # the shrunk run replays to the same violation
     trace = Trace("trigger", dict(model.params), outcome.actions, outcome.violated, outcome.init)
@@ -80,7 +80,7 @@ def test_unreached_goal_makes_the_run_inconclusive() -> None:
 def test_failures_are_saved_and_tried_first(tmp_path: Path) -> None:
     model = build_model("trigger", {"locking": "none", "gap": 2, "writers": 2})
     first = check_stateful(model, max_examples=200, seed=3, database=tmp_path)
-    assert first.violated == "bounded-peak-turns"
+    assert first.violated == "within-max-turns"
     assert any(p.is_file() for p in tmp_path.rglob("*"))
     second = check_stateful(model, max_examples=200, seed=4, database=tmp_path)
     assert second.violated == first.violated and second.actions == first.actions

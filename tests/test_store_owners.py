@@ -150,3 +150,26 @@ def test_a_wait_that_would_poll_forever_is_refused(tmp_path: Path, wait: float) 
     with pytest.raises(BadParameter, match="wait"):
         TurnLog.open(tmp_path / "log", create=True, wait=wait)
     assert not (tmp_path / "log").exists()
+
+
+@pytest.mark.parametrize("cls", [TurnLog, LineTurnLog])
+def test_a_batch_owner_notices_a_rotation_where_it_promises_durability(
+    tmp_path: Path, cls: type[TurnLog]
+) -> None:
+    """Under ``fsync='batch'`` the identity check runs before each batch's closing commit and in
+    ``sync()`` (commits inside a batch are not yet promised durable; see ``_check_identity``)."""
+    path = tmp_path / "live.log"
+    with cls.open(path, create=True, fsync="batch", batch=4) as a:
+        a.commit(turn(0))
+        path.rename(tmp_path / "live.log.1")
+        with pytest.raises(LogReplaced):
+            a.sync()
+        a.commit(turn(1))
+        a.commit(turn(2))  # still inside the batch: not yet promised durable
+        with pytest.raises(LogReplaced, match="deleted, rotated or replaced"):
+            a.commit(turn(3))  # the batch's closing commit: refused, nothing written
+        size = (tmp_path / "live.log.1").stat().st_size
+        with pytest.raises(LogReplaced):
+            a.commit(turn(3))
+        assert (tmp_path / "live.log.1").stat().st_size == size
+    assert not path.exists()

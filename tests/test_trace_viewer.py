@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +40,7 @@ def _check_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
                 str(tmp_path / "db"),
             ]
         )
-        == 1
+        == 0  # the issue's `check … --trace-out t.json && turncheck replay t.json --html t.html`
     )
     capsys.readouterr()
     return trace
@@ -65,9 +68,28 @@ def test_replay_html_writes_a_small_self_contained_page(
     data = json.loads(
         re.search(r'<script type="application/json" class="tcv-data">(.*?)</script>', text).group(1)
     )
-    assert data["broken_at"] == 4 and len(data["steps"]) == 5
-    assert data["steps"][4]["holds"]["bounded-peak-turns"] is False
-    assert all(s["holds"]["bounded-peak-turns"] for s in data["steps"][:4])
+    assert data["broken_at"] == 5 and len(data["steps"]) == 6
+    assert data["steps"][5]["holds"]["no-uncounted-gap-turn"] is False
+    assert all(s["holds"]["no-uncounted-gap-turn"] for s in data["steps"][:5])
+
+
+def test_the_issues_shell_line_writes_the_gap_turn_page(tmp_path: Path) -> None:
+    """``check … --trace-out t.json && replay t.json --html t.html``, run by a real shell: check
+    exits 0 (it found and saved a counterexample), so the replay runs and writes the page of the
+    5-step run whose last turn arrives inside the gap."""
+    tc = f"{shlex.quote(sys.executable)} -m turncheck"
+    line = (
+        f"{tc} check trigger --param locking=none --param gap=1 --trace-out t.json --quiet"
+        f" --database db && {tc} replay t.json --html t.html"
+    )
+    done = subprocess.run(["bash", "-c", line], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr  # the replay's answer: it still fails
+    assert "still fails the same way: no-uncounted-gap-turn broken at step 5" in done.stdout
+    text = (tmp_path / "t.html").read_text(encoding="utf-8")
+    data = json.loads(
+        re.search(r'<script type="application/json" class="tcv-data">(.*?)</script>', text).group(1)
+    )
+    assert data["broken_at"] == 5 and "uncounted" in json.dumps(data["steps"][5])
 
 
 def test_replay_html_into_a_directory_is_one_line_exit_2(
@@ -151,7 +173,7 @@ def test_browser_steps_through_the_check_trace(
     page = opened.page
     viewer = page.locator("section.tcv")
     assert viewer.get_attribute("data-current") == "0"
-    assert page.locator(".tcv-pos").inner_text() == "step 0 of 4"
+    assert page.locator(".tcv-pos").inner_text() == "step 0 of 5"
     assert page.locator("button[data-act=prev]").is_disabled()
     page.click("button[data-act=next]")
     assert viewer.get_attribute("data-current") == "1"
@@ -161,17 +183,27 @@ def test_browser_steps_through_the_check_trace(
     assert "tcv-changed" in (_state_row(page, "live turns").get_attribute("class") or "")
     assert _state_row(page, "live turns").locator("td").inner_text() == "1"
     assert "tcv-changed" not in (_state_row(page, "compactor").get_attribute("class") or "")
-    # arrow keys: on to the break
+    # arrow keys: step 4, the trigger reads count=3; no turn is uncounted yet
     for _ in range(3):
         page.keyboard.press("ArrowRight")
     assert viewer.get_attribute("data-current") == "4"
-    assert page.locator("button[data-act=next]").is_disabled()
-    assert page.locator('.tcv-props tr[data-property="bounded-peak-turns"] td').inner_text() == "BROKEN"
-    assert "broken: bounded-peak-turns" in page.locator(".tcv-now").inner_text()
     assert "3 live turn(s)" in page.locator(".tcv-win .tcv-summary").inner_text()
+    assert page.locator(".tcv-win li.uncounted").count() == 0
+    assert page.locator('.tcv-props tr[data-property="no-uncounted-gap-turn"] td').inner_text() == "holds"
+    # step 5: writer 1's turn arrives inside the gap, uncounted, and the invariant breaks
+    page.keyboard.press("ArrowRight")
+    assert viewer.get_attribute("data-current") == "5"
+    assert page.locator("button[data-act=next]").is_disabled()
+    prop = page.locator('.tcv-props tr[data-property="no-uncounted-gap-turn"] td')
+    assert prop.inner_text() == "BROKEN"
+    assert "broken: no-uncounted-gap-turn" in page.locator(".tcv-now").inner_text()
+    assert page.locator(".tcv-win li.uncounted").count() == 1
+    assert "step 5: writer 1" in page.locator(".tcv-win li.uncounted").inner_text()
+    assert "1 arrived inside the gap" in page.locator(".tcv-win .tcv-summary").inner_text()
+    page.keyboard.press("ArrowLeft")
     page.keyboard.press("ArrowLeft")
     assert viewer.get_attribute("data-current") == "3"
-    assert page.locator('.tcv-props tr[data-property="bounded-peak-turns"] td').inner_text() == "holds"
+    assert page.locator('.tcv-props tr[data-property="no-uncounted-gap-turn"] td').inner_text() == "holds"
     assert "slot ends" in page.locator(".tcv-lanes td.tcv-current.tcv-act").inner_text()
     assert opened.errors == [] and opened.requests == []
     page.close()

@@ -41,6 +41,7 @@ class Contender:
     run: Callable[[], object]
     units: float
     isolated: bool = False  # run each round in a forked child (its peak memory is then measured)
+    wall: bool = False  # wall-clock seconds instead of this process's CPU (work spread over processes)
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class Comparison:
     measured: tuple[Measured, ...]
     target: str = ""
     note: str = ""
+    clock: str = "CPU"  # "wall time" when the contenders run on several processes
 
     @property
     def subject(self) -> Measured:
@@ -86,7 +88,7 @@ class Comparison:
     def lines(self) -> list[str]:
         rounds = len(self.measured[0].cpu)
         out = [
-            f"{self.path} — CPU per {self.unit.split(' ')[-1]}, median (best) of {rounds} interleaved rounds:"
+            f"{self.path} — {self.clock} per {self.unit.split(' ')[-1]}, median (best) of {rounds} interleaved rounds:"
         ]
         subject = self.subject
         width = max(len(m.name) for m in self.measured) + 2
@@ -113,6 +115,7 @@ class Comparison:
         return {
             "path": self.path,
             "unit": self.unit,
+            "clock": self.clock,
             "target": self.target,
             "note": self.note,
             "contenders": [
@@ -139,15 +142,17 @@ def _rss_bytes() -> int:
         return 0
 
 
-def _timed(fn: Callable[[], object]) -> float:
-    """CPU seconds of ``fn()``, the collector paused (as every hot path here pauses it)."""
+def _timed(fn: Callable[[], object], wall: bool = False) -> float:
+    """CPU seconds of ``fn()`` (wall-clock seconds with ``wall``), the collector paused (as every
+    hot path here pauses it)."""
     gc.collect()
     enabled = gc.isenabled()
     gc.disable()
+    clock = time.perf_counter if wall else time.process_time
     try:
-        c0 = time.process_time()
+        c0 = clock()
         kept = fn()
-        cpu = time.process_time() - c0
+        cpu = clock() - c0
         del kept
         return cpu
     finally:
@@ -197,7 +202,7 @@ def interleave(contenders: list[Contender], rounds: int) -> tuple[Measured, ...]
                 seconds, peak = _in_child(c.run)
                 peaks[i] = peak if peaks[i] is None else max(peaks[i] or 0, peak)
             else:
-                seconds = _timed(c.run)
+                seconds = _timed(c.run, c.wall)
             cpu[i].append(seconds)
     return tuple(Measured(c.name, c.role, c.units, tuple(cpu[i]), peaks[i]) for i, c in enumerate(contenders))
 

@@ -1,7 +1,8 @@
 """The testbench: one configuration end to end against generating its events alone.
 
 turncheck: :func:`scenarios.testbench.run_blocks` over every block of the clean manifold
-(p_result 1.00) — generate, build the histories, project M0–M5 at one budget and aggregate.
+(p_result 1.00) — generate, index each block, project M0–M5 for all its sessions at one budget
+and aggregate.
 Ceiling: the same blocks generated and self-checked, nothing projected (``project=False``) —
 the events must exist before anything can be projected. One process, interleaved rounds.
 """
@@ -32,7 +33,7 @@ def compare(scale: str) -> list[Comparison]:
     measured = interleave(
         [
             Contender(
-                "one configuration (generate, build, M0–M5, aggregate)",
+                "one configuration (generate, index, M0–M5, aggregate)",
                 "turncheck",
                 _blocks(plan, True),
                 events,

@@ -22,6 +22,8 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.text import Text
 
+from turncheck.models.locking import LOCKINGS, by_strength
+
 if TYPE_CHECKING:  # matplotlib.typing's key alias is newer than our matplotlib>=3.8 floor
     from matplotlib.typing import RcKeyType
 
@@ -63,8 +65,8 @@ SERIES_STYLES: dict[str, SeriesStyle] = {
     "peer:langchain": SeriesStyle("#8c564b", "<", "--"), "peer:langchain-human": SeriesStyle("#e377c2", ">", "--"),
     "peer:llamaindex": SeriesStyle("#17becf", "h", "--", hollow=True), "peer:litellm": SeriesStyle("#393b79", "*", "--"),
     "peer:openai-agents": SeriesStyle("#637939", "X", "--", hollow=True),
-    "none": SeriesStyle("#843c39", "o"), "cas": SeriesStyle("#e7969c", "s"), "trim-to": SeriesStyle("#8c6d31", "^"),
-    "mutex": SeriesStyle("#6baed6", "D"), "append-sync": SeriesStyle("#74c476", "v"),
+    # the locking strategies carry their own colour and marker (models/locking.py)
+    **{name: SeriesStyle(LOCKINGS[name].colour, LOCKINGS[name].marker) for name in by_strength()},
 }  # fmt: skip
 # colours no named series uses: for a user's own projector or an unknown name
 UNNAMED_COLOURS: tuple[str, ...] = (
@@ -79,9 +81,7 @@ UNNAMED_COLOURS: tuple[str, ...] = (
 STRATEGY_COLOURS: dict[str, str] = {
     k: v.colour for k, v in SERIES_STYLES.items() if not k.startswith("peer:")
 }
-LOCKING_COLOURS: dict[str, str] = {
-    k: SERIES_STYLES[k].colour for k in ("none", "cas", "trim-to", "mutex", "append-sync")
-}
+LOCKING_COLOURS: dict[str, str] = {name: LOCKINGS[name].colour for name in by_strength()}
 PALETTE: tuple[str, ...] = (
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
     "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173",

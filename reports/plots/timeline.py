@@ -1,27 +1,26 @@
 """A counterexample as a swim-lane timeline, drawn from a saved trace (``turncheck-trace/1``).
 
-One lane per actor (writers, compactor, clock, reader …, read with the model's ``actor`` hook as
-the transcript does), the run's steps along x in the order they happened — each append takes the
-next seq — the window that was sent shaded, and the step where the invariant broke marked in red.
-Under the lanes, the model's metrics after every step (live turns, kept cost …) with the bound
-that was promised.
+One lane per actor (writers, compactor, clock, reader …, the model's ``actor`` hook, in the
+model's own lane order), the run's steps along x in the order they happened — each append takes
+the next seq — the window that was sent shaded, and the step where the invariant broke marked in
+red. Under the lanes, the model's metrics after every step (live turns, kept cost …) with the
+limit the model promises.
 
-The trace is replayed against the current code to recover the states between its actions (a
-replay, not a new run: the actions are the trace's own). Only catalog models are replayed: a
-trace naming a user's class (``package.module:Class``) is drawn from its saved actions alone,
-because rendering a results directory must never import code a data file names.
+A catalog model's trace is replayed against the current code to recover the states between its
+actions (a replay, not a new run: the actions are the trace's own). A trace naming a user's class
+(``package.module:Class``) is drawn from the run it recorded when ``turncheck check`` saved it —
+its lanes, words, metrics, shaded window and limit, as the model told them — because rendering a
+results directory must never import code a data file names; an older trace without that record
+is drawn from its saved actions alone.
 
-Which steps the shaded window covers is model knowledge, kept in one table here
-(:data:`WINDOW_STEPS`): for ``trigger`` the turns still live when it broke (compaction deletes the
-oldest), for ``projector`` the events of the window the reader sent, for ``clock`` the events of
-the window as the reader ordered them. Other models get no shading, only the window's text from
-their ``describe_window`` hook.
+What the shading covers, the window's text and the limit are the model's hooks
+(``window_steps``, ``describe_window``, ``limit``): no model is known here by name.
 """
 
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,11 +32,10 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from turncheck.models.catalog import build_model
-from turncheck.models.protocol import ProtocolModel
+from turncheck.models.protocol import ProtocolModel, lane_in_text, order_lanes
 from turncheck.reports.plots.canvas import PALETTE, footnote, new_figure, titled
-from turncheck.sim.trace import Trace, actor_of, load_trace, loads_no_code, replay
+from turncheck.sim.trace import Recording, Trace, load_trace, loads_no_code, recording, replay
 
-_ROLE_ORDER = ("writer", "agent", "tool", "session", "store", "compactor", "trigger", "reader", "clock")
 WINDOW_COLOUR = "#2ca02c"
 BREAK_COLOUR = "#d62728"
 
@@ -72,60 +70,38 @@ class Timeline:
     replayed: bool = True
 
 
-def _lane_key(lane: str) -> tuple[int, int, str]:
-    role, _, num = lane.partition(" ")
-    rank = _ROLE_ORDER.index(role) if role in _ROLE_ORDER else len(_ROLE_ORDER)
-    return (rank, int(num) if num.isdigit() else 0, lane)
-
-
 def _short(text: str, lane: str) -> str:
     if lane != "step" and text.lower().startswith(lane):
         return text[len(lane) :].lstrip(" :")
     return text
 
 
-def _trigger_window(model: Any, states: Sequence[Any], actions: Sequence[Any]) -> tuple[set[int], str]:
-    appends = [k for k, a in enumerate(actions, start=1) if a[0] == "append"]
-    live = int(model.metrics(states[-1]).get("live_turns", 0))
-    kept = appends[len(appends) - live :] if live else []
-    return set(kept), f"the {live} turns live when it broke (compaction deletes the oldest)"
-
-
-def _projector_window(model: Any, states: Sequence[Any], actions: Sequence[Any]) -> tuple[set[int], str]:
-    w = model.window(states[-1])
-    if w.end <= w.start:
-        return set(), "window sent: empty"
-    return set(range(w.start + 1, w.end + 1)), f"window sent: seq {w.start}..{w.end - 1}"
-
-
-def _clock_window(model: Any, states: Sequence[Any], actions: Sequence[Any]) -> tuple[set[int], str]:
-    emits = [k for k, a in enumerate(actions, start=1) if a[0] == "emit"]
-    seqs = {int(e.seq) for e in model.window(states[-1]).events}
-    return {
-        emits[s] for s in seqs if s < len(emits)
-    }, f"writes of the events in the window sent ({model.order} order)"
-
-
-WindowSteps = Callable[[Any, Sequence[Any], Sequence[Any]], tuple[set[int], str]]
-WINDOW_STEPS: dict[str, WindowSteps] = {
-    "trigger": _trigger_window,
-    "projector": _projector_window,
-    "clock": _clock_window,
-}
-# model name → (metric the limit applies to, model attribute holding the limit)
-LIMITS: dict[str, tuple[str, str]] = {
-    "trigger": ("live_turns", "bound"),
-    "projector": ("kept_cost", "budget"),
-}
+def _recorded_timeline(trace: Trace, rec: Recording) -> Timeline:
+    """The run as its model told it when the trace was saved (a user's class is never imported)."""
+    steps = tuple(Step(k, lane, _short(text, lane))
+                  for k, (lane, text) in enumerate(zip(rec.actors, rec.words, strict=True), start=1))  # fmt: skip
+    series: dict[str, list[float]] = {}
+    for values in rec.metrics:
+        for name, value in values.items():
+            series.setdefault(name, []).append(float(value))
+    limit = rec.limit if rec.limit is not None and rec.limit[0] in series else None
+    return Timeline(
+        trace.model, dict(trace.params), trace.violated, trace.engine, steps, rec.lanes, rec.broken_at,
+        "as-checked", frozenset(rec.window), rec.window_label, rec.window_text, rec.doc,
+        {k: tuple(v) for k, v in series.items()}, limit, replayed=False,
+    )  # fmt: skip
 
 
 def _opaque_timeline(trace: Trace) -> Timeline:
+    rec = recording(trace)
+    if rec is not None:
+        return _recorded_timeline(trace, rec)
     steps = []
     for k, action in enumerate(trace.actions, start=1):
         text = " ".join(str(x) for x in action)
-        lane = actor_of(None, None, action, text)  # type: ignore[arg-type]
+        lane = lane_in_text(text)
         steps.append(Step(k, lane, _short(text, lane)))
-    lanes = tuple(sorted({s.lane for s in steps}, key=_lane_key))
+    lanes = order_lanes(s.lane for s in steps)
     return Timeline(
         trace.model, dict(trace.params), trace.violated, trace.engine, tuple(steps), lanes,
         len(trace.actions), "recorded", replayed=False,
@@ -133,7 +109,8 @@ def _opaque_timeline(trace: Trace) -> Timeline:
 
 
 def timeline_of(trace: Trace) -> Timeline:
-    """Replay ``trace`` (catalog models only) and collect lanes, window, break and metrics.
+    """Replay ``trace`` (catalog models; others are drawn from what they recorded) and collect
+    lanes, window, break and metrics.
 
     Raises
     ------
@@ -148,27 +125,20 @@ def timeline_of(trace: Trace) -> Timeline:
     steps = []
     for k, (state, action) in enumerate(zip(states, actions, strict=False), start=1):
         text = model.format_action(state, action)
-        lane = actor_of(model, state, action, text)
+        lane = model.actor(state, action)
         steps.append(Step(k, lane, _short(text, lane)))
-    lanes = tuple(sorted({s.lane for s in steps}, key=_lane_key))
-    window: set[int] = set()
-    label = ""
-    how = WINDOW_STEPS.get(model.name)
-    if how is not None and actions:
-        window, label = how(model, states, actions)
-    describe = getattr(model, "describe_window", None)
-    window_text = str(describe(states[-1])) if callable(describe) else ""
+    lanes = model.order_lanes(s.lane for s in steps)
+    window, label = model.window_steps(states, actions) if actions else (set(), "")
+    window_text = model.describe_window(states[-1])
     doc = next((p.doc for p in model.properties() if p.name == trace.violated), "")
     series: dict[str, list[float]] = {}
     for state in states:
         for name, value in model.metrics(state).items():
             series.setdefault(name, []).append(float(value))
+    promised = model.limit()
     limit = None
-    if model.name in LIMITS:
-        metric, attr = LIMITS[model.name]
-        bound = getattr(model, attr, None)
-        if metric in series and isinstance(bound, (int, float)):
-            limit = (metric, attr, float(bound))
+    if promised is not None and promised.metric in series:
+        limit = (promised.metric, promised.name, promised.value)
     broken = result.step if result.still_fails else None
     return Timeline(
         trace.model, dict(trace.params), trace.violated, trace.engine, tuple(steps), lanes, broken,
@@ -279,6 +249,7 @@ def plot_counterexample(source: Trace | str | Path) -> Figure:
         "same": "", "different": " — now breaks another property first",
         "passes": " — NO LONGER FAILS with the current code", "diverged": " — no longer replays (an action is disabled)",
         "recorded": " — drawn from the saved actions (model not replayed)",
+        "as-checked": " — drawn from the run recorded when it was checked (model not replayed)",
     }.get(tl.verdict, "")  # fmt: skip
     titled(
         fig,

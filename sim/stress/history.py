@@ -167,7 +167,7 @@ def check_run(run: RawRun) -> StressReport:
             removed_by[t] = e.seq
         if e.removed:
             if e.kind == COMPACT:
-                rule = before - m if p.locking == "trim-to" else e.count_read - m
+                rule = before - m if strategy.trims_to else e.count_read - m
             else:  # append-sync trims inside the append: to M, counting the new turn
                 rule = before + len(e.added) - m
             if len(e.removed) > max(0, rule):

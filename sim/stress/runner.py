@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from turncheck.models.errors import BadParameter
+from turncheck.models.locking import LOCKINGS
 from turncheck.models.session_store import TURN_KINDS, ConnectionLost, SessionStore, StoreBusy, Window
 from turncheck.sim.stress.stores import StoreSpec, check_spec, open_store
 from turncheck.sim.stress.strategies import LockHeld, act, append_turn, check_locking
@@ -195,7 +196,10 @@ def _guarded(target: Callable[..., None], path: Path, name: str, go: Any, *args:
     """A process's body. It waits for the parent's go signal — the shared deadline, set once every
     process has started, so a slow start (a loaded machine) cannot eat the run — then runs
     ``target(*args, deadline)``. An unexpected exception is written to its history as a ``crash``
-    line (the checker reports it) before the process exits 1: a dead process is never silent."""
+    line (the checker reports it) before the process exits 1: a dead process is never silent.
+    Ctrl-C is the parent's to handle (it kills every process it started): a terminal's SIGINT
+    reaches the whole process group, and a writer must not print a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         while go.value == 0.0:
             time.sleep(0.001)
@@ -319,7 +323,7 @@ def _compactor(p: StressParams, incarnation: int, path: Path, deadline: float) -
             if not head.pending:
                 time.sleep(POLL_S)
                 continue
-            if p.locking != "mutex":
+            if not LOCKINGS[p.locking].blocks_appends_in_gap:
                 wait = head.read_at + gap_s - time.time()
                 if wait > 0:
                     time.sleep(min(wait, 0.005))

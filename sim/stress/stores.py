@@ -1,7 +1,8 @@
 """Store selection for ``turncheck stress``: a picklable description each process opens itself.
 
 ``sqlite`` (a file), ``postgres`` (a DSN), ``agents-sqlite`` (the OpenAI Agents SDK's
-``SQLiteSession`` on a file) or ``pkg.mod:Class`` — a user's class implementing
+``SQLiteSession`` on a file), ``langgraph-sqlite`` (a LangGraph thread checkpointed by
+``SqliteSaver`` in a file) or ``pkg.mod:Class`` — a user's class implementing
 :class:`turncheck.models.session_store.SessionStore`, constructed with one string argument
 (``--dsn``, or the database path when no DSN is given).
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.session_store import SessionStore
 
-BUILTIN_STORES = ("sqlite", "postgres", "agents-sqlite")
+BUILTIN_STORES = ("sqlite", "postgres", "agents-sqlite", "langgraph-sqlite")
 
 
 @dataclass(frozen=True)
@@ -73,5 +74,9 @@ def open_store(spec: StoreSpec) -> SessionStore:
         from turncheck.sim.stress.agents_sqlite import AgentsSqliteStore
 
         return AgentsSqliteStore(spec.target)
+    if spec.kind == "langgraph-sqlite":
+        from turncheck.sim.stress.langgraph_sqlite import LanggraphSqliteStore
+
+        return LanggraphSqliteStore(spec.target)
     store: SessionStore = _user_class(spec.kind)(spec.target)
     return store

@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass
 
 from turncheck.models.errors import BadParameter
-from turncheck.models.locking import LOCKING_NAMES
+from turncheck.models.locking import LOCKING_NAMES, LOCKINGS
 from turncheck.models.session_store import SessionHeader, SessionStore
 
 APPEND, COMPACT, REREAD = "append", "compact", "reread"
@@ -66,10 +66,11 @@ def append_turn(
 ) -> AppendDone:
     """One whole turn appended under ``strategy``; raises :class:`LockHeld` under ``mutex`` while a
     compaction is pending (nothing written)."""
-    sync = strategy == "append-sync"
+    rule = LOCKINGS[strategy]
+    sync = rule.trims_in_append
     with store.write(op, APPEND, lock=True) as tx:
         head = tx.header()
-        if strategy == "mutex" and head.pending:
+        if rule.blocks_appends_in_gap and head.pending:
             raise LockHeld()
         turn = tx.append(writer, n)
         live = tx.count()
@@ -93,7 +94,8 @@ def act(
     """The compactor's act on the pending read ``head`` (already seen as due, except ``mutex``,
     which takes the lock first and spends the rest of the gap holding it)."""
     idle = SessionHeader()
-    if strategy == "cas":
+    rule = LOCKINGS[strategy]
+    if rule.commit_needs_clean:
         with store.write(op, COMPACT, lock=False, count_read=head.count_read) as tx:
             seq = tx.commit_header(idle, expect_version=head.read_version)
             if seq is not None:
@@ -107,11 +109,11 @@ def act(
             assert seq is not None
         return ActDone(seq, False, 0)
     with store.write(op, COMPACT, lock=True, count_read=head.count_read) as tx:
-        if strategy == "mutex":
+        if rule.blocks_appends_in_gap:
             wait = head.read_at + gap_s - time.time()
             if wait > 0:
                 time.sleep(wait)
-        if strategy == "trim-to":
+        if rule.trims_to:
             n = tx.count() - max_turns
         else:
             n = head.count_read - max_turns

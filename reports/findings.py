@@ -147,6 +147,49 @@ def _testbench(r: ScenarioResult) -> Finding | None:
     )
 
 
+def _token_estimate(r: ScenarioResult) -> Finding | None:
+    rows = [x for x in _records(r, "estimator-error") if x["textKind"] == "all"]
+    if not rows or "error@1.5 %" not in rows[0]:
+        return None
+    parts = [
+        f"{_n(round(-float(x['error@1.5 %'])))} % under {str(x['encoding']).removeprefix('bpe:').removesuffix('_base')}"
+        for x in rows
+    ]
+    est = [
+        x for x in _records(r, "strategies") if x["selectedBy"] == "estimate@1.5" and x["strategy"] == "M5"
+    ]
+    over = "".join(
+        f"; of {_n(x['windows'])} M5 windows, {_n(x['overBudget'])} are over budget by the estimate and "
+        f"{_n(x['overBudgetReal'])} in real {str(x['measuredBy']).removeprefix('bpe:')} tokens"
+        for x in est[:1]
+    )
+    return Finding(
+        "token-estimate",
+        "Estimated tokens undercount real ones.",
+        f"On mixed text the seed's chars/1.5 estimate for CJK is {' and '.join(parts)}{over}.",
+    )
+
+
+def _framing(r: ScenarioResult) -> Finding | None:
+    flipped = {(x["framing"], x["reader"]): x for x in _records(r, "flipped_digit")}
+    torn = {(x["framing"], x["reader"]): x for x in _records(r, "torn_then_append")}
+    lines, frames, resync = (
+        flipped.get(("lines", "store resync")),
+        flipped.get(("frames", "store resync")),
+        torn.get(("lines", "store resync")),
+    )
+    if lines is None or frames is None or resync is None:
+        return None
+    return Finding(
+        "framing",
+        "Newline-framed logs hide corruption.",
+        f"A digit flipped at rest comes back from a JSON-lines log as a valid record (phantom "
+        f"{_n(lines['phantom'])}); length + CRC frames return phantom {_n(frames['phantom'])}, and a torn "
+        f"half-record followed by more appends loses {_n(resync['missing'])} acknowledged records with "
+        f"`resync` ({_n(r.params.get('records'))} records).",
+    )
+
+
 def _peers(r: ScenarioResult) -> Finding | None:
     """The league table in one sentence: each library's signature failure on clean data."""
     rows = _records(r, "peers")
@@ -238,6 +281,8 @@ _SENTENCES: dict[str, Callable[[ScenarioResult], Finding | None]] = {
     "checks": _checks,
     "clock-skew": _clock_skew,
     "testbench": _testbench,
+    "token-estimate": _token_estimate,
+    "framing": _framing,
     "peers": _peers,
 }
 

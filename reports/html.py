@@ -56,7 +56,7 @@ figcaption{font-size:.9em;margin-top:.4em}
 pre{background:#fff;border:1px solid #e3e3e3;padding:.6em;overflow-x:auto;font-size:.8em}
 nav ol{columns:2;font-size:.9em}.summary{background:#fff;border:1px solid #e3e3e3;padding:.6em 1em}
 .note{color:#7a4b00}
-td.num,.meta code{white-space:nowrap}
+td.num,.meta code{white-space:nowrap}.meta code.long{white-space:normal;overflow-wrap:anywhere}
 details.full>summary{cursor:pointer;color:#1f4e9c;margin:.3em 0}
 section.findings{background:#fff;border:1px solid #e3e3e3;border-left:4px solid #1f77b4;padding:.4em 1em;margin:1em 0}
 section.findings li{margin:.35em 0}section.findings code{background:#eee;padding:0 .2em;border-radius:3px}
@@ -111,8 +111,19 @@ def _param_text(value: Any) -> str:
 
 
 def params_html(params: dict[str, Any] | Any) -> str:
-    items = sorted(dict(params).items())
-    return ", ".join(f"<code>{esc(k)}={esc(_param_text(v))}</code>" for k, v in items) or "none"
+    """Each parameter as ``<code>k=v</code>``; a long value (a list of checks, a sweep grid) may
+    wrap inside its code span (class ``long``) so it never widens the page past the window."""
+    texts = [f"{k}={_param_text(v)}" for k, v in sorted(dict(params).items())]
+    return (
+        ", ".join(
+            f'<code class="long">{esc(t)}</code>' if len(t) > LONG_PARAM else f"<code>{esc(t)}</code>"
+            for t in texts
+        )
+        or "none"
+    )
+
+
+LONG_PARAM = 40  # characters of ``k=v`` beyond which a parameter's code span may wrap
 
 
 def judgements_html(lines: Iterable[tuple[bool, str, str]]) -> str:

@@ -80,3 +80,80 @@ def test_only_scenario_commands_run() -> None:
         run_command("rm -rf /")
     with pytest.raises(BadParameter, match="cannot read"):
         run_command("turncheck scenario trigger-gap --iterations 5")
+
+
+def test_an_output_block_is_the_commands_printed_lines(tmp_path: Path) -> None:
+    """kind=output runs the command in the page's scratch folder (a later command reads what an
+    earlier one wrote), keeps the lines asked for, strips a wall-clock time, shows the exit status."""
+    path = tmp_path / "page.md"
+    check = "turncheck check trigger --param locking=none --param gap=1 -i bounded-peak-turns --trace-out t.json --engine explore"
+    path.write_text(
+        f"<!-- figures kind=output keep=^counterexample cmd='{check}' -->\n<!-- /figures -->\n"
+        "<!-- figures kind=output 'keep=^replay|^still' 'strip=, [0-9]+ steps$' cmd='turncheck replay t.json' -->\n"
+        "<!-- /figures -->\n"
+    )
+    assert main([str(path), "--write"]) == 0
+    text = path.read_text()
+    assert f"$ {check}\n...\ncounterexample: bounded-peak-turns broken in 4 steps" in text
+    assert "(exit status 0)" in text  # --trace-out asked for a counterexample, and it is saved
+    assert "(exit status 1)" in text and "replay of t.json: model trigger (" in text  # replay: still fails
+    assert "), 4 steps\n" not in text  # stripped
+    assert main([str(path), "--check"]) == 0
+    path.write_text(text.replace("broken in 4 steps", "broken in 3 steps", 1))
+    assert main([str(path), "--check"]) == 1
+
+
+def test_output_blocks_run_only_turncheck_and_copy_only_repository_folders(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("<!-- figures kind=output cmd='ls /' -->\n<!-- /figures -->\n")
+    with pytest.raises(BadParameter, match="only 'turncheck"):
+        regenerate(page.read_text(), page, full=False)
+    page = ROOT / "docs" / "nowhere.md"
+    with pytest.raises(BadParameter, match="copy="):
+        regenerate(
+            "<!-- figures kind=output copy=../etc cmd='turncheck --help' -->\n<!-- /figures -->\n",
+            page,
+            False,
+        )
+
+
+def test_a_bench_block_is_rendered_from_its_committed_result_file(tmp_path: Path) -> None:
+    """Timings are never re-measured in a test: the table must match the committed file."""
+    import json
+
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    run = {"topic": "trigger", "scale": "quick", "cores": 2, "load_average": {"start": [1.5, 1, 1], "end": [2.25, 1, 1]},
+           "compare": [{"path": "SimPy runner", "unit": "µs per event", "target": "≤ 1.5× bare SimPy", "note": "",
+                        "contenders": [
+                            {"name": "simulate", "role": "turncheck", "median": 3.1345, "best": 2.9, "rounds": 3,
+                             "peak_mib": None, "turncheck_over_this": None},
+                            {"name": "bare SimPy", "role": "ceiling", "median": 1.25, "best": 1.0, "rounds": 3,
+                             "peak_mib": 12.0, "turncheck_over_this": 2.5076}]}]}  # fmt: skip
+    result = tmp_path / "docs" / "results" / "bench.jsonl"
+    result.write_text(json.dumps(run) + "\n")
+    page = tmp_path / "docs" / "performance.md"
+    cmd = "turncheck bench trigger --compare --scale quick --format json"
+    page.write_text(
+        f"<!-- figures kind=bench src=docs/results/bench.jsonl cmd='{cmd}' -->\n<!-- /figures -->\n"
+    )
+    assert main([str(page), "--write"]) == 0 and main([str(page), "--check"]) == 0
+    text = page.read_text()
+    assert (
+        "|  | ceiling: bare SimPy | 1.250 | 1.000 | µs per event | turncheck ÷ ceiling 2.51× | +12 MiB |"
+        in text
+    )
+    assert "| SimPy runner | turncheck: simulate | 3.135 |" in text and "load average 1.50 → 2.25" in text
+    run["compare"][0]["contenders"][0]["median"] = 3.5  # type: ignore[index]
+    result.write_text(json.dumps(run) + "\n")
+    assert main([str(page), "--check"]) == 1
+
+
+@pytest.mark.parametrize(
+    "src,needle", [("", "needs src="), ("../x.jsonl", "needs src="), ("docs/none.jsonl", "cannot read")]
+)
+def test_a_bench_block_needs_a_readable_file_in_the_repository(src: str, needle: str) -> None:
+    marker = "kind=bench" + (f" src={src}" if src else "")
+    text = f"<!-- figures {marker} cmd='turncheck bench --compare --format json' -->\n<!-- /figures -->\n"
+    with pytest.raises(BadParameter, match=needle):
+        regenerate(text, ROOT / "docs" / "performance.md", full=False)

@@ -26,7 +26,7 @@ from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import Judgement, ScenarioResult, Table, get_scenario, parse_params
 from turncheck.sim.trace import Trace, TraceFormatError, save_trace
 
-PEAK_COLUMNS = ("max_turns", "writers", "gap", "locking", "iterations", "peak", "worst_case")
+PEAK_COLUMNS = ("max_turns", "writers", "gap", "locking", "iterations", "peak", "worst_case", "post_peak")
 
 
 def peaks_result(scenario: str = "sweep-trigger-gap") -> ScenarioResult:
@@ -34,7 +34,7 @@ def peaks_result(scenario: str = "sweep-trigger-gap") -> ScenarioResult:
     for a, g in ((1, 0), (1, 2), (4, 2)):
         for m in (4, 8, 16):
             worst = m if g == 0 else m + 2 * a * g - 1
-            rows.append((m, a, g, "none", 1000, min(worst, m + a * g), worst))
+            rows.append((m, a, g, "none", 1000, min(worst, m + a * g), worst, m if g == 0 else m + a * g - 1))
     return ScenarioResult(
         scenario, {"grid": {"max_turns": [4, 8, 16]}}, 7, (Table("sweep", "t", PEAK_COLUMNS, tuple(rows)),)
     )
@@ -120,13 +120,20 @@ def test_heatmap_cells_are_peak_over_max_turns(tmp_path: Path) -> None:
     fig = plot_peak_ratio_heatmap(peaks_result("trigger-gap"))
     assert_writes_images(fig, tmp_path, "heat")
     panels = [ax for ax in fig.axes if ax.images]
-    assert [ax.get_title() for ax in panels] == ["maxTurns = 4", "maxTurns = 8", "maxTurns = 16"]
+    assert [ax.get_title() for ax in panels] == [
+        f"{reading}: maxTurns = {m}" for reading in ("instantaneous", "post-compaction") for m in (4, 8, 16)
+    ]
+    result = peaks_result("trigger-gap")
+    rec = {(r["writers"], r["gap"], r["max_turns"]): r for r in result.tables[0].records()}
     grid = panels[0].images[0].get_array()
     # rows: writers 1, 4; columns: gaps 0, 2 — (4, 0) never ran, so it is masked
     assert grid[0, 0] == 1.0 and grid[0, 1] == pytest.approx(6 / 4) and grid[1, 1] == pytest.approx(12 / 4)
     assert np.ma.is_masked(grid[1, 0])
+    post = panels[3].images[0].get_array()  # the same cells, read right after each compaction
+    assert post[1, 1] == pytest.approx(rec[(4, 2, 4)]["post_peak"] / 4) and np.ma.is_masked(post[1, 0])
+    assert post[1, 1] < grid[1, 1]
     assert "gap G" in panels[0].get_xlabel() and "writers A" in panels[0].get_ylabel()
-    assert any("peak / maxTurns" in ax.get_ylabel() for ax in fig.axes if not ax.images)  # the colour bar
+    assert any("turns / maxTurns" in ax.get_ylabel() for ax in fig.axes if not ax.images)  # the colour bar
 
 
 def test_locking_price_bars_bounds_and_latency(tmp_path: Path) -> None:

@@ -5,8 +5,10 @@ model's transcript in the model's own words."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from browser_page import browser, open_file  # noqa: F401  (browser is a fixture)
 
 from examples.my_lock import FlagLock
 from turncheck.models.catalog import build_model
@@ -27,14 +29,19 @@ def real(name: str, **params: str) -> ScenarioResult:
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory: pytest.TempPathFactory) -> str:
+def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("story")
     write_result(real("trigger-gap", iterations="3000"), d)
     write_result(real("locking", slots="40", writers="1,4", gap="0,2", budget="0"), d)
     long = Table(
         "many", "A long table", ("k", "value"), tuple((i, 10_000 + i) for i in range(LONG_TABLE + 8))
     )
-    write_result(ScenarioResult("projection", {}, 1, (long,)), d)
+    # a long parameter (as a demo's list of checks or a sweep's grid): it must not widen the page
+    checks = [
+        f"check trigger locking=mutex gap={g} -i no-uncounted-gap-turn -i bounded-peak-turns"
+        for g in range(9)
+    ]
+    write_result(ScenarioResult("projection", {"checks": checks}, 1, (long,)), d)
     # a user's own model: FlagLock from examples/, its counterexample saved by reference
     model = build_model("trigger", {"locking": "none", "gap": "1"})
     report = run_check(model, select_properties(model, ["no-uncounted-gap-turn"]), engine="explore")
@@ -48,7 +55,12 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> str:
     save_trace(Trace("nowhere.mod:Lock", {}, (("go", 1),), "never"), d / "traces" / "bare.json")
     out = tmp_path_factory.mktemp("page") / "report.html"
     write_report(d, out)
-    return out.read_text(encoding="utf-8")
+    return out
+
+
+@pytest.fixture(scope="module")
+def page(page_file: Path) -> str:
+    return page_file.read_text(encoding="utf-8")
 
 
 def test_findings_open_the_page_and_link_to_their_sections(page: str) -> None:
@@ -76,6 +88,17 @@ def test_numbers_never_wrap_and_long_tables_collapse(page: str) -> None:
     assert f"<summary>all {LONG_TABLE + 8} rows of “A long table”</summary>" in page
 
 
+@pytest.mark.parametrize("width", [1280, 1024])
+def test_the_page_never_scrolls_sideways(browser: Any, page_file: Path, width: int) -> None:  # noqa: F811
+    """Long parameters wrap inside their code span; tables and traces scroll inside their own box."""
+    assert '<code class="long">checks=' in page_file.read_text(encoding="utf-8")
+    opened = open_file(browser, page_file, width=width)
+    scroll_width, inner = opened.page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    opened.page.close()
+    assert inner == width and scroll_width <= inner, f"page is {scroll_width} px wide in a {inner} px window"
+    assert not opened.errors
+
+
 def test_user_models_transcript_is_in_its_own_words(page: str) -> None:
     assert "   4  worker 1 sets the flag and compacts" in page
     assert "in the words of examples.my_lock:FlagLock, recorded when the check ran" in page
@@ -97,3 +120,15 @@ def test_check_saves_the_models_words_with_its_trace(
     assert code == 0  # --trace-out: found and saved
     saved = load_trace(trace)
     assert saved.extra["words"][-1] == "worker 1 sets the flag and compacts"
+
+
+def test_token_estimate_and_framing_findings_read_their_numbers() -> None:
+    est = real("token-estimate", sessions="4", turns="10")
+    frame = real("framing", records="2000")
+    f_est, f_frame = findings([est, frame])
+    everything = [x for x in est.table("estimator-error").records() if x["textKind"] == "all"]
+    for row in everything:
+        assert f"{round(-float(row['error@1.5 %']))} % under" in f_est.sentence
+    resync = {(x["framing"], x["reader"]): x for x in frame.table("flipped_digit").records()}
+    assert f"(phantom {resync[('lines', 'store resync')]['phantom']})" in f_frame.sentence
+    assert f_frame.scenario == "framing" and "(2000 records)" in f_frame.sentence

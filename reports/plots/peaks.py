@@ -226,11 +226,24 @@ def peaks_reading(results: ScenarioResult | Sequence[ScenarioResult]) -> str:
     return "; ".join(parts) + "."
 
 
-def plot_peak_ratio_heatmap(results: ScenarioResult | Sequence[ScenarioResult]) -> Figure:
-    """peak / maxTurns over writers (rows) × gap (columns), one panel per maxTurns.
+READINGS: tuple[tuple[str, str], ...] = (
+    ("instantaneous", "peak (most live turns at any moment)"),
+    ("post-compaction", "after compaction (live turns right after each compaction; seed 004 §9's reading)"),
+)
 
-    Each panel's image holds the ratios (NaN where no cell ran), in the order of the sorted
-    writers and gaps; every cell is annotated with its ratio and, below, its peak.
+
+def _reading_value(p: PeakPoint, reading: str) -> int | None:
+    return p.peak if reading == "instantaneous" else p.post
+
+
+def plot_peak_ratio_heatmap(results: ScenarioResult | Sequence[ScenarioResult]) -> Figure:
+    """peak / maxTurns over writers (rows) × gap (columns): both readings, one panel per maxTurns each.
+
+    The panels of the instantaneous peak come first (one row of panels), those of the live turns
+    right after a compaction below them (left out for older result files that lack ``post_peak``);
+    both share one colour scale, so the two readings compare cell by cell. Each panel's image holds
+    the ratios (NaN where no cell ran), in the order of the sorted writers and gaps; every cell is
+    annotated with its ratio and, below, the turn count.
     """
     results = [results] if isinstance(results, ScenarioResult) else list(results)
     points = peak_points(results, "peak-ratio-heatmap")
@@ -238,43 +251,50 @@ def plot_peak_ratio_heatmap(results: ScenarioResult | Sequence[ScenarioResult]) 
     panels = sorted({(p.locking, p.max_turns) for p in points})
     writers = sorted({p.writers for p in points})
     gaps = sorted({p.gap for p in points})
+    readings = [r for r in READINGS if any(_reading_value(p, r[0]) is not None for p in points)]
     vmax = max(p.ratio for p in points)
     cols = 2 if len(panels) == 4 else min(len(panels), 3)
-    rows_n = math.ceil(len(panels) / cols)
+    per_reading = math.ceil(len(panels) / cols)
+    rows_n = per_reading * len(readings)
     fig = new_figure(max(4.2, 3.3 * cols + 1.2), 3.1 * rows_n + 1.6)
     axes = fig.subplots(rows_n, cols, squeeze=False)
     image = None
-    for k, (locking, m) in enumerate(panels):
-        ax = axes[k // cols][k % cols]
-        grid = np.full((len(writers), len(gaps)), np.nan)
-        peaks: dict[tuple[int, int], int] = {}
-        for p in points:
-            if (p.locking, p.max_turns) == (locking, m):
-                grid[writers.index(p.writers), gaps.index(p.gap)] = p.ratio
-                peaks[(p.writers, p.gap)] = p.peak
-        image = ax.imshow(np.ma.masked_invalid(grid), origin="lower", cmap="YlOrRd", vmin=1.0,
-                          vmax=max(vmax, 1.0001), aspect="auto")  # fmt: skip
-        for (a, g), peak in peaks.items():
-            r = grid[writers.index(a), gaps.index(g)]
-            dark = r > 1 + 0.6 * (vmax - 1)
-            ax.text(gaps.index(g), writers.index(a), f"{r:.2f}×\n(peak {peak})", ha="center", va="center",
-                    fontsize=7.5, color="white" if dark else "black")  # fmt: skip
-        ax.set_xticks(range(len(gaps)), [str(g) for g in gaps])
-        ax.set_yticks(range(len(writers)), [str(a) for a in writers])
-        ax.set_xlabel("gap G (slots between read and delete)")
-        if k % cols == 0:
-            ax.set_ylabel("writers A (turns per slot, at most)")
-        ax.set_title(f"maxTurns = {m}" + (f", locking {locking}" if len(lockings) > 1 else ""), fontsize=9)
-        ax.set_facecolor("#eeeeee")
-    for k in range(len(panels), rows_n * cols):
-        axes[k // cols][k % cols].set_visible(False)
+    for block, (reading, _words) in enumerate(readings):
+        for k, (locking, m) in enumerate(panels):
+            ax = axes[block * per_reading + k // cols][k % cols]
+            grid = np.full((len(writers), len(gaps)), np.nan)
+            counts: dict[tuple[int, int], int] = {}
+            for p in points:
+                value = _reading_value(p, reading)
+                if (p.locking, p.max_turns) == (locking, m) and value is not None:
+                    grid[writers.index(p.writers), gaps.index(p.gap)] = value / m
+                    counts[(p.writers, p.gap)] = value
+            image = ax.imshow(np.ma.masked_invalid(grid), origin="lower", cmap="YlOrRd", vmin=1.0,
+                              vmax=max(vmax, 1.0001), aspect="auto")  # fmt: skip
+            for (a, g), count in counts.items():
+                r = grid[writers.index(a), gaps.index(g)]
+                dark = r > 1 + 0.6 * (vmax - 1)
+                label = "peak" if reading == "instantaneous" else "after"
+                ax.text(gaps.index(g), writers.index(a), f"{r:.2f}×\n({label} {count})", ha="center",
+                        va="center", fontsize=7.5, color="white" if dark else "black")  # fmt: skip
+            ax.set_xticks(range(len(gaps)), [str(g) for g in gaps])
+            ax.set_yticks(range(len(writers)), [str(a) for a in writers])
+            ax.set_xlabel("gap G (slots between read and delete)")
+            if k % cols == 0:
+                ax.set_ylabel("writers A (turns per slot, at most)")
+            ax.set_title(f"{reading}: maxTurns = {m}" + (f", locking {locking}" if len(lockings) > 1 else ""),
+                         fontsize=9)  # fmt: skip
+            ax.set_facecolor("#eeeeee")
+        for k in range(len(panels), per_reading * cols):
+            axes[block * per_reading + k // cols][k % cols].set_visible(False)
     if image is not None:
         bar = fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.9)
-        bar.set_label("peak / maxTurns  (1.0 = the trigger holds)")
+        bar.set_label("turns / maxTurns  (1.0 = the trigger holds)")
     titled(
         fig,
-        "How many times maxTurns the log really holds: peak / maxTurns over writers × gap",
-        _run_words(points, results) + "; grey = not run",
+        "How many times maxTurns the log really holds, over writers × gap: "
+        + " / ".join(r for r, _ in readings),
+        _run_words(points, results) + "; " + "; ".join(words for _, words in readings) + "; grey = not run",
     )
     return fig
 
@@ -298,6 +318,13 @@ def heatmap_reading(results: ScenarioResult | Sequence[ScenarioResult]) -> str:
             f"; at A={worst.writers}, G={worst.gap} it goes from {lo.ratio:.2f} at maxTurns {lo.max_turns} "
             f"to {hi.ratio:.2f} at maxTurns {hi.max_turns} (overshoot {lo.peak - lo.max_turns} → "
             f"{hi.peak - hi.max_turns} turns)"
+        )
+    post = [(p.post / p.max_turns, p) for p in points if p.post is not None]
+    if post:
+        top = max(post, key=lambda x: x[0])
+        line += (
+            f"; right after a compaction it runs from {min(r for r, _ in post):.2f} to {top[0]:.2f} "
+            f"(A={top[1].writers}, G={top[1].gap}, maxTurns {top[1].max_turns})"
         )
     return line + "."
 

@@ -475,8 +475,20 @@ SCENARIO = register(
         summary="LangChain, LlamaIndex, litellm, the Agents SDK, Semantic Kernel, AutoGen, LangGraph and "
         "Pydantic AI next to M0–M5, per request.",
         presets={
-            "quick": {"sessions": "3", "turns": "6", "repro_events": "4", "timing_sizes": "100,1000", "timing_cap": "1"},
-            "tiny": {"sessions": "2", "turns": "4", "repro_events": "3", "timing_sizes": "100", "timing_cap": "1"},
+            "quick": {
+                "sessions": "3",
+                "turns": "6",
+                "repro_events": "4",
+                "timing_sizes": "100,1000",
+                "timing_cap": "1",
+            },
+            "tiny": {
+                "sessions": "2",
+                "turns": "4",
+                "repro_events": "3",
+                "timing_sizes": "100",
+                "timing_cap": "1",
+            },
         },
         demo_skip={"tiny": "its eight libraries take ~30 s to import; it runs at --scale quick"},
         order=40,

@@ -30,8 +30,6 @@ def user_model_class(ref: str) -> Callable[..., Any]:
     return load_object(ref, "model", noun="class")  # type: ignore[no-any-return]
 
 
-
-
 def load_model(ref: str, params: Mapping[str, Any] | None = None) -> ProtocolModel[Any, Any]:
     """Build the model ``ref`` (catalog name or ``package.module:Class``) with ``params``.
 

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_page import browser, open_file  # noqa: F401  (browser is a fixture)
 
 from examples.my_lock import FlagLock
 from turncheck.models.catalog import build_model
@@ -89,10 +88,10 @@ def test_numbers_never_wrap_and_long_tables_collapse(page: str) -> None:
 
 
 @pytest.mark.parametrize("width", [1280, 1024])
-def test_the_page_never_scrolls_sideways(browser: Any, page_file: Path, width: int) -> None:  # noqa: F811
+def test_the_page_never_scrolls_sideways(open_page: Any, page_file: Path, width: int) -> None:
     """Long parameters wrap inside their code span; tables and traces scroll inside their own box."""
     assert '<code class="long">checks=' in page_file.read_text(encoding="utf-8")
-    opened = open_file(browser, page_file, width=width)
+    opened = open_page(page_file, width=width)
     scroll_width, inner = opened.page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     opened.page.close()
     assert inner == width and scroll_width <= inner, f"page is {scroll_width} px wide in a {inner} px window"

@@ -71,9 +71,9 @@ def test_report_viewers_step_independently(
     page.close()
 
 
-def test_demo_report_fits_a_1280_px_window(browser: Any, demo_dir: Path) -> None:  # noqa: F811
+def test_demo_report_fits_a_1280_px_window(open_page: Any, demo_dir: Path) -> None:
     """No horizontal scrollbar at a normal window width: long parameters wrap, tables scroll in their box."""
-    opened = open_file(browser, demo_dir / "report.html", width=1280)
+    opened = open_page(demo_dir / "report.html", width=1280)
     scroll_width, inner = opened.page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     opened.page.close()
     assert scroll_width <= inner == 1280, f"page is {scroll_width} px wide in a {inner} px window"

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from turncheck.models.catalog import DEMO_CHECKS
 from turncheck.models.errors import TurncheckError
 from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import (
@@ -157,8 +158,10 @@ def plan(scale: str, home: str = "") -> tuple[list[Step], list[tuple[str, str]]]
 
 
 def _check_steps(scale: str, home: str) -> list[Step]:
+    """The demo's own checks, then every registered model's declared :class:`DemoCheck`."""
+    declared = [(name, dict(d.params), (), d.expect, d.why) for name, d in DEMO_CHECKS.items()]
     return [Step("check", model, tuple(params.items()), expect=expect, why=why, examples=CHECK_EXAMPLES[scale],
-                 home=home, invariants=names) for model, params, names, expect, why in CHECKS]  # fmt: skip
+                 home=home, invariants=names) for model, params, names, expect, why in (*CHECKS, *declared)]  # fmt: skip
 
 
 @contextmanager

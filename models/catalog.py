@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from turncheck.models.clock import ClockModel
 from turncheck.models.errors import BadParameter, UnknownName
@@ -29,13 +30,33 @@ MODELS: Registry[ModelFactory] = Registry("model")
 ``turncheck.register_model``."""
 
 
-def register_model(name: str, factory: ModelFactory | None = None) -> Any:
+@dataclass(frozen=True)
+class DemoCheck:
+    """A check ``turncheck demo`` runs on a registered model: its parameters (``k=v`` strings),
+    the verdict it expects (``"fail"``: the model exists to show a counterexample; ``"pass"``)
+    and why, said in the demo's summary and report."""
+
+    expect: Literal["pass", "fail"]
+    why: str
+    params: Mapping[str, str] = field(default_factory=dict)
+
+
+DEMO_CHECKS: dict[str, DemoCheck] = {}
+"""Registered models' demo checks, in registration order (the built-in trigger's two are the
+demo's own, :data:`turncheck.cli.demo.CHECKS`)."""
+
+
+def register_model(name: str, factory: ModelFactory | None = None, *, demo: DemoCheck | None = None) -> Any:
     """Register ``factory`` (a class or function taking keyword parameters with defaults) as
     model ``name``, or use as ``@register_model(name)``; returns the factory unchanged. Every
-    engine and command then builds it by name (:func:`build_model`)."""
+    engine and command then builds it by name (:func:`build_model`); with ``demo``,
+    ``turncheck demo`` checks it too and its counterexample is drawn in the report."""
     if factory is None:
-        return lambda f: register_model(name, f)
-    return MODELS.register(name, factory)
+        return lambda f: register_model(name, f, demo=demo)
+    registered = MODELS.register(name, factory)
+    if demo is not None:
+        DEMO_CHECKS[name] = demo
+    return registered
 
 
 register_model("clock", ClockModel)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -69,6 +70,59 @@ EXTENSION = textwrap.dedent(
             return f"{action} -> {state + 1}"
 
 
+    class LostUpdate(turncheck.ProtocolModel):
+        """Two writers add one by reading then writing; an auditor counts when both are done."""
+
+        name = "ext-lost-update"
+
+        def __init__(self, writers: int = 2) -> None:
+            self.writers = writers
+            self.params = {"writers": writers}
+
+        def init_states(self):
+            yield (0, (0,) * self.writers, (0,) * self.writers, -1)
+
+        def actions(self, state):
+            counter, phases, _seen, audited = state
+            out = [("read", w) for w, p in enumerate(phases) if p == 0]
+            out += [("write", w) for w, p in enumerate(phases) if p == 1]
+            if audited < 0 and all(p == 2 for p in phases):
+                out.append(("audit",))
+            return out
+
+        def step(self, state, action):
+            counter, phases, seen, audited = state
+            if action[0] == "audit":
+                return (counter, phases, seen, counter)
+            w, phases, seen = action[1], list(phases), list(seen)
+            if action[0] == "read":
+                phases[w], seen[w] = 1, counter
+            else:
+                phases[w], counter = 2, seen[w] + 1
+            return (counter, tuple(phases), tuple(seen), audited)
+
+        def properties(self):
+            n = self.writers
+            return (Property("audit-counts-every-write", "always", lambda s: s[3] < 0 or s[3] == n,
+                             "the audited counter equals the number of writes"),)
+
+        def format_action(self, state, action):
+            if action[0] == "audit":
+                return f"auditor counts {state[0]}"
+            verb = "reads" if action[0] == "read" else "writes"
+            return f"writer {action[1]} {verb}"
+
+        def actor(self, state, action):
+            return "auditor" if action[0] == "audit" else f"writer {action[1]}"
+
+        def lane_order(self):
+            return ("auditor", "writer")
+
+
+    turncheck.register_model(
+        "ext-lost-update", LostUpdate,
+        demo=turncheck.DemoCheck("fail", "read-then-write loses an update", {"writers": "2"}),
+    )
     turncheck.register_model("ext-counter", CounterModel)
 
 
@@ -184,6 +238,15 @@ def test_an_extension_module_is_listed_run_and_drawn(site: Path, tmp_path: Path)
     assert "4 squares, drawn by the extension" in page
     svg = (out / "plots" / "strategies-vs-budget--testbench.svg").read_text(encoding="utf-8")
     assert "#00aaaa" in svg  # drawn in the colour the strategy declared
+    # the model: checked by the demo as it declared, its counterexample replayed and drawn in the
+    # report in the model's own lane order (the auditor first, which no default would do)
+    assert "check ext-lost-update writers=2" in steps
+    trace = out / "traces" / "ext-lost-update-writers-2.json"
+    assert json.loads(trace.read_text(encoding="utf-8"))["violated"] == "audit-counts-every-write"
+    assert "counterexample--ext-lost-update-writers-2" in summary["plots"]
+    viewers = re.findall(r'<script type="application/json" class="tcv-data">(.*?)</script>', page)
+    lost = [json.loads(v) for v in viewers if '"ext-lost-update"' in v]
+    assert lost and lost[0]["lanes"] == ["auditor", "writer 0", "writer 1"] and lost[0]["replayed"] is True
 
 
 def test_an_extension_that_fails_to_import_is_one_line(tmp_path: Path) -> None:

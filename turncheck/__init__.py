@@ -54,6 +54,7 @@ _PUBLIC: dict[str, str] = {
     # under the entry-point group "turncheck.plugins" is imported before the CLI lists choices
     "register_strategy": "turncheck.models.projector",
     "register_model": "turncheck.models.catalog",
+    "DemoCheck": "turncheck.models.catalog",
     "register_scenario": "turncheck.scenarios.base",
     "Scenario": "turncheck.scenarios.base",
     "ScenarioResult": "turncheck.scenarios.base",
@@ -91,6 +92,7 @@ __all__ = [
     "TurncheckError",
     "register_strategy",
     "register_model",
+    "DemoCheck",
     "register_scenario",
     "Scenario",
     "ScenarioResult",
@@ -103,7 +105,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from turncheck.bench.benchmark import register_bench
-    from turncheck.models.catalog import build_model, register_model
+    from turncheck.models.catalog import DemoCheck, build_model, register_model
     from turncheck.models.cost import CostModel, EstimateCost, Utf8JsonCost, make_cost
     from turncheck.models.errors import TurncheckError
     from turncheck.models.events import Event, Kind, read_jsonl, write_jsonl

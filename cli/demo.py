@@ -326,18 +326,25 @@ def run_demo(
 def _write_outputs(run: DemoRun, progress: Callable[[int, int], None]) -> None:
     from turncheck.reports.html import render_report
     from turncheck.reports.plots import gallery
-    from turncheck.reports.results_dir import ResultsDir, TraceFile, load_result
+    from turncheck.reports.results_dir import ResultsDir, TraceFile, file_kind, load_result
     from turncheck.sim.trace import Trace, load_trace, save_trace
 
     root = run.out
     results_dir = root / "results"
     result_files: list[Path] = []
     traces: dict[int, Path] = {}
+    attached_traces: list[Path] = []  # a scenario's own traces (the peers' pairing breaks)
     for k, o in enumerate(run.outcomes):
         if o.result is not None:
             paths = write_result(o.result, results_dir)
             run.files += paths
             result_files.append(paths[0])
+            for p in paths[1:]:  # attachments: a measured result of its own, or traces
+                kind = file_kind(p)
+                if kind == "result":
+                    result_files.append(p)
+                elif kind == "trace":
+                    attached_traces.append(p)
             if o.lines:
                 jsonl = results_dir / f"{o.result.scenario}.jsonl"
                 jsonl.write_text("\n".join(o.lines) + "\n", encoding="utf-8")
@@ -357,7 +364,7 @@ def _write_outputs(run: DemoRun, progress: Callable[[int, int], None]) -> None:
     directory = ResultsDir(
         root,
         tuple(ResultFile(p, load_result(p)) for p in result_files),
-        tuple(TraceFile(p, load_trace(p)) for p in traces.values()),
+        tuple(TraceFile(p, load_trace(p)) for p in (*traces.values(), *attached_traces)),
         (),
     )
     drawn, missing = gallery(directory, progress)

@@ -129,6 +129,16 @@ def _json_files(root: Path) -> Iterable[Path]:
     return sorted(p for p in root.rglob("*.json") if p.is_file())
 
 
+def file_kind(path: Path) -> str | None:
+    """``"result"`` or ``"trace"`` for a JSON file of either format (a scenario's attachments are
+    both: measured results and traces beside its own), else None."""
+    if path.suffix != ".json":
+        return None
+    obj = _read_json(path)
+    kind = obj.get("format") if isinstance(obj, dict) else None
+    return {RESULT_FORMAT: "result", TRACE_FORMAT: "trace"}.get(kind) if isinstance(kind, str) else None
+
+
 def read_results_dir(root: str | Path) -> ResultsDir:
     """Read every result and trace under ``root``.
 

@@ -119,3 +119,30 @@ def test_unknown_scenarios_run_only_when_they_declare_a_scale(monkeypatch: pytes
         kinds = [s.kind for s in steps]
         assert kinds.count("check") == 2 and kinds.count("sweep") == 1
         assert steps[0].name == "trigger-gap" and steps[1].kind == "sweep"
+
+
+def test_the_demo_page_shows_what_a_scenario_writes_beside_its_result(tmp_path: Path) -> None:
+    """A scenario's attachments — a measured result of its own (the peers' timing) and traces
+    (the peers' pairing breaks) — are on the demo's page, as ``turncheck report DIR`` shows them."""
+    from turncheck.cli.demo import DemoRun, Outcome, Step, _write_outputs
+    from turncheck.models.catalog import build_model
+    from turncheck.scenarios.base import Table
+    from turncheck.sim.explorer import counterexample, explore
+    from turncheck.sim.trace import Trace
+
+    model = build_model("projector", {"strategy": "M0"})
+    cx = counterexample(model, explore(model), "no-orphan-results")
+    actions = tuple(tuple(a) if isinstance(a, (list, tuple)) else (a,) for a in cx.actions)
+    trace = Trace(
+        "projector", dict(model.params), actions, "no-orphan-results", cx.init, "explore", "projector"
+    )
+    timing = ScenarioResult("demo-echo-timing", {}, 0, (Table("t", "Measured", ("n",), ((1,),)),))
+    main = ScenarioResult(
+        "demo-echo", {}, 0, (Table("rows", "Rows", ("n",), ((1,),)),),
+        attachments={"demo-echo.timing.json": timing, "demo-echo.traces/m0.trace.json": json.dumps(trace.to_json())},
+    )  # fmt: skip
+    run = DemoRun(tmp_path, "tiny", outcomes=[Outcome(Step("scenario", "demo-echo"), result=main)])
+    _write_outputs(run, lambda done, total: None)
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "<h2>demo-echo-timing</h2>" in page and "Measured" in page
+    assert "m0.trace.json" in page and "no-orphan-results" in page

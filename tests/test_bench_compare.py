@@ -90,14 +90,14 @@ def test_topic_without_comparison_is_a_usage_error(cli: Any, capsys: pytest.Capt
 
 
 def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    """The CI smoke run: every topic at the quick scale, one JSON object per topic, ratios and
-    the load average present (no thresholds)."""
-    code, out, err = cli("bench", "all", "--compare", "--scale", "quick", "--format", "json")
+    """The CI smoke run: every topic at the tiny scale (the suite's time is CI's budget), one JSON
+    object per topic, ratios and the load average present (no thresholds)."""
+    code, out, err = cli("bench", "all", "--compare", "--scale", "tiny", "--format", "json")
     assert code == 0
     objects = [json.loads(line) for line in out.splitlines()]
     assert [o["topic"] for o in objects] == ["check", "projector", "store", "testbench", "trigger"]
     for o in objects:
-        assert o["scale"] == "quick" and o["compare"]
+        assert o["scale"] == "tiny" and o["compare"]
         assert o["load_average"]["start"] is None or len(o["load_average"]["start"]) == 3
         for comparison in o["compare"]:
             roles = [c["role"] for c in comparison["contenders"]]
@@ -105,7 +105,7 @@ def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[
             assert all(c["median"] > 0 for c in comparison["contenders"])
             others = [c for c in comparison["contenders"] if c["role"] != "turncheck"]
             assert all(c["turncheck_over_this"] > 0 for c in others)
-    assert "== bench check --compare (quick)" in err
+    assert "== bench check --compare (tiny)" in err
 
 
 def test_compare_table_prints_ratios_and_load(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:

@@ -84,7 +84,7 @@ COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Inputs big enough that reading them takes seconds: a JSONL workload and a framed log."""
     d = tmp_path_factory.mktemp("interrupt-inputs")
-    params = WorkloadParams(sessions=20000, turns=20, seed=1)
+    params = WorkloadParams(sessions=4000, turns=20, seed=1)  # ≈ 50 MB: lint reads it for seconds
     with (d / "big.jsonl").open("w", encoding="utf-8") as fh:
         write_jsonl(generate_events(params), fh)
     with TurnLog.open(d / "big.log", create=True, fsync="never", max_bytes=1 << 40) as log:

@@ -49,6 +49,7 @@ from turncheck.models.per_request import (
 from turncheck.models.projector import STRATEGIES, check_budget, project, resolve_strategy, turn_counts
 from turncheck.models.report import COUNTERS
 from turncheck.models.workload import SEED, WorkloadParams, blocks, generate_events
+from turncheck.reports.tables import markdown_rows
 
 Order = Literal["seq", "ts-seq", "ts", "file"]
 ORDERS: tuple[str, ...] = typing.get_args(Order)
@@ -233,8 +234,7 @@ def project_per_request(
             sys.stdout.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
     else:
         cols = ["session", "strategy", "budget", "requests", *shown]
-        lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-        lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in [*rows, total]]
+        lines = markdown_rows(cols, [[str(r[c]) for c in cols] for r in [*rows, total]])
         sys.stdout.write("\n".join(lines) + "\n")
         print(
             f"cells count requests whose window breaks the check; {total['requests']} requests in {len(rows)} sessions"
@@ -311,9 +311,7 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     if any("payload_bytes" in r for r in rows):
         cols.append("payload_bytes")
     shown = [c for c in cols if c in ("session", "strategy", "budget", "cost") or any(r.get(c) for r in rows)]
-    lines = ["| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
-    for r in rows:
-        lines.append("| " + " | ".join("—" if r.get(c) is None else str(r.get(c)) for c in shown) + " |")
+    lines = markdown_rows(shown, [["—" if r.get(c) is None else str(r.get(c)) for c in shown] for r in rows])
     return "\n".join(lines) + "\n"
 
 

@@ -12,10 +12,11 @@ from typing import Any
 import typer
 
 from turncheck.cli.app import app
+from turncheck.reports.tables import markdown_rows
 
 
 def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    return " ".join(str(text).split())
 
 
 def _command_markdown(cmd: Any, path: str, level: int) -> list[str]:
@@ -32,9 +33,9 @@ def _command_markdown(cmd: Any, path: str, level: int) -> list[str]:
         if record is None and p.param_type_name == "argument":
             record = ((p.metavar or p.name or "").upper(), p.help or "")
         if record is not None:
-            rows.append(f"| `{_cell(record[0])}` | {_cell(record[1])} |")
+            rows.append((f"`{_cell(record[0])}`", _cell(record[1])))
     if rows:
-        out += ["| argument or option | what it does |", "|---|---|", *rows, ""]
+        out += [*markdown_rows(("argument or option", "what it does"), rows), ""]
     sub = getattr(cmd, "commands", None)
     if sub:
         for name in sorted(sub):

@@ -128,12 +128,18 @@ def _session_name(body: Mapping[str, Any], fallback: str) -> str:
     return fallback
 
 
+def json_lines(text: str) -> list[str]:
+    """The lines of a JSON-lines text: split at ``\\n`` only. ``str.splitlines`` also splits at
+    U+0085, U+2028 and U+2029, which JSON strings may hold raw, and would cut a record in two."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def _sessions_of_jsonl(path: Path, text: str, list_key: str) -> list[tuple[str, list[Any], int]]:
     """JSONL request bodies → (session, new records, line of the first) in file order."""
     out: list[tuple[str, list[Any], int]] = []
     seen: dict[str, list[Any]] = {}  # session → the whole conversation so far
     counter = 0
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(json_lines(text), start=1):
         if not line.strip():
             continue
         try:
@@ -207,7 +213,7 @@ def _json_or_jsonl(path: Path, list_key: str, add: AddRecord) -> list[Event]:
     try:
         value = _loads(text, str(path))
     except json.JSONDecodeError as exc:
-        if len([line for line in text.splitlines() if line.strip()]) < 2:
+        if len([line for line in json_lines(text) if line.strip()]) < 2:
             raise ImportFormatError(f"{path}: malformed JSON ({exc.msg})") from None
         value = None  # JSON lines: one request body per line
     if value is not None:

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from turncheck.models.errors import BadParameter
-from turncheck.reports.tables import _markdown_cell, dumps_result, table_markdown
+from turncheck.reports.tables import dumps_result, markdown_rows, table_markdown
 from turncheck.scenarios.base import ScenarioResult, get_scenario, no_progress, parse_params
 
 _BLOCK = re.compile(r"<!-- figures (?P<spec>.*?) -->\n(?P<body>.*?)<!-- /figures -->", re.S)
@@ -208,10 +208,8 @@ def render_block(spec: BlockSpec, results: Sequence[Any]) -> str:
         if missing:
             raise BadParameter(f"figures: table {table.name!r} has no column(s) {', '.join(missing)}")
         idx = [table.columns.index(c) for c in columns]
-        lines.append("| " + " | ".join(columns) + " |")
-        lines.append("|" + "|".join("---:" if _numeric(table.rows, i) else "---" for i in idx) + "|")
-        for row in table.rows:
-            lines.append("| " + " | ".join(_markdown_cell(row[i]) for i in idx) + " |")
+        rows = [[row[i] for i in idx] for row in table.rows]
+        lines += markdown_rows(columns, rows, [_numeric(table.rows, i) for i in idx])
     elif spec.kind == "output":
         lines += [line for p in results for line in _output_lines(spec, p)]  # type: ignore[arg-type]
     elif spec.kind == "join":
@@ -248,17 +246,14 @@ def _join(spec: BlockSpec, results: Sequence[ScenarioResult]) -> list[str]:
             raise BadParameter(f"figures: table {t.name!r} has no column(s) {', '.join(missing)}")
     keyed = [{tuple(rec[k] for k in spec.key): rec for rec in t.records()} for t in tables]
     head = [*spec.key] + [f"{label} {c}" for label in spec.labels for c in spec.columns]
-    out = [
-        "| " + " | ".join(head) + " |",
-        "|" + "|".join(["---"] * len(spec.key) + ["---:"] * (len(head) - len(spec.key))) + "|",
-    ]
+    rows = []
     for key in keyed[0]:
-        cells = [_markdown_cell(k) for k in key]
-        for rows in keyed:
-            rec = rows.get(key)
-            cells += [_markdown_cell(None if rec is None else rec[c]) for c in spec.columns]
-        out.append("| " + " | ".join(cells) + " |")
-    return out
+        cells: list[Any] = list(key)
+        for by_key in keyed:
+            rec = by_key.get(key)
+            cells += [None if rec is None else rec[c] for c in spec.columns]
+        rows.append(cells)
+    return markdown_rows(head, rows, [False] * len(spec.key) + [True] * (len(head) - len(spec.key)))
 
 
 def _numeric(rows: Sequence[Sequence[object]], i: int) -> bool:
@@ -362,6 +357,9 @@ def _ratio(contender: dict[str, Any]) -> str:
     return f"turncheck ÷ ceiling {_figure(ratio, 2)}×"
 
 
+BENCH_COLUMNS = ("hot path", "contender", "median", "best", "unit", "ratio", "peak")
+
+
 def render_bench(spec: BlockSpec, topics: Sequence[dict[str, Any]]) -> str:
     """One table per benchmark topic of a ``turncheck bench --compare --format json`` file: each
     contender's median and best CPU per unit, turncheck's time over it, its peak memory; then the
@@ -372,20 +370,16 @@ def render_bench(spec: BlockSpec, topics: Sequence[dict[str, Any]]) -> str:
     ]
     for topic in topics:
         out += ["", f"**{topic['topic']}** ({topic['scale']} scale, {topic.get('cores', '?')} cores)", ""]
-        out += [
-            "| hot path | contender | median | best | unit | ratio | peak |",
-            "|---|---|---:|---:|---|---|---:|",
-        ]
+        rows: list[list[str]] = []
         targets = []
         for c in topic.get("compare", []):
             for n, k in enumerate(c["contenders"]):
                 peak = "—" if k.get("peak_mib") is None else f"+{_figure(k['peak_mib'], 0)} MiB"
-                out.append(
-                    f"| {c['path'] if n == 0 else ''} | {k['role']}: {k['name']} | {_figure(k['median'])} "
-                    f"| {_figure(k['best'])} | {c['unit']} | {_ratio(k)} | {peak} |"
-                )
+                rows.append([c["path"] if n == 0 else "", f"{k['role']}: {k['name']}", _figure(k["median"]),
+                             _figure(k["best"]), c["unit"], _ratio(k), peak])  # fmt: skip
             if c.get("target"):
                 targets.append(f"target for {c['path'].split(',')[0]}: {c['target']}")
+        out += markdown_rows(BENCH_COLUMNS, rows, [False, False, True, True, False, False, True])
         load = topic.get("load_average") or {}
         start, end = load.get("start"), load.get("end")
         if start and end:

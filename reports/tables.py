@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +37,20 @@ def _markdown_cell(value: Cell) -> str:
     return cell_text(value).replace("|", "\\|").replace("\n", " ")
 
 
+def markdown_rows(
+    columns: Sequence[str], rows: Iterable[Sequence[Cell]], right: Sequence[bool] | None = None
+) -> list[str]:
+    """A Markdown table's lines: the head, the rule (``---:`` where ``right`` says a column is
+    numeric), one line per row with every cell as :func:`cell_text` writes it, ``|`` escaped.
+    The one writer of Markdown tables (result files, generated doc blocks)."""
+    align = right if right is not None else [False] * len(columns)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---:" if r else "---" for r in align) + "|"]
+    lines += ["| " + " | ".join(_markdown_cell(c) for c in row) + " |" for row in rows]
+    return lines
+
+
 def table_markdown(table: Table) -> str:
-    head = "| " + " | ".join(table.columns) + " |"
-    rule = "|" + "|".join("---" for _ in table.columns) + "|"
-    body = ["| " + " | ".join(_markdown_cell(c) for c in row) + " |" for row in table.rows]
-    parts = [f"### {table.title}", "", head, rule, *body]
+    parts = [f"### {table.title}", "", *markdown_rows(table.columns, table.rows)]
     if table.reading:
         parts += ["", table.reading]
     return "\n".join(parts) + "\n"

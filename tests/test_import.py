@@ -130,6 +130,19 @@ def test_jsonl_request_bodies_split_into_sessions(tmp_path: Path) -> None:
     ]  # fmt: skip  (call a is dangling: its result never came)
 
 
+def test_jsonl_lines_split_at_newline_only(tmp_path: Path) -> None:
+    """U+0085, U+2028 and U+2029 may stand raw inside a JSON string: they do not end a line."""
+    lines = [
+        {"model": "m", "messages": [{"role": "user", "content": "one\u2028two\x85three\u2029"}]},
+        {"model": "m", "messages": [{"role": "user", "content": "next"}]},
+    ]
+    path = tmp_path / "requests.jsonl"
+    path.write_text("".join(json.dumps(b, ensure_ascii=False) + "\r\n" for b in lines), encoding="utf-8")
+    got = import_events("openai-chat", path)
+    assert [(e.session, e.kind.name) for e in got] == [("requests-1", "USER"), ("requests-2", "USER")]
+    assert got[0].text == "one\u2028two\x85three\u2029"
+
+
 @pytest.mark.parametrize(
     "fmt,content,needle",
     [

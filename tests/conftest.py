@@ -115,3 +115,42 @@ def open_page(browser: Any) -> Callable[..., Opened]:
         return opened
 
     return open_file
+
+
+_LIMITED_DRIVER = """
+import io, contextlib, json, sys, time
+from turncheck.cli.app import main
+out = []
+for args in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    t = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(args)
+    out.append([code, time.perf_counter() - t, err.getvalue()])
+print(json.dumps(out))
+"""
+
+
+def _one_gib() -> None:  # pragma: no cover - runs in the child
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+@pytest.fixture
+def run_limited() -> Callable[..., list[tuple[int, float, str]]]:
+    """``run_limited(runs, cwd=None)``: run each argument list through ``main`` in ONE child
+    process under a 1 GiB address-space limit; per run its exit status, seconds and stderr."""
+    import json
+    import subprocess
+    import sys
+
+    def run(runs: list[list[str]], cwd: Path | None = None) -> list[tuple[int, float, str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", _LIMITED_DRIVER, json.dumps(runs)],
+            capture_output=True, text=True, timeout=10 * len(runs) + 20, preexec_fn=_one_gib, cwd=cwd,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        return [tuple(r) for r in json.loads(done.stdout)]  # type: ignore[misc]
+
+    return run

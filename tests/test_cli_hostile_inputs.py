@@ -11,11 +11,10 @@ subprocess test runs each command under a 1 GiB address-space limit and a 10 s t
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,28 +93,14 @@ def test_a_malformed_input_is_one_line_exit_2_nothing_left(
     assert sorted(p.name for p in f.parent.iterdir()) == [f.name]
 
 
-def _limited() -> None:  # pragma: no cover - runs in the child
-    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-
-
 SMALL = [c for c in CASES if len(c[2].encode("utf-8", "surrogatepass")) <= 1024]
-DRIVER = """
-import io, contextlib, json, sys, time
-from turncheck.cli.app import main
-out = []
-for args in json.loads(sys.argv[1]):
-    err = io.StringIO()
-    t = time.perf_counter()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-        code = main(args)
-    out.append([code, time.perf_counter() - t, err.getvalue()])
-print(json.dumps(out))
-"""
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS is enforced on Linux only")
 @pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_every_small_hostile_input_is_answered_within_10_s_and_1_gib(tmp_path: Path, command: str) -> None:
+def test_every_small_hostile_input_is_answered_within_10_s_and_1_gib(
+    tmp_path: Path, command: str, run_limited: Any
+) -> None:
     """One child per command under a 1 GiB address-space limit runs each of its ≤ 1 KB cases."""
     cases = [(k, t) for c, k, t in SMALL if c == command]
     runs = []
@@ -123,11 +108,7 @@ def test_every_small_hostile_input_is_answered_within_10_s_and_1_gib(tmp_path: P
         f = _input(tmp_path / str(n), text) if (tmp_path / str(n)).mkdir() is None else None
         assert f is not None
         runs.append(COMMANDS[command](str(f)))
-    done = subprocess.run(
-        [sys.executable, "-c", DRIVER, json.dumps(runs)],
-        capture_output=True, text=True, timeout=10 * len(runs) + 20, preexec_fn=_limited,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    for (kind, _), (code, secs, err) in zip(cases, json.loads(done.stdout), strict=True):
+    answers = run_limited(runs)
+    for (kind, _), (code, secs, err) in zip(cases, answers, strict=True):
         assert code in (0, 1, 2) and secs < 10, (kind, code, secs, err)
         assert "Traceback" not in err and "MemoryError" not in err, (kind, err)

@@ -13,10 +13,9 @@
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,26 +102,10 @@ def _at_the_limit() -> str:
         seq, turn = seq + 2, turn + 1
 
 
-def _limited() -> None:  # pragma: no cover - runs in the child
-    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-
-
-DRIVER = """
-import io, contextlib, json, sys, time
-from turncheck.cli.app import main
-out = []
-for args in json.loads(sys.argv[1]):
-    err = io.StringIO()
-    t = time.perf_counter()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-        code = main(args)
-    out.append([code, time.perf_counter() - t, err.getvalue()])
-print(json.dumps(out))
-"""
-
-
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS is enforced on Linux only")
-def test_a_kilobyte_of_events_at_the_chars_limit_is_answered_in_10_s_and_1_gib(tmp_path: Path) -> None:
+def test_a_kilobyte_of_events_at_the_chars_limit_is_answered_in_10_s_and_1_gib(
+    tmp_path: Path, run_limited: Any
+) -> None:
     text = _at_the_limit()
     f = tmp_path / "limit.jsonl"
     f.write_text(text, encoding="utf-8")
@@ -134,12 +117,8 @@ def test_a_kilobyte_of_events_at_the_chars_limit_is_answered_in_10_s_and_1_gib(t
         ["project", "-H", str(f), "-b", "100", "-s", "M1", "--cost", "utf8-json", "-q"],
         ["project", "-H", str(f), "-b", "100", "-s", "M3", "--per-request", "-q"],
     ]
-    done = subprocess.run(
-        [sys.executable, "-c", DRIVER, json.dumps(runs)],
-        capture_output=True, text=True, timeout=10 * len(runs) + 20, preexec_fn=_limited, cwd=tmp_path,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    for args, (code, secs, err) in zip(runs, json.loads(done.stdout), strict=True):
+    answers = run_limited(runs, cwd=tmp_path)
+    for args, (code, secs, err) in zip(runs, answers, strict=True):
         assert code in (0, 1, 2) and secs < 10, (args, code, secs, err)
         assert "Traceback" not in err and "MemoryError" not in err, (args, err)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["limit.jsonl"]

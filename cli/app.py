@@ -73,9 +73,21 @@ def _root(
 
 
 def _register_commands() -> None:
-    from turncheck.cli import bench, check, import_log, listing, log, project, report, scenario, stress, sweep
+    from turncheck.cli import (
+        bench,
+        check,
+        import_log,
+        listing,
+        log,
+        project,
+        replay,
+        report,
+        scenario,
+        stress,
+        sweep,
+    )
 
-    for module in (report, project, scenario, sweep, check, log, bench, stress, import_log, listing):
+    for module in (report, project, scenario, sweep, check, replay, log, bench, stress, import_log, listing):
         module.register(app)
 
 

@@ -1,4 +1,4 @@
-"""``turncheck check``, ``explore`` and ``replay``: model checking from the command line.
+"""``turncheck check`` and ``explore``: model checking from the command line.
 
 ``check MODEL`` runs the exhaustive explorer and/or Hypothesis on one model configuration and
 exits 0 when every invariant holds and every ``sometimes`` goal was reached, 1 with a
@@ -8,7 +8,7 @@ broke but a goal was never reached (inconclusive — never green), and 2 for bad
 there is none (see :func:`exit_code`).
 ``explore MODEL`` prints state-space statistics, per-property results, exact worst cases, the
 symmetry reduction factor and, for the trigger model, the cross-check against the closed-form
-bound; it can export the state graph as DOT or GraphML. ``replay TRACE.json`` re-executes a saved
+bound; it can export the state graph as DOT or GraphML. ``replay TRACE.json`` (:mod:`turncheck.cli.replay`) re-executes a saved
 counterexample against the current code: exit 1 if it still fails, 0 if it no longer does.
 
 MODEL is a catalog name (``turncheck check --help`` lists them) or a user's class written
@@ -29,7 +29,6 @@ from turncheck.cli.options import ExploreJobsOpt, FormatOpt, QuietOpt
 from turncheck.models.catalog import model_names
 from turncheck.models.errors import BadParameter
 from turncheck.models.protocol import ProtocolModel
-from turncheck.models.user_code import names_code
 from turncheck.scenarios.base import split_assignments
 from turncheck.sim.checking import ENGINES, CheckReport, run_check, select_properties
 from turncheck.sim.determinism import check_determinism
@@ -39,10 +38,10 @@ from turncheck.sim.explorer import (
     explore,
     reduction_factor,
 )
-from turncheck.sim.protocols import is_user_reference, load_model
+from turncheck.sim.protocols import load_model
 from turncheck.sim.state_graph import write_dot, write_graphml
 from turncheck.sim.stateful import DEFAULT_DATABASE
-from turncheck.sim.trace import Trace, load_trace, recording_of, replay, save_trace, transcript
+from turncheck.sim.trace import Trace, recording_of, save_trace, transcript
 
 DEFAULT_TRACES = Path(".turncheck") / "traces"
 
@@ -57,7 +56,7 @@ TimeoutOpt = Annotated[
 ]
 
 
-def _params_text(model: ProtocolModel[Any, Any]) -> str:
+def params_text(model: ProtocolModel[Any, Any]) -> str:
     return " ".join(f"{k}={_plain(v)}" for k, v in model.params.items())
 
 
@@ -318,7 +317,7 @@ def _check_lines(
 ) -> list[str]:
     """The table output of ``check``: engines, properties, worst cases, the counterexample."""
     model = report.model
-    out = [f"model {model.name} ({_params_text(model)})", *preamble]
+    out = [f"model {model.name} ({params_text(model)})", *preamble]
     if report.exploration is not None:
         out += ["explorer:"] + ["  " + line for line in _exploration_lines(report.exploration)]
     if report.stateful is not None:
@@ -470,7 +469,7 @@ def explore_command(
             obj["html"] = {"page": str(page.path), "states": page.states, "drawn": page.drawn}
         print(json.dumps(obj, ensure_ascii=False))
         return
-    out = [f"model {model.name} ({_params_text(model)})"]
+    out = [f"model {model.name} ({params_text(model)})"]
     out += _exploration_lines(result, raw)
     for o in result.properties:
         where = f" at depth {o.depth}" if o.depth is not None else ""
@@ -490,118 +489,9 @@ def explore_command(
     print("\n".join(out))
 
 
-def replay_command(
-    trace_path: Annotated[Path, typer.Argument(help="A trace saved by turncheck check.")],
-    model_ref: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            help="The model to replay on: a catalog name (must match the trace), or package.module:Class "
-            "/ path/file.py:Class — the only way a user's code is loaded; a trace's own 'model' field "
-            "never loads code.",
-        ),
-    ] = None,
-    fmt: FormatOpt = "table",
-    quiet: QuietOpt = False,
-    html: Annotated[
-        Path | None, typer.Option("--html", help="Also write the interactive trace viewer page here.")
-    ] = None,
-    param: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--param",
-            "-p",
-            help="Confirm a trace parameter that names code (e.g. strategy=my_trim:cut): "
-            "only code named on the command line is loaded.",
-        ),
-    ] = None,
-) -> None:
-    """Re-execute a saved counterexample; exit 1 if it still fails, 0 if it no longer does.
-
-    Code is loaded only from what the command line names: a trace is data, and one received
-    from someone else may sit next to a ``.py`` file its ``model`` field names. A catalog model
-    is built from the trace alone; a user's class needs ``--model REF``. It prints nothing on
-    stderr but errors, so --quiet changes nothing; it is accepted like on every command."""
-    trace = load_trace(trace_path)
-    _check_code_in_params(trace_path, trace, split_assignments(param or []))
-    model = _replay_model(trace_path, trace, model_ref)
-    result = replay(model, trace)
-    if html is not None:
-        from turncheck.reports.viewer import write_trace_page
-
-        write_trace_page(trace, html, model=model)
-    if fmt == "json":
-        obj = {
-            "trace": str(trace_path),
-            "model": trace.model,
-            "params": dict(model.params),
-            "verdict": result.verdict,
-            "reproduced": result.verdict == "same",
-            "still_fails": result.still_fails,
-            "trace_violated": trace.violated,
-            "violated": result.violated,
-            "steps": len(trace.actions),
-            "step": result.step,
-            "message": result.message,
-        }
-        print(json.dumps(obj, ensure_ascii=False))
-        raise SystemExit(1 if result.still_fails else 0)
-    title = f"replay of {trace_path}: model {model.name} ({_params_text(model)}), {len(trace.actions)} steps"
-    print(transcript(model, result.states[0], result.actions, result.violated, title=title))
-    print(result.message)
-    if html is not None:
-        print(f"trace viewer: {html}")
-    raise SystemExit(1 if result.still_fails else 0)
-
-
-def _check_code_in_params(trace_path: Path, trace: Trace, confirmed: dict[str, str]) -> None:
-    """Refuse a trace whose parameters name user code the command line did not name: building
-    its model would import that code, and a trace is data."""
-    for name, value in trace.params.items():
-        if not names_code(value):
-            continue
-        given = confirmed.get(name)
-        if given is None:
-            raise BadParameter(
-                f"{trace_path}: trace parameter {name} names user code {value!r}; a trace never loads "
-                f"code — name it yourself: turncheck replay {trace_path} --param {name}={value}"
-            )
-        if given != value:
-            raise BadParameter(f"{trace_path}: trace parameter {name} is {value!r}, not {given!r}")
-
-
-def _replay_model(trace_path: Path, trace: Trace, model_ref: str | None) -> ProtocolModel[Any, Any]:
-    """The model to replay ``trace`` on, loading code only from ``model_ref`` (the command line).
-
-    A trace naming a catalog model is rebuilt from its name; a trace naming user code
-    (``…:Class``) is refused unless ``--model`` names the code to load. The trace's recorded
-    model name must match what was built either way.
-    """
-    if model_ref is None:
-        if is_user_reference(trace.model):
-            raise BadParameter(
-                f"{trace_path}: trace names user code {trace.model!r}; a trace never loads code — "
-                f"name it yourself: turncheck replay {trace_path} --model {trace.model}"
-            )
-        model = load_model(trace.model, trace.params)
-    elif is_user_reference(model_ref):
-        model = load_model(model_ref, trace.params)
-    else:
-        if model_ref not in (trace.model, trace.model_name) or is_user_reference(trace.model):
-            raise BadParameter(f"{trace_path}: trace belongs to model {trace.model!r}, not {model_ref!r}")
-        model = load_model(model_ref, trace.params)
-    recorded = trace.model_name
-    if recorded and recorded != trace.model and model.name != recorded:
-        raise BadParameter(
-            f"{trace_path}: trace was recorded on model {recorded!r}, {model_ref or trace.model} is {model.name!r}"
-        )
-    return model
-
-
 def register(app: typer.Typer) -> None:
     known = ", ".join(model_names())
     app.command("check", help=f"Check a model's invariants (models: {known}, or package.module:Class).")(
         check_command
     )
     app.command("explore", help=f"Explore a model's whole state space (models: {known}).")(explore_command)
-    app.command("replay", help="Re-execute a saved counterexample trace.")(replay_command)

@@ -23,7 +23,8 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 from turncheck.models.locking import ALWAYS_BOUNDED, LOCKING_NAMES, LOCKINGS, worst_case_peak
-from turncheck.models.trigger import TriggerParams, fast_slots
+from turncheck.models.trigger import TriggerParams
+from turncheck.models.trigger_slots import fast_slots
 from turncheck.scenarios.base import (
     Cell,
     Judgement,

@@ -9,7 +9,7 @@ moment seed 004 §9 reads, so the seed's own figure sits next to it). By default
 ``writers``, ``gap``, ``max_turns`` runs that one row instead (the others default to the
 seed's last row, A=8, G=5, maxTurns=8), which is what a sweep does per cell.
 
-The run is the trigger model's own semantics (:func:`models.trigger.fast_slots`, kept equal to
+The run is the trigger model's own semantics (:func:`models.trigger_slots.fast_slots`, kept equal to
 stepping the model by a test) fed by the same per-slot arrival stream as the SimPy runner.
 """
 
@@ -20,7 +20,8 @@ import json
 from dataclasses import dataclass
 
 from turncheck.models.locking import LOCKINGS, LockingName, post_compaction_peak, worst_case_peak
-from turncheck.models.trigger import TriggerParams, fast_slots
+from turncheck.models.trigger import TriggerParams
+from turncheck.models.trigger_slots import fast_slots
 from turncheck.scenarios.base import (
     Judgement,
     Progress,

@@ -95,7 +95,7 @@ class SimulationResult:
 
 
 def slot_arrivals(writers: int, slots: int, seed: int) -> np.ndarray:
-    """Per-slot arrival counts, uniform in ``0..writers`` — the stream :func:`models.trigger.fast_slots`
+    """Per-slot arrival counts, uniform in ``0..writers`` — the stream :func:`models.trigger_slots.fast_slots`
     and the SimPy runner both consume, so the two can be compared run for run."""
     rng = stream_rng("slot-arrivals", seed)
     return rng.integers(0, writers + 1, slots)
@@ -272,7 +272,7 @@ class Simulation:
 
         Slot ``t`` spans ``[t, t + 1)``: its arrivals land at ``t + 0.5``; the clock ends it at
         ``t + 1`` (for every slot but the last); the run stops at time ``slots``, before
-        anything scheduled then — the order of :func:`models.trigger.drive_slots`.
+        anything scheduled then — the order of :func:`models.trigger_slots.drive_slots`.
         """
         env = self.env
         env.process(self._slot_arrivals() if self.spec.arrivals == "slots" else self._poisson_arrivals())

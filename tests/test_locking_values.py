@@ -10,7 +10,8 @@ import typing
 import pytest
 
 from turncheck.models.locking import ALWAYS_BOUNDED, LOCKING_NAMES, LOCKINGS, LockingName, by_strength
-from turncheck.models.trigger import TriggerModel, TriggerParams, TriggerState, fast_slots
+from turncheck.models.trigger import TriggerModel, TriggerParams, TriggerState
+from turncheck.models.trigger_slots import fast_slots
 from turncheck.reports.plots.canvas import LOCKING_COLOURS, SERIES_STYLES
 from turncheck.scenarios.trigger_gap import TriggerGapParams
 

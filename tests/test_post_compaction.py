@@ -18,7 +18,8 @@ from turncheck.models.locking import (
     post_compaction_peak,
     turns_to_reach_post_compaction_peak,
 )
-from turncheck.models.trigger import POST_COMPACTION, TriggerModel, TriggerParams, drive_slots, fast_slots
+from turncheck.models.trigger import POST_COMPACTION, TriggerModel, TriggerParams
+from turncheck.models.trigger_slots import drive_slots, fast_slots
 from turncheck.sim.explorer import explore
 from turncheck.sim.simulation import RunSpec, simulate
 

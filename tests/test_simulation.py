@@ -8,7 +8,8 @@ import pytest
 
 from turncheck.models.errors import BadParameter
 from turncheck.models.locking import LOCKING_NAMES, LOCKINGS, worst_case_peak
-from turncheck.models.trigger import TriggerModel, drive_slots, fast_slots
+from turncheck.models.trigger import TriggerModel
+from turncheck.models.trigger_slots import drive_slots, fast_slots
 from turncheck.sim.simulation import RunSpec, simulate, slot_arrivals
 
 

@@ -11,7 +11,8 @@ from turncheck.models.catalog import MODELS, build_model
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.invariants import BOUNDED_PEAK_TURNS
 from turncheck.models.locking import LOCKING_NAMES, LOCKINGS, turns_to_reach_worst_case, worst_case_peak
-from turncheck.models.trigger import TriggerModel, TriggerParams, TriggerState, drive_slots, fast_slots
+from turncheck.models.trigger import TriggerModel, TriggerParams, TriggerState
+from turncheck.models.trigger_slots import drive_slots, fast_slots
 
 
 def explore_peak(model: TriggerModel, limit: int = 500_000) -> int:

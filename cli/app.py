@@ -23,6 +23,7 @@ from typing import Annotated
 import typer
 
 import turncheck
+from turncheck.cli.interrupt import swallowed_interrupts_redelivered
 from turncheck.cli.messages import one_line
 from turncheck.models.errors import TurncheckError
 from turncheck.models.registry import load_plugins
@@ -128,8 +129,9 @@ def error(message: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script and of ``python -m turncheck``; returns the exit status."""
     try:
-        load_plugins()  # raises the failure of an extension that could not be imported
-        status = app(args=argv, standalone_mode=False, prog_name="turncheck")
+        with swallowed_interrupts_redelivered():
+            load_plugins()  # raises the failure of an extension that could not be imported
+            status = app(args=argv, standalone_mode=False, prog_name="turncheck")
     except TurncheckError as exc:
         return error(str(exc))
     except typer.Exit as exc:

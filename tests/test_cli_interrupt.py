@@ -27,6 +27,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -42,12 +43,18 @@ WORKING = 1.5
 STOP_WITHIN = 5.0
 """Seconds from the Ctrl-C to the exit that the test allows (the promise is about one)."""
 DRIVER = """
-import sys
+import faulthandler, signal, sys
 from pathlib import Path
+signal.signal(signal.SIGINT, signal.default_int_handler)
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 from turncheck.cli.app import main
 Path(sys.argv[1]).write_text("started")
 sys.exit(main(sys.argv[2:]))
 """
+"""The child as a terminal starts it: Ctrl-C raises ``KeyboardInterrupt`` even when the test
+runner was started with SIGINT ignored (a background job of a non-interactive shell, as some CI
+runners are, passes the ignore on to every child). SIGUSR1 makes it print every thread's stack,
+which the test asks for when a command is slow to stop, so the failure says where it was."""
 
 
 def _scenario(name: str) -> Callable[[Path, Path], list[str]]:
@@ -105,12 +112,24 @@ def _cpu_children_gone(pid: int) -> None:
         pass
 
 
-@pytest.mark.parametrize("command", sorted(COMMANDS))
-def test_ctrl_c_stops_the_command_promptly_and_leaves_nothing(
-    tmp_path: Path, inputs: Path, command: str
-) -> None:
+@dataclass(frozen=True)
+class Stop:
+    """How one interrupted run ended."""
+
+    seconds: float
+    code: int
+    err: str
+    left: list[str]
+    """What the run left in its output folder and working directory."""
+
+
+def interrupt(tmp_path: Path, inputs: Path, command: str) -> Stop:
+    """Start ``command``, let it work for :data:`WORKING` seconds, Ctrl-C it, and wait for it.
+
+    A run still going :data:`STOP_WITHIN` seconds after the signal is asked for its stacks
+    (SIGUSR1), so a failure shows where it was stuck, plus the machine's load."""
     out, marker = tmp_path / "out", tmp_path / "started"
-    out.mkdir()
+    out.mkdir(parents=True)
     args = COMMANDS[command](out, inputs)
     child = subprocess.Popen(
         [sys.executable, "-c", DRIVER, str(marker), *args],
@@ -127,21 +146,45 @@ def test_ctrl_c_stops_the_command_promptly_and_leaves_nothing(
         assert child.poll() is None, f"{command} finished before the Ctrl-C: make its case longer"
         os.killpg(child.pid, signal.SIGINT)
         sent = time.monotonic()
+        late = ""
         try:
-            code = child.wait(timeout=60)
+            code = child.wait(timeout=STOP_WITHIN)
         except subprocess.TimeoutExpired:
-            pytest.fail(f"{command} was still running 60 s after Ctrl-C")
+            late = f"load {os.getloadavg()}; still running {STOP_WITHIN} s after Ctrl-C, its stacks:\n"
+            child.send_signal(signal.SIGUSR1)
+            try:
+                code = child.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                _cpu_children_gone(child.pid)
+                pytest.fail(f"{command} was still running 60 s after Ctrl-C: {late}{child.communicate()[1]}")
         stopped = time.monotonic() - sent
-        err = child.stderr.read() if child.stderr else ""
+        err = late + (child.stderr.read() if child.stderr else "")
     finally:
         _cpu_children_gone(child.pid)
         child.wait()
-    assert stopped < STOP_WITHIN, f"{command} took {stopped:.1f} s to stop"
-    assert code == 130, (code, err)
-    assert err == "turncheck: interrupted\n", err
-    assert sorted(p.name for p in out.iterdir()) == []
     kept = {".hypothesis", "cache"} if command == "check" else set()  # Hypothesis's caches, by design
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name not in kept) == ["out", "started"]
+    left = sorted(p.name for p in out.iterdir()) + sorted(
+        p.name for p in tmp_path.iterdir() if p.name not in kept | {"out", "started"}
+    )
+    return Stop(stopped, code, err, left)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_ctrl_c_stops_the_command_promptly_and_leaves_nothing(
+    tmp_path: Path, inputs: Path, command: str
+) -> None:
+    """One retry, in a fresh folder, for a run slow to stop: a machine that stalls a process
+    for seconds is not the command's doing, and a command that cannot stop fails both runs."""
+    stop = interrupt(tmp_path / "first", inputs, command)
+    if stop.seconds >= STOP_WITHIN:
+        first = stop
+        stop = interrupt(tmp_path / "again", inputs, command)
+        assert stop.seconds < STOP_WITHIN, (
+            f"{command} took {first.seconds:.1f} s, then {stop.seconds:.1f} s to stop:\n{first.err}\n{stop.err}"
+        )
+    assert stop.code == 130, (stop.code, stop.err)
+    assert stop.err == "turncheck: interrupted\n", stop.err
+    assert stop.left == []
 
 
 def test_ctrl_c_during_the_imports_is_one_line_too(tmp_path: Path) -> None:

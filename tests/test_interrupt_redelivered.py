@@ -1,0 +1,79 @@
+"""A Ctrl-C the interpreter swallows (raised inside a ``__del__`` or a gc callback) is raised
+again, silently, while a command runs; other unraisable exceptions still reach the old hook."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import time
+from typing import Any
+
+import pytest
+
+from turncheck.cli.interrupt import swallowed_interrupts_redelivered
+
+
+class InterruptedWhileCollected:
+    """Stands for the Ctrl-C that lands inside code the interpreter runs on its own."""
+
+    def __init__(self, exc: type[BaseException]) -> None:
+        self.exc = exc
+
+    def __del__(self) -> None:
+        raise self.exc()
+
+
+def spin(seconds: float = 10.0) -> None:
+    """Ordinary code running on: where the interrupt must land, however slow the machine."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pass
+
+
+def test_a_swallowed_interrupt_is_raised_again_without_a_word(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(KeyboardInterrupt), swallowed_interrupts_redelivered():
+        InterruptedWhileCollected(KeyboardInterrupt)
+        spin()
+    assert capsys.readouterr().err == ""
+
+
+def test_without_the_hook_python_swallows_it() -> None:
+    """The failure the hook exists for: the interrupt is printed as ignored, and the code runs on."""
+    seen: list[Any] = []
+    previous, sys.unraisablehook = sys.unraisablehook, seen.append
+    try:
+        InterruptedWhileCollected(KeyboardInterrupt)
+        spin(0.1)
+    finally:
+        sys.unraisablehook = previous
+    assert [u.exc_type for u in seen] == [KeyboardInterrupt]
+
+
+def test_a_gc_callback_interrupt_is_raised_again() -> None:
+    def callback(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            gc.callbacks.remove(callback)
+            raise KeyboardInterrupt
+
+    gc.callbacks.append(callback)
+    try:
+        with pytest.raises(KeyboardInterrupt), swallowed_interrupts_redelivered():
+            gc.collect()
+            spin()
+    finally:
+        if callback in gc.callbacks:
+            gc.callbacks.remove(callback)
+
+
+def test_other_unraisables_reach_the_previous_hook_which_is_restored() -> None:
+    seen: list[Any] = []
+    previous, sys.unraisablehook = sys.unraisablehook, seen.append
+    try:
+        hook = sys.unraisablehook
+        with swallowed_interrupts_redelivered():
+            InterruptedWhileCollected(ValueError)
+            spin(0.1)
+        assert sys.unraisablehook is hook
+    finally:
+        sys.unraisablehook = previous
+    assert [u.exc_type for u in seen] == [ValueError]

@@ -26,13 +26,17 @@ CALL c0"), so a failure reads as the domain transcript, not as ``Draw 1 (action)
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import hypothesis.configuration
 from hypothesis import HealthCheck, Phase, Verbosity, note, settings
 from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
@@ -203,6 +207,26 @@ def _format(model: ProtocolModel[Any, Any], state: Any, action: Any) -> str:
     return str(model.format_action(state, action))
 
 
+@contextmanager
+def hypothesis_home(database: str | Path | None) -> Iterator[None]:
+    """Hypothesis's own files (its cache of the constants in the modules under test) go beside
+    the example database, or into a folder removed afterwards when there is none: a ``check`` run
+    writes nothing into the working directory that its ``--database`` did not name. The previous
+    home is restored, so a caller's own Hypothesis tests keep theirs."""
+    previous = getattr(hypothesis.configuration, "__hypothesis_home_directory", None)
+    with contextlib.ExitStack() as stack:
+        home = (
+            Path(database) / ".hypothesis"
+            if database is not None
+            else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="turncheck-hypothesis-")))
+        )
+        hypothesis.configuration.set_hypothesis_home_dir(home)
+        try:
+            yield
+        finally:
+            hypothesis.configuration.set_hypothesis_home_dir(previous)
+
+
 def check_stateful(
     model: ProtocolModel[Any, Any],
     properties: Sequence[Property[Any]] | None = None,
@@ -256,7 +280,8 @@ def check_stateful(
     goal_names = [p.name for p in props if p.expectation == "sometimes"]
     params = dict(model.params)
     try:
-        run_state_machine_as_test(machine, settings=config)
+        with hypothesis_home(database):
+            run_state_machine_as_test(machine, settings=config)
     except PropertyViolation as exc:
         prop = next(p for p in props if p.name == exc.prop)
         return StatefulOutcome(

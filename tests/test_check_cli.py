@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -407,3 +408,17 @@ def test_replay_refuses_a_trace_of_another_model(
     trace.write_text(saved_trace)
     code, _, err = cli("replay", str(trace), "--model", "projector")
     assert code == 2 and "belongs to model 'trigger'" in err
+
+
+def test_check_writes_nothing_in_the_working_directory_beside_its_database(tmp_path: Path) -> None:
+    """Hypothesis's constants cache goes beside the named database, not into ``./.hypothesis``
+    (a fresh interpreter: the cache is written once per process)."""
+    work, db = tmp_path / "work", tmp_path / "db"
+    work.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "turncheck", "check", "clock", "--max-examples", "20", "--database", str(db)],
+        cwd=work, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert list(work.iterdir()) == []
+    assert any((db / ".hypothesis" / "constants").iterdir())

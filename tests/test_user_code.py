@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +21,17 @@ TESTS = Path(__file__).parent
 
 
 @pytest.fixture
-def user_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A working directory holding the user's module, as after ``cd my-agent``."""
+def user_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A working directory holding the user's module, as after ``cd my-agent``. The modules
+    imported from it are forgotten afterwards and another test's ``my_trim`` is put aside first,
+    so no test sees another's (in any order, under any split of the tests over processes)."""
     shutil.copy(TESTS / "my_trim.py", tmp_path / "my_trim.py")
     monkeypatch.chdir(tmp_path)
-    return tmp_path
+    monkeypatch.delitem(sys.modules, "my_trim", raising=False)  # another test's my_trim (the README's)
+    yield tmp_path
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
+            del sys.modules[name]
 
 
 def test_module_and_file_references_resolve_to_the_same_rules(user_dir: Path) -> None:

@@ -7,8 +7,6 @@ cadence — and SQLite in WAL mode (``synchronous=FULL``, one transaction per 25
 events JSON precomputed as a BLOB per row). Recovery: a read-only ``TurnLog.open`` (every frame's
 length and CRC, the index, the last turn decoded) against reading the file and one
 ``zlib.crc32`` over its bytes.
-
-The log modules are another issue's this session; this topic only measures them.
 """
 
 from __future__ import annotations
@@ -149,7 +147,6 @@ def compare(scale: str) -> list[Comparison]:
             ],
             rounds + 2,
         )
-    owned = "the log modules belong to another issue this session: measured here, not changed"
     return [
         Comparison(
             f"log append, {n:,} turns ({events:,} events, {megabytes:.1f} MB)",
@@ -157,7 +154,7 @@ def compare(scale: str) -> list[Comparison]:
             1e6,
             appended,
             target="≥ 50 % of the buffered-write ceiling",
-            note=owned + ("" if same else "; the ceiling's file size differs from the log's"),
+            note="" if same else "the ceiling's file size differs from the log's",
         ),
         Comparison(
             f"log recovery, {megabytes:.1f} MB, {n:,} frames",
@@ -165,6 +162,5 @@ def compare(scale: str) -> list[Comparison]:
             1e3,
             recovered,
             target="≥ 70 % of the read + crc32 ceiling",
-            note=owned,
         ),
     ]

@@ -71,28 +71,24 @@ def next_frame(data: bytes, start: int, n: int, crcs: RangeCrc | None = None) ->
     return best
 
 
-_IOTA: list[npt.NDArray[np.int32]] = []
+_IOTA: list[npt.NDArray[np.intp]] = []
 
 
-def _iota(size: int) -> npt.NDArray[np.int32]:
+def _iota(size: int) -> npt.NDArray[np.intp]:
     """``arange(size)`` from one array kept across calls (a window's worth, made on first use)."""
     if not _IOTA or len(_IOTA[0]) < size:
-        _IOTA[:] = [np.arange(max(size, LAST_WINDOW + 2 * _REACH), dtype=np.int32)]
+        _IOTA[:] = [np.arange(max(size, LAST_WINDOW + 2 * _REACH), dtype=np.intp)]
     return _IOTA[0][:size]
 
 
-def _markers(data: bytes, arr: Bytes, lo: int, hi: int, n: int) -> tuple[Ints, npt.NDArray[np.bool_]]:
-    """Offsets ``m`` in ``lo … hi - 1`` where the marker starts (wholly inside ``data[:n]``),
-    and the same as a mask over ``lo … hi - 1``: every ``[`` found in one pass, then compared
-    as one 8-byte word each."""
+def _markers(data: bytes, arr: Bytes, lo: int, hi: int, n: int) -> Ints:
+    """Offsets ``m`` in ``lo … hi - 1`` where the marker starts (wholly inside ``data[:n]``):
+    every ``[`` found in one pass, then compared as one 8-byte word each."""
     top = min(hi, n - len(EVENTS_MARK) + 1)
     if top <= lo or data.find(EVENTS_MARK, lo, top + len(EVENTS_MARK) - 1) < 0:  # the common case
-        return np.empty(0, np.int64), np.zeros(0, np.bool_)
+        return np.empty(0, np.int64)
     at = np.flatnonzero(arr[lo:top] == EVENTS_MARK[0]) + lo
-    at = at[_words(data, n, "<u8")[at] == _MARK64]
-    mask = np.zeros(hi - lo, np.bool_)
-    mask[at - lo] = True
-    return at.astype(np.int64), mask
+    return at[_words(data, n, "<u8")[at] == _MARK64].astype(np.int64)
 
 
 def _words(data: bytes, n: int, kind: str) -> npt.NDArray[np.unsignedinteger]:
@@ -107,34 +103,33 @@ def _first_in_window(
     """The smallest valid frame start ``q`` (``start <= q``, ``q < best``) whose marker lies in
     ``lo … hi - 1``. The cheapest tests run first, on every candidate; the next-marker test on
     the few left; the CRC on the fewer still."""
-    marks, mask = _markers(data, arr, lo, hi, n)
+    marks = _markers(data, arr, lo, hi, n)
     if not len(marks):
         return None
     floor = max(start, 0) + 12  # j = q + 12 is the id-length byte
     if len(marks) * MAX_ID_BYTES <= hi - lo + _REACH:  # sparse: look behind each marker
+        mask = np.zeros(hi - lo, np.bool_)
+        mask[marks - lo] = True
         j = (marks[:, None] - 1 - _K[None, :]).ravel()
         j = j[j >= floor]
         j = j[mask.take(j + arr[j] + 1 - lo, mode="clip") & (j + arr[j] + 1 < hi)]
     else:  # dense: every byte names the one marker it would belong to, looked up in one pass
         j0 = max(floor, lo - _REACH + 12)
         seg = arr[j0 : hi - 1]
-        named = _iota(len(seg)) + seg  # the marker byte j names is m = j0 + named + 1 (int32)
-        table = np.zeros(len(seg) + 256, np.bool_)
-        table[lo - j0 - 1 : lo - j0 - 1 + len(mask)] = mask
-        hit = table.take(named, mode="wrap")
-        hit &= seg != 0
-        j = np.flatnonzero(hit).astype(np.int64) + j0
+        table = np.zeros(len(seg) + 256, np.bool_)  # the marker at m is table[m - j0 - 1]
+        table[marks - (j0 + 1)] = True
+        # byte j0 + i names the marker at j0 + i + seg[i] + 1, always inside the table
+        j = np.flatnonzero(table.take(_iota(len(seg)) + seg, mode="clip")) + j0
+        j = j[arr[j] != 0]  # an id length of 0 names no frame
     if not len(j):
         return None
     q = j - 12
     k = arr[j].astype(np.int64)
-    length = _words(data, n, "<u4")[q].astype(np.int64)
-    end = q + 8 + length
-    keep = (length >= 13 + k) & (end <= n)
+    end = q + 8 + _words(data, n, "<u4")[q].astype(np.int64)
+    keep = (end >= q + 21 + k) & (end <= n)  # length >= 13 + k, the body inside the file
     if best is not None:
         keep &= q < best
-    q, end, k = q[keep], end[keep], k[keep]
-    keep = arr[end - 1] == 0x5D  # the events array's closing "]"
+    keep &= arr.take(end - 1, mode="clip") == 0x5D  # the events array's closing "]"
     q, end, k = q[keep], end[keep], k[keep]
     if not len(q):
         return None

@@ -52,7 +52,7 @@ from turncheck.reports.tables import dumps_result, markdown_rows, table_markdown
 from turncheck.scenarios.base import ScenarioResult, get_scenario, no_progress, parse_params
 
 _BLOCK = re.compile(r"<!-- figures (?P<spec>.*?) -->\n(?P<body>.*?)<!-- /figures -->", re.S)
-KINDS = ("table", "join", "result", "judgements", "findings", "output", "bench")
+KINDS = ("table", "join", "result", "judgements", "findings", "output", "bench", "pins")
 
 
 @dataclass(frozen=True)
@@ -291,8 +291,10 @@ def regenerate(
         spec = BlockSpec.parse(m.group("spec"))
         if spec.full and not full:
             return m.group(0)
-        if spec.kind == "bench":
-            body = render_bench(spec, _read_bench(path, spec))
+        if spec.kind in ("bench", "pins"):
+            body = (
+                render_bench(spec, _read_bench(path, spec)) if spec.kind == "bench" else render_pins(spec, path)
+            )
             line = text.count("\n", 0, m.start()) + 1
             if body != m.group("body"):
                 diffs.append(Difference(path, line, spec.commands, "text differs from " + str(spec.src)))
@@ -385,6 +387,33 @@ def render_bench(spec: BlockSpec, topics: Sequence[dict[str, Any]]) -> str:
         if start and end:
             targets.append(f"load average {start[0]:.2f} → {end[0]:.2f} (1 min, start → end)")
         out += [""] + [f"- {t}" for t in targets]
+    return "\n".join(out) + "\n"
+
+
+def render_pins(spec: BlockSpec, page: Path) -> str:
+    """``kind=pins src=constraints.txt columns=NAME,…``: each named package with the exact
+    version the constraints file pins (``name==version`` lines), in the order named — so a page
+    listing versions changes when the pins do. A name the file does not pin is an error."""
+    if not spec.src or ".." in Path(spec.src).parts or not spec.columns:
+        raise BadParameter("figures kind=pins needs src=PATH inside the repository and columns=PACKAGE,…")
+    try:
+        text = (_repository(page) / spec.src).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadParameter(f"figures: cannot read {spec.src}: {exc}") from exc
+    pins: dict[str, str] = {}
+    for line in text.splitlines():
+        name, sep, version = line.split("#", 1)[0].strip().partition("==")
+        if sep:
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version.strip()
+    rows = []
+    for name in spec.columns:
+        version = pins.get(re.sub(r"[-_.]+", "-", name).lower())
+        if version is None:
+            raise BadParameter(f"figures kind=pins: {spec.src} pins no {name!r}")
+        rows.append([f"`{name}`", version])
+    named = ", ".join(f"`{c}`" for c in spec.commands)
+    out = [f"<sub>Read from `{spec.src}`, the pins of {named} (checked by tests/test_doc_figures.py).</sub>", ""]
+    out += markdown_rows(("package", "pinned"), rows, [False, False])
     return "\n".join(out) + "\n"
 
 

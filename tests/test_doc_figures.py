@@ -157,3 +157,21 @@ def test_a_bench_block_needs_a_readable_file_in_the_repository(src: str, needle:
     text = f"<!-- figures {marker} cmd='turncheck bench --compare --format json' -->\n<!-- /figures -->\n"
     with pytest.raises(BadParameter, match=needle):
         regenerate(text, ROOT / "docs" / "performance.md", full=False)
+
+
+def test_a_pins_block_follows_the_constraints_file(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "constraints.txt").write_text("# pins\nFaker==40.63.0\ntiktoken==0.14.0\n")
+    page = tmp_path / "docs" / "page.md"
+    page.parent.mkdir()
+    page.write_text("<!-- figures kind=pins columns=tiktoken,faker src=constraints.txt cmd='pip' -->\n<!-- /figures -->\n")
+    assert main([str(page), "--check"]) == 1
+    assert main([str(page), "--write"]) == 0
+    text = page.read_text()
+    assert "| `tiktoken` | 0.14.0 |\n| `faker` | 40.63.0 |" in text  # in the order named, names normalised
+    assert main([str(page), "--check"]) == 0
+    (tmp_path / "constraints.txt").write_text("faker==41.0.0\ntiktoken==0.14.0\n")
+    assert main([str(page), "--check"]) == 1  # a new pin makes the page stale
+    page.write_text(text.replace("columns=tiktoken,faker", "columns=tiktoken,numpy"))
+    with pytest.raises(BadParameter, match="pins no 'numpy'"):
+        main([str(page), "--check"])

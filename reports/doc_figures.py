@@ -293,7 +293,9 @@ def regenerate(
             return m.group(0)
         if spec.kind in ("bench", "pins"):
             body = (
-                render_bench(spec, _read_bench(path, spec)) if spec.kind == "bench" else render_pins(spec, path)
+                render_bench(spec, _read_bench(path, spec))
+                if spec.kind == "bench"
+                else render_pins(spec, path)
             )
             line = text.count("\n", 0, m.start()) + 1
             if body != m.group("body"):
@@ -407,12 +409,15 @@ def render_pins(spec: BlockSpec, page: Path) -> str:
             pins[re.sub(r"[-_.]+", "-", name).lower()] = version.strip()
     rows = []
     for name in spec.columns:
-        version = pins.get(re.sub(r"[-_.]+", "-", name).lower())
-        if version is None:
+        pinned = pins.get(re.sub(r"[-_.]+", "-", name).lower())
+        if pinned is None:
             raise BadParameter(f"figures kind=pins: {spec.src} pins no {name!r}")
-        rows.append([f"`{name}`", version])
+        rows.append([f"`{name}`", pinned])
     named = ", ".join(f"`{c}`" for c in spec.commands)
-    out = [f"<sub>Read from `{spec.src}`, the pins of {named} (checked by tests/test_doc_figures.py).</sub>", ""]
+    out = [
+        f"<sub>Read from `{spec.src}`, the pins of {named} (checked by tests/test_doc_figures.py).</sub>",
+        "",
+    ]
     out += markdown_rows(("package", "pinned"), rows, [False, False])
     return "\n".join(out) + "\n"
 

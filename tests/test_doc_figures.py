@@ -164,7 +164,9 @@ def test_a_pins_block_follows_the_constraints_file(tmp_path: Path) -> None:
     (tmp_path / "constraints.txt").write_text("# pins\nFaker==40.63.0\ntiktoken==0.14.0\n")
     page = tmp_path / "docs" / "page.md"
     page.parent.mkdir()
-    page.write_text("<!-- figures kind=pins columns=tiktoken,faker src=constraints.txt cmd='pip' -->\n<!-- /figures -->\n")
+    page.write_text(
+        "<!-- figures kind=pins columns=tiktoken,faker src=constraints.txt cmd='pip' -->\n<!-- /figures -->\n"
+    )
     assert main([str(page), "--check"]) == 1
     assert main([str(page), "--write"]) == 0
     text = page.read_text()

@@ -177,3 +177,32 @@ def test_a_pins_block_follows_the_constraints_file(tmp_path: Path) -> None:
     page.write_text(text.replace("columns=tiktoken,faker", "columns=tiktoken,numpy"))
     with pytest.raises(BadParameter, match="pins no 'numpy'"):
         main([str(page), "--check"])
+
+
+def test_log_format_blocks_follow_the_format_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from turncheck.models import log_format
+    from turncheck.reports import log_format_doc
+
+    page = tmp_path / "store.md"
+    cmd = "cmd='python -m turncheck.reports.log_format_doc'"
+    page.write_text(
+        "".join(
+            f"<!-- figures kind=log-format table={part} {cmd} -->\n<!-- /figures -->\n"
+            for part in log_format_doc.PARTS
+        )
+    )
+    assert main([str(page), "--write"]) == 0
+    text = page.read_text()
+    data = log_format_doc.example_log()
+    assert (
+        f"), {len(data)} bytes:" in text
+        and "| 0 | 8 | magic (`FRAME_MAGIC`) | `89 54 43 4C 0D 0A 1A 0A` |" in text
+    )
+    assert "| 16 | … | frames, one per committed turn | — |" in text and "| L − 5 − k |" in text
+    assert main([str(page), "--check"]) == 0
+    monkeypatch.setattr(log_format, "MAX_ID_BYTES", 127)  # a change of the format shows on the page
+    assert main([str(page), "--check"]) == 1
+    with pytest.raises(BadParameter, match="log-format"):
+        regenerate(
+            f"<!-- figures kind=log-format table=footer {cmd} -->\n<!-- /figures -->\n", page, full=False
+        )

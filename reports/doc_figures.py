@@ -21,7 +21,9 @@ matches from every line (a wall-clock time, which no run repeats); ``scale=full`
 command, its hash taken over the text shown). Timings cannot be re-measured in a test, so
 ``kind=bench src=docs/results/FILE.jsonl`` renders a committed result file — what ``cmd``
 (``turncheck bench --compare … --format json``) printed, one JSON object per topic — as one table
-per topic, and the test checks the table against the file. ``kind=pins src=constraints.txt
+per topic, and the test checks the table against the file. A ``kind=table``/``result``/``judgements``/``findings`` block with ``src=docs/results/NAME.json`` reads
+that committed result file instead of running ``cmd`` (a live run that no test can repeat, such as
+``real-locking``). ``kind=pins src=constraints.txt
 columns=PKG,…`` lists the versions that file pins; ``kind=log-format table=PART`` shows a part of the
 durable log's byte layout computed from ``models/log_format.py``. Nothing between the markers is typed
 by hand; :func:`hand_typed_figures` finds numbers typed anywhere else (``--scan``).
@@ -202,6 +204,10 @@ def render_block(spec: BlockSpec, results: Sequence[Any]) -> str:
         )
     named = ", ".join(f"`{c}`" for c in spec.commands)
     lines = [f"<sub>Generated from {named} ({scale}).</sub>", ""]
+    if spec.src:
+        lines[0] = (
+            f"<sub>Read from `{spec.src}`, the result file of {named} (checked by tests/test_doc_figures.py).</sub>"
+        )
     if spec.kind == "table":
         (result,) = results[:1]
         table = result.table(spec.table) if spec.table else result.tables[0]
@@ -308,6 +314,13 @@ def regenerate(
         if spec.copy and not (Path(scratch.name) / spec.copy).exists():
             _copy_from_repository(path, spec.copy, Path(scratch.name))
         results: list[Any] = []
+        if spec.src and spec.kind in ("table", "result", "judgements", "findings"):
+            body = render_block(spec, [_read_result(path, spec)])
+            line = text.count("\n", 0, m.start()) + 1
+            if body != m.group("body"):
+                diffs.append(Difference(path, line, spec.commands, "text differs from " + spec.src))
+            done += 1
+            return f"{spec.marker()}\n{body}<!-- /figures -->"
         for c in spec.commands:
             key = ("printed " if spec.kind == "output" else "") + c
             if key not in cache:
@@ -348,6 +361,18 @@ def _read_bench(page: Path, spec: BlockSpec) -> list[dict[str, Any]]:
         return [json.loads(x) for x in source.read_text(encoding="utf-8").splitlines() if x.strip()]
     except (OSError, ValueError) as exc:
         raise BadParameter(f"figures: cannot read {spec.src}: {exc}") from exc
+
+
+def _read_result(page: Path, spec: BlockSpec) -> ScenarioResult:
+    """The committed result file ``src`` of a table/result/judgements/findings block — for a run
+    that cannot be repeated byte for byte (live processes, wall clocks), kept as it was written."""
+    from turncheck.reports.results_dir import load_result
+
+    if not spec.src or ".." in Path(spec.src).parts or spec.full:
+        raise BadParameter(
+            "figures: src=PATH must lie inside the repository (and a read file has no scale=full)"
+        )
+    return load_result(_repository(page) / spec.src)
 
 
 def _figure(value: float | None, digits: int = 3) -> str:
@@ -396,9 +421,11 @@ def render_bench(spec: BlockSpec, topics: Sequence[dict[str, Any]]) -> str:
 
 
 def render_pins(spec: BlockSpec, page: Path) -> str:
-    """``kind=pins src=constraints.txt columns=NAME,…``: each named package with the exact
-    version the constraints file pins (``name==version`` lines), in the order named — so a page
-    listing versions changes when the pins do. A name the file does not pin is an error."""
+    """A ``kind=table``/``result``/``judgements``/``findings`` block with ``src=docs/results/NAME.json`` reads
+    that committed result file instead of running ``cmd`` (a live run that no test can repeat, such as
+    ``real-locking``). ``kind=pins src=constraints.txt columns=NAME,…``: each named package with the exact
+        version the constraints file pins (``name==version`` lines), in the order named — so a page
+        listing versions changes when the pins do. A name the file does not pin is an error."""
     if not spec.src or ".." in Path(spec.src).parts or not spec.columns:
         raise BadParameter("figures kind=pins needs src=PATH inside the repository and columns=PACKAGE,…")
     try:

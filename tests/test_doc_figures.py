@@ -206,3 +206,25 @@ def test_log_format_blocks_follow_the_format_code(tmp_path: Path, monkeypatch: p
         regenerate(
             f"<!-- figures kind=log-format table=footer {cmd} -->\n<!-- /figures -->\n", page, full=False
         )
+
+
+def test_a_block_can_read_a_committed_result_file(tmp_path: Path) -> None:
+    from turncheck.reports.tables import dumps_result
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    cmd = "turncheck scenario trigger-gap --param writers=4 --param gap=2 --param iterations=500"
+    result = tmp_path / "docs" / "results" / "tg.json"
+    result.parent.mkdir(parents=True)
+    result.write_text(dumps_result(run_command(cmd)))
+    page = tmp_path / "docs" / "page.md"
+    page.write_text(
+        f"<!-- figures kind=table columns=peak src=docs/results/tg.json cmd='{cmd}' -->\n<!-- /figures -->\n"
+    )
+    assert main([str(page), "--write"]) == 0
+    assert "Read from `docs/results/tg.json`" in page.read_text()
+    assert main([str(page), "--check"]) == 0
+    result.write_text(
+        result.read_text().replace('"peak"', '"peak_typo"')
+    )  # the file changed: the page is stale
+    with pytest.raises(BadParameter, match="no column"):
+        main([str(page), "--check"])

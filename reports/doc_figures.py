@@ -491,9 +491,9 @@ def blocks(text: str) -> list[BlockSpec]:
 # match one of these allowed forms: names with digits in them (M0, cl100k, U+2028), seed and
 # section numbers, issue numbers, years, versions, exit statuses and list numbering.
 _ALLOWED = re.compile(
-    r"\bseeds? \d{3}(?:\s*(?:and|,|/)\s*\d{3})*\b|§\s?\d+(?:\.\d+)*(?:\s*[–-]\s*§?\d+)?"
+    r"\b(?i:seeds?) \d{3}(?:\s*(?:and|,|/)\s*\d{3})*\b|§\s?\d+(?:\.\d+)*(?:\s*[–-]\s*§?\d+)?"
     r"|#\d+|\bissues? \d+(?:\s*(?:and|,|–)\s*\d+)*|\b(?:19|20)\d\d\b"
-    r"|\b(?:Python|version|v)\s?\d+(?:\.\d+)+|\bexit(?:s| status| code)?\s*\**\d+\**"
+    r"|\b(?:Python|version|v)\s?\d+(?:\.\d+)+|\b(?i:exit(?:s| status| code)?)\s*\**\d+\**"
     r"|^\s*(?:#{1,6}\s+)?\d+\.\s"
 )
 _NUMBER = re.compile(r"(?<![\w.+#§/\-])\d(?:[\d,.\u202f\u2009 ]*\d)?(?![\w])")

@@ -77,6 +77,7 @@ def test_a_typed_figure_is_caught_and_code_or_allowed_forms_are_not() -> None:
             "| 8 | 81 |",
             "<!-- /figures -->",
             "A hand-typed `26 497` in code is still a number.",  # 14
+            "## Seed 004 at full scale. Exit status 2 either way.",  # capitals allowed too
         ]
     )
     assert [n for n, _ in hand_typed_figures(page)] == [1, 6, 9, 14]

@@ -6,6 +6,7 @@ blocks must carry the hash of their result file, and the ``slow`` test reruns th
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -223,8 +224,11 @@ def test_a_block_can_read_a_committed_result_file(tmp_path: Path) -> None:
     assert main([str(page), "--write"]) == 0
     assert "Read from `docs/results/tg.json`" in page.read_text()
     assert main([str(page), "--check"]) == 0
-    result.write_text(
-        result.read_text().replace('"peak"', '"peak_typo"')
-    )  # the file changed: the page is stale
+    data = json.loads(result.read_text())
+    table = data["tables"][0]
+    table["rows"][0][table["columns"].index("peak")] += 1  # a figure in the file drifts: the page is stale
+    result.write_text(json.dumps(data))
+    assert main([str(page), "--check"]) == 1
+    result.write_text(result.read_text().replace('"peak"', '"peak_typo"'))  # a column gone: refused
     with pytest.raises(BadParameter, match="no column"):
         main([str(page), "--check"])

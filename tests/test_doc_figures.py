@@ -6,6 +6,7 @@ blocks must carry the hash of their result file, and the ``slow`` test reruns th
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,77 @@ def test_a_bench_block_needs_a_readable_file_in_the_repository(src: str, needle:
     text = f"<!-- figures {marker} cmd='turncheck bench --compare --format json' -->\n<!-- /figures -->\n"
     with pytest.raises(BadParameter, match=needle):
         regenerate(text, ROOT / "docs" / "performance.md", full=False)
+
+
+def test_a_pins_block_follows_the_constraints_file(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "constraints.txt").write_text("# pins\nFaker==40.63.0\ntiktoken==0.14.0\n")
+    page = tmp_path / "docs" / "page.md"
+    page.parent.mkdir()
+    page.write_text(
+        "<!-- figures kind=pins columns=tiktoken,faker src=constraints.txt cmd='pip' -->\n<!-- /figures -->\n"
+    )
+    assert main([str(page), "--check"]) == 1
+    assert main([str(page), "--write"]) == 0
+    text = page.read_text()
+    assert "| `tiktoken` | 0.14.0 |\n| `faker` | 40.63.0 |" in text  # in the order named, names normalised
+    assert main([str(page), "--check"]) == 0
+    (tmp_path / "constraints.txt").write_text("faker==41.0.0\ntiktoken==0.14.0\n")
+    assert main([str(page), "--check"]) == 1  # a new pin makes the page stale
+    page.write_text(text.replace("columns=tiktoken,faker", "columns=tiktoken,numpy"))
+    with pytest.raises(BadParameter, match="pins no 'numpy'"):
+        main([str(page), "--check"])
+
+
+def test_log_format_blocks_follow_the_format_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from turncheck.models import log_format
+    from turncheck.reports import log_format_doc
+
+    page = tmp_path / "store.md"
+    cmd = "cmd='python -m turncheck.reports.log_format_doc'"
+    page.write_text(
+        "".join(
+            f"<!-- figures kind=log-format table={part} {cmd} -->\n<!-- /figures -->\n"
+            for part in log_format_doc.PARTS
+        )
+    )
+    assert main([str(page), "--write"]) == 0
+    text = page.read_text()
+    data = log_format_doc.example_log()
+    assert (
+        f"), {len(data)} bytes:" in text
+        and "| 0 | 8 | magic (`FRAME_MAGIC`) | `89 54 43 4C 0D 0A 1A 0A` |" in text
+    )
+    assert "| 16 | … | frames, one per committed turn | — |" in text and "| L − 5 − k |" in text
+    assert main([str(page), "--check"]) == 0
+    monkeypatch.setattr(log_format, "MAX_ID_BYTES", 127)  # a change of the format shows on the page
+    assert main([str(page), "--check"]) == 1
+    with pytest.raises(BadParameter, match="log-format"):
+        regenerate(
+            f"<!-- figures kind=log-format table=footer {cmd} -->\n<!-- /figures -->\n", page, full=False
+        )
+
+
+def test_a_block_can_read_a_committed_result_file(tmp_path: Path) -> None:
+    from turncheck.reports.tables import dumps_result
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    cmd = "turncheck scenario trigger-gap --param writers=4 --param gap=2 --param iterations=500"
+    result = tmp_path / "docs" / "results" / "tg.json"
+    result.parent.mkdir(parents=True)
+    result.write_text(dumps_result(run_command(cmd)))
+    page = tmp_path / "docs" / "page.md"
+    page.write_text(
+        f"<!-- figures kind=table columns=peak src=docs/results/tg.json cmd='{cmd}' -->\n<!-- /figures -->\n"
+    )
+    assert main([str(page), "--write"]) == 0
+    assert "Read from `docs/results/tg.json`" in page.read_text()
+    assert main([str(page), "--check"]) == 0
+    data = json.loads(result.read_text())
+    table = data["tables"][0]
+    table["rows"][0][table["columns"].index("peak")] += 1  # a figure in the file drifts: the page is stale
+    result.write_text(json.dumps(data))
+    assert main([str(page), "--check"]) == 1
+    result.write_text(result.read_text().replace('"peak"', '"peak_typo"'))  # a column gone: refused
+    with pytest.raises(BadParameter, match="no column"):
+        main([str(page), "--check"])

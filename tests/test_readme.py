@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from turncheck.cli.app import main
+from turncheck.cli.app import EXIT_BUG, EXIT_INTERRUPTED, EXIT_USAGE, main
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -32,7 +32,18 @@ def test_user_projector_example_runs_as_printed(tmp_path, monkeypatch, capsys):
     (tmp_path / "my_trim.py").write_text(code.group(1))
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "my_trim", raising=False)
-    status = main(["project", "--example", "--budget", "200", "--strategy", "my_trim:keep_whole_calls",
-                   "--format", "json"])  # fmt: skip
+    try:
+        status = main(["project", "--example", "--budget", "200", "--strategy", "my_trim:keep_whole_calls",
+                       "--format", "json"])  # fmt: skip
+    finally:
+        sys.modules.pop("my_trim", None)  # the README's module is not the one other tests import
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert status == 0 and rows and all(r["orphanRes"] == 0 for r in rows)
+
+
+def test_readme_exit_statuses_are_the_command_lines():
+    """The README's list of exit statuses is the one ``cli/app.py`` returns: 0 and 1 by
+    convention, the rest by its ``EXIT_*`` constants."""
+    section = README.split("**Exit status**", 1)[1].split("\n\n", 1)[0]
+    listed = [int(n) for n in re.findall(r"^- exit (\d+):", section, re.M)]
+    assert listed == [0, 1, EXIT_USAGE, EXIT_BUG, EXIT_INTERRUPTED]

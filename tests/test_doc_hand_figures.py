@@ -1,6 +1,6 @@
 """No number in README.md or docs/ is typed by hand: each sits in a generated block (see
 tests/test_doc_figures.py), in code (a command, an expression, a parameter), or in one of the
-allowed forms of :func:`turncheck.reports.doc_figures.hand_typed_figures` (names such as M0 or
+allowed forms of :func:`turncheck.reports.hand_figures.hand_typed_figures` (names such as M0 or
 cl100k, seed and section numbers, issue numbers, years, versions, exit statuses, list numbering).
 
 Lines typed before this test existed and not yet converted are listed, verbatim, in
@@ -15,7 +15,8 @@ from pathlib import Path
 
 from test_docs import RUN_PAGES
 
-from turncheck.reports.doc_figures import hand_typed_figures, main
+from turncheck.reports.doc_figures import main
+from turncheck.reports.hand_figures import hand_typed_figures
 
 ROOT = Path(__file__).resolve().parent.parent
 PENDING = ROOT / "tests" / "hand_figures_pending.txt"

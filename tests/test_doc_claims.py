@@ -1,4 +1,4 @@
-"""Defaults the docs state are the defaults the code has.
+"""Defaults and exit statuses the docs state are the ones the code has.
 
 The hand-figure scan (``tests/test_doc_hand_figures.py``) accepts a number written as code —
 `` `budget=4` `` — because a command line or a parameter assignment is an input, not a measured
@@ -7,7 +7,8 @@ and it drifts when the code changes: this test reads every `` `name=value` `` th
 word "default" (up to the end of its sentence) in README.md and docs/*.md, and requires a
 parameter of that name — of a scenario, a model or a cost model — whose default renders as that
 value. An aside in parentheses is not a claim; a name no parameter has (`synchronous=FULL`, a
-SQLite setting) is not ours to check.
+SQLite setting) is not ours to check. Every exit status a page names (`exit 3`, "exits 1") must
+be one some command returns.
 """
 
 from __future__ import annotations
@@ -16,18 +17,22 @@ import dataclasses
 import inspect
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from turncheck.cli.app import EXIT_BUG, EXIT_INTERRUPTED, EXIT_USAGE
 from turncheck.models.catalog import MODELS, factory_parameters
 from turncheck.models.cost import EstimateCost
 from turncheck.scenarios.base import SCENARIOS
+from turncheck.sim.checking import CheckReport
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 CLAIM = re.compile(r"\bdefaults?\b(.*?)(?:\.\s|\.$|;|\||\n\n|$)", re.S | re.I)
 ASIDE = re.compile(r"\([^()]*\)")
+EXIT = re.compile(r"\bexit(?:s| status| code)?\s*\**(\d+)", re.I)
 ASSIGNMENT = re.compile(r"`([a-z_][a-z0-9_]*)=([^`\s]+)`")
 
 
@@ -93,3 +98,24 @@ def test_every_stated_default_is_the_codes(page: Path) -> None:
         if name in defaults and not same(value, defaults[name])
     ]
     assert not wrong, f"{page.name} states defaults the code does not have: {'; '.join(wrong)}"
+
+
+def exit_statuses() -> set[int]:
+    """What commands return: a check's verdicts, and the CLI's own statuses."""
+    verdicts = {
+        CheckReport.exit_code.fget(SimpleNamespace(verdict=v)) for v in ("pass", "fail", "inconclusive")
+    }  # type: ignore[attr-defined]
+    return verdicts | {EXIT_USAGE, EXIT_BUG, EXIT_INTERRUPTED}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_stated_exit_status_is_one_a_command_returns(page: Path) -> None:
+    stated = {int(n) for n in EXIT.findall(page.read_text(encoding="utf-8"))}
+    assert stated <= exit_statuses(), (
+        f"{page.name} names exit statuses no command returns: {stated - exit_statuses()}"
+    )
+
+
+def test_the_exit_statuses_are_read_from_the_code() -> None:
+    assert exit_statuses() == {0, 1, 3, EXIT_USAGE, EXIT_BUG, EXIT_INTERRUPTED}
+    assert EXIT.findall("exits 1 when …; exit status **2**; Exit code 130") == ["1", "2", "130"]

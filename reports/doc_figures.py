@@ -515,4 +515,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except BrokenPipeError:  # the reader went away (``--scan … | head``): nothing to say
+        sys.stderr.close()
+        raise SystemExit(0) from None

@@ -300,28 +300,17 @@ def regenerate(
         spec = BlockSpec.parse(m.group("spec"))
         if spec.full and not full:
             return m.group(0)
-        if spec.kind in ("bench", "pins", "log-format"):
-            if spec.kind == "bench":
-                body = render_bench(spec, _read_bench(path, spec))
-            elif spec.kind == "pins":
-                body = render_pins(spec, path)
-            else:
-                body = render_log_format(spec)
-            line = text.count("\n", 0, m.start()) + 1
-            if body != m.group("body"):
-                diffs.append(Difference(path, line, spec.commands, "text differs from " + str(spec.src)))
+        line = text.count("\n", 0, m.start()) + 1
+        read = _read_body(spec, path)
+        if read is not None:
+            if read != m.group("body"):
+                source = spec.src or "models/log_format.py"
+                diffs.append(Difference(path, line, spec.commands, f"text differs from {source}"))
             done += 1
-            return f"{spec.marker()}\n{body}<!-- /figures -->"
+            return f"{spec.marker()}\n{read}<!-- /figures -->"
         if spec.copy and not (Path(scratch.name) / spec.copy).exists():
             _copy_from_repository(path, spec.copy, Path(scratch.name))
         results: list[Any] = []
-        if spec.src and spec.kind in ("table", "result", "judgements", "findings"):
-            body = render_block(spec, [_read_result(path, spec)])
-            line = text.count("\n", 0, m.start()) + 1
-            if body != m.group("body"):
-                diffs.append(Difference(path, line, spec.commands, "text differs from " + spec.src))
-            done += 1
-            return f"{spec.marker()}\n{body}<!-- /figures -->"
         for c in spec.commands:
             key = ("printed " if spec.kind == "output" else "") + c
             if key not in cache:
@@ -331,7 +320,6 @@ def regenerate(
         digest = (
             hashlib.sha256(body.encode()).hexdigest()[:16] if spec.kind == "output" else result_hash(results)
         )
-        line = text.count("\n", 0, m.start()) + 1
         if body != m.group("body"):
             diffs.append(Difference(path, line, spec.commands, "text differs"))
         if spec.full and spec.sha256 != digest:
@@ -351,13 +339,33 @@ def _repository(page: Path) -> Path:
     raise BadParameter(f"figures: {page} is not inside a repository")
 
 
+def _read_body(spec: BlockSpec, page: Path) -> str | None:
+    """The text of a block read rather than run — a committed file (``kind=bench``, ``kind=pins``,
+    a result kind with ``src=``) or the code (``kind=log-format``) — or ``None`` for a block whose
+    commands run."""
+    if spec.kind == "bench":
+        return render_bench(spec, _read_bench(page, spec))
+    if spec.kind == "pins":
+        return render_pins(spec, page)
+    if spec.kind == "log-format":
+        return render_log_format(spec)
+    if spec.src and spec.kind in ("table", "result", "judgements", "findings"):
+        return render_block(spec, [_read_result(page, spec)])
+    return None
+
+
+def _source(page: Path, spec: BlockSpec, needs: str) -> Path:
+    """The committed file ``src`` names, which must lie inside the page's repository."""
+    if not spec.src or ".." in Path(spec.src).parts:
+        raise BadParameter(f"figures kind={spec.kind} needs src=PATH inside the repository{needs}")
+    return _repository(page) / spec.src
+
+
 def _read_bench(page: Path, spec: BlockSpec) -> list[dict[str, Any]]:
     """The committed ``src`` file of a ``kind=bench`` block: one JSON object per line."""
     import json
 
-    if not spec.src or ".." in Path(spec.src).parts:
-        raise BadParameter("figures kind=bench needs src=PATH inside the repository")
-    source = _repository(page) / spec.src
+    source = _source(page, spec, "")
     try:
         return [json.loads(x) for x in source.read_text(encoding="utf-8").splitlines() if x.strip()]
     except (OSError, ValueError) as exc:
@@ -369,11 +377,9 @@ def _read_result(page: Path, spec: BlockSpec) -> ScenarioResult:
     that cannot be repeated byte for byte (live processes, wall clocks), kept as it was written."""
     from turncheck.reports.results_dir import load_result
 
-    if not spec.src or ".." in Path(spec.src).parts or spec.full:
-        raise BadParameter(
-            "figures: src=PATH must lie inside the repository (and a read file has no scale=full)"
-        )
-    return load_result(_repository(page) / spec.src)
+    if spec.full:
+        raise BadParameter("figures: a block read from src= has no scale=full")
+    return load_result(_source(page, spec, ""))
 
 
 def _figure(value: float | None, digits: int = 3) -> str:
@@ -422,15 +428,14 @@ def render_bench(spec: BlockSpec, topics: Sequence[dict[str, Any]]) -> str:
 
 
 def render_pins(spec: BlockSpec, page: Path) -> str:
-    """A ``kind=table``/``result``/``judgements``/``findings`` block with ``src=docs/results/NAME.json`` reads
-    that committed result file instead of running ``cmd`` (a live run that no test can repeat, such as
-    ``real-locking``). ``kind=pins src=constraints.txt columns=NAME,…``: each named package with the exact
-        version the constraints file pins (``name==version`` lines), in the order named — so a page
-        listing versions changes when the pins do. A name the file does not pin is an error."""
-    if not spec.src or ".." in Path(spec.src).parts or not spec.columns:
+    """``kind=pins src=constraints.txt columns=NAME,…``: each named package with the exact version
+    the constraints file pins (``name==version`` lines), in the order named — so a page listing
+    versions changes when the pins do. A name the file does not pin is an error."""
+    if not spec.columns:
         raise BadParameter("figures kind=pins needs src=PATH inside the repository and columns=PACKAGE,…")
+    source = _source(page, spec, " and columns=PACKAGE,…")
     try:
-        text = (_repository(page) / spec.src).read_text(encoding="utf-8")
+        text = source.read_text(encoding="utf-8")
     except OSError as exc:
         raise BadParameter(f"figures: cannot read {spec.src}: {exc}") from exc
     pins: dict[str, str] = {}

@@ -13,6 +13,7 @@ is written to a fresh temporary folder).
 
 from __future__ import annotations
 
+import re
 import struct
 import sys
 import tempfile
@@ -30,15 +31,7 @@ def _struct_fields(layout: struct.Struct) -> list[tuple[int, int]]:
     """(offset, size) of each field of a little-endian ``struct`` layout without padding."""
     fields: list[tuple[int, int]] = []
     offset = 0
-    items: list[str] = []  # "<8sHHI" -> "8s", "H", "H", "I"
-    count = ""
-    for code in layout.format.lstrip("<"):
-        if code.isdigit():
-            count += code
-        else:
-            items.append(count + code)
-            count = ""
-    for item in items:
+    for item in re.findall(r"\d*\D", layout.format.lstrip("<")):  # "<8sHHI" -> "8s", "H", "H", "I"
         size = struct.calcsize("<" + item)
         fields.append((offset, size))
         offset += size
@@ -106,8 +99,9 @@ def hexdump(data: bytes) -> list[str]:
 
 def overhead() -> tuple[int, int]:
     """Bytes each framing adds to a record beyond its id and events JSON: (frames, lines)."""
-    frame = len(fmt.encode_frame(0, b"x", b"[]")) - 1 - 2
-    line = len(fmt.encode_line(b"x", b"[]")) - 1 - 2
+    tid, events = b"x", b"[]"
+    frame = len(fmt.encode_frame(0, tid, events)) - len(tid) - len(events)
+    line = len(fmt.encode_line(tid, events)) - len(tid) - len(events)
     return frame, line
 
 

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -81,7 +80,6 @@ class Step:
     expect: str = ""
     why: str = ""
     examples: int = 100
-    home: str = ""
     invariants: tuple[str, ...] = ()
 
     @property
@@ -125,15 +123,14 @@ class Outcome:
     seconds: float = 0.0
 
 
-def plan(scale: str, home: str = "") -> tuple[list[Step], list[tuple[str, str]]]:
+def plan(scale: str) -> tuple[list[Step], list[tuple[str, str]]]:
     """The steps at ``scale`` and the scenarios skipped, with why.
 
     Order is the story the summary and the page tell, each scenario's declared
     :attr:`~turncheck.scenarios.base.Scenario.order`: the trigger's peaks and the sweep over
     maxTurns, locking, the two checks (at :data:`~turncheck.scenarios.base.CHECKS_ORDER`), then
     the other scenarios, each at its preset for ``scale`` (:mod:`turncheck.scenarios.presets`),
-    followed by the sweep it declares. ``home`` is where Hypothesis
-    keeps its files during the checks (the demo's own directory, not the working directory).
+    followed by the sweep it declares.
     """
     steps: list[Step] = []
     skips: list[tuple[str, str]] = []
@@ -141,7 +138,7 @@ def plan(scale: str, home: str = "") -> tuple[list[Step], list[tuple[str, str]]]
     for scenario in sorted(scenarios().values(), key=lambda sc: (sc.order, sc.name)):
         name = scenario.name
         if not checked and scenario.order > CHECKS_ORDER:
-            steps += _check_steps(scale, home)
+            steps += _check_steps(scale)
             checked = True
         if scale in scenario.demo_skip:
             skips.append((name, scenario.demo_skip[scale]))
@@ -153,32 +150,15 @@ def plan(scale: str, home: str = "") -> tuple[list[Step], list[tuple[str, str]]]
             grid, fixed = scenario.demo_sweep[scale]
             steps.append(Step("sweep", name, tuple(fixed.items()), grid))
     if not checked:
-        steps += _check_steps(scale, home)
+        steps += _check_steps(scale)
     return steps, skips
 
 
-def _check_steps(scale: str, home: str) -> list[Step]:
+def _check_steps(scale: str) -> list[Step]:
     """The demo's own checks, then every registered model's declared :class:`DemoCheck`."""
     declared = [(name, dict(d.params), (), d.expect, d.why) for name, d in DEMO_CHECKS.items()]
     return [Step("check", model, tuple(params.items()), expect=expect, why=why, examples=CHECK_EXAMPLES[scale],
-                 home=home, invariants=names) for model, params, names, expect, why in (*CHECKS, *declared)]  # fmt: skip
-
-
-@contextmanager
-def hypothesis_home(directory: str) -> Iterator[None]:
-    """Hypothesis writes a cache under ``.hypothesis`` of the working directory even without an
-    example database; point it at ``directory`` for the duration, then put it back."""
-    if not directory:
-        yield
-        return
-    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
-
-    before = storage_directory(intent_to_write=False).home_directory
-    set_hypothesis_home_dir(directory)
-    try:
-        yield
-    finally:
-        set_hypothesis_home_dir(before)
+                 invariants=names) for model, params, names, expect, why in (*CHECKS, *declared)]  # fmt: skip
 
 
 def _run_check(step: Step) -> CheckOutcome:
@@ -186,9 +166,9 @@ def _run_check(step: Step) -> CheckOutcome:
     from turncheck.sim.protocols import load_model
 
     model = load_model(step.name, dict(step.params))
-    with hypothesis_home(step.home):
-        report = run_check(model, select_properties(model, step.invariants), engine="both", max_examples=step.examples,
-                           seed=0, database=None)  # fmt: skip
+    # no database: Hypothesis's own files go to a folder removed afterwards (sim.stateful)
+    report = run_check(model, select_properties(model, step.invariants), engine="both", max_examples=step.examples,
+                       seed=0, database=None)  # fmt: skip
     ex, hy, cx = report.exploration, report.stateful, report.counterexample
     actions = tuple(tuple(a) if isinstance(a, (list, tuple)) else (a,) for a in cx.actions) if cx else ()
     return CheckOutcome(
@@ -309,7 +289,7 @@ def run_demo(
         raise BadParameter(f"output directory {root} exists and is not a directory")
     bars = progress_for or (lambda label: no_progress)
     started = time.perf_counter()
-    steps, skips = plan(scale, str(root / ".hypothesis"))
+    steps, skips = plan(scale)
     run = DemoRun(root, scale, skips=skips)
     if jobs == 1:
         for i, step in enumerate(steps, start=1):

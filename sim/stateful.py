@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import hypothesis.configuration
 from hypothesis import HealthCheck, Phase, Verbosity, note, settings
 from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -209,22 +209,20 @@ def _format(model: ProtocolModel[Any, Any], state: Any, action: Any) -> str:
 
 @contextmanager
 def hypothesis_home(database: str | Path | None) -> Iterator[None]:
-    """Hypothesis's own files (its cache of the constants in the modules under test) go beside
-    the example database, or into a folder removed afterwards when there is none: a ``check`` run
-    writes nothing into the working directory that its ``--database`` did not name. The previous
-    home is restored, so a caller's own Hypothesis tests keep theirs."""
-    previous = getattr(hypothesis.configuration, "__hypothesis_home_directory", None)
+    """Hypothesis writes a cache (the constants of the modules under test) under ``.hypothesis``
+    of the working directory even without an example database; point it beside the database, or
+    at a folder removed afterwards when there is none, so a run writes nothing its caller did not
+    name. The previous home is put back, so a caller's own Hypothesis tests keep theirs."""
+    before = storage_directory(intent_to_write=False).home_directory
     with contextlib.ExitStack() as stack:
-        home = (
-            Path(database) / ".hypothesis"
-            if database is not None
-            else Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="turncheck-hypothesis-")))
-        )
-        hypothesis.configuration.set_hypothesis_home_dir(home)
-        try:
-            yield
-        finally:
-            hypothesis.configuration.set_hypothesis_home_dir(previous)
+        if database is not None:
+            set_hypothesis_home_dir(Path(database) / ".hypothesis")
+        else:
+            set_hypothesis_home_dir(
+                stack.enter_context(tempfile.TemporaryDirectory(prefix="turncheck-hypothesis-"))
+            )
+        stack.callback(set_hypothesis_home_dir, before)
+        yield
 
 
 def check_stateful(

@@ -36,13 +36,13 @@ EXIT = re.compile(r"\bexit(?:s| status| code)?\s*\**(\d+)", re.I)
 ASSIGNMENT = re.compile(r"`([a-z_][a-z0-9_]*)=([^`\s]+)`")
 
 
-def render(value: Any) -> set[str]:
-    """The ways the docs write a default: ``true``, ``1,3``, ``60000``, ``M1``, ``1.5``."""
+def render(value: Any) -> str:
+    """How the docs write a default: ``true``, ``1,3``, ``60000``, ``M1``, ``1.5``."""
     if isinstance(value, bool):
-        return {str(value).lower()}
+        return str(value).lower()
     if isinstance(value, tuple | list):
-        return {",".join(sorted(render(v))[0] for v in value)}
-    return {str(value)}
+        return ",".join(render(v) for v in value)
+    return str(value)
 
 
 def code_defaults() -> dict[str, set[str]]:
@@ -50,13 +50,13 @@ def code_defaults() -> dict[str, set[str]]:
     for name in SCENARIOS.names():
         for f in dataclasses.fields(SCENARIOS[name].params_type):
             if f.default is not dataclasses.MISSING:
-                out.setdefault(f.name, set()).update(render(f.default))
+                out.setdefault(f.name, set()).add(render(f.default))
     for name in MODELS.names():
         for key, default in factory_parameters(MODELS[name]).items():
-            out.setdefault(key, set()).update(render(default))
+            out.setdefault(key, set()).add(render(default))
     for key, p in inspect.signature(EstimateCost).parameters.items():
         if p.default is not inspect.Parameter.empty:
-            out.setdefault(key, set()).update(render(p.default))
+            out.setdefault(key, set()).add(render(p.default))
     return out
 
 

@@ -12,7 +12,9 @@ Definitions the index commits to (the projector and the report rely on them):
   collide, it is what an implementation that aligns on turn numbers sees.
 * Pairing: a RESULT pairs with the oldest still-open CALL of its ``call_id``; a CALL read after
   its RESULT (possible under clock ordering) pairs with the oldest open RESULT of its id. The
-  earlier event of a pair is its *first endpoint*. An open CALL is a dangling call (so far).
+  earlier event of a pair is its *first endpoint*. An open CALL is a dangling call (so far); a
+  *late* CALL is one paired with a RESULT read before it. Only these two can lack a RESULT
+  after them, which is what M2's placeholder rule looks for.
 * A *safe cut* is a position p (0 ≤ p ≤ n) that no complete pair straddles; M5 starts at the
   first safe cut at or after the longest budget suffix.
 """
@@ -41,7 +43,7 @@ class History:
         "events", "kind", "partner", "seg_idx", "seg_starts",
         "calls", "results", "first_calls", "first_results",
         "tie_inv", "seq_inv", "src_change", "seg_src_change", "seg_first_change",
-        "open_calls", "open_results", "last_calls", "safe_cuts",
+        "open_calls", "open_results", "last_calls", "late_calls", "safe_cuts",
         "_open_call_ids", "_open_result_ids", "_last_call_of", "_seg_mixed",
         "_prefix", "_costs", "_hot",
     )  # fmt: skip
@@ -66,6 +68,7 @@ class History:
         self.open_calls: list[int] = []
         self.open_results: list[int] = []
         self.last_calls: list[int] = []
+        self.late_calls: list[int] = []  # CALLs paired with a RESULT read before them
         self.safe_cuts: list[int] = [0]
         self._open_call_ids: dict[str, deque[int]] = {}
         self._open_result_ids: dict[str, deque[int]] = {}
@@ -170,6 +173,8 @@ class History:
                 cuts = self.safe_cuts
                 while cuts[-1] > a:
                     cuts.pop()
+                if kind == _CALL:
+                    self.late_calls.append(q)
             else:
                 mine.setdefault(cid, deque()).append(q)
                 opened.append(q)

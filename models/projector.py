@@ -171,11 +171,10 @@ def _fit(history: History, budget: int, cost: CostModel) -> tuple[int, list[int]
         history.prefix(cost)
         hot = history._hot
     _, p, frame = hot
-    n = len(p) - 1
     room = budget - frame
     if room < 0:
-        return n, p, frame
-    return bisect_left(p, p[n] - room, 0, n + 1), p, frame
+        return len(p) - 1, p, frame
+    return bisect_left(p, p[-1] - room), p, frame
 
 
 def structural_report(
@@ -261,6 +260,18 @@ def _turn_start_at_or_after(h: History, i: int) -> int:
     return starts[seg] if seg < len(starts) else len(h.kind)
 
 
+def _unanswered_call_in(h: History, s: int, end: int) -> bool:
+    """Whether ``[s, end)`` may hold a CALL whose RESULT is not at or after ``s`` — only an open
+    CALL (no RESULT) or a late one (its RESULT read before it) can be; both lists are sorted, so
+    M2 skips its scan of the first turn in O(log n) when neither has a position in the range
+    (and in O(1) when the history has neither, as a well-formed log of answered calls)."""
+    oc, late = h.open_calls, h.late_calls
+    return bool(
+        (oc and oc[-1] >= s and oc[bisect_left(oc, s)] < end)
+        or (late and late[-1] >= s and late[bisect_left(late, s)] < end)
+    )
+
+
 def m0(history: History, budget: int, cost: CostModel) -> Window:
     """Naive: the longest suffix within the budget, cut anywhere."""
     i0, p, frame = _fit(history, budget, cost)
@@ -286,15 +297,17 @@ def m2(history: History, budget: int, cost: CostModel) -> Window:
     kind, partner = h.kind, h.partner
     while s < n and kind[s] == _RESULT and partner[s] < s:
         s += 1
-    placeholders: list[int] = []
-    extra = 0
-    if s < n:
+    if s < n and (h.open_calls or h.late_calls):
         end = h.segment_end(s)
-        for pos in range(s, end):
-            if kind[pos] == _CALL and partner[pos] < s:
-                placeholders.append(pos)
-                extra += cost.event_cost(placeholder_event(h.events[pos]))
-    return _window(h, "M2", budget, p, frame, s, tuple(placeholders), extra_cost=extra)
+        if _unanswered_call_in(h, s, end):
+            placeholders: list[int] = []
+            extra = 0
+            for pos in range(s, end):
+                if kind[pos] == _CALL and partner[pos] < s:
+                    placeholders.append(pos)
+                    extra += cost.event_cost(placeholder_event(h.events[pos]))
+            return _window(h, "M2", budget, p, frame, s, tuple(placeholders), extra_cost=extra)
+    return _new(Window, (h, "M2", budget, s, n, frame + p[n] - p[s], (), 0, 0))
 
 
 def m3(history: History, budget: int, cost: CostModel) -> Window:
@@ -311,8 +324,8 @@ def m4(history: History, budget: int, cost: CostModel) -> Window:
     n = len(p) - 1
     s = _turn_start_at_or_after(history, i0)
     if s >= n and n > 0:
-        return _window(history, "M4", budget, p, frame, i0, (), 0, 1)
-    return _window(history, "M4", budget, p, frame, s, (), int(s > i0))
+        return _new(Window, (history, "M4", budget, i0, n, frame + p[n] - p[i0], (), 0, 1))
+    return _new(Window, (history, "M4", budget, s, n, frame + p[n] - p[s], (), int(s > i0), 0))
 
 
 def m5(history: History, budget: int, cost: CostModel) -> Window:

@@ -12,6 +12,7 @@ from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.projector import (
     MandatoryInputExceedsBudget,
+    _unanswered_call_in,
     compared_strategies,
     project,
 )
@@ -239,6 +240,21 @@ def test_req_rejects_exactly_when_mandatory_part_exceeds_budget(events, budget):
         assert payload.endswith(',{"role":"user","content":"What was the code name?"}]}')
         assert '{"role":"system","content":"You are terse."}' in payload
         assert w.cost <= budget and len(payload.encode()) == w.cost
+
+
+@settings(max_examples=200, deadline=None)
+@given(events=soup())
+def test_m2_skips_its_scan_only_where_no_call_lacks_a_later_result(events):
+    """M2 looks for placeholder CALLs only where the open or late CALL lists say one may be:
+    every CALL in a turn's tail whose partner precedes the cut must be found by that check."""
+    h = History(events)
+    for s in range(len(h.kind)):
+        end = h.segment_end(s)
+        needs = any(h.kind[p] == int(Kind.CALL) and h.partner[p] < s for p in range(s, end))
+        if needs:
+            assert _unanswered_call_in(h, s, end), (s, end)
+    assert h.late_calls == sorted(h.late_calls)
+    assert all(h.kind[q] == int(Kind.CALL) and 0 <= h.partner[q] < q for q in h.late_calls)
 
 
 def test_projection_never_mutates_history():

@@ -46,14 +46,13 @@ def _requests(h: History, cost: EstimateCost, loops: int, read_report: bool) -> 
 
 def _bisect(h: History, cost: EstimateCost, loops: int) -> Callable[[], object]:
     p = h.prefix(cost)
-    n = len(p) - 1
     rooms = [b - cost.frame for b in BUDGETS] * len(compared_strategies())
 
     def run() -> object:
         last = 0
         for _ in range(loops):
             for room in rooms:
-                last = bisect_left(p, p[n] - room, 0, n + 1)
+                last = bisect_left(p, p[-1] - room)
         return last
 
     return run

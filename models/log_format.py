@@ -24,7 +24,6 @@ import re
 import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 from zlib import crc32
 
 from turncheck.models.errors import BadParameter, TurncheckError
@@ -303,7 +302,9 @@ def _encode_turn(events: Sequence[Event]) -> tuple[bytes, bool, bool, bool]:
     writer_json = ""
     call, result = Kind.CALL, Kind.RESULT
     for event in events:
-        seq, session, turn, kind, call_id, ts, writer, text, chars, cjk, source = _FIELDS(event)
+        seq, session, turn, kind, call_id = event.seq, event.session, event.turn, event.kind, event.call_id
+        ts, writer, text, chars = event.ts, event.writer, event.text, event.chars
+        cjk, source = event.cjk, event.source
         if (
             type(seq) is not int or type(turn) is not int or type(kind) is not Kind
             or type(ts) is not float or (cjk is not True and cjk is not False)
@@ -378,9 +379,6 @@ def _encode_turn(events: Sequence[Event]) -> tuple[bytes, bool, bool, bool]:
     return body, True, whole and prev <= MAX_INT, as_is
 
 
-_FIELDS = attrgetter(
-    "seq", "session", "turn", "kind", "call_id", "ts", "writer", "text", "chars", "cjk", "source"
-)
 _STRING = json.encoder.encode_basestring  # what the compact encoder runs on every str (ensure_ascii off)
 _KIND_JSON = {k: f'"{k.name}"' for k in Kind}
 _NO_SESSION = object()  # matches no event's session: the first event always spells its own

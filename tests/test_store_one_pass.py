@@ -21,11 +21,13 @@ from hypothesis import strategies as st
 
 from turncheck.models.events import MAX_INT, Event, Kind
 from turncheck.models.log_format import (
+    MAX_ID_BYTES,
     BadTurn,
     StoredTurn,
     as_stored,
     check_readback,
     check_turn,
+    check_turn_id,
     encode_turn,
     stored_turn,
 )
@@ -137,3 +139,33 @@ def test_stored_turn_builds_the_same_frozen_value() -> None:
     assert (made.turn_id, made.events, made.offset, made.session, made.turn) == ("s/0", events, 16, "s", 0)
     with pytest.raises(AttributeError):
         made.offset = 17  # type: ignore[misc]
+
+
+def reference_id(turn_id: str) -> bytes | None:
+    """The id rule as docs/store.md states it: UTF-8, 1..MAX_ID_BYTES bytes, no control character."""
+    if any(c < " " or c == "\x7f" for c in turn_id):
+        return None
+    try:
+        raw = turn_id.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return raw if 0 < len(raw) <= MAX_ID_BYTES else None
+
+
+@settings(deadline=None, max_examples=600)
+@given(
+    turn_id=st.one_of(
+        st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=8),
+        st.text(alphabet=st.characters(max_codepoint=0x7F), min_size=250, max_size=260),
+        st.text(max_size=8),
+        st.sampled_from(
+            ["s1/0", " ", "a\x7f", "\x7f", "x" * MAX_ID_BYTES, "x" * (MAX_ID_BYTES + 1), "é" * 128]
+        ),
+    )
+)
+def test_printable_ascii_ids_take_a_shortcut_to_the_same_rule(turn_id: str) -> None:
+    try:
+        got: bytes | None = check_turn_id(turn_id)
+    except BadTurn:
+        got = None
+    assert got == reference_id(turn_id)

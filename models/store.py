@@ -56,6 +56,7 @@ from turncheck.models.log_format import (
     events_json,
     frame_content,
     frame_events_json,
+    stored_turn,
 )
 from turncheck.models.recovery import POLICIES, Recovery, Skipped, scan_frame_file, scan_frames
 from turncheck.models.store_read import RecordUndecodable, TurnReading
@@ -421,7 +422,7 @@ class TurnStore(TurnReading):
             raise BadTurn("a turn needs at least a USER and a TERM event; got none")
         tid = turn_id if turn_id is not None else default_turn_id(turn)
         raw_id = check_turn_id(tid)
-        body, fast = encode_turn(turn)
+        body, fast, whole, as_is = encode_turn(turn)
         record = self._encode(self._next_number, raw_id, body)
         index = self._index()
         known = index.get(raw_id)
@@ -437,14 +438,15 @@ class TurnStore(TurnReading):
             raise TurnConflict(
                 f"{self.path}: turn {tid!r} names a record skipped as undecodable; refusing (use another id)"
             )
-        check_turn(turn, self.last_seq)
+        if not whole or turn[0].seq <= self.last_seq:  # validated in the serializing pass
+            check_turn(turn, self.last_seq)  # the one validator's precise refusal
         if not fast:
             check_readback(body, turn)
         if self.fsync == "always" or self._unchecked + 1 >= self.batch:
             self._check_identity()
         else:
             self._unchecked += 1
-        stored = StoredTurn(tid, tuple(map(as_stored, turn)), self._size)
+        stored = stored_turn(tid, turn if as_is else tuple(map(as_stored, turn)), self._size)
         new_size = self._size + len(record)
         if new_size > self.max_bytes:
             raise LogFull(

@@ -1,0 +1,171 @@
+"""A commit validates a turn once, in the pass that serializes it.
+
+:func:`models.log_format.encode_turn` returns, besides the bytes, whether the turn is whole by
+:func:`~models.log_format.check_turn`'s rules (``whole``) and whether every event is already
+what reading it back yields (``as_is``). The store trusts those flags to skip the second
+validation pass and the copy of the events, so they must never claim more than the validators
+would: ``whole`` never for a turn ``check_turn`` refuses, ``as_is`` never for an event
+``as_stored`` would change. And they must not be idle: a turn of plain values that
+``check_turn`` accepts is ``whole``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from turncheck.models.events import MAX_INT, Event, Kind
+from turncheck.models.log_format import (
+    MAX_ID_BYTES,
+    BadTurn,
+    StoredTurn,
+    as_stored,
+    check_readback,
+    check_turn,
+    check_turn_id,
+    encode_turn,
+    stored_turn,
+)
+from turncheck.models.store import TurnLog
+
+ODD = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.floats(), st.text(max_size=2))
+
+
+@st.composite
+def turns(draw: Any) -> list[Event]:
+    """Turns near the rules' edges: kinds in any order, call ids paired or not, a second
+    session or turn number, seqs that repeat or go back, turn and seq at the integer limit,
+    text with a stale ``chars``, ``source`` equal to the session, now and then an odd value."""
+    size = draw(st.integers(0, 6))
+    kinds = draw(st.lists(st.sampled_from(list(Kind)), min_size=size, max_size=size))
+    if size >= 2 and draw(st.booleans()):
+        kinds[0], kinds[-1] = Kind.USER, Kind.TERM
+    seq = draw(st.sampled_from([0, 5, MAX_INT - 8]))
+    number = draw(st.sampled_from([0, 3, MAX_INT, MAX_INT + 1, -1]))
+    ids = draw(st.lists(st.sampled_from(["a", "b"]), min_size=size, max_size=size))
+    events = []
+    for k, kind in enumerate(kinds):
+        seq += draw(st.sampled_from([1, 1, 1, 0, -1, 9]))
+        call_id = ids[k] if kind in (Kind.CALL, Kind.RESULT) or draw(st.integers(0, 9)) == 0 else None
+        if kind in (Kind.CALL, Kind.RESULT) and draw(st.integers(0, 9)) == 0:
+            call_id = None
+        session = "s" if draw(st.integers(0, 9)) else draw(st.sampled_from(["t", "".join(["", "s"])]))
+        text = draw(st.one_of(st.none(), st.text(max_size=3)))
+        chars = len(text) if text is not None and draw(st.booleans()) else draw(st.integers(0, 4))
+        source = draw(st.sampled_from([None, None, "s", "u"]))
+        fields: dict[str, Any] = {
+            "seq": seq, "session": session, "turn": number + (draw(st.integers(0, 9)) == 0), "kind": kind,
+            "call_id": call_id, "ts": float(seq), "writer": "0", "text": text, "chars": chars,
+            "cjk": False, "source": source,
+        }  # fmt: skip
+        if draw(st.integers(0, 14)) == 0:
+            fields[draw(st.sampled_from(sorted(fields)))] = draw(ODD)
+        events.append(Event(**fields))
+    return events
+
+
+def passes(check: Any, *args: Any) -> bool:
+    try:
+        check(*args)
+    except BadTurn:
+        return False
+    return True
+
+
+@settings(deadline=None, max_examples=1500)
+@given(events=turns())
+def test_the_flags_of_the_serializing_pass_never_claim_more_than_the_validators(events: list[Event]) -> None:
+    turn = tuple(events)
+    try:
+        body, fast, whole, as_is = encode_turn(turn)
+    except BadTurn:
+        return  # not serializable at all: refused before anything else
+    if whole:
+        assert fast
+        assert passes(check_turn, turn, turn[0].seq - 1)
+        assert passes(check_turn, turn, -1) == (turn[0].seq > -1)
+    if as_is:
+        assert all(as_stored(e) is e for e in turn)
+    if fast and turn and type(turn[0].seq) is int and turn[0].seq >= 0 and passes(check_turn, turn, -1):
+        assert whole  # plain values, a whole turn: the second pass is skipped
+        check_readback(body, turn)  # and the reader reads back exactly these events
+
+
+def test_a_refused_turn_gets_the_one_validator_s_message(tmp_path: Path) -> None:
+    """The commit asks ``check_turn`` for the refusal, so its words do not depend on the pass."""
+    bad = {
+        "a RESULT before its CALL": [
+            Event(0, "s", 0, Kind.USER), Event(1, "s", 0, Kind.RESULT, call_id="c"), Event(2, "s", 0, Kind.TERM),
+        ],
+        "two sessions": [Event(0, "s", 0, Kind.USER), Event(1, "t", 0, Kind.TERM)],
+        "seqs going back": [Event(3, "s", 0, Kind.USER), Event(2, "s", 0, Kind.TERM)],
+        "a USER inside": [Event(0, "s", 0, Kind.USER), Event(1, "s", 0, Kind.USER), Event(2, "s", 0, Kind.TERM)],
+        "seq not after the log's": [Event(1, "s", 1, Kind.USER), Event(2, "s", 1, Kind.TERM)],
+    }  # fmt: skip
+    with TurnLog.open(tmp_path / "log", create=True) as log:
+        log.commit([Event(0, "s", 0, Kind.USER), Event(1, "s", 0, Kind.TERM)])
+        before = (tmp_path / "log").read_bytes()
+        for events in bad.values():
+            try:
+                check_turn(events, log.last_seq)
+            except BadTurn as exc:
+                expected = str(exc)
+            with pytest.raises(BadTurn, match=re.escape(expected)):
+                log.commit(events, turn_id="other")
+        assert (tmp_path / "log").read_bytes() == before
+
+
+def test_a_committed_turn_keeps_the_caller_s_events_only_when_they_read_back_so(tmp_path: Path) -> None:
+    plain = [Event(0, "s", 0, Kind.USER, chars=2), Event(1, "s", 0, Kind.TERM, text="ok", chars=2)]
+    stale = [Event(2, "s", 1, Kind.USER, text="hi", chars=7), Event(3, "s", 1, Kind.TERM, source="s")]
+    with TurnLog.open(tmp_path / "log", create=True) as log:
+        kept = log.commit(plain)
+        fixed = log.commit(stale)
+    assert all(a is b for a, b in zip(kept.events, plain, strict=True))
+    assert fixed.events[0].chars == 2 and fixed.events[1].source is None
+    with TurnLog.open(tmp_path / "log", readonly=True) as log:
+        assert log.turns() == (kept, fixed)
+
+
+def test_stored_turn_builds_the_same_frozen_value() -> None:
+    events = (Event(0, "s", 0, Kind.USER), Event(1, "s", 0, Kind.TERM))
+    made = stored_turn("s/0", events, 16)
+    assert made == StoredTurn("s/0", events, 16) and hash(made) == hash(StoredTurn("s/0", events, 16))
+    assert (made.turn_id, made.events, made.offset, made.session, made.turn) == ("s/0", events, 16, "s", 0)
+    with pytest.raises(AttributeError):
+        made.offset = 17  # type: ignore[misc]
+
+
+def reference_id(turn_id: str) -> bytes | None:
+    """The id rule as docs/store.md states it: UTF-8, 1..MAX_ID_BYTES bytes, no control character."""
+    if any(c < " " or c == "\x7f" for c in turn_id):
+        return None
+    try:
+        raw = turn_id.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return raw if 0 < len(raw) <= MAX_ID_BYTES else None
+
+
+@settings(deadline=None, max_examples=600)
+@given(
+    turn_id=st.one_of(
+        st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=8),
+        st.text(alphabet=st.characters(max_codepoint=0x7F), min_size=250, max_size=260),
+        st.text(max_size=8),
+        st.sampled_from(
+            ["s1/0", " ", "a\x7f", "\x7f", "x" * MAX_ID_BYTES, "x" * (MAX_ID_BYTES + 1), "é" * 128]
+        ),
+    )
+)
+def test_printable_ascii_ids_take_a_shortcut_to_the_same_rule(turn_id: str) -> None:
+    try:
+        got: bytes | None = check_turn_id(turn_id)
+    except BadTurn:
+        got = None
+    assert got == reference_id(turn_id)

@@ -202,6 +202,20 @@ class ProtocolModel(Generic[S, A]):
         runner asks on every state change)."""
         return action in self.actions(state)
 
+    def guard(self, action: A) -> Callable[[S], bool]:
+        """``is_enabled(·, action)`` as one callable, built once per actor by the SimPy runner
+        (which asks it on every wake-up); a model may return a predicate specialized to the
+        action. Invariant: ``guard(action)(state) == is_enabled(state, action)`` for every state."""
+        is_enabled = self.is_enabled
+        return lambda state: is_enabled(state, action)
+
+    def repeats(self, action: A) -> bool:
+        """Whether ``action`` can be enabled in the state it leads to. ``False`` promises
+        ``not is_enabled(step(s, action), action)`` for every ``s`` where it is enabled, which
+        lets the SimPy runner's actor wait at once after acting instead of asking again; the
+        default, ``True``, promises nothing."""
+        return True
+
     def closed_forms(self) -> tuple[ClosedForm, ...]:
         """Metrics with a closed-form worst case, the headline one first (none by default)."""
         return ()

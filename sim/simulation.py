@@ -1,15 +1,21 @@
 """The SimPy runner: a slotted writer/compactor protocol model driven in simulated time.
 
 The runner owns timing, never protocol: turns *arrive* (at most ``A`` per slot, uniformly, or
-as a Poisson stream) into a FIFO request queue; ``W`` writer processes take
-them one at a time and append when the model enables their ``("append", w)``; a clock process
-ends every slot with ``("tick",)`` at integer times, so the gap ``G`` is ``G`` units of
-simulated time; the compactor is its own process and acts (``("compact",)``) when the model says
-it is due. Whether an action may happen, and what it does, is always the model's ``step`` — a
-lock is the model's state, and a writer the model does not enable waits on the runner's
-state-change event, FIFO, exactly as it would queue on a ``simpy.Resource`` (keeping the lock in
-a Resource as well would define the protocol twice). Any model with this action vocabulary runs
-here: the trigger model under every locking strategy, or a user's own ``package.module:Class``.
+as a Poisson stream) into a FIFO request queue; ``W`` writers take them one at a time and append
+when the model enables their ``("append", w)``; a clock ends every slot with ``("tick",)`` at
+integer times, so the gap ``G`` is ``G`` units of simulated time; the compactor acts
+(``("compact",)``) when the model says it is due. Whether an action may happen, and what it
+does, is always the model's ``step`` — a lock is the model's state, and a writer the model does
+not enable waits for the next state change, FIFO, exactly as it would queue on a
+``simpy.Resource`` (keeping the lock in a Resource as well would define the protocol twice). Any
+model with this action vocabulary runs here: the trigger model under every locking strategy, or a
+user's own ``package.module:Class``.
+
+Each actor is a callback on SimPy events, scheduling exactly the events a generator process
+would (see "how the actors meet SimPy" below), so a wake-up costs a call, not a generator
+resume. Two optional model hooks (:meth:`~turncheck.models.protocol.ProtocolModel.guard`,
+:meth:`~turncheck.models.protocol.ProtocolModel.repeats`) let it ask the model less; their
+defaults ask ``is_enabled`` every time.
 
 After every appended turn the runner can project the live turns with the projector core
 (``budget``/``strategy``) and record the window's structural report.
@@ -149,19 +155,20 @@ class Simulation:
     #
     # Each actor (arrivals, every writer, the compactor, the clock) is a callback on SimPy events
     # rather than a generator process: SimPy calls it when its event is processed, and it
-    # schedules its next event or joins a FIFO — exactly where its process would have yielded.
-    # The events are the processes' own: a zero-delay start per actor in creation order (where a
-    # process has its ``Initialize``), a ``Timeout`` wherever a process slept, one zero-delay event
-    # per state change that someone waits on and per arrival that an idle writer waits on, and a
-    # zero-delay event where a process would have ended. So the events, their order and the count
-    # are the processes' (pinned by ``tests/test_trigger_pinned.py``), without a generator resumed
-    # per wake-up. Who waits is the runner's own FIFO: ``_waiting`` (a state change) and
-    # ``_idle`` (an arrival); a change schedules one event that carries the whole FIFO as its
-    # callbacks, in order.
+    # schedules its next event or joins a FIFO exactly where its process would have yielded. The
+    # events are the processes' own: a start per actor, in creation order (a process's
+    # ``Initialize``; zero-delay events made before anything runs are processed first and in
+    # that order just the same), a ``Timeout`` wherever a process slept, one zero-delay event per
+    # state change someone waits on and per arrival an idle writer waits on, and a zero-delay
+    # event where a process would have ended. So the events, their times, their order and the
+    # count are the processes' — ``tests/test_simulation_hooks.py`` pins every event time and
+    # action of runs recorded from the process-based runner — without resuming a generator per
+    # wake-up. Who waits is the runner's own FIFO: ``_waiting`` (a state change) and ``_idle``
+    # (an arrival); a change schedules one event whose callbacks are the whole FIFO, in order.
     #
     # Time: only the arrival stream and the clock sleep, so only their callbacks see the time
     # move; each copies ``env.now`` into ``self.now`` first, and every other callback runs at
-    # that time (zero-delay events), reading ``self.now`` instead of the property.
+    # that time (zero-delay events) and reads ``self.now`` rather than the property.
 
     def _start(self, actor: Waker) -> None:
         Timeout(self.env, 0).callbacks.append(actor)

@@ -318,6 +318,12 @@ class UserModel(ProtocolModel[Any, Any]):
     def is_enabled(self, state: Any, action: Any) -> bool:
         return bool(self._call("is_enabled", super().is_enabled, state, action))
 
+    def guard(self, action: Any) -> Callable[[Any], bool]:
+        return self._call("guard", super().guard, action)  # type: ignore[no-any-return]
+
+    def repeats(self, action: Any) -> bool:
+        return bool(self._call("repeats", super().repeats, action))
+
     def closed_forms(self) -> tuple[ClosedForm, ...]:
         return tuple(self._call("closed_forms", super().closed_forms))
 
@@ -355,7 +361,7 @@ class UserModel(ProtocolModel[Any, Any]):
 
 # every optional hook a user's class may define (the base's methods past the required core)
 _HOOKS: tuple[str, ...] = (
-    "metrics", "canonical", "is_enabled", "closed_forms", "format_action", "actor", "lane_order",
+    "metrics", "canonical", "is_enabled", "guard", "repeats", "closed_forms", "format_action", "actor", "lane_order",
     "columns", "describe_window", "state_fields", "step_marks", "window_panels", "window_steps", "limit",
 )  # fmt: skip
 

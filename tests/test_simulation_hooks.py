@@ -20,7 +20,7 @@ import pytest
 import simpy
 
 from turncheck.models.locking import LOCKING_NAMES
-from turncheck.models.protocol import UserModel
+from turncheck.models.protocol import ProtocolModel, UserModel
 from turncheck.models.trigger import TriggerModel, TriggerState
 from turncheck.sim.explorer import explore
 from turncheck.sim.simulation import RunSpec, simulate
@@ -73,14 +73,70 @@ def test_events_and_actions_are_those_of_the_process_runner(
     assert result.events == len(times)
 
 
+class WithDefaultHooks(TriggerModel):
+    """The trigger model with the base's ``guard`` (asks ``is_enabled``) and ``repeats`` (always
+    ask again after acting), as a model that defines neither gets them."""
+
+    guard = ProtocolModel.guard  # type: ignore[assignment]
+    repeats = ProtocolModel.repeats  # type: ignore[assignment]
+
+
 @pytest.mark.parametrize("locking", LOCKING_NAMES)
 def test_the_default_hooks_give_the_same_run(locking: str) -> None:
-    """Seen through :class:`UserModel` the trigger model has only the base's ``guard`` (asks
-    ``is_enabled``) and ``repeats`` (always ask again): the run must not change."""
     for spec in (RunSpec(slots=300, seed=5), RunSpec(slots=200, arrivals="poisson", rate=2.5, seed=6)):
         hooked = simulate(TriggerModel(4, 2, 3, locking, turns=0), spec)
-        plain = simulate(UserModel(TriggerModel(4, 2, 3, locking, turns=0)), spec)
+        plain = simulate(WithDefaultHooks(4, 2, 3, locking, turns=0), spec)
         assert astuple(plain) == astuple(hooked)
+
+
+class Plain:
+    """A user's model that is not a ProtocolModel: the trigger model's required methods and
+    ``is_enabled`` only, so it is wrapped and gets the default ``guard`` and ``repeats``."""
+
+    def __init__(self, model: TriggerModel) -> None:
+        self.inner = model
+        self.params = model.params
+
+    def init_states(self) -> Any:
+        return self.inner.init_states()
+
+    def actions(self, state: TriggerState) -> Any:
+        return self.inner.actions(state)
+
+    def step(self, state: TriggerState, action: Action) -> TriggerState:
+        return self.inner.step(state, action)
+
+    def properties(self) -> Any:
+        return self.inner.properties()
+
+    def metrics(self, state: TriggerState) -> Any:
+        return self.inner.metrics(state)
+
+
+class OwnHooks(Plain):
+    """The same, defining ``guard`` and ``repeats`` itself: the wrapper must use them."""
+
+    def __init__(self, model: TriggerModel) -> None:
+        super().__init__(model)
+        self.asked: list[Action] = []
+
+    def guard(self, action: Action) -> Callable[[TriggerState], bool]:
+        self.asked.append(action)
+        return self.inner.guard(action)
+
+    def repeats(self, action: Action) -> bool:
+        return self.inner.repeats(action)
+
+
+def test_a_user_model_runs_with_its_own_hooks_or_the_defaults() -> None:
+    spec = RunSpec(slots=200, seed=8)
+    hooked = simulate(TriggerModel(3, 1, 2, "mutex", turns=0), spec)
+    assert astuple(simulate(UserModel(Plain(TriggerModel(3, 1, 2, "mutex", turns=0))), spec)) == astuple(
+        hooked
+    )
+    own = OwnHooks(TriggerModel(3, 1, 2, "mutex", turns=0))
+    assert astuple(simulate(UserModel(own), spec)) == astuple(hooked)
+    assert ("compact",) in own.asked and ("append", 2) in own.asked
 
 
 # -- the hooks against the plain model, on every explored state ------------------------------

@@ -2,7 +2,7 @@
 
 ``run("full")`` computes the ``trigger-gap`` table at 200 000 slots per row with two worker
 processes (target: ≤ 60 s) and reports the slots and model steps per second of the tight loop;
-then drives the trigger model through the SimPy runner (writers, clock, compactor processes) and
+then drives the trigger model through the SimPy runner (writers, clock, compactor) and
 reports simulated SimPy events per second (target: ≥ 300 k/s), best of three runs, per wall-clock
 second and per CPU second of this process (other processes on the machine slow the first, hardly
 the second). Any other scale runs a tenth of the slots. ``run`` returns its lines and prints

@@ -202,6 +202,20 @@ class ProtocolModel(Generic[S, A]):
         runner asks on every state change)."""
         return action in self.actions(state)
 
+    def guard(self, action: A) -> Callable[[S], bool]:
+        """``is_enabled(·, action)`` as one callable, built once per actor by the SimPy runner
+        (which asks it on every wake-up); a model may return a predicate specialized to the
+        action. Invariant: ``guard(action)(state) == is_enabled(state, action)`` for every state."""
+        is_enabled = self.is_enabled
+        return lambda state: is_enabled(state, action)
+
+    def repeats(self, action: A) -> bool:
+        """Whether ``action`` can be enabled in the state it leads to. ``False`` promises
+        ``not is_enabled(step(s, action), action)`` for every ``s`` where it is enabled, which
+        lets the SimPy runner's actor wait at once after acting instead of asking again; the
+        default, ``True``, promises nothing."""
+        return True
+
     def closed_forms(self) -> tuple[ClosedForm, ...]:
         """Metrics with a closed-form worst case, the headline one first (none by default)."""
         return ()
@@ -304,6 +318,12 @@ class UserModel(ProtocolModel[Any, Any]):
     def is_enabled(self, state: Any, action: Any) -> bool:
         return bool(self._call("is_enabled", super().is_enabled, state, action))
 
+    def guard(self, action: Any) -> Callable[[Any], bool]:
+        return self._call("guard", super().guard, action)  # type: ignore[no-any-return]
+
+    def repeats(self, action: Any) -> bool:
+        return bool(self._call("repeats", super().repeats, action))
+
     def closed_forms(self) -> tuple[ClosedForm, ...]:
         return tuple(self._call("closed_forms", super().closed_forms))
 
@@ -341,7 +361,7 @@ class UserModel(ProtocolModel[Any, Any]):
 
 # every optional hook a user's class may define (the base's methods past the required core)
 _HOOKS: tuple[str, ...] = (
-    "metrics", "canonical", "is_enabled", "closed_forms", "format_action", "actor", "lane_order",
+    "metrics", "canonical", "is_enabled", "guard", "repeats", "closed_forms", "format_action", "actor", "lane_order",
     "columns", "describe_window", "state_fields", "step_marks", "window_panels", "window_steps", "limit",
 )  # fmt: skip
 

@@ -28,7 +28,7 @@ re-implementing it: ``drive_slots`` steps the model through per-slot arrival cou
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -227,6 +227,41 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
         if verb == TICK:
             return pending != 0
         return verb == COMPACT and pending == 0
+
+    def guard(self, action: Action) -> Callable[[TriggerState], bool]:
+        """:meth:`is_enabled` for one action, specialized once: the SimPy runner's actors ask it
+        on every wake-up, and a function of the state alone, closed over the writer's index and
+        the strategy's rule, skips the verb dispatch (the same rule, field for field; a test
+        compares the two on every explored state)."""
+        verb = action[0]
+        if verb == APPEND:
+            w = action[1]
+            if not 0 <= w < self._w:
+                return _never
+            if self._blocks:
+
+                def may_append(state: TriggerState) -> bool:
+                    used, left = state[2][w]  # no append while a compaction is in flight or due
+                    return not (used or left == 0 or state[6] or state[3] >= 0)
+
+            else:
+
+                def may_append(state: TriggerState) -> bool:
+                    used, left = state[2][w]
+                    return not (used or left == 0 or state[6] or state[3] == 0)
+
+            return may_append
+        if verb == TICK:
+            return _pending_not_due
+        if verb == COMPACT:
+            return _pending_due
+        return _never
+
+    def repeats(self, action: Action) -> bool:
+        """An append marks its writer as having appended in this slot and an act leaves the
+        compactor idle or waiting ``G`` slots, so neither is enabled again right after it
+        happened; a tick may be (a test checks this on every explored state)."""
+        return action[0] == TICK
 
     # The three methods below are the explorer's inner loop (hundreds of thousands of calls per
     # second), so they index the state instead of naming fields, build states with
@@ -513,6 +548,18 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
 
     def limit(self) -> Limit:
         return Limit("live_turns", "bound", float(self.bound))
+
+
+def _never(state: TriggerState) -> bool:
+    return False
+
+
+def _pending_due(state: TriggerState) -> bool:
+    return state[3] == 0
+
+
+def _pending_not_due(state: TriggerState) -> bool:
+    return state[3] != 0
 
 
 def locking_of(name: str) -> Locking:

@@ -1,15 +1,21 @@
 """The SimPy runner: a slotted writer/compactor protocol model driven in simulated time.
 
 The runner owns timing, never protocol: turns *arrive* (at most ``A`` per slot, uniformly, or
-as a Poisson stream) into a FIFO request queue; ``W`` writer processes take
-them one at a time and append when the model enables their ``("append", w)``; a clock process
-ends every slot with ``("tick",)`` at integer times, so the gap ``G`` is ``G`` units of
-simulated time; the compactor is its own process and acts (``("compact",)``) when the model says
-it is due. Whether an action may happen, and what it does, is always the model's ``step`` — a
-lock is the model's state, and a writer the model does not enable waits on the runner's
-state-change event, FIFO, exactly as it would queue on a ``simpy.Resource`` (keeping the lock in
-a Resource as well would define the protocol twice). Any model with this action vocabulary runs
-here: the trigger model under every locking strategy, or a user's own ``package.module:Class``.
+as a Poisson stream) into a FIFO request queue; ``W`` writers take them one at a time and append
+when the model enables their ``("append", w)``; a clock ends every slot with ``("tick",)`` at
+integer times, so the gap ``G`` is ``G`` units of simulated time; the compactor acts
+(``("compact",)``) when the model says it is due. Whether an action may happen, and what it
+does, is always the model's ``step`` — a lock is the model's state, and a writer the model does
+not enable waits for the next state change, FIFO, exactly as it would queue on a
+``simpy.Resource`` (keeping the lock in a Resource as well would define the protocol twice). Any
+model with this action vocabulary runs here: the trigger model under every locking strategy, or a
+user's own ``package.module:Class``.
+
+Each actor is a callback on SimPy events, scheduling exactly the events a generator process
+would (see "how the actors meet SimPy" below), so a wake-up costs a call, not a generator
+resume. Two optional model hooks (:meth:`~turncheck.models.protocol.ProtocolModel.guard`,
+:meth:`~turncheck.models.protocol.ProtocolModel.repeats`) let it ask the model less; their
+defaults ask ``is_enabled`` every time.
 
 After every appended turn the runner can project the live turns with the projector core
 (``budget``/``strategy``) and record the window's structural report.
@@ -21,13 +27,15 @@ by scheduling order, which is itself deterministic. Nothing here reads a wall cl
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import count
 from operator import attrgetter
 from typing import Any, Literal
 
 import numpy as np
 import simpy
+from simpy.core import StopSimulation
 from simpy.events import Event as SimEvent
 from simpy.events import Timeout
 
@@ -44,6 +52,7 @@ ArrivalKind = Literal["slots", "poisson"]
 ARRIVALS: tuple[ArrivalKind, ...] = ("slots", "poisson")
 _TICK = ("tick",)
 _COMPACT = ("compact",)
+Waker = Callable[[SimEvent], None]  # an actor, called when the SimPy event it waits on is processed
 
 
 @dataclass(frozen=True)
@@ -115,14 +124,21 @@ class Simulation:
             self._live: Callable[[Any], int] = attrgetter("live")
         else:
             self._live = lambda state: int(model.metrics(state)["live_turns"])
+        self.live = self.peak = live  # live turns in ``state``, and the most seen
+        self.now = 0.0  # ``env.now``, copied by the actors that move time (see "time" below)
         self.requests: deque[float] = deque()  # arrival times of turns not yet taken by a writer
-        self._arrival = SimEvent(self.env)  # fires when requests arrive (idle writers wait on it)
-        self._changed = SimEvent(self.env)  # fires when the model state changes (blocked actors wait)
-        self._is_enabled: Callable[[Any, tuple[Any, ...]], bool] = model.is_enabled
+        self._idle: list[int] = []  # writers waiting for an arrival, FIFO
+        self._waiting: list[Waker] = []  # actors waiting for a state change, FIFO
         self._step = model.step
-        self.peak = self._live(self.state)
+        # per writer: its action, the model's guard for it, whether to ask again right after
+        # appending (``repeats``), and the callback that wakes it on a state change
+        self._writer_rules = [
+            (action, model.guard(action), model.repeats(action), self._waker(w))
+            for w, action in enumerate(("append", w) for w in range(self.writers))
+        ]
+        self._woken: deque[list[int]] = deque()  # the idle writers of each arrival event not yet processed
         self.post_peak = 0
-        self.arrived = self.appends = self.compactions = self.retries = 0
+        self.arrived = self.compactions = self.retries = 0
         self.streak = self.max_streak = 0
         self.latencies: list[float] = []
         self._projecting = spec.budget > 0
@@ -135,102 +151,206 @@ class Simulation:
             self._sizes = stream_rng("turn-sizes", spec.seed)
             self.aggregate = Aggregate(spec.budget)
 
-    # -- the one door to the model ------------------------------------------------------------
+    # -- how the actors meet SimPy --------------------------------------------------------------
     #
-    # Every SimPy event resumes processes that ask the model whether they may act, and most
-    # events are such wake-ups, so the paths below avoid per-event work that changes nothing:
-    # events are built by their classes (``env.event()`` makes a bound method first), the
-    # model's predicates are bound once, and a process keeps what never changes in locals.
-    # Which events exist, and in what order, is exactly as before: results — and the event
-    # count — are identical (pinned by ``tests/test_trigger_pinned.py``).
+    # Each actor (arrivals, every writer, the compactor, the clock) is a callback on SimPy events
+    # rather than a generator process: SimPy calls it when its event is processed, and it
+    # schedules its next event or joins a FIFO exactly where its process would have yielded. The
+    # events are the processes' own: a start per actor, in creation order (a process's
+    # ``Initialize``; zero-delay events made before anything runs are processed first and in
+    # that order just the same), a ``Timeout`` wherever a process slept, one zero-delay event per
+    # state change someone waits on and per arrival an idle writer waits on, and a zero-delay
+    # event where a process would have ended. So the events, their times, their order and the
+    # count are the processes' — ``tests/test_simulation_hooks.py`` pins every event time and
+    # action of runs recorded from the process-based runner — without resuming a generator per
+    # wake-up. Who waits is the runner's own FIFO: ``_waiting`` (a state change) and ``_idle``
+    # (an arrival); a change schedules one event whose callbacks are the whole FIFO, in order.
+    #
+    # Time: only the arrival stream and the clock sleep, so only their callbacks see the time
+    # move; each copies ``env.now`` into ``self.now`` first, and every other callback runs at
+    # that time (zero-delay events) and reads ``self.now`` rather than the property.
+
+    def _start(self, actor: Waker) -> None:
+        Timeout(self.env, 0).callbacks.append(actor)
+
+    def _finish(self) -> None:
+        Timeout(self.env, 0)  # where the actor's process would have ended: an event no one waits on
 
     def _apply(self, action: tuple[Any, ...]) -> None:
-        before = self.state
-        self.state = state = self._step(before, action)
-        live = self._live(state)
+        """The clock's or the compactor's act (writers append in :meth:`_serve`)."""
+        before = self.live
+        self.state = state = self._step(self.state, action)
+        self.live = live = self._live(state)
         if live > self.peak:
             self.peak = live
-        elif live > self.post_peak and live < self._live(before) + (action[0] == "append"):
-            self.post_peak = live  # turns were deleted: an act's result, or a trim inside an append
+        elif live > self.post_peak and live < before:
+            self.post_peak = live  # turns were deleted: the act's result
         if self._projecting:
-            self._follow(action, self._live(before), live)
-        changed = self._changed
-        if changed.callbacks:  # wake whoever waits on the state, FIFO; no one waiting, no event
-            self._changed = SimEvent(self.env)
-            changed.succeed()
+            self._follow(action, before, live)
+        waiting = self._waiting
+        if waiting:  # wake whoever waits on the state, FIFO; no one waiting, no event
+            self._waiting = []
+            Timeout(self.env, 0).callbacks = waiting
 
-    def _announce(self) -> None:
-        arrival = self._arrival
-        if arrival.callbacks:
-            self._arrival = SimEvent(self.env)
-            arrival.succeed()
+    def _serve(self, writers: Sequence[int]) -> None:
+        """Wake ``writers`` in their order. A writer takes the oldest waiting turn and appends it
+        while the model enables its append, then waits — for a state change if turns are still
+        waiting, else for an arrival. Once no turn waits, every writer left would find nothing to
+        take: they go back to waiting for an arrival as they are, in order, without being asked."""
+        requests = self.requests
+        for i, w in enumerate(writers):
+            if not requests:
+                self._idle += writers[i:]
+                return
+            action, enabled, repeats, waker = self._writer_rules[w]
+            state = self.state
+            while enabled(state):
+                self.latencies.append(self.now - requests.popleft())
+                self.state = after = self._step(state, action)
+                before = self.live
+                self.live = live = self._live(after)
+                if live > self.peak:
+                    self.peak = live
+                elif live > self.post_peak and live <= before:
+                    self.post_peak = live  # a trim inside the append deleted turns
+                if self._projecting:
+                    self._follow(action, before, live)
+                waiting = self._waiting
+                if waiting:
+                    self._waiting = []
+                    Timeout(self.env, 0).callbacks = waiting
+                if not (requests and repeats):  # else waits at once: its append cannot be enabled
+                    break
+                state = after
+            if requests:
+                self._waiting.append(waker)
+            else:
+                self._idle.append(w)
 
-    # -- processes ----------------------------------------------------------------------------
+    def _waker(self, w: int) -> Waker:
+        """Writer ``w`` waiting on a state change: with no turn left to take it waits for an
+        arrival again (the usual case, kept to one test); else it is served."""
+        sim, requests, alone = self, self.requests, (w,)
 
-    def _slot_arrivals(self) -> Generator[simpy.Event, Any, None]:
-        counts = slot_arrivals(self.writers, self.spec.slots, self.spec.seed).tolist()
-        env, extend = self.env, self.requests.extend
-        yield Timeout(env, 0.5)
-        for k in counts:
-            if k:
-                extend([env.now] * k)
-                self.arrived += k
-                self._announce()
-            yield Timeout(env, 1.0)
+        def wake(_event: SimEvent) -> None:
+            if requests:
+                sim._serve(alone)
+            else:
+                sim._idle.append(w)
 
-    def _poisson_arrivals(self) -> Generator[simpy.Event, Any, None]:
+        return wake
+
+    def _announce(self, turns: int) -> None:
+        self.arrived += turns
+        idle = self._idle
+        if idle:  # one event wakes the idle writers, FIFO; none idle, no event
+            self._idle = []
+            self._woken.append(idle)
+            Timeout(self.env, 0).callbacks.append(self._wake_idle)
+
+    def _wake_idle(self, _event: SimEvent) -> None:
+        self._serve(self._woken.popleft())  # arrival events are processed in the order announced
+
+    # -- actors -------------------------------------------------------------------------------
+
+    def _start_slot_arrivals(self) -> None:
+        counts = iter(slot_arrivals(self.writers, self.spec.slots, self.spec.seed).tolist())
+        sim, env, extend = self, self.env, self.requests.extend
+
+        def arrive(_event: SimEvent) -> None:
+            sim.now = now = env.now
+            for k in counts:
+                if k:
+                    extend([now] * k)
+                    sim._announce(k)
+                Timeout(env, 1.0).callbacks.append(arrive)
+                return
+            sim._finish()
+
+        self._start(lambda _event: Timeout(env, 0.5).callbacks.append(arrive))
+
+    def _start_poisson_arrivals(self) -> None:
         rng = stream_rng("poisson-arrivals", self.spec.seed)
-        rate = self.spec.rate
-        if rate <= 0:
-            return
+        sim, env, rate = self, self.env, self.spec.rate
         horizon = float(self.spec.slots)
         block = max(16, int(rate * self.spec.slots * 1.2) + 16)
         t = 0.0
-        while True:
-            for gap in rng.exponential(1.0 / rate, block).tolist():
-                t += gap
-                if t >= horizon:
-                    return
-                yield Timeout(self.env, t - self.env.now)
-                self.requests.append(self.env.now)
-                self.arrived += 1
-                self._announce()
+        gaps: list[float] = []
 
-    def _writer(self, w: int) -> Generator[simpy.Event, Any, None]:
-        action = ("append", w)
-        env, requests, enabled, apply = self.env, self.requests, self._is_enabled, self._apply
-        take, waited = requests.popleft, self.latencies.append
-        while True:
-            # take the oldest waiting turn only when this writer may append it now: a writer
-            # the model blocks (a lock, or it already appended this slot) leaves it to the others
-            while not (requests and enabled(self.state, action)):
-                yield self._changed if requests else self._arrival
-            waited(env.now - take())
-            self.appends += 1
-            apply(action)
-
-    def _clock(self) -> Generator[simpy.Event, Any, None]:
-        env, enabled, apply = self.env, self._is_enabled, self._apply
-        for _ in range(self.spec.slots - 1):
-            yield Timeout(env, 1.0)
-            while not enabled(self.state, _TICK):  # the compactor acts first when it is due
-                yield self._changed
-            apply(_TICK)
-
-    def _compactor(self) -> Generator[simpy.Event, Any, None]:
-        enabled = self._is_enabled
-        while True:
-            while not enabled(self.state, _COMPACT):
-                yield self._changed
-            live = self._live(self.state)
-            self._apply(_COMPACT)
-            if self._live(self.state) < live:
-                self.compactions += 1
-                self.streak = 0
+        def wait() -> None:
+            nonlocal t, gaps
+            if not gaps:
+                gaps = rng.exponential(1.0 / rate, block).tolist()
+                gaps.reverse()
+            t += gaps.pop()
+            if t >= horizon:
+                sim._finish()
             else:
-                self.retries += 1
-                self.streak += 1
-                self.max_streak = max(self.max_streak, self.streak)
+                Timeout(env, t - env.now).callbacks.append(arrive)
+
+        def arrive(_event: SimEvent) -> None:
+            sim.now = env.now
+            sim.requests.append(sim.now)
+            sim._announce(1)
+            wait()
+
+        def start(_event: SimEvent) -> None:
+            if rate > 0:
+                wait()
+            else:
+                sim._finish()
+
+        self._start(start)
+
+    def _start_writers(self) -> None:
+        def start(_event: SimEvent) -> None:  # each writer in turn, as its process would start
+            self._serve((next(writers),))
+
+        writers = iter(range(self.writers))
+        for _ in range(self.writers):
+            self._start(start)
+
+    def _start_clock(self) -> None:
+        sim, env, enabled = self, self.env, self.model.guard(_TICK)
+        left = self.spec.slots - 1
+
+        def due(_event: SimEvent) -> None:
+            nonlocal left
+            sim.now = env.now
+            if not enabled(sim.state):  # the compactor acts first when it is due
+                sim._waiting.append(due)
+                return
+            sim._apply(_TICK)
+            left -= 1
+            sleep()
+
+        def sleep() -> None:
+            if left:
+                Timeout(env, 1.0).callbacks.append(due)
+            else:
+                sim._finish()
+
+        self._start(lambda _event: sleep())
+
+    def _start_compactor(self) -> None:
+        sim, enabled, repeats = self, self.model.guard(_COMPACT), self.model.repeats(_COMPACT)
+
+        def wake(_event: SimEvent) -> None:
+            while enabled(sim.state):
+                live = sim.live
+                sim._apply(_COMPACT)
+                if sim.live < live:
+                    sim.compactions += 1
+                    sim.streak = 0
+                else:
+                    sim.retries += 1
+                    sim.streak += 1
+                    sim.max_streak = max(sim.max_streak, sim.streak)
+                if not repeats:
+                    break
+            sim._waiting.append(wake)
+
+        self._start(wake)
 
     # -- projection of the live turns ---------------------------------------------------------
 
@@ -275,16 +395,22 @@ class Simulation:
         anything scheduled then — the order of :func:`models.trigger_slots.drive_slots`.
         """
         env = self.env
-        env.process(self._slot_arrivals() if self.spec.arrivals == "slots" else self._poisson_arrivals())
-        for w in range(self.writers):
-            env.process(self._writer(w))
-        env.process(self._compactor())
-        env.process(self._clock())
+        # the end: before anything else scheduled at time ``slots`` (it is the first event made)
+        Timeout(env, float(self.spec.slots)).callbacks.append(StopSimulation.callback)
+        if self.spec.arrivals == "slots":
+            self._start_slot_arrivals()
+        else:
+            self._start_poisson_arrivals()
+        self._start_writers()
+        self._start_compactor()
+        self._start_clock()
+        step = env.step
         events = 0
-        step, peek, end = env.step, env.peek, float(self.spec.slots)
-        while peek() < end:
-            step()
-            events += 1
+        try:
+            for events in count():  # noqa: B007 - the loop variable is the count of events run
+                step()
+        except StopSimulation:
+            pass
         lat = np.asarray(self.latencies, dtype=np.float64)
         p50, p99, mx = (
             (float(np.percentile(lat, 50)), float(np.percentile(lat, 99)), float(lat.max()))
@@ -296,16 +422,16 @@ class Simulation:
             projection = self.aggregate.as_dict()
         return SimulationResult(
             peak=self.peak,
-            final_live=self._live(self.state),
+            final_live=self.live,
             arrived=self.arrived,
-            appends=self.appends,
+            appends=len(self.latencies),
             compactions=self.compactions,
             retries=self.retries,
             max_retry_streak=self.max_streak,
             latency_p50=round(p50, 6),
             latency_p99=round(p99, 6),
             latency_max=round(mx, 6),
-            waiting=self.arrived - self.appends,
+            waiting=self.arrived - len(self.latencies),
             events=events,
             projection=projection,
             post_compaction_peak=self.post_peak,

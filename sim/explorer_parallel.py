@@ -38,8 +38,11 @@ from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
+from itertools import chain
 from multiprocessing.connection import Connection, wait
 from typing import Any
+
+import numpy as np
 
 from turncheck.models.errors import BadParameter, TurncheckError
 from turncheck.models.protocol import Property, ProtocolModel
@@ -213,8 +216,9 @@ def _worker(
             elif msg[0] == "finish":
                 indices = msg[1]
                 props = list(model.properties())
+                control.send(("states", share.shipment()))  # first: assembled while we judge
                 judged = share.judge([props[i] for i in indices]) if indices is not None else None
-                control.send(("share", judged, share.worst(), share.shipment()))
+                control.send(("judged", judged, share.worst()))
             else:
                 return
     except (_Lost, EOFError, BrokenPipeError, ConnectionResetError) as exc:
@@ -405,22 +409,23 @@ def explore_parallel(
             generated, terminal, head, bound, levels, n = search
             for link in crew.controls:
                 crew.send(link, ("finish", indices))
-            parts: list[tuple[list[int | None] | None, dict[str, tuple[int, int]], Any]] = []
+            judged_parts: list[tuple[list[int | None] | None, dict[str, tuple[int, int]]]] = []
             if share is not None:
-                judged = share.judge(props) if indices is not None else None
-                parts.append((judged, share.worst(), share))
+                judged_parts.append((share.judge(props) if indices is not None else None, share.worst()))
+            shares: list[Any] = [share] if share is not None else []
+            shares += [crew.receive(link)[1] for link in crew.controls]
+            states, parent, via = _assemble(n, shares)  # while the workers judge their shares
             for link in crew.controls:
-                _, judged_w, worst_w, shipment = crew.receive(link)
-                parts.append((judged_w, worst_w, shipment))
+                _, judged_w, worst_w = crew.receive(link)
+                judged_parts.append((judged_w, worst_w))
         except _Lost:
             raise crew.failure() from None
-        states, parent, via = _assemble(n, [p[2] for p in parts])
         depth_of = _depth_of(levels)
         if indices is None:
             outcomes = _judge(props, states, depth_of)
         else:
-            outcomes = _outcomes(props, [p[0] for p in parts], depth_of)
-        worst = _combine_worst([p[1] for p in parts], depth_of)
+            outcomes = _outcomes(props, [p[0] for p in judged_parts], depth_of)
+        worst = _combine_worst([p[1] for p in judged_parts], depth_of)
     finally:
         crew.stop()
         for link in own.values():
@@ -511,23 +516,32 @@ def _search(
 
 def _assemble(n: int, shares: Sequence[Any]) -> tuple[list[Any], array[int], list[Any]]:
     """Every rank's states, parents and actions in id order (this process's share as it is,
-    the workers' from their pickled shipments)."""
-    states: list[Any] = [None] * n
-    via: list[Any] = [None] * n
-    parent = array("q", bytes(8 * n))
+    the workers' from their pickled shipments): the ids of all shares are a permutation of
+    ``range(n)``, so one argsort orders all three arrays."""
+    gid_parts, parent_parts, state_parts, via_parts = [], [], [], []
     for part in shares:
         if isinstance(part, Share):
-            gids, parents, sts, acts = part.gids, part.parent, part.states, part.via
+            gid_bytes, parent_bytes, sts, acts = (
+                part.gids.tobytes(),
+                part.parent.tobytes(),
+                part.states,
+                part.via,
+            )
         else:
             gid_bytes, parent_bytes, encoded, acts = pickle.loads(part)
-            gids, parents = array("q"), array("q")
-            gids.frombytes(gid_bytes)
-            parents.frombytes(parent_bytes)
             sts = decode(encoded)
-        for g, s, p, a in zip(gids, sts, parents, acts, strict=True):
-            states[g] = s
-            parent[g] = p
-            via[g] = a
+        gid_parts.append(np.frombuffer(gid_bytes, dtype=np.int64))
+        parent_parts.append(np.frombuffer(parent_bytes, dtype=np.int64))
+        state_parts.append(sts)
+        via_parts.append(acts)
+    order = np.argsort(np.concatenate(gid_parts), kind="stable")
+    if len(order) != n:
+        raise WorkerFailed(f"explorer workers returned {len(order)} states for {n} ids")
+    parent = array("q")
+    parent.frombytes(np.concatenate(parent_parts)[order].tobytes())
+    picks = order.tolist()
+    states = list(map(list(chain.from_iterable(state_parts)).__getitem__, picks))
+    via = list(map(list(chain.from_iterable(via_parts)).__getitem__, picks))
     return states, parent, via
 
 

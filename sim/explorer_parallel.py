@@ -496,7 +496,7 @@ def _search(
         terminal += sum(s[1] for s in stats)
         if stopped_at is not None:
             head = stopped_at
-            n = limit_states
+            n = max(hi, limit_states)  # the initial states are all kept, whatever the bound
             bound = f"max states ({limit_states:,})"
             break
         head = hi

@@ -247,7 +247,7 @@ class Share:
         stopped_at: int | None = None
         keep = len(mine)
         if first + total > limit:
-            cut = limit - first  # new states kept, over all ranks
+            cut = max(0, limit - first)  # new states kept, over all ranks
             merged = np.sort(np.concatenate([mine, *other_keys]))
             stopped_at = int(merged[cut]) >> SHIFT
             keep = int(np.searchsorted(gid, limit))
@@ -258,7 +258,7 @@ class Share:
         self.via.extend(map(cand_actions.__getitem__, order))
         self.gids.frombytes(gid[:keep].tobytes())
         self.parent.frombytes((mine[:keep] >> SHIFT).tobytes())
-        self.distinct = first + min(total, limit - first)
+        self.distinct = first + max(0, min(total, limit - first))
         self._candidates = ([], [], [])
         return total, stopped_at
 

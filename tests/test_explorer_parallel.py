@@ -133,6 +133,22 @@ def test_states_with_strings_and_none_partition_alike_in_every_worker(method: st
             assert _everything(explore(model, jobs=jobs, start_method=method, **bounds)) == _everything(one)
 
 
+class ThreeStarts(LabelledCounters):
+    """Three initial states (two of one symmetry class): bounds below the initial count."""
+
+    def init_states(self) -> Iterator[Labelled]:
+        yield from (Labelled(None, (0, 0, 0)), Labelled("a", (1, 0, 0)), Labelled("a", (0, 0, 1)))
+
+
+@pytest.mark.parametrize("max_states", [0, 1, 2, 3, 5])
+def test_a_bound_below_the_initial_states_stops_where_one_process_stops(max_states: int) -> None:
+    model = ThreeStarts()
+    for symmetry in (True, False):
+        one = explore(model, max_states=max_states, symmetry=symmetry)
+        two = explore(model, max_states=max_states, symmetry=symmetry, jobs=2)
+        assert _everything(two) == _everything(one)
+
+
 def test_the_stable_hash_follows_equality() -> None:
     assert stable_hash((1, True, None, "a")) == stable_hash((True, 1, None, "a"))
     assert stable_hash(Labelled(None, (1, 2))) == stable_hash((None, (1, 2)))

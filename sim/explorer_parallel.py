@@ -32,6 +32,7 @@ import gc
 import multiprocessing
 import os
 import pickle
+import signal
 import sys
 import time
 from array import array
@@ -200,6 +201,8 @@ def _worker(
 ) -> None:
     """A worker rank: owns its share, runs each level when told, reports its share at the end.
     Module-level, so any start method can run it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle: it
+    # stops the workers; a worker's own KeyboardInterrupt would only print a traceback
     for link in inherited:  # a forked worker holds copies of links that are not its own: a dead
         link.close()  # process's pipe must read as closed to whoever shares it
     gc.disable()  # states are acyclic tuples, as in the one-process search
@@ -308,17 +311,21 @@ class _Crew:
             return WorkerFailed(f"explorer worker failed: {errors[0]}")
         return WorkerFailed("an explorer worker process ended unexpectedly")
 
-    def stop(self) -> None:
-        for link in self.controls:
-            try:
-                link.send(("stop",))
-            except (OSError, ValueError):
-                pass
+    def stop(self, finished: bool) -> None:
+        """End every worker: told to stop after a finished search, terminated at once otherwise
+        (an error or a Ctrl-C here may leave them waiting on each other mid-level)."""
+        if finished:
+            for link in self.controls:
+                try:
+                    link.send(("stop",))
+                except (OSError, ValueError):
+                    pass
         for proc in self.procs:
-            proc.join(timeout=5)
+            if finished:
+                proc.join(timeout=5)
             if proc.is_alive():
                 proc.terminate()
-                proc.join()
+            proc.join()
         for link in self.controls:
             link.close()
 
@@ -391,6 +398,7 @@ def explore_parallel(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     own: dict[int, Connection] = {}
+    finished = False
     try:
         here, own = _start(crew, context, portable, symmetry, jobs, limit_states)
         probes = [crew.receive(link)[1] for link in crew.controls]
@@ -426,8 +434,9 @@ def explore_parallel(
         else:
             outcomes = _outcomes(props, [p[0] for p in judged_parts], depth_of)
         worst = _combine_worst([p[1] for p in judged_parts], depth_of)
+        finished = True
     finally:
-        crew.stop()
+        crew.stop(finished)
         for link in own.values():
             link.close()
         if gc_was_enabled:

@@ -279,3 +279,18 @@ def _without_timings(text: str) -> str:
     for key in ("seconds", "states_per_second"):
         obj.get("explore", obj).pop(key, None)
     return json.dumps(obj, sort_keys=True)
+
+
+@pytest.mark.parametrize("bounds", [{}, {"max_states": 777}, {"max_depth": 3}])
+def test_the_last_progress_line_is_the_one_process_line(bounds: dict[str, Any]) -> None:
+    model = build_model("trigger", TRIGGER)
+    lines: dict[int, list[tuple[int, ...]]] = {1: [], 2: []}
+    for jobs in (1, 2):
+        explore(model, jobs=jobs, progress=lambda *a, jobs=jobs: lines[jobs].append(a[:4]), **bounds)
+    assert lines[2][-1] == lines[1][-1]
+    assert [a[0] for a in lines[2]] == sorted(a[0] for a in lines[2])  # generated only grows
+
+
+def test_a_timeout_stops_the_parallel_search_and_says_so() -> None:
+    result = explore(build_model("trigger", {"writers": 4, "turns": 8}), jobs=2, timeout=1e-9)
+    assert not result.exhausted and result.bound is not None and result.bound.startswith("timeout")

@@ -56,7 +56,7 @@ from turncheck.sim.explorer import (
     _identity,
     _judge,
 )
-from turncheck.sim.explorer_share import Share, decode, owner_function, probe
+from turncheck.sim.explorer_share import Share, decode, owner_function, ownership, probe
 
 
 class WorkerFailed(TurncheckError):
@@ -209,8 +209,8 @@ def _worker(
     try:
         model = _model_in_worker(portable)
         control.send(("ready", probe()))
-        _, kind = control.recv()
-        share = Share(model, _canon(model, symmetry), rank, ranks, owner_function(kind))
+        _, kind, table = control.recv()
+        share = Share(model, _canon(model, symmetry), rank, table, owner_function(kind))
         peers = _Peers(rank, peer_links)
         while True:
             msg = control.recv()
@@ -405,9 +405,10 @@ def explore_parallel(
         if here:
             probes.append(probe())
         kind = "hash" if all(p == probes[0] for p in probes) else "stable"
+        table = ownership(jobs, lighter=0 if here else None)
         for link in crew.controls:
-            crew.send(link, ("go", kind))
-        share = Share(model, _canon(model, symmetry), 0, jobs, owner_function(kind)) if here else None
+            crew.send(link, ("go", kind, table))
+        share = Share(model, _canon(model, symmetry), 0, table, owner_function(kind)) if here else None
         peers = _Peers(0, own, crew.sentinels)
         try:
             search = _search(

@@ -1,7 +1,8 @@
 """One process's share of the parallel explorer: the states it owns, and one BFS level of them.
 
-The states are partitioned by ``owner(state) % ranks`` (``owner`` is :func:`hash` when every
-process hashes alike, else :func:`stable_hash`), so each process keeps only the states it owns:
+The states are partitioned by ``table[owner(state) % len(table)]`` (``owner`` is :func:`hash` when
+every process hashes alike, else :func:`stable_hash`; the table is :func:`ownership`'s), so each
+process keeps only the states it owns:
 their index, the states in discovery order, and per state its global id, its BFS parent's id
 and the action that reached it. A level runs in four steps on every rank at once:
 
@@ -70,6 +71,27 @@ def stable_hash(value: Any) -> int:
     return hash(value)
 
 
+def ownership(ranks: int, lighter: int | None = None) -> list[int]:
+    """Which rank owns a state of hash ``h``: ``table[h % len(table)]``.
+
+    The table's length is a prime, so the residue is independent of the low bits of ``h`` that
+    a dict indexes by (owning only even hashes, say, would crowd every rank's index into half
+    its slots). ``lighter``, the rank that also assembles the result, owns a tenth less than
+    the others, so that it does not finish last."""
+    size = next(p for p in range(max(61, 8 * ranks), 10 * max(61, 8 * ranks)) if _is_prime(p))
+    weights = [0.9 if r == lighter else 1.0 for r in range(ranks)]
+    exact = [size * w / sum(weights) for w in weights]
+    counts = [int(x) for x in exact]
+    by_remainder = sorted(range(ranks), key=lambda r: (counts[r] - exact[r], r))
+    for r in by_remainder[: size - sum(counts)]:
+        counts[r] += 1
+    return [r for r in range(ranks) for _ in range(counts[r])]
+
+
+def _is_prime(n: int) -> bool:
+    return n > 1 and all(n % d for d in range(2, int(n**0.5) + 1))
+
+
 def owner_function(kind: str) -> Owner:
     return hash if kind == "hash" else stable_hash
 
@@ -105,14 +127,16 @@ class Share:
         model: ProtocolModel[Any, Any],
         canon: Callable[[Any], Hashable],
         rank: int,
-        ranks: int,
+        table: list[int],
         owner: Owner,
     ) -> None:
         self.model = model
         self.canon = canon
         self.rank = rank
-        self.ranks = ranks
+        self.table = table
+        self.ranks = max(table) + 1
         self.owner = owner
+        size = len(table)
         self.index: dict[Any, int] = {}  # state -> serial number
         self.states: list[Any] = []
         self.gids = array("q")
@@ -125,7 +149,7 @@ class Share:
             if c in seen:
                 continue
             seen[c] = len(seen)
-            if owner(c) % ranks == rank:
+            if table[owner(c) % size] == rank:
                 self.index[c] = len(self.states)
                 self.states.append(c)
                 self.gids.append(seen[c])
@@ -146,7 +170,8 @@ class Share:
         actions_of, step, canon, owner = self.model.actions, self.model.step, self.canon, self.owner
         states, gids = self.states, self.gids
         setdefault = self.index.setdefault
-        ranks, me = self.ranks, self.rank
+        ranks, me, table = self.ranks, self.rank, self.table
+        size = len(table)
         cand_states: list[Any] = []
         cand_keys: list[int] = []
         cand_actions: list[Any] = []
@@ -167,7 +192,7 @@ class Share:
             key = gids[i] << SHIFT
             for action in enabled:
                 c = canon(step(state, action))
-                o = owner(c) % ranks
+                o = table[owner(c) % size]
                 if o == me:
                     if setdefault(c, serial) == serial:
                         add_state(c)

@@ -423,7 +423,7 @@ def explore_parallel(
                 judged_parts.append((share.judge(props) if indices is not None else None, share.worst()))
             shares: list[Any] = [share] if share is not None else []
             shares += [crew.receive(link)[1] for link in crew.controls]
-            states, parent, via = _assemble(n, shares)  # while the workers judge their shares
+            states, parent, via = assemble(n, shares)  # while the workers judge their shares
             for link in crew.controls:
                 _, judged_w, worst_w = crew.receive(link)
                 judged_parts.append((judged_w, worst_w))
@@ -524,7 +524,7 @@ def _search(
     return generated, terminal, head, bound, levels, n
 
 
-def _assemble(n: int, shares: Sequence[Any]) -> tuple[list[Any], array[int], list[Any]]:
+def assemble(n: int, shares: Sequence[Any]) -> tuple[list[Any], array[int], list[Any]]:
     """Every rank's states, parents and actions in id order (this process's share as it is,
     the workers' from their pickled shipments): the ids of all shares are a permutation of
     ``range(n)``, so one argsort orders all three arrays."""
@@ -596,4 +596,4 @@ def _combine_worst(
     )
 
 
-__all__ = ["WorkerFailed", "explore_parallel"]
+__all__ = ["WorkerFailed", "assemble", "explore_parallel"]

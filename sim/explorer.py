@@ -272,10 +272,10 @@ def explore(
         Called about every ``progress_every`` seconds as
         ``progress(generated, distinct, queued, depth, elapsed)``, and once at the end.
     jobs, start_method
-        ``jobs`` > 1 explores level by level on that many processes
-        (:mod:`sim.explorer_parallel`: the same result, byte for byte; workers started with
-        ``start_method``, the platform's default when None). With ``record_edges`` the search
-        runs in one process.
+        ``jobs`` > 1 explores level by level on that many processes, each keeping its hash
+        share of the states (:mod:`sim.explorer_parallel`: the same result, byte for byte;
+        workers started with ``start_method``, the platform's default when None). With
+        ``record_edges`` the search runs in one process.
 
     Returns
     -------

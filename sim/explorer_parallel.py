@@ -1,7 +1,9 @@
 """The explorer on several processes: the same breadth-first search, each process owning a share.
 
-The visited states are partitioned by a hash of the canonical state: each process (a *rank*)
-keeps only the states it owns (:mod:`sim.explorer_share`), and the search runs level by level —
+The visited states are partitioned by a hash of the canonical state (a prime-length table of
+hash residues, :func:`sim.explorer_share.ownership`; this process, which also assembles the
+result, owns a little less): each process (a *rank*) keeps only the states it owns
+(:mod:`sim.explorer_share`), and the search runs level by level —
 every rank expands its share of the frontier, sends each successor to the rank owning it (in
 bulk: one pickle per pair of ranks and level), and the owner deduplicates. Ids are the
 one-process explorer's: a new state's discovery key is its smallest ``(parent id, action
@@ -23,7 +25,13 @@ of generated transitions included: every rank knows every new key, so every rank
 at which the one-process search met its ``max_states``-th state); ``timeout`` is checked between
 levels. Recording every edge (``record_edges``) is not supported here: :func:`sim.explorer.explore`
 runs it in one process. A worker that fails stops the search with one :class:`WorkerFailed`
-naming its error; no worker outlives the call.
+naming its error; no worker outlives the call, and Ctrl-C is this process's to handle.
+
+Speed: the partition adds work the one process never does (an owner hash per transition, and
+pickling, unpickling and a second lookup for every successor another rank owns), so on models
+whose transitions are cheap the ranks together do much more than one process; ``turncheck bench
+check --compare`` measures that work and the wall-time speedup, and docs/performance.md explains
+them.
 """
 
 from __future__ import annotations

@@ -41,8 +41,8 @@ ExploreJobsOpt = Annotated[
         "--jobs",
         "-j",
         min=1,
-        help="Explorer processes (identical results; on 2 cores today slower than 1: "
-        "turncheck bench check --compare measures it).",
+        help="Explorer processes, each keeping its hash share of the states (identical results; "
+        "turncheck bench check --compare measures the speedup).",
     ),
 ]
 ExecutorOpt = Annotated[

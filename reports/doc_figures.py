@@ -402,7 +402,8 @@ BENCH_COLUMNS = ("hot path", "contender", "median", "best", "unit", "ratio", "pe
 def render_bench(spec: BlockSpec, topics: Sequence[dict[str, Any]]) -> str:
     """One table per benchmark topic of a ``turncheck bench --compare --format json`` file: each
     contender's median and best CPU per unit, turncheck's time over it, its peak memory; then the
-    target and the load average during the run."""
+    target, each comparison's note when the marker says ``columns=note``, and the load average
+    during the run."""
     named = ", ".join(f"`{c}`" for c in spec.commands)
     out = [
         f"<sub>Rendered from `{spec.src}`, the output of {named} (checked by tests/test_doc_figures.py).</sub>"
@@ -418,6 +419,8 @@ def render_bench(spec: BlockSpec, topics: Sequence[dict[str, Any]]) -> str:
                              _figure(k["best"]), c["unit"], _ratio(k), peak])  # fmt: skip
             if c.get("target"):
                 targets.append(f"target for {c['path'].split(',')[0]}: {c['target']}")
+            if "note" in spec.columns and c.get("note"):
+                targets.append(f"{c['path'].split(',')[0]}: {c['note']}")
         out += markdown_rows(BENCH_COLUMNS, rows, [False, False, True, True, False, False, True])
         load = topic.get("load_average") or {}
         start, end = load.get("start"), load.get("end")

@@ -9,7 +9,10 @@ initial state is a *shortest* counterexample. The exact worst case of every name
 maximum over all visited states.
 
 The hot loop keeps only compact arrays (the states in BFS order, which double as the queue, the
-parallel parent and action arrays, and the first id of each depth level); the networkx graph is
+parallel action array, and the first id of each depth level) and one dict from each state to its
+BFS parent — in discovery order, so the parent array is its values, read once at the end. Per
+transition it does what a minimal BFS does (``actions``, ``step``, ``canonical``, one lookup);
+the level, clock and progress checks run once per batch of states. The networkx graph is
 built after the search, on demand, so the search itself does not pay for it. The cyclic garbage
 collector is paused during the search: states are acyclic tuples, and rescanning millions of
 them on every collection would otherwise cost more than the search. Bounds (``max_states``,
@@ -269,10 +272,10 @@ def explore(
         Called about every ``progress_every`` seconds as
         ``progress(generated, distinct, queued, depth, elapsed)``, and once at the end.
     jobs, start_method
-        ``jobs`` > 1 explores level by level on that many processes
-        (:mod:`sim.explorer_parallel`: the same result, byte for byte; workers started with
-        ``start_method``, the platform's default when None). With ``record_edges`` the search
-        runs in one process.
+        ``jobs`` > 1 explores level by level on that many processes, each keeping its hash
+        share of the states (:mod:`sim.explorer_parallel`: the same result, byte for byte;
+        workers started with ``start_method``, the platform's default when None). With
+        ``record_edges`` the search runs in one process.
 
     Returns
     -------
@@ -344,7 +347,9 @@ class _Search:
     """The BFS itself: compact arrays and one tight loop, nothing per state but the search.
 
     BFS order doubles as the queue (``states[head:]`` wait to be expanded) and depth is implicit
-    (``levels[d]`` is the id of the first state at depth ``d``).
+    (``levels[d]`` is the id of the first state at depth ``d``). ``index`` maps each state to its
+    parent's id (its own id when edges are recorded, which need the target's id), so a new state
+    costs one dict entry and one list append, as in a minimal BFS.
     """
 
     def __init__(
@@ -366,6 +371,8 @@ class _Search:
         self.progress = progress
         self.progress_every = progress_every
         self.states: list[Any] = []
+        # state -> its BFS parent's id (-1 for an initial state), in discovery order, so the
+        # parent array is the values at the end; with edges recorded, state -> its own id
         self.index: dict[Any, int] = {}
         self.parent = array("q")
         self.via: list[Any] = []
@@ -378,7 +385,7 @@ class _Search:
         for s in model.init_states():
             c = canon(s)
             if c not in self.index:
-                self.index[c] = len(self.states)
+                self.index[c] = len(self.states) if record_edges else -1
                 self.states.append(c)
                 self.parent.append(-1)
                 self.via.append(None)
@@ -387,19 +394,20 @@ class _Search:
         return bisect_right(self.levels, i) - 1
 
     def run(self, started: float) -> None:
-        # locals only in the loop: attribute lookups cost as much as the work
+        # Locals only, and nothing per state but the search: the level, clock and progress checks
+        # run once per batch of states (a batch never crosses a level), and a batch holds about
+        # 2048 transitions (at most 1024 states), so a wide model (1000 writers, ~1000 actions a
+        # state) still reads the clock often.
         actions_of, step, canon = self.model.actions, self.model.step, self.canon
         states, index, parent, via, levels = self.states, self.index, self.parent, self.via, self.levels
         edges = self.edges
-        keep_edges = edges is not None
         append_state, append_parent, append_via = states.append, parent.append, via.append
         setdefault = index.setdefault
         limit_states, limit_depth, progress = self.max_states, self.max_depth, self.progress
         next_tick = started + self.progress_every
         deadline = started + self.timeout if self.timeout is not None else float("inf")
         generated = terminal = head = d = 0
-        check_at = 0  # transitions generated when the clock is read next: wide models (1000
-        # writers, ~1000 actions a state) reach the deadline long before 1024 states
+        batch = 1
         n = level_end = len(states)
         bound: str | None = None
         while head < n:
@@ -412,42 +420,61 @@ class _Search:
                     if any(any(True for _ in actions_of(states[i])) for i in range(head, n)):
                         bound = f"max depth ({limit_depth})"
                     break
-            if not head & 1023 or generated >= check_at:
-                check_at = generated + 2048
-                now = time.perf_counter()
-                if now >= deadline:
-                    bound = f"timeout ({self.timeout:g} s)"
-                    break
-                if progress is not None and now >= next_tick:
-                    progress(generated, n, n - head, d, now - started)
-                    next_tick = now + self.progress_every
-            state = states[head]
-            enabled = actions_of(state)
-            if type(enabled) is not list:
-                enabled = list(enabled)
-            if not enabled:
-                terminal += 1
-            generated += len(enabled)
-            for action in enabled:
-                c = canon(step(state, action))
-                sid = setdefault(c, n)
-                if sid == n:
-                    if n >= limit_states:
-                        del index[c]
-                        bound = f"max states ({limit_states:,})"
-                        break
-                    append_state(c)
-                    append_parent(head)
-                    append_via(action)
-                    n += 1
-                if keep_edges:
-                    edges.append((head, sid, action))  # type: ignore[union-attr]
+            now = time.perf_counter()
+            if now >= deadline:
+                bound = f"timeout ({self.timeout:g} s)"
+                break
+            if progress is not None and now >= next_tick:
+                progress(generated, n, n - head, d, now - started)
+                next_tick = now + self.progress_every
+            first, stop, before = head, min(level_end, head + batch), generated
+            for head in range(first, stop):  # noqa: B020 - head is the search's cursor
+                state = states[head]
+                enabled = actions_of(state)
+                if type(enabled) is not list:
+                    enabled = list(enabled)
+                if not enabled:
+                    terminal += 1
+                    continue
+                generated += len(enabled)
+                if edges is None:
+                    for action in enabled:
+                        c = canon(step(state, action))
+                        if c not in index:
+                            if n >= limit_states:
+                                break
+                            index[c] = head
+                            append_state(c)
+                            append_via(action)
+                            n += 1
+                    else:
+                        continue
+                else:
+                    for action in enabled:
+                        c = canon(step(state, action))
+                        sid = setdefault(c, n)
+                        if sid == n:
+                            if n >= limit_states:
+                                break
+                            append_state(c)
+                            append_parent(head)
+                            append_via(action)
+                            n += 1
+                        edges.append((head, sid, action))
+                    else:
+                        continue
+                    del index[c]
+                bound = f"max states ({limit_states:,})"
+                break
             else:
-                head += 1
+                head = stop
+                batch = min(1024, max(1, 2048 * (stop - first) // max(1, generated - before)))
                 continue
             break
         if levels[-1] >= n:
             levels.pop()
+        if edges is None:
+            self.parent = array("q", index.values())
         self.generated, self.terminal, self.head, self.bound = generated, terminal, head, bound
 
 
@@ -480,9 +507,10 @@ def _worst(
     metrics_of = model.metrics
     worst: dict[str, int] = {}
     worst_at: dict[str, int] = {}
+    floor = -sys.maxsize
     for i, st in enumerate(states):
         for name, value in metrics_of(st).items():
-            if value > worst.get(name, -sys.maxsize):
+            if value > worst.get(name, floor):
                 worst[name] = value
                 worst_at[name] = i
     return tuple(

@@ -145,6 +145,13 @@ def test_a_bench_block_is_rendered_from_its_committed_result_file(tmp_path: Path
         in text
     )
     assert "| SimPy runner | turncheck: simulate | 3.135 |" in text and "load average 1.50 → 2.25" in text
+    assert "SimPy runner: CPU split" not in text  # notes only when the marker asks for them
+    run["compare"][0]["note"] = "CPU split 1.0 s + 2.0 s"  # type: ignore[index]
+    result.write_text(json.dumps(run) + "\n")
+    page.write_text(
+        f"<!-- figures kind=bench columns=note src=docs/results/bench.jsonl cmd='{cmd}' -->\n<!-- /figures -->\n"
+    )
+    assert main([str(page), "--write"]) == 0 and "- SimPy runner: CPU split 1.0 s + 2.0 s" in page.read_text()
     run["compare"][0]["contenders"][0]["median"] = 3.5  # type: ignore[index]
     result.write_text(json.dumps(run) + "\n")
     assert main([str(page), "--check"]) == 1

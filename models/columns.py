@@ -345,6 +345,7 @@ def _build_block(cols: EventColumns, costs: list[CostModel]) -> Iterator[History
         "open_calls": per_session_rows(open_ & is_call),
         "open_results": per_session_rows(open_ & is_res),
         "last_calls": per_session_rows(last_call),
+        "late_calls": per_session_rows(is_call & ~ix.first_call),  # paired with an earlier RESULT
         "safe_cuts": per_session_rows(covered == 0, extra_end=True),
     }
     offs = off.tolist()

@@ -76,7 +76,7 @@ def compare(scale: str) -> list[Comparison]:
     out: list[Comparison] = []
     for turns in (250_000,) if full else (10_000,):
         h = History(synthetic_turns(turns), [cost])
-        loops = 400 if full else 100
+        loops = 4000 if full else 1000  # tens of ms a run: a burst of host noise hits one round, not all
         units = loops * per_round
         measured = interleave(
             [

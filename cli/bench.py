@@ -77,7 +77,7 @@ def _compare(chosen: list[str], scale: str, fmt: str, quiet: bool) -> None:
     """Each chosen topic's comparison: one block of lines (or one JSON object) per topic."""
     from turncheck.bench import compare
 
-    for name in [t for t in chosen if compare.has_comparison(t)]:
+    for name in [t for t in compare.TOPICS if t in chosen]:  # TOPICS order: see its docstring
         started = time.perf_counter()
         header = f"== bench {name} --compare ({scale})"
         if fmt == "table":

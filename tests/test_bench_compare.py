@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from turncheck.bench.compare import Comparison, Contender, Measured, interleave
+from turncheck.bench.compare import TOPICS, Comparison, Contender, Measured, interleave
 from turncheck.bench.compare.check import minimal_bfs
 from turncheck.cli import bench as cli_bench
 from turncheck.models.catalog import build_model
@@ -95,7 +95,11 @@ def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[
     code, out, err = cli("bench", "all", "--compare", "--scale", "tiny", "--format", "json")
     assert code == 0
     objects = [json.loads(line) for line in out.splitlines()]
-    assert [o["topic"] for o in objects] == ["check", "projector", "store", "testbench", "trigger"]
+    assert (
+        [o["topic"] for o in objects]
+        == list(TOPICS)
+        == ["projector", "store", "trigger", "testbench", "check"]
+    )
     for o in objects:
         assert o["scale"] == "tiny" and o["compare"]
         assert o["load_average"]["start"] is None or len(o["load_average"]["start"]) == 3

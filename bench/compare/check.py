@@ -30,6 +30,7 @@ from turncheck.sim.explorer_share import Share, ownership
 
 FULL = {"writers": 4, "gap": 2, "max_turns": 4, "turns": 8}
 QUICK = {"writers": 3, "gap": 2, "max_turns": 3, "turns": 8}
+TINY = {"writers": 3, "gap": 2, "max_turns": 3, "turns": 5}  # the CI smoke: every row, in seconds
 
 
 ROUNDS = 5
@@ -217,7 +218,7 @@ def _partitioned(params: dict[str, int]) -> Callable[[], object]:
 
 
 def compare(scale: str) -> list[Comparison]:
-    params = FULL if scale == "full" else QUICK
+    params = FULL if scale == "full" else TINY if scale == "tiny" else QUICK
     distinct = explore(build_model("trigger", params)).distinct
     if minimal_bfs(build_model("trigger", params)) != distinct:
         raise RuntimeError("the minimal BFS and the explorer disagree on the state count")

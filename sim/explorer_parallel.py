@@ -44,7 +44,6 @@ import signal
 import sys
 import time
 from array import array
-from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
@@ -58,12 +57,11 @@ from turncheck.models.protocol import Property, ProtocolModel
 from turncheck.sim.explorer import (
     Exploration,
     ProgressLine,
-    PropertyOutcome,
-    Status,
-    Worst,
     _identity,
     _judge,
 )
+from turncheck.sim.explorer_judgement import combined_outcomes, combined_worst, depth_of_ids
+from turncheck.sim.explorer_portable import model_in_worker, portable_model, property_indices
 from turncheck.sim.explorer_share import Share, decode, owner_function, ownership, probe
 
 
@@ -73,69 +71,6 @@ class WorkerFailed(TurncheckError):
 
 class _Lost(Exception):
     """A process this one exchanges with has gone (its own error is reported by itself)."""
-
-
-def _own_properties(model: ProtocolModel[Any, Any], props: Sequence[Property[Any]]) -> list[int] | None:
-    """Indices into ``model.properties()`` of ``props`` when each is the model's own (same name,
-    kind, code and captured values), so a worker can rebuild them; None otherwise."""
-    own = list(model.properties())
-    out = []
-    for p in props:
-        match = next((i for i, q in enumerate(own) if _same_property(p, q)), None)
-        if match is None:
-            return None
-        out.append(match)
-    return out
-
-
-def _same_property(p: Property[Any], q: Property[Any]) -> bool:
-    if (p.name, p.expectation) != (q.name, q.expectation):
-        return False
-    f, g = p.holds, q.holds
-    if f is g:
-        return True
-    code_f, code_g = getattr(f, "__code__", None), getattr(g, "__code__", None)
-    if code_f is None or code_f is not code_g:
-        return False
-    cells_f = [c.cell_contents for c in (getattr(f, "__closure__", None) or ())]
-    cells_g = [c.cell_contents for c in (getattr(g, "__closure__", None) or ())]
-    try:
-        return bool(cells_f == cells_g) and getattr(f, "__defaults__", None) == getattr(
-            g, "__defaults__", None
-        )
-    except Exception:  # noqa: BLE001 - a captured value that cannot be compared: not provably the same
-        return False
-
-
-def _portable(model: ProtocolModel[Any, Any]) -> Any:
-    """What a worker needs to have the same model: the model pickled, or, for a catalog model
-    that does not pickle (cached bound methods), its catalog name and parameters."""
-    try:
-        pickle.dumps(model)
-        return model
-    except Exception as exc:  # noqa: BLE001 - any pickling failure means the same thing here
-        why = f"{type(exc).__name__}: {exc}"
-    from turncheck.models.catalog import build_model, model_names
-
-    if model.name in model_names():
-        try:
-            rebuilt = build_model(model.name, dict(model.params))
-        except TurncheckError:
-            rebuilt = None
-        if type(rebuilt) is type(model):
-            return ("catalog", model.name, dict(model.params))
-    raise BadParameter(
-        f"model {model.name} cannot be sent to worker processes ({why}); explore it with --jobs 1"
-    )
-
-
-def _model_in_worker(portable: Any) -> ProtocolModel[Any, Any]:
-    if isinstance(portable, tuple) and portable[:1] == ("catalog",):
-        from turncheck.models.catalog import build_model
-
-        return build_model(portable[1], portable[2])
-    model: ProtocolModel[Any, Any] = portable
-    return model
 
 
 def _canon(model: ProtocolModel[Any, Any], symmetry: bool) -> Callable[[Any], Hashable]:
@@ -215,7 +150,7 @@ def _worker(
         link.close()  # process's pipe must read as closed to whoever shares it
     gc.disable()  # states are acyclic tuples, as in the one-process search
     try:
-        model = _model_in_worker(portable)
+        model = model_in_worker(portable)
         control.send(("ready", probe()))
         _, kind, table = control.recv()
         share = Share(model, _canon(model, symmetry), rank, table, owner_function(kind))
@@ -394,9 +329,9 @@ def explore_parallel(
     and bounds (see the module docstring)."""
     if jobs < 2:
         raise BadParameter(f"parallel exploration needs jobs >= 2, got {jobs}")
-    portable = _portable(model)
+    portable = portable_model(model)
     props = tuple(model.properties()) if properties is None else tuple(properties)
-    indices = _own_properties(model, props)
+    indices = property_indices(model, props)
     limit_states = max_states if max_states is not None else sys.maxsize
     limit_depth = max_depth if max_depth is not None else sys.maxsize
     context: Any = multiprocessing.get_context(start_method)
@@ -437,12 +372,12 @@ def explore_parallel(
                 judged_parts.append((judged_w, worst_w))
         except _Lost:
             raise crew.failure() from None
-        depth_of = _depth_of(levels)
+        depth_of = depth_of_ids(levels)
         if indices is None:
             outcomes = _judge(props, states, depth_of)
         else:
-            outcomes = _outcomes(props, [p[0] for p in judged_parts], depth_of)
-        worst = _combine_worst([p[1] for p in judged_parts], depth_of)
+            outcomes = combined_outcomes(props, [p[0] for p in judged_parts], depth_of)
+        worst = combined_worst([p[1] for p in judged_parts], depth_of)
         finished = True
     finally:
         crew.stop(finished)
@@ -561,47 +496,6 @@ def assemble(n: int, shares: Sequence[Any]) -> tuple[list[Any], array[int], list
     states = list(map(list(chain.from_iterable(state_parts)).__getitem__, picks))
     via = list(map(list(chain.from_iterable(via_parts)).__getitem__, picks))
     return states, parent, via
-
-
-def _depth_of(levels: list[int]) -> Callable[[int], int]:
-    frozen = tuple(levels)
-
-    def depth_of(i: int) -> int:
-        return bisect_right(frozen, i) - 1
-
-    return depth_of
-
-
-def _outcomes(
-    props: Sequence[Property[Any]], parts: Sequence[list[int | None] | None], depth_of: Callable[[int], int]
-) -> tuple[PropertyOutcome, ...]:
-    """Each property's lowest id over the ranks' shares (what one scan in id order finds)."""
-    out = []
-    for k, p in enumerate(props):
-        ids = [part[k] for part in parts if part is not None and part[k] is not None]
-        sid = min(ids) if ids else None  # type: ignore[type-var]
-        if p.expectation == "always":
-            status: Status = "holds" if sid is None else "violated"
-        else:
-            status = "unreached" if sid is None else "reached"
-        depth = None if sid is None else depth_of(sid)
-        out.append(PropertyOutcome(p.name, p.expectation, status, sid, depth, p.doc))
-    return tuple(out)
-
-
-def _combine_worst(
-    parts: Sequence[dict[str, tuple[int, int]]], depth_of: Callable[[int], int]
-) -> tuple[Worst, ...]:
-    """Per metric: the largest value over the ranks, and the lowest id reaching it."""
-    best: dict[str, tuple[int, int]] = {}
-    for part in parts:
-        for name, (value, at) in part.items():
-            old = best.get(name)
-            if old is None or value > old[0] or (value == old[0] and at < old[1]):
-                best[name] = (value, at)
-    return tuple(
-        Worst(name, int(best[name][0]), best[name][1], depth_of(best[name][1])) for name in sorted(best)
-    )
 
 
 __all__ = ["WorkerFailed", "assemble", "explore_parallel"]

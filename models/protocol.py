@@ -209,6 +209,13 @@ class ProtocolModel(Generic[S, A]):
         is_enabled = self.is_enabled
         return lambda state: is_enabled(state, action)
 
+    def stepper(self, action: A) -> Callable[[S], S]:
+        """``step(·, action)`` as one callable, built once per actor by the SimPy runner (which
+        applies it on every action it takes); a model may return a function specialized to the
+        action. Invariant: ``stepper(action)(state) == step(state, action)`` for every state."""
+        step = self.step
+        return lambda state: step(state, action)
+
     def repeats(self, action: A) -> bool:
         """Whether ``action`` can be enabled in the state it leads to. ``False`` promises
         ``not is_enabled(step(s, action), action)`` for every ``s`` where it is enabled, which
@@ -321,6 +328,9 @@ class UserModel(ProtocolModel[Any, Any]):
     def guard(self, action: Any) -> Callable[[Any], bool]:
         return self._call("guard", super().guard, action)  # type: ignore[no-any-return]
 
+    def stepper(self, action: Any) -> Callable[[Any], Any]:
+        return self._call("stepper", super().stepper, action)  # type: ignore[no-any-return]
+
     def repeats(self, action: Any) -> bool:
         return bool(self._call("repeats", super().repeats, action))
 
@@ -361,7 +371,7 @@ class UserModel(ProtocolModel[Any, Any]):
 
 # every optional hook a user's class may define (the base's methods past the required core)
 _HOOKS: tuple[str, ...] = (
-    "metrics", "canonical", "is_enabled", "guard", "repeats", "closed_forms", "format_action", "actor", "lane_order",
+    "metrics", "canonical", "is_enabled", "guard", "stepper", "repeats", "closed_forms", "format_action", "actor", "lane_order",
     "columns", "describe_window", "state_fields", "step_marks", "window_panels", "window_steps", "limit",
 )  # fmt: skip
 

@@ -92,6 +92,12 @@ class _WriterTables:
     so states share their writer tuples — less memory, and equal states compare by identity
     first. Invariant: an entry is always exactly the function's value for its key; a table that
     reaches ``limit`` entries is emptied, which bounds memory and changes nothing else.
+
+    The append and tick tables also exist keyed by the tuple's identity, for the model's
+    :meth:`~TriggerModel.stepper` functions: a caller that meets the same interned tuples again
+    and again (the SimPy runner) looks an ``int`` up where the plain tables hash a tuple of
+    records, record by record. Each such entry holds ``(key tuple, value)``: it keeps the tuple
+    alive, so its id cannot be reused while the entry exists, and a hit is checked by identity.
     """
 
     def __init__(self, writers: int, limit: int = 1 << 17) -> None:
@@ -101,8 +107,10 @@ class _WriterTables:
         self.ticked: dict[Writers, Writers] = {}
         self.ordered: dict[Writers, Writers] = {}
         self.enabled: dict[Writers, list[Action]] = {}
+        self.appended_by_id: list[dict[int, tuple[Writers, Writers]]] = [{} for _ in range(writers)]
+        self.ticked_by_id: dict[int, tuple[Writers, Writers]] = {}
 
-    def _store(self, table: dict[Writers, Any], key: Writers, value: Any) -> Any:
+    def _store(self, table: dict[Any, Any], key: Any, value: Any) -> Any:
         if len(table) >= self.limit:
             table.clear()
         table[key] = value
@@ -125,6 +133,22 @@ class _WriterTables:
         after: Writers = self._store(
             self.ticked, writers, self._intern(tuple((0, left) for _u, left in writers))
         )
+        return after
+
+    def learn_appended(self, writers: Writers, w: int) -> Writers:
+        """What an append by ``w`` makes of ``writers``, remembered by the tuple's identity too."""
+        after = self.appended[w].get(writers)
+        if after is None:
+            after = self.remember_appended(writers, w)
+        self._store(self.appended_by_id[w], id(writers), (writers, after))
+        return after
+
+    def learn_ticked(self, writers: Writers) -> Writers:
+        """What a tick makes of ``writers``, remembered by the tuple's identity too."""
+        after = self.ticked.get(writers)
+        if after is None:
+            after = self.remember_ticked(writers)
+        self._store(self.ticked_by_id, id(writers), (writers, after))
         return after
 
     def remember_ordered(self, writers: Writers) -> Writers:
@@ -256,6 +280,96 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
         if verb == COMPACT:
             return _pending_due
         return _never
+
+    def stepper(self, action: Action) -> Callable[[TriggerState], TriggerState]:
+        """:meth:`step` for one action, specialized once: the SimPy runner applies it on most
+        events, and a function of the state alone, closed over the writer's index, its memo
+        table and the strategy's branch, skips the verb dispatch and the attribute chains (the
+        same rule, field for field; a test compares the two on every explored state). An action
+        :meth:`step` refuses gets :meth:`step` itself, so it fails the same way."""
+        verb = action[0]
+        tables = self._tables
+        m, g = self._m, self._g
+        if verb == APPEND and type(action[1]) is int and 0 <= action[1] < self._w:
+            w = action[1]
+            seen, learn = tables.appended_by_id[w], tables.learn_appended
+            if self._sync:
+
+                def append(state: TriggerState) -> TriggerState:
+                    live, peak, writers, pending, count, dirty, busy, fired = state
+                    hit = seen.get(id(writers))
+                    after = hit[1] if hit is not None and hit[0] is writers else learn(writers, w)
+                    live += 1
+                    if pending > 0:
+                        dirty = True
+                    elif live > m:
+                        fired = True
+                        live, busy = m, g  # trimmed before the new turn is visible
+                    if live > peak:
+                        peak = live
+                    return _new(TriggerState, (live, peak, after, pending, count, dirty, busy, fired))
+
+            elif g == 0:
+
+                def append(state: TriggerState) -> TriggerState:
+                    live, peak, writers, pending, count, dirty, busy, fired = state
+                    hit = seen.get(id(writers))
+                    after = hit[1] if hit is not None and hit[0] is writers else learn(writers, w)
+                    live += 1
+                    if pending > 0:
+                        dirty = True
+                    elif live > m:
+                        fired = True
+                        live = m  # read and act in the appending step
+                    if live > peak:
+                        peak = live
+                    return _new(TriggerState, (live, peak, after, pending, count, dirty, busy, fired))
+
+            else:
+
+                def append(state: TriggerState) -> TriggerState:
+                    live, peak, writers, pending, count, dirty, busy, fired = state
+                    hit = seen.get(id(writers))
+                    after = hit[1] if hit is not None and hit[0] is writers else learn(writers, w)
+                    live += 1
+                    if pending > 0:
+                        dirty = True
+                    elif live > m:
+                        fired = True
+                        pending, count, dirty = g, live, False
+                    if live > peak:
+                        peak = live
+                    return _new(TriggerState, (live, peak, after, pending, count, dirty, busy, fired))
+
+            return append
+        if verb == TICK:
+            ticked, learn_ticked = tables.ticked_by_id, tables.learn_ticked
+
+            def tick(state: TriggerState) -> TriggerState:
+                live, peak, writers, pending, count, dirty, busy, fired = state
+                hit = ticked.get(id(writers))
+                after = hit[1] if hit is not None and hit[0] is writers else learn_ticked(writers)
+                if pending > 0:
+                    pending -= 1
+                if busy > 0:
+                    busy -= 1
+                else:
+                    busy = 0
+                return _new(TriggerState, (live, peak, after, pending, count, dirty, busy, fired))
+
+            return tick
+        if verb == COMPACT:
+            cas, delete_count = self._cas, self.strategy.delete_count
+
+            def compact(state: TriggerState) -> TriggerState:
+                live, peak, writers, _pending, count, dirty, busy, fired = state
+                if cas and dirty:  # version changed: re-read, wait again
+                    return _new(TriggerState, (live, peak, writers, g, live, False, busy, fired))
+                live -= delete_count(live, count, m)
+                return _new(TriggerState, (live, peak, writers, -1, 0, False, busy, fired))
+
+            return compact
+        return super().stepper(action)
 
     def repeats(self, action: Action) -> bool:
         """An append marks its writer as having appended in this slot and an act leaves the

@@ -97,7 +97,9 @@ class _WriterTables:
     :meth:`~TriggerModel.stepper` functions: a caller that meets the same interned tuples again
     and again (the SimPy runner) looks an ``int`` up where the plain tables hash a tuple of
     records, record by record. Each such entry holds ``(key tuple, value)``: it keeps the tuple
-    alive, so its id cannot be reused while the entry exists, and a hit is checked by identity.
+    alive, so no other object can have its id while the entry exists — a hit for a live tuple's
+    id is that tuple's own entry, with no need to compare.
+    There an append's value is ``None`` when the writer's own record forbids it.
     """
 
     def __init__(self, writers: int, limit: int = 1 << 17) -> None:
@@ -107,7 +109,7 @@ class _WriterTables:
         self.ticked: dict[Writers, Writers] = {}
         self.ordered: dict[Writers, Writers] = {}
         self.enabled: dict[Writers, list[Action]] = {}
-        self.appended_by_id: list[dict[int, tuple[Writers, Writers]]] = [{} for _ in range(writers)]
+        self.appended_by_id: list[dict[int, tuple[Writers, Writers | None]]] = [{} for _ in range(writers)]
         self.ticked_by_id: dict[int, tuple[Writers, Writers]] = {}
 
     def _store(self, table: dict[Any, Any], key: Any, value: Any) -> Any:
@@ -135,11 +137,15 @@ class _WriterTables:
         )
         return after
 
-    def learn_appended(self, writers: Writers, w: int) -> Writers:
-        """What an append by ``w`` makes of ``writers``, remembered by the tuple's identity too."""
-        after = self.appended[w].get(writers)
-        if after is None:
-            after = self.remember_appended(writers, w)
+    def learn_appended(self, writers: Writers, w: int) -> Writers | None:
+        """What an append by ``w`` makes of ``writers`` — ``None`` when ``w``'s record lets it
+        append no more (appended in this slot, or no turns left) — remembered by identity."""
+        used, left = writers[w]
+        after = None
+        if not used and left:
+            after = self.appended[w].get(writers)
+            if after is None:
+                after = self.remember_appended(writers, w)
         self._store(self.appended_by_id[w], id(writers), (writers, after))
         return after
 
@@ -281,24 +287,26 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
             return _pending_due
         return _never
 
-    def stepper(self, action: Action) -> Callable[[TriggerState], TriggerState]:
-        """:meth:`step` for one action, specialized once: the SimPy runner applies it on most
-        events, and a function of the state alone, closed over the writer's index, its memo
-        table and the strategy's branch, skips the verb dispatch and the attribute chains (the
-        same rule, field for field; a test compares the two on every explored state). An action
-        :meth:`step` refuses gets :meth:`step` itself, so it fails the same way."""
+    def stepper(self, action: Action) -> Callable[[TriggerState], TriggerState | None]:
+        """:meth:`step` for one action where it is enabled, ``None`` where it is not, specialized
+        once: the SimPy runner's actors ask it on every wake-up and act on what it returns, and a
+        function of the state alone — closed over the writer's index, its memo table and the
+        strategy's branch — asks and steps in one call, with no verb dispatch (the same rules as
+        :meth:`guard` and :meth:`step`, field for field; a test compares them on every explored
+        state). An action the model does not have is never enabled: ``None``."""
         verb = action[0]
-        tables = self._tables
-        m, g = self._m, self._g
+        m, g, blocks = self._m, self._g, self._blocks
         if verb == APPEND and type(action[1]) is int and 0 <= action[1] < self._w:
             w = action[1]
-            seen, learn = tables.appended_by_id[w], tables.learn_appended
+            seen, learn = self._tables.appended_by_id[w], self._tables.learn_appended
             if self._sync:
 
-                def append(state: TriggerState) -> TriggerState:
+                def append(state: TriggerState) -> TriggerState | None:
                     live, peak, writers, pending, count, dirty, busy, fired = state
                     hit = seen.get(id(writers))
-                    after = hit[1] if hit is not None and hit[0] is writers else learn(writers, w)
+                    after = hit[1] if hit is not None else learn(writers, w)
+                    if after is None or busy or (pending >= 0 if blocks else pending == 0):
+                        return None
                     live += 1
                     if pending > 0:
                         dirty = True
@@ -311,10 +319,12 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
 
             elif g == 0:
 
-                def append(state: TriggerState) -> TriggerState:
+                def append(state: TriggerState) -> TriggerState | None:
                     live, peak, writers, pending, count, dirty, busy, fired = state
                     hit = seen.get(id(writers))
-                    after = hit[1] if hit is not None and hit[0] is writers else learn(writers, w)
+                    after = hit[1] if hit is not None else learn(writers, w)
+                    if after is None or busy or (pending >= 0 if blocks else pending == 0):
+                        return None
                     live += 1
                     if pending > 0:
                         dirty = True
@@ -327,10 +337,12 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
 
             else:
 
-                def append(state: TriggerState) -> TriggerState:
+                def append(state: TriggerState) -> TriggerState | None:
                     live, peak, writers, pending, count, dirty, busy, fired = state
                     hit = seen.get(id(writers))
-                    after = hit[1] if hit is not None and hit[0] is writers else learn(writers, w)
+                    after = hit[1] if hit is not None else learn(writers, w)
+                    if after is None or busy or (pending >= 0 if blocks else pending == 0):
+                        return None
                     live += 1
                     if pending > 0:
                         dirty = True
@@ -343,12 +355,14 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
 
             return append
         if verb == TICK:
-            ticked, learn_ticked = tables.ticked_by_id, tables.learn_ticked
+            ticked, learn_ticked = self._tables.ticked_by_id, self._tables.learn_ticked
 
-            def tick(state: TriggerState) -> TriggerState:
+            def tick(state: TriggerState) -> TriggerState | None:
                 live, peak, writers, pending, count, dirty, busy, fired = state
+                if pending == 0:  # the compactor acts first
+                    return None
                 hit = ticked.get(id(writers))
-                after = hit[1] if hit is not None and hit[0] is writers else learn_ticked(writers)
+                after = hit[1] if hit is not None else learn_ticked(writers)
                 if pending > 0:
                     pending -= 1
                 if busy > 0:
@@ -361,7 +375,9 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
         if verb == COMPACT:
             cas, delete_count = self._cas, self.strategy.delete_count
 
-            def compact(state: TriggerState) -> TriggerState:
+            def compact(state: TriggerState) -> TriggerState | None:
+                if state[3] != 0:  # not due: the usual answer, read off one field
+                    return None
                 live, peak, writers, _pending, count, dirty, busy, fired = state
                 if cas and dirty:  # version changed: re-read, wait again
                     return _new(TriggerState, (live, peak, writers, g, live, False, busy, fired))
@@ -369,7 +385,7 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
                 return _new(TriggerState, (live, peak, writers, -1, 0, False, busy, fired))
 
             return compact
-        return super().stepper(action)
+        return _never_steps
 
     def repeats(self, action: Action) -> bool:
         """An append marks its writer as having appended in this slot and an act leaves the
@@ -666,6 +682,10 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
 
 def _never(state: TriggerState) -> bool:
     return False
+
+
+def _never_steps(state: TriggerState) -> None:
+    return None
 
 
 def _pending_due(state: TriggerState) -> bool:

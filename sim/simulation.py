@@ -13,9 +13,10 @@ user's own ``package.module:Class``.
 
 Each actor is a callback on SimPy events, scheduling exactly the events a generator process
 would (see "how the actors meet SimPy" below), so a wake-up costs a call, not a generator
-resume. Two optional model hooks (:meth:`~turncheck.models.protocol.ProtocolModel.guard`,
-:meth:`~turncheck.models.protocol.ProtocolModel.repeats`) let it ask the model less; their
-defaults ask ``is_enabled`` every time.
+resume. Two optional model hooks let it ask the model less:
+:meth:`~turncheck.models.protocol.ProtocolModel.stepper` asks whether an actor's action is
+enabled and takes it in one call, and :meth:`~turncheck.models.protocol.ProtocolModel.repeats`
+says when not to ask again; their defaults ask ``guard`` (``is_enabled``) and ``step`` every time.
 
 After every appended turn the runner can project the live turns with the projector core
 (``budget``/``strategy``) and record the window's structural report.
@@ -29,6 +30,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import count
 from operator import attrgetter
 from typing import Any, Literal
@@ -128,20 +130,20 @@ class Simulation:
         self.live = self.peak = live  # live turns in ``state``, and the most seen
         self.now = 0.0  # ``env.now``, copied by the actors that move time (see "time" below)
         # The request queue is FIFO, so the k-th append takes the k-th arrival: the queue is a
-        # count, and latencies are the two time lists subtracted once, at the end.
+        # count, and latencies are arrival and append times subtracted once, at the end.
         self.queued = 0  # turns arrived and not yet taken by a writer
         self._arrived_at: list[float] = []  # the time of every arrival, in order
-        self._appended_at: list[float] = []  # the time of every append, in order
+        self._served_at: list[float] = []  # the time of every call of ``_serve`` that appended,
+        self._served: list[int] = []  # and how many turns it appended
         self._idle: list[int] = []  # writers waiting for an arrival, FIFO
         self._waiting: list[Waker] = []  # actors waiting for a state change, FIFO
-        # per writer: the model's guard for its append, the append as a function of the state
-        # (``stepper``), whether to ask again right after appending (``repeats``), the callback
-        # that wakes it on a state change, and the action itself
+        # per writer: its append where enabled, else None (the model's ``stepper``), whether to
+        # ask again right after appending (``repeats``), the callback that wakes it on a state
+        # change, and the action itself
         self._writer_rules = [
-            (model.guard(action), model.stepper(action), model.repeats(action), self._waker(w), action)
+            (model.stepper(action), model.repeats(action), self._waker(w), action)
             for w, action in enumerate(("append", w) for w in range(self.writers))
         ]
-        self._woken: deque[list[int]] = deque()  # the idle writers of each arrival event not yet processed
         self.post_peak = 0
         self.arrived = self.compactions = self.retries = 0
         self.streak = self.max_streak = 0
@@ -180,11 +182,11 @@ class Simulation:
     def _finish(self) -> None:
         Timeout(self.env, 0)  # where the actor's process would have ended: an event no one waits on
 
-    def _apply(self, step: Callable[[Any], Any], action: tuple[Any, ...]) -> None:
-        """The clock's or the compactor's act, ``step`` being the model's ``stepper(action)``
-        (writers append in :meth:`_serve`)."""
+    def _acted(self, state: Any, action: tuple[Any, ...]) -> None:
+        """The clock or the compactor took ``action``, which led to ``state`` (writers append in
+        :meth:`_serve`)."""
         before = self.live
-        self.state = state = step(self.state)
+        self.state = state
         self.live = live = self._live(state)
         if live > self.peak:
             self.peak = live
@@ -197,11 +199,12 @@ class Simulation:
             self._waiting = []
             Timeout(self.env, 0).callbacks = waiting
 
-    def _serve(self, writers: Sequence[int]) -> None:
+    def _serve(self, writers: Sequence[int], _event: SimEvent | None = None) -> None:
         """Wake ``writers`` in their order. A writer takes the oldest waiting turn and appends it
         while the model enables its append, then waits — for a state change if turns are still
         waiting, else for an arrival. Once no turn waits, every writer left would find nothing to
         take: they go back to waiting for an arrival as they are, in order, without being asked.
+        Called by a waker, or as the callback of an arrival's event (bound to its writers).
 
         The hot path of a run: the fields it changes are kept in locals and stored back once at
         the end (nothing it calls reads them: the model's functions see only the state, SimPy
@@ -210,19 +213,17 @@ class Simulation:
         if not queued:
             self._idle += writers
             return
-        rules, waiting, appended_at, now = self._writer_rules, self._waiting, self._appended_at, self.now
+        rules, waiting, idle, before_all = self._writer_rules, self._waiting, self._idle, queued
         state, live, peak, post_peak = self.state, self.live, self.peak, self.post_peak
         env, named, live_of, projecting = self.env, self._named_live, self._live, self._projecting
         for i, w in enumerate(writers):
             if not queued:
-                self._idle += writers[i:]
+                idle += writers[i:]
                 break
-            enabled, step, repeats, waker, action = rules[w]
-            while enabled(state):
+            append, repeats, waker, action = rules[w]
+            while (after := append(state)) is not None:
                 queued -= 1
-                appended_at.append(now)
-                before = live
-                state = step(state)
+                before, state = live, after
                 live = state.live if named else live_of(state)
                 if live > peak:
                     peak = live
@@ -238,7 +239,10 @@ class Simulation:
             if queued:
                 waiting.append(waker)
             else:
-                self._idle.append(w)
+                idle.append(w)
+        if queued < before_all:  # all at this time
+            self._served_at.append(self.now)
+            self._served.append(before_all - queued)
         self.queued, self._waiting = queued, waiting
         self.state, self.live, self.peak, self.post_peak = state, live, peak, post_peak
 
@@ -261,24 +265,25 @@ class Simulation:
         idle = self._idle
         if idle:  # one event wakes the idle writers, FIFO; none idle, no event
             self._idle = []
-            self._woken.append(idle)
-            Timeout(self.env, 0).callbacks.append(self._wake_idle)
-
-    def _wake_idle(self, _event: SimEvent) -> None:
-        self._serve(self._woken.popleft())  # arrival events are processed in the order announced
+            Timeout(self.env, 0).callbacks.append(partial(self._serve, idle))
 
     # -- actors -------------------------------------------------------------------------------
 
     def _start_slot_arrivals(self) -> None:
         counts = iter(slot_arrivals(self.writers, self.spec.slots, self.spec.seed).tolist())
-        sim, env, extend = self, self.env, self._arrived_at.extend
+        sim, env, extend, serve = self, self.env, self._arrived_at.extend, self._serve
 
         def arrive(_event: SimEvent) -> None:
             sim.now = now = env.now
             for k in counts:
                 if k:
                     extend([now] * k)
-                    sim._announce(k)
+                    sim.arrived += k
+                    sim.queued += k
+                    idle = sim._idle
+                    if idle:
+                        sim._idle = []
+                        Timeout(env, 0).callbacks.append(partial(serve, idle))
                 Timeout(env, 1.0).callbacks.append(arrive)
                 return
             sim._finish()
@@ -327,18 +332,22 @@ class Simulation:
             self._start(start)
 
     def _start_clock(self) -> None:
-        sim, env, enabled, tick = self, self.env, self.model.guard(_TICK), self.model.stepper(_TICK)
+        sim, env, tick = self, self.env, self.model.stepper(_TICK)
         left = self.spec.slots - 1
 
         def due(_event: SimEvent) -> None:
             nonlocal left
             sim.now = env.now
-            if not enabled(sim.state):  # the compactor acts first when it is due
+            after = tick(sim.state)
+            if after is None:  # the compactor acts first when it is due
                 sim._waiting.append(due)
                 return
-            sim._apply(tick, _TICK)
+            sim._acted(after, _TICK)
             left -= 1
-            sleep()
+            if left:
+                Timeout(env, 1.0).callbacks.append(due)
+            else:
+                sim._finish()
 
         def sleep() -> None:
             if left:
@@ -349,13 +358,12 @@ class Simulation:
         self._start(lambda _event: sleep())
 
     def _start_compactor(self) -> None:
-        model, sim = self.model, self
-        enabled, compact, repeats = model.guard(_COMPACT), model.stepper(_COMPACT), model.repeats(_COMPACT)
+        sim, compact, repeats = self, self.model.stepper(_COMPACT), self.model.repeats(_COMPACT)
 
         def wake(_event: SimEvent) -> None:
-            while enabled(sim.state):
+            while (after := compact(sim.state)) is not None:
                 live = sim.live
-                sim._apply(compact, _COMPACT)
+                sim._acted(after, _COMPACT)
                 if sim.live < live:
                     sim.compactions += 1
                     sim.streak = 0
@@ -428,10 +436,9 @@ class Simulation:
                 step()
         except StopSimulation:
             pass
-        appends = len(self._appended_at)
-        lat = np.asarray(self._appended_at, dtype=np.float64) - np.asarray(
-            self._arrived_at[:appends], dtype=np.float64
-        )
+        appended_at = np.repeat(np.asarray(self._served_at, dtype=np.float64), self._served)
+        appends = appended_at.size
+        lat = appended_at - np.asarray(self._arrived_at[:appends], dtype=np.float64)
         p50, p99, mx = (
             (float(np.percentile(lat, 50)), float(np.percentile(lat, 99)), float(lat.max()))
             if lat.size

@@ -240,7 +240,7 @@ class Simulation:
                 waiting.append(waker)
             else:
                 idle.append(w)
-        if queued < before_all:  # all at this time
+        if queued < before_all:  # every append of this call happened now
             self._served_at.append(self.now)
             self._served.append(before_all - queued)
         self.queued, self._waiting = queued, waiting
@@ -276,7 +276,7 @@ class Simulation:
         def arrive(_event: SimEvent) -> None:
             sim.now = now = env.now
             for k in counts:
-                if k:
+                if k:  # :meth:`_announce`, inline (once per slot)
                     extend([now] * k)
                     sim.arrived += k
                     sim.queued += k
@@ -344,10 +344,7 @@ class Simulation:
                 return
             sim._acted(after, _TICK)
             left -= 1
-            if left:
-                Timeout(env, 1.0).callbacks.append(due)
-            else:
-                sim._finish()
+            sleep()
 
         def sleep() -> None:
             if left:

@@ -283,3 +283,15 @@ def test_the_checks_catch_a_wrong_hook() -> None:
         assert wrong and {a for _s, a in wrong} == {action} and len(wrong) < len(states)
     wrong_repeats = SaysTickNeverRepeats(3, 2, 3, "none", turns=3)
     assert repeat_violations(wrong_repeats, explore(wrong_repeats, symmetry=False).states)
+
+
+@pytest.mark.parametrize("locking", LOCKING_NAMES)
+def test_the_steppers_tables_change_nothing_when_they_overflow(locking: str) -> None:
+    """The stepper's identity-keyed memo tables, emptied every few entries, give the same run."""
+    spec = RunSpec(slots=300, seed=9)
+    kept = simulate(TriggerModel(4, 2, 3, locking, turns=0), spec)
+    model = TriggerModel(4, 2, 3, locking, turns=0)
+    model._tables.limit = 3
+    assert astuple(simulate(model, spec)) == astuple(kept)
+    assert all(len(t) <= 3 for t in model._tables.appended_by_id) and len(model._tables.ticked_by_id) <= 3
+    assert kept.appends > 100

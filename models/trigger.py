@@ -299,59 +299,28 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
         if verb == APPEND and type(action[1]) is int and 0 <= action[1] < self._w:
             w = action[1]
             seen, learn = self._tables.appended_by_id[w], self._tables.learn_appended
-            if self._sync:
+            sync = self._sync
 
-                def append(state: TriggerState) -> TriggerState | None:
-                    live, peak, writers, pending, count, dirty, busy, fired = state
-                    hit = seen.get(id(writers))
-                    after = hit[1] if hit is not None else learn(writers, w)
-                    if after is None or busy or (pending >= 0 if blocks else pending == 0):
-                        return None
-                    live += 1
-                    if pending > 0:
-                        dirty = True
-                    elif live > m:
-                        fired = True
+            def append(state: TriggerState) -> TriggerState | None:
+                live, peak, writers, pending, count, dirty, busy, fired = state
+                hit = seen.get(id(writers))
+                after = hit[1] if hit is not None else learn(writers, w)
+                if after is None or busy or (pending >= 0 if blocks else pending == 0):
+                    return None
+                live += 1
+                if pending > 0:
+                    dirty = True
+                elif live > m:  # the trigger fires (rare): the strategy's branch of :meth:`step`
+                    fired = True
+                    if sync:
                         live, busy = m, g  # trimmed before the new turn is visible
-                    if live > peak:
-                        peak = live
-                    return _new(TriggerState, (live, peak, after, pending, count, dirty, busy, fired))
-
-            elif g == 0:
-
-                def append(state: TriggerState) -> TriggerState | None:
-                    live, peak, writers, pending, count, dirty, busy, fired = state
-                    hit = seen.get(id(writers))
-                    after = hit[1] if hit is not None else learn(writers, w)
-                    if after is None or busy or (pending >= 0 if blocks else pending == 0):
-                        return None
-                    live += 1
-                    if pending > 0:
-                        dirty = True
-                    elif live > m:
-                        fired = True
+                    elif g == 0:
                         live = m  # read and act in the appending step
-                    if live > peak:
-                        peak = live
-                    return _new(TriggerState, (live, peak, after, pending, count, dirty, busy, fired))
-
-            else:
-
-                def append(state: TriggerState) -> TriggerState | None:
-                    live, peak, writers, pending, count, dirty, busy, fired = state
-                    hit = seen.get(id(writers))
-                    after = hit[1] if hit is not None else learn(writers, w)
-                    if after is None or busy or (pending >= 0 if blocks else pending == 0):
-                        return None
-                    live += 1
-                    if pending > 0:
-                        dirty = True
-                    elif live > m:
-                        fired = True
+                    else:
                         pending, count, dirty = g, live, False
-                    if live > peak:
-                        peak = live
-                    return _new(TriggerState, (live, peak, after, pending, count, dirty, busy, fired))
+                if live > peak:
+                    peak = live
+                return _new(TriggerState, (live, peak, after, pending, count, dirty, busy, fired))
 
             return append
         if verb == TICK:

@@ -271,19 +271,14 @@ class Simulation:
 
     def _start_slot_arrivals(self) -> None:
         counts = iter(slot_arrivals(self.writers, self.spec.slots, self.spec.seed).tolist())
-        sim, env, extend, serve = self, self.env, self._arrived_at.extend, self._serve
+        sim, env, extend = self, self.env, self._arrived_at.extend
 
         def arrive(_event: SimEvent) -> None:
             sim.now = now = env.now
             for k in counts:
-                if k:  # :meth:`_announce`, inline (once per slot)
+                if k:
                     extend([now] * k)
-                    sim.arrived += k
-                    sim.queued += k
-                    idle = sim._idle
-                    if idle:
-                        sim._idle = []
-                        Timeout(env, 0).callbacks.append(partial(serve, idle))
+                    sim._announce(k)
                 Timeout(env, 1.0).callbacks.append(arrive)
                 return
             sim._finish()

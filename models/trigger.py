@@ -92,6 +92,14 @@ class _WriterTables:
     so states share their writer tuples — less memory, and equal states compare by identity
     first. Invariant: an entry is always exactly the function's value for its key; a table that
     reaches ``limit`` entries is emptied, which bounds memory and changes nothing else.
+
+    The append and tick tables also exist keyed by the tuple's identity, for the model's
+    :meth:`~TriggerModel.stepper` functions: a caller that meets the same interned tuples again
+    and again (the SimPy runner) looks an ``int`` up where the plain tables hash a tuple of
+    records, record by record. Each such entry holds ``(key tuple, value)``: it keeps the tuple
+    alive, so no other object can have its id while the entry exists — a hit for a live tuple's
+    id is that tuple's own entry, with no need to compare.
+    There an append's value is ``None`` when the writer's own record forbids it.
     """
 
     def __init__(self, writers: int, limit: int = 1 << 17) -> None:
@@ -101,8 +109,10 @@ class _WriterTables:
         self.ticked: dict[Writers, Writers] = {}
         self.ordered: dict[Writers, Writers] = {}
         self.enabled: dict[Writers, list[Action]] = {}
+        self.appended_by_id: list[dict[int, tuple[Writers, Writers | None]]] = [{} for _ in range(writers)]
+        self.ticked_by_id: dict[int, tuple[Writers, Writers]] = {}
 
-    def _store(self, table: dict[Writers, Any], key: Writers, value: Any) -> Any:
+    def _store(self, table: dict[Any, Any], key: Any, value: Any) -> Any:
         if len(table) >= self.limit:
             table.clear()
         table[key] = value
@@ -125,6 +135,26 @@ class _WriterTables:
         after: Writers = self._store(
             self.ticked, writers, self._intern(tuple((0, left) for _u, left in writers))
         )
+        return after
+
+    def learn_appended(self, writers: Writers, w: int) -> Writers | None:
+        """What an append by ``w`` makes of ``writers`` — ``None`` when ``w``'s record lets it
+        append no more (appended in this slot, or no turns left) — remembered by identity."""
+        used, left = writers[w]
+        after = None
+        if not used and left:
+            after = self.appended[w].get(writers)
+            if after is None:
+                after = self.remember_appended(writers, w)
+        self._store(self.appended_by_id[w], id(writers), (writers, after))
+        return after
+
+    def learn_ticked(self, writers: Writers) -> Writers:
+        """What a tick makes of ``writers``, remembered by the tuple's identity too."""
+        after = self.ticked.get(writers)
+        if after is None:
+            after = self.remember_ticked(writers)
+        self._store(self.ticked_by_id, id(writers), (writers, after))
         return after
 
     def remember_ordered(self, writers: Writers) -> Writers:
@@ -256,6 +286,75 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
         if verb == COMPACT:
             return _pending_due
         return _never
+
+    def stepper(self, action: Action) -> Callable[[TriggerState], TriggerState | None]:
+        """:meth:`step` for one action where it is enabled, ``None`` where it is not, specialized
+        once: the SimPy runner's actors ask it on every wake-up and act on what it returns, and a
+        function of the state alone — closed over the writer's index, its memo table and the
+        strategy's branch — asks and steps in one call, with no verb dispatch (the same rules as
+        :meth:`guard` and :meth:`step`, field for field; a test compares them on every explored
+        state). An action the model does not have is never enabled: ``None``."""
+        verb = action[0]
+        m, g, blocks = self._m, self._g, self._blocks
+        if verb == APPEND and type(action[1]) is int and 0 <= action[1] < self._w:
+            w = action[1]
+            seen, learn = self._tables.appended_by_id[w], self._tables.learn_appended
+            sync = self._sync
+
+            def append(state: TriggerState) -> TriggerState | None:
+                live, peak, writers, pending, count, dirty, busy, fired = state
+                hit = seen.get(id(writers))
+                after = hit[1] if hit is not None else learn(writers, w)
+                if after is None or busy or (pending >= 0 if blocks else pending == 0):
+                    return None
+                live += 1
+                if pending > 0:
+                    dirty = True
+                elif live > m:  # the trigger fires (rare): the strategy's branch of :meth:`step`
+                    fired = True
+                    if sync:
+                        live, busy = m, g  # trimmed before the new turn is visible
+                    elif g == 0:
+                        live = m  # read and act in the appending step
+                    else:
+                        pending, count, dirty = g, live, False
+                if live > peak:
+                    peak = live
+                return _new(TriggerState, (live, peak, after, pending, count, dirty, busy, fired))
+
+            return append
+        if verb == TICK:
+            ticked, learn_ticked = self._tables.ticked_by_id, self._tables.learn_ticked
+
+            def tick(state: TriggerState) -> TriggerState | None:
+                live, peak, writers, pending, count, dirty, busy, fired = state
+                if pending == 0:  # the compactor acts first
+                    return None
+                hit = ticked.get(id(writers))
+                after = hit[1] if hit is not None else learn_ticked(writers)
+                if pending > 0:
+                    pending -= 1
+                if busy > 0:
+                    busy -= 1
+                else:
+                    busy = 0
+                return _new(TriggerState, (live, peak, after, pending, count, dirty, busy, fired))
+
+            return tick
+        if verb == COMPACT:
+            cas, delete_count = self._cas, self.strategy.delete_count
+
+            def compact(state: TriggerState) -> TriggerState | None:
+                if state[3] != 0:  # not due: the usual answer, read off one field
+                    return None
+                live, peak, writers, _pending, count, dirty, busy, fired = state
+                if cas and dirty:  # version changed: re-read, wait again
+                    return _new(TriggerState, (live, peak, writers, g, live, False, busy, fired))
+                live -= delete_count(live, count, m)
+                return _new(TriggerState, (live, peak, writers, -1, 0, False, busy, fired))
+
+            return compact
+        return _never_steps
 
     def repeats(self, action: Action) -> bool:
         """An append marks its writer as having appended in this slot and an act leaves the
@@ -552,6 +651,10 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
 
 def _never(state: TriggerState) -> bool:
     return False
+
+
+def _never_steps(state: TriggerState) -> None:
+    return None
 
 
 def _pending_due(state: TriggerState) -> bool:

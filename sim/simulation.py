@@ -13,9 +13,10 @@ user's own ``package.module:Class``.
 
 Each actor is a callback on SimPy events, scheduling exactly the events a generator process
 would (see "how the actors meet SimPy" below), so a wake-up costs a call, not a generator
-resume. Two optional model hooks (:meth:`~turncheck.models.protocol.ProtocolModel.guard`,
-:meth:`~turncheck.models.protocol.ProtocolModel.repeats`) let it ask the model less; their
-defaults ask ``is_enabled`` every time.
+resume. Two optional model hooks let it ask the model less:
+:meth:`~turncheck.models.protocol.ProtocolModel.stepper` asks whether an actor's action is
+enabled and takes it in one call, and :meth:`~turncheck.models.protocol.ProtocolModel.repeats`
+says when not to ask again; their defaults ask ``guard`` (``is_enabled``) and ``step`` every time.
 
 After every appended turn the runner can project the live turns with the projector core
 (``budget``/``strategy``) and record the window's structural report.
@@ -29,6 +30,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import count
 from operator import attrgetter
 from typing import Any, Literal
@@ -120,27 +122,31 @@ class Simulation:
         self.env = simpy.Environment()
         (self.state,) = tuple(model.init_states())[:1]
         live = int(model.metrics(self.state)["live_turns"])
-        if getattr(self.state, "live", None) == live:  # the state names its live count: read it directly
-            self._live: Callable[[Any], int] = attrgetter("live")
-        else:
-            self._live = lambda state: int(model.metrics(state)["live_turns"])
+        # the state names its live count (and the model keeps it as ``live_turns``): read it directly
+        self._named_live = getattr(self.state, "live", None) == live
+        self._live: Callable[[Any], int] = (
+            attrgetter("live") if self._named_live else lambda state: int(model.metrics(state)["live_turns"])
+        )
         self.live = self.peak = live  # live turns in ``state``, and the most seen
         self.now = 0.0  # ``env.now``, copied by the actors that move time (see "time" below)
-        self.requests: deque[float] = deque()  # arrival times of turns not yet taken by a writer
+        # The request queue is FIFO, so the k-th append takes the k-th arrival: the queue is a
+        # count, and latencies are arrival and append times subtracted once, at the end.
+        self.queued = 0  # turns arrived and not yet taken by a writer
+        self._arrived_at: list[float] = []  # the time of every arrival, in order
+        self._served_at: list[float] = []  # the time of every call of ``_serve`` that appended,
+        self._served: list[int] = []  # and how many turns it appended
         self._idle: list[int] = []  # writers waiting for an arrival, FIFO
         self._waiting: list[Waker] = []  # actors waiting for a state change, FIFO
-        self._step = model.step
-        # per writer: its action, the model's guard for it, whether to ask again right after
-        # appending (``repeats``), and the callback that wakes it on a state change
+        # per writer: its append where enabled, else None (the model's ``stepper``), whether to
+        # ask again right after appending (``repeats``), the callback that wakes it on a state
+        # change, and the action itself
         self._writer_rules = [
-            (action, model.guard(action), model.repeats(action), self._waker(w))
+            (model.stepper(action), model.repeats(action), self._waker(w), action)
             for w, action in enumerate(("append", w) for w in range(self.writers))
         ]
-        self._woken: deque[list[int]] = deque()  # the idle writers of each arrival event not yet processed
         self.post_peak = 0
         self.arrived = self.compactions = self.retries = 0
         self.streak = self.max_streak = 0
-        self.latencies: list[float] = []
         self._projecting = spec.budget > 0
         if self._projecting:
             self._cost = EstimateCost()
@@ -176,10 +182,11 @@ class Simulation:
     def _finish(self) -> None:
         Timeout(self.env, 0)  # where the actor's process would have ended: an event no one waits on
 
-    def _apply(self, action: tuple[Any, ...]) -> None:
-        """The clock's or the compactor's act (writers append in :meth:`_serve`)."""
+    def _acted(self, state: Any, action: tuple[Any, ...]) -> None:
+        """The clock or the compactor took ``action``, which led to ``state`` (writers append in
+        :meth:`_serve`)."""
         before = self.live
-        self.state = state = self._step(self.state, action)
+        self.state = state
         self.live = live = self._live(state)
         if live > self.peak:
             self.peak = live
@@ -192,48 +199,60 @@ class Simulation:
             self._waiting = []
             Timeout(self.env, 0).callbacks = waiting
 
-    def _serve(self, writers: Sequence[int]) -> None:
+    def _serve(self, writers: Sequence[int], _event: SimEvent | None = None) -> None:
         """Wake ``writers`` in their order. A writer takes the oldest waiting turn and appends it
         while the model enables its append, then waits — for a state change if turns are still
         waiting, else for an arrival. Once no turn waits, every writer left would find nothing to
-        take: they go back to waiting for an arrival as they are, in order, without being asked."""
-        requests = self.requests
+        take: they go back to waiting for an arrival as they are, in order, without being asked.
+        Called by a waker, or as the callback of an arrival's event (bound to its writers).
+
+        The hot path of a run: the fields it changes are kept in locals and stored back once at
+        the end (nothing it calls reads them: the model's functions see only the state, SimPy
+        only schedules, :meth:`_follow` gets what it needs as arguments)."""
+        queued = self.queued
+        if not queued:
+            self._idle += writers
+            return
+        rules, waiting, idle, before_all = self._writer_rules, self._waiting, self._idle, queued
+        state, live, peak, post_peak = self.state, self.live, self.peak, self.post_peak
+        env, named, live_of, projecting = self.env, self._named_live, self._live, self._projecting
         for i, w in enumerate(writers):
-            if not requests:
-                self._idle += writers[i:]
-                return
-            action, enabled, repeats, waker = self._writer_rules[w]
-            state = self.state
-            while enabled(state):
-                self.latencies.append(self.now - requests.popleft())
-                self.state = after = self._step(state, action)
-                before = self.live
-                self.live = live = self._live(after)
-                if live > self.peak:
-                    self.peak = live
-                elif live > self.post_peak and live <= before:
-                    self.post_peak = live  # a trim inside the append deleted turns
-                if self._projecting:
+            if not queued:
+                idle += writers[i:]
+                break
+            append, repeats, waker, action = rules[w]
+            while (after := append(state)) is not None:
+                queued -= 1
+                before, state = live, after
+                live = state.live if named else live_of(state)
+                if live > peak:
+                    peak = live
+                elif live > post_peak and live <= before:
+                    post_peak = live  # a trim inside the append deleted turns
+                if projecting:
                     self._follow(action, before, live)
-                waiting = self._waiting
-                if waiting:
-                    self._waiting = []
-                    Timeout(self.env, 0).callbacks = waiting
-                if not (requests and repeats):  # else waits at once: its append cannot be enabled
+                if waiting:  # wake whoever waits on the state, FIFO
+                    Timeout(env, 0).callbacks = waiting
+                    waiting = []
+                if not (queued and repeats):  # else waits at once: its append cannot be enabled
                     break
-                state = after
-            if requests:
-                self._waiting.append(waker)
+            if queued:
+                waiting.append(waker)
             else:
-                self._idle.append(w)
+                idle.append(w)
+        if queued < before_all:  # every append of this call happened now
+            self._served_at.append(self.now)
+            self._served.append(before_all - queued)
+        self.queued, self._waiting = queued, waiting
+        self.state, self.live, self.peak, self.post_peak = state, live, peak, post_peak
 
     def _waker(self, w: int) -> Waker:
         """Writer ``w`` waiting on a state change: with no turn left to take it waits for an
         arrival again (the usual case, kept to one test); else it is served."""
-        sim, requests, alone = self, self.requests, (w,)
+        sim, alone = self, (w,)
 
         def wake(_event: SimEvent) -> None:
-            if requests:
+            if sim.queued:
                 sim._serve(alone)
             else:
                 sim._idle.append(w)
@@ -242,20 +261,17 @@ class Simulation:
 
     def _announce(self, turns: int) -> None:
         self.arrived += turns
+        self.queued += turns
         idle = self._idle
         if idle:  # one event wakes the idle writers, FIFO; none idle, no event
             self._idle = []
-            self._woken.append(idle)
-            Timeout(self.env, 0).callbacks.append(self._wake_idle)
-
-    def _wake_idle(self, _event: SimEvent) -> None:
-        self._serve(self._woken.popleft())  # arrival events are processed in the order announced
+            Timeout(self.env, 0).callbacks.append(partial(self._serve, idle))
 
     # -- actors -------------------------------------------------------------------------------
 
     def _start_slot_arrivals(self) -> None:
         counts = iter(slot_arrivals(self.writers, self.spec.slots, self.spec.seed).tolist())
-        sim, env, extend = self, self.env, self.requests.extend
+        sim, env, extend = self, self.env, self._arrived_at.extend
 
         def arrive(_event: SimEvent) -> None:
             sim.now = now = env.now
@@ -271,7 +287,7 @@ class Simulation:
 
     def _start_poisson_arrivals(self) -> None:
         rng = stream_rng("poisson-arrivals", self.spec.seed)
-        sim, env, rate = self, self.env, self.spec.rate
+        sim, env, rate, arrived_at = self, self.env, self.spec.rate, self._arrived_at
         horizon = float(self.spec.slots)
         block = max(16, int(rate * self.spec.slots * 1.2) + 16)
         t = 0.0
@@ -289,8 +305,8 @@ class Simulation:
                 Timeout(env, t - env.now).callbacks.append(arrive)
 
         def arrive(_event: SimEvent) -> None:
-            sim.now = env.now
-            sim.requests.append(sim.now)
+            sim.now = now = env.now
+            arrived_at.append(now)
             sim._announce(1)
             wait()
 
@@ -311,16 +327,17 @@ class Simulation:
             self._start(start)
 
     def _start_clock(self) -> None:
-        sim, env, enabled = self, self.env, self.model.guard(_TICK)
+        sim, env, tick = self, self.env, self.model.stepper(_TICK)
         left = self.spec.slots - 1
 
         def due(_event: SimEvent) -> None:
             nonlocal left
             sim.now = env.now
-            if not enabled(sim.state):  # the compactor acts first when it is due
+            after = tick(sim.state)
+            if after is None:  # the compactor acts first when it is due
                 sim._waiting.append(due)
                 return
-            sim._apply(_TICK)
+            sim._acted(after, _TICK)
             left -= 1
             sleep()
 
@@ -333,12 +350,12 @@ class Simulation:
         self._start(lambda _event: sleep())
 
     def _start_compactor(self) -> None:
-        sim, enabled, repeats = self, self.model.guard(_COMPACT), self.model.repeats(_COMPACT)
+        sim, compact, repeats = self, self.model.stepper(_COMPACT), self.model.repeats(_COMPACT)
 
         def wake(_event: SimEvent) -> None:
-            while enabled(sim.state):
+            while (after := compact(sim.state)) is not None:
                 live = sim.live
-                sim._apply(_COMPACT)
+                sim._acted(after, _COMPACT)
                 if sim.live < live:
                     sim.compactions += 1
                     sim.streak = 0
@@ -411,7 +428,9 @@ class Simulation:
                 step()
         except StopSimulation:
             pass
-        lat = np.asarray(self.latencies, dtype=np.float64)
+        appended_at = np.repeat(np.asarray(self._served_at, dtype=np.float64), self._served)
+        appends = appended_at.size
+        lat = appended_at - np.asarray(self._arrived_at[:appends], dtype=np.float64)
         p50, p99, mx = (
             (float(np.percentile(lat, 50)), float(np.percentile(lat, 99)), float(lat.max()))
             if lat.size
@@ -424,14 +443,14 @@ class Simulation:
             peak=self.peak,
             final_live=self.live,
             arrived=self.arrived,
-            appends=len(self.latencies),
+            appends=appends,
             compactions=self.compactions,
             retries=self.retries,
             max_retry_streak=self.max_streak,
             latency_p50=round(p50, 6),
             latency_p99=round(p99, 6),
             latency_max=round(mx, 6),
-            waiting=self.arrived - len(self.latencies),
+            waiting=self.queued,
             events=events,
             projection=projection,
             post_compaction_peak=self.post_peak,

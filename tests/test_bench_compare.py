@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from turncheck.bench.compare import TOPICS, Comparison, Contender, Measured, interleave
+from turncheck.bench.compare import TOPICS, Comparison, Contender, Measured, interleave, paired_ratio
 from turncheck.bench.compare.check import minimal_bfs
 from turncheck.cli import bench as cli_bench
 from turncheck.models.catalog import build_model
@@ -37,7 +37,8 @@ def test_ratios_and_lines() -> None:
     ceiling = Measured("floor", "ceiling", 100, (1.0, 1.5, 9.0))
     peer = Measured("theirs", "peer", 10, (3.0, 3.0, 3.0))
     c = Comparison("a path", "µs per thing", 1e6, (subject, ceiling, peer), target="≤ 2×")
-    assert c.ratio(ceiling) == pytest.approx(2.0)  # medians 3.0 / 1.5
+    # paired by round: 2/1, 3/1.5, 4/9 → median 2.0 (the medians' ratio would also be 3/1.5 = 2.0)
+    assert c.ratio(ceiling) == pytest.approx(2.0)
     assert c.ratio(peer) == pytest.approx(0.1)  # 0.03 vs 0.3 per unit
     text = "\n".join(c.lines())
     assert "turncheck/ceiling 2.00× (50 % of its rate)" in text
@@ -45,6 +46,18 @@ def test_ratios_and_lines() -> None:
     d = c.as_dict()
     assert [x["turncheck_over_this"] for x in d["contenders"]] == [None, 2.0, 0.1]
     assert d["contenders"][0]["median"] == pytest.approx(30_000.0)  # 3.0 s / 100 units in µs
+
+
+def test_a_ratio_pairs_the_rounds_so_one_noisy_round_of_either_side_cannot_move_it() -> None:
+    """Round 2 ran under a burst that slowed both sides; in round 3 one slowed the ceiling alone.
+    Every round's own ratio is 2× but the third's; the medians' ratio would read 1.2 s / 2.0 s.
+    Measurements of different lengths fall back to the medians' ratio."""
+    subject = Measured("ours", "turncheck", 1, (1.2, 4.0, 1.0))
+    ceiling = Measured("floor", "ceiling", 1, (0.6, 2.0, 5.0))
+    c = Comparison("a path", "s per run", 1.0, (subject, ceiling))
+    assert c.ratio(ceiling) == pytest.approx(2.0)
+    assert subject.median / ceiling.median == pytest.approx(0.6)  # what an unpaired ratio says
+    assert paired_ratio(Measured("x", "turncheck", 2, (2.0,)), Measured("y", "ceiling", 1, (1.0, 3.0))) == 0.5
 
 
 def test_isolated_rounds_measure_their_own_peak_memory() -> None:

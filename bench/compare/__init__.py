@@ -6,8 +6,9 @@ BFS over the same model functions) and, when installed, the peer libraries users
 otherwise run — all in this process, on the same input, in interleaved rounds (each round runs
 every contender once, the order rotating), measured in CPU seconds of this process
 (``time.process_time``), so other jobs on a shared machine shift every contender alike and the
-*ratios* stay put. Each contender reports its median and best round per unit of work; ratios
-are medians over medians.
+*ratios* stay put. Each contender reports its median and best round per unit of work; a ratio
+is paired: the median, over the rounds, of the two contenders' times in the same round
+(:func:`paired_ratio`).
 
 One module per topic (``projector``, ``store``, ``trigger``, ``check``, ``testbench``), each with
 ``compare(scale) -> list[Comparison]``. Nothing here is a timed test: figures are printed,
@@ -68,6 +69,24 @@ class Measured:
         return min(self.cpu) / self.units
 
 
+def paired_ratio(a: Measured, b: Measured) -> float:
+    """``a``'s time per unit over ``b``'s: the median of the ratios of the rounds both ran in.
+
+    One round runs every contender once, back to back, so what slows a stretch of the run — a
+    neighbour's job, a lower clock — slows both sides of a round's ratio alike; the median then
+    drops the rounds where it fell on one side only. A ratio of the two medians lets a noisy
+    round of either contender move it, which on a shared two-core host swung a ceiling's median
+    by a third while its best round stayed put. Measurements of different lengths (not from one
+    :func:`interleave`) fall back to the ratio of the medians.
+    """
+    if len(a.cpu) != len(b.cpu) or not a.cpu:
+        return a.median / b.median if b.median > 0 else float("inf")
+    rounds = [
+        (x / a.units) / (y / b.units) if y > 0 else float("inf") for x, y in zip(a.cpu, b.cpu, strict=True)
+    ]
+    return statistics.median(rounds)
+
+
 @dataclass(frozen=True)
 class Comparison:
     """One hot path: what was measured, in which unit, and the target the issue sets."""
@@ -85,9 +104,8 @@ class Comparison:
         return next(m for m in self.measured if m.role == "turncheck")
 
     def ratio(self, other: Measured, subject: Measured | None = None) -> float:
-        """turncheck's median time per unit over ``other``'s (> 1: turncheck is slower)."""
-        mine = (subject or self.subject).median
-        return mine / other.median if other.median > 0 else float("inf")
+        """turncheck's time per unit over ``other``'s, paired by round (> 1: turncheck is slower)."""
+        return paired_ratio(subject or self.subject, other)
 
     def lines(self) -> list[str]:
         rounds = len(self.measured[0].cpu)

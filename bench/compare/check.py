@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from turncheck.bench.compare import Comparison, Contender, interleave
+from turncheck.bench.compare import Comparison, Contender, interleave, paired_ratio
 from turncheck.models.catalog import build_model
 from turncheck.sim.explorer import explore
 from turncheck.sim.explorer_parallel import assemble
@@ -159,8 +159,8 @@ def compare_jobs(params: dict[str, int], distinct: int) -> Comparison:
         ],
         ROUNDS,
     )
-    speedup = measured[1].median / measured[0].median
-    machine = measured[1].median / measured[2].median
+    speedup = paired_ratio(measured[1], measured[0])
+    machine = paired_ratio(measured[1], measured[2])
     one_cpu = statistics.median(c for c, _ in cpu_one)
     main_cpu = statistics.median(c for c, _ in cpu_two)
     worker_cpu = statistics.median(k for _, k in cpu_two)
@@ -256,7 +256,7 @@ def compare(scale: str) -> list[Comparison]:
             "µs per state",
             1e6,
             work,
-            note=f"best speedup two idle cores could give this work: {2 / (work[0].median / work[1].median):.2f}× "
+            note=f"best speedup two idle cores could give this work: {2 / paired_ratio(work[0], work[1]):.2f}× "
             "(no waiting, no start-up, perfect balance)",
         ),
         compare_jobs(params, distinct),

@@ -7,6 +7,7 @@ ratios, with the load average beside them.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 from typing import Any
@@ -32,6 +33,16 @@ def test_rounds_interleave_and_rotate() -> None:
     assert order == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
     assert [m.name for m in measured] == ["a", "b", "c"]
     assert all(len(m.cpu) == 3 and m.peak_bytes is None for m in measured)
+
+
+def test_the_heap_before_the_rounds_is_frozen_out_of_the_collector_only_meanwhile() -> None:
+    frozen: list[int] = []
+    interleave([Contender("a", "turncheck", lambda: frozen.append(gc.get_freeze_count()), 1)], 2)
+    assert len(frozen) == 2 and all(n > 0 for n in frozen)
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(ZeroDivisionError):
+        interleave([Contender("a", "turncheck", lambda: 1 / 0, 1)], 1)
+    assert gc.get_freeze_count() == 0
 
 
 def test_ratios_and_lines() -> None:

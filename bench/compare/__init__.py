@@ -212,20 +212,31 @@ def _in_child(fn: Callable[[], object]) -> tuple[float, int]:
 
 
 def interleave(contenders: list[Contender], rounds: int) -> tuple[Measured, ...]:
-    """``rounds`` rounds; each runs every contender once, starting one later each round."""
+    """``rounds`` rounds; each runs every contender once, starting one later each round.
+
+    Everything alive before the first round (the libraries, the peers', the inputs) is frozen
+    out of the collector meanwhile: the collection before each round then looks only at what
+    the rounds made, instead of rescanning the whole heap — seconds a round once litellm is
+    imported, untimed but most of the smoke run's time.
+    """
     cpu: list[list[float]] = [[] for _ in contenders]
     peaks: list[int | None] = [None] * len(contenders)
     k = len(contenders)
-    for r in range(rounds):
-        for j in range(k):
-            i = (j + r) % k
-            c = contenders[i]
-            if c.isolated:
-                seconds, peak = _in_child(c.run)
-                peaks[i] = peak if peaks[i] is None else max(peaks[i] or 0, peak)
-            else:
-                seconds = _timed(c.run, c.wall)
-            cpu[i].append(seconds)
+    gc.collect()
+    gc.freeze()
+    try:
+        for r in range(rounds):
+            for j in range(k):
+                i = (j + r) % k
+                c = contenders[i]
+                if c.isolated:
+                    seconds, peak = _in_child(c.run)
+                    peaks[i] = peak if peaks[i] is None else max(peaks[i] or 0, peak)
+                else:
+                    seconds = _timed(c.run, c.wall)
+                cpu[i].append(seconds)
+    finally:
+        gc.unfreeze()
     return tuple(Measured(c.name, c.role, c.units, tuple(cpu[i]), peaks[i]) for i, c in enumerate(contenders))
 
 

@@ -70,13 +70,17 @@ def _peer(h: History, cost: EstimateCost, name: str, loops: int) -> Callable[[],
 
 
 def compare(scale: str) -> list[Comparison]:
-    full = scale == "full"
+    """``full`` and ``quick`` measure; ``tiny`` (the CI smoke run) only shows that every row runs:
+    a smaller history, fewer loops and rounds, and one round of the peers, whose import and
+    per-request cost (litellm's, most) would otherwise be most of the smoke run's time."""
+    full, tiny = scale == "full", scale == "tiny"
     cost = EstimateCost()
     per_round = len(compared_strategies()) * len(BUDGETS)
     out: list[Comparison] = []
-    for turns in (250_000,) if full else (10_000,):
+    for turns in (250_000,) if full else (1_000,) if tiny else (10_000,):
         h = History(synthetic_turns(turns), [cost])
-        loops = 4000 if full else 1000  # tens of ms a run: a burst of host noise hits one round, not all
+        # tens of ms a run: a burst of host noise hits one round, not all
+        loops = 4000 if full else 100 if tiny else 1000
         units = loops * per_round
         measured = interleave(
             [
@@ -86,7 +90,7 @@ def compare(scale: str) -> list[Comparison]:
                 ),
                 Contender("bisect_left on the prefix sums", "ceiling", _bisect(h, cost, loops), units),
             ],
-            9 if full else 5,
+            9 if full else 3 if tiny else 5,
         )
         out.append(
             Comparison(
@@ -97,7 +101,7 @@ def compare(scale: str) -> list[Comparison]:
                 target="selection + Window ≤ 1.5 µs per request; report lazy, O(log n)",
             )
         )
-    small = History(synthetic_turns(250 if full else 50), [cost])
+    small = History(synthetic_turns(250 if full else 10 if tiny else 50), [cost])
     contenders = [
         Contender(
             "M0–M5, selection + Window", "turncheck", _requests(small, cost, 200, False), 200 * per_round
@@ -110,7 +114,7 @@ def compare(scale: str) -> list[Comparison]:
             continue
         _peer(small, cost, name, 1)()  # import the library and warm its caches outside the clock
         contenders.append(Contender(label, "peer", _peer(small, cost, name, 1), 1))
-    measured = interleave(contenders, 5 if full else 3)
+    measured = interleave(contenders, 5 if full else 1 if tiny else 3)
     out.append(
         Comparison(
             f"projector against peer trimmers, {len(small):,} events, budget {PEER_BUDGET}",

@@ -132,7 +132,7 @@ class Simulation:
         # The request queue is FIFO, so the k-th append takes the k-th arrival: the queue is a
         # count, and latencies are arrival and append times subtracted once, at the end.
         self.queued = 0  # turns arrived and not yet taken by a writer
-        self._arrived_at: list[float] = []  # the time of every arrival, in order
+        self._arrived_at: list[float] = []  # the time of every arrival, in order (their count: ``arrived``)
         self._served_at: list[float] = []  # the time of every call of ``_serve`` that appended,
         self._served: list[int] = []  # and how many turns it appended
         self._idle: list[int] = []  # writers waiting for an arrival, FIFO
@@ -145,7 +145,7 @@ class Simulation:
             for w, action in enumerate(("append", w) for w in range(self.writers))
         ]
         self.post_peak = 0
-        self.arrived = self.compactions = self.retries = 0
+        self.compactions = self.retries = 0
         self.streak = self.max_streak = 0
         self._projecting = spec.budget > 0
         if self._projecting:
@@ -259,8 +259,13 @@ class Simulation:
 
         return wake
 
-    def _announce(self, turns: int) -> None:
-        self.arrived += turns
+    @property
+    def arrived(self) -> int:
+        """Turns arrived so far: one arrival time is kept per turn."""
+        return len(self._arrived_at)
+
+    def _announce(self, now: float, turns: int) -> None:
+        self._arrived_at.extend([now] * turns)
         self.queued += turns
         idle = self._idle
         if idle:  # one event wakes the idle writers, FIFO; none idle, no event
@@ -271,14 +276,13 @@ class Simulation:
 
     def _start_slot_arrivals(self) -> None:
         counts = iter(slot_arrivals(self.writers, self.spec.slots, self.spec.seed).tolist())
-        sim, env, extend = self, self.env, self._arrived_at.extend
+        sim, env = self, self.env
 
         def arrive(_event: SimEvent) -> None:
             sim.now = now = env.now
             for k in counts:
                 if k:
-                    extend([now] * k)
-                    sim._announce(k)
+                    sim._announce(now, k)
                 Timeout(env, 1.0).callbacks.append(arrive)
                 return
             sim._finish()
@@ -287,7 +291,7 @@ class Simulation:
 
     def _start_poisson_arrivals(self) -> None:
         rng = stream_rng("poisson-arrivals", self.spec.seed)
-        sim, env, rate, arrived_at = self, self.env, self.spec.rate, self._arrived_at
+        sim, env, rate = self, self.env, self.spec.rate
         horizon = float(self.spec.slots)
         block = max(16, int(rate * self.spec.slots * 1.2) + 16)
         t = 0.0
@@ -306,8 +310,7 @@ class Simulation:
 
         def arrive(_event: SimEvent) -> None:
             sim.now = now = env.now
-            arrived_at.append(now)
-            sim._announce(1)
+            sim._announce(now, 1)
             wait()
 
         def start(_event: SimEvent) -> None:

@@ -45,12 +45,12 @@ from turncheck.models.protocol import (
     WindowPanel,
     field_text,
 )
+from turncheck.models.writer_tables import Action, WriterTables
 
 TRIGGER_FIRES = "trigger-fires"
 POST_COMPACTION = "post_compaction_turns"  # the metric: live turns right after a compaction
 UNBOUNDED = -1  # turns left of a writer that never runs out
 
-Action = tuple[Any, ...]
 APPEND, TICK, COMPACT = "append", "tick", "compact"
 _TICK: Action = (TICK,)
 _COMPACT: Action = (COMPACT,)
@@ -79,93 +79,7 @@ class TriggerState(NamedTuple):
     fired: bool
 
 
-Writers = tuple[tuple[int, int], ...]
 _new = tuple.__new__  # builds a TriggerState from a tuple, without the NamedTuple constructor's frame
-
-
-class _WriterTables:
-    """Memo tables over the per-writer records: what an append by writer ``w``, a tick and the
-    canonical order make of a ``writers`` tuple, and which actions it enables.
-
-    Why: these are pure functions of a small tuple that recurs in nearly every state, and a dict
-    hit costs less than rebuilding or sorting it. Results are interned (one object per value),
-    so states share their writer tuples — less memory, and equal states compare by identity
-    first. Invariant: an entry is always exactly the function's value for its key; a table that
-    reaches ``limit`` entries is emptied, which bounds memory and changes nothing else.
-
-    The append and tick tables also exist keyed by the tuple's identity, for the model's
-    :meth:`~TriggerModel.stepper` functions: a caller that meets the same interned tuples again
-    and again (the SimPy runner) looks an ``int`` up where the plain tables hash a tuple of
-    records, record by record. Each such entry holds ``(key tuple, value)``: it keeps the tuple
-    alive, so no other object can have its id while the entry exists — a hit for a live tuple's
-    id is that tuple's own entry, with no need to compare.
-    There an append's value is ``None`` when the writer's own record forbids it.
-    """
-
-    def __init__(self, writers: int, limit: int = 1 << 17) -> None:
-        self.limit = limit
-        self.interned: dict[Writers, Writers] = {}
-        self.appended: list[dict[Writers, Writers]] = [{} for _ in range(writers)]
-        self.ticked: dict[Writers, Writers] = {}
-        self.ordered: dict[Writers, Writers] = {}
-        self.enabled: dict[Writers, list[Action]] = {}
-        self.appended_by_id: list[dict[int, tuple[Writers, Writers | None]]] = [{} for _ in range(writers)]
-        self.ticked_by_id: dict[int, tuple[Writers, Writers]] = {}
-
-    def _store(self, table: dict[Any, Any], key: Any, value: Any) -> Any:
-        if len(table) >= self.limit:
-            table.clear()
-        table[key] = value
-        return value
-
-    def _intern(self, writers: Writers) -> Writers:
-        interned = self.interned.get(writers)
-        if interned is None:
-            interned = self._store(self.interned, writers, writers)
-        return interned
-
-    def remember_appended(self, writers: Writers, w: int) -> Writers:
-        records = list(writers)
-        _used, left = records[w]
-        records[w] = (1, left - 1 if left > 0 else left)
-        after: Writers = self._store(self.appended[w], writers, self._intern(tuple(records)))
-        return after
-
-    def remember_ticked(self, writers: Writers) -> Writers:
-        after: Writers = self._store(
-            self.ticked, writers, self._intern(tuple((0, left) for _u, left in writers))
-        )
-        return after
-
-    def learn_appended(self, writers: Writers, w: int) -> Writers | None:
-        """What an append by ``w`` makes of ``writers`` — ``None`` when ``w``'s record lets it
-        append no more (appended in this slot, or no turns left) — remembered by identity."""
-        used, left = writers[w]
-        after = None
-        if not used and left:
-            after = self.appended[w].get(writers)
-            if after is None:
-                after = self.remember_appended(writers, w)
-        self._store(self.appended_by_id[w], id(writers), (writers, after))
-        return after
-
-    def learn_ticked(self, writers: Writers) -> Writers:
-        """What a tick makes of ``writers``, remembered by the tuple's identity too."""
-        after = self.ticked.get(writers)
-        if after is None:
-            after = self.remember_ticked(writers)
-        self._store(self.ticked_by_id, id(writers), (writers, after))
-        return after
-
-    def remember_ordered(self, writers: Writers) -> Writers:
-        ordered: Writers = self._store(self.ordered, writers, self._intern(tuple(sorted(writers))))
-        return ordered
-
-    def remember_enabled(self, writers: Writers, appends: Sequence[Action]) -> list[Action]:
-        enabled = [a for a, (used, left) in zip(appends, writers, strict=True) if not used and left]
-        enabled.append(_TICK)
-        stored: list[Action] = self._store(self.enabled, writers, enabled)
-        return stored
 
 
 @dataclass(frozen=True)
@@ -227,7 +141,7 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
         self._cas = s.commit_needs_clean
         self._sync = s.trims_in_append
         self._append_actions: tuple[Action, ...] = tuple((APPEND, w) for w in range(p.writers))
-        self._tables = _WriterTables(p.writers)
+        self._tables = WriterTables(p.writers)
 
     # -- the protocol -------------------------------------------------------------------------
 
@@ -365,8 +279,9 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
     # The three methods below are the explorer's inner loop (hundreds of thousands of calls per
     # second), so they index the state instead of naming fields, build states with
     # ``tuple.__new__`` (the NamedTuple constructor adds a Python frame) and look the writer
-    # records up in memo tables (:class:`_WriterTables`). Each returns exactly what the plain
-    # reading of the rules in the module docstring gives — tests pin the explored state sets.
+    # records up in memo tables (:class:`~turncheck.models.writer_tables.WriterTables`). Each
+    # returns exactly what the plain reading of the rules in the module docstring gives — tests
+    # pin the explored state sets.
 
     def actions(self, state: TriggerState) -> list[Action]:
         pending = state[3]
@@ -377,7 +292,7 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
         writers = state[2]
         enabled = self._tables.enabled.get(writers)
         if enabled is None:
-            enabled = self._tables.remember_enabled(writers, self._append_actions)
+            enabled = self._tables.remember_enabled(writers, self._append_actions, _TICK)
         return enabled[:]  # a fresh list: callers may keep or change it
 
     def step(self, state: TriggerState, action: Action) -> TriggerState:

@@ -221,6 +221,9 @@ def compare(scale: str) -> list[Comparison]:
             ],
             rounds + 2,
         )
+    notes = [] if same else ["a ceiling's file size differs from the log's"]
+    if encoder is None:
+        notes.append("msgspec: pip install 'turncheck[peers]' for the compiled encoder's row")
     return [
         Comparison(
             f"log append, {n:,} turns ({events:,} events, {megabytes:.1f} MB)",
@@ -228,14 +231,7 @@ def compare(scale: str) -> list[Comparison]:
             1e6,
             appended,
             target="≥ 50 % of the buffered-write ceiling",
-            note="; ".join(
-                ([] if same else ["a ceiling's file size differs from the log's"])
-                + (
-                    ["msgspec: pip install 'turncheck[peers]' for the compiled encoder's row"]
-                    if encoder is None
-                    else []
-                )
-            ),
+            note="; ".join(notes),
         ),
         Comparison(
             f"log recovery, {megabytes:.1f} MB, {n:,} frames",

@@ -1,10 +1,10 @@
 """A ``turncheck stress`` history as a trace-viewer page: the store's commits, step by step.
 
 A stress run is not a model run: there is nothing to replay, but the store's journal is the
-committed history in commit order, and replaying it gives the live turns after every commit
-exactly (:func:`turncheck.sim.stress.history.check_run` does the same to find the peak). This
-module turns a stretch of that journal into the same :class:`TraceView` the model traces use, so
-one viewer pages through both: one lane per process (writers, the compactor), the live turns after
+committed history in commit order, and replaying it (:func:`turncheck.sim.stress.history.replay`)
+gives the live turns after every commit exactly, and which appends landed in a gap. This module
+turns a stretch of that journal into the same :class:`TraceView` the model traces use, so one
+viewer pages through both: one lane per process (writers, the compactor), the live turns after
 each commit with the new ones marked, the checked bound holding or broken at every commit, and
 the window the agent would send — the live turns, each appended while a compaction was in flight
 marked *uncounted* (the count the compactor read does not include it).
@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from turncheck.models.locking import locking as locking_strategy
 from turncheck.reports.trace_view import (
     PropertyView,
     StepView,
@@ -31,7 +30,7 @@ from turncheck.reports.trace_view import (
     WindowPanel,
     diff_fields,
 )
-from turncheck.sim.stress.history import StressReport
+from turncheck.sim.stress.history import StressReport, replay
 from turncheck.sim.stress.runner import COMPACTOR, RawRun
 from turncheck.sim.stress.strategies import APPEND, COMPACT
 
@@ -64,25 +63,17 @@ def stress_view(run: RawRun, report: StressReport) -> TraceView:
     """The viewer's data for one stress run (see the module docstring for the span shown)."""
     p = run.params
     checked = report.checked_bound
-    strategy = locking_strategy(p.locking)
+    uncounted_step = replay(run).uncounted
     live: deque[tuple[int, bool]] = deque()  # (turn, appended while a compaction was in flight)
-    pending = False
     after: list[tuple[tuple[int, bool], ...]] = [()]
-    uncounted_step: list[bool] = [False]
-    for e in run.journal:
+    for e, uncounted in zip(run.journal, uncounted_step[1:], strict=True):
         removed = set(e.removed)
         if removed:
             live = deque(t for t in live if t[0] not in removed)
-        arriving_uncounted = e.kind == APPEND and pending
-        for t in e.added:
-            live.append((t, arriving_uncounted))
-        if e.kind == APPEND and not pending and len(live) > p.max_turns and not strategy.trims_in_append:
-            pending = True
-        elif e.kind == COMPACT:
-            pending = False
+        live.extend((t, uncounted) for t in e.added)
+        if e.kind == COMPACT:
             live = deque((t, False) for t, _ in live)
         after.append(tuple(live))
-        uncounted_step.append(arriving_uncounted)
     counts = [len(x) for x in after]
     first_over = next((i for i, c in enumerate(counts) if c > checked), None)
     peak_at = max(range(len(counts)), key=lambda i: (counts[i], -i))

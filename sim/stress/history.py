@@ -1,21 +1,29 @@
-"""Check a stress run's history: the exact peak, the model's bound, and nothing lost or torn.
+"""Check a stress run's history: replay the store's commits, then one small function per anomaly.
 
 The store's journal is the committed history in commit order (one entry per committed write,
-written in the same transaction). Replaying it gives the live turns after every commit, hence
-the **exact** peak — not a sample. Against it the checker holds:
+written in the same transaction). :func:`replay` reads it once, with the processes' records,
+into a :class:`Replay` — the live turns after every commit (hence the **exact** peak, not a
+sample), every delete with the count its rule reads, the acknowledged appends, the read windows,
+the crashes. Each anomaly is then a function ``(run, replay) → list[Violation]`` and
+:data:`ANOMALIES` is their table (as Elle's checkers are): adding an anomaly is one function.
 
-* **peak** ≤ the strategy's checked bound (:meth:`Locking.checked_bound`: ``mutex`` M+1,
-  ``append-sync`` M, ``trim-to`` M+A·G, ``none``/``cas`` the trigger's own promise M), where
-  ``A·G`` — turns that can land in one gap — is measured: one more than the most appends
-  committed between a trigger read and its act. ``bound`` is the model's worst case
-  (:func:`worst_case_peak`) at that ``A·G``, with ``G = 1`` gap;
-* **lost**: an acknowledged append whose commit is not in the journal, or whose turn is neither
-  live at the end nor removed by a journaled compaction; and the store's final live turns must
-  equal the replay (a turn vanishing without a compaction is lost too);
-* **over-deletion**: a compaction removing more than its rule says (``count_read − M``, or
-  ``live − M`` at commit under ``trim-to``) or anything but the oldest live turns;
-* every **read window** equals the live turns at its snapshot version, each turn's events are
-  contiguous (no interleaving) and complete in order (no orphaned RESULT).
+* :func:`peak_over_bound` — the peak ≤ the strategy's checked bound (:meth:`Locking.checked_bound`),
+  where ``A·G`` — turns that can land in one gap — is measured: one more than the most appends
+  committed between a read and its act, with ``G = 1`` gap (the report's ``bound`` is the model's
+  worst case there);
+* :func:`lost` — an acknowledged append whose commit is not in the journal, or whose turn is neither
+  live at the end nor removed by a journaled delete; and the store's final live turns must equal
+  the replay. A commit without an acknowledgement is indeterminate (the client never learned its
+  outcome: a lost connection, a kill) — the journal settles it, it is not a loss;
+* :func:`over_deletion` — a delete removing anything but the oldest live turns, or more than
+  :meth:`Locking.delete_count` allows on the count the history shows at its read: a compaction
+  acting on a stale count (one the history does not show at its read) deletes turns no count saw;
+* :func:`duplicated` — an operation committed twice (a retry whose first try had committed), a turn
+  added twice;
+* :func:`stale_or_interleaved_read` — every read window equals the live turns at its snapshot
+  version, each turn's events contiguous (no interleaving) and complete in order (no orphan RESULT);
+* :func:`broken_journal`, :func:`no_progress`, :func:`crash` — a commit sequence with a gap or
+  turns no commit added, a run that measured nothing, a process that died of an error.
 
 A broken invariant comes with the shortest slice of the journal that shows it.
 """
@@ -24,24 +32,318 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import deque
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from turncheck.models.locking import locking, worst_case_peak
+from turncheck.models.locking import locking
 from turncheck.models.session_store import JournalEntry
 from turncheck.sim.stress.runner import RawRun
 from turncheck.sim.stress.strategies import APPEND, COMPACT, REREAD
 
 SLICE_MAX = 40
+READS_LISTED = 3  # a torn store tears many windows: all are counted, the first three shown
 
 
 @dataclass(frozen=True)
 class Violation:
-    """One broken invariant: its name, a one-line reason and the journal slice showing it."""
+    """One broken invariant: its name, a one-line reason, the journal slice showing it, and how many
+    turns (lost, over-deleted) or reads it stands for."""
 
     invariant: str
     reason: str
     slice: tuple[str, ...]
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class Ack:
+    """An append the client saw succeed: its operation, the commit and turn it was told, its latency."""
+
+    op: str
+    seq: int
+    turn: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Read:
+    """A read window: the turn ids in window order (one per run of a turn's events) at the snapshot
+    ``version``, and the runs that are not one whole turn in order, as (turn, kinds)."""
+
+    process: str
+    version: int
+    turns: tuple[int, ...]
+    torn: tuple[tuple[int, str], ...]
+
+
+@dataclass(frozen=True)
+class Delete:
+    """A commit that removed turns (a compaction, or an append trimming itself) at commit ``index``:
+    the live turns its rule sees at commit (before the removal, with the commit's own turn), the count
+    it reads — the history's live count at the read a compaction acts on (None: no read outstanding),
+    an append's own ``live`` — and the removed turns that were not the oldest live one."""
+
+    index: int
+    entry: JournalEntry
+    live: int
+    count: int | None
+    not_oldest: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Replay:
+    """What the store's commit order and the operations imply.
+
+    Invariant: index ``i`` of ``seqs``, ``live_after``, ``spans`` and ``uncounted`` is the state
+    after the ``i``-th commit (0: the empty store); the live turn ids then are ``order[lo:hi]`` for
+    ``(lo, hi) = spans[i]`` while every delete took the oldest turns; ``uncounted[i]``: commit ``i``
+    is an append landing while a read is outstanding, its turn not in the count read.
+    """
+
+    journal: tuple[JournalEntry, ...]
+    seqs: tuple[int, ...]
+    live_after: tuple[int, ...]
+    order: tuple[int, ...]
+    spans: tuple[tuple[int, int], ...]
+    uncounted: tuple[bool, ...]
+    final: frozenset[int]
+    removed_by: Mapping[int, int]
+    deletes: tuple[Delete, ...]
+    turns_per_gap: int
+    acks: tuple[Ack, ...]
+    reads: tuple[Read, ...]
+    crashes: tuple[tuple[str, str], ...]
+
+    @property
+    def peak(self) -> int:
+        return max(self.live_after)
+
+    def live_at(self, version: int) -> tuple[int, ...]:
+        lo, hi = self.spans[bisect_right(self.seqs, version) - 1]
+        return self.order[lo:hi]
+
+    def describe(self, i: int) -> str:
+        """Commit ``i`` in one line, with the live turns after it."""
+        e = self.journal[i - 1]
+        what = e.kind
+        if e.added:
+            what += f" +turn {','.join(map(str, e.added))}"
+        if e.removed:
+            what += f" −{len(e.removed)} (turns {e.removed[0]}..{e.removed[-1]})"
+        if e.kind == COMPACT:
+            what += f" count_read={e.count_read}"
+        return f"seq {e.seq} {e.op}: {what} → live {self.live_after[i]}"
+
+
+def _read(r: dict[str, Any]) -> Read:
+    """A read record's compact window (:func:`encode_window`) as turn ids and torn runs."""
+    turns: list[int] = []
+    torn: list[tuple[int, str]] = []
+    for a, b in r["w"]:
+        if isinstance(b, int):
+            turns.extend(range(a, b + 1))
+        else:
+            turns.append(a)
+            torn.append((a, b))
+    return Read(r["p"], r["v"], tuple(turns), tuple(torn))
+
+
+def replay(run: RawRun) -> Replay:
+    """Replay the journal in commit order, and gather the operations the checks read."""
+    m = run.params.max_turns
+    rule = locking(run.params.locking)
+    live: deque[int] = deque()
+    order: list[int] = []
+    seqs, counts, spans, uncounted = [0], [0], [(0, 0)], [False]
+    removed_by: dict[int, int] = {}
+    deletes: list[Delete] = []
+    read: int | None = None  # the count of the read outstanding
+    lo = in_gap = widest = 0
+    for i, e in enumerate(run.journal, 1):
+        before = len(live)
+        not_oldest: list[int] = []
+        for t in e.removed:
+            if live and live[0] == t:
+                live.popleft()
+                lo += 1
+                removed_by[t] = e.seq
+            else:
+                not_oldest.append(t)
+                if t in live:
+                    live.remove(t)
+        if e.removed:
+            n = before + len(e.added)
+            deletes.append(Delete(i, e, n, read if e.kind == COMPACT else n, tuple(not_oldest)))
+        live.extend(e.added)
+        order.extend(e.added)
+        n = len(live)
+        uncounted.append(e.kind == APPEND and read is not None)
+        if uncounted[-1]:
+            in_gap += 1
+        elif e.kind == APPEND and n > m and not rule.trims_in_append:
+            read, in_gap = n, 0
+        elif e.kind in (COMPACT, REREAD):
+            widest = max(widest, in_gap)
+            read, in_gap = (n if e.kind == REREAD else None), 0
+        seqs.append(e.seq)
+        counts.append(n)
+        spans.append((lo, len(order)))
+    records = run.records
+    return Replay(
+        run.journal, tuple(seqs), tuple(counts), tuple(order), tuple(spans), tuple(uncounted), frozenset(live),
+        removed_by, tuple(deletes), max(widest, in_gap) + 1,
+        tuple(Ack(r["id"], r["seq"], r["turn"], r["t1"] - r["t0"])
+              for r in records if r.get("op") == "append" and r.get("ok")),
+        tuple(_read(r) for r in records if r.get("op") == "read" and "w" in r),
+        tuple((r["p"], r["error"]) for r in records if r.get("op") == "crash"),
+    )  # fmt: skip
+
+
+# -- the anomalies ------------------------------------------------------------------------------
+
+
+def _checked_bound(run: RawRun, rp: Replay) -> int:
+    p = run.params
+    return locking(p.locking).checked_bound(rp.turns_per_gap, 1 if p.gap_ms > 0 else 0, p.max_turns)
+
+
+def over_deletion(run: RawRun, rp: Replay) -> list[Violation]:
+    """A delete taking other than the oldest live turns, or more than its rule allows."""
+    m, rule = run.params.max_turns, locking(run.params.locking)
+    out: list[Violation] = []
+    for d in rp.deletes:
+        e, where = d.entry, (rp.describe(d.index),)
+        for t in d.not_oldest:
+            out.append(
+                Violation(
+                    "over-deletion", f"{e.op} removed turn {t}, which is not the oldest live turn", where
+                )
+            )
+        allowed = max(0, rule.delete_count(d.live, 0 if d.count is None else d.count, m))
+        if len(e.removed) > allowed:
+            reason = f"{e.op} removed {len(e.removed)} turns, its rule allows {allowed}"
+            if e.kind == COMPACT and not rule.trims_to and d.count != e.count_read:
+                seen = (
+                    "no read outstanding"
+                    if d.count is None
+                    else f"the history has {d.count} live at its read"
+                )
+                reason += f" (it acted on count_read={e.count_read}; {seen})"
+            out.append(Violation("over-deletion", reason, where, len(e.removed) - allowed))
+    return out
+
+
+def peak_over_bound(run: RawRun, rp: Replay) -> list[Violation]:
+    """Live turns above the checked bound: the slice runs from the last commit at or below maxTurns
+    before the first excess, to it."""
+    checked = _checked_bound(run, rp)
+    if rp.peak <= checked:
+        return []
+    counts = rp.live_after
+    first = next(i for i, c in enumerate(counts) if c > checked)
+    start = max(i for i in range(first) if counts[i] <= run.params.max_turns)
+    lines = tuple(rp.describe(i) for i in range(max(start, 1), first + 1))
+    if len(lines) > SLICE_MAX:
+        lines = lines[:2] + (f"… {len(lines) - SLICE_MAX + 2} commits …",) + lines[-(SLICE_MAX - 3) :]
+    reason = (
+        f"live turns reach {counts[first]} at seq {rp.seqs[first]} (peak {rp.peak} at seq "
+        f"{rp.seqs[counts.index(rp.peak)]}); {run.params.locking} is held to {checked}"
+    )
+    return [Violation("bounded-peak-turns", reason, lines)]
+
+
+def lost(run: RawRun, rp: Replay) -> list[Violation]:
+    """An acknowledged append missing from the history or from the store, a committed turn gone."""
+    index = {s: i for i, s in enumerate(rp.seqs)}
+    final = set(run.live)
+    out: list[Violation] = []
+    for a in rp.acks:
+        i = index.get(a.seq, 0)
+        e = rp.journal[i - 1] if i else None
+        if e is None or e.op != a.op or a.turn not in e.added:
+            reason = f"{a.op} was acknowledged (turn {a.turn}, seq {a.seq}) but that commit is not in the store's history"
+            out.append(Violation("lost", reason, ()))
+        elif a.turn not in final and a.turn not in rp.removed_by:
+            reason = f"turn {a.turn} ({a.op}) was acknowledged and no compaction deleted it, but it is gone from the store"
+            out.append(Violation("lost", reason, (rp.describe(i),)))
+    vanished = rp.final - final
+    if vanished:  # the acknowledged among them are counted above
+        reason = f"{len(vanished)} turns live in the committed history are missing from the store (e.g. turn {min(vanished)})"
+        out.append(Violation("lost", reason, (), len(vanished - {a.turn for a in rp.acks})))
+    return out
+
+
+def broken_journal(run: RawRun, rp: Replay) -> list[Violation]:
+    """A gap in the commit sequence, or turns in the store that no journaled commit added."""
+    out = [
+        Violation("journal", f"commit sequence jumps to {e.seq}", (f"seq {e.seq} {e.op}",))
+        for prev, e in zip(rp.seqs[:-1], rp.journal, strict=True)
+        if e.seq != prev + 1
+    ]
+    extra = set(run.live) - rp.final
+    if extra:
+        reason = f"{len(extra)} turns are in the store but in no journaled commit (e.g. turn {min(extra)})"
+        out.append(Violation("journal", reason, ()))
+    return out
+
+
+def duplicated(run: RawRun, rp: Replay) -> list[Violation]:
+    """An operation committed more than once (at-least-once retries), or a turn added by two commits."""
+    commits: dict[str, list[int]] = {}
+    adds: dict[int, list[int]] = {}
+    for e in rp.journal:
+        commits.setdefault(e.op, []).append(e.seq)
+        for t in e.added:
+            adds.setdefault(t, []).append(e.seq)
+    twice = [(f"{op} was committed", s) for op, s in commits.items() if len(s) > 1]
+    twice += [(f"turn {t} was added", s) for t, s in adds.items() if len(s) > 1]
+    return [
+        Violation("duplicated", f"{what} {len(s)} times (seq {', '.join(map(str, s))})", ())
+        for what, s in twice
+    ]
+
+
+def stale_or_interleaved_read(run: RawRun, rp: Replay) -> list[Violation]:
+    """A read window other than the live turns at its version, torn, interleaved or orphaned."""
+    out: list[Violation] = []
+    for r in rp.reads:
+        expected = rp.live_at(r.version)
+        problems = [f"turn {t} stored as {k!r}" for t, k in r.torn]
+        if len(set(r.turns)) != len(r.turns):
+            problems.append("a turn's events are interleaved with another turn's")
+        if r.turns != expected and not r.torn:
+            problems.append(
+                f"saw {len(r.turns)} turns, the history has {len(expected)} live at version {r.version}"
+            )
+        if any("R" in k and "C" not in k.split("R")[0] for _, k in r.torn):
+            problems.append("an orphaned RESULT (its CALL is not in the window)")
+        if problems:
+            reason = f"{r.process} read at version {r.version}: {'; '.join(problems)}"
+            out.append(Violation("read-window", reason, ()))
+    return out
+
+
+def no_progress(run: RawRun, rp: Replay) -> list[Violation]:
+    """No append acknowledged, summarised or committed: the run measured nothing."""
+    if rp.acks or run.summaries or any(e.kind == APPEND for e in rp.journal):
+        return []
+    return [Violation("no-progress", "no append was acknowledged: the run measured nothing", ())]
+
+
+def crash(run: RawRun, rp: Replay) -> list[Violation]:
+    """A process that died of an error (not a kill): never silent."""
+    return [Violation("process-crashed", f"{who} died: {error}", ()) for who, error in rp.crashes]
+
+
+Anomaly = Callable[[RawRun, Replay], list[Violation]]
+ANOMALIES: tuple[Anomaly, ...] = (
+    over_deletion, peak_over_bound, lost, broken_journal, duplicated, stale_or_interleaved_read, no_progress,
+    crash,
+)  # fmt: skip
+
+
+# -- the report ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -98,253 +400,48 @@ def _quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[i]
 
 
-def _describe(e: JournalEntry, live_after: int) -> str:
-    what = e.kind
-    if e.added:
-        what += f" +turn {','.join(map(str, e.added))}"
-    if e.removed:
-        what += f" −{len(e.removed)} (turns {e.removed[0]}..{e.removed[-1]})"
-    if e.kind == COMPACT:
-        what += f" count_read={e.count_read}"
-    return f"seq {e.seq} {e.op}: {what} → live {live_after}"
-
-
-def _expand(window: list[list[Any]]) -> tuple[list[int], list[tuple[int, str]]]:
-    """Turn ids in window order (one per run) and the malformed runs found (id, kinds)."""
-    ids: list[int] = []
-    bad: list[tuple[int, str]] = []
-    for a, b in window:
-        if isinstance(b, int):
-            ids.extend(range(a, b + 1))
-        else:
-            ids.append(a)
-            bad.append((a, b))
-    return ids, bad
-
-
 def check_run(run: RawRun) -> StressReport:
+    """Replay the run, run every anomaly of :data:`ANOMALIES` on it, and measure its figures."""
     p = run.params
-    m = p.max_turns
-    strategy = locking(p.locking)
-    journal = run.journal
-    violations: list[Violation] = []
-
-    # -- replay the committed history --------------------------------------------------------
-    live: deque[int] = deque()
-    order: list[int] = []  # every added turn, in commit order
-    lo_at: list[int] = [0]  # per seq: live turns = order[lo_at[s]:hi_at[s]]
-    hi_at: list[int] = [0]
-    seqs: list[int] = [0]
-    counts: list[int] = [0]
-    removed_by: dict[int, int] = {}
-    lo = 0
-    peak = peak_seq = 0
-    pending = False
-    in_gap = max_gap = 0
-    first_over: int | None = None
-    over_deleted = 0
-    for idx, e in enumerate(journal):
-        if e.seq != (journal[idx - 1].seq + 1 if idx else 1):
-            violations.append(
-                Violation("journal", f"commit sequence jumps to {e.seq}", (f"seq {e.seq} {e.op}",))
-            )
-        before = len(live)
-        for t in e.removed:
-            if not live or live[0] != t:
-                violations.append(
-                    Violation(
-                        "over-deletion",
-                        f"{e.op} removed turn {t}, which is not the oldest live turn",
-                        (_describe(e, before),),
-                    )
-                )
-                over_deleted += 1
-                if t in live:
-                    live.remove(t)
-                continue
-            live.popleft()
-            lo += 1
-            removed_by[t] = e.seq
-        if e.removed:
-            if e.kind == COMPACT:
-                rule = before - m if strategy.trims_to else e.count_read - m
-            else:  # append-sync trims inside the append: to M, counting the new turn
-                rule = before + len(e.added) - m
-            if len(e.removed) > max(0, rule):
-                over_deleted += len(e.removed) - max(0, rule)
-                violations.append(
-                    Violation(
-                        "over-deletion",
-                        f"{e.op} removed {len(e.removed)} turns, its rule allows {max(0, rule)}",
-                        (_describe(e, before - len(e.removed) + len(e.added)),),
-                    )
-                )
-        for t in e.added:
-            live.append(t)
-            order.append(t)
-        n = len(live)
-        if e.kind == APPEND:
-            if pending:
-                in_gap += 1
-            elif n > m and not strategy.trims_in_append:
-                pending, in_gap = True, 0
-        elif e.kind == COMPACT:
-            max_gap = max(max_gap, in_gap)
-            pending, in_gap = False, 0
-        elif e.kind == REREAD:
-            max_gap = max(max_gap, in_gap)
-            in_gap = 0
-        if n > peak:
-            peak, peak_seq = n, e.seq
-        seqs.append(e.seq)
-        lo_at.append(lo)
-        hi_at.append(len(order))
-        counts.append(n)
-    if pending:
-        max_gap = max(max_gap, in_gap)
-    turns_per_gap = max_gap + 1
-    bound = worst_case_peak(turns_per_gap, 1 if p.gap_ms > 0 else 0, m, p.locking)
-    checked = strategy.checked_bound(turns_per_gap, 1 if p.gap_ms > 0 else 0, m)
-    live_counts = dict(zip(seqs, counts, strict=True))
-
-    if peak > checked:
-        first_over = next(s for s, c in zip(seqs, counts, strict=True) if c > checked)
-        # the slice: from the last commit at or below maxTurns before the first excess, to it
-        start = max(i for i, (s, c) in enumerate(zip(seqs, counts, strict=True)) if s < first_over and c <= m)
-        end = seqs.index(first_over)
-        lines = tuple(_describe(journal[i - 1], counts[i]) for i in range(max(start, 1), end + 1))
-        if len(lines) > SLICE_MAX:
-            lines = lines[:2] + (f"… {len(lines) - SLICE_MAX + 2} commits …",) + lines[-(SLICE_MAX - 3) :]
-        violations.append(
-            Violation(
-                "bounded-peak-turns",
-                f"live turns reach {counts[end]} at seq {first_over} (peak {peak} at seq {peak_seq}); "
-                f"{p.locking} is held to {checked}",
-                lines,
-            )
-        )
-
-    # -- acknowledgements: nothing acknowledged lost -------------------------------------------
-    by_seq = {e.seq: e for e in journal}
-    final = set(run.live)
-    replayed = set(live)
-    lost = 0
-    appends = [r for r in run.records if r.get("op") == "append"]
-    acked = [r for r in appends if r.get("ok")]
-    for r in acked:
-        e = by_seq.get(r["seq"])
-        turn = r["turn"]
-        if e is None or e.op != r["id"] or turn not in e.added:
-            lost += 1
-            violations.append(
-                Violation(
-                    "lost",
-                    f"{r['id']} was acknowledged (turn {turn}, seq {r['seq']}) "
-                    "but that commit is not in the store's history",
-                    (),
-                )
-            )
-        elif turn not in final and turn not in removed_by:
-            lost += 1
-            violations.append(
-                Violation(
-                    "lost",
-                    f"turn {turn} ({r['id']}) was acknowledged and no compaction "
-                    "deleted it, but it is gone from the store",
-                    (_describe(e, live_counts[e.seq]),),
-                )
-            )
-    vanished = replayed - final
-    extra = final - replayed
-    if vanished:
-        lost += len(vanished - {r["turn"] for r in acked})
-        violations.append(
-            Violation(
-                "lost",
-                f"{len(vanished)} turns live in the committed history are missing "
-                f"from the store (e.g. turn {min(vanished)})",
-                (),
-            )
-        )
-    if extra:
-        violations.append(
-            Violation(
-                "journal",
-                f"{len(extra)} turns are in the store but in no journaled commit (e.g. turn {min(extra)})",
-                (),
-            )
-        )
-
-    # -- read windows -------------------------------------------------------------------------
-    bad_reads = 0
-    reads = [r for r in run.records if r.get("op") == "read" and "w" in r]
-    for r in reads:
-        ids, bad = _expand(r["w"])
-        v = r["v"]
-        i = bisect_right(seqs, v) - 1
-        expected = order[lo_at[i] : hi_at[i]]
-        problems = [f"turn {t} stored as {k!r}" for t, k in bad]
-        if len(set(ids)) != len(ids):
-            problems.append("a turn's events are interleaved with another turn's")
-        if ids != expected and not bad:
-            problems.append(f"saw {len(ids)} turns, the history has {len(expected)} live at version {v}")
-        if any("R" in k and "C" not in k.split("R")[0] for _, k in bad):
-            problems.append("an orphaned RESULT (its CALL is not in the window)")
-        if problems:
-            bad_reads += 1
-            if bad_reads <= 3:
-                violations.append(
-                    Violation("read-window", f"{r['p']} read at version {v}: {'; '.join(problems)}", ())
-                )
-
-    if not acked and not run.summaries and not any(e.kind == APPEND for e in journal):
-        violations.append(
-            Violation("no-progress", "no append was acknowledged: the run measured nothing", ())
-        )
-
-    # -- processes that died of an error (not a kill): never silent -------------------------
-    for r in run.records:
-        if r.get("op") == "crash":
-            violations.append(Violation("process-crashed", f"{r['p']} died: {r['error']}", ()))
-
-    # -- figures --------------------------------------------------------------------------------
-    latencies = sorted(r["t1"] - r["t0"] for r in acked)
-    for s in run.summaries:
-        latencies.extend(s.get("latencies", ()))
-    latencies.sort()
-    compactions = sum(1 for e in journal if e.kind == COMPACT)
-    conflicts = sum(1 for e in journal if e.kind == REREAD)
+    rp = replay(run)
+    found = {anomaly: anomaly(run, rp) for anomaly in ANOMALIES}
+    bad_reads = found[stale_or_interleaved_read]
+    found[stale_or_interleaved_read] = bad_reads[:READS_LISTED]
+    latencies = sorted(
+        [a.seconds for a in rp.acks] + [x for s in run.summaries for x in s.get("latencies", ())]
+    )
+    compactions = sum(1 for e in run.journal if e.kind == COMPACT)
+    conflicts = sum(1 for e in run.journal if e.kind == REREAD)
     busy = sum(int(r.get("busy", 0)) for r in run.records)
-    waits = sum(int(r.get("waits", 0)) for r in appends)
-    n_appends = len(acked) if acked else len(latencies)
+    n_appends = len(rp.acks) if rp.acks else len(latencies)
     elapsed = max(1e-9, min(run.ended - run.started, p.seconds))
     return StressReport(
         store=p.store.kind,
         locking=p.locking,
         writers=p.writers,
         gap_ms=p.gap_ms,
-        max_turns=m,
+        max_turns=p.max_turns,
         seconds=p.seconds,
         seed=p.seed,
-        peak=peak,
-        bound=bound,
-        checked_bound=checked,
-        turns_per_gap=turns_per_gap,
-        lost=lost,
-        over_deleted=over_deleted,
-        bad_reads=bad_reads,
+        peak=rp.peak,
+        bound=locking(p.locking).worst_case_peak(rp.turns_per_gap, 1 if p.gap_ms > 0 else 0, p.max_turns),
+        checked_bound=_checked_bound(run, rp),
+        turns_per_gap=rp.turns_per_gap,
+        lost=sum(v.count for v in found[lost]),
+        over_deleted=sum(v.count for v in found[over_deletion]),
+        bad_reads=len(bad_reads),
         appends=n_appends,
         compactions=compactions,
         conflicts=conflicts,
-        reads=len(reads),
+        reads=len(rp.reads),
         throughput=round(n_appends / elapsed, 1),
         p50_ms=round(1000 * _quantile(latencies, 0.5), 2),
         p99_ms=round(1000 * _quantile(latencies, 0.99), 2),
         retries=conflicts + busy,
-        lock_waits=waits,
+        lock_waits=sum(int(r.get("waits", 0)) for r in run.records if r.get("op") == "append"),
         busy_errors=busy,
         lost_connections=sum(int(r.get("lost_conn", 0)) for r in run.records),
         kills=run.kills,
         stuck=run.stuck,
-        violations=tuple(violations),
+        violations=tuple(v for vs in found.values() for v in vs),
     )

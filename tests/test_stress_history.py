@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from turncheck.models.session_store import JournalEntry
-from turncheck.sim.stress.history import check_run
+from turncheck.sim.stress import history
+from turncheck.sim.stress.history import READS_LISTED, Replay, Violation, check_run, replay
 from turncheck.sim.stress.runner import RawRun, StressParams
 from turncheck.sim.stress.stores import StoreSpec
 
@@ -49,6 +50,7 @@ class Case:
     invariants: frozenset[str]
     lost: int = 0
     over_deleted: int = 0
+    bad_reads: int = 0
     says: str = ""
 
 
@@ -58,6 +60,17 @@ def _appends(n: int, first: int = 1) -> tuple[JournalEntry, ...]:
 
 def _acks(n: int, first: int = 1) -> tuple[dict[str, Any], ...]:
     return tuple(ack(f"w0.0-{i}", i, i) for i in range(first, first + n))
+
+
+def _torn_read(version: int) -> dict[str, Any]:
+    return {
+        "op": "read",
+        "p": "w1.0",
+        "t0": 0.0,
+        "t1": 0.001,
+        "v": version,
+        "w": [[1, "UC"], [2, 2], [1, "RA"]],
+    }
 
 
 CASES = (
@@ -101,14 +114,89 @@ CASES = (
         (ack("w0.0-1", 1, 1), gave_up("w0.0-2"), ack("w0.0-3", 3, 3)),
         frozenset(),
     ),
+    Case(
+        "a turn added by two commits",
+        "none", 8,
+        (append(1, "w0.0-1", 1), append(2, "w1.0-1", 1)),
+        (1,),
+        (ack("w0.0-1", 1, 1), ack("w1.0-1", 2, 1)),
+        frozenset({"duplicated"}),
+        says="turn 1 was added 2 times (seq 1, 2)",
+    ),
+    Case(
+        "a compaction with no read outstanding acts on a count already acted on",
+        "mutex", 2,
+        _appends(3) + (compact(4, "c.0-0", (1,), 3), compact(5, "c.0-1", (2,), 3)),
+        (3,),
+        _acks(3),
+        frozenset({"over-deletion"}),
+        over_deleted=1,
+        says="c.0-1 removed 1 turns, its rule allows 0 (it acted on count_read=3; no read outstanding)",
+    ),
+    Case(
+        "trim-to deletes live − M at commit, whatever count it read",
+        "trim-to", 2,
+        _appends(5) + (compact(6, "c.0-0", (1, 2, 3), 9),),
+        (4, 5),
+        _acks(5),
+        frozenset(),  # and its peak 5 is within M + A·G, A·G = 3 measured (2 appends in the gap)
+    ),
+    Case(
+        "append-sync trims inside the append, down to M counting its own turn",
+        "append-sync", 2,
+        _appends(2) + (JournalEntry(3, "w0.0-3", "append", (3,), (1,)), JournalEntry(4, "w0.0-4", "append", (4,), (2, 3))),
+        (4,),
+        _acks(2) + (ack("w0.0-3", 3, 3), ack("w0.0-4", 4, 4)),
+        frozenset({"over-deletion"}),
+        over_deleted=1,
+        says="w0.0-4 removed 2 turns, its rule allows 1",
+    ),
+    Case(
+        "every torn read is counted, three are listed",
+        "none", 8,
+        _appends(2),
+        (1, 2),
+        _acks(2) + tuple(_torn_read(2) for _ in range(5)),
+        frozenset({"read-window"}),
+        bad_reads=5,
+        says="interleaved",
+    ),
 )  # fmt: skip
+
+
+def _run(case: Case) -> RawRun:
+    p = StressParams(StoreSpec("sqlite", "x"), case.locking, writers=1, gap_ms=1, max_turns=case.max_turns,
+                     seconds=1)  # fmt: skip
+    return RawRun(p, case.records, case.journal, case.live, 0.0, 1.0)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_the_checker_names_each_anomaly(case: Case) -> None:
-    p = StressParams(StoreSpec("sqlite", "x"), case.locking, writers=1, gap_ms=1, max_turns=case.max_turns,
-                     seconds=1)  # fmt: skip
-    report = check_run(RawRun(p, case.records, case.journal, case.live, 0.0, 1.0))
+    report = check_run(_run(case))
     assert {v.invariant for v in report.violations} == case.invariants, report.violations
-    assert (report.lost, report.over_deleted) == (case.lost, case.over_deleted)
+    assert (report.lost, report.over_deleted, report.bad_reads) == (
+        case.lost,
+        case.over_deleted,
+        case.bad_reads,
+    )
+    assert sum(v.invariant == "read-window" for v in report.violations) == min(case.bad_reads, READS_LISTED)
     assert case.says in " | ".join(v.reason for v in report.violations)
+
+
+def test_the_replay_gives_each_delete_the_count_the_history_shows_at_its_read() -> None:
+    (stale,) = [c for c in CASES if c.name.startswith("a compaction on a stale count")]
+    rp = replay(_run(stale))
+    assert [(d.entry.op, d.count, d.entry.count_read) for d in rp.deletes] == [
+        ("c.0-0", 3, 3), ("c.1-0", 6, 6), ("c.0-1", 3, 6),
+    ]  # fmt: skip
+    assert rp.uncounted == (False, False, False, False, True, True, True) + (False,) * 4 + (True, False)
+    assert rp.turns_per_gap == 4 and rp.peak == 6 and rp.final == frozenset()
+
+
+def test_an_anomaly_is_one_function_in_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    def odd_turns(run: RawRun, rp: Replay) -> list[Violation]:
+        return [Violation("odd", f"turn {t}", ()) for t in sorted(rp.final) if t % 2]
+
+    monkeypatch.setattr(history, "ANOMALIES", (*history.ANOMALIES, odd_turns))
+    report = check_run(_run(CASES[-1]))
+    assert [v.reason for v in report.violations if v.invariant == "odd"] == ["turn 1"]

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,7 +108,7 @@ class Replay:
     spans: tuple[tuple[int, int], ...]
     uncounted: tuple[bool, ...]
     final: frozenset[int]
-    removed_by: Mapping[int, int]
+    removed: frozenset[int]
     deletes: tuple[Delete, ...]
     turns_per_gap: int
     acks: tuple[Ack, ...]
@@ -156,7 +156,7 @@ def replay(run: RawRun) -> Replay:
     live: deque[int] = deque()
     order: list[int] = []
     seqs, counts, spans, uncounted = [0], [0], [(0, 0)], [False]
-    removed_by: dict[int, int] = {}
+    removed: set[int] = set()  # by a delete that took the oldest turn
     deletes: list[Delete] = []
     read: int | None = None  # the count of the read outstanding
     lo = in_gap = widest = 0
@@ -167,14 +167,15 @@ def replay(run: RawRun) -> Replay:
             if live and live[0] == t:
                 live.popleft()
                 lo += 1
-                removed_by[t] = e.seq
+                removed.add(t)
             else:
                 not_oldest.append(t)
                 if t in live:
                     live.remove(t)
         if e.removed:
-            n = before + len(e.added)
-            deletes.append(Delete(i, e, n, read if e.kind == COMPACT else n, tuple(not_oldest)))
+            at_commit = before + len(e.added)
+            count = read if e.kind == COMPACT else at_commit
+            deletes.append(Delete(i, e, at_commit, count, tuple(not_oldest)))
         live.extend(e.added)
         order.extend(e.added)
         n = len(live)
@@ -192,7 +193,7 @@ def replay(run: RawRun) -> Replay:
     records = run.records
     return Replay(
         run.journal, tuple(seqs), tuple(counts), tuple(order), tuple(spans), tuple(uncounted), frozenset(live),
-        removed_by, tuple(deletes), max(widest, in_gap) + 1,
+        frozenset(removed), tuple(deletes), max(widest, in_gap) + 1,
         tuple(Ack(r["id"], r["seq"], r["turn"], r["t1"] - r["t0"])
               for r in records if r.get("op") == "append" and r.get("ok")),
         tuple(_read(r) for r in records if r.get("op") == "read" and "w" in r),
@@ -264,7 +265,7 @@ def lost(run: RawRun, rp: Replay) -> list[Violation]:
         if e is None or e.op != a.op or a.turn not in e.added:
             reason = f"{a.op} was acknowledged (turn {a.turn}, seq {a.seq}) but that commit is not in the store's history"
             out.append(Violation("lost", reason, ()))
-        elif a.turn not in final and a.turn not in rp.removed_by:
+        elif a.turn not in final and a.turn not in rp.removed:
             reason = f"turn {a.turn} ({a.op}) was acknowledged and no compaction deleted it, but it is gone from the store"
             out.append(Violation("lost", reason, (rp.describe(i),)))
     vanished = rp.final - final

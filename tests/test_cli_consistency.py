@@ -10,13 +10,11 @@ from typing import Any
 
 import pytest
 
-from turncheck.bench.benchmark import Benchmark
-from turncheck.cli import bench as cli_bench
+import benchmarks
 from turncheck.cli import progress
 from turncheck.cli.app import main
 from turncheck.cli.project import ReadProgress, blockwise, example_history
 from turncheck.models.events import Event, Kind
-from turncheck.models.registry import Registry
 from turncheck.models.store import TurnLog
 from turncheck.models.store_lines import LineTurnLog
 from turncheck.models.workload import BLOCK, WorkloadParams, generate_events
@@ -51,10 +49,11 @@ def error_stands_alone(err: str) -> str:
 @pytest.fixture
 def fake_benchmarks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two instant benchmark topics in place of the real (slow) ones."""
-    fake: Registry[Benchmark] = Registry("benchmark")
-    for name, lines in (("alpha", ["a 1", "a 2"]), ("beta", ["b ×3"])):
-        fake.register(name, lambda scale, lines=lines: [f"{x} ({scale})" for x in lines])
-    monkeypatch.setattr(cli_bench, "BENCHMARKS", fake)
+    fake: dict[str, benchmarks.Benchmark] = {
+        name: lambda scale, lines=lines: [f"{x} ({scale})" for x in lines]
+        for name, lines in (("alpha", ["a 1", "a 2"]), ("beta", ["b ×3"]))
+    }
+    monkeypatch.setattr(benchmarks, "BENCHMARKS", fake)
 
 
 @pytest.mark.usefixtures("fake_benchmarks")

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from turncheck.bench.compare import Comparison, Contender, interleave, paired_ratio
+from benchmarks.compare import Comparison, Contender, interleave, paired_ratio
 from turncheck.models.catalog import build_model
 from turncheck.sim.explorer import explore
 from turncheck.sim.explorer_parallel import assemble

@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 
 from benchmarks.store_garbage import recovery_lines
+from benchmarks.store_lines import LineTurnLog
 from turncheck.models.events import Event, Kind, dumps_event
 from turncheck.models.store import TurnLog, TurnStore
-from turncheck.models.store_lines import LineTurnLog
 
 APPEND_TARGET = 200_000
 RECOVERY_TARGET = 500_000

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from turncheck.cli.options import ExploreJobsOpt, FormatOpt, QuietOpt
+from turncheck.cli.options import FormatOpt, QuietOpt
 from turncheck.models.catalog import model_names
 from turncheck.models.errors import BadParameter
 from turncheck.models.protocol import ProtocolModel
@@ -201,7 +201,6 @@ def check_command(
     database: Annotated[
         Path | None, typer.Option("--database", help="Hypothesis example database directory.")
     ] = None,
-    jobs: ExploreJobsOpt = 1,
 ) -> None:
     """Check a model's invariants and goals; exit 0 pass, 1 counterexample, 3 inconclusive.
 
@@ -236,7 +235,6 @@ def check_command(
         max_depth=max_depth,
         timeout=timeout,
         progress=progress,
-        jobs=jobs,
     )
     if progress is not None:
         progress.finish()
@@ -406,7 +404,6 @@ def explore_command(
         Path | None,
         typer.Option("--html", help="Also write the state-space browser page here (small configurations)."),
     ] = None,
-    jobs: ExploreJobsOpt = 1,
 ) -> None:
     """Explore every interleaving: state-space statistics, properties and exact worst cases."""
     _check_bounds(max_states, max_depth, timeout)
@@ -422,14 +419,11 @@ def explore_command(
         timeout=timeout,
         record_edges=want_graph,
         progress=progress,
-        jobs=jobs,
     )
     raw = None
     left = None if timeout is None else timeout - (time.perf_counter() - started)  # one budget for both
     if symmetry and reduction and (left is None or left > 0):
-        raw = explore(
-            model, symmetry=False, max_states=max_states, max_depth=max_depth, timeout=left, jobs=jobs
-        )
+        raw = explore(model, symmetry=False, max_states=max_states, max_depth=max_depth, timeout=left)
     if progress is not None:
         progress.finish()
     if want_graph:

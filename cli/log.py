@@ -1,9 +1,8 @@
 """``turncheck log verify|export|repair PATH``: check a durable log, export its events as JSONL,
 or move a damaged tail aside (``repair``: the one command that removes bytes from a log).
 
-Both open the log read-only (a shared lock; nothing is ever cut or rewritten), detecting the
-framing from the first bytes (framed magic, or the line log's header) unless ``--framing`` names
-it. ``verify`` decodes every turn and prints the recovery report (``--format json``: one
+Both open the log read-only (a shared lock; nothing is ever cut or rewritten), after checking
+its first bytes are the framed log's magic. ``verify`` decodes every turn and prints the recovery report (``--format json``: one
 object); it exits 0 for a clean log and 1 when the log opens but carries damage a writer would
 repair or skip (torn tail, skipped regions, duplicates). Anything the log cannot be opened for —
 missing, not a log, newer format, corruption under ``stop``, owned by a writer — is one line and
@@ -19,26 +18,22 @@ import os
 import stat
 import sys
 import tempfile
-import typing
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from turncheck.cli.options import Format, QuietOpt, format_option
+from turncheck.cli.options import FormatOpt, QuietOpt
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import dumps_event
 from turncheck.models.log_format import FRAME_MAGIC, LINE_HEADER, NotALog
 from turncheck.models.recovery import POLICIES, Recovery
-from turncheck.models.store import LogNotFound, LogPermission, StoredTurn, TurnLog, TurnStore
-from turncheck.models.store_lines import LineTurnLog
-
-FRAMINGS = ("auto", "frames", "lines")
+from turncheck.models.store import LogNotFound, LogPermission, StoredTurn, TurnLog
 
 
-def detect_framing(path: Path) -> type[TurnStore]:
-    """The store class for ``path`` from its first bytes (an empty file reads as framed)."""
+def check_log_file(path: Path) -> None:
+    """Refuse, by its first bytes, a ``path`` that is no framed log (an empty file is one)."""
     if path.exists() and not path.is_dir() and not path.is_file():  # a FIFO would block the read
         raise LogNotFound(f"{path}: not a regular file (a FIFO, device or socket cannot be a log)")
     try:
@@ -50,23 +45,18 @@ def detect_framing(path: Path) -> type[TurnStore]:
         raise LogNotFound(f"{path}: is a directory, not a log file") from None
     except PermissionError:
         raise LogPermission(f"{path}: permission denied (opening the log needs read access)") from None
-    if not head or FRAME_MAGIC.startswith(head) or head.startswith(FRAME_MAGIC):
-        return TurnLog
-    if head.startswith(b"{"):
-        return LineTurnLog
-    raise NotALog(f"{path}: not a turncheck log (neither the framed magic nor a line log header)")
+    if head and not FRAME_MAGIC.startswith(head) and not head.startswith(FRAME_MAGIC):
+        raise NotALog(f"{path}: not a turncheck log (no framed log magic)")
 
 
-def open_readonly(path: Path, policy: str, framing: str) -> TurnStore:
+def open_readonly(path: Path, policy: str) -> TurnLog:
     if policy not in POLICIES:
         raise BadParameter(f"parameter policy: {policy!r} is not one of {', '.join(POLICIES)}")
-    if framing not in FRAMINGS:
-        raise BadParameter(f"parameter framing: {framing!r} is not one of {', '.join(FRAMINGS)}")
-    cls = detect_framing(path) if framing == "auto" else (TurnLog if framing == "frames" else LineTurnLog)
-    return cls.open(path, readonly=True, policy=policy)
+    check_log_file(path)
+    return TurnLog.open(path, readonly=True, policy=policy)
 
 
-def decoded_turns(log: TurnStore, label: str, quiet: bool) -> tuple[StoredTurn, ...]:
+def decoded_turns(log: TurnLog, label: str, quiet: bool) -> tuple[StoredTurn, ...]:
     """Every turn of ``log``, with a bar on stderr: decoding, not recovery, is what takes time
     on a large log (recovery scans ~500 k frames/s, decoding ~20 k turns/s). A failure after
     the bar drew ends its line first, so the one-line error stands on a line of its own."""
@@ -81,28 +71,15 @@ def decoded_turns(log: TurnStore, label: str, quiet: bool) -> tuple[StoredTurn, 
 PolicyOption = Annotated[
     str, typer.Option("--policy", help="Damage in the middle: stop (refuse) or resync (skip).")
 ]
-FramingOption = Annotated[
-    str, typer.Option("--framing", help="The log's framing: auto (from its first bytes), frames or lines.")
-]
-
-
-def _check_format(fmt: str) -> None:
-    """``--format`` is typed as text here so that a framing given by mistake gets a pointer."""
-    if fmt in FRAMINGS:
-        raise BadParameter(f"--format is the output (table or json); the log's framing is --framing {fmt}")
-    if fmt not in typing.get_args(Format):
-        raise BadParameter(f"--format must be one of {', '.join(typing.get_args(Format))}, got {fmt!r}")
 
 
 def verify_command(
     path: Annotated[Path, typer.Argument(help="The log file.")],
     policy: PolicyOption = "stop",
-    framing: FramingOption = "auto",
-    fmt: Annotated[str, format_option()] = "table",
+    fmt: FormatOpt = "table",
     quiet: QuietOpt = False,
 ) -> None:
-    _check_format(fmt)
-    with open_readonly(path, policy, framing) as log:
+    with open_readonly(path, policy) as log:
         turns = decoded_turns(log, "log verify: decoding", quiet)
         rec = log.recovery
         sessions = log.sessions()
@@ -200,12 +177,11 @@ def export_command(
     ] = None,
     session: Annotated[str | None, typer.Option("--session", help="Only this session's events.")] = None,
     policy: PolicyOption = "stop",
-    framing: FramingOption = "auto",
     quiet: QuietOpt = False,
 ) -> None:
     if out is not None:
         check_export_target(path, out)
-    with open_readonly(path, policy, framing) as log:
+    with open_readonly(path, policy) as log:
         turns = decoded_turns(log, "log export: decoding", quiet)
     encoding = progress_for("log export: encoding", quiet, "turns")
     parts: list[str] = []
@@ -228,14 +204,11 @@ def export_command(
 
 def repair_command(
     path: Annotated[Path, typer.Argument(help="The log file.")],
-    framing: FramingOption = "auto",
 ) -> None:
     """Move damage at the end of a log (a torn tail, or a complete record failing its check) to
     ``PATH.damaged-OFFSET`` and cut it: the only command that removes bytes from a log."""
-    if framing not in FRAMINGS:
-        raise BadParameter(f"parameter framing: {framing!r} is not one of {', '.join(FRAMINGS)}")
-    cls = detect_framing(path) if framing == "auto" else (TurnLog if framing == "frames" else LineTurnLog)
-    rec, side = cls.repair(path)
+    check_log_file(path)
+    rec, side = TurnLog.repair(path)
     if side is None:
         print(f"{path}: nothing to repair at the end ({rec.summary()})")
         return

@@ -35,16 +35,6 @@ ScaleOpt = Annotated[
     ),
 ]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes on this machine.")]
-ExploreJobsOpt = Annotated[
-    int,
-    typer.Option(
-        "--jobs",
-        "-j",
-        min=1,
-        help="Explorer processes, each keeping its hash share of the states (identical results; "
-        "turncheck bench check --compare measures the speedup).",
-    ),
-]
 ExecutorOpt = Annotated[
     ExecutorKind, typer.Option("--executor", help="local (process pool) or dask (needs --scheduler).")
 ]

@@ -425,14 +425,6 @@ def encode_line(turn_id: bytes, events_json: bytes) -> bytes:
     return LINE_START + tid + b',"events":' + events_json + b"}\n"
 
 
-def line_events_json(record: bytes) -> list[object]:
-    """The events list of a record line (parsed; the line format has no fixed byte layout)."""
-    obj = json.loads(record)
-    events = obj["events"]
-    assert isinstance(events, list)
-    return events
-
-
 def check_frame_header(data: bytes, where: str) -> int | None:
     """Header length, or ``None`` when the file is empty or a strict prefix of a header."""
     n = len(data)

@@ -1,11 +1,11 @@
 """The one way turncheck is extended: a named registry per kind, filled the same way for every kind.
 
-Strategies, scenarios, plots, benchmarks and catalog models each have one :class:`Registry`.
+Strategies, scenarios, plots and catalog models each have one :class:`Registry`.
 Two rules fill them, and only these two:
 
 * **Built-ins register when their module is imported.** Each kind names its *home*, the one
   module that imports every built-in module of the kind (``turncheck.scenarios`` imports each
-  scenario module, ``turncheck.bench`` each benchmark…). The home is imported on the first
+  scenario module, ``turncheck.reports.plots`` each plot…). The home is imported on the first
   lookup, so a registry is complete whoever asks first, and ``import turncheck`` stays cheap.
 * **Extensions are discovered through the entry-point group** ``turncheck.plugins``
   (:data:`PLUGIN_GROUP`). Each entry point names a module; :func:`load_plugins` imports each

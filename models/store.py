@@ -8,9 +8,9 @@ exclusive, read-only openers shared); a refused append, a failed write or a proj
 the file byte-identical. Opening recovers the file (:mod:`models.recovery`): a torn tail is cut
 and reported in bytes, damage in the middle is refused or skipped by policy.
 
-:class:`TurnLog` is the framed store (length + CRC32 per frame); :class:`models.store_lines.LineTurnLog`
-is the same interface over newline-delimited JSON, kept for comparison. New formats subclass
-:class:`TurnStore` and supply the three format hooks.
+:class:`TurnLog` is the framed store (length + CRC32 per frame). A format subclasses
+:class:`TurnStore` and supplies the format hooks (the benchmarks' newline-delimited one,
+``benchmarks/store_lines.py``, does, to compare the two).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Findings: one sentence per result, with its number, generated from the result files.
 
 The report opens with these and the README's "What it finds" is the same list (through
-:mod:`reports.doc_figures`), so a finding is never typed by hand and never outlives its data.
+:mod:`docs.tools.doc_figures`), so a finding is never typed by hand and never outlives its data.
 Each :class:`Finding` names the scenario whose section holds the evidence (the report links to
 it). A result this module has no sentence for gets a plain one from its judgement lines, so
 every result file contributes exactly one finding; results it cannot read are passed over.

@@ -29,7 +29,6 @@ from turncheck.models.cost import Utf8JsonCost
 from turncheck.models.events import Event, Kind
 from turncheck.models.projector import STRATEGIES, MandatoryInputExceedsBudget, Window, project
 from turncheck.models.store import TurnLog, TurnStore
-from turncheck.models.store_lines import LineTurnLog
 from turncheck.scenarios.base import (
     Cell,
     Judgement,
@@ -78,9 +77,8 @@ ORCHID = Conversation(
 class ProjectionParams:
     """``budgets``: the budget table's budgets (default: mandatory − 1, mandatory, + newest turn,
     + both turns, + 100 more — the seed's 139/140/235/308/408); ``wide``: the widened budget;
-    ``store``: the log format; ``profile``: the request serializer's escapes."""
+    ``profile``: the request serializer's escapes."""
 
-    store: Literal["frames", "lines"] = "frames"
     profile: Literal["java", "python"] = "java"
     model: str = MODEL
     budgets: tuple[int, ...] | None = None
@@ -125,10 +123,6 @@ def request(
     cost = Utf8JsonCost(profile=p.profile, model=p.model, system=conv.system, current=question)
     window = project(log.history(conv.session, costs=(cost,)), budget, strategy, cost)
     return window, window.payload(cost), cost
-
-
-def _store(p: ProjectionParams) -> type[TurnStore]:
-    return TurnLog if p.store == "frames" else LineTurnLog
 
 
 def run(params: ProjectionParams, progress: Progress) -> ScenarioResult:
@@ -191,10 +185,9 @@ def run(params: ProjectionParams, progress: Progress) -> ScenarioResult:
 def _conversation(
     path: Path, p: ProjectionParams, progress: Progress
 ) -> tuple[list[tuple[Cell, ...]], list[Judgement], list[tuple[Cell, ...]]]:
-    cls = _store(p)
     conv = ORCHID
     rows: list[tuple[Cell, ...]] = []
-    with cls.open(path, create=True, fsync=p.fsync) as log:
+    with TurnLog.open(path, create=True, fsync=p.fsync) as log:
         commit_turns(log, conv, range(2))
         before = digest(path)
         last = conv.turns[1]
@@ -217,7 +210,7 @@ def _conversation(
         progress(1, 4)
         commit_turns(log, conv, range(2, 3))
         committed = tuple((t.turn_id, t.events) for t in log.turns())
-    with cls.open(path, readonly=True) as check:  # what the file holds after close
+    with TurnLog.open(path, readonly=True) as check:  # what the file holds after close
         on_disk = tuple((t.turn_id, t.events) for t in check.turns())
     rows.append(
         (
@@ -232,7 +225,7 @@ def _conversation(
         )
     )
     progress(2, 4)
-    with cls.open(path, fsync=p.fsync) as log:  # reopen, widen
+    with TurnLog.open(path, fsync=p.fsync) as log:  # reopen, widen
         before = digest(path)
         w, payload, cost = request(log, conv, conv.questions[1], p.wide, "REQ", p)
         wide_ok = kept_turns(w) == 3 and CODE_NAME in payload and len(payload.encode()) == w.cost
@@ -335,7 +328,7 @@ def _budget_table(path: Path, p: ProjectionParams) -> tuple[list[tuple[Cell, ...
     conv = BUDGET_FIXTURE
     rows: list[tuple[Cell, ...]] = []
     exact = True
-    with _store(p).open(path, create=True, fsync=p.fsync) as log:
+    with TurnLog.open(path, create=True, fsync=p.fsync) as log:
         commit_turns(log, conv, range(len(conv.turns)))
         before = digest(path)
         cost = Utf8JsonCost(profile=p.profile, model=p.model, system=conv.system, current=conv.questions[0])

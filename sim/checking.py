@@ -181,7 +181,6 @@ def run_check(
     max_depth: int | None = None,
     timeout: float | None = None,
     progress: ProgressLine | None = None,
-    jobs: int = 1,
 ) -> CheckReport:
     """Run the requested engines on ``model`` and merge their findings.
 
@@ -200,7 +199,6 @@ def run_check(
             max_depth=max_depth,
             timeout=timeout,
             progress=progress,
-            jobs=jobs,
         )
     if engine in ("hypothesis", "both"):
         stateful = check_stateful(

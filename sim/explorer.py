@@ -247,8 +247,6 @@ def explore(
     record_edges: bool = False,
     progress: ProgressLine | None = None,
     progress_every: float = 0.25,
-    jobs: int = 1,
-    start_method: str | None = None,
 ) -> Exploration:
     """Breadth-first search over every interleaving of ``model``.
 
@@ -271,11 +269,6 @@ def explore(
     progress
         Called about every ``progress_every`` seconds as
         ``progress(generated, distinct, queued, depth, elapsed)``, and once at the end.
-    jobs, start_method
-        ``jobs`` > 1 explores level by level on that many processes, each keeping its hash
-        share of the states (:mod:`sim.explorer_parallel`: the same result, byte for byte;
-        workers started with ``start_method``, the platform's default when None). With
-        ``record_edges`` the search runs in one process.
 
     Returns
     -------
@@ -289,13 +282,6 @@ def explore(
     'violated'
     """
     model = as_model(model)
-    if jobs > 1 and not record_edges:
-        from turncheck.sim.explorer_parallel import explore_parallel
-
-        return explore_parallel(
-            model, jobs, properties=properties, symmetry=symmetry, max_states=max_states,
-            max_depth=max_depth, timeout=timeout, progress=progress, start_method=start_method,
-        )  # fmt: skip
     props = tuple(model.properties()) if properties is None else tuple(properties)
     canon: Callable[[Any], Hashable] = model.canonical if symmetry else _identity
     search = _Search(

@@ -10,14 +10,17 @@ from __future__ import annotations
 import gc
 import importlib.util
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from turncheck.bench.compare import TOPICS, Comparison, Contender, Measured, interleave, paired_ratio
-from turncheck.bench.compare.check import minimal_bfs
-from turncheck.bench.compare.store import MSGSPEC
-from turncheck.cli import bench as cli_bench
+from benchmarks import BENCHMARKS
+from benchmarks.compare import TOPICS, Comparison, Contender, Measured, interleave, paired_ratio
+from benchmarks.compare.check import minimal_bfs
+from benchmarks.compare.store import MSGSPEC
 from turncheck.models.catalog import build_model
 from turncheck.sim.explorer import explore
 
@@ -106,7 +109,26 @@ def test_minimal_bfs_counts_the_explorers_states() -> None:
 
 
 def test_the_compare_package_is_not_a_topic() -> None:
-    assert "compare" not in cli_bench.topics()
+    assert "compare" not in BENCHMARKS
+
+
+def test_bench_outside_a_checkout_is_one_line_saying_where_it_runs(
+    cli: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, "benchmarks", None)  # not importable, as in an installed wheel
+    code, out, err = cli("bench", "trigger")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "turncheck bench runs from a turncheck repository checkout" in err
+
+
+def test_python_dash_m_benchmarks_is_the_bench_command() -> None:
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "nope"], cwd=root, capture_output=True, text=True
+    )
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.startswith("turncheck: error: unknown benchmark 'nope' (known: check, ")
 
 
 def test_topic_without_comparison_is_a_usage_error(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
@@ -147,7 +169,7 @@ def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[
 def test_without_msgspec_the_append_comparison_has_no_compiled_encoder_row(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from turncheck.bench.compare import store
+    from benchmarks.compare import store
 
     real = importlib.util.find_spec
     monkeypatch.setattr(

@@ -10,15 +10,12 @@ from typing import Any
 
 import pytest
 
-from turncheck.bench.benchmark import Benchmark
-from turncheck.cli import bench as cli_bench
+import benchmarks
 from turncheck.cli import progress
 from turncheck.cli.app import main
 from turncheck.cli.project import ReadProgress, blockwise, example_history
 from turncheck.models.events import Event, Kind
-from turncheck.models.registry import Registry
 from turncheck.models.store import TurnLog
-from turncheck.models.store_lines import LineTurnLog
 from turncheck.models.workload import BLOCK, WorkloadParams, generate_events
 
 
@@ -51,10 +48,11 @@ def error_stands_alone(err: str) -> str:
 @pytest.fixture
 def fake_benchmarks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two instant benchmark topics in place of the real (slow) ones."""
-    fake: Registry[Benchmark] = Registry("benchmark")
-    for name, lines in (("alpha", ["a 1", "a 2"]), ("beta", ["b ×3"])):
-        fake.register(name, lambda scale, lines=lines: [f"{x} ({scale})" for x in lines])
-    monkeypatch.setattr(cli_bench, "BENCHMARKS", fake)
+    fake: dict[str, benchmarks.Benchmark] = {
+        name: lambda scale, lines=lines: [f"{x} ({scale})" for x in lines]
+        for name, lines in (("alpha", ["a 1", "a 2"]), ("beta", ["b ×3"]))
+    }
+    monkeypatch.setattr(benchmarks, "BENCHMARKS", fake)
 
 
 @pytest.mark.usefixtures("fake_benchmarks")
@@ -116,8 +114,8 @@ def test_replay_json(cli: Any, capsys: pytest.CaptureFixture[str], trace: Path) 
 # -- log verify / export -----------------------------------------------------------------------
 
 
-def small_log(path: Path, cls: type[TurnLog] | type[LineTurnLog], turns: int = 3) -> Path:
-    with cls.open(path, create=True) as log:
+def small_log(path: Path, turns: int = 3) -> Path:
+    with TurnLog.open(path, create=True) as log:
         for t in range(turns):
             seq = log.next_seq
             log.commit(
@@ -126,22 +124,17 @@ def small_log(path: Path, cls: type[TurnLog] | type[LineTurnLog], turns: int = 3
     return path
 
 
-@pytest.mark.parametrize("cls, framing", [(TurnLog, "frames"), (LineTurnLog, "lines")])
-def test_log_verify_framing_and_json(
-    cli: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path, cls: Any, framing: str
-) -> None:
-    path = small_log(tmp_path / "c.log", cls)
-    code, out, err = quiet_and_loud(cli, "log", "verify", str(path), "--framing", framing)
+def test_log_verify_and_json(cli: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = small_log(tmp_path / "c.log")
+    code, out, err = quiet_and_loud(cli, "log", "verify", str(path))
     assert code == 0 and "3 turn(s)" in out and "clean" in out
     assert "log verify: decoding" in err and "/2 turns" in err  # the last turn is decoded on open
     code, out, _ = cli("log", "verify", str(path), "--format", "json", "--quiet")
     obj = json.loads(out)
-    assert code == 0 and obj["framing"] == framing and obj["turns"] == 3 and obj["events"] == 6
+    assert code == 0 and obj["framing"] == "frames" and obj["turns"] == 3 and obj["events"] == 6
     assert obj["clean"] is True and obj["damaged"] is False and (obj["first_seq"], obj["last_seq"]) == (0, 5)
-    other = "lines" if framing == "frames" else "frames"
-    assert cli("log", "verify", str(path), "--framing", other)[0] == 2
-    code, out, err = cli("log", "verify", str(path), "--format", framing)
-    assert code == 2 and out == "" and f"--framing {framing}" in err and len(err.splitlines()) == 1
+    code, out, err = cli("log", "verify", str(path), "--format", "frames")
+    assert code == 2 and out == "" and "--format" in err and len(err.splitlines()) == 1
     path.write_bytes(path.read_bytes()[:-5])  # a torn tail: damaged, still readable
     code, out, _ = cli("log", "verify", str(path), "--format", "json", "-q")
     obj = json.loads(out)
@@ -151,8 +144,8 @@ def test_log_verify_framing_and_json(
 def test_log_export_progress_on_stderr_only(
     cli: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    path = small_log(tmp_path / "c.log", TurnLog)
-    code, out, err = quiet_and_loud(cli, "log", "export", str(path), "--framing", "auto")
+    path = small_log(tmp_path / "c.log")
+    code, out, err = quiet_and_loud(cli, "log", "export", str(path))
     assert code == 0 and len(out.splitlines()) == 6 and json.loads(out.splitlines()[0])["text"] == "问 0"
     assert "log export: decoding" in err and "log export: encoding" in err and "3/3 turns" in err
 

@@ -132,9 +132,11 @@ def interrupt(tmp_path: Path, inputs: Path, command: str) -> Stop:
     out, marker = tmp_path / "out", tmp_path / "started"
     out.mkdir(parents=True)
     args = COMMANDS[command](out, inputs)
+    root = str(Path(__file__).resolve().parent.parent)  # bench imports the repository's benchmarks/
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))}
     child = subprocess.Popen(
-        [sys.executable, "-c", DRIVER, str(marker), *args],
-        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [sys.executable, "-c", DRIVER, str(marker), *args], cwd=tmp_path, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120  # imports on a very loaded machine

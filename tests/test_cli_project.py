@@ -146,7 +146,7 @@ def test_bench_unknown_topic_and_scale(cli: Any, capsys):
 
 
 def test_projector_benchmark_prints_its_figures():
-    from turncheck.bench import projector as bench_projector
+    from benchmarks import projector as bench_projector
 
     lines = bench_projector.run("quick")
     text = "\n".join(lines)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from docs.tools.doc_figures import BlockSpec, blocks, main, regenerate, run_command
 from turncheck.models.errors import BadParameter
-from turncheck.reports.doc_figures import BlockSpec, blocks, main, regenerate, run_command
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -29,9 +29,8 @@ def test_the_docs_have_generated_blocks() -> None:
 def test_quick_blocks_match_what_their_commands_print(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     new, diffs, _ = regenerate(text, path, full=False)
-    assert not diffs, (
-        "stale figures (run python -m turncheck.reports.doc_figures --write FILE): "
-        + "; ".join(f"line {d.line}: {d.why}" for d in diffs)
+    assert not diffs, "stale figures (run python -m docs.tools.doc_figures --write FILE): " + "; ".join(
+        f"line {d.line}: {d.why}" for d in diffs
     )
     assert new == text
 
@@ -188,11 +187,11 @@ def test_a_pins_block_follows_the_constraints_file(tmp_path: Path) -> None:
 
 
 def test_log_format_blocks_follow_the_format_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from docs.tools import log_format_doc
     from turncheck.models import log_format
-    from turncheck.reports import log_format_doc
 
     page = tmp_path / "store.md"
-    cmd = "cmd='python -m turncheck.reports.log_format_doc'"
+    cmd = "cmd='python -m docs.tools.log_format_doc'"
     page.write_text(
         "".join(
             f"<!-- figures kind=log-format table={part} {cmd} -->\n<!-- /figures -->\n"

@@ -1,6 +1,6 @@
 """No number in README.md or docs/ is typed by hand: each sits in a generated block (see
 tests/test_doc_figures.py), in code (a command, an expression, a parameter), or in one of the
-allowed forms of :func:`turncheck.reports.hand_figures.hand_typed_figures` (names such as M0 or
+allowed forms of :func:`docs.tools.hand_figures.hand_typed_figures` (names such as M0 or
 cl100k, seed and section numbers, issue numbers, years, versions, exit statuses, list numbering).
 
 Lines typed before this test existed and not yet converted are listed, verbatim, in
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from test_docs import RUN_PAGES
 
-from turncheck.reports.doc_figures import main
-from turncheck.reports.hand_figures import hand_typed_figures
+from docs.tools.doc_figures import main
+from docs.tools.hand_figures import hand_typed_figures
 
 ROOT = Path(__file__).resolve().parent.parent
 PENDING = ROOT / "tests" / "hand_figures_pending.txt"
@@ -49,7 +49,7 @@ def found() -> set[tuple[str, str]]:
 
 def test_no_new_figure_is_typed_by_hand() -> None:
     new = sorted(found() - pending())
-    assert not new, "numbers typed by hand (generate them: reports/doc_figures.py):\n" + "\n".join(
+    assert not new, "numbers typed by hand (generate them: docs/tools/doc_figures.py):\n" + "\n".join(
         f"{path}: {line}" for path, line in new
     )
 

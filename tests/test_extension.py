@@ -158,11 +158,6 @@ EXTENSION = textwrap.dedent(
 
 
     turncheck.register_plot(Plot("ext-bars", "Squares as bars", draw, reading, draws=("ext-echo",)))
-
-
-    @turncheck.register_bench("ext-bench")
-    def bench(scale):
-        return [f"ext-bench at {scale}: 1 line"]
     '''
 )
 
@@ -206,14 +201,15 @@ def test_an_extension_module_is_listed_run_and_drawn(site: Path, tmp_path: Path)
     assert names["models"][-1] == "ext-counter"
     assert names["scenarios"][-1] == "ext-echo" and names["scenarios"][0] == "trigger-gap"
     assert names["plots"][-1] == "ext-bars"
-    assert names["benchmarks"][-1] == "ext-bench"
     assert names["extensions"] == ["my_turncheck_ext"]
 
     assert "ext-echo: The extension's scenario" in turncheck(site, tmp_path, "scenario", "--list").stdout
     assert "LAST" in turncheck(site, tmp_path, "project", "--help").stdout
+    outside = turncheck(site, tmp_path, "bench", "--scale", "tiny")  # no benchmarks/ here: one line
     assert (
-        "ext-bench at tiny: 1 line"
-        in turncheck(site, tmp_path, "bench", "ext-bench", "--scale", "tiny").stdout
+        outside.returncode == 2
+        and outside.stderr.count("\n") == 1
+        and "repository checkout" in outside.stderr
     )
     checked = turncheck(site, tmp_path, "check", "ext-counter", "--param", "limit=3")
     assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -74,9 +74,8 @@ def test_strategies_over_the_store(result) -> None:  # type: ignore[no-untyped-d
     assert rows["REQ"]["kept turns"] == rows["M3"]["kept turns"] == 1
 
 
-@pytest.mark.parametrize("store, profile", [("lines", "java"), ("frames", "python")])
-def test_other_store_and_profile(store: str, profile: str) -> None:
-    res = run(ProjectionParams(store=store, profile=profile), quiet)  # type: ignore[arg-type]
+def test_other_profile() -> None:
+    res = run(ProjectionParams(profile="python"), quiet)
     assert all(j.passed for j in res.judgements)
 
 
@@ -88,8 +87,8 @@ def test_explicit_budgets_and_bad_parameters() -> None:
         parse_params(scenario, ["wide=0"])
     with pytest.raises(BadParameter, match="budgets"):
         parse_params(scenario, ["budgets=10,-1"])
-    with pytest.raises(BadParameter, match="store"):
-        parse_params(scenario, ["store=sqlite"])
+    with pytest.raises(BadParameter, match="profile"):
+        parse_params(scenario, ["profile=ruby"])
 
 
 def test_deterministic_result_files(tmp_path: Path, result) -> None:  # type: ignore[no-untyped-def]

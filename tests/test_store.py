@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import turncheck.models.store as store_mod
+from benchmarks.store_lines import LineTurnLog
 from turncheck.models.cost import Utf8JsonCost
 from turncheck.models.events import Event, Kind, dumps_event
 from turncheck.models.log_format import FRAME_MAGIC, encode_frame_header
@@ -35,7 +36,6 @@ from turncheck.models.store import (
     TurnLog,
     events_json,
 )
-from turncheck.models.store_lines import LineTurnLog
 
 STORES = [TurnLog, LineTurnLog]
 TEXTS = [

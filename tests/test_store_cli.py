@@ -16,7 +16,6 @@ from turncheck.cli import log as cli_log
 from turncheck.models.errors import TurncheckError
 from turncheck.models.events import parse_events
 from turncheck.models.store import TurnLog
-from turncheck.models.store_lines import LineTurnLog
 
 
 def _runner() -> Callable[[list[str]], int]:
@@ -56,10 +55,10 @@ def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.fixture(params=[TurnLog, LineTurnLog], ids=["frames", "lines"])
-def log_path(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+@pytest.fixture
+def log_path(tmp_path: Path) -> Path:
     path = tmp_path / "conversation.log"
-    with request.param.open(path, create=True) as log:
+    with TurnLog.open(path, create=True) as log:
         fill(log, 4)
     return path
 
@@ -80,11 +79,7 @@ def test_verify_torn_tail_reports_without_cutting(log_path: Path, capsys: pytest
 
 
 def test_verify_mid_file_damage_stop_vs_resync(log_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with (
-        TurnLog.open(log_path, readonly=True)
-        if log_path.read_bytes()[:1] != b"{"
-        else LineTurnLog.open(log_path, readonly=True) as log
-    ):
+    with TurnLog.open(log_path, readonly=True) as log:
         start = log.turns()[1].offset
     damaged = bytearray(log_path.read_bytes())
     damaged[start + 25] ^= 0x7F
@@ -101,7 +96,7 @@ def test_export_jsonl_round_trips(log_path: Path, tmp_path: Path, capsys: pytest
     assert RUN(["log", "export", str(log_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     events = list(parse_events(lines))
-    with (TurnLog if log_path.read_bytes()[:1] != b"{" else LineTurnLog).open(log_path, readonly=True) as log:
+    with TurnLog.open(log_path, readonly=True) as log:
         assert events == log.events()
     out = tmp_path / "events.jsonl"
     assert RUN(["log", "export", str(log_path), "--out", str(out), "--session", "s"]) == 0
@@ -116,9 +111,7 @@ def test_export_jsonl_round_trips(log_path: Path, tmp_path: Path, capsys: pytest
         (["log", "verify", "{text}"], "not a turncheck log"),
         (["log", "verify", "{log}", "--policy", "maybe"], "policy"),
         (["log", "verify", "{log}", "--format", "xml"], "--format"),
-        (["log", "verify", "{log}", "--framing", "xml"], "framing"),
-        (["log", "verify", "{log}", "--format", "frames"], "--framing frames"),
-        (["log", "export", "{log}", "--framing", "xml"], "framing"),
+        (["log", "verify", "{lines}"], "not a turncheck log"),  # the line format is the benchmarks' only
         (["log", "export", "{log}", "--out", "{tmp}/nodir/x.jsonl"], "does not exist"),
         (["log", "export", "{text}", "--out", "{tmp}/x.jsonl"], "not a turncheck log"),
     ],
@@ -128,10 +121,12 @@ def test_bad_input_is_one_line_and_writes_nothing(
 ) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("hello\n")
+    (tmp_path / "lines.log").write_bytes(b'{"format":"turncheck-lines","version":1}\n')
     names = {
         "missing": str(tmp_path / "absent.log"),
         "text": str(text),
         "log": str(log_path),
+        "lines": str(tmp_path / "lines.log"),
         "tmp": str(tmp_path),
     }
     before = sorted(p.name for p in tmp_path.iterdir())
@@ -142,7 +137,6 @@ def test_bad_input_is_one_line_and_writes_nothing(
 
 
 def test_a_log_owned_by_a_writer_is_busy(log_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cls = TurnLog if log_path.read_bytes()[:1] != b"{" else LineTurnLog
-    with cls.open(log_path):
+    with TurnLog.open(log_path):
         assert RUN(["log", "verify", str(log_path)]) == 2
     assert "already open by another owner" in capsys.readouterr().err

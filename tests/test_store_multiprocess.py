@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from test_store import make_turn
 
+from benchmarks.store_lines import LineTurnLog
 from turncheck.models.store import LogBusy, TurnLog, TurnStore
-from turncheck.models.store_lines import LineTurnLog
 
 STORES = {"frames": TurnLog, "lines": LineTurnLog}
 TURNS = 25

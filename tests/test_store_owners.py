@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
+from benchmarks.store_lines import LineTurnLog
 from turncheck.cli.app import main
 from turncheck.models.events import Event, Kind
 from turncheck.models.store import LogReplaced, TurnLog
-from turncheck.models.store_lines import LineTurnLog
 
 
 def turn(n: int) -> list[Event]:

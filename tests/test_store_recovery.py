@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from test_store import digest, fill, make_turn, one_line
 
 import turncheck.models.store as store_mod
+from benchmarks.store_lines import LineTurnLog
 from turncheck.models.log_format import HEADER_SIZE, LINE_HEADER
 from turncheck.models.recovery import scan_frames, scan_lines
 from turncheck.models.store import LogCorrupt, StoredTurn, StoreError, TurnLog, TurnStore
-from turncheck.models.store_lines import LineTurnLog
 
 STORES = [TurnLog, LineTurnLog]
 

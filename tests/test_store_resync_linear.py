@@ -18,7 +18,7 @@ from zlib import crc32
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from turncheck.bench.store_garbage import _crafted, _frames, _marker_dense
+from benchmarks.store_garbage import _crafted, _frames, _marker_dense
 from turncheck.models.crc_range import STEP, RangeCrc
 from turncheck.models.events import Event, Kind
 from turncheck.models.log_format import encode_frame, events_json

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.store_lines import LineTurnLog
 from turncheck.cli.app import main
 from turncheck.models.events import Event, Kind
 from turncheck.models.store import LogCorrupt, TurnLog, TurnStore
-from turncheck.models.store_lines import LineTurnLog
 
 
 def turn(n: int) -> list[Event]:

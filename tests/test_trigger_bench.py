@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from turncheck.bench import check as bench_check
-from turncheck.bench import trigger as bench_trigger
+from benchmarks import check as bench_check
+from benchmarks import trigger as bench_trigger
 
 
 def test_trigger_benchmark_returns_its_lines_and_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:

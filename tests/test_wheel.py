@@ -73,12 +73,16 @@ def user_project(tmp_path: Path) -> Path:
 def test_wheel_holds_one_top_level_package(wheel_venv: Path) -> None:
     site = next((wheel_venv.parent / "lib").glob("python*/site-packages"))
     ours = {
-        p.name for p in site.iterdir() if p.name in ("models", "sim", "scenarios", "reports", "cli", "bench")
+        p.name
+        for p in site.iterdir()
+        if p.name in ("models", "sim", "scenarios", "reports", "cli", "bench", "benchmarks", "docs")
     }
     assert ours == set()
     package = site / "turncheck"
-    for sub in ("models", "sim", "scenarios", "reports", "bench", "cli"):
+    for sub in ("models", "sim", "scenarios", "reports", "cli"):
         assert (package / sub / "__init__.py").is_file(), sub
+    tools = ("bench", "reports/doc_figures.py", "reports/hand_figures.py", "cli/reference.py")
+    assert [t for t in tools if (package / t).exists()] == []  # the repository's tools stay there
     assert (package / "py.typed").is_file()
     assert (package / "scenarios" / "data" / "example.jsonl").is_file()
 

@@ -10,7 +10,6 @@ The sub-packages are layered, each importing only those before it::
     turncheck.sim        engines: SimPy runner, Hypothesis machine, explorer, executors
     turncheck.scenarios  named experiments and sweeps over them
     turncheck.reports    tables, plots and the HTML report
-    turncheck.bench      benchmarks
     turncheck.cli        the ``turncheck`` command line
 """
 
@@ -62,7 +61,6 @@ _PUBLIC: dict[str, str] = {
     "Judgement": "turncheck.scenarios.base",
     "register_plot": "turncheck.reports.plots.plot",
     "Plot": "turncheck.reports.plots.plot",
-    "register_bench": "turncheck.bench.benchmark",
 }
 
 __all__ = [
@@ -100,11 +98,9 @@ __all__ = [
     "Judgement",
     "register_plot",
     "Plot",
-    "register_bench",
 ]
 
 if TYPE_CHECKING:
-    from turncheck.bench.benchmark import register_bench
     from turncheck.models.catalog import DemoCheck, build_model, register_model
     from turncheck.models.cost import CostModel, EstimateCost, Utf8JsonCost, make_cost
     from turncheck.models.errors import TurncheckError

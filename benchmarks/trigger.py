@@ -14,8 +14,7 @@ from __future__ import annotations
 import time
 from typing import cast
 
-from turncheck.bench.benchmark import register_bench
-from turncheck.bench.check import load_note
+from benchmarks.check import load_note
 from turncheck.models.trigger import TriggerModel
 from turncheck.scenarios.trigger_gap import SEED_ROWS, TriggerGapParams, run_row
 from turncheck.sim.executor import LocalExecutor
@@ -65,9 +64,6 @@ def run(scale: str = "full") -> list[str]:
             f"{sim_slots / wall:,.0f} slots/s; peak {result.peak}")  # fmt: skip
     say(f"  ({load_note()})")
     return lines
-
-
-register_bench("trigger", run)
 
 
 if __name__ == "__main__":

@@ -260,6 +260,6 @@ def load_line(before: tuple[float, float, float] | None, after: tuple[float, flo
 
 def compare(topic: str, scale: str) -> list[Comparison]:
     """The comparisons of ``topic`` at ``scale`` ('quick' or 'full')."""
-    module = importlib.import_module(f"turncheck.bench.compare.{topic}")
+    module = importlib.import_module(f"benchmarks.compare.{topic}")
     result: list[Comparison] = module.compare(scale)
     return result

@@ -1,4 +1,5 @@
-"""The same turn log over newline-delimited JSON, kept for comparison with the framed store.
+"""The same turn log over newline-delimited JSON, kept (in the benchmarks, not the package) for
+comparison with the framed store: ``turncheck bench store`` and the store tests run both.
 
 One header line, then one ``{"id":…,"events":[…]}`` line per committed turn; the newline is the
 commit mark. Ownership, limits, turn ids and fsync policies are the shared ones of
@@ -9,9 +10,10 @@ and only a JSON parse (not the framing) tells a torn half-line from a record.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from turncheck.models.log_format import LINE_HEADER, Ref, encode_line, line_events_json
+from turncheck.models.log_format import LINE_HEADER, Ref, encode_line
 from turncheck.models.recovery import Recovery, scan_lines
 from turncheck.models.store import TurnStore
 
@@ -44,4 +46,7 @@ class LineTurnLog(TurnStore):
 
     @staticmethod
     def _decode(record: bytes) -> list[Any]:
-        return line_events_json(record)
+        """The events list of a record line (parsed: the line format has no fixed byte layout)."""
+        events = json.loads(record)["events"]
+        assert isinstance(events, list)
+        return events

@@ -1,6 +1,6 @@
 """Numbers typed by hand in README.md and docs/: the scan that keeps every figure generated.
 
-A digit in a page must sit in a generated block (:mod:`turncheck.reports.doc_figures`), in code (a
+A digit in a page must sit in a generated block (:mod:`docs.tools.doc_figures`), in code (a
 command, an expression, a parameter: an inline span holding a letter or an operator, a fenced
 command's own words), or match one of the allowed forms below: names with digits in them (M0,
 cl100k, U+2028), seed and section numbers, issue numbers, years, versions, exit statuses and list
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from turncheck.reports.doc_figures import BLOCK
+from docs.tools.doc_figures import BLOCK
 
 _ALLOWED = re.compile(
     r"\b(?i:seeds?) \d{3}(?:\s*(?:and|,|/)\s*\d{3})*\b|§\s?\d+(?:\.\d+)*(?:\s*[–-]\s*§?\d+)?"

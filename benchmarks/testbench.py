@@ -20,7 +20,6 @@ import gc
 import resource
 import time
 
-from turncheck.bench.benchmark import register_bench
 from turncheck.models.block_projection import BlockProjector
 from turncheck.models.cost import EstimateCost
 from turncheck.models.projector import compared_strategies
@@ -121,6 +120,3 @@ def run(scale: str = "full") -> list[str]:
     say(f"peak memory (ru_maxrss): this process {me:,.0f} MiB, largest worker {child:,.0f} MiB; "
         f"bound for --jobs {JOBS}: {me + JOBS * child:,.0f} MiB (target ≤ 8192 MiB)")  # fmt: skip
     return lines
-
-
-register_bench("testbench", run)

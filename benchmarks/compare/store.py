@@ -28,8 +28,8 @@ from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
 
-from turncheck.bench.compare import Comparison, Contender, interleave
-from turncheck.bench.store import sample_turns
+from benchmarks.compare import Comparison, Contender, interleave
+from benchmarks.store import sample_turns
 from turncheck.models.events import Event
 from turncheck.models.log_format import (
     check_turn_id,

@@ -17,8 +17,8 @@ import io
 from bisect import bisect_left
 from collections.abc import Callable
 
-from turncheck.bench.compare import Comparison, Contender, interleave
-from turncheck.bench.projector import synthetic_turns
+from benchmarks.compare import Comparison, Contender, interleave
+from benchmarks.projector import synthetic_turns
 from turncheck.models.cost import EstimateCost
 from turncheck.models.history import History
 from turncheck.models.projector import STRATEGIES, compared_strategies, project

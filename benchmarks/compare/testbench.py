@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from turncheck.bench.compare import Comparison, Contender, interleave
+from benchmarks.compare import Comparison, Contender, interleave
 from turncheck.models.workload import blocks
 from turncheck.scenarios.testbench import BlockTask, ManifoldPlan, TestbenchParams, run_blocks
 

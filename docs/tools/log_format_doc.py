@@ -4,8 +4,8 @@ docs/store.md describes the framed log (header, frame, a one-turn example, the p
 overhead of both framings). Typed by hand those numbers would go stale the day the layout
 changes; here every offset, size, constant and byte is read off ``models/log_format.py``'s
 structs and constants, or off a log really written by ``TurnLog`` — so the page's blocks
-(``kind=log-format``, see :mod:`reports.doc_figures`) change exactly when the format does.
-``python -m turncheck.reports.log_format_doc`` prints all of it.
+(``kind=log-format``, see :mod:`docs.tools.doc_figures`) change exactly when the format does.
+``python -m docs.tools.log_format_doc`` prints all of it.
 
 Invariant: the output is a pure function of the format code (the example turn is fixed, the log
 is written to a fresh temporary folder).

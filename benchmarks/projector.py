@@ -18,7 +18,6 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from turncheck.bench.benchmark import register_bench
 from turncheck.models.cost import EstimateCost, Utf8JsonCost, message_of
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
@@ -124,6 +123,3 @@ def run(scale: str = "full") -> list[str]:
         f"({len(cols) / dt / 1e6:.1f} M events/s; target ≤ 10 s at 60 000 × 50)"
     )
     return lines
-
-
-register_bench("projector", run)

@@ -5,7 +5,7 @@ with ``fsync='batch'`` (one fdatasync per 256 commits and at close) and prints e
 ≥ 200 000/s); then ``fsync='never'``, ``'always'`` (on fewer turns) and the line store for
 comparison. It reopens the log read-only and prints recovered frames/s (target ≥ 500 000/s:
 read, length + CRC32 check of every frame, id index, decode of the last turn), and the bytes on
-disk of frames, lines and the plain events JSONL for the same turns, and (``bench.store_garbage``)
+disk of frames, lines and the plain events JSONL for the same turns, and (``benchmarks.store_garbage``)
 resync recovery of random and crafted garbage files of the clean log's size. Any other scale uses
 20 000 turns. Rates are per wall-clock second, with the rate per CPU-second of this process
 beside them (on a shared machine the two differ). Timings are printed only, never asserted or
@@ -21,11 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from turncheck.bench.benchmark import register_bench
-from turncheck.bench.store_garbage import recovery_lines
+from benchmarks.store_garbage import recovery_lines
+from benchmarks.store_lines import LineTurnLog
 from turncheck.models.events import Event, Kind, dumps_event
 from turncheck.models.store import TurnLog, TurnStore
-from turncheck.models.store_lines import LineTurnLog
 
 APPEND_TARGET = 200_000
 RECOVERY_TARGET = 500_000
@@ -150,9 +149,6 @@ def run(scale: str) -> list[str]:
         f"wall-clock rates drop when other jobs share the cores, per-CPU-second ones much less"
     )
     return lines
-
-
-register_bench("store", run)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,7 +17,7 @@ from typing import Any
 import simpy
 from simpy.events import Timeout
 
-from turncheck.bench.compare import Comparison, Contender, interleave
+from benchmarks.compare import Comparison, Contender, interleave
 from turncheck.models.trigger import TriggerModel
 from turncheck.sim.simulation import RunSpec, simulate
 

@@ -19,7 +19,6 @@ import importlib.util
 import statistics
 import time
 
-from turncheck.bench.benchmark import register_bench
 from turncheck.models.history import History
 from turncheck.models.peers import PEERS
 from turncheck.models.projector import project
@@ -114,6 +113,3 @@ def by_events(book: object, cost: BpeCost, sizes: tuple[int, ...]) -> list[str]:
     lines.append(f"  (> cap: the previous size took over {CAP_S:.0f} s; peer:llamaindex puts the whole history into a "
                  "fresh Memory each time, an agent's Memory would put one message per request)")  # fmt: skip
     return lines
-
-
-register_bench("peers", run)

@@ -22,7 +22,6 @@ import statistics
 import time
 from typing import Any
 
-from turncheck.bench.benchmark import register_bench
 from turncheck.models.catalog import build_model
 from turncheck.models.locking import worst_case_peak
 from turncheck.sim.explorer import explore
@@ -108,9 +107,6 @@ def load_note() -> str:
         return f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     except OSError:  # pragma: no cover - platforms without getloadavg
         return "load average unknown"
-
-
-register_bench("check", run)
 
 
 if __name__ == "__main__":

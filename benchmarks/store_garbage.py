@@ -94,7 +94,7 @@ def run(scale: str) -> list[str]:
     turns at ``scale`` (200 000 turns at full, 20 000 otherwise)."""
     import tempfile
 
-    from turncheck.bench.store import sample_turns  # bench.store prints these lines too
+    from benchmarks.store import sample_turns  # benchmarks.store prints these lines too
 
     turns = sample_turns(200_000 if scale == "full" else 20_000)
     with tempfile.TemporaryDirectory(prefix="turncheck-bench-garbage-") as tmp:

@@ -18,7 +18,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from turncheck.bench.benchmark import register_bench
 from turncheck.models.session_store import TURN_KINDS, Window
 from turncheck.sim.stress.history import check_run
 from turncheck.sim.stress.runner import Recorder, StressParams, run_stress
@@ -92,6 +91,3 @@ def run(scale: str) -> list[str]:
         lines.append(f"sqlite none, 8 writers, {run_s:g} s: {len(raw.records):,} records, {len(raw.journal):,} commits, "
                      f"peak {report.peak}; analysis {took:.2f} s (target < {ANALYSIS_TARGET_S:g} s for 10 s: {verdict})")  # fmt: skip
     return lines
-
-
-register_bench("stress", run)

@@ -1,0 +1,104 @@
+"""Benchmarks: turncheck's development tool, kept in the repository and out of the wheel.
+
+One module per topic, each with ``run(scale) -> Iterable[str]``: it measures and returns the
+lines to print (figures and ratios of one run; nothing here is a timed test). :data:`BENCHMARKS`
+names them in the order ``all`` runs them, so a new topic is one new file plus its line there.
+``--compare`` runs each topic's comparison instead (:mod:`benchmarks.compare`). The options are
+those of ``turncheck bench`` (:mod:`turncheck.cli.bench`, which imports this package from a
+repository checkout and calls :func:`run`); ``python -m benchmarks`` is the same command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable
+
+from benchmarks import check, peers, projector, store, stress, testbench, trigger
+from turncheck.models.errors import UnknownName
+
+Benchmark = Callable[[str], Iterable[str]]
+
+BENCHMARKS: dict[str, Benchmark] = {
+    "check": check.run,
+    "peers": peers.run,
+    "projector": projector.run,
+    "store": store.run,
+    "stress": stress.run,
+    "testbench": testbench.run,
+    "trigger": trigger.run,
+}
+"""Every benchmark topic by name, in the order ``all`` runs them."""
+
+
+def run(topic: str, scale: str, fmt: str, quiet: bool, compare: bool) -> None:
+    """Print ``topic``'s figures (``all``: every topic's), or its comparison with ``compare``.
+
+    ``fmt="json"`` prints one object per topic per line (its lines and the elapsed seconds: a
+    benchmark's output *is* timings, unlike a result file); per-topic progress lines go to
+    stderr unless ``quiet``.
+    """
+    known = list(BENCHMARKS)
+    chosen = known if topic == "all" else [topic]
+    if topic != "all" and topic not in known:
+        raise UnknownName(f"unknown benchmark {topic!r} (known: {', '.join(known)}, all)")
+    if compare:
+        from benchmarks.compare import TOPICS
+
+        if topic != "all" and topic not in TOPICS:
+            raise UnknownName(
+                f"benchmark {topic!r} has no --compare (topics with one: {', '.join(TOPICS)}, all)"
+            )
+        _compare(chosen, scale, fmt, quiet)
+        return
+    for name in chosen:
+        started = time.perf_counter()
+        header = f"== bench {name} ({scale})"
+        if fmt == "json":
+            if not quiet:
+                print(header, file=sys.stderr, flush=True)
+            lines = list(BENCHMARKS[name](scale))
+            seconds = round(time.perf_counter() - started, 3)
+            obj = {"topic": name, "scale": scale, "lines": lines, "seconds": seconds}
+            print(json.dumps(obj, ensure_ascii=False), flush=True)
+        else:
+            print(header, flush=True)
+            for line in BENCHMARKS[name](scale):
+                print(line, flush=True)
+        if not quiet:
+            print(f"   ({time.perf_counter() - started:.1f} s)", file=sys.stderr, flush=True)
+
+
+def _compare(chosen: list[str], scale: str, fmt: str, quiet: bool) -> None:
+    """Each chosen topic's comparison: one block of lines (or one JSON object) per topic."""
+    from benchmarks import compare
+
+    for name in [t for t in compare.TOPICS if t in chosen]:  # TOPICS order: see its docstring
+        started = time.perf_counter()
+        header = f"== bench {name} --compare ({scale})"
+        if fmt == "table":
+            print(header, flush=True)
+        elif not quiet:
+            print(header, file=sys.stderr, flush=True)
+        before = compare.load_average()
+        results = compare.compare(name, scale)
+        after = compare.load_average()
+        if fmt == "json":
+            obj = {
+                "topic": name,
+                "scale": scale,
+                "compare": [c.as_dict() for c in results],
+                "load_average": {"start": before, "end": after},
+                "cores": os.cpu_count(),
+                "seconds": round(time.perf_counter() - started, 3),
+            }
+            print(json.dumps(obj, ensure_ascii=False), flush=True)
+        else:
+            for c in results:
+                for line in c.lines():
+                    print(line, flush=True)
+            print(f"  {compare.load_line(before, after)}", flush=True)
+        if not quiet:
+            print(f"   ({time.perf_counter() - started:.1f} s)", file=sys.stderr, flush=True)

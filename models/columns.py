@@ -80,12 +80,6 @@ def column_costs(cost: CostModel, cols: EventColumns) -> np.ndarray:
     return np.fromiter((cost.event_cost(e) for e in column_events(cols)), dtype=np.int64, count=len(cols))
 
 
-def _segmented_prefix(flags: np.ndarray, starts: np.ndarray, seg_of_row: np.ndarray) -> np.ndarray:
-    """Prefix sums that restart at every session: value at row i counts rows < i of its session."""
-    c = np.concatenate(([0], np.cumsum(flags, dtype=np.int64)))
-    return c[:-1] - c[starts][seg_of_row]
-
-
 def _pair(kind: np.ndarray, call: np.ndarray, sess_of_row: np.ndarray, n: int) -> tuple[np.ndarray, bool]:
     """``(partner, unique)``: the partner row of every row (-1 when unpaired) — the k-th CALL of
     a (session, call id) pairs with the k-th RESULT — and whether no id repeats within a session

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from turncheck.models.errors import TurncheckError
+from turncheck.models.errors import TurncheckError, read_json
 from turncheck.models.protocol import ProtocolModel, as_model
 
 FORMAT = "turncheck-trace/1"
@@ -144,18 +144,6 @@ def trace_from_json(obj: Any, where: str = "trace") -> Trace:
     )
 
 
-def words_of(model: ProtocolModel[Any, Any], init: int, actions: Sequence[Any]) -> list[str]:
-    """The model's own words for each step (its ``format_action``), saved with a trace so a
-    reader — the report — can show them without importing the model."""
-    model = as_model(model)
-    state = list(model.init_states())[init]
-    out = []
-    for a in actions:
-        out.append(str(model.format_action(state, a)))
-        state = model.step(state, a)
-    return out
-
-
 @dataclass(frozen=True)
 class Recording:
     """The run of a trace as its model told it when the trace was saved (see :func:`recording_of`).
@@ -261,18 +249,7 @@ def load_trace(path: str | Path) -> Trace:
         raise TraceFormatError(f"{p}: no such file")
     if p.is_dir():
         raise TraceFormatError(f"{p}: is a directory, not a trace file")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise TraceFormatError(f"{p}: not UTF-8 text (byte {exc.start})") from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TraceFormatError(f"{p}: malformed JSON ({exc.msg} at line {exc.lineno})") from None
-    except RecursionError:
-        raise TraceFormatError(f"{p}: JSON nested too deeply") from None
-    except ValueError as exc:  # an integer past Python's 4300-digit limit
-        raise TraceFormatError(f"{p}: unreadable JSON ({str(exc).splitlines()[0][:80]})") from None
+    obj = read_json(p, TraceFormatError)
     return trace_from_json(obj, str(p))
 
 

@@ -124,29 +124,6 @@ def _pair(kind: np.ndarray, call: np.ndarray, sess_of_row: np.ndarray, n: int) -
     return partner, unique
 
 
-class ZeroCounts(Sequence[int]):
-    """A prefix-count list that is zero everywhere, without materializing zeros (kept for
-    callers that want one; :func:`build_histories` now shares one real list of zeros per
-    length, which reads faster: clean logs have no inversions, no mixed sources and no
-    RESULT-before-CALL pairs)."""
-
-    def __init__(self, length: int) -> None:
-        self._length = length
-
-    def __len__(self) -> int:
-        return self._length
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [0] * len(range(*i.indices(self._length)))
-        if not -self._length <= i < self._length:
-            raise IndexError(i)
-        return 0
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and len(other) == self._length and not any(other)
-
-
 def _segmented(cols: EventColumns, lo: int, hi: int) -> EventColumns:
     a, b = int(cols.offsets[lo]), int(cols.offsets[hi])
     return EventColumns(
@@ -372,7 +349,6 @@ def _build_block(cols: EventColumns, costs: list[CostModel]) -> Iterator[History
 __all__ = [
     "BlockIndex",
     "ColumnEvents",
-    "ZeroCounts",
     "block_index",
     "build_histories",
     "column_costs",

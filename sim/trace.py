@@ -365,6 +365,9 @@ def replay(model: ProtocolModel[Any, Any], trace: Trace) -> Replay:
 # -- transcript ---------------------------------------------------------------------------------
 
 
+LANE_WIDTH = 36
+
+
 def _strip_actor(text: str, lane: str) -> str:
     if text.lower().startswith(lane) and lane != "step":
         return text[len(lane) :].lstrip(" :")
@@ -378,12 +381,11 @@ def transcript(
     violated: str | None = None,
     *,
     title: str = "",
-    lane_width: int = 36,
 ) -> str:
     """A numbered transcript of the run ``actions`` from ``init``, one lane per actor.
 
     The columns between the step number and the lanes are the model's ``columns(state)`` hook
-    (or its metrics) after each step; lane texts longer than ``lane_width`` wrap. The last lines
+    (or its metrics) after each step; lane texts longer than :data:`LANE_WIDTH` wrap. The last lines
     show the window sent in the final state (``describe_window`` hook) and the property that
     broke, with its description.
     """
@@ -403,9 +405,9 @@ def transcript(
     cells = [[""] * len(lanes) for _ in actions]
     for i, (lane, text) in enumerate(zip(lanes_of, texts, strict=False)):
         cells[i][lanes.index(lane)] = _strip_actor(text, lane)
-    # a lane is as wide as its longest text, but no wider than lane_width: longer texts wrap
+    # a lane is as wide as its longest text, but no wider than LANE_WIDTH: longer texts wrap
     widths = [
-        min(lane_width, max([len(lane)] + [len(row[j]) for row in cells])) for j, lane in enumerate(lanes)
+        min(LANE_WIDTH, max([len(lane)] + [len(row[j]) for row in cells])) for j, lane in enumerate(lanes)
     ]
     widths = [max(w, len(lane)) for w, lane in zip(widths, lanes, strict=True)]
     cwidths = [max([len(n)] + [len(str(r.get(n, ""))) for r in col_rows]) for n in col_names]

@@ -368,7 +368,8 @@ def replay(model: ProtocolModel[Any, Any], trace: Trace) -> Replay:
 LANE_WIDTH = 36
 
 
-def _strip_actor(text: str, lane: str) -> str:
+def strip_actor(text: str, lane: str) -> str:
+    """A step's words without its lane's name in front (the lane column already says who)."""
     if text.lower().startswith(lane) and lane != "step":
         return text[len(lane) :].lstrip(" :")
     return text
@@ -404,7 +405,7 @@ def transcript(
                 col_names.append(name)
     cells = [[""] * len(lanes) for _ in actions]
     for i, (lane, text) in enumerate(zip(lanes_of, texts, strict=False)):
-        cells[i][lanes.index(lane)] = _strip_actor(text, lane)
+        cells[i][lanes.index(lane)] = strip_actor(text, lane)
     # a lane is as wide as its longest text, but no wider than LANE_WIDTH: longer texts wrap
     widths = [
         min(LANE_WIDTH, max([len(lane)] + [len(row[j]) for row in cells])) for j, lane in enumerate(lanes)

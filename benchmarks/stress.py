@@ -20,7 +20,7 @@ from pathlib import Path
 
 from turncheck.models.session_store import TURN_KINDS, Window
 from turncheck.sim.stress.history import check_run
-from turncheck.sim.stress.runner import Recorder, StressParams, run_stress
+from turncheck.sim.stress.runner import Recorder, StressParams, encode_window, run_stress
 from turncheck.sim.stress.stores import StoreSpec
 
 OVERHEAD_TARGET = 0.10
@@ -44,9 +44,11 @@ def _record_cost_us(window_turns: int, n: int = 20000, reads: bool = True) -> fl
         started = time.perf_counter()
         for i in range(n):
             t = time.time()
-            if reads:
-                rec.read("w0.0", t, t, window)
-            rec.append("w0.0", f"w0.0-{i}", t, t, i, i, False, 0, 0, 0)
+            if reads:  # the lines as the runner's writer records them
+                rec.line({"op": "read", "p": "w0.0", "t0": t, "t1": t, "v": window.version,
+                          "w": encode_window(window)})  # fmt: skip
+            rec.line({"op": "append", "p": "w0.0", "id": f"w0.0-{i}", "t0": t, "t1": t, "ok": True, "seq": i,
+                      "turn": i, "trig": False, "waits": 0, "busy": 0, "lost_conn": 0})  # fmt: skip
         took = time.perf_counter() - started
         rec.close()
         return took / n * 1e6

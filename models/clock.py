@@ -185,12 +185,6 @@ def reorder_columns(cols: EventColumns, perm: np.ndarray, ts: np.ndarray) -> Eve
     )
 
 
-def read_columns(cols: EventColumns, clock: ClockParams, seed: int, order: str) -> EventColumns:
-    """Stamp ``cols`` and return them as a reader sorting by ``order`` sees them."""
-    stamps = stamp_columns(cols, clock, seed)
-    return reorder_columns(cols, read_permutation(cols, stamps.ts, stamps.arrival, order), stamps.ts)
-
-
 # -- the protocol model -------------------------------------------------------------------------
 
 # one event in flight or stored: (seq, ts, turn, kind, call)

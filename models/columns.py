@@ -80,12 +80,6 @@ def column_costs(cost: CostModel, cols: EventColumns) -> np.ndarray:
     return np.fromiter((cost.event_cost(e) for e in column_events(cols)), dtype=np.int64, count=len(cols))
 
 
-def _segmented_prefix(flags: np.ndarray, starts: np.ndarray, seg_of_row: np.ndarray) -> np.ndarray:
-    """Prefix sums that restart at every session: value at row i counts rows < i of its session."""
-    c = np.concatenate(([0], np.cumsum(flags, dtype=np.int64)))
-    return c[:-1] - c[starts][seg_of_row]
-
-
 def _pair(kind: np.ndarray, call: np.ndarray, sess_of_row: np.ndarray, n: int) -> tuple[np.ndarray, bool]:
     """``(partner, unique)``: the partner row of every row (-1 when unpaired) — the k-th CALL of
     a (session, call id) pairs with the k-th RESULT — and whether no id repeats within a session
@@ -128,29 +122,6 @@ def _pair(kind: np.ndarray, call: np.ndarray, sess_of_row: np.ndarray, n: int) -
     partner[a] = b
     partner[b] = a
     return partner, unique
-
-
-class ZeroCounts(Sequence[int]):
-    """A prefix-count list that is zero everywhere, without materializing zeros (kept for
-    callers that want one; :func:`build_histories` now shares one real list of zeros per
-    length, which reads faster: clean logs have no inversions, no mixed sources and no
-    RESULT-before-CALL pairs)."""
-
-    def __init__(self, length: int) -> None:
-        self._length = length
-
-    def __len__(self) -> int:
-        return self._length
-
-    def __getitem__(self, i: Any) -> Any:
-        if isinstance(i, slice):
-            return [0] * len(range(*i.indices(self._length)))
-        if not -self._length <= i < self._length:
-            raise IndexError(i)
-        return 0
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and len(other) == self._length and not any(other)
 
 
 def _segmented(cols: EventColumns, lo: int, hi: int) -> EventColumns:
@@ -378,7 +349,6 @@ def _build_block(cols: EventColumns, costs: list[CostModel]) -> Iterator[History
 __all__ = [
     "BlockIndex",
     "ColumnEvents",
-    "ZeroCounts",
     "block_index",
     "build_histories",
     "column_costs",

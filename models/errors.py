@@ -1,5 +1,11 @@
 """The error types users see: each names the problem in one line the CLI prints as is."""
 
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
 
 class TurncheckError(Exception):
     """Base of every error turncheck raises on purpose; the CLI turns it into one line, exit 2."""
@@ -14,3 +20,23 @@ class UnknownName(TurncheckError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else ""
+
+
+def read_json(path: Path, error: type[TurncheckError]) -> Any:
+    """The value of the JSON file ``path``. Every way reading it fails — unreadable, not UTF-8,
+    malformed, nested too deep for the parser, an integer past Python's 4300-digit limit — is one
+    ``error`` line naming the file: a damaged file is data, never a traceback."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{path}: malformed JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise error(f"{path}: JSON nested too deeply") from None
+    except ValueError as exc:
+        raise error(f"{path}: unreadable JSON ({str(exc).splitlines()[0][:80]})") from None

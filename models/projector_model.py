@@ -199,11 +199,6 @@ class ProjectorModel(ProtocolModel[State, Action]):
             if cid != NO_CALL:
                 cid = rename.setdefault(cid, len(rename))
             out.append((kind, cid, size, turn))
-        fresh = len(rename)
-        for c in open_ids:  # never true for reachable states, kept for safety
-            if c not in rename:
-                rename[c] = fresh
-                fresh += 1
         return tuple(out), tuple(sorted(rename[c] for c in open_ids)), in_turn
 
     def format_action(self, state: State, action: Action) -> str:

@@ -121,12 +121,10 @@ class SessionStore(Protocol):
 
     The runner calls :meth:`setup` once (in the parent), then every process builds its own
     instance from the same constructor arguments and calls :meth:`connect`. ``name`` is what
-    reports show; ``journaled`` says the store journals commits as described above (a store that
-    cannot, such as a third-party session class, is checked from acknowledgements only).
+    reports show.
     """
 
     name: str
-    journaled: bool
 
     def setup(self) -> None:
         """Create the schema and start from an empty session (idempotent)."""
@@ -154,7 +152,7 @@ class SessionStore(Protocol):
         ...
 
     def journal(self) -> tuple[JournalEntry, ...]:
-        """Every committed write in sequence order (empty when not ``journaled``)."""
+        """Every committed write in sequence order."""
         ...
 
     def live_ids(self) -> tuple[int, ...]:

@@ -219,10 +219,9 @@ def generate_block(p: WorkloadParams, block: int) -> EventColumns:
     return concat([_generate_block(p, b, first, count)])
 
 
-def generate_columns(p: WorkloadParams, block_range: range | None = None) -> EventColumns:
-    """The whole workload (or the given blocks) as columns, seq numbered from 0 in order."""
-    todo = blocks(p) if block_range is None else [blocks(p)[i] for i in block_range]
-    return concat([_generate_block(p, b, first, count) for b, first, count in todo])
+def generate_columns(p: WorkloadParams) -> EventColumns:
+    """The whole workload as columns, seq numbered from 0 in order."""
+    return concat([_generate_block(p, b, first, count) for b, first, count in blocks(p)])
 
 
 def column_events(cols: EventColumns) -> Iterator[Event]:

@@ -27,7 +27,7 @@ from turncheck.reports.plots.canvas import data_uri
 from turncheck.reports.plots.gallery import Drawn, Missing, gallery
 from turncheck.reports.results_dir import ResultFile, ResultsDir, TraceFile, read_results_dir
 from turncheck.reports.tables import cell_text
-from turncheck.reports.viewer import report_viewer, viewer_head
+from turncheck.reports.viewer import page_path, report_viewer, viewer_head, write_page
 from turncheck.scenarios.base import Table, section_order
 from turncheck.sim.trace import Trace
 
@@ -351,16 +351,10 @@ def write_report(
     ResultFileError
         The directory is missing, or a result or trace file in it is damaged.
     """
-    path = Path(out)
-    if path.is_dir():
-        raise TurncheckError(
-            f"{path} is a directory; give the report's file name (e.g. {path / 'report.html'})"
-        )
+    path = page_path(out, "report.html")
     directory = read_results_dir(results_dir)
     drawn, missing = gallery(directory, progress)
-    page = render_report(directory, drawn, missing, title)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(page, encoding="utf-8")
+    write_page(path, render_report(directory, drawn, missing, title))
     judgements = [j for rf in directory.results for j in rf.result.judgements]
     return ReportSummary(
         path, len(directory.results), len(directory.traces), tuple(d.name for d in drawn),

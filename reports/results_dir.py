@@ -10,13 +10,12 @@ of other kinds are listed as skipped, not errors: a results directory may hold a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from turncheck.models.errors import TurncheckError
+from turncheck.models.errors import TurncheckError, read_json
 from turncheck.reports.tables import RESULT_FORMAT, result_from_json
 from turncheck.scenarios.base import ScenarioResult
 from turncheck.sim.trace import FORMAT as TRACE_FORMAT
@@ -72,23 +71,6 @@ class ResultsDir:
             return str(path)
 
 
-def _read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ResultFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise ResultFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ResultFileError(f"{path}: malformed JSON ({exc.msg} at line {exc.lineno})") from None
-    except RecursionError:
-        raise ResultFileError(f"{path}: JSON nested too deeply") from None
-    except ValueError as exc:  # an integer past Python's 4300-digit limit
-        raise ResultFileError(f"{path}: unreadable JSON ({str(exc).splitlines()[0][:80]})") from None
-
-
 def result_from_object(obj: Any, where: str) -> ScenarioResult:
     """A decoded result object as a :class:`ScenarioResult`; any defect is one line naming ``where``."""
     if not isinstance(obj, dict) or obj.get("format") != RESULT_FORMAT:
@@ -113,7 +95,7 @@ def load_result(path: str | Path) -> ScenarioResult:
     p = Path(path)
     if not p.is_file():
         raise ResultFileError(f"{p}: no such result file")
-    return result_from_object(_read_json(p), str(p))
+    return result_from_object(read_json(p, ResultFileError), str(p))
 
 
 def require_scenario(result: ScenarioResult, accepted: Sequence[str], plot: str, where: str = "") -> None:
@@ -134,7 +116,7 @@ def file_kind(path: Path) -> str | None:
     both: measured results and traces beside its own), else None."""
     if path.suffix != ".json":
         return None
-    obj = _read_json(path)
+    obj = read_json(path, ResultFileError)
     kind = obj.get("format") if isinstance(obj, dict) else None
     return {RESULT_FORMAT: "result", TRACE_FORMAT: "trace"}.get(kind) if isinstance(kind, str) else None
 
@@ -161,7 +143,7 @@ def read_results_dir(root: str | Path) -> ResultsDir:
     skipped: list[tuple[Path, str]] = []
     for path in _json_files(base):
         try:
-            obj = _read_json(path)
+            obj = read_json(path, ResultFileError)
         except ResultFileError as exc:
             skipped.append((path, str(exc).removeprefix(f"{path}: ")))
             continue

@@ -28,9 +28,8 @@ from typing import Any
 
 import networkx as nx
 
-from turncheck.models.errors import TurncheckError
 from turncheck.models.protocol import ProtocolModel, as_model
-from turncheck.reports.viewer import asset, json_script
+from turncheck.reports.viewer import asset, json_script, page_path, write_page
 from turncheck.sim.explorer import Exploration, explore
 
 GRAPH_LIMIT = 150  # states drawn as a graph; larger spaces get the searchable frontier view
@@ -197,19 +196,11 @@ def write_state_space_page(
         ``out`` is a directory or cannot be written (nothing is written).
     """
     model = as_model(model)
-    path = Path(out)
-    if path.is_dir():
-        raise TurncheckError(
-            f"{path} is a directory; give the page's file name (e.g. {path / 'states.html'})"
-        )
+    path = page_path(out, "states.html")
     limit = min(PAGE_LIMIT, max_states) if max_states is not None else PAGE_LIMIT
     result = explore(model, symmetry=symmetry, max_states=limit, max_depth=max_depth, timeout=timeout,
                      record_edges=True)  # fmt: skip
     page, drawn = state_space_page(model, result, limit)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        raise TurncheckError(f"cannot write {path}: {exc.strerror or exc}") from None
+    write_page(path, page)
     return StateSpacePage(path, len(result.states), len(result.edges or ()), result.exhausted, drawn,
                           len(page.encode()))  # fmt: skip

@@ -100,9 +100,8 @@ def result_to_json(result: ScenarioResult) -> dict[str, Any]:
 
 
 def result_from_json(data: Mapping[str, Any]) -> ScenarioResult:
-    """Load a result file written by :func:`write_result`; a file of another kind is refused."""
-    if not isinstance(data, Mapping) or data.get("format") != RESULT_FORMAT:
-        raise ValueError("not a turncheck result file (missing format turncheck-result/1)")
+    """A result object as :func:`write_result` writes it (its format checked by the caller,
+    :func:`~turncheck.reports.results_dir.result_from_object`)."""
     tables = tuple(
         Table(
             name=t["name"],

@@ -136,19 +136,25 @@ def write_trace_page(
         ``out`` is a directory or cannot be written.
     """
     t = trace if isinstance(trace, Trace) else load_trace(trace)
-    if Path(out).is_dir():
-        raise TurncheckError(
-            f"{out} is a directory; give the page's file name (e.g. {Path(out) / 'trace.html'})"
-        )
+    page_path(out, "trace.html")
     return write_view_page(trace_view(t, model), out, title or f"Counterexample: {t.violated} ({t.model})")
 
 
 def write_view_page(view: TraceView, out: str | Path, title: str) -> Path:
-    """Write the standalone viewer page of ``view`` (rendered whole before the file is opened)."""
+    """Write the standalone viewer page of ``view``."""
+    return write_page(page_path(out, "trace.html"), viewer_page(view, title))
+
+
+def page_path(out: str | Path, example: str) -> Path:
+    """``out`` as the file a page goes to; a directory is refused before any work is done."""
     path = Path(out)
     if path.is_dir():
-        raise TurncheckError(f"{path} is a directory; give the page's file name (e.g. {path / 'trace.html'})")
-    page = viewer_page(view, title)
+        raise TurncheckError(f"{path} is a directory; give the page's file name (e.g. {path / example})")
+    return path
+
+
+def write_page(path: Path, page: str) -> Path:
+    """Write a page rendered whole beforehand, so that an error leaves nothing behind."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(page, encoding="utf-8")

@@ -75,9 +75,7 @@ class NoTrace(TurncheckError):
     """The library failed on the model's histories (its own error, named), so no trace was made."""
 
 
-def peer_traces(
-    strategy: str, events: int = 6, properties: Iterable[str] = PROPERTIES, budgets: Iterable[int] = BUDGETS
-) -> list[PeerTrace]:
+def peer_traces(strategy: str, events: int = 6, properties: Iterable[str] = PROPERTIES) -> list[PeerTrace]:
     """The shortest trace per wanted pairing property ``strategy`` breaks within ``events`` appends.
 
     Raises
@@ -86,7 +84,7 @@ def peer_traces(
         The library raised on one of the model's histories.
     """
     best: dict[str, tuple[int, int, tuple[tuple[Any, ...], ...]]] = {}
-    for budget in budgets:
+    for budget in BUDGETS:
         wanted = [p for p in properties if p not in best]
         if not wanted:
             break

@@ -39,10 +39,6 @@ class DeterminismReport:
     steps: int
     divergence: Divergence | None
 
-    @property
-    def deterministic(self) -> bool:
-        return self.divergence is None
-
 
 def _short(value: Any, limit: int = 160) -> str:
     text = repr(value)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from turncheck.models.errors import TurncheckError
+from turncheck.models.errors import TurncheckError, read_json
 from turncheck.models.protocol import ProtocolModel, as_model
 
 FORMAT = "turncheck-trace/1"
@@ -144,18 +144,6 @@ def trace_from_json(obj: Any, where: str = "trace") -> Trace:
     )
 
 
-def words_of(model: ProtocolModel[Any, Any], init: int, actions: Sequence[Any]) -> list[str]:
-    """The model's own words for each step (its ``format_action``), saved with a trace so a
-    reader — the report — can show them without importing the model."""
-    model = as_model(model)
-    state = list(model.init_states())[init]
-    out = []
-    for a in actions:
-        out.append(str(model.format_action(state, a)))
-        state = model.step(state, a)
-    return out
-
-
 @dataclass(frozen=True)
 class Recording:
     """The run of a trace as its model told it when the trace was saved (see :func:`recording_of`).
@@ -261,18 +249,7 @@ def load_trace(path: str | Path) -> Trace:
         raise TraceFormatError(f"{p}: no such file")
     if p.is_dir():
         raise TraceFormatError(f"{p}: is a directory, not a trace file")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise TraceFormatError(f"{p}: not UTF-8 text (byte {exc.start})") from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TraceFormatError(f"{p}: malformed JSON ({exc.msg} at line {exc.lineno})") from None
-    except RecursionError:
-        raise TraceFormatError(f"{p}: JSON nested too deeply") from None
-    except ValueError as exc:  # an integer past Python's 4300-digit limit
-        raise TraceFormatError(f"{p}: unreadable JSON ({str(exc).splitlines()[0][:80]})") from None
+    obj = read_json(p, TraceFormatError)
     return trace_from_json(obj, str(p))
 
 
@@ -388,7 +365,11 @@ def replay(model: ProtocolModel[Any, Any], trace: Trace) -> Replay:
 # -- transcript ---------------------------------------------------------------------------------
 
 
-def _strip_actor(text: str, lane: str) -> str:
+LANE_WIDTH = 36
+
+
+def strip_actor(text: str, lane: str) -> str:
+    """A step's words without its lane's name in front (the lane column already says who)."""
     if text.lower().startswith(lane) and lane != "step":
         return text[len(lane) :].lstrip(" :")
     return text
@@ -401,12 +382,11 @@ def transcript(
     violated: str | None = None,
     *,
     title: str = "",
-    lane_width: int = 36,
 ) -> str:
     """A numbered transcript of the run ``actions`` from ``init``, one lane per actor.
 
     The columns between the step number and the lanes are the model's ``columns(state)`` hook
-    (or its metrics) after each step; lane texts longer than ``lane_width`` wrap. The last lines
+    (or its metrics) after each step; lane texts longer than :data:`LANE_WIDTH` wrap. The last lines
     show the window sent in the final state (``describe_window`` hook) and the property that
     broke, with its description.
     """
@@ -425,10 +405,10 @@ def transcript(
                 col_names.append(name)
     cells = [[""] * len(lanes) for _ in actions]
     for i, (lane, text) in enumerate(zip(lanes_of, texts, strict=False)):
-        cells[i][lanes.index(lane)] = _strip_actor(text, lane)
-    # a lane is as wide as its longest text, but no wider than lane_width: longer texts wrap
+        cells[i][lanes.index(lane)] = strip_actor(text, lane)
+    # a lane is as wide as its longest text, but no wider than LANE_WIDTH: longer texts wrap
     widths = [
-        min(lane_width, max([len(lane)] + [len(row[j]) for row in cells])) for j, lane in enumerate(lanes)
+        min(LANE_WIDTH, max([len(lane)] + [len(row[j]) for row in cells])) for j, lane in enumerate(lanes)
     ]
     widths = [max(w, len(lane)) for w, lane in zip(widths, lanes, strict=True)]
     cwidths = [max([len(n)] + [len(str(r.get(n, ""))) for r in col_rows]) for n in col_names]

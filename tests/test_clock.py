@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from turncheck.models.catalog import build_model
-from turncheck.models.clock import ClockModel, ClockParams, read_columns, read_permutation, stamp_columns
+from turncheck.models.clock import ClockModel, ClockParams, read_permutation, reorder_columns, stamp_columns
 from turncheck.models.errors import BadParameter
 from turncheck.models.invariants import SEQ_ORDERED_TURNS
 from turncheck.models.workload import WorkloadParams, generate_block
@@ -63,7 +63,7 @@ def test_stamps_and_read_orders() -> None:
     quantized = np.mean(stamps.ts != stamps.true_time)
     assert 0.02 < quantized < 0.06  # ~5 % floored to tens (a few were multiples of ten already)
     assert np.array_equal(read_permutation(cols, stamps.ts, stamps.arrival, "seq"), np.arange(len(cols)))
-    by_ts = read_columns(cols, ClockParams(), 5, "ts-seq")
+    by_ts = reorder_columns(cols, read_permutation(cols, stamps.ts, stamps.arrival, "ts-seq"), stamps.ts)
     assert by_ts.offsets.tolist() == cols.offsets.tolist()  # sessions stay contiguous
     for lo, hi in zip(cols.offsets[:-1], cols.offsets[1:], strict=True):
         key = list(zip(by_ts.ts[lo:hi], by_ts.seq[lo:hi], strict=True))

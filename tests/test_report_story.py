@@ -16,7 +16,7 @@ from turncheck.reports.html import LONG_TABLE, write_report
 from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import ScenarioResult, Table, get_scenario, no_progress, parse_params
 from turncheck.sim.checking import run_check, select_properties
-from turncheck.sim.trace import Trace, load_trace, save_trace, words_of
+from turncheck.sim.trace import Trace, load_trace, recording_of, save_trace
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,7 +48,9 @@ def page_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     save_trace(Trace("trigger", dict(model.params), report.counterexample.actions, "no-uncounted-gap-turn",
                      report.counterexample.init), d / "traces" / "gap.json")  # fmt: skip
     steps = (("check", 0), ("check", 1), ("set", 0), ("set", 1))
-    words = words_of(FlagLock(workers=2), 0, steps)  # what `turncheck check` saves with the trace
+    words = recording_of(FlagLock(workers=2), 0, steps, "one-compactor")[
+        "words"
+    ]  # as `turncheck check` saves
     save_trace(Trace("examples.my_lock:FlagLock", {"workers": 2}, steps, "one-compactor", extra={"words": words}),
                d / "traces" / "flag.json")  # fmt: skip
     save_trace(Trace("nowhere.mod:Lock", {}, (("go", 1),), "never"), d / "traces" / "bare.json")

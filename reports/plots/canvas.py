@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import io
 import textwrap
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -181,7 +181,6 @@ def write_figure(
     fig: Figure,
     out_dir: str | Path,
     stem: str,
-    formats: Sequence[str] = FORMATS,
     rendered: Mapping[str, bytes] | None = None,
 ) -> list[Path]:
     """Write ``STEM.png`` and ``STEM.svg`` under ``out_dir``; returns the paths.
@@ -191,7 +190,7 @@ def write_figure(
     nothing half-written.
     """
     done = dict(rendered or {})
-    rendered = {fmt: done[fmt] if fmt in done else figure_bytes(fig, fmt) for fmt in formats}
+    rendered = {fmt: done[fmt] if fmt in done else figure_bytes(fig, fmt) for fmt in FORMATS}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []

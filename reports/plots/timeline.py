@@ -35,7 +35,7 @@ from turncheck.models.catalog import build_model
 from turncheck.models.protocol import ProtocolModel, lane_in_text, order_lanes
 from turncheck.reports.plots.canvas import PALETTE, footnote, new_figure, titled
 from turncheck.reports.plots.plot import Plot, register_plot
-from turncheck.sim.trace import Recording, Trace, load_trace, loads_no_code, recording, replay
+from turncheck.sim.trace import Recording, Trace, load_trace, loads_no_code, recording, replay, strip_actor
 
 WINDOW_COLOUR = "#2ca02c"
 BREAK_COLOUR = "#d62728"
@@ -71,15 +71,9 @@ class Timeline:
     replayed: bool = True
 
 
-def _short(text: str, lane: str) -> str:
-    if lane != "step" and text.lower().startswith(lane):
-        return text[len(lane) :].lstrip(" :")
-    return text
-
-
 def _recorded_timeline(trace: Trace, rec: Recording) -> Timeline:
     """The run as its model told it when the trace was saved (a user's class is never imported)."""
-    steps = tuple(Step(k, lane, _short(text, lane))
+    steps = tuple(Step(k, lane, strip_actor(text, lane))
                   for k, (lane, text) in enumerate(zip(rec.actors, rec.words, strict=True), start=1))  # fmt: skip
     series: dict[str, list[float]] = {}
     for values in rec.metrics:
@@ -101,7 +95,7 @@ def _opaque_timeline(trace: Trace) -> Timeline:
     for k, action in enumerate(trace.actions, start=1):
         text = " ".join(str(x) for x in action)
         lane = lane_in_text(text)
-        steps.append(Step(k, lane, _short(text, lane)))
+        steps.append(Step(k, lane, strip_actor(text, lane)))
     lanes = order_lanes(s.lane for s in steps)
     return Timeline(
         trace.model, dict(trace.params), trace.violated, trace.engine, tuple(steps), lanes,
@@ -127,7 +121,7 @@ def timeline_of(trace: Trace) -> Timeline:
     for k, (state, action) in enumerate(zip(states, actions, strict=False), start=1):
         text = model.format_action(state, action)
         lane = model.actor(state, action)
-        steps.append(Step(k, lane, _short(text, lane)))
+        steps.append(Step(k, lane, strip_actor(text, lane)))
     lanes = model.order_lanes(s.lane for s in steps)
     window, label = model.window_steps(states, actions) if actions else (set(), "")
     window_text = model.describe_window(states[-1])

@@ -71,52 +71,19 @@ def throwaway_server() -> Iterator[str]:
         for path in (root, sock):
             os.chown(path, user.pw_uid, user.pw_gid)
     started = False
+
+    def pg(tool: str, *args: str) -> subprocess.CompletedProcess[str]:
+        command = _as_server_user([str(bin_dir / tool), "-D", str(data), *args])
+        return subprocess.run(command, capture_output=True, text=True, check=False)
+
     try:
-        run = subprocess.run(
-            _as_server_user(
-                [
-                    str(bin_dir / "initdb"),
-                    "-D",
-                    str(data),
-                    "-A",
-                    "trust",
-                    "-U",
-                    "postgres",
-                    "--no-sync",
-                    "-E",
-                    "UTF8",
-                    "--locale=C",
-                ]
-            ),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        run = pg("initdb", *"-A trust -U postgres --no-sync -E UTF8 --locale=C".split())
         if run.returncode != 0:
             raise PostgresUnavailable(f"initdb failed: {run.stderr.strip().splitlines()[-1:]}")
         options = (
             f"-k {sock} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c max_connections=60"
         )
-        run = subprocess.run(
-            _as_server_user(
-                [
-                    str(bin_dir / "pg_ctl"),
-                    "-D",
-                    str(data),
-                    "-o",
-                    options,
-                    "-l",
-                    str(root / "log"),
-                    "-w",
-                    "-t",
-                    "30",
-                    "start",
-                ]
-            ),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        run = pg("pg_ctl", "-o", options, "-l", str(root / "log"), "-w", "-t", "30", "start")
         if run.returncode != 0:
             log = (root / "log").read_text(errors="replace") if (root / "log").exists() else run.stderr
             raise PostgresUnavailable(f"pg_ctl start failed: {log.strip().splitlines()[-1:]}")
@@ -124,11 +91,7 @@ def throwaway_server() -> Iterator[str]:
         yield f"host={sock} dbname=postgres user=postgres"
     finally:
         if started:
-            subprocess.run(
-                _as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]),
-                capture_output=True,
-                check=False,
-            )
+            pg("pg_ctl", "-m", "immediate", "-w", "stop")
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -101,7 +101,6 @@ class PostgresStore:
     """Session store in PostgreSQL tables ``tc_*`` of the database the DSN names."""
 
     name = "postgres"
-    journaled = True
 
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn

@@ -83,7 +83,6 @@ class RawRun:
     ended: float
     kills: tuple[str, ...] = ()
     stuck: tuple[str, ...] = ()
-    history_dir: str = ""
     summaries: tuple[dict[str, Any], ...] = field(default_factory=tuple)
 
 
@@ -102,44 +101,6 @@ class Recorder:
             os.write(self.fd, (json.dumps(obj, separators=(",", ":")) + "\n").encode())
         elif obj.get("op") == "append" and obj.get("ok"):
             self.latencies.append(obj["t1"] - obj["t0"])
-
-    def append(
-        self,
-        name: str,
-        op: str,
-        t0: float,
-        t1: float,
-        seq: int,
-        turn: int,
-        trig: bool,
-        waits: int,
-        busy: int,
-        lost_conn: int,
-    ) -> None:
-        """The hot path: one acknowledged append, formatted without ``json.dumps`` (same JSON)."""
-        if self.record:
-            os.write(
-                self.fd,
-                (
-                    f'{{"op":"append","p":"{name}","id":"{op}","t0":{t0!r},"t1":{t1!r},"ok":true,"seq":{seq},'
-                    f'"turn":{turn},"trig":{"true" if trig else "false"},"waits":{waits},"busy":{busy},'
-                    f'"lost_conn":{lost_conn}}}\n'
-                ).encode(),
-            )
-        else:
-            self.latencies.append(t1 - t0)
-
-    def read(self, name: str, t0: float, t1: float, window: Window) -> None:
-        """One read window, compactly (:func:`encode_window`)."""
-        if self.record:
-            w = encode_window(window)
-            text = f"[[{w[0][0]},{w[0][1]}]]" if len(w) == 1 and isinstance(w[0][1], int) else json.dumps(w)
-            os.write(
-                self.fd,
-                (
-                    f'{{"op":"read","p":"{name}","t0":{t0!r},"t1":{t1!r},"v":{window.version},"w":{text}}}\n'
-                ).encode(),
-            )
 
     def close(self) -> None:
         if not self.record:
@@ -470,6 +431,4 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
         journal, live = store.journal(), store.live_ids()
     finally:
         store.close()
-    return RawRun(
-        p, records, journal, live, started, ended, tuple(killed), tuple(stuck), str(folder), summaries
-    )
+    return RawRun(p, records, journal, live, started, ended, tuple(killed), tuple(stuck), summaries)

@@ -64,7 +64,6 @@ class SidecarStore(ABC):
     """A library's store on ``PATH`` plus the side-car ``PATH.turncheck`` (see the module docstring)."""
 
     name: str
-    journaled = True
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)

@@ -100,7 +100,6 @@ class SqliteStore:
     process kill, which is the fault ``stress --kill`` injects; not across power loss)."""
 
     name = "sqlite"
-    journaled = True
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)

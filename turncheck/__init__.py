@@ -63,6 +63,12 @@ _PUBLIC: dict[str, str] = {
     "register_plot": "turncheck.reports.plots.plot",
     "Plot": "turncheck.reports.plots.plot",
     "register_bench": "turncheck.bench.benchmark",
+    "register_store": "turncheck.sim.stress.stores",
+    "Store": "turncheck.sim.stress.stores",
+    "register_peer": "turncheck.models.peers",
+    "Peer": "turncheck.models.peers",
+    "register_locking": "turncheck.models.locking",
+    "Locking": "turncheck.models.locking",
 }
 
 __all__ = [
@@ -101,6 +107,12 @@ __all__ = [
     "register_plot",
     "Plot",
     "register_bench",
+    "register_store",
+    "Store",
+    "register_peer",
+    "Peer",
+    "register_locking",
+    "Locking",
 ]
 
 if TYPE_CHECKING:
@@ -110,7 +122,9 @@ if TYPE_CHECKING:
     from turncheck.models.errors import TurncheckError
     from turncheck.models.events import Event, Kind, read_jsonl, write_jsonl
     from turncheck.models.history import History
+    from turncheck.models.locking import Locking, register_locking
     from turncheck.models.messages import message_trimmer
+    from turncheck.models.peers import Peer, register_peer
     from turncheck.models.projector import (
         STRATEGIES,
         Window,
@@ -126,6 +140,7 @@ if TYPE_CHECKING:
     from turncheck.scenarios.sweep import sweep
     from turncheck.sim.explorer import explore
     from turncheck.sim.stateful import machine_for
+    from turncheck.sim.stress.stores import Store, register_store
 
 
 def __getattr__(name: str) -> Any:

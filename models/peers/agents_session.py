@@ -33,6 +33,7 @@ from turncheck.models.cost import CostModel, content_of
 from turncheck.models.errors import TurncheckError
 from turncheck.models.events import Kind
 from turncheck.models.history import History
+from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import TOOL_NAME
 from turncheck.models.peers.selection import Selection, window_of
@@ -132,3 +133,8 @@ def select(history: History, budget: int, cost: CostModel, limit: int | None = N
 def session_limit(history: History, budget: int, cost: CostModel) -> Window:
     """``peer:openai-agents``: ``get_items(limit=N)`` + the SDK's orphan pruning."""
     return window_of(history, budget, cost, select(history, budget, cost), "peer:openai-agents")
+
+
+register_peer(Peer("peer:openai-agents", session_limit, "openai-agents", "agents",
+                   "Runner.run(session, RunConfig(session_settings=SessionSettings(limit=N)))",
+                   "item count N (N chosen by ours)", colour="#637939", marker="X", hollow=True))  # fmt: skip

@@ -33,6 +33,7 @@ from typing import Any
 from turncheck.models.cost import CostModel, content_of
 from turncheck.models.events import Kind
 from turncheck.models.history import History
+from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import TOOL_NAME, Span, fitting_messages, span_costs, spans, text_counter
 from turncheck.models.peers.selection import Selection, invented_event, selection_of_objects, window_of
@@ -159,3 +160,14 @@ def head_and_tail(history: History, budget: int, cost: CostModel) -> Window:
     return window_of(
         history, budget, cost, select(history, budget, cost, "head-tail"), "peer:autogen-head-tail"
     )
+
+
+register_peer(Peer("peer:autogen-buffered", buffered, "autogen-core", "autogen_core",
+                   "BufferedChatCompletionContext(buffer_size=N)", "message count N (N chosen by ours)",
+                   extra="frameworks"))  # fmt: skip
+register_peer(Peer("peer:autogen-token-limited", token_limited, "autogen-core", "autogen_core",
+                   "TokenLimitedChatCompletionContext(token_limit)", "ours (model client count_tokens)",
+                   extra="frameworks"))  # fmt: skip
+register_peer(Peer("peer:autogen-head-tail", head_and_tail, "autogen-core", "autogen_core",
+                   "HeadAndTailChatCompletionContext(head_size=1, tail_size=N)",
+                   "message count (tail chosen by ours)", extra="frameworks"))  # fmt: skip

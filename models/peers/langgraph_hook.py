@@ -37,6 +37,7 @@ from typing import Any
 
 from turncheck.models.cost import CostModel
 from turncheck.models.history import History
+from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.langchain_trim import langchain_messages
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import spans
@@ -112,3 +113,8 @@ def select(history: History, budget: int, cost: CostModel) -> Selection:
 def pre_model_hook(history: History, budget: int, cost: CostModel) -> Window:
     """``peer:langgraph``: ``create_react_agent(pre_model_hook=trim_messages …)``."""
     return window_of(history, budget, cost, select(history, budget, cost), "peer:langgraph")
+
+
+register_peer(Peer("peer:langgraph", pre_model_hook, "langgraph", "langgraph",
+                   "create_react_agent(pre_model_hook=trim_messages)",
+                   "its own (count_tokens_approximately)", extra="frameworks"))  # fmt: skip

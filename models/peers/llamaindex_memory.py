@@ -41,6 +41,7 @@ from turncheck.models.cost import CostModel, content_of
 from turncheck.models.errors import TurncheckError
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
+from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import TOOL_NAME, Span, arguments, span_costs, spans, text_counter
 from turncheck.models.peers.selection import Selection, window_of
@@ -205,3 +206,9 @@ def memory(history: History, budget: int, cost: CostModel) -> Window:
 def chat_memory_buffer(history: History, budget: int, cost: CostModel) -> Window:
     """``peer:llamaindex``: ``ChatMemoryBuffer(token_limit=budget).get()``."""
     return window_of(history, budget, cost, select(history, budget, cost), "peer:llamaindex")
+
+
+register_peer(Peer("peer:llamaindex", memory, "llama-index-core", "llama_index",
+                   "Memory(token_limit): aput each message, aget()",
+                   "its own (default tokenizer, tiktoken cl100k_base)", colour="#17becf", marker="h",
+                   hollow=True))  # fmt: skip

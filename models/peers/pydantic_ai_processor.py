@@ -33,6 +33,7 @@ from turncheck.models.cost import CostModel, content_of
 from turncheck.models.errors import TurncheckError
 from turncheck.models.events import Event, Kind, detect_cjk
 from turncheck.models.history import History
+from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import TOOL_NAME, Span, fitting_messages, spans
 from turncheck.models.peers.selection import Selection, window_of
@@ -137,3 +138,8 @@ def select(history: History, budget: int, cost: CostModel, keep: int | None = No
 def keep_recent(history: History, budget: int, cost: CostModel) -> Window:
     """``peer:pydantic-ai``: ``ProcessHistory(keep_recent)`` with the docs' keep-last-N processor."""
     return window_of(history, budget, cost, select(history, budget, cost), "peer:pydantic-ai")
+
+
+register_peer(Peer("peer:pydantic-ai", keep_recent, "pydantic-ai-slim", "pydantic_ai",
+                   "ProcessHistory(keep_recent) (keep last N)", "message count N (N chosen by ours)",
+                   extra="frameworks"))  # fmt: skip

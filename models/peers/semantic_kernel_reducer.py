@@ -28,6 +28,7 @@ from typing import Any
 from turncheck.models.cost import CostModel, content_of
 from turncheck.models.events import Kind
 from turncheck.models.history import History
+from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import TOOL_NAME, Span, fitting_messages, spans
 from turncheck.models.peers.selection import Selection, invented_event, selection_of_objects, window_of
@@ -117,3 +118,11 @@ def summarization(history: History, budget: int, cost: CostModel) -> Window:
     """``peer:semantic-kernel-summary``: ``ChatHistorySummarizationReducer(target_count=N).reduce()``."""
     return window_of(history, budget, cost, select(history, budget, cost, summarize=True),
                      "peer:semantic-kernel-summary")  # fmt: skip
+
+
+register_peer(Peer("peer:semantic-kernel", truncation, "semantic-kernel", "semantic_kernel",
+                   "ChatHistoryTruncationReducer(target_count=N)", "message count N (N chosen by ours)",
+                   extra="frameworks"))  # fmt: skip
+register_peer(Peer("peer:semantic-kernel-summary", summarization, "semantic-kernel", "semantic_kernel",
+                   "ChatHistorySummarizationReducer(target_count=N, service=stub)",
+                   "message count N (N chosen by ours)", extra="frameworks"))  # fmt: skip

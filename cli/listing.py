@@ -63,5 +63,6 @@ def list_command(
 
 def register(app: typer.Typer) -> None:
     app.command(
-        "list", help="List what is registered: strategies, models, scenarios, plots, benchmarks, ..."
+        "list",
+        help="List what is registered: strategies, models, scenarios, plots, benchmarks, stores, peers, lockings.",
     )(list_command)

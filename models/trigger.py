@@ -103,9 +103,7 @@ class TriggerParams:
         if isinstance(self.turns, bool) or not isinstance(self.turns, int) or self.turns < 0:
             raise BadParameter(f"parameter turns must be an integer >= 0 (0: unbounded), got {self.turns!r}")
         if self.locking not in LOCKINGS:
-            raise BadParameter(
-                f"parameter locking: {self.locking!r} is not one of {', '.join(LOCKINGS)}"
-            )
+            raise BadParameter(f"parameter locking: {self.locking!r} is not one of {', '.join(LOCKINGS)}")
 
 
 class TriggerModel(ProtocolModel[TriggerState, Action]):

@@ -5,26 +5,12 @@ results), lets the library choose what to keep, and maps the result back to our 
 suffix window with our structural report, or — when the library's choice is not a suffix — a
 :class:`~models.peers.selection.PeerWindow` describing exactly what it sends.
 
-| id | library call |
-|----|--------------|
-| ``peer:langchain`` | ``langchain_core.messages.trim_messages(strategy="last")`` |
-| ``peer:langchain-human`` | the same with ``start_on="human"`` |
-| ``peer:llamaindex`` | ``Memory.from_defaults(token_limit)``: ``aput`` each message, ``aget()`` |
-| ``peer:litellm`` | ``litellm.utils.trim_messages(max_tokens=budget − frame)`` |
-| ``peer:openai-agents`` | ``Runner.run(session=SQLiteSession, RunConfig(session_settings=SessionSettings(limit=N)))`` |
-| ``peer:semantic-kernel`` | ``ChatHistoryTruncationReducer(target_count=N).reduce()`` |
-| ``peer:semantic-kernel-summary`` | ``ChatHistorySummarizationReducer(service=stub, target_count=N).reduce()`` |
-| ``peer:autogen-buffered`` | ``BufferedChatCompletionContext(buffer_size=N).get_messages()`` |
-| ``peer:autogen-token-limited`` | ``TokenLimitedChatCompletionContext(client, token_limit).get_messages()`` |
-| ``peer:autogen-head-tail`` | ``HeadAndTailChatCompletionContext(head_size=1, tail_size=N).get_messages()`` |
-| ``peer:langgraph`` | ``create_react_agent(pre_model_hook=trim_messages …)`` |
-| ``peer:pydantic-ai`` | ``Agent(capabilities=[ProcessHistory(keep_recent)])`` |
-
 The libraries are optional (extras ``peers`` and ``frameworks``) and imported only when a peer first runs.
 
 A peer is one module: its projector function(s) and one :func:`register_peer` of a :class:`Peer`
 each (``turncheck.register_peer`` for an extension). This package is the registry's home: it
-imports each built-in module, which registers its peers, in the order of the table above.
+imports each built-in module, which registers its peers (``turncheck list peers`` lists them;
+the ``peers`` scenario's ``libraries`` table says what each one calls).
 """
 
 from __future__ import annotations

@@ -66,10 +66,10 @@ def item_key(item: dict[str, Any]) -> tuple[Any, ...]:
 def recording_model() -> Any:
     """An Agents SDK ``Model`` that records the input of every request (``.inputs``) and answers
     with one assistant message: the stand-in for an LLM behind ``Runner.run`` (no network)."""
-    interface = require("agents.models.interface", "openai-agents")
-    items = require("agents.items", "openai-agents")
-    usage = require("agents.usage", "openai-agents")
-    responses = require("openai.types.responses", "openai-agents")
+    interface = require("agents.models.interface", "peer:openai-agents")
+    items = require("agents.items", "peer:openai-agents")
+    usage = require("agents.usage", "peer:openai-agents")
+    responses = require("openai.types.responses", "peer:openai-agents")
 
     class RecordingModel(interface.Model):  # type: ignore[misc, name-defined]
         def __init__(self) -> None:
@@ -92,7 +92,7 @@ def recording_model() -> Any:
 async def _prepare(items: list[dict[str, Any]], limit: int, current: str) -> list[Any]:
     """``Runner.run(agent, current, session=SQLiteSession(...), run_config=RunConfig(
     session_settings=SessionSettings(limit=N)))`` and the input its model was sent."""
-    agents = require("agents", "openai-agents")
+    agents = require("agents", "peer:openai-agents")
     session = agents.SQLiteSession("turncheck")
     model = recording_model()
     try:

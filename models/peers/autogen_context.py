@@ -44,8 +44,8 @@ SOURCE = "turncheck"
 
 def autogen_messages(history: History, message_spans: list[Span]) -> list[Any]:
     """``autogen_core.models`` messages for the spans (RESULT runs grouped)."""
-    models = require("autogen_core.models", "autogen-core")
-    core = require("autogen_core", "autogen-core")
+    models = require("autogen_core.models", "peer:autogen-buffered")
+    core = require("autogen_core", "peer:autogen-buffered")
     events = history.events
     out: list[Any] = []
     for span in message_spans:
@@ -71,7 +71,7 @@ def autogen_messages(history: History, message_spans: list[Span]) -> list[Any]:
 
 def counting_client(messages: list[Any], costs: list[int], cost: CostModel) -> Any:
     """A ``ChatCompletionClient`` that counts with our cost model and records what it is sent."""
-    models = require("autogen_core.models", "autogen-core")
+    models = require("autogen_core.models", "peer:autogen-buffered")
     known = {id(m): c for m, c in zip(messages, costs, strict=True)}
     count_text = text_counter(cost)
 
@@ -123,7 +123,7 @@ async def _messages_of(context: Any, messages: list[Any]) -> list[Any]:
 def select(history: History, budget: int, cost: CostModel, context: str) -> Selection:
     """What the model context ``context`` (``buffered``, ``token-limited``, ``head-tail``)
     returns of ``history``, as a selection."""
-    contexts = require("autogen_core.model_context", "autogen-core")
+    contexts = require("autogen_core.model_context", "peer:autogen-buffered")
     message_spans = spans(history, group_results=True)
     messages = autogen_messages(history, message_spans)
     fits = max(1, fitting_messages(history, cost, budget, message_spans))

@@ -29,7 +29,7 @@ from turncheck.models.projector import Window
 
 def langchain_messages(history: History, message_spans: list[Span]) -> list[Any]:
     """LangChain message objects for the spans; each message's ``id`` is its span index."""
-    lc = require("langchain_core.messages", "langchain")
+    lc = require("langchain_core.messages", "peer:langchain")
     events = history.events
     out: list[Any] = []
     for i, span in enumerate(message_spans):
@@ -52,7 +52,7 @@ def langchain_messages(history: History, message_spans: list[Span]) -> list[Any]
 
 def select(history: History, budget: int, cost: CostModel, start_on_human: bool = False) -> Selection:
     """What ``trim_messages(strategy="last")`` keeps of ``history``, as history positions."""
-    lc = require("langchain_core.messages", "langchain")
+    lc = require("langchain_core.messages", "peer:langchain")
     message_spans = spans(history)
     costs = span_costs(history, cost, message_spans)
     messages = langchain_messages(history, message_spans)

@@ -119,7 +119,7 @@ def map_back(
 
 def select(history: History, budget: int, cost: CostModel, model: str | None = None) -> Selection:
     """What ``litellm.trim_messages`` keeps of ``history``, as history positions."""
-    utils = require("litellm.utils", "litellm")
+    utils = require("litellm.utils", "peer:litellm")
     message_spans = spans(history)
     messages = [openai_message(history, s) for s in message_spans]
     with quiet_litellm():

@@ -50,7 +50,7 @@ from turncheck.models.projector import MandatoryInputExceedsBudget, Window
 
 def llamaindex_messages(history: History, message_spans: list[Span]) -> list[Any]:
     """LlamaIndex ``ChatMessage`` objects for the spans."""
-    types = require("llama_index.core.base.llms.types", "llamaindex")
+    types = require("llama_index.core.base.llms.types", "peer:llamaindex")
     events = history.events
     out: list[Any] = []
     for span in message_spans:
@@ -106,7 +106,7 @@ class SuffixCounter:
 
 def select(history: History, budget: int, cost: CostModel) -> Selection:
     """What ``ChatMemoryBuffer.get`` returns of ``history``, as history positions."""
-    memory = require("llama_index.core.memory", "llamaindex")
+    memory = require("llama_index.core.memory", "peer:llamaindex")
     message_spans = spans(history)
     messages = llamaindex_messages(history, message_spans)
     counter = SuffixCounter(
@@ -150,8 +150,8 @@ async def _memory_windows(messages: list[Any], ends: list[int], token_limit: int
     """``Memory`` on its default store (in-memory SQLite through SQLAlchemy), on an engine we
     create so we can dispose of it before the event loop closes (the default engine's
     connection thread would outlive ``asyncio.run`` and report a closed loop)."""
-    memory = require("llama_index.core.memory", "llamaindex")
-    engine = require("sqlalchemy.ext.asyncio", "llamaindex").create_async_engine(
+    memory = require("llama_index.core.memory", "peer:llamaindex")
+    engine = require("sqlalchemy.ext.asyncio", "peer:llamaindex").create_async_engine(
         "sqlite+aiosqlite:///:memory:"
     )
     try:

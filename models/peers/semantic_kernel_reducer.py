@@ -39,8 +39,8 @@ SUMMARY_PREFIX = "Summary of the earlier conversation"
 
 def sk_messages(history: History, message_spans: list[Span]) -> list[Any]:
     """Semantic Kernel ``ChatMessageContent`` objects for the spans."""
-    c = require("semantic_kernel.contents", "semantic-kernel")
-    role = require("semantic_kernel.contents.utils.author_role", "semantic-kernel").AuthorRole
+    c = require("semantic_kernel.contents", "peer:semantic-kernel")
+    role = require("semantic_kernel.contents.utils.author_role", "peer:semantic-kernel").AuthorRole
     events = history.events
     out: list[Any] = []
     for span in message_spans:
@@ -67,9 +67,9 @@ def recording_summarizer() -> Any:
     """A Semantic Kernel chat-completion service that summarises without a model: it answers
     ``"Summary of the earlier conversation (K messages): <first words of each>"`` and records
     every chat history it was sent (``.requests``)."""
-    base = require("semantic_kernel.connectors.ai.chat_completion_client_base", "semantic-kernel")
-    c = require("semantic_kernel.contents", "semantic-kernel")
-    role = require("semantic_kernel.contents.utils.author_role", "semantic-kernel").AuthorRole
+    base = require("semantic_kernel.connectors.ai.chat_completion_client_base", "peer:semantic-kernel")
+    c = require("semantic_kernel.contents", "peer:semantic-kernel")
+    role = require("semantic_kernel.contents.utils.author_role", "peer:semantic-kernel").AuthorRole
 
     class RecordingSummarizer(base.ChatCompletionClientBase):  # type: ignore[misc, name-defined]
         requests: list[list[str]] = []
@@ -92,7 +92,7 @@ async def _reduce(reducer: Any) -> list[Any]:
 def select(history: History, budget: int, cost: CostModel, summarize: bool = False,
            target: int | None = None) -> Selection:  # fmt: skip
     """What the reducer keeps of ``history`` (and the summary it writes), as a selection."""
-    reducers = require("semantic_kernel.contents", "semantic-kernel")
+    reducers = require("semantic_kernel.contents", "peer:semantic-kernel")
     message_spans = spans(history)
     messages = sk_messages(history, message_spans)
     if target is None:

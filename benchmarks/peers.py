@@ -24,7 +24,6 @@ from turncheck.models.peers import PEERS
 from turncheck.models.projector import project
 from turncheck.models.tokenizer import ENCODINGS, BpeCost, count_tokens
 from turncheck.models.workload import WorkloadParams, generate_columns
-from turncheck.scenarios.peers import LIBRARY
 from turncheck.scenarios.real_text import dressed_sessions, phrasebook
 
 BUDGET = 4000
@@ -68,8 +67,8 @@ def run(scale: str = "full") -> list[str]:
     lines.append(f"per-request time (ms, median of {sessions} sessions), budget {BUDGET}, {cost.name}:")
     lines.append("  strategy                      " + "".join(f"{t:>7} turns" for t in turns))
     for name in ("M0", *PEERS):
-        if name in LIBRARY and importlib.util.find_spec(LIBRARY[name]) is None:
-            lines.append(f"  {name:30}skipped: {LIBRARY[name]} is not installed")
+        if name in PEERS and importlib.util.find_spec(PEERS[name].module) is None:
+            lines.append(f"  {name:30}skipped: {PEERS[name].module} is not installed")
             continue
         project(histories[turns[0]][0], BUDGET, name, cost)  # imports the library once
         row = []
@@ -93,8 +92,8 @@ def by_events(book: object, cost: BpeCost, sizes: tuple[int, ...]) -> list[str]:
     lines = [f"per-request time by history length (ms, one request at the end), budget {BUDGET}, {cost.name}:",
              "  strategy                    " + "".join(f"{n:>12,} ev" for n in sizes)]  # fmt: skip
     for name in ("M0", *PEERS):
-        if name in LIBRARY and importlib.util.find_spec(LIBRARY[name]) is None:
-            lines.append(f"  {name:28}skipped: {LIBRARY[name]} is not installed")
+        if name in PEERS and importlib.util.find_spec(PEERS[name].module) is None:
+            lines.append(f"  {name:28}skipped: {PEERS[name].module} is not installed")
             continue
         project(History(session[:20], costs=(cost,)), BUDGET, name, cost)  # imports the library once
         cells: list[str] = []

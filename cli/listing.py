@@ -1,5 +1,5 @@
-"""``turncheck list [KIND]``: what is registered — strategies, models, scenarios, plots —
-built-ins first, then what extensions added, and which extensions were loaded.
+"""``turncheck list [KIND]``: what is registered — strategies, models, scenarios, plots, stores,
+peers, lockings — built-ins first, then what extensions added, and which extensions were loaded.
 
 Everything is read from the registries (:mod:`turncheck.models.registry`), the same ones the
 commands take their names from, so what this lists is exactly what they accept.
@@ -17,17 +17,21 @@ import typer
 from turncheck.cli.options import FormatOpt
 from turncheck.models.registry import load_plugins
 
-Kind = Literal["strategies", "models", "scenarios", "plots", "extensions"]
+Kind = Literal["strategies", "models", "scenarios", "plots", "stores", "peers", "lockings", "extensions"]
 
 
 def registries() -> dict[str, Mapping[str, Any]]:
     """Each kind's registry, by the word ``turncheck list`` uses for it."""
     from turncheck.models.catalog import MODELS
+    from turncheck.models.locking import LOCKINGS
+    from turncheck.models.peers import PEERS
     from turncheck.models.projector import STRATEGIES
     from turncheck.reports.plots.plot import PLOTS
     from turncheck.scenarios.base import SCENARIOS
+    from turncheck.sim.stress.stores import STORES
 
-    return {"strategies": STRATEGIES, "models": MODELS, "scenarios": SCENARIOS, "plots": PLOTS}
+    return {"strategies": STRATEGIES, "models": MODELS, "scenarios": SCENARIOS, "plots": PLOTS,
+            "stores": STORES, "peers": PEERS, "lockings": LOCKINGS}  # fmt: skip
 
 
 def listing() -> dict[str, list[str]]:
@@ -41,8 +45,8 @@ def list_command(
     kind: Annotated[Kind | None, typer.Argument(help="One kind only, one name per line.")] = None,
     fmt: FormatOpt = "table",
 ) -> None:
-    """List the registered strategies, models, scenarios and plots, and the
-    extensions (entry-point group turncheck.plugins) that were loaded."""
+    """List the registered strategies, models, scenarios, plots, stores, peers and
+    lockings, and the extensions (entry-point group turncheck.plugins) that were loaded."""
     names = listing()
     if kind is not None:
         names = {kind: names[kind]}
@@ -55,4 +59,7 @@ def list_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("list", help="List what is registered: strategies, models, scenarios, plots.")(list_command)
+    app.command(
+        "list",
+        help="List what is registered: strategies, models, scenarios, plots, stores, peers, lockings.",
+    )(list_command)

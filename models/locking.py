@@ -6,7 +6,8 @@ rule — when it *reads* the count (the trigger sees ``live > maxTurns`` inside 
 the act *deletes* — next to its closed-form bounds in both readings, its declared bound, its
 display name and its house colour. :mod:`models.trigger` is the one place the rule is
 interpreted; the closed forms, the scenarios, the plots and the CLI choices read the same value
-from :data:`LOCKINGS`, so adding a strategy is one entry there.
+from the registry :data:`LOCKINGS`, so adding a strategy is one :func:`register_locking` — in a
+module of its own for an extension (``turncheck.register_locking``).
 
 Closed-form worst-case peak of live turns
 -----------------------------------------
@@ -79,7 +80,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from turncheck.models.errors import UnknownName
+from turncheck.models.registry import Registry
 
 Reads = Literal["on-trigger", "on-trigger-and-after-conflict", "in-append"]
 Acts = Literal["after-gap", "after-gap-if-unchanged", "in-append"]
@@ -256,9 +257,16 @@ def _trim_to_declared(a: int | None, g: int, m: int) -> int | None:
     return None if a is None else m + a * g
 
 
-LOCKINGS: dict[str, Locking] = {
-    s.name: s
-    for s in (
+LOCKINGS: Registry[Locking] = Registry("locking strategy")
+"""Every locking strategy by name: the built-ins below, then what extensions registered."""
+
+
+def register_locking(strategy: Locking) -> Locking:
+    """Register ``strategy`` under its name; refused if the name or the colour is taken."""
+    return LOCKINGS.register(strategy.name, strategy)
+
+
+LOCKING_NAMES: tuple[str, ...] = tuple(register_locking(s).name for s in (
         Locking(
             "none", "no lock", "no lock: read the count, delete count_read − maxTurns a gap later",
             reads="on-trigger", acts="after-gap", locks="nothing", deletes="count-read",
@@ -312,10 +320,9 @@ LOCKINGS: dict[str, Locking] = {
             peak_formula="M + A·G", post_formula="M",
             strength=2, colour="#8c6d31", marker="^",
         ),
-    )
-}  # fmt: skip
-
-LOCKING_NAMES: tuple[str, ...] = tuple(LOCKINGS)
+))  # fmt: skip
+"""The built-in strategies: what a scenario runs unless told otherwise, so results stay the same
+whatever extensions are installed."""
 ALWAYS_BOUNDED: tuple[str, ...] = tuple(n for n in LOCKING_NAMES if LOCKINGS[n].always_bounded)
 
 if TYPE_CHECKING:
@@ -325,11 +332,9 @@ else:  # the choices typer offers are the table's names, in its order
 
 
 def locking(name: str) -> Locking:
-    """The strategy called ``name``; raises :class:`UnknownName` listing the known ones."""
-    try:
-        return LOCKINGS[name]
-    except KeyError:
-        raise UnknownName(f"unknown locking strategy {name!r} (known: {', '.join(LOCKINGS)})") from None
+    """The strategy called ``name``; raises :class:`~turncheck.models.registry.UnknownRegistration`
+    (an ``UnknownName``) listing the known ones."""
+    return LOCKINGS[name]
 
 
 def by_strength(names: tuple[str, ...] | None = None) -> tuple[str, ...]:

@@ -393,7 +393,9 @@ def register_strategy(
     compared: bool = True,
 ) -> Any:
     """Register ``project`` as strategy ``name`` (or use as ``@register_strategy(name, ...)``);
-    returns the function unchanged. See :class:`NamedStrategy` for the rest."""
+    returns the function unchanged. See :class:`NamedStrategy` for the rest. Refused
+    (:class:`~turncheck.models.registry.DuplicateRegistration`, naming the holder) when the name
+    or the colour is taken: one colour draws one strategy in every plot."""
 
     def add(fn: Strategy) -> Strategy:
         STRATEGIES.register(name, NamedStrategy(name, fn, colour, marker, linestyle, hollow, compared))
@@ -437,9 +439,9 @@ def resolve_strategy(spec: str | Strategy) -> Strategy:
     if named is not None:
         return named.project
     if spec.startswith("peer:"):
-        from turncheck.models.peers import peer_projector  # optional peer libraries, imported lazily
+        from turncheck.models.peers import PEERS  # their libraries are imported when a peer runs
 
-        return peer_projector(spec)  # type: ignore[no-any-return]
+        return PEERS[spec].project
     if spec.startswith(MESSAGES_PREFIX):
         from turncheck.models.messages import message_projector
 

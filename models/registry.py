@@ -1,6 +1,7 @@
 """The one way turncheck is extended: a named registry per kind, filled the same way for every kind.
 
-Strategies, scenarios, plots and catalog models each have one :class:`Registry`.
+Strategies, scenarios, plots, catalog models, stores, peers and locking strategies
+each have one :class:`Registry`.
 Two rules fill them, and only these two:
 
 * **Built-ins register when their module is imported.** Each kind names its *home*, the one
@@ -13,9 +14,11 @@ Two rules fill them, and only these two:
   ``turncheck.register_*`` functions. The command line calls it before it builds its choices.
 
 Invariants: a name is registered once per kind (a second registration is refused, naming both
-the kind and the name); names list in registration order, built-ins before extensions; an
-unknown name is a :class:`UnknownRegistration` — a :class:`~turncheck.models.errors.TurncheckError`
-the command line prints as one line naming the choices.
+the kind and the name), and so is a colour (a value's ``colour``, when it has one, draws that one
+name in every plot: a second taker is refused, naming the holder); names list in registration
+order, built-ins before extensions; an unknown name is a :class:`UnknownRegistration` — a
+:class:`~turncheck.models.errors.TurncheckError` the command line prints as one line naming the
+choices.
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ class Registry(Mapping[str, T], Generic[T]):
     def register(self, name: str, value: Any = None) -> Any:
         """``registry.register(name, value)``, or ``@registry.register(name)`` as a decorator.
 
-        Raises :class:`DuplicateRegistration` when ``name`` is already registered.
+        Raises :class:`DuplicateRegistration` when ``name``, or the value's colour, is taken.
         """
         if value is None:
             return lambda v: self.register(name, v)
@@ -81,6 +84,14 @@ class Registry(Mapping[str, T], Generic[T]):
             raise DuplicateRegistration(f"a {self.kind} needs a non-empty name, got {name!r}")
         if name in self._entries:
             raise DuplicateRegistration(f"{self.kind} {name!r} is registered twice")
+        colour = getattr(value, "colour", None)
+        holder = next(
+            (n for n, v in self._entries.items() if colour and getattr(v, "colour", None) == colour), None
+        )
+        if holder is not None:
+            raise DuplicateRegistration(
+                f"{self.kind} {name!r}: colour {colour!r} is taken by {self.kind} {holder!r}"
+            )
         self._entries[name] = value
         if _plugins_state == "loading":
             self._extensions.append(name)

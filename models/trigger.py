@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 
 from turncheck.models.errors import BadParameter
 from turncheck.models.invariants import BOUNDED_PEAK_TURNS, NO_UNCOUNTED_GAP_TURN, WITHIN_MAX_TURNS
-from turncheck.models.locking import LOCKING_NAMES, Locking, locking
+from turncheck.models.locking import LOCKINGS, Locking, locking
 from turncheck.models.protocol import (
     ClosedForm,
     FieldValue,
@@ -102,10 +102,8 @@ class TriggerParams:
             raise BadParameter(f"parameter max_turns must be an integer >= 1, got {self.max_turns!r}")
         if isinstance(self.turns, bool) or not isinstance(self.turns, int) or self.turns < 0:
             raise BadParameter(f"parameter turns must be an integer >= 0 (0: unbounded), got {self.turns!r}")
-        if self.locking not in LOCKING_NAMES:
-            raise BadParameter(
-                f"parameter locking: {self.locking!r} is not one of {', '.join(LOCKING_NAMES)}"
-            )
+        if self.locking not in LOCKINGS:
+            raise BadParameter(f"parameter locking: {self.locking!r} is not one of {', '.join(LOCKINGS)}")
 
 
 class TriggerModel(ProtocolModel[TriggerState, Action]):
@@ -584,4 +582,4 @@ def locking_of(name: str) -> Locking:
     try:
         return locking(name)
     except KeyError:
-        raise BadParameter(f"parameter locking: {name!r} is not one of {', '.join(LOCKING_NAMES)}") from None
+        raise BadParameter(f"parameter locking: {name!r} is not one of {', '.join(LOCKINGS)}") from None

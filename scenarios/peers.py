@@ -73,37 +73,6 @@ def default_strategies() -> tuple[str, ...]:
     return (*compared_strategies(), *PEERS)
 
 
-# strategy → (module that must be importable, distribution whose version is reported)
-LIBRARIES: dict[str, tuple[str, str]] = {
-    "peer:langchain": ("langchain_core", "langchain-core"),
-    "peer:langchain-human": ("langchain_core", "langchain-core"),
-    "peer:llamaindex": ("llama_index", "llama-index-core"),
-    "peer:litellm": ("litellm", "litellm"),
-    "peer:openai-agents": ("agents", "openai-agents"),
-    "peer:semantic-kernel": ("semantic_kernel", "semantic-kernel"),
-    "peer:semantic-kernel-summary": ("semantic_kernel", "semantic-kernel"),
-    "peer:autogen-buffered": ("autogen_core", "autogen-core"),
-    "peer:autogen-token-limited": ("autogen_core", "autogen-core"),
-    "peer:autogen-head-tail": ("autogen_core", "autogen-core"),
-    "peer:langgraph": ("langgraph", "langgraph"),
-    "peer:pydantic-ai": ("pydantic_ai", "pydantic-ai-slim"),
-}
-LIBRARY = {name: module for name, (module, _) in LIBRARIES.items()}
-# whose token counting each peer trims by
-COUNTING: dict[str, str] = {
-    "peer:langchain": "ours (token_counter)",
-    "peer:langchain-human": "ours (token_counter)",
-    "peer:llamaindex": "its own (default tokenizer, tiktoken cl100k_base)",
-    "peer:litellm": "its own (token_counter of gpt-4o / gpt-4)",
-    "peer:openai-agents": "item count N (N chosen by ours)",
-    "peer:semantic-kernel": "message count N (N chosen by ours)",
-    "peer:semantic-kernel-summary": "message count N (N chosen by ours)",
-    "peer:autogen-buffered": "message count N (N chosen by ours)",
-    "peer:autogen-token-limited": "ours (model client count_tokens)",
-    "peer:autogen-head-tail": "message count (tail chosen by ours)",
-    "peer:langgraph": "its own (count_tokens_approximately)",
-    "peer:pydantic-ai": "message count N (N chosen by ours)",
-}
 MANIFOLDS = (1.0, 0.97, 0.90)
 PEER_COLUMNS = (
     "strategy", "case", "p_result", "p_parallel", "requests", "orphanRes", "orphanResRequests", "orphanCall",
@@ -175,17 +144,13 @@ def check(p: PeersParams) -> None:
     """Before anything runs: the optional libraries this run needs are installed."""
     make_cost(p.cost)  # a BPE cost model without tiktoken is refused here, naming the extra
     needed = {"faker": ("faker", EXTRA)} | {
-        LIBRARY[s]: (s, "frameworks" if s in FRAMEWORKS else EXTRA) for s in p.strategies if s in LIBRARY
+        PEERS[s].module: (s, PEERS[s].extra) for s in p.strategies if s in PEERS
     }
     for module, (user, extra) in needed.items():
         if importlib.util.find_spec(module) is None:
             raise MissingExtra(
                 f"{user} needs {module}, which is not installed: pip install 'turncheck[{extra}]'"
             )
-
-
-FRAMEWORKS = frozenset(s for s, (_, dist) in LIBRARIES.items()
-                       if dist in ("semantic-kernel", "autogen-core", "langgraph", "pydantic-ai-slim"))  # fmt: skip
 
 
 def manifold_histories(p: PeersParams, p_result: float, cost: CostModel, book: Phrasebook,
@@ -321,14 +286,14 @@ def library_rows(strategies: tuple[str, ...]) -> list[tuple[Cell, ...]]:
     """Per peer: the distribution and version that ran, the call, whose counting."""
     rows: list[tuple[Cell, ...]] = []
     for name in strategies:
-        if name not in LIBRARIES:
+        peer = PEERS.lookup(name)
+        if peer is None:
             continue
-        dist = LIBRARIES[name][1]
         try:
-            version = importlib.metadata.version(dist)
+            version = importlib.metadata.version(peer.library)
         except importlib.metadata.PackageNotFoundError:
             version = "not installed"
-        rows.append((name, dist, version, PEERS[name][2], COUNTING[name]))
+        rows.append((name, peer.library, version, peer.call, peer.counting))
     return rows
 
 
@@ -459,7 +424,7 @@ def run(p: PeersParams, progress: Progress) -> ScenarioResult:
         ),
     )
     if p.timing_sizes:
-        strategies = [s for s in p.strategies if s not in LIBRARY or importlib.util.find_spec(LIBRARY[s])]
+        strategies = [s for s in p.strategies if s not in PEERS or importlib.util.find_spec(PEERS[s].module)]
         attachments[TIMING_FILE] = timing_result(
             strategies, p.timing_sizes, p.budget, cost, p.timing_cap, book, p.seed, params_dict(p)
         )

@@ -63,10 +63,10 @@ def test_shortest_traces_replay_and_show_in_the_viewer_and_report(tmp_path: Path
 def test_the_saved_traces_still_break_the_same_way(path: Path) -> None:
     import importlib.util
 
-    from turncheck.scenarios.peers import LIBRARY
+    from turncheck.models.peers import PEERS
 
     trace = load_trace(path)
-    module = LIBRARY[trace.params["strategy"]]
+    module = PEERS[trace.params["strategy"]].module
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} is not installed")
     assert replay(build_model("projector", trace.params), trace).verdict == "same"

@@ -23,7 +23,7 @@ from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import UnknownName
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
-from turncheck.models.peers import PEERS, peer_projector
+from turncheck.models.peers import PEERS
 from turncheck.models.peers.agents_session import agent_items, item_key
 from turncheck.models.peers.litellm_trim import _shortened, map_back, model_for
 from turncheck.models.peers.llamaindex_memory import SuffixCounter
@@ -327,8 +327,8 @@ def test_peer_ids_resolve_lazily_and_unknown_ones_are_refused() -> None:
     assert callable(resolve_strategy("peer:langchain"))
     with pytest.raises(UnknownName, match="peer:langchain-human"):
         resolve_strategy("peer:haystack")
-    with pytest.raises(UnknownName):
-        peer_projector("langchain")
+    with pytest.raises(UnknownName, match=r"^unknown peer 'langchain' \(known: peer:langchain, "):
+        PEERS["langchain"]
 
 
 def test_a_missing_library_is_one_line_naming_the_extra(

@@ -29,9 +29,9 @@ def files(result, out: Path) -> dict[str, bytes]:  # type: ignore[no-untyped-def
 
 
 def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> None:
-    from turncheck.scenarios.peers import LIBRARY
+    from turncheck.models.peers import PEERS
 
-    for lib in sorted(set(LIBRARY.values())):
+    for lib in sorted({p.module for p in PEERS.values()}):
         if importlib.util.find_spec(lib) is None:  # find, never import: litellm must import offline
             pytest.skip(f"{lib} is not installed")
     args = (
@@ -46,7 +46,7 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
     peers = first.table("peers")
     assert peers.columns[:5] == ("strategy", "case", "p_result", "p_parallel", "requests")
     strategies = {r["strategy"] for r in peers.records()}
-    assert strategies == {"M0", "M1", "M2", "M3", "M4", "M5", *LIBRARY}
+    assert strategies == {"M0", "M1", "M2", "M3", "M4", "M5", *PEERS}
     assert len(strategies) == 18
     cases = [r["case"] for r in peers.records() if r["strategy"] == "M0"]
     assert cases == ["p_result 1.00", "p_result 0.90", "parallel 0.30", "oversized turn"]
@@ -58,7 +58,7 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
     assert by[("peer:langchain", "p_result 1.00")]["orphanRes"] == by[("M0", "p_result 1.00")]["orphanRes"]
     assert by[("peer:openai-agents", "p_result 0.90")]["orphanCall"] == 0
     libraries = {r["strategy"]: r for r in first.table("libraries").records()}
-    assert set(libraries) == set(LIBRARY) and all(r["version"] != "not installed" for r in libraries.values())
+    assert set(libraries) == set(PEERS) and all(r["version"] != "not installed" for r in libraries.values())
     assert libraries["peer:langgraph"]["counting"].startswith("its own")
     repros = first.table("reproductions").records()
     lc = next(r for r in repros if r["strategy"] == "peer:langchain" and r["property"] == "orphanRes")

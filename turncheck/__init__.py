@@ -61,6 +61,12 @@ _PUBLIC: dict[str, str] = {
     "Judgement": "turncheck.scenarios.base",
     "register_plot": "turncheck.reports.plots.plot",
     "Plot": "turncheck.reports.plots.plot",
+    "register_store": "turncheck.sim.stress.stores",
+    "Store": "turncheck.sim.stress.stores",
+    "register_peer": "turncheck.models.peers",
+    "Peer": "turncheck.models.peers",
+    "register_locking": "turncheck.models.locking",
+    "Locking": "turncheck.models.locking",
 }
 
 __all__ = [
@@ -98,6 +104,12 @@ __all__ = [
     "Judgement",
     "register_plot",
     "Plot",
+    "register_store",
+    "Store",
+    "register_peer",
+    "Peer",
+    "register_locking",
+    "Locking",
 ]
 
 if TYPE_CHECKING:
@@ -106,7 +118,9 @@ if TYPE_CHECKING:
     from turncheck.models.errors import TurncheckError
     from turncheck.models.events import Event, Kind, read_jsonl, write_jsonl
     from turncheck.models.history import History
+    from turncheck.models.locking import Locking, register_locking
     from turncheck.models.messages import message_trimmer
+    from turncheck.models.peers import Peer, register_peer
     from turncheck.models.projector import (
         STRATEGIES,
         Window,
@@ -122,6 +136,7 @@ if TYPE_CHECKING:
     from turncheck.scenarios.sweep import sweep
     from turncheck.sim.explorer import explore
     from turncheck.sim.stateful import machine_for
+    from turncheck.sim.stress.stores import Store, register_store
 
 
 def __getattr__(name: str) -> Any:

@@ -33,6 +33,7 @@ from turncheck.models.cost import CostModel, content_of
 from turncheck.models.errors import TurncheckError
 from turncheck.models.events import Kind
 from turncheck.models.history import History
+from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import TOOL_NAME
 from turncheck.models.peers.selection import Selection, window_of
@@ -65,10 +66,10 @@ def item_key(item: dict[str, Any]) -> tuple[Any, ...]:
 def recording_model() -> Any:
     """An Agents SDK ``Model`` that records the input of every request (``.inputs``) and answers
     with one assistant message: the stand-in for an LLM behind ``Runner.run`` (no network)."""
-    interface = require("agents.models.interface", "openai-agents")
-    items = require("agents.items", "openai-agents")
-    usage = require("agents.usage", "openai-agents")
-    responses = require("openai.types.responses", "openai-agents")
+    interface = require("agents.models.interface", "peer:openai-agents")
+    items = require("agents.items", "peer:openai-agents")
+    usage = require("agents.usage", "peer:openai-agents")
+    responses = require("openai.types.responses", "peer:openai-agents")
 
     class RecordingModel(interface.Model):  # type: ignore[misc, name-defined]
         def __init__(self) -> None:
@@ -91,7 +92,7 @@ def recording_model() -> Any:
 async def _prepare(items: list[dict[str, Any]], limit: int, current: str) -> list[Any]:
     """``Runner.run(agent, current, session=SQLiteSession(...), run_config=RunConfig(
     session_settings=SessionSettings(limit=N)))`` and the input its model was sent."""
-    agents = require("agents", "openai-agents")
+    agents = require("agents", "peer:openai-agents")
     session = agents.SQLiteSession("turncheck")
     model = recording_model()
     try:
@@ -132,3 +133,8 @@ def select(history: History, budget: int, cost: CostModel, limit: int | None = N
 def session_limit(history: History, budget: int, cost: CostModel) -> Window:
     """``peer:openai-agents``: ``get_items(limit=N)`` + the SDK's orphan pruning."""
     return window_of(history, budget, cost, select(history, budget, cost), "peer:openai-agents")
+
+
+register_peer(Peer("peer:openai-agents", session_limit, "openai-agents", "agents",
+                   "Runner.run(session, RunConfig(session_settings=SessionSettings(limit=N)))",
+                   "item count N (N chosen by ours)", colour="#637939", marker="X", hollow=True))  # fmt: skip

@@ -33,6 +33,7 @@ from typing import Any
 from turncheck.models.cost import CostModel, content_of
 from turncheck.models.events import Kind
 from turncheck.models.history import History
+from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import TOOL_NAME, Span, fitting_messages, span_costs, spans, text_counter
 from turncheck.models.peers.selection import Selection, invented_event, selection_of_objects, window_of
@@ -43,8 +44,8 @@ SOURCE = "turncheck"
 
 def autogen_messages(history: History, message_spans: list[Span]) -> list[Any]:
     """``autogen_core.models`` messages for the spans (RESULT runs grouped)."""
-    models = require("autogen_core.models", "autogen-core")
-    core = require("autogen_core", "autogen-core")
+    models = require("autogen_core.models", "peer:autogen-buffered")
+    core = require("autogen_core", "peer:autogen-buffered")
     events = history.events
     out: list[Any] = []
     for span in message_spans:
@@ -70,7 +71,7 @@ def autogen_messages(history: History, message_spans: list[Span]) -> list[Any]:
 
 def counting_client(messages: list[Any], costs: list[int], cost: CostModel) -> Any:
     """A ``ChatCompletionClient`` that counts with our cost model and records what it is sent."""
-    models = require("autogen_core.models", "autogen-core")
+    models = require("autogen_core.models", "peer:autogen-buffered")
     known = {id(m): c for m, c in zip(messages, costs, strict=True)}
     count_text = text_counter(cost)
 
@@ -122,7 +123,7 @@ async def _messages_of(context: Any, messages: list[Any]) -> list[Any]:
 def select(history: History, budget: int, cost: CostModel, context: str) -> Selection:
     """What the model context ``context`` (``buffered``, ``token-limited``, ``head-tail``)
     returns of ``history``, as a selection."""
-    contexts = require("autogen_core.model_context", "autogen-core")
+    contexts = require("autogen_core.model_context", "peer:autogen-buffered")
     message_spans = spans(history, group_results=True)
     messages = autogen_messages(history, message_spans)
     fits = max(1, fitting_messages(history, cost, budget, message_spans))
@@ -159,3 +160,14 @@ def head_and_tail(history: History, budget: int, cost: CostModel) -> Window:
     return window_of(
         history, budget, cost, select(history, budget, cost, "head-tail"), "peer:autogen-head-tail"
     )
+
+
+register_peer(Peer("peer:autogen-buffered", buffered, "autogen-core", "autogen_core",
+                   "BufferedChatCompletionContext(buffer_size=N)", "message count N (N chosen by ours)",
+                   extra="frameworks"))  # fmt: skip
+register_peer(Peer("peer:autogen-token-limited", token_limited, "autogen-core", "autogen_core",
+                   "TokenLimitedChatCompletionContext(token_limit)", "ours (model client count_tokens)",
+                   extra="frameworks"))  # fmt: skip
+register_peer(Peer("peer:autogen-head-tail", head_and_tail, "autogen-core", "autogen_core",
+                   "HeadAndTailChatCompletionContext(head_size=1, tail_size=N)",
+                   "message count (tail chosen by ours)", extra="frameworks"))  # fmt: skip

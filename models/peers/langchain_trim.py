@@ -20,6 +20,7 @@ from typing import Any
 from turncheck.models.cost import CostModel, content_of
 from turncheck.models.events import Kind
 from turncheck.models.history import History
+from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import TOOL_NAME, Span, arguments, span_costs, spans
 from turncheck.models.peers.selection import Selection, window_of
@@ -28,7 +29,7 @@ from turncheck.models.projector import Window
 
 def langchain_messages(history: History, message_spans: list[Span]) -> list[Any]:
     """LangChain message objects for the spans; each message's ``id`` is its span index."""
-    lc = require("langchain_core.messages", "langchain")
+    lc = require("langchain_core.messages", "peer:langchain")
     events = history.events
     out: list[Any] = []
     for i, span in enumerate(message_spans):
@@ -51,7 +52,7 @@ def langchain_messages(history: History, message_spans: list[Span]) -> list[Any]
 
 def select(history: History, budget: int, cost: CostModel, start_on_human: bool = False) -> Selection:
     """What ``trim_messages(strategy="last")`` keeps of ``history``, as history positions."""
-    lc = require("langchain_core.messages", "langchain")
+    lc = require("langchain_core.messages", "peer:langchain")
     message_spans = spans(history)
     costs = span_costs(history, cost, message_spans)
     messages = langchain_messages(history, message_spans)
@@ -80,3 +81,11 @@ def trim_last_human(history: History, budget: int, cost: CostModel) -> Window:
     return window_of(
         history, budget, cost, select(history, budget, cost, start_on_human=True), "peer:langchain-human"
     )
+
+
+register_peer(Peer("peer:langchain", trim_last, "langchain-core", "langchain_core",
+                   "trim_messages(strategy='last')", "ours (token_counter)", colour="#8c564b",
+                   marker="<"))  # fmt: skip
+register_peer(Peer("peer:langchain-human", trim_last_human, "langchain-core", "langchain_core",
+                   "trim_messages(strategy='last', start_on='human')", "ours (token_counter)",
+                   colour="#e377c2", marker=">"))  # fmt: skip

@@ -37,6 +37,7 @@ from typing import Any
 
 from turncheck.models.cost import CostModel
 from turncheck.models.history import History
+from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.langchain_trim import langchain_messages
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import spans
@@ -48,9 +49,9 @@ REFUSAL = "INVALID_CHAT_HISTORY"
 
 def recording_model() -> Any:
     """A LangChain chat model that records each request's messages (``.requests``)."""
-    chat_models = require("langchain_core.language_models.chat_models", "langgraph")
-    outputs = require("langchain_core.outputs", "langgraph")
-    lc = require("langchain_core.messages", "langgraph")
+    chat_models = require("langchain_core.language_models.chat_models", "peer:langgraph")
+    outputs = require("langchain_core.outputs", "peer:langgraph")
+    lc = require("langchain_core.messages", "peer:langgraph")
 
     class RecordingChatModel(chat_models.BaseChatModel):  # type: ignore[misc, name-defined]
         requests: list[list[Any]] = []
@@ -73,8 +74,8 @@ def recording_model() -> Any:
 
 def select(history: History, budget: int, cost: CostModel) -> Selection:
     """What the ReAct agent's model is sent of ``history``, as history positions."""
-    lc = require("langchain_core.messages", "langgraph")
-    prebuilt = require("langgraph.prebuilt", "langgraph")
+    lc = require("langchain_core.messages", "peer:langgraph")
+    prebuilt = require("langgraph.prebuilt", "peer:langgraph")
     message_spans = spans(history)
     messages = langchain_messages(history, message_spans)
     room = budget - cost.frame
@@ -112,3 +113,8 @@ def select(history: History, budget: int, cost: CostModel) -> Selection:
 def pre_model_hook(history: History, budget: int, cost: CostModel) -> Window:
     """``peer:langgraph``: ``create_react_agent(pre_model_hook=trim_messages …)``."""
     return window_of(history, budget, cost, select(history, budget, cost), "peer:langgraph")
+
+
+register_peer(Peer("peer:langgraph", pre_model_hook, "langgraph", "langgraph",
+                   "create_react_agent(pre_model_hook=trim_messages)",
+                   "its own (count_tokens_approximately)", extra="frameworks"))  # fmt: skip

@@ -11,24 +11,13 @@ import importlib
 import os
 from types import ModuleType
 
-from turncheck.models.tokenizer import EXTRA, MissingExtra
-
-DISTRIBUTIONS = {
-    "langchain": "langchain-core",
-    "llamaindex": "llama-index-core",
-    "litellm": "litellm",
-    "openai-agents": "openai-agents",
-    "semantic-kernel": "semantic-kernel",
-    "autogen-core": "autogen-core",
-    "langgraph": "langgraph",
-    "pydantic-ai": "pydantic-ai-slim",
-}
-EXTRA_OF = {"semantic-kernel": "frameworks", "autogen-core": "frameworks", "langgraph": "frameworks",
-            "pydantic-ai": "frameworks"}  # fmt: skip
+from turncheck.models.peers import PEERS
+from turncheck.models.tokenizer import MissingExtra
 
 
 def require(module: str, peer: str) -> ModuleType:
-    """Import ``module`` for peer ``peer`` or raise :class:`MissingExtra` naming the extra.
+    """Import ``module`` for peer ``peer`` (its id) or raise :class:`MissingExtra` naming the
+    peer's distribution and extra (its :class:`~turncheck.models.peers.Peer` value's).
 
     litellm is imported with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` and ``LITELLM_OFFLINE_MODE=true``
     (unless the user chose values), so its import reads the cost map shipped in the wheel instead
@@ -40,8 +29,7 @@ def require(module: str, peer: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        dist = DISTRIBUTIONS.get(peer, peer)
-        extra = EXTRA_OF.get(peer, EXTRA)
+        p = PEERS[peer]
         raise MissingExtra(
-            f"peer:{peer} needs {dist} ({exc.name or module} is not installed): pip install 'turncheck[{extra}]'"
+            f"{peer} needs {p.library} ({exc.name or module} is not installed): pip install 'turncheck[{p.extra}]'"
         ) from None

@@ -36,6 +36,7 @@ from turncheck.models.cost import CostModel
 from turncheck.models.errors import TurncheckError
 from turncheck.models.events import Event
 from turncheck.models.history import History
+from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import Span, openai_message, spans
 from turncheck.models.peers.selection import Selection, window_of
@@ -118,7 +119,7 @@ def map_back(
 
 def select(history: History, budget: int, cost: CostModel, model: str | None = None) -> Selection:
     """What ``litellm.trim_messages`` keeps of ``history``, as history positions."""
-    utils = require("litellm.utils", "litellm")
+    utils = require("litellm.utils", "peer:litellm")
     message_spans = spans(history)
     messages = [openai_message(history, s) for s in message_spans]
     with quiet_litellm():
@@ -133,3 +134,8 @@ def select(history: History, budget: int, cost: CostModel, model: str | None = N
 def trim_messages(history: History, budget: int, cost: CostModel) -> Window:
     """``peer:litellm``: ``litellm.trim_messages(max_tokens=budget − frame)``."""
     return window_of(history, budget, cost, select(history, budget, cost), "peer:litellm")
+
+
+register_peer(Peer("peer:litellm", trim_messages, "litellm", "litellm",
+                   "litellm.utils.trim_messages(max_tokens)",
+                   "its own (token_counter of gpt-4o / gpt-4)", colour="#393b79", marker="*"))  # fmt: skip

@@ -41,6 +41,7 @@ from turncheck.models.cost import CostModel, content_of
 from turncheck.models.errors import TurncheckError
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
+from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import TOOL_NAME, Span, arguments, span_costs, spans, text_counter
 from turncheck.models.peers.selection import Selection, window_of
@@ -49,7 +50,7 @@ from turncheck.models.projector import MandatoryInputExceedsBudget, Window
 
 def llamaindex_messages(history: History, message_spans: list[Span]) -> list[Any]:
     """LlamaIndex ``ChatMessage`` objects for the spans."""
-    types = require("llama_index.core.base.llms.types", "llamaindex")
+    types = require("llama_index.core.base.llms.types", "peer:llamaindex")
     events = history.events
     out: list[Any] = []
     for span in message_spans:
@@ -105,7 +106,7 @@ class SuffixCounter:
 
 def select(history: History, budget: int, cost: CostModel) -> Selection:
     """What ``ChatMemoryBuffer.get`` returns of ``history``, as history positions."""
-    memory = require("llama_index.core.memory", "llamaindex")
+    memory = require("llama_index.core.memory", "peer:llamaindex")
     message_spans = spans(history)
     messages = llamaindex_messages(history, message_spans)
     counter = SuffixCounter(
@@ -149,8 +150,8 @@ async def _memory_windows(messages: list[Any], ends: list[int], token_limit: int
     """``Memory`` on its default store (in-memory SQLite through SQLAlchemy), on an engine we
     create so we can dispose of it before the event loop closes (the default engine's
     connection thread would outlive ``asyncio.run`` and report a closed loop)."""
-    memory = require("llama_index.core.memory", "llamaindex")
-    engine = require("sqlalchemy.ext.asyncio", "llamaindex").create_async_engine(
+    memory = require("llama_index.core.memory", "peer:llamaindex")
+    engine = require("sqlalchemy.ext.asyncio", "peer:llamaindex").create_async_engine(
         "sqlite+aiosqlite:///:memory:"
     )
     try:
@@ -205,3 +206,9 @@ def memory(history: History, budget: int, cost: CostModel) -> Window:
 def chat_memory_buffer(history: History, budget: int, cost: CostModel) -> Window:
     """``peer:llamaindex``: ``ChatMemoryBuffer(token_limit=budget).get()``."""
     return window_of(history, budget, cost, select(history, budget, cost), "peer:llamaindex")
+
+
+register_peer(Peer("peer:llamaindex", memory, "llama-index-core", "llama_index",
+                   "Memory(token_limit): aput each message, aget()",
+                   "its own (default tokenizer, tiktoken cl100k_base)", colour="#17becf", marker="h",
+                   hollow=True))  # fmt: skip

@@ -33,6 +33,7 @@ from turncheck.models.cost import CostModel, content_of
 from turncheck.models.errors import TurncheckError
 from turncheck.models.events import Event, Kind, detect_cjk
 from turncheck.models.history import History
+from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import TOOL_NAME, Span, fitting_messages, spans
 from turncheck.models.peers.selection import Selection, window_of
@@ -44,7 +45,7 @@ UNPROCESSED = "unprocessed tool calls"
 
 def pydantic_messages(history: History, message_spans: list[Span]) -> list[Any]:
     """Pydantic AI ``ModelRequest``/``ModelResponse`` objects for the spans (RESULT runs grouped)."""
-    m = require("pydantic_ai.messages", "pydantic-ai")
+    m = require("pydantic_ai.messages", "peer:pydantic-ai")
     events = history.events
     out: list[Any] = []
     for span in message_spans:
@@ -84,10 +85,10 @@ def part_kind(part: Any) -> Kind | None:
 
 def select(history: History, budget: int, cost: CostModel, keep: int | None = None) -> Selection:
     """What the agent's model is sent of ``history`` (the current question, last, left out)."""
-    pai = require("pydantic_ai", "pydantic-ai")
-    capabilities = require("pydantic_ai.capabilities", "pydantic-ai")
-    function = require("pydantic_ai.models.function", "pydantic-ai")
-    m = require("pydantic_ai.messages", "pydantic-ai")
+    pai = require("pydantic_ai", "peer:pydantic-ai")
+    capabilities = require("pydantic_ai.capabilities", "peer:pydantic-ai")
+    function = require("pydantic_ai.models.function", "peer:pydantic-ai")
+    m = require("pydantic_ai.messages", "peer:pydantic-ai")
     message_spans = spans(history, group_results=True)
     messages = pydantic_messages(history, message_spans)
     n_keep = keep if keep is not None else fitting_messages(history, cost, budget, message_spans) + 1
@@ -105,7 +106,7 @@ def select(history: History, budget: int, cost: CostModel, keep: int | None = No
     agent = pai.Agent(function.FunctionModel(model), capabilities=[capabilities.ProcessHistory(keep_recent)])
     try:
         agent.run_sync(current, message_history=messages)
-    except require("pydantic_ai.exceptions", "pydantic-ai").UserError as exc:
+    except require("pydantic_ai.exceptions", "peer:pydantic-ai").UserError as exc:
         if UNPROCESSED not in str(exc):
             raise
         return Selection((), refused=True)
@@ -137,3 +138,8 @@ def select(history: History, budget: int, cost: CostModel, keep: int | None = No
 def keep_recent(history: History, budget: int, cost: CostModel) -> Window:
     """``peer:pydantic-ai``: ``ProcessHistory(keep_recent)`` with the docs' keep-last-N processor."""
     return window_of(history, budget, cost, select(history, budget, cost), "peer:pydantic-ai")
+
+
+register_peer(Peer("peer:pydantic-ai", keep_recent, "pydantic-ai-slim", "pydantic_ai",
+                   "ProcessHistory(keep_recent) (keep last N)", "message count N (N chosen by ours)",
+                   extra="frameworks"))  # fmt: skip

@@ -28,6 +28,7 @@ from typing import Any
 from turncheck.models.cost import CostModel, content_of
 from turncheck.models.events import Kind
 from turncheck.models.history import History
+from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import TOOL_NAME, Span, fitting_messages, spans
 from turncheck.models.peers.selection import Selection, invented_event, selection_of_objects, window_of
@@ -38,8 +39,8 @@ SUMMARY_PREFIX = "Summary of the earlier conversation"
 
 def sk_messages(history: History, message_spans: list[Span]) -> list[Any]:
     """Semantic Kernel ``ChatMessageContent`` objects for the spans."""
-    c = require("semantic_kernel.contents", "semantic-kernel")
-    role = require("semantic_kernel.contents.utils.author_role", "semantic-kernel").AuthorRole
+    c = require("semantic_kernel.contents", "peer:semantic-kernel")
+    role = require("semantic_kernel.contents.utils.author_role", "peer:semantic-kernel").AuthorRole
     events = history.events
     out: list[Any] = []
     for span in message_spans:
@@ -66,9 +67,9 @@ def recording_summarizer() -> Any:
     """A Semantic Kernel chat-completion service that summarises without a model: it answers
     ``"Summary of the earlier conversation (K messages): <first words of each>"`` and records
     every chat history it was sent (``.requests``)."""
-    base = require("semantic_kernel.connectors.ai.chat_completion_client_base", "semantic-kernel")
-    c = require("semantic_kernel.contents", "semantic-kernel")
-    role = require("semantic_kernel.contents.utils.author_role", "semantic-kernel").AuthorRole
+    base = require("semantic_kernel.connectors.ai.chat_completion_client_base", "peer:semantic-kernel")
+    c = require("semantic_kernel.contents", "peer:semantic-kernel")
+    role = require("semantic_kernel.contents.utils.author_role", "peer:semantic-kernel").AuthorRole
 
     class RecordingSummarizer(base.ChatCompletionClientBase):  # type: ignore[misc, name-defined]
         requests: list[list[str]] = []
@@ -91,7 +92,7 @@ async def _reduce(reducer: Any) -> list[Any]:
 def select(history: History, budget: int, cost: CostModel, summarize: bool = False,
            target: int | None = None) -> Selection:  # fmt: skip
     """What the reducer keeps of ``history`` (and the summary it writes), as a selection."""
-    reducers = require("semantic_kernel.contents", "semantic-kernel")
+    reducers = require("semantic_kernel.contents", "peer:semantic-kernel")
     message_spans = spans(history)
     messages = sk_messages(history, message_spans)
     if target is None:
@@ -117,3 +118,11 @@ def summarization(history: History, budget: int, cost: CostModel) -> Window:
     """``peer:semantic-kernel-summary``: ``ChatHistorySummarizationReducer(target_count=N).reduce()``."""
     return window_of(history, budget, cost, select(history, budget, cost, summarize=True),
                      "peer:semantic-kernel-summary")  # fmt: skip
+
+
+register_peer(Peer("peer:semantic-kernel", truncation, "semantic-kernel", "semantic_kernel",
+                   "ChatHistoryTruncationReducer(target_count=N)", "message count N (N chosen by ours)",
+                   extra="frameworks"))  # fmt: skip
+register_peer(Peer("peer:semantic-kernel-summary", summarization, "semantic-kernel", "semantic_kernel",
+                   "ChatHistorySummarizationReducer(target_count=N, service=stub)",
+                   "message count N (N chosen by ours)", extra="frameworks"))  # fmt: skip

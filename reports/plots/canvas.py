@@ -57,15 +57,6 @@ class SeriesStyle:
         return kw
 
 
-# peers and locking strategies; a projector strategy declares its own look where it is registered
-# (turncheck.register_strategy), so a new one needs no line here
-_OTHER_STYLES: dict[str, SeriesStyle] = {
-    "peer:langchain": SeriesStyle("#8c564b", "<", "--"), "peer:langchain-human": SeriesStyle("#e377c2", ">", "--"),
-    "peer:llamaindex": SeriesStyle("#17becf", "h", "--", hollow=True), "peer:litellm": SeriesStyle("#393b79", "*", "--"),
-    "peer:openai-agents": SeriesStyle("#637939", "X", "--", hollow=True),
-    # the locking strategies carry their own colour and marker (models/locking.py)
-    **{name: SeriesStyle(LOCKINGS[name].colour, LOCKINGS[name].marker) for name in by_strength()},
-}  # fmt: skip
 # colours no named series uses: for a strategy registered without a colour, a user's own
 # projector or an unknown name — the one palette such series draw from
 UNNAMED_COLOURS: tuple[str, ...] = (
@@ -90,11 +81,13 @@ def unnamed_style(k: int) -> SeriesStyle:
 
 
 class SeriesStyles(Mapping[str, SeriesStyle]):
-    """Every named series' style, read when asked: each registered strategy's declared look (one
-    that declares no colour takes the next :func:`unnamed_style`, in registration order), then
-    the peers' and the locking strategies'."""
+    """Every named series' style, read when asked from the registries: each registered
+    strategy's declared look (one that declares no colour takes the next :func:`unnamed_style`,
+    in registration order), then each peer that declares a colour, then the locking strategies
+    (weakest first), so a new one needs no line here."""
 
     def _table(self) -> dict[str, SeriesStyle]:
+        from turncheck.models.peers import PEERS
         from turncheck.models.projector import STRATEGIES
 
         out: dict[str, SeriesStyle] = {}
@@ -106,7 +99,11 @@ class SeriesStyles(Mapping[str, SeriesStyle]):
                 out[name] = SeriesStyle(style.colour, s.marker or style.marker, s.linestyle, s.hollow)
             else:
                 out[name] = SeriesStyle(s.colour, s.marker or "o", s.linestyle, s.hollow)
-        out.update(_OTHER_STYLES)
+        for name, p in PEERS.items():
+            if p.colour is not None:
+                out[name] = SeriesStyle(p.colour, p.marker or "o", p.linestyle, p.hollow)
+        for name in by_strength(LOCKINGS.names()):
+            out[name] = SeriesStyle(LOCKINGS[name].colour, LOCKINGS[name].marker)
         return out
 
     def __getitem__(self, name: str) -> SeriesStyle:

@@ -18,9 +18,9 @@ from turncheck.reports.plots.canvas import footnote, new_figure, titled
 from turncheck.reports.plots.plot import Plot, register_plot
 from turncheck.reports.results_dir import WrongResultKind, require_scenario
 from turncheck.scenarios.base import Cell, ScenarioResult
+from turncheck.sim.stress.stores import STORES
 
 REAL_LOCKING_SCENARIOS: tuple[str, ...] = ("real-locking",)
-STORE_COLOURS = {"sqlite": "#1f77b4", "postgres": "#d62728"}
 _NEEDED = ("locking", "store", "writers", "gap_ms", "max_turns", "worst_case", "model_peak", "measured_peak")
 
 
@@ -39,7 +39,7 @@ def plot_real_locking(result: ScenarioResult) -> Figure:
     """One axis per strategy (title = strategy); bars labelled ``model`` and each store name."""
     records = real_locking_records(result)
     strategies = list(dict.fromkeys(str(r["locking"]) for r in records))
-    stores = [s for s in STORE_COLOURS if any(r["store"] == s for r in records)]
+    stores = [s for s in STORES if any(r["store"] == s for r in records)]
     cells = sorted({(int(r["writers"]), float(r["gap_ms"])) for r in records})  # type: ignore[arg-type]
     fig = new_figure(min(14.0, 2.8 * len(strategies) + 1.5), 4.6)
     axes = fig.subplots(1, len(strategies), sharey=True, squeeze=False)[0]
@@ -57,7 +57,7 @@ def plot_real_locking(result: ScenarioResult) -> Figure:
                 else:
                     vals = [float(r["measured_peak"]) for r in rows if r["store"] == name]  # type: ignore[arg-type]
                 heights.append(max(vals) if vals else np.nan)
-            colour = "#999999" if name == "model" else STORE_COLOURS[name]
+            colour = "#999999" if name == "model" else STORES[name].colour
             ax.bar(x - 0.4 + width * (i + 0.5), heights, width, color=colour, label=name)
             if name != "model":
                 worst = [
@@ -77,7 +77,7 @@ def plot_real_locking(result: ScenarioResult) -> Figure:
         ax.set_xticks(x, [f"W={w}\n{g:g} ms" for w, g in cells], fontsize=8)
     axes[0].set_ylabel("peak live turns (log scale)")
     handles: list[Artist] = [Patch(color="#999999", label="model peak (saturated)")]
-    handles += [Patch(color=STORE_COLOURS[s], label=f"measured: {s}") for s in stores]
+    handles += [Patch(color=STORES[s].colour, label=f"measured: {s}") for s in stores]
     handles += [
         Line2D([], [], ls="none", marker="_", ms=12, mew=2.2, color="black", label="model worst case"),
         Line2D([], [], ls="--", lw=1, color="#555555", label="maxTurns"),

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 
+from turncheck.models.projector import STRATEGIES, compared_strategies
 from turncheck.reports.plots.canvas import (
     SERIES_STYLES,
     SeriesStyle,
@@ -42,9 +43,7 @@ from turncheck.scenarios.base import Cell, ScenarioResult, Table
 STRATEGY_SCENARIOS: tuple[str, ...] = ("testbench",)
 PEER_SCENARIOS: tuple[str, ...] = ("peers",)
 METRICS: tuple[str, ...] = ("overBudget rate", "empty rate", "overrun ratio")
-STRATEGY_IDS: tuple[str, ...] = ("M0", "M1", "M2", "M3", "M4", "M5", "REQ")
 _NAME_COLUMNS = ("strategy", "projector", "peer", "trimmer")
-_WIDE = re.compile(r"^(M[0-5]|REQ)\s+(.+)$")
 
 
 def _norm(name: str) -> str:
@@ -71,10 +70,9 @@ class Curves:
         self.points.setdefault((who, metric), {}).setdefault(budget, value)
 
     def names(self) -> list[str]:
+        order = STRATEGIES.names()
         seen = list(dict.fromkeys(w for w, _ in self.points))
-        return sorted(
-            seen, key=lambda w: (STRATEGY_IDS.index(w) if w in STRATEGY_IDS else len(STRATEGY_IDS), w)
-        )
+        return sorted(seen, key=lambda w: (order.index(w) if w in order else len(order), w))
 
 
 def _number(v: Cell) -> float | None:
@@ -156,10 +154,10 @@ def _read_wide(tables: Sequence[Table], curves: Curves) -> None:
         if budget_col is None or any(_column(t, n) for n in _NAME_COLUMNS):
             continue
         for col in t.columns:
-            m = _WIDE.match(col)
-            if not m or _norm(m.group(2)) not in _METRIC_COLUMNS:
+            who, _, name = col.partition(" ")
+            if who not in STRATEGIES or _norm(name) not in _METRIC_COLUMNS:
                 continue
-            metric, is_count = _METRIC_COLUMNS[_norm(m.group(2))]
+            metric, is_count = _METRIC_COLUMNS[_norm(name)]
             for rec in t.records():
                 b, v = _number(rec[budget_col]), _number(rec[col])
                 if b is None or v is None:
@@ -168,7 +166,7 @@ def _read_wide(tables: Sequence[Table], curves: Curves) -> None:
                     if not windows.get(int(b)):
                         continue
                     v = v / windows[int(b)]
-                curves.put(m.group(1), metric, int(b), v)
+                curves.put(who, metric, int(b), v)
 
 
 def _style(name: str, k_fallback: int) -> SeriesStyle:
@@ -232,7 +230,7 @@ def plot_strategies_vs_budget(testbench: ScenarioResult, peers: ScenarioResult |
                 xs, [pts[b] for b in xs], label=who, **_style(who, k_fallback=len(ax.lines)).line_kwargs()
             )
         if peer_curves is not None:
-            for k, who in enumerate(n for n in peer_curves.names() if n not in STRATEGY_IDS):
+            for k, who in enumerate(n for n in peer_curves.names() if n not in STRATEGIES):
                 pts = peer_curves.points.get((who, metric))
                 if not pts:
                     continue
@@ -270,7 +268,7 @@ def plot_strategies_vs_budget(testbench: ScenarioResult, peers: ScenarioResult |
     if peers is not None:
         sub += f"; peers seed {peers.seed} (dashed, its own scale and cost model)"
     titled(fig, "What each trimming strategy costs as the budget grows", sub)
-    missing = [s for s in STRATEGY_IDS[:6] if not any((s, m) in curves.points for m in METRICS)]
+    missing = [s for s in compared_strategies() if not any((s, m) in curves.points for m in METRICS)]
     note = (
         "M0 naive cut, M1 whole turns (may overrun), M2 M1 + placeholder repairs, M3 complete turns only (may be "
         "empty), M4 whole turns with fallback to M0, M5 pair-safe cut. A strategy without a line in a panel has no "
@@ -303,7 +301,7 @@ def strategies_reading(testbench: ScenarioResult, peers: ScenarioResult | None =
         parts.append(f"largest overrun ratio {ratios[worst]:.2f} ({worst})")
     if peers is not None:
         parts.append(
-            f"peers: {', '.join(n for n in strategy_curves(peers, peers=True).names() if n not in STRATEGY_IDS)}"
+            f"peers: {', '.join(n for n in strategy_curves(peers, peers=True).names() if n not in STRATEGIES)}"
         )
     return "; ".join(parts) + "."
 

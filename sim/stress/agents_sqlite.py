@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from turncheck.sim.stress.sidecar import SidecarStore
+from turncheck.sim.stress.stores import Store, register_store
 
 SESSION_ID = "turncheck-stress"
 _PREFIX = "tc:"
@@ -91,3 +92,7 @@ class AgentsSqliteStore(SidecarStore):
         if self._loop is not None:
             self._loop.close()
             self._loop = None
+
+
+register_store(Store("agents-sqlite", AgentsSqliteStore, "openai-agents", "#2ca02c",
+                     "the Agents SDK's SQLiteSession through its public API, lock and journal in a side-car"))  # fmt: skip

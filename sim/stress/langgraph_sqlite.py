@@ -23,6 +23,7 @@ from typing import Any
 
 from turncheck.sim.stress.sidecar import SidecarStore
 from turncheck.sim.stress.sqlite import BUSY_TIMEOUT_S
+from turncheck.sim.stress.stores import Store, register_store
 
 THREAD_ID = "turncheck-stress"
 _PREFIX = "tc:"
@@ -115,3 +116,7 @@ class LanggraphSqliteStore(SidecarStore):
             self._conn.close()
             self._conn = None
         self._graph = None
+
+
+register_store(Store("langgraph-sqlite", LanggraphSqliteStore, "langgraph", "#9467bd",
+                     "a LangGraph thread checkpointed by SqliteSaver, lock and journal in a side-car"))  # fmt: skip

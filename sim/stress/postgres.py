@@ -25,6 +25,7 @@ from turncheck.models.session_store import (
     Window,
 )
 from turncheck.sim.stress.sqlite import ids_of, ids_text
+from turncheck.sim.stress.stores import Store, register_store
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tc_turns (id BIGSERIAL PRIMARY KEY, writer INTEGER, n BIGINT);
@@ -205,3 +206,7 @@ class PostgresStore:
 
     def live_ids(self) -> tuple[int, ...]:
         return tuple(int(r[0]) for r in self.conn.execute("SELECT id FROM tc_turns ORDER BY id"))
+
+
+register_store(Store("postgres", PostgresStore, "psycopg", "#d62728",
+                     "a PostgreSQL server; the header row FOR UPDATE as the write lock", needs_dsn=True))  # fmt: skip

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from turncheck.models.session_store import TURN_KINDS, JournalEntry, SessionHeader, StoreBusy, Window
+from turncheck.sim.stress.stores import Store, register_store
 
 BUSY_TIMEOUT_S = 30.0
 
@@ -189,3 +190,7 @@ class SqliteStore:
 
     def live_ids(self) -> tuple[int, ...]:
         return tuple(r[0] for r in self.db.execute("SELECT id FROM turns ORDER BY id"))
+
+
+register_store(Store("sqlite", SqliteStore, "sqlite3 (Python's standard library)", "#1f77b4",
+                     "one database file in WAL mode, BEGIN IMMEDIATE as the write lock"))  # fmt: skip

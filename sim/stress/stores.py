@@ -1,26 +1,52 @@
-"""Store selection for ``turncheck stress``: a picklable description each process opens itself.
+"""The stores ``turncheck stress`` runs against: a registry of :class:`Store` values, and a
+picklable :class:`StoreSpec` each process opens itself.
 
-``sqlite`` (a file), ``postgres`` (a DSN), ``agents-sqlite`` (the OpenAI Agents SDK's
-``SQLiteSession`` on a file), ``langgraph-sqlite`` (a LangGraph thread checkpointed by
-``SqliteSaver`` in a file) or ``pkg.mod:Class`` — a user's class implementing
-:class:`turncheck.models.session_store.SessionStore`, constructed with one string argument
-(``--dsn``, or the database path when no DSN is given).
+A store is one module that implements :class:`turncheck.models.session_store.SessionStore` and
+registers itself with :func:`register_store` (``turncheck.register_store`` for an extension);
+the built-ins (``sqlite``, ``postgres``, ``agents-sqlite``, ``langgraph-sqlite``) are the modules
+``turncheck.sim.stress`` imports. ``--store pkg.mod:Class`` still names a user's class directly,
+constructed with one string argument (``--dsn``, or the database path when no DSN is given).
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.registry import Registry
 from turncheck.models.session_store import SessionStore
 
-BUILTIN_STORES = ("sqlite", "postgres", "agents-sqlite", "langgraph-sqlite")
+
+@dataclass(frozen=True)
+class Store:
+    """A registered store: ``open(target)`` builds a fresh, unconnected instance, ``target``
+    being the database file or, when ``needs_dsn``, the ``--dsn`` connection string.
+
+    ``library`` names what it runs on, ``colour`` draws it in every plot (one store, one colour),
+    ``notes`` says in a line what it is."""
+
+    name: str
+    open: Callable[[str], SessionStore]
+    library: str
+    colour: str
+    notes: str
+    needs_dsn: bool = False
+
+
+STORES: Registry[Store] = Registry("store", home="turncheck.sim.stress")
+"""Every store by name: the built-ins, then what extensions registered."""
+
+
+def register_store(store: Store) -> Store:
+    """Register ``store`` under its name; refused if the name or the colour is taken."""
+    return STORES.register(store.name, store)
 
 
 @dataclass(frozen=True)
 class StoreSpec:
-    """Which store and where: ``kind`` is a built-in name or ``pkg.mod:Class``; ``target`` the
+    """Which store and where: ``kind`` is a registered name or ``pkg.mod:Class``; ``target`` the
     database path (file stores) or DSN (``postgres`` and user classes given ``--dsn``)."""
 
     kind: str
@@ -29,14 +55,14 @@ class StoreSpec:
 
 def check_spec(spec: StoreSpec) -> None:
     """Refuse an unknown store name or a missing DSN before any process starts."""
-    if spec.kind == "postgres" and not spec.target:
-        raise BadParameter("--store postgres needs --dsn (e.g. 'host=/tmp/pg dbname=postgres')")
-    if spec.kind not in BUILTIN_STORES and ":" not in spec.kind:
-        raise UnknownName(
-            f"unknown store {spec.kind!r} (known: {', '.join(BUILTIN_STORES)}, or package.module:Class)"
-        )
     if ":" in spec.kind:
         _user_class(spec.kind)
+    elif spec.kind not in STORES:
+        raise UnknownName(
+            f"unknown store {spec.kind!r} (known: {', '.join(STORES)}, or package.module:Class)"
+        )
+    elif STORES[spec.kind].needs_dsn and not spec.target:
+        raise BadParameter(f"--store {spec.kind} needs --dsn (e.g. 'host=/tmp/pg dbname=postgres')")
 
 
 def _user_class(ref: str) -> type:
@@ -48,11 +74,8 @@ def _user_class(ref: str) -> type:
     cls = getattr(module, cls_name, None)
     if not isinstance(cls, type):
         raise UnknownName(f"store {ref!r}: {module_name} has no class {cls_name!r}")
-    missing = [
-        m
-        for m in ("setup", "connect", "close", "write", "header", "read_window", "journal", "live_ids")
-        if not callable(getattr(cls, m, None))
-    ]
+    contract = [m for m, v in vars(SessionStore).items() if callable(v) and not m.startswith("_")]
+    missing = [m for m in contract if not callable(getattr(cls, m, None))]
     if missing:
         raise BadParameter(
             f"store {ref!r} does not implement the session-store contract: no {', '.join(missing)}"
@@ -62,21 +85,7 @@ def _user_class(ref: str) -> type:
 
 def open_store(spec: StoreSpec) -> SessionStore:
     """A fresh, unconnected store instance for this process."""
-    if spec.kind == "sqlite":
-        from turncheck.sim.stress.sqlite import SqliteStore
-
-        return SqliteStore(spec.target)
-    if spec.kind == "postgres":
-        from turncheck.sim.stress.postgres import PostgresStore
-
-        return PostgresStore(spec.target)
-    if spec.kind == "agents-sqlite":
-        from turncheck.sim.stress.agents_sqlite import AgentsSqliteStore
-
-        return AgentsSqliteStore(spec.target)
-    if spec.kind == "langgraph-sqlite":
-        from turncheck.sim.stress.langgraph_sqlite import LanggraphSqliteStore
-
-        return LanggraphSqliteStore(spec.target)
-    store: SessionStore = _user_class(spec.kind)(spec.target)
-    return store
+    if ":" in spec.kind:
+        store: SessionStore = _user_class(spec.kind)(spec.target)
+        return store
+    return STORES[spec.kind].open(spec.target)

@@ -76,6 +76,9 @@ def test_turncheck_list_shows_every_registry_built_ins_in_their_order(cli: Any) 
         "models",
         "scenarios",
         "plots",
+        "stores",
+        "peers",
+        "lockings",
         "extensions",
     }  # benchmarks: not shipped
     code, out, _ = cli("list", "plots")

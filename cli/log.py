@@ -21,24 +21,27 @@ import sys
 import tempfile
 import typing
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from turncheck.cli.options import Format, QuietOpt, format_option
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.models.errors import BadParameter
-from turncheck.models.events import dumps_event
 from turncheck.models.log_format import FRAME_MAGIC, LINE_HEADER, NotALog
-from turncheck.models.recovery import POLICIES, Recovery
-from turncheck.models.store import LogNotFound, LogPermission, StoredTurn, TurnLog, TurnStore
-from turncheck.models.store_lines import LineTurnLog
+
+if TYPE_CHECKING:
+    from turncheck.models.recovery import Recovery
+    from turncheck.models.store import StoredTurn, TurnStore
 
 FRAMINGS = ("auto", "frames", "lines")
 
 
 def detect_framing(path: Path) -> type[TurnStore]:
     """The store class for ``path`` from its first bytes (an empty file reads as framed)."""
+    from turncheck.models.store import LogNotFound, LogPermission, TurnLog
+    from turncheck.models.store_lines import LineTurnLog
+
     if path.exists() and not path.is_dir() and not path.is_file():  # a FIFO would block the read
         raise LogNotFound(f"{path}: not a regular file (a FIFO, device or socket cannot be a log)")
     try:
@@ -57,13 +60,22 @@ def detect_framing(path: Path) -> type[TurnStore]:
     raise NotALog(f"{path}: not a turncheck log (neither the framed magic nor a line log header)")
 
 
-def open_readonly(path: Path, policy: str, framing: str) -> TurnStore:
-    if policy not in POLICIES:
-        raise BadParameter(f"parameter policy: {policy!r} is not one of {', '.join(POLICIES)}")
+def store_class(path: Path, framing: str) -> type[TurnStore]:
+    """The store class ``--framing`` names, or the one the file's first bytes say (``auto``)."""
+    from turncheck.models.store import TurnLog
+    from turncheck.models.store_lines import LineTurnLog
+
     if framing not in FRAMINGS:
         raise BadParameter(f"parameter framing: {framing!r} is not one of {', '.join(FRAMINGS)}")
-    cls = detect_framing(path) if framing == "auto" else (TurnLog if framing == "frames" else LineTurnLog)
-    return cls.open(path, readonly=True, policy=policy)
+    return detect_framing(path) if framing == "auto" else (TurnLog if framing == "frames" else LineTurnLog)
+
+
+def open_readonly(path: Path, policy: str, framing: str) -> TurnStore:
+    from turncheck.models.recovery import POLICIES
+
+    if policy not in POLICIES:
+        raise BadParameter(f"parameter policy: {policy!r} is not one of {', '.join(POLICIES)}")
+    return store_class(path, framing).open(path, readonly=True, policy=policy)
 
 
 def decoded_turns(log: TurnStore, label: str, quiet: bool) -> tuple[StoredTurn, ...]:
@@ -116,7 +128,7 @@ def verify_command(
         seqs = f"; seqs {turns[0].events[0].seq}..{turns[-1].events[-1].seq}" if turns else ""
         print(f"sessions: {len(sessions)}{f' ({shown})' if sessions else ''}; events: {events}{seqs}")
     if damaged:
-        raise SystemExit(1)  # not typer.Exit: its code is dropped when click runs standalone_mode=False
+        raise typer.Exit(1)
 
 
 def verify_json(
@@ -207,6 +219,8 @@ def export_command(
         check_export_target(path, out)
     with open_readonly(path, policy, framing) as log:
         turns = decoded_turns(log, "log export: decoding", quiet)
+    from turncheck.models.events import dumps_event
+
     encoding = progress_for("log export: encoding", quiet, "turns")
     parts: list[str] = []
     for done, turn in enumerate(turns, start=1):
@@ -232,10 +246,7 @@ def repair_command(
 ) -> None:
     """Move damage at the end of a log (a torn tail, or a complete record failing its check) to
     ``PATH.damaged-OFFSET`` and cut it: the only command that removes bytes from a log."""
-    if framing not in FRAMINGS:
-        raise BadParameter(f"parameter framing: {framing!r} is not one of {', '.join(FRAMINGS)}")
-    cls = detect_framing(path) if framing == "auto" else (TurnLog if framing == "frames" else LineTurnLog)
-    rec, side = cls.repair(path)
+    rec, side = store_class(path, framing).repair(path)
     if side is None:
         print(f"{path}: nothing to repair at the end ({rec.summary()})")
         return
@@ -245,9 +256,12 @@ def repair_command(
 
 
 def register(app: typer.Typer) -> None:
+    from turncheck.cli.app import print_help_if_bare
+
     log_app = typer.Typer(
         help="Inspect a durable turn log (verify, export: read-only; repair: cut a damaged tail).",
-        no_args_is_help=True,
+        invoke_without_command=True,
+        callback=print_help_if_bare,
     )
     log_app.command("verify", help="Recover a log read-only and report its state (exit 1 if damaged).")(
         verify_command

@@ -15,41 +15,19 @@ import typing
 from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TextIO
 
 import typer
 
 from turncheck.cli.import_log import FromOpt
-from turncheck.cli.options import Format, FormatOpt, QuietOpt, format_option
+from turncheck.cli.options import Format, FormatOpt, QuietOpt, format_option, names_in_help, strategy_names
 from turncheck.cli.progress import end_line, progress_for
-from turncheck.models.clock import in_read_order
-from turncheck.models.cost import COST_MODELS, CostModel, Utf8JsonCost, make_cost
 from turncheck.models.errors import BadParameter
-from turncheck.models.events import (
-    Event,
-    EventFormatError,
-    Kind,
-    event_from_dict,
-    load_json_line,
-    read_jsonl,
-    write_jsonl,
-)
-from turncheck.models.history import History
-from turncheck.models.importers import import_events
-from turncheck.models.lint import PROBLEMS, lint_events
-from turncheck.models.peers.selection import PeerWindow
-from turncheck.models.per_request import (
-    Request,
-    check_value,
-    describe_events,
-    offences,
-    parse_checks,
-    replay_requests,
-)
-from turncheck.models.projector import STRATEGIES, check_budget, project, resolve_strategy, turn_counts
-from turncheck.models.report import COUNTERS
-from turncheck.models.workload import SEED, WorkloadParams, blocks, generate_events
-from turncheck.reports.tables import markdown_rows
+from turncheck.models.events import Event, EventFormatError, Kind
+
+if TYPE_CHECKING:
+    from turncheck.models.cost import CostModel
+    from turncheck.models.workload import WorkloadParams
 
 Order = Literal["seq", "ts-seq", "ts", "file"]
 ORDERS: tuple[str, ...] = typing.get_args(Order)
@@ -68,6 +46,8 @@ def read_order(events: list[Event], order: str) -> list[Event]:
         return list(events)
     if order not in ORDERS:
         raise BadParameter(f"--order must be one of {', '.join(ORDERS)}, got {order!r}")
+    from turncheck.models.clock import in_read_order
+
     return in_read_order(events, order, lambda e: (e.seq, e.ts))
 
 
@@ -141,6 +121,12 @@ def project_command(
     ] = None,
 ) -> None:
     """Project each session of a log under a budget and print the window and its report."""
+    from turncheck.models.cost import COST_MODELS, Utf8JsonCost, make_cost
+    from turncheck.models.events import read_jsonl
+    from turncheck.models.importers import import_events
+    from turncheck.models.per_request import parse_checks
+    from turncheck.models.projector import check_budget, resolve_strategy
+
     check_budget(budget)
     resolve_strategy(strategy)
     checks = parse_checks(fail_on) if fail_on is not None else ()
@@ -208,6 +194,9 @@ def project_per_request(
     """``--per-request``: every session projected before each of its model requests, in log
     order; per-session and total counts of requests breaking each check (``--fail-on`` or the
     usual four), and exit 1 with the first offending request when ``--fail-on`` is given."""
+    from turncheck.models.per_request import Request, check_value, describe_events, offences, replay_requests
+    from turncheck.reports.tables import markdown_rows
+
     shown = checks or ("orphanRes", "orphanCall", "overBudget", "empty")
     progress = progress_for("project --per-request", quiet, "sessions")
     rows: list[dict[str, Any]] = []
@@ -277,6 +266,11 @@ def project_session(
     name: str, events: list[Event], budget: int, strategy: str, cost: CostModel, emit_payload: bool
 ) -> dict[str, Any]:
     """One session's projection as the JSON object ``project --format json`` prints."""
+    from turncheck.models.cost import Utf8JsonCost
+    from turncheck.models.history import History
+    from turncheck.models.peers.selection import PeerWindow
+    from turncheck.models.projector import project, turn_counts
+
     h = History(events, [cost])
     w = project(h, budget, strategy, cost)
     kept, dropped = turn_counts(w)
@@ -306,6 +300,9 @@ def project_session(
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:
+    from turncheck.models.report import COUNTERS
+    from turncheck.reports.tables import markdown_rows
+
     cols = ["session", "strategy", "budget", "start_seq", "end_seq", "kept_events", "kept_turns",
             "dropped_turns", "cost", *COUNTERS]  # fmt: skip
     if any("payload_bytes" in r for r in rows):
@@ -323,6 +320,10 @@ def lint_command(
     source: FromOpt = None,
 ) -> None:
     """Check a log's structure; exit 0 when clean, 1 with a per-problem summary."""
+    from turncheck.models.events import event_from_dict, load_json_line
+    from turncheck.models.importers import import_events
+    from turncheck.models.lint import lint_events
+
     if examples < 0:
         raise BadParameter(f"--examples must be >= 0, got {examples}")
     if not history.exists() or history.is_dir():
@@ -353,6 +354,8 @@ def lint_command(
 
 def print_lint(history: Path, report: Any, fmt: str) -> None:
     """``lint``'s output; exit 1 unless the log is clean."""
+    from turncheck.models.lint import PROBLEMS
+
     if fmt == "json":
         out = {"file": str(history), "events": report.events, "sessions": report.sessions,
                "clean": report.clean, "counts": report.counts, "examples": dict(report.examples)}  # fmt: skip
@@ -398,7 +401,9 @@ def generate_command(
     ] = None,
     sessions: Annotated[int, typer.Option("--sessions", help="Sessions.")] = 10,
     turns: Annotated[int, typer.Option("--turns", help="Turns per session.")] = 20,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Random seed.")] = SEED,
+    seed: Annotated[
+        int | None, typer.Option("--seed", min=0, help="Random seed (default: the seed-004 workload's).")
+    ] = None,
     p_result: Annotated[
         float, typer.Option("--p-result", help="Probability a call's result is written.")
     ] = 1.0,
@@ -411,8 +416,11 @@ def generate_command(
     quiet: QuietOpt = False,
 ) -> None:
     """Write a seeded seed-004 workload as JSONL (sizes only, no text)."""
+    from turncheck.models.events import write_jsonl
+    from turncheck.models.workload import SEED, WorkloadParams, generate_events
+
     params = WorkloadParams(
-        sessions=sessions, turns=turns, seed=seed, p_result=p_result, p_parallel=p_parallel,
+        sessions=sessions, turns=turns, seed=SEED if seed is None else seed, p_result=p_result, p_parallel=p_parallel,
         cjk_share=cjk_share, max_calls=max_calls,
     )  # fmt: skip
     if out is not None and out.exists() and not force:
@@ -439,6 +447,8 @@ def blockwise(events: Iterable[Event], params: WorkloadParams, progress: Progres
     (:func:`models.workload.blocks` gives their ranges), so a block ends when the first session
     of the next one starts, and the last with the stream.
     """
+    from turncheck.models.workload import blocks
+
     plan = blocks(params)
     ends = [first + count for _, first, count in plan]
     done = started = 0
@@ -455,9 +465,12 @@ def blockwise(events: Iterable[Event], params: WorkloadParams, progress: Progres
 
 
 def register(app: typer.Typer) -> None:
-    app.command("project", help=f"Project a JSONL log under a budget ({', '.join(STRATEGIES)}).")(
-        project_command
-    )
+    app.command(
+        "project",
+        cls=names_in_help(strategy_names),
+        help="Project a JSONL log under a budget ({names}).",
+        short_help="Project a JSONL log under a budget, with a trimming strategy.",
+    )(project_command)
     app.command("lint", help="Check a JSONL log's structure (orphans, dangling calls, seq, turns).")(
         lint_command
     )

@@ -17,7 +17,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -26,11 +26,9 @@ from turncheck.cli.outputs import check_output_file
 from turncheck.cli.progress import ProgressBar, end_line, silent
 from turncheck.models.errors import TurncheckError
 from turncheck.models.locking import LockingName
-from turncheck.reports.stress_view import stress_view
-from turncheck.reports.viewer import write_view_page
-from turncheck.sim.stress.history import StressReport, check_run
-from turncheck.sim.stress.runner import StressParams, check_params, run_stress
-from turncheck.sim.stress.stores import StoreSpec
+
+if TYPE_CHECKING:
+    from turncheck.sim.stress.history import StressReport
 
 
 class StoreUnavailable(TurncheckError):
@@ -103,6 +101,10 @@ def stress_command(
     ] = None,
 ) -> int:
     """Stress a real session store with writer processes and a compactor; check the history."""
+    from turncheck.sim.stress.history import check_run
+    from turncheck.sim.stress.runner import StressParams, check_params, run_stress
+    from turncheck.sim.stress.stores import StoreSpec
+
     scratch = Path(tempfile.mkdtemp(prefix="turncheck-stress-"))
     try:
         target = (
@@ -136,6 +138,9 @@ def stress_command(
     if out is not None:
         (out / "stress.json").write_text(json.dumps(report.as_json(), indent=2) + "\n")
     if html is not None:
+        from turncheck.reports.stress_view import stress_view
+        from turncheck.reports.viewer import write_view_page
+
         write_view_page(
             stress_view(raw, report), html, f"turncheck stress: {report.store} · {report.locking}"
         )

@@ -101,10 +101,8 @@ _register_commands()
 def _refusal(exc: Exception) -> str:
     """The one line of a refused command: ours as raised, click's with where help is."""
     if isinstance(exc, typer.TyperException):
-        ctx = getattr(exc, "ctx", None)
-        path = str(getattr(ctx, "command_path", "") or "turncheck")
-        where = path if path.startswith("turncheck") else "turncheck"
-        return f"{exc.format_message()} (see '{where} --help')"
+        ctx = getattr(exc, "ctx", None)  # a usage error knows the command it concerns
+        return f"{exc.format_message()} (see '{ctx.command_path if ctx else 'turncheck'} --help')"
     if isinstance(exc, OSError) and not isinstance(exc, TurncheckError):
         reason = exc.strerror or type(exc).__name__
         return f"{exc.filename}: {reason}" if exc.filename is not None else reason

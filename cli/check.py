@@ -30,7 +30,7 @@ from turncheck.models.errors import BadParameter
 
 if TYPE_CHECKING:
     from turncheck.sim.checking import CheckReport
-    from turncheck.sim.explorer import ConcretePath
+    from turncheck.sim.explorer import ConcretePath, Exploration
 
 DEFAULT_TRACES = Path(".turncheck") / "traces"
 
@@ -94,7 +94,6 @@ def check_command(
     """
     from turncheck.scenarios.base import split_assignments
     from turncheck.sim.checking import run_check, select_properties
-    from turncheck.sim.determinism import check_determinism
     from turncheck.sim.explorer import StderrProgress
     from turncheck.sim.protocols import load_model
     from turncheck.sim.stateful import DEFAULT_DATABASE
@@ -105,13 +104,7 @@ def check_command(
     assignments = split_assignments(param or [])
     model = load_model(model_ref, assignments)
     props = select_properties(model, invariant or [])
-    preamble: list[str] = []
-    if check_determinism_:
-        det = check_determinism(lambda: load_model(model_ref, assignments), seed=seed)
-        if det.divergence is not None:
-            print(f"determinism: NOT deterministic — {det.divergence.line()}")
-            raise typer.Exit(1)
-        preamble.append(f"determinism: {det.runs} seeded walks ({det.steps} steps) identical on two copies")
+    preamble = [_determinism(model_ref, assignments, seed)] if check_determinism_ else []
     progress = None if quiet or fmt == "json" else StderrProgress()
     report = run_check(
         model,
@@ -143,6 +136,18 @@ def check_command(
         )
     print("\n".join(lines))
     raise typer.Exit(code)
+
+
+def _determinism(model_ref: str, assignments: dict[str, str], seed: int) -> str:
+    """``--check-determinism``: the line saying two copies walked alike; exit 1 if they did not."""
+    from turncheck.sim.determinism import check_determinism
+    from turncheck.sim.protocols import load_model
+
+    det = check_determinism(lambda: load_model(model_ref, assignments), seed=seed)
+    if det.divergence is not None:
+        print(f"determinism: NOT deterministic — {det.divergence.line()}")
+        raise typer.Exit(1)
+    return f"determinism: {det.runs} seeded walks ({det.steps} steps) identical on two copies"
 
 
 def exit_code(report: CheckReport, *, searching: bool) -> int:
@@ -243,13 +248,7 @@ def explore_command(
     if progress is not None:
         progress.finish()
     if want_graph:
-        from turncheck.sim.state_graph import write_dot, write_graphml
-
-        graph = result.graph()
-        if dot is not None:
-            write_dot(graph, str(dot))
-        if graphml is not None:
-            write_graphml(graph, str(graphml))
+        _write_graphs(result, dot, graphml)
     page = None
     if html is not None:
         from turncheck.reports.state_browser import write_state_space_page
@@ -272,6 +271,16 @@ def explore_command(
         how = "graph drawn" if page.drawn else "searchable frontier view"
         out.append(f"state-space browser: {page.path} ({page.states:,} states, {how})")
     print("\n".join(out))
+
+
+def _write_graphs(result: Exploration, dot: Path | None, graphml: Path | None) -> None:
+    from turncheck.sim.state_graph import write_dot, write_graphml
+
+    graph = result.graph()
+    if dot is not None:
+        write_dot(graph, str(dot))
+    if graphml is not None:
+        write_graphml(graph, str(graphml))
 
 
 def register(app: typer.Typer) -> None:

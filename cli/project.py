@@ -27,6 +27,7 @@ from turncheck.models.events import Event, EventFormatError, Kind
 
 if TYPE_CHECKING:
     from turncheck.models.cost import CostModel
+    from turncheck.models.lint import LintReport
     from turncheck.models.workload import WorkloadParams
 
 Order = Literal["seq", "ts-seq", "ts", "file"]
@@ -122,8 +123,6 @@ def project_command(
 ) -> None:
     """Project each session of a log under a budget and print the window and its report."""
     from turncheck.models.cost import COST_MODELS, Utf8JsonCost, make_cost
-    from turncheck.models.events import read_jsonl
-    from turncheck.models.importers import import_events
     from turncheck.models.per_request import parse_checks
     from turncheck.models.projector import check_budget, resolve_strategy
 
@@ -132,8 +131,7 @@ def project_command(
     checks = parse_checks(fail_on) if fail_on is not None else ()
     if history is None and not example:
         raise BadParameter("give --history FILE.jsonl (or --example for the bundled log)")
-    path = example_history() if example else history
-    assert path is not None
+    path = example_history() if example or history is None else history
     cost_name = cost or ("utf8-json" if strategy == "REQ" else "estimate")
     if not cost_name.startswith("bpe:"):
         _choose(cost_name, COST_MODELS, "--cost")
@@ -142,22 +140,7 @@ def project_command(
     )
     if emit_payload and not isinstance(cost_model, Utf8JsonCost):
         raise BadParameter("--emit-payload needs --cost utf8-json (the payload is the serialized request)")
-    reading = progress_for("project: reading", quiet, "B")
-    try:
-        raw = import_events(source, path) if source is not None else read_jsonl(path, reading)
-        events = read_order(raw, order)
-    except BaseException:
-        end_line(reading)
-        raise
-    if strict:
-        refuse_malformed_turns(events, path)
-    groups = sessions_of(events)
-    if session is not None:
-        if session not in groups:
-            raise BadParameter(
-                f"session {session!r} is not in {path} (sessions: {', '.join(list(groups)[:10])})"
-            )
-        groups = {session: groups[session]}
+    groups = read_sessions(path, source, order, strict, session, quiet)
     if per_request:
         project_per_request(groups, budget, strategy, cost_model, checks, fmt, quiet)
         return
@@ -180,6 +163,31 @@ def project_command(
         if first is not None:
             print(f"FAIL: session {first[0]} breaks {', '.join(first[1])} (--fail-on {fail_on})")
             raise typer.Exit(1)
+
+
+def read_sessions(
+    path: Path, source: str | None, order: str, strict: bool, session: str | None, quiet: bool
+) -> dict[str, list[Event]]:
+    """The log at ``path`` (ours, or imported ``source``) in read order, by session; only
+    ``session`` when given (refused when the log does not hold it)."""
+    from turncheck.models.events import read_jsonl
+    from turncheck.models.importers import import_events
+
+    reading = progress_for("project: reading", quiet, "B")
+    try:
+        raw = import_events(source, path) if source is not None else read_jsonl(path, reading)
+        events = read_order(raw, order)
+    except BaseException:
+        end_line(reading)
+        raise
+    if strict:
+        refuse_malformed_turns(events, path)
+    groups = sessions_of(events)
+    if session is None:
+        return groups
+    if session not in groups:
+        raise BadParameter(f"session {session!r} is not in {path} (sessions: {', '.join(list(groups)[:10])})")
+    return {session: groups[session]}
 
 
 def project_per_request(
@@ -352,23 +360,12 @@ def lint_command(
     print_lint(history, lint_events(located, keep=examples), fmt)
 
 
-def print_lint(history: Path, report: Any, fmt: str) -> None:
+def print_lint(history: Path, report: LintReport, fmt: str) -> None:
     """``lint``'s output; exit 1 unless the log is clean."""
-    from turncheck.models.lint import PROBLEMS
-
     if fmt == "json":
-        out = {"file": str(history), "events": report.events, "sessions": report.sessions,
-               "clean": report.clean, "counts": report.counts, "examples": dict(report.examples)}  # fmt: skip
-        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(report.to_json(str(history)), ensure_ascii=False) + "\n")
     else:
-        print(f"{history}: {report.events} events in {report.sessions} sessions")
-        if report.clean:
-            print("clean: no structural problems")
-        for problem, count in report.counts.items():
-            if count:
-                print(f"{count:>8}  {problem}: {PROBLEMS[problem]}")
-                for where in report.examples[problem]:
-                    print(f"          {where}")
+        print("\n".join(report.lines(str(history))))
     if not report.clean:
         raise typer.Exit(1)
 

@@ -9,7 +9,7 @@ sizes takes ``--scale tiny|quick|full`` and defaults to ``quick``.
 
 A command whose help names what is registered (the strategies) is built with
 :func:`names_in_help`: the names are looked up when that help is shown, not when the command
-line starts, so ``turncheck --help`` imports no model.
+line starts, so ``turncheck --help`` imports nothing to name them.
 """
 
 from __future__ import annotations

@@ -37,11 +37,16 @@ if TYPE_CHECKING:
 FRAMINGS = ("auto", "frames", "lines")
 
 
-def detect_framing(path: Path) -> type[TurnStore]:
-    """The store class for ``path`` from its first bytes (an empty file reads as framed)."""
+def store_class(path: Path, framing: str) -> type[TurnStore]:
+    """The store class ``--framing`` names; for ``auto``, the one the file's first bytes say (an
+    empty file reads as framed)."""
     from turncheck.models.store import LogNotFound, LogPermission, TurnLog
     from turncheck.models.store_lines import LineTurnLog
 
+    if framing not in FRAMINGS:
+        raise BadParameter(f"parameter framing: {framing!r} is not one of {', '.join(FRAMINGS)}")
+    if framing != "auto":
+        return TurnLog if framing == "frames" else LineTurnLog
     if path.exists() and not path.is_dir() and not path.is_file():  # a FIFO would block the read
         raise LogNotFound(f"{path}: not a regular file (a FIFO, device or socket cannot be a log)")
     try:
@@ -58,16 +63,6 @@ def detect_framing(path: Path) -> type[TurnStore]:
     if head.startswith(b"{"):
         return LineTurnLog
     raise NotALog(f"{path}: not a turncheck log (neither the framed magic nor a line log header)")
-
-
-def store_class(path: Path, framing: str) -> type[TurnStore]:
-    """The store class ``--framing`` names, or the one the file's first bytes say (``auto``)."""
-    from turncheck.models.store import TurnLog
-    from turncheck.models.store_lines import LineTurnLog
-
-    if framing not in FRAMINGS:
-        raise BadParameter(f"parameter framing: {framing!r} is not one of {', '.join(FRAMINGS)}")
-    return detect_framing(path) if framing == "auto" else (TurnLog if framing == "frames" else LineTurnLog)
 
 
 def open_readonly(path: Path, policy: str, framing: str) -> TurnStore:

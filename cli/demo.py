@@ -23,7 +23,6 @@ result files.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,8 +43,6 @@ from turncheck.scenarios.base import (
 )
 from turncheck.scenarios.presets import SCALES, has_preset, preset
 from turncheck.sim.executor import LocalExecutor, no_progress
-
-DEFAULT_OUT = Path("turncheck-demo")
 
 # (model, parameters, invariants checked (all when empty), the verdict the demo expects, why).
 # Both trigger checks hold the same named invariant — "no turn arrives uncounted in the gap" —
@@ -264,9 +261,74 @@ class DemoRun:
     def ok(self) -> bool:
         return self.failed == 0
 
+    def lines(self) -> list[str]:
+        """The demo's closing summary: what ran, PASS/FAIL lines, where everything is."""
+        lines = [f"turncheck demo — {self.scale} scale, {len(self.outcomes)} steps, files under {self.out}/"]
+        for o in self.outcomes:
+            s = o.step
+            if o.skipped:
+                lines.append(f"  skip  {s.label}: {o.skipped}")
+            elif o.check is not None:
+                c = o.check
+                verdict = c.verdict.upper()
+                note = "expected" if c.verdict == s.expect else f"EXPECTED {s.expect.upper()}"
+                if c.violated:
+                    what = f"{c.violated} broken in {len(c.actions)} steps"
+                else:
+                    what = f"every invariant holds, {c.distinct} states explored" + (
+                        " exhaustively" if c.exhaustive else ""
+                    )
+                lines.append(f"  {verdict:<4}  {s.label}: {what} ({note})  {o.seconds:.1f} s")
+            elif o.result is not None:
+                r = o.result
+                rows = sum(len(t.rows) for t in r.tables)
+                bad = [j for j in r.judgements if not j.passed]
+                mark = "FAIL" if bad else "ran"
+                judged = (
+                    f", {len(r.judgements) - len(bad)}/{len(r.judgements)} judgements PASS"
+                    if r.judgements
+                    else ""
+                )
+                lines.append(
+                    f"  {mark:<4}  {s.label}: {len(r.tables)} table(s), {rows} rows{judged}  {o.seconds:.1f} s"
+                )
+                lines += [f"          {j.line()}" for j in bad]
+        for name, why in self.skips:
+            lines.append(f"  skip  scenario {name}: {why}")
+        lines.append(f"plots: {len(self.plots)} (PNG + SVG) in {self.out / 'plots'}/")
+        lines += [f"  could not draw {m}" for m in self.missing]
+        lines.append(f"judgement lines: {self.passed} PASS, {self.failed} FAIL")
+        lines.append(f"done in {self.seconds:.1f} s")
+        lines.append(f"report: {self.report}")
+        return lines
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as data (``--format json``); paths as strings, timings included (printed only)."""
+        steps = []
+        for o in self.outcomes:
+            entry: dict[str, Any] = {"step": o.step.label, "seconds": round(o.seconds, 2)}
+            if o.skipped:
+                entry["skipped"] = o.skipped
+            if o.result is not None:
+                entry["result"] = o.result.scenario
+                entry["judgements"] = [
+                    {"name": j.name, "passed": j.passed, "detail": j.detail} for j in o.result.judgements
+                ]
+            if o.check is not None:
+                entry.update(verdict=o.check.verdict, expected=o.step.expect, violated=o.check.violated,
+                             steps=len(o.check.actions) if o.check.violated else None)  # fmt: skip
+            steps.append(entry)
+        return {
+            "out": str(self.out), "scale": self.scale, "steps": steps,
+            "skipped": [{"scenario": n, "reason": w} for n, w in self.skips],
+            "plots": self.plots, "missing_plots": self.missing,
+            "judgements": {"pass": self.passed, "fail": self.failed},
+            "files": [str(p) for p in self.files], "report": str(self.report), "seconds": round(self.seconds, 2),
+        }  # fmt: skip
+
 
 def run_demo(
-    out: str | Path = DEFAULT_OUT,
+    out: str | Path,
     scale: str = "quick",
     jobs: int = 1,
     progress_for: Callable[[str], Callable[[int, int], None]] | None = None,
@@ -359,74 +421,3 @@ def _write_outputs(run: DemoRun, progress: Callable[[int, int], None]) -> None:
     judgements = [j for rf in directory.results for j in rf.result.judgements]
     run.passed = sum(j.passed for j in judgements)
     run.failed = sum(not j.passed for j in judgements)
-
-
-def summary_lines(run: DemoRun) -> list[str]:
-    """The demo's closing summary: what ran, PASS/FAIL lines, where everything is."""
-    lines = [f"turncheck demo — {run.scale} scale, {len(run.outcomes)} steps, files under {run.out}/"]
-    for o in run.outcomes:
-        s = o.step
-        if o.skipped:
-            lines.append(f"  skip  {s.label}: {o.skipped}")
-        elif o.check is not None:
-            c = o.check
-            verdict = c.verdict.upper()
-            note = "expected" if c.verdict == s.expect else f"EXPECTED {s.expect.upper()}"
-            if c.violated:
-                what = f"{c.violated} broken in {len(c.actions)} steps"
-            else:
-                what = f"every invariant holds, {c.distinct} states explored" + (
-                    " exhaustively" if c.exhaustive else ""
-                )
-            lines.append(f"  {verdict:<4}  {s.label}: {what} ({note})  {o.seconds:.1f} s")
-        elif o.result is not None:
-            r = o.result
-            rows = sum(len(t.rows) for t in r.tables)
-            bad = [j for j in r.judgements if not j.passed]
-            mark = "FAIL" if bad else "ran"
-            judged = (
-                f", {len(r.judgements) - len(bad)}/{len(r.judgements)} judgements PASS"
-                if r.judgements
-                else ""
-            )
-            lines.append(
-                f"  {mark:<4}  {s.label}: {len(r.tables)} table(s), {rows} rows{judged}  {o.seconds:.1f} s"
-            )
-            lines += [f"          {j.line()}" for j in bad]
-    for name, why in run.skips:
-        lines.append(f"  skip  scenario {name}: {why}")
-    lines.append(f"plots: {len(run.plots)} (PNG + SVG) in {run.out / 'plots'}/")
-    lines += [f"  could not draw {m}" for m in run.missing]
-    lines.append(f"judgement lines: {run.passed} PASS, {run.failed} FAIL")
-    lines.append(f"done in {run.seconds:.1f} s")
-    lines.append(f"report: {run.report}")
-    return lines
-
-
-def summary_json(run: DemoRun) -> dict[str, Any]:
-    """The summary as data (``--format json``); paths as strings, timings included (printed only)."""
-    steps = []
-    for o in run.outcomes:
-        entry: dict[str, Any] = {"step": o.step.label, "seconds": round(o.seconds, 2)}
-        if o.skipped:
-            entry["skipped"] = o.skipped
-        if o.result is not None:
-            entry["result"] = o.result.scenario
-            entry["judgements"] = [
-                {"name": j.name, "passed": j.passed, "detail": j.detail} for j in o.result.judgements
-            ]
-        if o.check is not None:
-            entry.update(verdict=o.check.verdict, expected=o.step.expect, violated=o.check.violated,
-                         steps=len(o.check.actions) if o.check.violated else None)  # fmt: skip
-        steps.append(entry)
-    return {
-        "out": str(run.out), "scale": run.scale, "steps": steps,
-        "skipped": [{"scenario": n, "reason": w} for n, w in run.skips],
-        "plots": run.plots, "missing_plots": run.missing,
-        "judgements": {"pass": run.passed, "fail": run.failed},
-        "files": [str(p) for p in run.files], "report": str(run.report), "seconds": round(run.seconds, 2),
-    }  # fmt: skip
-
-
-def echo(lines: Sequence[str]) -> None:
-    sys.stdout.write("\n".join(lines) + "\n")

@@ -14,8 +14,6 @@ import typer
 
 from turncheck.cli.options import out_option
 from turncheck.models.errors import BadParameter
-from turncheck.models.events import write_jsonl
-from turncheck.models.importers import import_events
 
 ImportFormat = Literal["openai-chat", "openai-responses", "langchain", "agents-sqlite", "llamaindex"]
 FromOpt = Annotated[
@@ -31,6 +29,9 @@ def import_command(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
 ) -> None:
     """Convert a chat log into a turncheck JSONL event log (kinds, call pairing, turns)."""
+    from turncheck.models.events import write_jsonl
+    from turncheck.models.importers import import_events
+
     if out is not None and out.exists() and not force:
         raise BadParameter(f"{out} exists; pass --force to overwrite")
     events = import_events(source, path)

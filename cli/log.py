@@ -19,21 +19,24 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from turncheck.cli.options import FormatOpt, QuietOpt
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.models.errors import BadParameter
-from turncheck.models.events import dumps_event
 from turncheck.models.log_format import FRAME_MAGIC, LINE_HEADER, NotALog
-from turncheck.models.recovery import POLICIES, Recovery
-from turncheck.models.store import LogNotFound, LogPermission, StoredTurn, TurnLog
+
+if TYPE_CHECKING:
+    from turncheck.models.recovery import Recovery
+    from turncheck.models.store import StoredTurn, TurnLog
 
 
 def check_log_file(path: Path) -> None:
     """Refuse, by its first bytes, a ``path`` that is no framed log (an empty file is one)."""
+    from turncheck.models.store import LogNotFound, LogPermission
+
     if path.exists() and not path.is_dir() and not path.is_file():  # a FIFO would block the read
         raise LogNotFound(f"{path}: not a regular file (a FIFO, device or socket cannot be a log)")
     try:
@@ -50,6 +53,9 @@ def check_log_file(path: Path) -> None:
 
 
 def open_readonly(path: Path, policy: str) -> TurnLog:
+    from turncheck.models.recovery import POLICIES
+    from turncheck.models.store import TurnLog
+
     if policy not in POLICIES:
         raise BadParameter(f"parameter policy: {policy!r} is not one of {', '.join(POLICIES)}")
     check_log_file(path)
@@ -93,7 +99,7 @@ def verify_command(
         seqs = f"; seqs {turns[0].events[0].seq}..{turns[-1].events[-1].seq}" if turns else ""
         print(f"sessions: {len(sessions)}{f' ({shown})' if sessions else ''}; events: {events}{seqs}")
     if damaged:
-        raise SystemExit(1)  # not typer.Exit: its code is dropped when click runs standalone_mode=False
+        raise typer.Exit(1)
 
 
 def verify_json(
@@ -183,6 +189,8 @@ def export_command(
         check_export_target(path, out)
     with open_readonly(path, policy) as log:
         turns = decoded_turns(log, "log export: decoding", quiet)
+    from turncheck.models.events import dumps_event
+
     encoding = progress_for("log export: encoding", quiet, "turns")
     parts: list[str] = []
     for done, turn in enumerate(turns, start=1):
@@ -207,6 +215,8 @@ def repair_command(
 ) -> None:
     """Move damage at the end of a log (a torn tail, or a complete record failing its check) to
     ``PATH.damaged-OFFSET`` and cut it: the only command that removes bytes from a log."""
+    from turncheck.models.store import TurnLog
+
     check_log_file(path)
     rec, side = TurnLog.repair(path)
     if side is None:
@@ -218,9 +228,12 @@ def repair_command(
 
 
 def register(app: typer.Typer) -> None:
+    from turncheck.cli.app import print_help_if_bare
+
     log_app = typer.Typer(
         help="Inspect a durable turn log (verify, export: read-only; repair: cut a damaged tail).",
-        no_args_is_help=True,
+        invoke_without_command=True,
+        callback=print_help_if_bare,
     )
     log_app.command("verify", help="Recover a log read-only and report its state (exit 1 if damaged).")(
         verify_command

@@ -6,14 +6,20 @@ command body runs. Every command that writes files takes ``-o/--out``; every com
 show progress takes ``-q/--quiet`` (quiet: nothing on stderr but errors); every command that
 runs work in parallel takes ``--jobs``, ``--executor`` and ``--scheduler``; every command with
 sizes takes ``--scale tiny|quick|full`` and defaults to ``quick``.
+
+A command whose help names what is registered (the strategies) is built with
+:func:`names_in_help`: the names are looked up when that help is shown, not when the command
+line starts, so ``turncheck --help`` imports nothing to name them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+from typer.core import TyperCommand
 
 from turncheck.scenarios.presets import Scale
 
@@ -50,3 +56,29 @@ def out_option(help: str) -> typer.models.OptionInfo:  # noqa: A002  (typer's ow
 
 
 OutDirOpt = Annotated[Path, out_option("Directory for the result files.")]
+
+
+def names_in_help(names: Callable[[], Iterable[str]]) -> type[TyperCommand]:
+    """A command class whose help text's ``{names}`` reads ``names()``, comma-joined, each time
+    the help is shown — the built-ins and what extensions registered, never a stale copy. Give
+    such a command a ``short_help`` of its own: the listing of ``turncheck --help`` then asks
+    no registry."""
+
+    class NamesInHelp(TyperCommand):
+        @property  # type: ignore[override]
+        def help(self) -> str | None:
+            text: str | None = self.__dict__.get("_help")
+            return None if text is None else text.replace("{names}", ", ".join(names()))
+
+        @help.setter
+        def help(self, text: str | None) -> None:
+            self.__dict__["_help"] = text
+
+    return NamesInHelp
+
+
+def strategy_names() -> list[str]:
+    """The projector's strategy names (for help texts; imports the projector when called)."""
+    from turncheck.models.projector import STRATEGIES
+
+    return list(STRATEGIES)

@@ -1,5 +1,8 @@
 """Progress on stderr for long runs, drawn by rich: live on a terminal, one final line elsewhere.
 
+rich is imported when a bar is first drawn, not before: a run shorter than :data:`DRAW_AFTER`
+(and ``--help``) never pays for it.
+
 Every command that can run longer than a couple of seconds takes ``--quiet``; scenarios and
 sweeps report ``progress(done, total)`` and this draws it. On a terminal the bar redraws in
 place; into a file or a pipe nothing is redrawn — rich prints the bar's last state once, when the
@@ -12,10 +15,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 DRAW_AFTER = 0.5
 """Seconds a run must last before its bar appears: short runs leave stderr empty."""
@@ -29,11 +32,10 @@ class ProgressBar:
     """
 
     def __init__(self, label: str, unit: str = "", stream: TextIO | None = None) -> None:
-        self.label, self.unit = label, unit
-        self.console = Console(file=stream, stderr=stream is None, highlight=False, soft_wrap=False)
+        self.label, self.unit, self.stream = label, unit, stream
         self._started = time.monotonic()
         self._bar: Progress | None = None
-        self._task = TaskID(0)
+        self._task = cast("TaskID", 0)
         self.drawn = False
         self.finished = False
 
@@ -43,11 +45,15 @@ class ProgressBar:
         if self._bar is None:
             if time.monotonic() - self._started < DRAW_AFTER:
                 return
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            console = Console(file=self.stream, stderr=self.stream is None, highlight=False, soft_wrap=False)
             columns = [TextColumn(self.label), BarColumn(bar_width=30), MofNCompleteColumn()]
             if self.unit:
                 columns.append(TextColumn(self.unit))
             columns.append(TimeElapsedColumn())
-            self._bar = Progress(*columns, console=self.console, transient=False, auto_refresh=False)
+            self._bar = Progress(*columns, console=console, transient=False, auto_refresh=False)
             self._bar.start()
             self._task = self._bar.add_task(self.label, total=total or None)
             self.drawn = True

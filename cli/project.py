@@ -15,41 +15,20 @@ import typing
 from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TextIO
 
 import typer
 
 from turncheck.cli.import_log import FromOpt
-from turncheck.cli.options import Format, FormatOpt, QuietOpt, format_option
+from turncheck.cli.options import Format, FormatOpt, QuietOpt, format_option, names_in_help, strategy_names
 from turncheck.cli.progress import end_line, progress_for
-from turncheck.models.clock import in_read_order
-from turncheck.models.cost import COST_MODELS, CostModel, Utf8JsonCost, make_cost
 from turncheck.models.errors import BadParameter
-from turncheck.models.events import (
-    Event,
-    EventFormatError,
-    Kind,
-    event_from_dict,
-    load_json_line,
-    read_jsonl,
-    write_jsonl,
-)
-from turncheck.models.history import History
-from turncheck.models.importers import import_events
-from turncheck.models.lint import PROBLEMS, lint_events
-from turncheck.models.peers.selection import PeerWindow
-from turncheck.models.per_request import (
-    Request,
-    check_value,
-    describe_events,
-    offences,
-    parse_checks,
-    replay_requests,
-)
-from turncheck.models.projector import STRATEGIES, check_budget, project, resolve_strategy, turn_counts
-from turncheck.models.report import COUNTERS
-from turncheck.models.workload import SEED, WorkloadParams, blocks, generate_events
-from turncheck.reports.tables import markdown_rows
+from turncheck.models.events import Event, EventFormatError, Kind
+
+if TYPE_CHECKING:
+    from turncheck.models.cost import CostModel
+    from turncheck.models.lint import LintReport
+    from turncheck.models.workload import WorkloadParams
 
 Order = Literal["seq", "ts-seq", "ts", "file"]
 ORDERS: tuple[str, ...] = typing.get_args(Order)
@@ -68,6 +47,8 @@ def read_order(events: list[Event], order: str) -> list[Event]:
         return list(events)
     if order not in ORDERS:
         raise BadParameter(f"--order must be one of {', '.join(ORDERS)}, got {order!r}")
+    from turncheck.models.clock import in_read_order
+
     return in_read_order(events, order, lambda e: (e.seq, e.ts))
 
 
@@ -141,13 +122,16 @@ def project_command(
     ] = None,
 ) -> None:
     """Project each session of a log under a budget and print the window and its report."""
+    from turncheck.models.cost import COST_MODELS, Utf8JsonCost, make_cost
+    from turncheck.models.per_request import parse_checks
+    from turncheck.models.projector import check_budget, resolve_strategy
+
     check_budget(budget)
     resolve_strategy(strategy)
     checks = parse_checks(fail_on) if fail_on is not None else ()
     if history is None and not example:
         raise BadParameter("give --history FILE.jsonl (or --example for the bundled log)")
-    path = example_history() if example else history
-    assert path is not None
+    path = example_history() if example or history is None else history
     cost_name = cost or ("utf8-json" if strategy == "REQ" else "estimate")
     if not cost_name.startswith("bpe:"):
         _choose(cost_name, COST_MODELS, "--cost")
@@ -156,22 +140,7 @@ def project_command(
     )
     if emit_payload and not isinstance(cost_model, Utf8JsonCost):
         raise BadParameter("--emit-payload needs --cost utf8-json (the payload is the serialized request)")
-    reading = progress_for("project: reading", quiet, "B")
-    try:
-        raw = import_events(source, path) if source is not None else read_jsonl(path, reading)
-        events = read_order(raw, order)
-    except BaseException:
-        end_line(reading)
-        raise
-    if strict:
-        refuse_malformed_turns(events, path)
-    groups = sessions_of(events)
-    if session is not None:
-        if session not in groups:
-            raise BadParameter(
-                f"session {session!r} is not in {path} (sessions: {', '.join(list(groups)[:10])})"
-            )
-        groups = {session: groups[session]}
+    groups = read_sessions(path, source, order, strict, session, quiet)
     if per_request:
         project_per_request(groups, budget, strategy, cost_model, checks, fmt, quiet)
         return
@@ -196,6 +165,31 @@ def project_command(
             raise typer.Exit(1)
 
 
+def read_sessions(
+    path: Path, source: str | None, order: str, strict: bool, session: str | None, quiet: bool
+) -> dict[str, list[Event]]:
+    """The log at ``path`` (ours, or imported ``source``) in read order, by session; only
+    ``session`` when given (refused when the log does not hold it)."""
+    from turncheck.models.events import read_jsonl
+    from turncheck.models.importers import import_events
+
+    reading = progress_for("project: reading", quiet, "B")
+    try:
+        raw = import_events(source, path) if source is not None else read_jsonl(path, reading)
+        events = read_order(raw, order)
+    except BaseException:
+        end_line(reading)
+        raise
+    if strict:
+        refuse_malformed_turns(events, path)
+    groups = sessions_of(events)
+    if session is None:
+        return groups
+    if session not in groups:
+        raise BadParameter(f"session {session!r} is not in {path} (sessions: {', '.join(list(groups)[:10])})")
+    return {session: groups[session]}
+
+
 def project_per_request(
     groups: dict[str, list[Event]],
     budget: int,
@@ -208,6 +202,9 @@ def project_per_request(
     """``--per-request``: every session projected before each of its model requests, in log
     order; per-session and total counts of requests breaking each check (``--fail-on`` or the
     usual four), and exit 1 with the first offending request when ``--fail-on`` is given."""
+    from turncheck.models.per_request import Request, check_value, describe_events, offences, replay_requests
+    from turncheck.reports.tables import markdown_rows
+
     shown = checks or ("orphanRes", "orphanCall", "overBudget", "empty")
     progress = progress_for("project --per-request", quiet, "sessions")
     rows: list[dict[str, Any]] = []
@@ -277,6 +274,11 @@ def project_session(
     name: str, events: list[Event], budget: int, strategy: str, cost: CostModel, emit_payload: bool
 ) -> dict[str, Any]:
     """One session's projection as the JSON object ``project --format json`` prints."""
+    from turncheck.models.cost import Utf8JsonCost
+    from turncheck.models.history import History
+    from turncheck.models.peers.selection import PeerWindow
+    from turncheck.models.projector import project, turn_counts
+
     h = History(events, [cost])
     w = project(h, budget, strategy, cost)
     kept, dropped = turn_counts(w)
@@ -306,6 +308,9 @@ def project_session(
 
 
 def render_table(rows: list[dict[str, Any]]) -> str:
+    from turncheck.models.report import COUNTERS
+    from turncheck.reports.tables import markdown_rows
+
     cols = ["session", "strategy", "budget", "start_seq", "end_seq", "kept_events", "kept_turns",
             "dropped_turns", "cost", *COUNTERS]  # fmt: skip
     if any("payload_bytes" in r for r in rows):
@@ -323,6 +328,10 @@ def lint_command(
     source: FromOpt = None,
 ) -> None:
     """Check a log's structure; exit 0 when clean, 1 with a per-problem summary."""
+    from turncheck.models.events import event_from_dict, load_json_line
+    from turncheck.models.importers import import_events
+    from turncheck.models.lint import lint_events
+
     if examples < 0:
         raise BadParameter(f"--examples must be >= 0, got {examples}")
     if not history.exists() or history.is_dir():
@@ -351,21 +360,12 @@ def lint_command(
     print_lint(history, lint_events(located, keep=examples), fmt)
 
 
-def print_lint(history: Path, report: Any, fmt: str) -> None:
+def print_lint(history: Path, report: LintReport, fmt: str) -> None:
     """``lint``'s output; exit 1 unless the log is clean."""
     if fmt == "json":
-        out = {"file": str(history), "events": report.events, "sessions": report.sessions,
-               "clean": report.clean, "counts": report.counts, "examples": dict(report.examples)}  # fmt: skip
-        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(report.to_json(str(history)), ensure_ascii=False) + "\n")
     else:
-        print(f"{history}: {report.events} events in {report.sessions} sessions")
-        if report.clean:
-            print("clean: no structural problems")
-        for problem, count in report.counts.items():
-            if count:
-                print(f"{count:>8}  {problem}: {PROBLEMS[problem]}")
-                for where in report.examples[problem]:
-                    print(f"          {where}")
+        print("\n".join(report.lines(str(history))))
     if not report.clean:
         raise typer.Exit(1)
 
@@ -398,7 +398,9 @@ def generate_command(
     ] = None,
     sessions: Annotated[int, typer.Option("--sessions", help="Sessions.")] = 10,
     turns: Annotated[int, typer.Option("--turns", help="Turns per session.")] = 20,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Random seed.")] = SEED,
+    seed: Annotated[
+        int | None, typer.Option("--seed", min=0, help="Random seed (default: the seed-004 workload's).")
+    ] = None,
     p_result: Annotated[
         float, typer.Option("--p-result", help="Probability a call's result is written.")
     ] = 1.0,
@@ -411,8 +413,11 @@ def generate_command(
     quiet: QuietOpt = False,
 ) -> None:
     """Write a seeded seed-004 workload as JSONL (sizes only, no text)."""
+    from turncheck.models.events import write_jsonl
+    from turncheck.models.workload import SEED, WorkloadParams, generate_events
+
     params = WorkloadParams(
-        sessions=sessions, turns=turns, seed=seed, p_result=p_result, p_parallel=p_parallel,
+        sessions=sessions, turns=turns, seed=SEED if seed is None else seed, p_result=p_result, p_parallel=p_parallel,
         cjk_share=cjk_share, max_calls=max_calls,
     )  # fmt: skip
     if out is not None and out.exists() and not force:
@@ -439,6 +444,8 @@ def blockwise(events: Iterable[Event], params: WorkloadParams, progress: Progres
     (:func:`models.workload.blocks` gives their ranges), so a block ends when the first session
     of the next one starts, and the last with the stream.
     """
+    from turncheck.models.workload import blocks
+
     plan = blocks(params)
     ends = [first + count for _, first, count in plan]
     done = started = 0
@@ -455,9 +462,12 @@ def blockwise(events: Iterable[Event], params: WorkloadParams, progress: Progres
 
 
 def register(app: typer.Typer) -> None:
-    app.command("project", help=f"Project a JSONL log under a budget ({', '.join(STRATEGIES)}).")(
-        project_command
-    )
+    app.command(
+        "project",
+        cls=names_in_help(strategy_names),
+        help="Project a JSONL log under a budget ({names}).",
+        short_help="Project a JSONL log under a budget, with a trimming strategy.",
+    )(project_command)
     app.command("lint", help="Check a JSONL log's structure (orphans, dangling calls, seq, turns).")(
         lint_command
     )

@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from turncheck.cli.check import params_text
 from turncheck.cli.options import FormatOpt, QuietOpt
 from turncheck.models.errors import BadParameter
-from turncheck.models.protocol import ProtocolModel
-from turncheck.models.user_code import names_code
-from turncheck.scenarios.base import split_assignments
-from turncheck.sim.protocols import is_user_reference, load_model
-from turncheck.sim.trace import Trace, load_trace, replay, transcript
+
+if TYPE_CHECKING:
+    from turncheck.models.protocol import ProtocolModel
+    from turncheck.sim.trace import Trace
 
 
 def replay_command(
@@ -56,6 +54,9 @@ def replay_command(
     from someone else may sit next to a ``.py`` file its ``model`` field names. A catalog model
     is built from the trace alone; a user's class needs ``--model REF``. It prints nothing on
     stderr but errors, so --quiet changes nothing; it is accepted like on every command."""
+    from turncheck.scenarios.base import split_assignments
+    from turncheck.sim.trace import load_trace, replay
+
     trace = load_trace(trace_path)
     _check_code_in_params(trace_path, trace, split_assignments(param or []))
     model = _replay_model(trace_path, trace, model_ref)
@@ -65,32 +66,19 @@ def replay_command(
 
         write_trace_page(trace, html, model=model)
     if fmt == "json":
-        obj = {
-            "trace": str(trace_path),
-            "model": trace.model,
-            "params": dict(model.params),
-            "verdict": result.verdict,
-            "reproduced": result.verdict == "same",
-            "still_fails": result.still_fails,
-            "trace_violated": trace.violated,
-            "violated": result.violated,
-            "steps": len(trace.actions),
-            "step": result.step,
-            "message": result.message,
-        }
-        print(json.dumps(obj, ensure_ascii=False))
-        raise SystemExit(1 if result.still_fails else 0)
-    title = f"replay of {trace_path}: model {model.name} ({params_text(model)}), {len(trace.actions)} steps"
-    print(transcript(model, result.states[0], result.actions, result.violated, title=title))
-    print(result.message)
-    if html is not None:
-        print(f"trace viewer: {html}")
-    raise SystemExit(1 if result.still_fails else 0)
+        print(json.dumps(result.to_json(trace_path, model, trace), ensure_ascii=False))
+    else:
+        print("\n".join(result.lines(trace_path, model, trace)))
+        if html is not None:
+            print(f"trace viewer: {html}")
+    raise typer.Exit(1 if result.still_fails else 0)
 
 
 def _check_code_in_params(trace_path: Path, trace: Trace, confirmed: dict[str, str]) -> None:
     """Refuse a trace whose parameters name user code the command line did not name: building
     its model would import that code, and a trace is data."""
+    from turncheck.models.user_code import names_code
+
     for name, value in trace.params.items():
         if not names_code(value):
             continue
@@ -111,6 +99,8 @@ def _replay_model(trace_path: Path, trace: Trace, model_ref: str | None) -> Prot
     (``…:Class``) is refused unless ``--model`` names the code to load. The trace's recorded
     model name must match what was built either way.
     """
+    from turncheck.sim.protocols import is_user_reference, load_model
+
     if model_ref is None:
         if is_user_reference(trace.model):
             raise BadParameter(

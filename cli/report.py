@@ -17,28 +17,31 @@ from typing import Annotated
 
 import typer
 
-from turncheck.cli.demo import DEFAULT_OUT, echo, run_demo, summary_json, summary_lines
 from turncheck.cli.options import FormatOpt, JobsOpt, QuietOpt, ScaleOpt
 from turncheck.cli.outputs import check_output_dir, check_output_file
 from turncheck.cli.progress import progress_for
+
+DEMO_OUT = Path("turncheck-demo")
 
 
 def demo_command(
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Directory for everything the demo writes.")
-    ] = DEFAULT_OUT,
+    ] = DEMO_OUT,
     scale: ScaleOpt = "quick",
     jobs: JobsOpt = 1,
     quiet: QuietOpt = False,
     fmt: FormatOpt = "table",
 ) -> None:
     """Run every scenario at a small scale, a failing and a passing check, and write plots and report.html."""
+    from turncheck.cli.demo import run_demo
+
     check_output_dir(out)
     run = run_demo(out, scale, jobs, progress_for=lambda label: progress_for(label, quiet or fmt == "json"))
     if fmt == "json":
-        print(json.dumps(summary_json(run), ensure_ascii=False, indent=1))
+        print(json.dumps(run.to_json(), ensure_ascii=False, indent=1))
     else:
-        echo(summary_lines(run))
+        print("\n".join(run.lines()))
     if not run.ok:
         raise typer.Exit(1)
 
@@ -58,14 +61,7 @@ def report_command(
     if fmt == "json":
         print(json.dumps(summary.to_json(), ensure_ascii=False, indent=1))
         return
-    lines = [
-        f"report: {summary.path}",
-        f"  {summary.results} result file(s), {summary.traces} trace(s), {len(summary.plots)} plot(s)",
-        f"  judgement lines: {summary.passed} PASS, {summary.failed} FAIL",
-    ]
-    lines += [f"  could not draw {m.name} from {m.source}: {m.reason}" for m in summary.missing]
-    lines += [f"  passed over {p}: {why}" for p, why in summary.skipped]
-    echo(lines)
+    print("\n".join(summary.lines()))
 
 
 def plot_command(

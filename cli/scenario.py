@@ -19,7 +19,6 @@ from turncheck.cli.options import ExecutorOpt, FormatOpt, JobsOpt, OutDirOpt, Qu
 from turncheck.cli.outputs import check_output_dir
 from turncheck.cli.progress import progress_for
 from turncheck.models.errors import BadParameter
-from turncheck.reports.tables import dumps_result, result_markdown, write_result
 from turncheck.scenarios.base import (
     Scenario,
     get_scenario,
@@ -89,6 +88,8 @@ def scenario_command(
     --jobs, --executor and --scheduler decide where a scenario that runs work in parallel (the
     testbench) runs it; they never change its results.
     """
+    from turncheck.reports.tables import dumps_result, result_markdown, write_result
+
     if list_ or name is None:
         sys.stdout.write(describe_scenarios())
         return

@@ -16,8 +16,9 @@ import json
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -26,11 +27,10 @@ from turncheck.cli.outputs import check_output_file
 from turncheck.cli.progress import ProgressBar, end_line, silent
 from turncheck.models.errors import TurncheckError
 from turncheck.models.locking import LockingName
-from turncheck.reports.stress_view import stress_view
-from turncheck.reports.viewer import write_view_page
-from turncheck.sim.stress.history import StressReport, check_run
-from turncheck.sim.stress.runner import StressParams, check_params, run_stress
-from turncheck.sim.stress.stores import StoreSpec
+
+if TYPE_CHECKING:
+    from turncheck.sim.stress.history import StressReport
+    from turncheck.sim.stress.runner import RawRun, StressParams
 
 
 class StoreUnavailable(TurncheckError):
@@ -103,6 +103,10 @@ def stress_command(
     ] = None,
 ) -> int:
     """Stress a real session store with writer processes and a compactor; check the history."""
+    from turncheck.sim.stress.history import check_run
+    from turncheck.sim.stress.runner import StressParams, check_params
+    from turncheck.sim.stress.stores import StoreSpec
+
     scratch = Path(tempfile.mkdtemp(prefix="turncheck-stress-"))
     try:
         target = (
@@ -120,22 +124,16 @@ def stress_command(
         if folder.exists():
             shutil.rmtree(folder)
         progress = silent if quiet else ProgressBar(f"stress {store} {locking}", "ms")
-        try:
-            raw = run_stress(params, folder, progress)
-        except TurncheckError:
-            raise
-        except KeyboardInterrupt:  # an interrupted run's history is partial: leave none behind
-            shutil.rmtree(folder, ignore_errors=True)
-            raise
-        except Exception as exc:  # the store's driver: a refused connection, a bad path
-            end_line(progress)
-            raise StoreUnavailable(f"store {store}: {type(exc).__name__}: {exc}") from None
+        raw = _run(params, folder, progress, store)
         report = check_run(raw)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if out is not None:
         (out / "stress.json").write_text(json.dumps(report.as_json(), indent=2) + "\n")
     if html is not None:
+        from turncheck.reports.stress_view import stress_view
+        from turncheck.reports.viewer import write_view_page
+
         write_view_page(
             stress_view(raw, report), html, f"turncheck stress: {report.store} · {report.locking}"
         )
@@ -147,6 +145,23 @@ def stress_command(
             print(f"trace viewer: {html}")
     sys.stdout.flush()
     return 0 if report.ok else 1
+
+
+def _run(params: StressParams, folder: Path, progress: Callable[[int, int], None], store: str) -> RawRun:
+    """The stress run, its history in ``folder``: the store driver's own failure (a refused
+    connection, a bad path) is one line, and a Ctrl-C leaves no partial history behind."""
+    from turncheck.sim.stress.runner import run_stress
+
+    try:
+        return run_stress(params, folder, progress)
+    except TurncheckError:
+        raise
+    except KeyboardInterrupt:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    except Exception as exc:
+        end_line(progress)
+        raise StoreUnavailable(f"store {store}: {type(exc).__name__}: {exc}") from None
 
 
 def register(app: typer.Typer) -> None:

@@ -29,11 +29,6 @@ from turncheck.cli.options import (
 from turncheck.cli.outputs import check_output_dir
 from turncheck.cli.progress import progress_for
 from turncheck.models.errors import BadParameter
-from turncheck.reports.tables import table_markdown, write_result
-from turncheck.scenarios.base import get_scenario, split_assignments
-from turncheck.scenarios.presets import preset
-from turncheck.scenarios.sweep import sweep
-from turncheck.sim.executor_dask import make_executor
 
 
 def sweep_command(
@@ -58,6 +53,12 @@ def sweep_command(
 ) -> None:
     """Run a scenario over a parameter grid (--scale presets fill the parameters that are
     neither a grid axis nor a --param)."""
+    from turncheck.reports.tables import table_markdown, write_result
+    from turncheck.scenarios.base import get_scenario, split_assignments
+    from turncheck.scenarios.presets import preset
+    from turncheck.scenarios.sweep import sweep
+    from turncheck.sim.executor_dask import make_executor
+
     if seeds < 1:
         raise BadParameter(f"parameter seeds must be >= 1, got {seeds}")
     if out is not None:

@@ -44,6 +44,22 @@ class LintReport:
     def clean(self) -> bool:
         return not any(self.counts.values())
 
+    def to_json(self, file: str) -> dict[str, object]:
+        """``lint --format json`` for the log ``file``."""
+        return {"file": file, "events": self.events, "sessions": self.sessions, "clean": self.clean,
+                "counts": self.counts, "examples": dict(self.examples)}  # fmt: skip
+
+    def lines(self, file: str) -> list[str]:
+        """``lint``'s table output: the totals, then each problem found with its example lines."""
+        out = [f"{file}: {self.events} events in {self.sessions} sessions"]
+        if self.clean:
+            out.append("clean: no structural problems")
+        for problem, count in self.counts.items():
+            if count:
+                out.append(f"{count:>8}  {problem}: {PROBLEMS[problem]}")
+                out += [f"          {where}" for where in self.examples[problem]]
+        return out
+
 
 def lint_events(located: list[tuple[int, Event]], keep: int = 5) -> LintReport:
     """Check ``(line number, event)`` pairs; returns the report (never raises on bad structure)."""

@@ -277,6 +277,16 @@ class ReportSummary:
             "skipped_files": [{"file": str(p), "reason": why} for p, why in self.skipped],
         }
 
+    def lines(self) -> list[str]:
+        """``turncheck report``'s summary: where the page is, what it holds, what it left out."""
+        return [
+            f"report: {self.path}",
+            f"  {self.results} result file(s), {self.traces} trace(s), {len(self.plots)} plot(s)",
+            f"  judgement lines: {self.passed} PASS, {self.failed} FAIL",
+            *(f"  could not draw {m.name} from {m.source}: {m.reason}" for m in self.missing),
+            *(f"  passed over {p}: {why}" for p, why in self.skipped),
+        ]
+
 
 def render_report(
     directory: ResultsDir, drawn: Sequence[Drawn], missing: Sequence[Missing], title: str

@@ -118,7 +118,7 @@ CHECKS_ORDER = 25
 """The place of the demo's model-checking result (``checks``): after locking, whose bounds the
 checks prove, before the testbench."""
 
-SCENARIOS: Registry[Scenario] = Registry("scenario", home="turncheck.scenarios")
+SCENARIOS: Registry[Scenario] = Registry("scenario", home="turncheck.scenarios.builtin")
 """Every scenario by name; ``turncheck.scenarios`` imports each built-in scenario module."""
 
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import dataclasses
 import typing
 from collections.abc import Mapping
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from turncheck.scenarios.base import Scenario
+if TYPE_CHECKING:  # the command line spells --scale with Scale before it needs any scenario
+    from turncheck.scenarios.base import Scenario
 
 Scale = Literal["tiny", "quick", "full"]
 SCALES: tuple[Scale, ...] = ("tiny", "quick", "full")

@@ -15,7 +15,7 @@ violated invariant gets its own shortest counterexample (:attr:`CheckReport.coun
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -23,8 +23,16 @@ from typing import Any, Literal
 from turncheck.models.errors import UnknownName
 from turncheck.models.invariants import INVARIANTS
 from turncheck.models.protocol import Property, ProtocolModel, as_model
-from turncheck.sim.explorer import ConcretePath, Exploration, ProgressLine, counterexample, explore
+from turncheck.sim.explorer import (
+    ConcretePath,
+    Exploration,
+    ProgressLine,
+    counterexample,
+    explore,
+    reduction_factor,
+)
 from turncheck.sim.stateful import DEFAULT_DATABASE, StatefulOutcome, check_stateful
+from turncheck.sim.trace import params_text, transcript
 
 Engine = Literal["hypothesis", "explore", "both"]
 ENGINES: tuple[str, ...] = ("hypothesis", "explore", "both")
@@ -166,6 +174,184 @@ class CheckReport:
     @property
     def exit_code(self) -> int:
         return {"pass": 0, "fail": 1, "inconclusive": 3}[self.verdict]
+
+    def to_json(self, ref: str, trace: Path | None) -> dict[str, Any]:
+        """``check --format json``: the verdict and what each engine found; ``ref`` is the model
+        as the command line named it, ``trace`` where the counterexample was saved."""
+        ex, hy = self.exploration, self.stateful
+        out: dict[str, Any] = {
+            "model": ref,
+            "params": dict(self.model.params),
+            "verdict": self.verdict,
+            "violated": self.violated,
+            "goals": self.goals,
+        }
+        if ex is not None:
+            out["explore"] = {
+                "distinct": ex.distinct,
+                "transitions": ex.generated,
+                "depth": ex.max_depth_seen,
+                "exhaustive": ex.exhausted,
+                "bound": ex.bound,
+                "properties": {o.name: {"status": o.status, "depth": o.depth} for o in ex.properties},
+                "worst": {w.metric: w.value for w in ex.worst},
+            }
+        if hy is not None:
+            out["hypothesis"] = {
+                "violated": hy.violated,
+                "steps": len(hy.actions) if hy.violated else None,
+                "goals": hy.goals,
+            }
+        if self.counterexample is not None:
+            out["counterexample"] = {
+                "source": self.source,
+                "steps": len(self.counterexample.actions),
+                "actions": [list(a) for a in self.counterexample.actions],
+                "trace": str(trace) if trace else None,
+            }
+        if self.cross is not None:
+            out["cross_check"] = self.cross.line()
+        if self.post is not None:
+            out["post_compaction_check"] = self.post.line()
+        out["counterexamples"] = {name: len(cx.actions) for name, cx in self.counterexamples}
+        return out
+
+    def lines(
+        self,
+        steps: int,
+        seed: int,
+        trace: Path | None,
+        traces: Mapping[str, Path],
+        preamble: Sequence[str] = (),
+    ) -> list[str]:
+        """``check``'s table output: engines, properties, worst cases, each counterexample as a
+        transcript with where it was saved (``trace``; the further ones in ``traces``), the
+        verdict. ``preamble`` follows the model line (the determinism check)."""
+        model = self.model
+        out = [f"model {model.name} ({params_text(model)})", *preamble]
+        if self.exploration is not None:
+            out += ["explorer:"] + ["  " + line for line in self.exploration.lines()]
+        if self.stateful is not None:
+            out.append(f"hypothesis: {self.stateful.examples} runs of up to {steps} steps, seed {seed}")
+        out += self._property_rows()
+        if self.exploration is not None and self.exploration.worst:
+            worst = ", ".join(f"{w.metric} {w.value} (depth {w.depth})" for w in self.exploration.worst)
+            out.append(f"worst case: {worst}")
+        out += [c.line() for c in (self.cross, self.post) if c is not None]
+        if self.counterexample is not None and self.violated is not None:
+            cx = self.counterexample
+            how = "shortest, by breadth-first search" if self.source == "explore" else "shrunk by Hypothesis"
+            title = f"counterexample: {self.violated} broken in {len(cx.actions)} steps ({how})"
+            out += ["", transcript(model, cx.states[0], cx.actions, self.violated, title=title)]
+            hy = self.stateful
+            if self.source == "explore" and hy is not None and hy.violated is not None:
+                out.append(f"hypothesis shrank its counterexample ({hy.violated}) to {hy.shrunk} steps")
+            out.append(f"trace saved: {trace}   (turncheck replay {trace})")
+            out += self._other_counterexamples(traces)
+        held = [
+            p.name
+            for p in self.properties
+            if p.expectation == "always"
+            and self.exploration is not None
+            and self.exploration.outcome(p.name).status == "holds"
+        ]
+        if self.verdict == "fail" and held:
+            out.append(f"holds: {', '.join(held)}")
+        if len(self.counterexamples) > 1:
+            out.append(f"violated: {', '.join(name for name, _ in self.counterexamples)}")
+        verdicts = {
+            "pass": "PASS: every invariant holds and every goal was reached",
+            "fail": f"FAIL: {self.violated} is violated",
+            "inconclusive": "INCONCLUSIVE: no invariant broke, but goal(s) never reached: "
+            + ", ".join(name for name, hit in self.goals.items() if not hit),
+        }
+        out.append(verdicts[self.verdict])
+        return out
+
+    def _property_rows(self) -> list[str]:
+        ex, hy = self.exploration, self.stateful
+        rows = [("property", "kind", "explorer", "hypothesis")]
+        for p in self.properties:
+            e = h = "-"
+            if ex is not None:
+                o = ex.outcome(p.name)
+                e = o.status + (f" at depth {o.depth}" if o.depth is not None else "")
+                if o.status == "holds" and not ex.exhausted:
+                    e += " (bounded)"
+            if hy is not None:
+                if p.expectation == "always":
+                    h = (
+                        f"violated after {len(hy.actions)} steps (shrunk)"
+                        if hy.violated == p.name
+                        else "holds"
+                        if hy.violated is None
+                        else "-"
+                    )
+                elif hy.violated is None:
+                    h = "reached" if hy.goals.get(p.name) else "unreached"
+            rows.append((p.name, p.expectation, e, h))
+        widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+    def _other_counterexamples(self, traces: Mapping[str, Path]) -> list[str]:
+        """The shortest run of every further violated invariant; a run identical to one already
+        shown is named, not printed again."""
+        out: list[str] = []
+        shown: dict[tuple[Any, ...], str] = {}
+        if self.counterexample is not None and self.violated is not None:
+            shown[tuple(self.counterexample.actions)] = self.violated
+        for name, cx in self.others:
+            key = tuple(cx.actions)
+            if key in shown:
+                out.append(f"{name}: broken by the same {len(cx.actions)} steps as {shown[key]}")
+                continue
+            shown[key] = name
+            title = f"counterexample: {name} broken in {len(cx.actions)} steps (shortest, by breadth-first search)"
+            out += ["", transcript(self.model, cx.states[0], cx.actions, name, title=title)]
+            if name in traces:
+                out.append(f"trace saved: {traces[name]}   (turncheck replay {traces[name]})")
+        return out
+
+
+@dataclass(frozen=True)
+class ExploreReport:
+    """What ``turncheck explore`` found: the search, the search without symmetry that measures
+    the reduction (``raw``, when run) and the closed-form cross-checks."""
+
+    ref: str
+    model: ProtocolModel[Any, Any]
+    result: Exploration
+    raw: Exploration | None
+    cross: CrossCheck | None
+    post: CrossCheck | None
+
+    def to_json(self) -> dict[str, Any]:
+        result, raw = self.result, self.raw
+        return {
+            "model": self.ref,
+            "params": dict(self.model.params),
+            "distinct": result.distinct,
+            "transitions": result.generated,
+            "depth": result.max_depth_seen,
+            "terminal": result.terminal,
+            "exhaustive": result.exhausted,
+            "bound": result.bound,
+            "raw_distinct": raw.distinct if raw is not None else None,
+            "reduction": reduction_factor(result, raw) if raw is not None else None,
+            "properties": {o.name: {"status": o.status, "depth": o.depth} for o in result.properties},
+            "worst": {w.metric: {"value": w.value, "depth": w.depth} for w in result.worst},
+            "cross_check": self.cross.line() if self.cross is not None else None,
+            "post_compaction_check": self.post.line() if self.post is not None else None,
+        }
+
+    def lines(self) -> list[str]:
+        out = [f"model {self.model.name} ({params_text(self.model)})", *self.result.lines(self.raw)]
+        for o in self.result.properties:
+            where = f" at depth {o.depth}" if o.depth is not None else ""
+            out.append(f"  {o.expectation:<9} {o.name}: {o.status}{where}")
+        for w in self.result.worst:
+            out.append(f"  worst {w.metric} = {w.value} (first at depth {w.depth})")
+        return out + [c.line() for c in (self.cross, self.post) if c is not None]
 
 
 def run_check(

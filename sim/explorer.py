@@ -137,6 +137,26 @@ class Exploration:
             return "exhaustive: every reachable state was visited"
         return f"bounded, not exhaustive: stopped by {self.bound}"
 
+    def lines(self, raw: Exploration | None = None) -> list[str]:
+        """The search in three lines (states, time, coverage), and with the search without symmetry
+        ``raw`` a fourth: the reduction factor, or why there is none."""
+        lines = [
+            f"states: {self.distinct:,} distinct ({'up to symmetry' if self.symmetry else 'no symmetry'}), "
+            f"{self.generated:,} transitions, depth {self.max_depth_seen}, {self.terminal:,} terminal",
+            f"time: {self.seconds:.2f} s, {self.states_per_second:,.0f} distinct states/s",
+            f"coverage: {self.completeness()}",
+        ]
+        if raw is not None:
+            factor = reduction_factor(self, raw)
+            if factor is not None:
+                lines.append(
+                    f"symmetry: {raw.distinct:,} raw states / {self.distinct:,} classes "
+                    f"= reduction ×{factor:.2f}"
+                )
+            else:
+                lines.append(f"symmetry: ≥ {raw.distinct:,} raw states (raw search bounded); reduction n/a")
+        return lines
+
     def depth_of(self, state_id: int) -> int:
         """Distance of a state from the initial states (BFS levels are contiguous id ranges)."""
         return bisect_right(self.levels, state_id) - 1

@@ -278,6 +278,27 @@ class Replay:
     def still_fails(self) -> bool:
         return self.verdict in ("same", "different")
 
+    def to_json(self, path: Path, model: ProtocolModel[Any, Any], trace: Trace) -> dict[str, Any]:
+        """``replay --format json``: the verdict, against what the trace at ``path`` recorded."""
+        return {
+            "trace": str(path),
+            "model": trace.model,
+            "params": dict(model.params),
+            "verdict": self.verdict,
+            "reproduced": self.verdict == "same",
+            "still_fails": self.still_fails,
+            "trace_violated": trace.violated,
+            "violated": self.violated,
+            "steps": len(trace.actions),
+            "step": self.step,
+            "message": self.message,
+        }
+
+    def lines(self, path: Path, model: ProtocolModel[Any, Any], trace: Trace) -> list[str]:
+        """``replay``'s table output: the re-executed run as a transcript, then the verdict."""
+        title = f"replay of {path}: model {model.name} ({params_text(model)}), {len(trace.actions)} steps"
+        return [transcript(model, self.states[0], self.actions, self.violated, title=title), self.message]
+
 
 def _match(action: tuple[Any, ...], enabled: Sequence[Any]) -> Any:
     for e in enabled:
@@ -438,6 +459,19 @@ def transcript(
         verdict = "broken" if holds is False else "holds here" if holds else "unknown"
         out.append(f"invariant {violated} {verdict} after step {len(actions)}" + (f": {doc}" if doc else ""))
     return "\n".join(out)
+
+
+def params_text(model: ProtocolModel[Any, Any]) -> str:
+    """A model's parameters as the command line spells them: ``k=v`` words, lists comma-joined."""
+    return " ".join(f"{k}={_plain(v)}" for k, v in model.params.items())
+
+
+def _plain(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, (list, tuple)):
+        return ",".join(str(x) for x in v)
+    return str(v)
 
 
 def loads_no_code(trace: Trace) -> bool:

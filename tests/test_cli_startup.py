@@ -1,0 +1,74 @@
+"""``turncheck --help``, ``turncheck COMMAND --help`` and a completion TAB import no engine.
+
+A command imports numpy, networkx, Hypothesis, matplotlib or SimPy when it runs, never when the
+command line starts: every ``--help`` and every TAB would otherwise pay for them (0.7 s of CPU
+before issue 25). Each case runs the real entry point, ``python -m turncheck``, in a fresh
+interpreter under ``-X importtime``, which names on stderr every module the run imported.
+``benchmarks/cli_startup.py`` measures what that costs against ``import typer``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+
+from turncheck.cli.app import app
+
+HEAVY = ("numpy", "networkx", "hypothesis", "matplotlib", "simpy")
+
+
+def _command_paths(group: Any, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    for name, command in sorted(group.commands.items()):
+        yield (*prefix, name)
+        if hasattr(command, "commands"):
+            yield from _command_paths(command, (*prefix, name))
+
+
+def imported(argv: list[str], cwd: Path, env: dict[str, str] | None = None, status: int = 0) -> set[str]:
+    """Top-level packages ``python -m turncheck ARGV`` imported, from ``-X importtime``."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "turncheck", *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+    )
+    assert proc.returncode == status, proc.stderr[-2000:]
+    names = [
+        line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")
+    ]
+    assert "turncheck.cli.app" in names, proc.stderr[-2000:]  # importtime did report
+    return {name.split(".")[0] for name in names}
+
+
+COMMANDS = [" ".join(path) for path in _command_paths(typer.main.get_command(app))]
+
+
+@pytest.mark.parametrize("command", ["", *COMMANDS])
+def test_help_imports_no_engine(command: str, tmp_path: Path) -> None:
+    heavy = imported([*command.split(), "--help"], tmp_path) & set(HEAVY)
+    assert not heavy, f"turncheck {command} --help imported {sorted(heavy)}"
+
+
+@pytest.mark.parametrize(
+    ("words", "cword"),
+    [("turncheck ch", 1), ("turncheck check --engine ", 3), ("turncheck scenario --scale ", 3)],
+)
+def test_completion_imports_no_engine(words: str, cword: int, tmp_path: Path) -> None:
+    env = {"_TURNCHECK_COMPLETE": "complete_bash", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
+    heavy = imported([], tmp_path, env) & set(HEAVY)
+    assert not heavy, f"completing {words!r} imported {sorted(heavy)}"
+
+
+def test_the_probe_sees_an_engine_a_command_imports(tmp_path: Path) -> None:
+    """The probe can fail: a command that runs Hypothesis does import it (the keys model's goal
+    is not reached in one one-step run: inconclusive, exit 3)."""
+    argv = ["check", "keys", "--engine", "hypothesis", "--max-examples", "1", "--steps", "1", "-q"]
+    assert "hypothesis" in imported([*argv, "--database", str(tmp_path / "db")], tmp_path, status=3)

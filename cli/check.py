@@ -338,7 +338,7 @@ def _check_lines(
         out.append(transcript(model, cx.states[0], cx.actions, report.violated, title=title))
         hy = report.stateful
         if report.source == "explore" and hy is not None and hy.violated is not None:
-            out.append(f"hypothesis shrank its counterexample ({hy.violated}) to {hy.shrunk} steps")
+            out.append(f"hypothesis shrank its counterexample ({hy.violated}) to {len(hy.actions)} steps")
         out.append(f"trace saved: {trace_path}   (turncheck replay {trace_path})")
         out += _other_counterexamples(report, other_paths or {})
     held = [

@@ -73,8 +73,8 @@ class StatefulOutcome:
     """The verdict of one Hypothesis run over a model.
 
     ``violated`` names the broken property (None when every invariant held); ``init`` and
-    ``actions`` are then the counterexample: Hypothesis's shrunk run (``shrunk`` steps long),
-    further minimized by deleting steps while the same property still breaks. ``goals`` maps
+    ``actions`` are then the counterexample as Hypothesis shrank it, ending at the step that
+    broke the property (the explorer, when it runs, gives a shortest one). ``goals`` maps
     each ``sometimes`` goal to whether any example reached it; ``examples`` counts the machines
     Hypothesis ran.
     """
@@ -86,7 +86,6 @@ class StatefulOutcome:
     init: int = 0
     actions: tuple[Any, ...] = ()
     goals: dict[str, bool] = field(default_factory=dict)
-    shrunk: int = 0
 
     @property
     def inconclusive(self) -> bool:
@@ -281,73 +280,9 @@ def check_stateful(
         with hypothesis_home(database):
             run_state_machine_as_test(machine, settings=config)
     except PropertyViolation as exc:
-        prop = next(p for p in props if p.name == exc.prop)
-        return StatefulOutcome(
-            model.name,
-            params,
-            runs[0],
-            violated=exc.prop,
-            init=exc.init,
-            actions=minimize(model, prop, exc.init, exc.actions),
-            goals={g: g in reached for g in goal_names},
-            shrunk=len(exc.actions),
-        )
+        goals = {g: g in reached for g in goal_names}
+        return StatefulOutcome(model.name, params, runs[0], exc.prop, exc.init, exc.actions, goals)
     return StatefulOutcome(model.name, params, runs[0], goals={g: g in reached for g in goal_names})
-
-
-def minimize(
-    model: ProtocolModel[Any, Any],
-    prop: Property[Any],
-    init: int,
-    actions: Sequence[Any],
-    pair_limit: int = 60,
-) -> tuple[Any, ...]:
-    """Delete steps from a failing run while ``prop`` still breaks (a last, local shrink).
-
-    Hypothesis shrinks the choice sequence, which favours the first enabled action and may
-    keep a longer run made of them; deleting chunks of 8, 4, 2 and 1 steps, then pairs of steps
-    (for runs up to ``pair_limit`` long), keeping a candidate only when each action is still
-    enabled and ``prop`` still breaks, often removes a few more.
-    The result is cut right after the first step that breaks ``prop``.
-    """
-    model = as_model(model)
-    start = list(model.init_states())[init]
-
-    def breaks(run: Sequence[Any]) -> list[Any] | None:
-        state = start
-        if not prop.holds(state):
-            return []
-        for k, action in enumerate(run):
-            if action not in list(model.actions(state)):
-                return None
-            state = model.step(state, action)
-            if not prop.holds(state):
-                return list(run[: k + 1])
-        return None
-
-    current = breaks(actions)
-    if current is None:  # pragma: no cover - the run came from a failing example
-        return tuple(actions)
-    changed = True
-    while changed:
-        changed = False
-        for chunk in (8, 4, 2, 1):
-            i = 0
-            while i < len(current):
-                shorter = breaks(current[:i] + current[i + chunk :])
-                if shorter is not None:
-                    current, changed = shorter, True
-                else:
-                    i += 1
-        if not changed and len(current) <= pair_limit:
-            # two steps that only make sense together (an emit and its delivery) go as a pair
-            pairs = ((i, j) for i in range(len(current)) for j in range(i + 1, len(current)))
-            for i, j in pairs:
-                shorter = breaks(current[:i] + current[i + 1 : j] + current[j + 1 :])
-                if shorter is not None:
-                    current, changed = shorter, True
-                    break
-    return tuple(current)
 
 
 def _camel(name: str) -> str:

@@ -17,10 +17,11 @@ first on the next run. The project's own stateful tests use the same factory
 (``machine_for(model).TestCase``).
 
 Under pytest the machine is an ordinary Hypothesis test and only public Hypothesis API is used:
-its ``TestCase`` runs with the *active* settings profile (``settings.load_profile``: examples,
-database, health checks, verbosity, phases) — the one override is ``deadline=None``, as
-Hypothesis's own ``TestCase`` does, since a step's time includes the model's first projections —
-and every step is reported with :func:`hypothesis.note` in the model's words ("writer appends
+the machine class is decorated ``@settings(deadline=None)``, so its ``TestCase`` runs with the
+settings profile active when :func:`machine_for` builds it (``settings.load_profile``: examples,
+database, health checks, verbosity, phases), as any ``@settings`` test reads the profile when it
+is decorated — the one override is ``deadline=None``, as Hypothesis's own ``TestCase`` does, since
+a step's time includes the model's first projections — and every step is reported with :func:`hypothesis.note` in the model's words ("writer appends
 CALL c0"), so a failure reads as the domain transcript, not as ``Draw 1 (action): 0``.
 """
 
@@ -150,6 +151,7 @@ def machine_for(
     counter = runs if runs is not None else [0]
     init_index = st.just(0) if len(inits) == 1 else st.integers(0, len(inits) - 1)
 
+    @settings(deadline=None)  # the profile active now, as every @settings Hypothesis test reads it
     class ModelMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
@@ -197,8 +199,6 @@ def machine_for(
                     goal_set.add(g.name)
 
     ModelMachine.__name__ = ModelMachine.__qualname__ = f"{_camel(model.name)}Machine"
-    # the active profile, read when the test runs (not when the module is imported)
-    ModelMachine.TestCase.settings = property(lambda self: settings(settings.default, deadline=None))
     return ModelMachine
 
 

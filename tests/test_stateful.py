@@ -106,3 +106,15 @@ def test_factory_machine_raises_a_property_violation_with_the_run() -> None:
     assert info.value.prop == "one-compactor"
     assert len(info.value.actions) == 4
 
+
+def test_the_machine_runs_under_the_profile_active_when_it_is_built_without_a_deadline() -> None:
+    settings.register_profile("turncheck-test-seven", max_examples=7, deadline=1000)
+    previous = settings.default
+    settings.load_profile("turncheck-test-seven")
+    try:
+        built = machine_for(FlagLock(workers=2)).TestCase.settings
+    finally:
+        settings.register_profile("turncheck-test-previous", previous)
+        settings.load_profile("turncheck-test-previous")
+    assert built.max_examples == 7 and built.deadline is None
+    assert machine_for(FlagLock(workers=2)).TestCase.settings.max_examples == previous.max_examples

@@ -91,7 +91,7 @@ def run(scale: str = "full") -> list[str]:
         t0 = time.perf_counter()
         outcome = check_stateful(unlocked, max_examples=200, seed=seed, database=None)
         times.append(time.perf_counter() - t0)
-        lengths.append(outcome.shrunk)
+        lengths.append(len(outcome.actions))
     shortest = explore(unlocked).outcome("bounded-peak-turns").depth
     say(
         f"hypothesis, unlocked trigger gap=1: found and shrank to {sorted(set(lengths))} steps "

@@ -171,7 +171,7 @@ def _run_check(step: Step) -> CheckOutcome:
     return CheckOutcome(
         step.name, dict(model.params), report.verdict, report.violated, cx.init if cx else 0, actions,
         report.source, ex.distinct if ex else None, ex.exhausted if ex else None, hy.examples if hy else None,
-        (hy.shrunk if hy.violated else None) if hy else None, report.cross.line() if report.cross else "",
+        (len(hy.actions) if hy.violated else None) if hy else None, report.cross.line() if report.cross else "",
     )  # fmt: skip
 
 

@@ -282,9 +282,12 @@ class ProtocolModel(Generic[S, A]):
 class UserModel(ProtocolModel[Any, Any]):
     """A user's class that does not subclass :class:`ProtocolModel`, seen through the base.
 
-    Every method forwards to the user's own when it defines one (as a callable attribute) and
-    falls back on the base's default otherwise; the user's object is never modified. ``name``
-    is the object's own string ``name`` if it has one, else ``ref``; ``params`` likewise.
+    Every method of the base — the required core and each hook — is the user's own when the class
+    defines one (as a callable attribute), else the base's default, which reaches the user's
+    hooks through ``self`` (the default ``actor`` reads the user's ``format_action``); what a
+    method returns is the user's, unconverted, as from a subclass. The user's object is never
+    modified. ``name`` is the object's own string ``name`` if it has one, else ``ref``;
+    ``params`` likewise.
     """
 
     def __init__(self, inner: Any, ref: str = "", params: Mapping[str, Any] | None = None) -> None:
@@ -299,84 +302,13 @@ class UserModel(ProtocolModel[Any, Any]):
         self.name = own_name if isinstance(own_name, str) else (ref or type(inner).__name__)
         own_params = getattr(inner, "params", None)
         self.params = own_params if isinstance(own_params, Mapping) else dict(params or {})
-        self._own: dict[str, Callable[..., Any]] = {
-            hook: f for hook in _HOOKS if callable(f := getattr(inner, hook, None))
-        }
-
-    def init_states(self) -> Iterable[Any]:
-        return self.inner.init_states()  # type: ignore[no-any-return]
-
-    def actions(self, state: Any) -> Iterable[Any]:
-        return self.inner.actions(state)  # type: ignore[no-any-return]
-
-    def step(self, state: Any, action: Any) -> Any:
-        return self.inner.step(state, action)
-
-    def properties(self) -> tuple[Property[Any], ...]:
-        return tuple(self.inner.properties())
-
-    def _call(self, hook: str, default: Callable[..., Any], *args: Any) -> Any:
-        own = self._own.get(hook)
-        return own(*args) if own is not None else default(*args)
-
-    def metrics(self, state: Any) -> Mapping[str, int]:
-        return self._call("metrics", super().metrics, state)  # type: ignore[no-any-return]
-
-    def canonical(self, state: Any) -> Any:
-        return self._call("canonical", super().canonical, state)
-
-    def is_enabled(self, state: Any, action: Any) -> bool:
-        return bool(self._call("is_enabled", super().is_enabled, state, action))
-
-    def guard(self, action: Any) -> Callable[[Any], bool]:
-        return self._call("guard", super().guard, action)  # type: ignore[no-any-return]
-
-    def stepper(self, action: Any) -> Callable[[Any], Any | None]:
-        return self._call("stepper", super().stepper, action)  # type: ignore[no-any-return]
-
-    def repeats(self, action: Any) -> bool:
-        return bool(self._call("repeats", super().repeats, action))
-
-    def closed_forms(self) -> tuple[ClosedForm, ...]:
-        return tuple(self._call("closed_forms", super().closed_forms))
-
-    def format_action(self, state: Any, action: Any) -> str:
-        return str(self._call("format_action", super().format_action, state, action))
-
-    def actor(self, state: Any, action: Any) -> str:
-        return str(self._call("actor", super().actor, state, action))
-
-    def lane_order(self) -> tuple[str, ...]:
-        return tuple(self._call("lane_order", super().lane_order))
-
-    def columns(self, state: Any) -> Mapping[str, Any]:
-        return dict(self._call("columns", super().columns, state))
-
-    def describe_window(self, state: Any) -> str:
-        return str(self._call("describe_window", super().describe_window, state))
-
-    def state_fields(self, state: Any) -> list[tuple[str, FieldValue]]:
-        return list(self._call("state_fields", super().state_fields, state))
-
-    def step_marks(self, before: Any, action: Any) -> tuple[str, ...]:
-        return tuple(self._call("step_marks", super().step_marks, before, action))
-
-    def window_panels(self, states: Sequence[Any], actions: Sequence[Any]) -> list[WindowPanel | None]:
-        return list(self._call("window_panels", super().window_panels, states, actions))
-
-    def window_steps(self, states: Sequence[Any], actions: Sequence[Any]) -> tuple[set[int], str]:
-        steps, label = self._call("window_steps", super().window_steps, states, actions)
-        return set(steps), str(label)
-
-    def limit(self) -> Limit | None:
-        return self._call("limit", super().limit)  # type: ignore[no-any-return]
+        for method in _METHODS:
+            if callable(own := getattr(inner, method, None)):
+                setattr(self, method, own)  # an instance attribute: found before the base's
 
 
-# every optional hook a user's class may define (the base's methods past the required core)
-_HOOKS: tuple[str, ...] = (
-    "metrics", "canonical", "is_enabled", "guard", "stepper", "repeats", "closed_forms", "format_action", "actor", "lane_order",
-    "columns", "describe_window", "state_fields", "step_marks", "window_panels", "window_steps", "limit",
-)  # fmt: skip
+# every method of the base a user's class may define: the required core and the hooks
+_METHODS: tuple[str, ...] = tuple(n for n, v in vars(ProtocolModel).items() if callable(v) and n[0] != "_")
 
 
 def as_model(model: Any, ref: str = "", params: Mapping[str, Any] | None = None) -> ProtocolModel[Any, Any]:
@@ -385,7 +317,9 @@ def as_model(model: Any, ref: str = "", params: Mapping[str, Any] | None = None)
     (a subclass that does not define it, or a plain class without it). Idempotent, so every
     engine calls it at its entry."""
     if isinstance(model, ProtocolModel):
-        missing = [n for n in REQUIRED if getattr(type(model), n) is getattr(ProtocolModel, n)]
+        missing = [
+            n for n in REQUIRED if getattr(getattr(model, n), "__func__", None) is getattr(ProtocolModel, n)
+        ]
         if missing:
             shown = ref or type(model).__name__
             raise UnknownName(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, TypeVar, overload
 
@@ -175,6 +176,10 @@ def load_plugins() -> tuple[str, ...]:
     """Import each module listed under :data:`PLUGIN_GROUP`, once per process; the modules
     imported, in the order the entry points list them.
 
+    The environment variable ``TURNCHECK_PLUGINS`` narrows it: ``0`` imports none, so what is
+    installed beside turncheck cannot change its results (the project's test suite runs that
+    way); ``a,b`` imports only the entry points named ``a`` and ``b``; unset or empty, every one.
+
     Raises :class:`PluginError` naming the entry point when one cannot be imported (again on
     every later call, so the command line reports it wherever it first asks).
     """
@@ -182,8 +187,10 @@ def load_plugins() -> tuple[str, ...]:
     if _plugins_state == "absent":
         _plugins_state = "loading"
         try:
+            chosen = os.environ.get("TURNCHECK_PLUGINS", "")
+            names = None if not chosen else set() if chosen == "0" else set(chosen.split(","))
             for ep in importlib.metadata.entry_points(group=PLUGIN_GROUP):
-                if ep.name in _plugins:
+                if ep.name in _plugins or (names is not None and ep.name not in names):
                     continue
                 try:
                     importlib.import_module(ep.value.split(":", 1)[0].strip())

@@ -245,7 +245,7 @@ class CheckReport:
             out += ["", transcript(model, cx.states[0], cx.actions, self.violated, title=title)]
             hy = self.stateful
             if self.source == "explore" and hy is not None and hy.violated is not None:
-                out.append(f"hypothesis shrank its counterexample ({hy.violated}) to {hy.shrunk} steps")
+                out.append(f"hypothesis shrank its counterexample ({hy.violated}) to {len(hy.actions)} steps")
             out.append(f"trace saved: {trace}   (turncheck replay {trace})")
             out += self._other_counterexamples(traces)
         held = [

@@ -17,10 +17,11 @@ first on the next run. The project's own stateful tests use the same factory
 (``machine_for(model).TestCase``).
 
 Under pytest the machine is an ordinary Hypothesis test and only public Hypothesis API is used:
-its ``TestCase`` runs with the *active* settings profile (``settings.load_profile``: examples,
-database, health checks, verbosity, phases) — the one override is ``deadline=None``, as
-Hypothesis's own ``TestCase`` does, since a step's time includes the model's first projections —
-and every step is reported with :func:`hypothesis.note` in the model's words ("writer appends
+the machine class is decorated ``@settings(deadline=None)``, so its ``TestCase`` runs with the
+settings profile active when :func:`machine_for` builds it (``settings.load_profile``: examples,
+database, health checks, verbosity, phases), as any ``@settings`` test reads the profile when it
+is decorated — the one override is ``deadline=None``, as Hypothesis's own ``TestCase`` does, since
+a step's time includes the model's first projections — and every step is reported with :func:`hypothesis.note` in the model's words ("writer appends
 CALL c0"), so a failure reads as the domain transcript, not as ``Draw 1 (action): 0``.
 """
 
@@ -73,8 +74,8 @@ class StatefulOutcome:
     """The verdict of one Hypothesis run over a model.
 
     ``violated`` names the broken property (None when every invariant held); ``init`` and
-    ``actions`` are then the counterexample: Hypothesis's shrunk run (``shrunk`` steps long),
-    further minimized by deleting steps while the same property still breaks. ``goals`` maps
+    ``actions`` are then the counterexample as Hypothesis shrank it, ending at the step that
+    broke the property (the explorer, when it runs, gives a shortest one). ``goals`` maps
     each ``sometimes`` goal to whether any example reached it; ``examples`` counts the machines
     Hypothesis ran.
     """
@@ -86,7 +87,6 @@ class StatefulOutcome:
     init: int = 0
     actions: tuple[Any, ...] = ()
     goals: dict[str, bool] = field(default_factory=dict)
-    shrunk: int = 0
 
     @property
     def inconclusive(self) -> bool:
@@ -151,6 +151,7 @@ def machine_for(
     counter = runs if runs is not None else [0]
     init_index = st.just(0) if len(inits) == 1 else st.integers(0, len(inits) - 1)
 
+    @settings(deadline=None)  # the profile active now, as every @settings Hypothesis test reads it
     class ModelMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
@@ -198,8 +199,6 @@ def machine_for(
                     goal_set.add(g.name)
 
     ModelMachine.__name__ = ModelMachine.__qualname__ = f"{_camel(model.name)}Machine"
-    # the active profile, read when the test runs (not when the module is imported)
-    ModelMachine.TestCase.settings = property(lambda self: settings(settings.default, deadline=None))
     return ModelMachine
 
 
@@ -281,73 +280,9 @@ def check_stateful(
         with hypothesis_home(database):
             run_state_machine_as_test(machine, settings=config)
     except PropertyViolation as exc:
-        prop = next(p for p in props if p.name == exc.prop)
-        return StatefulOutcome(
-            model.name,
-            params,
-            runs[0],
-            violated=exc.prop,
-            init=exc.init,
-            actions=minimize(model, prop, exc.init, exc.actions),
-            goals={g: g in reached for g in goal_names},
-            shrunk=len(exc.actions),
-        )
+        goals = {g: g in reached for g in goal_names}
+        return StatefulOutcome(model.name, params, runs[0], exc.prop, exc.init, exc.actions, goals)
     return StatefulOutcome(model.name, params, runs[0], goals={g: g in reached for g in goal_names})
-
-
-def minimize(
-    model: ProtocolModel[Any, Any],
-    prop: Property[Any],
-    init: int,
-    actions: Sequence[Any],
-    pair_limit: int = 60,
-) -> tuple[Any, ...]:
-    """Delete steps from a failing run while ``prop`` still breaks (a last, local shrink).
-
-    Hypothesis shrinks the choice sequence, which favours the first enabled action and may
-    keep a longer run made of them; deleting chunks of 8, 4, 2 and 1 steps, then pairs of steps
-    (for runs up to ``pair_limit`` long), keeping a candidate only when each action is still
-    enabled and ``prop`` still breaks, often removes a few more.
-    The result is cut right after the first step that breaks ``prop``.
-    """
-    model = as_model(model)
-    start = list(model.init_states())[init]
-
-    def breaks(run: Sequence[Any]) -> list[Any] | None:
-        state = start
-        if not prop.holds(state):
-            return []
-        for k, action in enumerate(run):
-            if action not in list(model.actions(state)):
-                return None
-            state = model.step(state, action)
-            if not prop.holds(state):
-                return list(run[: k + 1])
-        return None
-
-    current = breaks(actions)
-    if current is None:  # pragma: no cover - the run came from a failing example
-        return tuple(actions)
-    changed = True
-    while changed:
-        changed = False
-        for chunk in (8, 4, 2, 1):
-            i = 0
-            while i < len(current):
-                shorter = breaks(current[:i] + current[i + chunk :])
-                if shorter is not None:
-                    current, changed = shorter, True
-                else:
-                    i += 1
-        if not changed and len(current) <= pair_limit:
-            # two steps that only make sense together (an emit and its delivery) go as a pair
-            pairs = ((i, j) for i in range(len(current)) for j in range(i + 1, len(current)))
-            for i, j in pairs:
-                shorter = breaks(current[:i] + current[i + 1 : j] + current[j + 1 :])
-                if shorter is not None:
-                    current, changed = shorter, True
-                    break
-    return tuple(current)
 
 
 def _camel(name: str) -> str:

@@ -2,6 +2,11 @@
 
 No ``sys.path`` edits: the package is installed (``pip install -e .``), so tests import
 ``turncheck.*`` like any user, and no test module imports another.
+
+Entry-point plugins are switched off for the whole suite (``TURNCHECK_PLUGINS=0``, set in
+``os.environ`` before anything imports turncheck's command line, so every subprocess a test starts
+inherits it): an extension installed beside turncheck cannot change the suite's results. A test
+that exercises plugins turns them on in the environment it gives its subprocess.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from turncheck.cli.app import main
+os.environ["TURNCHECK_PLUGINS"] = "0"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -43,6 +48,8 @@ class CliRun(NamedTuple):
 def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliRun]:
     """``cli("scenario", "--list")``: run ``turncheck.cli.app.main`` on the words given and
     return the exit status and what it printed (output captured before it is cleared)."""
+
+    from turncheck.cli.app import main
 
     def run(*argv: str) -> CliRun:
         code = main(list(argv))

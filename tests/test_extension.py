@@ -173,8 +173,13 @@ def install(site: Path, module: str, source: str, entry: str = "") -> None:
     )
 
 
-def turncheck(site: Path, cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(site), "MPLBACKEND": "Agg"}
+def turncheck(
+    site: Path, cwd: Path, *argv: str, plugins: str = "my_turncheck_ext"
+) -> subprocess.CompletedProcess[str]:
+    """``python -m turncheck`` with ``site`` on the import path and only the ``plugins`` named
+    switched on (the suite runs with them off, tests/conftest.py; any other plugin installed in
+    this environment stays off)."""
+    env = {**os.environ, "PYTHONPATH": str(site), "MPLBACKEND": "Agg", "TURNCHECK_PLUGINS": plugins}
     return subprocess.run(
         [sys.executable, "-m", "turncheck", *argv],
         cwd=cwd,
@@ -250,7 +255,7 @@ def test_an_extension_that_fails_to_import_is_one_line(tmp_path: Path) -> None:
     site.mkdir()
     install(site, "broken_ext", "raise RuntimeError('no luck')\n", entry="broken")
     for argv in (("list",), ("scenario", "--list")):
-        run = turncheck(site, tmp_path, *argv)
+        run = turncheck(site, tmp_path, *argv, plugins="broken")
         assert run.returncode == 2 and run.stdout == ""
         assert run.stderr == (
             "turncheck: error: extension 'broken' (turncheck.plugins = 'broken_ext') failed to load: "
@@ -262,7 +267,33 @@ def test_an_extension_cannot_take_a_built_in_name(tmp_path: Path) -> None:
     site = tmp_path / "site"
     site.mkdir()
     install(site, "greedy_ext", "import turncheck\nturncheck.register_strategy('M0', lambda h, b, c: None)\n")
-    run = turncheck(site, tmp_path, "list")
+    run = turncheck(site, tmp_path, "list", plugins="greedy_ext")
     assert run.returncode == 2
     assert "DuplicateRegistration: strategy 'M0' is registered twice" in run.stderr
     assert len(run.stderr.splitlines()) == 1
+
+
+def test_plugins_switched_off_leave_the_results_as_without_them(site: Path, tmp_path: Path) -> None:
+    """``TURNCHECK_PLUGINS=0``, as the suite runs: with the extension installed, the names and
+    the testbench's result file are byte for byte what they are with no extension at all; with
+    it named, its additions are there (every other installed plugin stays off either way)."""
+    install(site, "greedy_ext", "import turncheck\nturncheck.register_strategy('M0', lambda h, b, c: None)\n")
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    runs: dict[str, tuple[dict[str, list[str]], bytes]] = {}
+    for name, where, plugins in (("absent", bare, "0"), ("off", site, "0"), ("on", site, "my_turncheck_ext")):
+        listed = turncheck(where, tmp_path, "list", "--format", "json", plugins=plugins)
+        scenario = turncheck(where, tmp_path, "scenario", "testbench", "--scale", "tiny", "--out", name,
+                             "--quiet", "--format", "json", plugins=plugins)  # fmt: skip
+        assert listed.returncode == scenario.returncode == 0, listed.stderr + scenario.stderr
+        runs[name] = json.loads(listed.stdout), (tmp_path / name / "testbench.json").read_bytes()
+    assert runs["off"] == runs["absent"]  # and the greedy extension, installed too, never loaded
+    names, result = runs["off"]
+    assert names["strategies"] == ["M0", "M1", "M2", "M3", "M4", "M5", "REQ"] and names["extensions"] == []
+    assert b'"LAST"' not in result
+    on, on_result = runs["on"]
+    assert on["extensions"] == ["my_turncheck_ext"]
+    for kind, added in (("strategies", "LAST"), ("models", "ext-counter"), ("scenarios", "ext-echo"),
+                        ("plots", "ext-bars"), ("benchmarks", "ext-bench")):  # fmt: skip
+        assert on[kind][: len(names[kind])] == names[kind] and on[kind][-1] == added  # built-ins first
+    assert b'"LAST"' in on_result

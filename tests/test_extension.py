@@ -294,6 +294,6 @@ def test_plugins_switched_off_leave_the_results_as_without_them(site: Path, tmp_
     on, on_result = runs["on"]
     assert on["extensions"] == ["my_turncheck_ext"]
     for kind, added in (("strategies", "LAST"), ("models", "ext-counter"), ("scenarios", "ext-echo"),
-                        ("plots", "ext-bars"), ("benchmarks", "ext-bench")):  # fmt: skip
+                        ("plots", "ext-bars")):  # fmt: skip
         assert on[kind][: len(names[kind])] == names[kind] and on[kind][-1] == added  # built-ins first
     assert b'"LAST"' in on_result

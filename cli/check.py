@@ -2,10 +2,9 @@
 
 ``check MODEL`` runs the exhaustive explorer and/or Hypothesis on one model configuration and
 exits 0 when every invariant holds and every ``sometimes`` goal was reached, 1 with a
-counterexample (printed as a transcript and saved as a replayable JSON trace), 3 when nothing
-broke but a goal was never reached (inconclusive — never green), and 2 for bad input; with
-``--trace-out`` it searches for a counterexample instead and exits 0 when it saved one, 1 when
-there is none (see :func:`exit_code`).
+counterexample (printed as a transcript and saved as a replayable JSON trace: at ``--trace-out``
+when given — saving an artifact never changes the verdict), 3 when nothing broke but a goal was
+never reached (inconclusive — never green), and 2 for bad input.
 ``explore MODEL`` prints state-space statistics, per-property results, exact worst cases, the
 symmetry reduction factor and, for the trigger model, the cross-check against the closed-form
 bound; it can export the state graph as DOT or GraphML. ``replay TRACE.json`` (:mod:`turncheck.cli.replay`) re-executes a saved
@@ -70,8 +69,8 @@ def check_command(
         Path | None,
         typer.Option(
             "--trace-out",
-            help="Search for a counterexample and save it here (JSON): exit 0 when one is saved, "
-            "1 when every invariant holds (found / not found, as grep).",
+            help="Save the counterexample here (JSON) instead of under .turncheck/traces; "
+            "the exit status is the same with or without it.",
         ),
     ] = None,
     check_determinism_: Annotated[
@@ -86,11 +85,7 @@ def check_command(
         Path | None, typer.Option("--database", help="Hypothesis example database directory.")
     ] = None,
 ) -> None:
-    """Check a model's invariants and goals; exit 0 pass, 1 counterexample, 3 inconclusive.
-
-    With --trace-out the run searches for a counterexample: exit 0 when one is saved, 1 when
-    every invariant holds (as grep: found / not found).
-    """
+    """Check a model's invariants and goals; exit 0 pass, 1 counterexample, 3 inconclusive."""
     from turncheck.scenarios.base import split_assignments
     from turncheck.sim.checking import run_check, select_properties
     from turncheck.sim.explorer import StderrProgress
@@ -122,17 +117,11 @@ def check_command(
         progress.finish()
     traces = _save_traces(report, model_ref, trace_out)
     trace_path = traces.pop(report.violated, None) if report.violated is not None else None
-    code = exit_code(report, searching=trace_out is not None)
+    code = report.exit_code
     if fmt == "json":
         print(json.dumps(report.to_json(model_ref, trace_path), ensure_ascii=False))
         raise typer.Exit(code)
-    lines = report.lines(steps, seed, trace_path, traces, preamble)
-    if trace_out is not None and report.verdict != "inconclusive":
-        lines.append(
-            f"exit {code}: --trace-out asked for a counterexample, and "
-            + ("it is saved" if code == 0 else "there is none")
-        )
-    print("\n".join(lines))
+    print("\n".join(report.lines(steps, seed, trace_path, traces, preamble)))
     raise typer.Exit(code)
 
 
@@ -146,20 +135,6 @@ def _determinism(model_ref: str, assignments: dict[str, str], seed: int) -> str:
         print(f"determinism: NOT deterministic — {det.divergence.line()}")
         raise typer.Exit(1)
     return f"determinism: {det.runs} seeded walks ({det.steps} steps) identical on two copies"
-
-
-def exit_code(report: CheckReport, *, searching: bool) -> int:
-    """``check``'s exit status: a gate by default, a search with ``--trace-out``.
-
-    Without ``--trace-out`` the run is a gate (0 every invariant holds, 1 a counterexample, as
-    pytest). ``--trace-out PATH`` asks for a counterexample at PATH, so the run is a search and
-    answers as grep does: 0 when it found and saved one — so ``check … --trace-out t.json &&
-    turncheck replay t.json`` runs the replay exactly when there is a trace — and 1 when every
-    invariant holds. Inconclusive (3) and bad input (2) mean the same in both.
-    """
-    if searching and report.verdict != "inconclusive":
-        return 0 if report.verdict == "fail" else 1
-    return report.exit_code
 
 
 def _save_traces(report: CheckReport, model_ref: str, trace_out: Path | None) -> dict[str, Path]:

@@ -35,9 +35,8 @@ def test_unlocked_trigger_fails_shortest_shrunk_and_replays(cli: Any, capsys: An
         str(trace),
         *FAST,
     )
-    assert code == 0  # --trace-out searches: a counterexample was found and saved
-    assert "FAIL: no-uncounted-gap-turn is violated" in out
-    assert "exit 0: --trace-out asked for a counterexample, and it is saved" in out
+    assert code == 1  # a gate, with or without --trace-out
+    assert "FAIL: no-uncounted-gap-turn is violated" in out and f"trace saved: {trace}" in out
     assert "broken in 5 steps (shortest, by breadth-first search)" in out
     assert "hypothesis shrank its counterexample (within-max-turns) to 4 steps" in out
     # the transcript: numbered steps, a lane per actor, the model's columns, the broken invariant
@@ -74,17 +73,17 @@ def test_replay_of_a_fixed_configuration_exits_zero(cli: Any, capsys: Any, tmp_p
     assert code == 1 and "still fails the same way: within-max-turns broken at step 4" in out
 
 
-def test_trace_out_answers_found_or_not_found(cli: Any, tmp_path: Path) -> None:
-    """``--trace-out`` makes check a search (exit 0 found and saved, 1 none, as grep); without
-    it check is a gate (exit 1 on a counterexample) and still saves the trace at its default path."""
+def test_trace_out_never_inverts_the_verdict(cli: Any, tmp_path: Path) -> None:
+    """Saving the artifact is not a different question: exit 1 on a counterexample and 0 when every
+    invariant holds, with ``--trace-out`` as without it (a CI gate that keeps the trace stays a gate)."""
     trace = tmp_path / "none.json"
     code, out, _ = cli("check", "trigger", "-p", "locking=append-sync", "--trace-out", str(trace), *FAST)
-    assert code == 1 and "PASS" in out and "there is none" in out and not trace.exists()
+    assert code == 0 and "PASS" in out and not trace.exists()
     code, out, _ = cli("check", "trigger", "-p", "locking=none", "--format", "json",
                        "--trace-out", str(trace), *FAST)  # fmt: skip
-    assert code == 0 and json.loads(out)["verdict"] == "fail" and trace.is_file()
+    assert code == 1 and json.loads(out)["verdict"] == "fail" and trace.is_file()
     code, out, _ = cli("check", "trigger", "-p", "locking=none", *FAST)
-    assert code == 1 and "exit 0" not in out and "trace saved: " in out
+    assert code == 1 and "trace saved: " in out
 
 
 def test_default_trace_path_is_printed(cli: Any, capsys: Any, tmp_path: Path) -> None:
@@ -109,7 +108,7 @@ def test_every_strategy_meets_the_same_named_invariants(cli: Any, capsys: Any, t
     trace = tmp_path / "cx.json"
     code, out, _ = cli("check", "trigger", "-p", "locking=none", "-p", "gap=1",
                        "--trace-out", str(trace), *FAST)  # fmt: skip
-    assert code == 0
+    assert code == 1
     assert "counterexample: no-uncounted-gap-turn broken in 5 steps" in out
     assert "appends a turn (live 3 → 4) — inside" in out and "the gap, uncounted" in out
     assert "invariant no-uncounted-gap-turn broken after step 5" in out
@@ -217,7 +216,7 @@ def test_users_own_protocol_by_module_and_by_file(cli: Any, capsys: Any, tmp_pat
 def test_users_protocol_trace_replays(cli: Any, capsys: Any, tmp_path: Path) -> None:
     trace = tmp_path / "lock.json"
     code, _, _ = cli("check", "examples.my_lock:FlagLock", "--trace-out", str(trace), *FAST)
-    assert code == 0
+    assert code == 1
     code, out, err = cli("replay", str(trace))
     assert code == 2 and "never loads code" in err and "--model examples.my_lock:FlagLock" in err
     code, out, _ = cli("replay", str(trace), "--model", "examples.my_lock:FlagLock")
@@ -273,7 +272,7 @@ def test_no_command_runs_code_a_trace_parameter_names(
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "evil_cut.py").write_text(MARKER_PROJECTOR)
     code, _, _ = cli("check", "projector", "-p", "strategy=evil_cut:cut", "--trace-out", "t.json", *FAST)
-    assert code == 0
+    assert code == 1
     (tmp_path / "RAN").unlink()
     sys.modules.pop("evil_cut", None)
     traces = tmp_path / "traces"
@@ -362,7 +361,7 @@ def test_bad_input_is_one_line_exit_2(
 def saved_trace(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The text of one saved counterexample (unlocked trigger), made once for the module."""
     trace = tmp_path_factory.mktemp("trace") / "cx.json"
-    assert main(["check", "trigger", "--engine", "explore", "--trace-out", str(trace), "--quiet"]) == 0
+    assert main(["check", "trigger", "--engine", "explore", "--trace-out", str(trace), "--quiet"]) == 1
     return trace.read_text()
 
 

@@ -85,7 +85,7 @@ def trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     """A counterexample of the unlocked trigger, saved by ``check`` (explorer only: fast)."""
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "cx.json"
-    assert main(["check", "trigger", "--engine", "explore", "--trace-out", str(path), "--quiet"]) == 0
+    assert main(["check", "trigger", "--engine", "explore", "--trace-out", str(path), "--quiet"]) == 1
     capsys.readouterr()
     return tmp_path / "cx.within-max-turns.json"  # the 4-step run: append-sync can take every step
 

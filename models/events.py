@@ -319,12 +319,12 @@ def wire(events: Iterable[Event]) -> list[_Out] | None:
 def dumps_event(event: Event) -> str:
     """One compact JSONL line (no newline); stable key order so files are byte-reproducible."""
     out = wire((event,))
-    if out is None:
-        return reference_json(event_to_dict(event))
     try:
-        return encode_wire(out[0]).decode("utf-8")
-    except ValueError:  # a lone surrogate (kept in the str) or an int past the digit limit
-        return reference_json(event_to_dict(event))
+        if out is not None:
+            return encode_wire(out[0]).decode("utf-8")
+    except ValueError:  # a lone surrogate (the reference keeps it in the str) or a huge int
+        pass
+    return reference_json(event_to_dict(event))
 
 
 def load_json_line(line: str | bytes, where: str) -> Any:

@@ -247,11 +247,11 @@ def encode_turn(events: Sequence[Event]) -> tuple[bytes, bool]:
     non-number ``ts``) is :class:`BadTurn`.
     """
     out = wire(events)
-    if out is not None:
-        try:
+    try:
+        if out is not None:
             return encode_wire(out), True
-        except ValueError:  # a lone surrogate or a huge int: the reference path names it
-            pass
+    except ValueError:  # a lone surrogate or a huge int: the reference path names it
+        pass
     try:
         return reference_json([event_to_dict(e) for e in events]).encode("utf-8"), False
     except UnicodeEncodeError as exc:

@@ -11,8 +11,8 @@ and only a JSON parse (not the framing) tells a torn half-line from a record.
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from turncheck.models.events import Event, events_from_objects
 from turncheck.models.log_format import LINE_HEADER, Ref, encode_line
 from turncheck.models.recovery import Recovery, scan_lines
 from turncheck.models.store import TurnStore
@@ -45,8 +45,6 @@ class LineTurnLog(TurnStore):
         return record
 
     @staticmethod
-    def _decode(record: bytes) -> list[Any]:
-        """The events list of a record line (parsed: the line format has no fixed byte layout)."""
-        events = json.loads(record)["events"]
-        assert isinstance(events, list)
-        return events
+    def _decode(record: bytes) -> tuple[Event, ...]:
+        """The events of a record line (parsed whole: the line format has no fixed byte layout)."""
+        return events_from_objects(json.loads(record)["events"])

@@ -15,7 +15,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Annotated, Any, Literal
+
+import msgspec
 
 from turncheck.models.errors import TurncheckError
 
@@ -244,9 +246,85 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     return out
 
 
+def reference_json(obj: object) -> str:
+    """The format's spelling, by definition: compact ``json.dumps`` with UTF-8 kept as is."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+class _Out(msgspec.Struct, omit_defaults=True):
+    """:func:`event_to_dict`'s object in its field order, for msgspec: a field left at ``None``
+    is left out, as the format leaves out a field that carries nothing (:func:`wire` never
+    leaves a required one at ``None``)."""
+
+    seq: int | None = None
+    session: str | None = None
+    turn: int | None = None
+    kind: str | None = None
+    call_id: str | None = None
+    ts: float | None = None
+    writer: str | None = None
+    text: str | None = None
+    chars: int | None = None
+    cjk: bool | None = None
+    source: str | None = None
+
+
+_KIND_NAME = {k: k.name for k in Kind}
+_ENCODER = msgspec.json.Encoder()
+encode_wire = _ENCODER.encode
+
+
+def wire(events: Iterable[Event]) -> list[_Out] | None:
+    """The events for msgspec, or ``None`` when one holds a value msgspec would spell otherwise
+    than :func:`reference_json` (a float other than a plain ``ts``, a str subclass, a type the
+    reader does not return, ``chars`` out of range) — the caller then takes the reference path.
+
+    msgspec writes an integral float as ``1e16`` where ``json`` writes ``1e+16``, and small ones
+    as ``0.00001`` or ``1.5e-7`` where ``json`` writes ``1e-05`` and ``1.5e-07``; from 1e-4 up to
+    1e16 the two agree digit for digit (both the shortest repr). The format writes an integral
+    ``ts`` as the integer, so only a ``ts`` below 1e-4 (or NaN, ±inf) leaves msgspec's path.
+    Everything that passes has the types the reader returns: a turn of such events reads back
+    as written (:func:`~models.log_format.check_readback` is not needed).
+    """
+    out: list[_Out] = []
+    add = out.append
+    for e in events:
+        seq, session, turn, kind, call_id, ts, writer, text, chars, cjk, source = (
+            e.seq, e.session, e.turn, e.kind, e.call_id, e.ts, e.writer, e.text, e.chars, e.cjk, e.source
+        )  # fmt: skip
+        if type(ts) is not float:
+            return None
+        if ts.is_integer():
+            ts = int(ts)
+        elif not 1e-4 <= abs(ts) < 1e16:
+            return None
+        if (
+            type(seq) is not int or type(turn) is not int or type(session) is not str
+            or type(writer) is not str or type(kind) is not Kind or (cjk is not True and cjk is not False)
+            or (call_id is not None and type(call_id) is not str) or (source is not None and type(source) is not str)
+        ):  # fmt: skip
+            return None
+        size: int | None = None  # written only without text
+        if text is None:
+            if type(chars) is not int or not 0 <= chars <= MAX_CHARS:
+                return None
+            size = chars
+        elif type(text) is not str:
+            return None
+        add(_Out(seq, session, turn, _KIND_NAME[kind], call_id, ts, writer, text, size, cjk,
+                 None if source == session else source))  # fmt: skip
+    return out
+
+
 def dumps_event(event: Event) -> str:
     """One compact JSONL line (no newline); stable key order so files are byte-reproducible."""
-    return json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
+    out = wire((event,))
+    try:
+        if out is not None:
+            return encode_wire(out[0]).decode("utf-8")
+    except ValueError:  # a lone surrogate (the reference keeps it in the str) or a huge int
+        pass
+    return reference_json(event_to_dict(event))
 
 
 def load_json_line(line: str | bytes, where: str) -> Any:
@@ -267,14 +345,84 @@ def load_json_line(line: str | bytes, where: str) -> Any:
         raise EventFormatError(f"{where}: unreadable JSON ({str(exc).splitlines()[0][:80]})") from None
 
 
+_Count = Annotated[int, msgspec.Meta(ge=0, le=MAX_INT)]
+
+
+class _In(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """An event object the way most files spell it (names as strings), for msgspec to check in
+    one pass; anything else is left to :func:`event_from_dict`, whose messages name the fault."""
+
+    seq: _Count
+    session: str
+    turn: _Count
+    kind: Literal["USER", "CALL", "RESULT", "TERM"]
+    call_id: str | None = None
+    ts: float = 0.0
+    writer: str = "0"
+    text: str | None = None
+    chars: Annotated[int, msgspec.Meta(ge=0, le=MAX_CHARS)] = 0
+    cjk: bool | None = None
+    source: str | None = None
+
+
+_PAIRED = (Kind.CALL, Kind.RESULT)
+_DECODE_ONE = msgspec.json.Decoder(_In).decode
+_DECODE_MANY = msgspec.json.Decoder(list[_In]).decode
+_NOT_ON_THE_FAST_PATH = (msgspec.DecodeError, msgspec.ValidationError, KeyError, RecursionError, UnicodeError)
+
+
+def _from_in(obj: _In) -> Event:
+    """:func:`event_from_dict`'s event for what msgspec has checked (``KeyError`` for a
+    ``call_id`` on the wrong kind, left to it to name)."""
+    kind = Kind[obj.kind]
+    if (obj.call_id is None) is (kind in _PAIRED):
+        raise KeyError("call_id")
+    text = obj.text
+    if text is None:
+        chars, cjk = obj.chars, bool(obj.cjk)
+    else:
+        chars, cjk = len(text), detect_cjk(text) if obj.cjk is None else obj.cjk
+    return Event(
+        obj.seq, obj.session, obj.turn, kind, obj.call_id, obj.ts, obj.writer, text, chars, cjk, obj.source
+    )
+
+
+def events_from_json(body: bytes) -> tuple[Event, ...]:
+    """The events of a JSON array of event objects (a durable log record's), at least one;
+    ``ValueError`` (malformed JSON, no events), ``RecursionError`` or :class:`EventFormatError`
+    naming ``event k`` otherwise — msgspec's pass when it accepts, as in :func:`parse_events`."""
+    try:
+        objs = _DECODE_MANY(body)
+        if objs:
+            return tuple(map(_from_in, objs))
+    except _NOT_ON_THE_FAST_PATH:
+        pass
+    return events_from_objects(json.loads(body))
+
+
+def events_from_objects(objs: Any) -> tuple[Event, ...]:
+    """:func:`events_from_json` of the array ``json.loads`` returned, the messages' own path."""
+    if not isinstance(objs, list) or not objs:
+        raise ValueError("no events")
+    return tuple(event_from_dict(o, f"event {k}") for k, o in enumerate(objs))
+
+
 def parse_events(lines: Iterable[str], name: str = "<input>") -> Iterator[Event]:
-    """Parse JSONL lines; blank lines are skipped, any other bad line raises naming its number."""
+    """Parse JSONL lines; blank lines are skipped, any other bad line raises naming its number.
+
+    msgspec checks a line in one pass; what it refuses goes to :func:`load_json_line` and
+    :func:`event_from_dict`, for the same event or their message (msgspec takes only valid
+    UTF-8, finite numbers and no lone surrogate, so a line it reads ``json`` reads the same).
+    """
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        where = f"{name}:{number}"
-        obj = load_json_line(line, where)
-        yield event_from_dict(obj, where)
+        try:
+            event = _from_in(_DECODE_ONE(line))
+        except _NOT_ON_THE_FAST_PATH:
+            where = f"{name}:{number}"
+            event = event_from_dict(load_json_line(line, where), where)
+        yield event
 
 
 def read_jsonl(path: str | Path, progress: Callable[[int, int], None] | None = None) -> list[Event]:

@@ -19,22 +19,24 @@ Lines (``lines``): a header line ``{"format":"turncheck-lines","version":1}`` th
 from __future__ import annotations
 
 import json
-import json.encoder
 import re
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from zlib import crc32
 
 from turncheck.models.errors import BadParameter, TurncheckError
 from turncheck.models.events import (
-    MAX_CHARS,
     MAX_INT,
     Event,
     EventFormatError,
     Kind,
+    encode_wire,
     event_from_dict,
     event_to_dict,
+    events_from_json,
+    reference_json,
+    wire,
 )
 
 FRAME_MAGIC = b"\x89TCL\r\n\x1a\n"
@@ -51,18 +53,6 @@ LINE_START = b'{"id":'
 _PLAIN_ID = re.compile(rb"[ !#-\[\]-~]+")  # printable ASCII without quote or backslash
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
-
-def _compact_encoder() -> Callable[[object], str]:
-    """What ``json.dumps(obj, ensure_ascii=False, separators=(",", ":"))`` runs, minus its
-    per-call Python layers: the C encoder when the build has one (same bytes either way)."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    encode = make(None, None, json.encoder.encode_basestring, None, ":", ",", False, False, True)
-    return lambda obj: "".join(encode(obj, 0))
-
-
-_ENCODE = _compact_encoder()
 
 Ref = tuple[bytes, int, int, int]
 """A recovered record: (turn id as UTF-8, record number, start offset, end offset)."""
@@ -218,11 +208,11 @@ def check_readback(body: bytes, events: Sequence[Event]) -> None:
 
     This is the reader's own validator (:func:`~models.events.event_from_dict` over the bytes
     about to be written), so commit and every read share one rule. :meth:`TurnStore.commit`
-    runs it only for turns whose events left :func:`encode_turn`'s fast path (whose types the
-    fast path itself checked); it runs before a byte is written.
+    runs it only for turns msgspec did not write (:func:`encode_turn`'s ``plain`` is false: the
+    types msgspec's path admits are the reader's); it runs before a byte is written.
     """
     try:
-        back = [event_from_dict(o, f"event {k}") for k, o in enumerate(json.loads(body))]
+        back = events_from_json(body)
         stored = [as_stored(e) for e in events]
     except EventFormatError as exc:
         raise BadTurn(f"turn {_turn_name(events)}: {exc}; nothing written") from None
@@ -243,35 +233,26 @@ def events_json(events: Iterable[Event]) -> bytes:
     return encode_turn(tuple(events))[0]
 
 
-def encode_turn(events: Sequence[Event]) -> tuple[bytes, bool, bool, bool]:
+def encode_turn(events: Sequence[Event]) -> tuple[bytes, bool]:
     """The events of a turn as one JSON array of their JSONL objects (the one serialization:
     the same bytes as ``[`` + :func:`~models.events.dumps_event` lines joined by ``,`` + ``]``),
-    and what the same pass learnt about them.
+    and whether msgspec wrote it.
 
-    Serialization is most of a commit's cost, so the objects are written field by field. That
-    fast path takes exactly the values whose JSON it spells the way the C encoder does — ints
-    (not bools), a finite float ``ts``, a ``Kind``, ``True``/``False``, strings — and hands any
-    other event (an int ``ts``, NaN, a non-str session, …) to the encoder over
-    :func:`~models.events.event_to_dict`: the bytes never depend on which path ran. The
-    ``session``/``turn`` part, shared by a whole turn, is spelled once per turn.
-
-    Returns ``(body, fast, whole, as_is)``:
-
-    * ``fast`` — every event took the fast path, whose type checks (plus
-      ``0 <= chars <= MAX_CHARS``) make :func:`check_readback` unnecessary;
-    * ``whole`` — the turn is one whole turn by :func:`check_turn`'s rules, given only that
-      its first seq follows the log's last: the commit validates once, in this pass, and runs
-      :func:`check_turn` (for its precise refusal) only when ``whole`` is false. ``whole``
-      is never true for a turn :func:`check_turn` refuses; it may be false for one it
-      accepts (any event off the fast path), which only costs that second pass;
-    * ``as_is`` — every event is what reading it back yields (:func:`as_stored` would
-      return it unchanged), so the committed turn keeps the caller's objects.
-
-    A value that cannot be serialized at all (a lone surrogate, an integer past Python's digit
-    limit, a non-number ``ts``) is :class:`BadTurn`.
+    msgspec writes the events whose values it spells as the format does and the reader reads
+    back unchanged (:func:`~models.events.wire`): then ``plain`` is true and
+    :func:`check_readback` is not needed. Any other turn is spelled by ``json`` over
+    :func:`~models.events.event_to_dict` (the bytes never depend on which path ran). A value that
+    cannot be serialized at all (a lone surrogate, an integer past Python's digit limit, a
+    non-number ``ts``) is :class:`BadTurn`.
     """
+    out = wire(events)
     try:
-        return _encode_turn(events)
+        if out is not None:
+            return encode_wire(out), True
+    except ValueError:  # a lone surrogate or a huge int: the reference path names it
+        pass
+    try:
+        return reference_json([event_to_dict(e) for e in events]).encode("utf-8"), False
     except UnicodeEncodeError as exc:
         raise BadTurn(
             f"a field of the turn cannot be encoded as UTF-8 (lone surrogate at character {exc.start}); "
@@ -281,112 +262,6 @@ def encode_turn(events: Sequence[Event]) -> tuple[bytes, bool, bool, bool]:
         raise BadTurn(
             f"an event of the turn cannot be serialized ({type(exc).__name__}); nothing written"
         ) from None
-
-
-def _encode_turn(events: Sequence[Event]) -> tuple[bytes, bool, bool, bool]:
-    parts: list[str] = []
-    add = parts.append
-    fast = len(parts)
-    if not events:
-        return b"[]", True, False, True
-    first, last = events[0], events[-1]
-    # check_turn's rules, folded into the serializing pass; any doubt leaves ``whole`` false
-    whole = len(events) >= 2 and first.kind is Kind.USER and last.kind is Kind.TERM
-    as_is = True
-    prev = -1  # seqs increase within the turn (the first against the log is the caller's check)
-    open_calls: set[str] | None = None
-    last_session: object = _NO_SESSION
-    last_turn = -1
-    shared = ""  # ,"session":…,"turn":…,"kind": of last_session / last_turn
-    last_writer: object = _NO_SESSION
-    writer_json = ""
-    call, result = Kind.CALL, Kind.RESULT
-    for event in events:
-        seq, session, turn, kind, call_id = event.seq, event.session, event.turn, event.kind, event.call_id
-        ts, writer, text, chars = event.ts, event.writer, event.text, event.chars
-        cjk, source = event.cjk, event.source
-        if (
-            type(seq) is not int or type(turn) is not int or type(kind) is not Kind
-            or type(ts) is not float or (cjk is not True and cjk is not False)
-        ):  # fmt: skip
-            add(_encoded(event))
-            continue
-        if ts.is_integer():
-            ts_json: int | str = int(ts)
-        elif ts - ts == 0.0:  # finite: JSON spells inf and nan its own way
-            ts_json = repr(ts)
-        else:
-            add(_encoded(event))
-            continue
-        try:  # encode_basestring refuses a non-str (the encoder would print it as a number, …)
-            if session is not last_session or turn != last_turn:
-                if last_session is not _NO_SESSION and (session != last_session or turn != last_turn):
-                    whole = False  # a second (session, turn) in one turn
-                elif not 0 <= turn <= MAX_INT:
-                    whole = False
-                shared = f',"session":{_STRING(session)},"turn":{turn},"kind":'
-                last_session, last_turn = session, turn
-            if writer is not last_writer:
-                writer_json = _STRING(writer)
-                last_writer = writer
-            if seq <= prev:
-                whole = False
-            prev = seq
-            if call_id is None:
-                if kind is call or kind is result or (event is not first and event is not last):
-                    whole = False
-                head = f'{{"seq":{seq}{shared}{_KIND_JSON[kind]}'
-            else:
-                head = f'{{"seq":{seq}{shared}{_KIND_JSON[kind]},"call_id":{_STRING(call_id)}'
-                if kind is call:
-                    if open_calls is None:
-                        open_calls = {call_id}
-                    else:
-                        open_calls.add(call_id)
-                elif kind is result and open_calls is not None and call_id in open_calls:
-                    open_calls.discard(call_id)
-                else:
-                    whole = False
-            if text is None:
-                if type(chars) is not int or not 0 <= chars <= MAX_CHARS:
-                    add(_encoded(event))
-                    continue
-                if source is None:  # the common shape: one f-string
-                    add(
-                        f'{head},"ts":{ts_json},"writer":{writer_json},"chars":{chars},'
-                        f'"cjk":{"true" if cjk else "false"}}}'
-                    )
-                    fast += 1
-                    continue
-                size = f',"chars":{chars}'
-            else:
-                size = ',"text":' + _STRING(text)
-                if chars != len(text):
-                    as_is = False
-            tail = ',"cjk":true' if cjk else ',"cjk":false'
-            if source is not None:
-                if source != session:
-                    tail += ',"source":' + _STRING(source)
-                else:
-                    as_is = False
-            add(f'{head},"ts":{ts_json},"writer":{writer_json}{size}{tail}}}')
-            fast += 1
-        except TypeError:
-            add(_encoded(event))
-    body = ("[" + ",".join(parts) + "]").encode("utf-8")
-    if fast != len(parts):
-        return body, False, False, False
-    return body, True, whole and prev <= MAX_INT, as_is
-
-
-_STRING = json.encoder.encode_basestring  # what the compact encoder runs on every str (ensure_ascii off)
-_KIND_JSON = {k: f'"{k.name}"' for k in Kind}
-_NO_SESSION = object()  # matches no event's session: the first event always spells its own
-
-
-def _encoded(event: Event) -> str:
-    """The reference spelling: ``dumps_event`` (the compact encoder over ``event_to_dict``)."""
-    return _ENCODE(event_to_dict(event))
 
 
 def as_stored(event: Event) -> Event:

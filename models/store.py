@@ -15,17 +15,16 @@ and reported in bytes, damage in the middle is refused or skipped by policy.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from turncheck.models.errors import BadParameter
-from turncheck.models.events import Event
+from turncheck.models.events import Event, events_from_json
 from turncheck.models.log_file import (
     LogBusy,
     LogNotFound,
@@ -157,8 +156,9 @@ class TurnStore(TurnReading):
         raise NotImplementedError
 
     @staticmethod
-    def _decode(record: bytes) -> list[Any]:
-        """The list of event objects in a record."""
+    def _decode(record: bytes) -> tuple[Event, ...]:
+        """The events of a record (``ValueError``, ``RecursionError`` or :class:`EventFormatError`
+        when it holds none or does not decode)."""
         raise NotImplementedError
 
     # -- life cycle ----------------------------------------------------------------------
@@ -422,7 +422,7 @@ class TurnStore(TurnReading):
             raise BadTurn("a turn needs at least a USER and a TERM event; got none")
         tid = turn_id if turn_id is not None else default_turn_id(turn)
         raw_id = check_turn_id(tid)
-        body, fast, whole, as_is = encode_turn(turn)
+        body, plain = encode_turn(turn)
         record = self._encode(self._next_number, raw_id, body)
         index = self._index()
         known = index.get(raw_id)
@@ -438,15 +438,14 @@ class TurnStore(TurnReading):
             raise TurnConflict(
                 f"{self.path}: turn {tid!r} names a record skipped as undecodable; refusing (use another id)"
             )
-        if not whole or turn[0].seq <= self.last_seq:  # validated in the serializing pass
-            check_turn(turn, self.last_seq)  # the one validator's precise refusal
-        if not fast:
+        check_turn(turn, self.last_seq)
+        if not plain:
             check_readback(body, turn)
         if self.fsync == "always" or self._unchecked + 1 >= self.batch:
             self._check_identity()
         else:
             self._unchecked += 1
-        stored = stored_turn(tid, turn if as_is else tuple(map(as_stored, turn)), self._size)
+        stored = stored_turn(tid, tuple(map(as_stored, turn)), self._size)
         new_size = self._size + len(record)
         if new_size > self.max_bytes:
             raise LogFull(
@@ -546,5 +545,5 @@ class TurnLog(TurnStore):
         return frame_content(record)
 
     @staticmethod
-    def _decode(record: bytes) -> list[Any]:
-        return json.loads(frame_events_json(record))  # type: ignore[no-any-return]
+    def _decode(record: bytes) -> tuple[Event, ...]:
+        return events_from_json(frame_events_json(record))

@@ -15,11 +15,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any
 
 from turncheck.models.cost import CostModel
 from turncheck.models.errors import BadParameter
-from turncheck.models.events import Event, EventFormatError, event_from_dict
+from turncheck.models.events import Event, EventFormatError
 from turncheck.models.history import History
 from turncheck.models.log_file import read_all
 from turncheck.models.log_format import BadTurn, LogCorrupt, Ref, StoredTurn, StoreError, check_turn
@@ -47,7 +46,7 @@ class TurnReading:
         raise NotImplementedError
 
     @staticmethod
-    def _decode(record: bytes) -> list[Any]:
+    def _decode(record: bytes) -> tuple[Event, ...]:
         raise NotImplementedError
 
     def __len__(self) -> int:
@@ -185,10 +184,7 @@ class TurnReading:
         where = f"{self.path}: record at byte {start}"
         try:
             tid = raw_id.decode("utf-8")
-            objs = self._decode(record)
-            if not isinstance(objs, list) or not objs:
-                raise ValueError("no events")
-            events = tuple(event_from_dict(o, f"event {k}") for k, o in enumerate(objs))
+            events = self._decode(record)
         except RecursionError:
             raise RecordUndecodable(
                 f"{where} passed its check but does not decode (nested too deeply)", start

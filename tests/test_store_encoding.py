@@ -7,14 +7,29 @@ path ran, for odd values too (NaN, huge floats, bools where ints go, non-str nam
 
 from __future__ import annotations
 
+import io
 import json
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from turncheck.models.events import Event, Kind, dumps_event, event_to_dict
+from turncheck.models.events import (
+    Event,
+    EventFormatError,
+    Kind,
+    dumps_event,
+    event_from_dict,
+    event_to_dict,
+    events_from_json,
+    events_from_objects,
+    load_json_line,
+    parse_events,
+    read_jsonl,
+    write_jsonl,
+)
 from turncheck.models.log_format import BadTurn, events_json
 
 
@@ -134,3 +149,166 @@ def test_any_field_values_serialize_as_the_encoder_spells_them(
     except BadTurn:
         got = BadTurn
     assert got == expected
+
+
+def slow_parse(line: str, where: str = "x:1") -> Event | str:
+    """The reader's own path (``json`` and :func:`event_from_dict`): the event or its message."""
+    try:
+        return event_from_dict(load_json_line(line, where), where)
+    except EventFormatError as exc:
+        return str(exc)
+
+
+def fast_parse(line: str) -> Event | str:
+    try:
+        return next(parse_events([line], "x"))
+    except EventFormatError as exc:
+        return str(exc)
+
+
+small_floats = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(-1e-3, 1e-3),
+    st.sampled_from(
+        [1e16, 1e22, -1e16, 1e-4, 9.99e-5, 1e-5, 1.5e-7, 5e-324, 1.7976931348623157e308, 2.0**53 + 2]
+    ),
+)
+texts = st.one_of(
+    st.none(),
+    st.text(max_size=12),  # lone surrogates, control characters, non-BMP, U+2028 …
+    st.text(alphabet='中文한국어 ab\x00\x1f\x7f"\\\u2028', max_size=8),
+)
+
+
+@settings(deadline=None, max_examples=600)
+@given(
+    seq=st.integers(0, 2**64),
+    session=st.text(max_size=6),
+    kind=st.sampled_from(list(Kind)),
+    call_id=st.one_of(st.none(), st.text(max_size=4)),
+    ts=small_floats,
+    writer=st.text(max_size=3),
+    text=texts,
+    chars=st.integers(0, 2**25),
+    cjk=st.booleans(),
+    source=st.one_of(st.none(), st.text(max_size=3)),
+)
+def test_msgspec_writes_and_reads_events_as_the_reference_does(
+    seq: int,
+    session: str,
+    kind: Kind,
+    call_id: str | None,
+    ts: float,
+    writer: str,
+    text: str | None,
+    chars: int,
+    cjk: bool,
+    source: str | None,
+) -> None:
+    """Big and small floats (``1e+16`` vs msgspec's ``1e16``), non-ASCII, lone surrogates and
+    control characters: the line, a JSONL file and a turn's array are the reference's bytes, and
+    the line reads back through msgspec as through the reader's own path, event or message."""
+    event = Event(seq, session, 3, kind, call_id, ts, writer, text, chars, cjk, source)
+    line = json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
+    assert dumps_event(event) == line
+    out = io.StringIO()
+    assert write_jsonl([event, Event(0, "s", 0, Kind.USER), event], out) == 3
+    assert out.getvalue() == "".join(
+        dumps_event(e) + "\n" for e in (event, Event(0, "s", 0, Kind.USER), event)
+    )
+    try:
+        assert events_json([event]) == reference([event])
+    except BadTurn:
+        with pytest.raises(UnicodeEncodeError):
+            reference([event])
+        return  # a lone surrogate: nothing to read back
+    assert fast_parse(line) == slow_parse(line)
+    body = reference([event, event])
+    try:
+        got: tuple[Event, ...] | str = events_from_json(body)
+    except EventFormatError as exc:
+        got = str(exc)
+    try:
+        expected: tuple[Event, ...] | str = events_from_objects(json.loads(body))
+    except EventFormatError as exc:
+        expected = str(exc)
+    assert got == expected
+
+
+FIELD = st.sampled_from(
+    ["seq", "session", "turn", "kind", "call_id", "ts", "writer", "text", "chars", "cjk", "source"]
+)
+VALUE = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**64), 2**64),
+    st.sampled_from([0, 1, 2**63 - 1, 2**63, -(2**63), 1 << 24, (1 << 24) + 1, 10**400]),
+    st.floats(),
+    st.text(max_size=4),
+    st.sampled_from(["USER", "CALL", "RESULT", "TERM", "user", "中文", "\ud800"]),
+    st.lists(st.integers(), max_size=2),
+)
+RAW = st.sampled_from(
+    ["NaN", "Infinity", "1e400", "-1e400", "1.00000000000000011102230246251565404236316680908203125",
+     "0.1e1", "1E2", "-0", "1" + "0" * 30, "1" + "0" * 4400, '"\\ud800"', '"\\u00e9\\ud83d\\ude00"', "[[[1]]]"]
+)  # fmt: skip
+
+
+@settings(deadline=None, max_examples=1500)
+@given(
+    fields=st.dictionaries(FIELD, VALUE, max_size=11),
+    extra=st.one_of(st.none(), st.tuples(FIELD | st.just("other"), RAW)),
+    valid=st.booleans(),
+    ascii_only=st.booleans(),
+    prefix=st.sampled_from(["", " ", "\ufeff", "\t"]),
+)
+def test_any_line_reads_as_the_reader_s_own_path_reads_it(
+    fields: dict[str, object], extra: tuple[str, str] | None, valid: bool, ascii_only: bool, prefix: str
+) -> None:
+    """msgspec's checks take a line only when the reader would take it as the same event: every
+    other line (wrong types, ranges, kinds, call ids, NaN, huge numbers, BOMs, duplicate keys)
+    gets the reader's own message, line number and field name included."""
+    obj: dict[str, object] = {"seq": 1, "session": "s", "turn": 0, "kind": "USER"} if valid else {}
+    obj.update(fields)
+    try:
+        line = json.dumps(obj, ensure_ascii=ascii_only)
+    except ValueError:
+        return  # an int past the digit limit cannot even be written
+    if extra is not None:
+        line = line[:-1] + ("," if obj else "") + f'"{extra[0]}":{extra[1]}}}'
+    line = prefix + line
+    assert fast_parse(line) == slow_parse(line)
+    try:
+        raw = line.encode("utf-8")
+    except UnicodeEncodeError:
+        return
+    body = b"[" + raw.removeprefix(b"\xef\xbb\xbf") + b"]"
+    try:
+        got: tuple[Event, ...] | str = events_from_json(body)
+    except (EventFormatError, ValueError, RecursionError) as exc:
+        got = f"{type(exc).__name__}: {exc}"
+    try:
+        expected: tuple[Event, ...] | str = events_from_objects(json.loads(body))
+    except (EventFormatError, ValueError, RecursionError) as exc:
+        expected = f"{type(exc).__name__}: {exc}"
+    assert got == expected
+
+
+def test_read_jsonl_names_the_line_as_before(tmp_path: Path) -> None:
+    lines = [
+        dumps_event(Event(0, "s", 0, Kind.USER)),
+        "",
+        '{"seq":1,"session":"s","turn":0,"kind":"TERM","ts":NaN}',
+    ]
+    path = tmp_path / "h.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(EventFormatError, match=r"h\.jsonl:3: field 'ts' must be a finite number"):
+        read_jsonl(path)
+    path.write_bytes(b'{"seq":0,"session":"s\xff","turn":0,"kind":"USER"}\n')
+    with pytest.raises(EventFormatError, match=r"h\.jsonl:1: not UTF-8 text \(byte 21\)"):
+        read_jsonl(path)
+    path.write_text(
+        dumps_event(Event(4, "s", 0, Kind.USER)) + "\n" + dumps_event(Event(4, "s", 0, Kind.TERM)) + "\n"
+    )
+    with pytest.raises(EventFormatError, match="duplicate seq 4"):
+        read_jsonl(path)

@@ -6,12 +6,9 @@ the very frame bytes, precomputed, written through a buffered file with the same
 cadence — and SQLite in WAL mode (``synchronous=FULL``, one transaction per 256 turns, the same
 events JSON precomputed as a BLOB per row). A second ceiling writes the same bytes with one
 ``os.pwrite`` per turn, as a log must for every commit to be in the OS's hands when it returns:
-the gap between the two ceilings is all that coalescing writes could gain. With the ``peers``
-extra, msgspec — the compiled encoder the issue proposed — encodes the same events straight from
-the dataclasses, and does nothing else: it writes every field, ``null`` included, and the kind as
-a number, so not the log's bytes; its time per event next to the ceiling's is how far a compiled
-encoder alone would take a commit. Recovery: a
-read-only ``TurnLog.open`` (every frame's length and CRC, the index, the last turn decoded)
+the gap between the two ceilings is all that coalescing writes could gain (the commit's own
+encoder is msgspec, so a row of msgspec encoding alone would time part of the commit against
+itself). Recovery: a read-only ``TurnLog.open`` (every frame's length and CRC, the index, the last turn decoded)
 against reading the file and one ``zlib.crc32`` over its bytes, and against reading it and one
 ``zlib.crc32`` per frame body at offsets known in advance — the least any check of every
 frame's own CRC does in Python.
@@ -19,7 +16,6 @@ frame's own CRC does in Python.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sqlite3
 import tempfile
@@ -41,7 +37,6 @@ from turncheck.models.log_format import (
 from turncheck.models.store import DEFAULT_BATCH, TurnLog
 
 _NO_LIMIT = 1 << 40
-MSGSPEC = "msgspec.json, same events, encoding only (compiled; not the log's bytes)"
 
 
 def _turncheck_append(path: Path, turns: list[list[Event]]) -> Callable[[], object]:
@@ -113,20 +108,6 @@ def _sqlite_append(path: Path, rows: list[tuple[str, bytes]]) -> Callable[[], ob
     return run
 
 
-def _msgspec_encode(turns: list[list[Event]]) -> Callable[[], object] | None:
-    """msgspec's JSON encoder over each turn's events, or None when msgspec is not installed."""
-    if importlib.util.find_spec("msgspec") is None:
-        return None
-    import msgspec
-
-    encode = msgspec.json.Encoder().encode
-
-    def run() -> object:
-        return sum(len(encode(turn)) for turn in turns)
-
-    return run
-
-
 def _turncheck_recover(path: Path) -> Callable[[], object]:
     def run() -> object:
         with TurnLog.open(path, readonly=True, max_bytes=_NO_LIMIT) as log:
@@ -166,10 +147,6 @@ def compare(scale: str) -> list[Comparison]:
         encode_frame(i, check_turn_id(tid), js) for i, (tid, js) in enumerate(zip(ids, jsons, strict=True))
     ]
     rounds = 5 if full else 3
-    encoder = _msgspec_encode(turns)
-    compiled = [] if encoder is None else [
-        Contender(MSGSPEC, "peer", encoder, events)
-    ]  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="turncheck-compare-store-") as tmp:
         d = Path(tmp)
         appended = interleave(
@@ -195,8 +172,7 @@ def compare(scale: str) -> list[Comparison]:
                     _sqlite_append(d / "peer.db", list(zip(ids, jsons, strict=True))),
                     events,
                 ),
-                *compiled,
-            ],  # fmt: skip
+            ],
             rounds,
         )
         size = (d / "tc.log").stat().st_size
@@ -221,9 +197,7 @@ def compare(scale: str) -> list[Comparison]:
             ],
             rounds + 2,
         )
-    notes = [] if same else ["a ceiling's file size differs from the log's"]
-    if encoder is None:
-        notes.append("msgspec: pip install 'turncheck[peers]' for the compiled encoder's row")
+    note = "" if same else "a ceiling's file size differs from the log's"
     return [
         Comparison(
             f"log append, {n:,} turns ({events:,} events, {megabytes:.1f} MB)",
@@ -231,7 +205,7 @@ def compare(scale: str) -> list[Comparison]:
             1e6,
             appended,
             target="≥ 50 % of the buffered-write ceiling",
-            note="; ".join(notes),
+            note=note,
         ),
         Comparison(
             f"log recovery, {megabytes:.1f} MB, {n:,} frames",

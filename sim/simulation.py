@@ -141,7 +141,7 @@ class Simulation:
         # ask again right after appending (``repeats``), the callback that wakes it on a state
         # change, and the action itself
         self._writer_rules = [
-            (model.stepper(action), model.repeats(action), self._waker(w), action)
+            (self._attempt(action), True, self._waker(w), action)
             for w, action in enumerate(("append", w) for w in range(self.writers))
         ]
         self.post_peak = 0
@@ -175,6 +175,10 @@ class Simulation:
     # Time: only the arrival stream and the clock sleep, so only their callbacks see the time
     # move; each copies ``env.now`` into ``self.now`` first, and every other callback runs at
     # that time (zero-delay events) and reads ``self.now`` rather than the property.
+
+    def _attempt(self, action: tuple[Any, ...]) -> Callable[[Any], Any]:
+        enabled, step = self.model.is_enabled, self.model.step
+        return lambda state: step(state, action) if enabled(state, action) else None
 
     def _start(self, actor: Waker) -> None:
         Timeout(self.env, 0).callbacks.append(actor)
@@ -330,7 +334,7 @@ class Simulation:
             self._start(start)
 
     def _start_clock(self) -> None:
-        sim, env, tick = self, self.env, self.model.stepper(_TICK)
+        sim, env, tick = self, self.env, self._attempt(_TICK)
         left = self.spec.slots - 1
 
         def due(_event: SimEvent) -> None:
@@ -353,7 +357,7 @@ class Simulation:
         self._start(lambda _event: sleep())
 
     def _start_compactor(self) -> None:
-        sim, compact, repeats = self, self.model.stepper(_COMPACT), self.model.repeats(_COMPACT)
+        sim, compact, repeats = self, self._attempt(_COMPACT), True
 
         def wake(_event: SimEvent) -> None:
             while (after := compact(sim.state)) is not None:

@@ -265,8 +265,7 @@ class TriggerModel(ProtocolModel[State, Action]):
                 after = (live, peak, writers, -1, 0, False, busy, fired, names)
             return [(_COMPACT, after)]
         known = self._anonymous.get(writers) or self._writers(writers)
-        # a writer may append unless a synchronous trim or a lock taken at the read holds the store
-        if busy or (pending > 0 and self._blocks) or (only is not None and only[0] != APPEND):
+        if not self._open(state) or (only is not None and only[0] != APPEND):
             out: list[tuple[Action, State]] = []
         else:  # what any append does to the fields but the writers'
             a_live, a_busy = live + 1, 0  # the store is open: no trim holds it
@@ -314,8 +313,24 @@ class TriggerModel(ProtocolModel[State, Action]):
     def actions(self, state: State) -> list[Action]:
         return [a for a, _after in self.successors(state)]
 
+    def _open(self, state: State) -> bool:
+        """Whether a writer may append: the compactor is not due, and neither a synchronous trim
+        nor a lock taken at the read holds the store."""
+        pending = state[3]
+        return not (pending == 0 or state[6] or (pending > 0 and self._blocks))
+
     def is_enabled(self, state: State, action: Action) -> bool:
-        return bool(self.successors(state, action))
+        """``action in actions(state)``; an append's answer is read off the state without
+        building the next one (the SimPy runner asks on every wake-up): :meth:`_open`, then the
+        writer's class, as :meth:`successors` reads them."""
+        if action[0] != APPEND:
+            return bool(self.successors(state, action))
+        if len(action) != 2 or not self._open(state):
+            return False
+        w, names = action[1], state[8]
+        if names is None:
+            return w in self._writers(state[2]).appended
+        return type(w) is int and 0 <= w < self._w and self.classes.may_append[names[w]]
 
     def step(self, state: State, action: Action) -> State:
         for _a, after in self.successors(state, action):

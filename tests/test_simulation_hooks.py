@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import astuple
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from turncheck.models.locking import LOCKING_NAMES
 from turncheck.models.protocol import UserModel
 from turncheck.models.trigger import State, TriggerModel
 from turncheck.sim.explorer import explore
+from turncheck.sim.protocols import load_model
 from turncheck.sim.simulation import RunSpec, simulate
 
 Action = tuple[Any, ...]
@@ -162,3 +164,56 @@ def test_the_check_catches_a_wrong_answer() -> None:
     states = explore(wrong).states
     found = disagreements(wrong, states)
     assert found and {a for _s, a in found} == {("tick",)}
+
+
+USER_MODULE = '''
+"""Writers append at most once a slot; a compaction due at a slot's end keeps the newest two."""
+
+
+class Appender:
+    def __init__(self, writers: int = 3) -> None:
+        self.params = {"writers": writers}
+        self.writers = writers
+
+    def init_states(self):
+        return [(0, (0,) * self.writers, False)]  # live turns, appended this slot, compaction due
+
+    def actions(self, state):
+        live, used, due = state
+        if due:
+            return [("compact",)]
+        return [("append", w) for w in range(self.writers) if not used[w]] + [("tick",)]
+
+    def step(self, state, action):
+        live, used, due = state
+        if action[0] == "append":
+            w = action[1]
+            return (live + 1, used[:w] + (1,) + used[w + 1 :], due)
+        if action[0] == "tick":
+            return (live, (0,) * self.writers, live > 2)
+        return (2, used, False)
+
+    def properties(self):
+        return ()
+
+    def metrics(self, state):
+        return {"live_turns": state[0]}
+'''
+
+
+def test_a_users_package_module_class_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner drives any model with the ``("append", w)``/``tick``/``compact`` vocabulary,
+    named as ``package.module:Class``: its writers append, its compactor acts when due."""
+    package = tmp_path / "tc_runner_user"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "appender.py").write_text(USER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    model = load_model("tc_runner_user.appender:Appender", {"writers": "3"})
+    result = simulate(model, RunSpec(slots=200, seed=3))
+    assert result.appends > 100 and result.compactions > 20 and result.peak >= 3
+    assert result.appends == result.arrived - result.waiting
+    assert (
+        simulate(load_model("tc_runner_user.appender:Appender", {"writers": "3"}), RunSpec(slots=200, seed=3))
+        == result
+    )

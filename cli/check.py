@@ -76,7 +76,7 @@ def check_command(
     check_determinism_: Annotated[
         bool, typer.Option("--check-determinism", help="First run the model twice with the same seed.")
     ] = False,
-    max_states: MaxStatesOpt = 1_000_000,
+    max_states: MaxStatesOpt = 2_000_000,
     max_depth: MaxDepthOpt = None,
     timeout: TimeoutOpt = None,
     quiet: QuietOpt = False,
@@ -170,7 +170,7 @@ def _actions(cx: ConcretePath) -> tuple[tuple[Any, ...], ...]:
 def explore_command(
     model_ref: ModelArg,
     param: ParamOpt = None,
-    max_states: MaxStatesOpt = 1_000_000,
+    max_states: MaxStatesOpt = 2_000_000,
     max_depth: MaxDepthOpt = None,
     timeout: TimeoutOpt = None,
     quiet: QuietOpt = False,

@@ -202,29 +202,13 @@ class ProtocolModel(Generic[S, A]):
         runner asks on every state change)."""
         return action in self.actions(state)
 
-    def guard(self, action: A) -> Callable[[S], bool]:
-        """``is_enabled(·, action)`` as one callable, built once per actor: what the default
-        :meth:`stepper` asks before stepping; a model may return a predicate specialized to the
-        action. Invariant: ``guard(action)(state) == is_enabled(state, action)`` for every state."""
-        is_enabled = self.is_enabled
-        return lambda state: is_enabled(state, action)
-
-    def stepper(self, action: A) -> Callable[[S], S | None]:
-        """``action`` taken where it is enabled, as one callable: the next state, or ``None``
-        where the action is not enabled — built once per actor by the SimPy runner, which asks it
-        on every wake-up and acts on what it returns. A model may return a function specialized
-        to the action that asks and steps in one call. Invariant, for every state (a state is
-        never ``None``): ``stepper(action)(state) == (step(state, action) if
-        is_enabled(state, action) else None)``. The default asks :meth:`guard`, then steps."""
-        enabled, step = self.guard(action), self.step
-        return lambda state: step(state, action) if enabled(state) else None
-
-    def repeats(self, action: A) -> bool:
-        """Whether ``action`` can be enabled in the state it leads to. ``False`` promises
-        ``not is_enabled(step(s, action), action)`` for every ``s`` where it is enabled, which
-        lets the SimPy runner's actor wait at once after acting instead of asking again; the
-        default, ``True``, promises nothing."""
-        return True
+    def successors(self, state: S) -> list[tuple[A, S]]:
+        """Each action of :meth:`actions`, in its order, with the state :meth:`step` makes of it:
+        what the explorer asks once per state. A model may compute the part its actions share
+        once (the trigger model: what any append does). Invariant:
+        ``successors(s) == [(a, step(s, a)) for a in actions(s)]``."""
+        step = self.step
+        return [(a, step(state, a)) for a in self.actions(state)]
 
     def closed_forms(self) -> tuple[ClosedForm, ...]:
         """Metrics with a closed-form worst case, the headline one first (none by default)."""

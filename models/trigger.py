@@ -15,20 +15,27 @@ from the read to the act, ``append-sync`` trims inside the append and keeps the 
 the ``G`` slots the trim takes, ``cas`` fails its commit (and re-reads) when anything was appended
 since the read. Its closed-form worst-case peak is derived in :mod:`models.locking`.
 
-Actions, as JSON-scalar tuples: ``("append", w)`` writer ``w`` appends a turn; ``("tick",)`` the
-slot ends; ``("compact",)`` the compactor acts — enabled only when due, and then the only action
-(the act happens at the slot boundary, before anything else). States are small named tuples of
-ints, hashable and immutable; writers are interchangeable, so :meth:`TriggerModel.canonical`
-sorts their per-writer records.
+Writers are interchangeable, so the state keeps them as a multiset: how many writers are in each
+*class* ``(appended in this slot: 0/1, turns left or -1)``. Symmetry is structural — two states
+that differ only by which writer is which are one state — and an append is one per class, not
+one per writer. A state may also *name* its writers (``names``: each writer's class): the
+initial state does, so a run from it — the SimPy runner's, a replayed trace, a counterexample —
+says which writer acted; :meth:`TriggerModel.canonical` forgets the names, which is all the
+explorer needs to search the anonymous multisets. The rules below are written once, on the
+counts; a name only follows its writer.
 
-Two drivers in :mod:`turncheck.models.trigger_slots` give the model arrival timing without
-re-implementing it: ``drive_slots`` steps the model through per-slot arrival counts, and
-``fast_slots`` is the same semantics as a tight integer loop for the 200 000-slot tables (a test keeps the two identical).
+Actions, as JSON-scalar tuples: ``("append", w)`` writer ``w`` appends a turn (in an anonymous
+state ``w`` is the first writer of its class, writers listed class by class); ``("tick",)`` the
+slot ends; ``("compact",)`` the compactor acts — enabled only when due, and then the only action
+(the act happens at the slot boundary, before anything else).
+
+:func:`turncheck.models.trigger_slots.drive_slots` gives the model arrival timing by stepping it
+through per-slot arrival counts, without re-implementing it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -45,41 +52,47 @@ from turncheck.models.protocol import (
     WindowPanel,
     field_text,
 )
-from turncheck.models.writer_tables import Action, WriterTables
 
 TRIGGER_FIRES = "trigger-fires"
 POST_COMPACTION = "post_compaction_turns"  # the metric: live turns right after a compaction
 UNBOUNDED = -1  # turns left of a writer that never runs out
 
+Action = tuple[Any, ...]
 APPEND, TICK, COMPACT = "append", "tick", "compact"
 _TICK: Action = (TICK,)
 _COMPACT: Action = (COMPACT,)
 
 
 class TriggerState(NamedTuple):
-    """One moment of the protocol.
+    """One moment of the protocol, its fields by name.
 
-    A named tuple rather than a frozen dataclass: the explorer builds hundreds of thousands per
-    second, and tuple construction and hashing are the cheapest immutable values Python has.
+    The model's states are plain tuples in this layout, and this named view is built from one
+    (``TriggerState(*state)``) only where a state is shown: the explorer builds millions of
+    states, and a plain tuple builds in about two thirds of the time a named one takes (the
+    successors of a state, measured), with the same hash and equality.
 
-    ``writers`` holds, per writer, ``(appended in this slot: 0/1, turns left or -1)``;
-    ``pending`` is -1 when the compactor is idle, else the slot boundaries left before it acts
-    (0: due now); ``count_read`` is the count it read; ``dirty`` says a turn was appended since
-    the read (what a ``cas`` commit checks); ``busy`` is the slots the store stays locked by a
-    synchronous trim (``append-sync``); ``fired`` says the trigger has fired at least once.
+    ``writers`` is the multiset of writer classes as one integer, digit ``c`` in base ``W + 1``
+    the number of writers of class ``c`` (see :class:`Classes`): a move of one writer from one
+    class to another is one addition, and the hash is the integer's. ``names`` is each writer's
+    class, or ``None`` in an anonymous state. ``pending`` is -1 when the compactor is idle, else
+    the slot boundaries left before it acts (0: due now); ``count_read`` is the count it read;
+    ``dirty`` says a turn was appended since the read (what a ``cas`` commit checks); ``busy`` is
+    the slots the store stays locked by a synchronous trim (``append-sync``); ``fired`` says the
+    trigger has fired at least once.
     """
 
     live: int
     peak: int
-    writers: tuple[tuple[int, int], ...]
+    writers: int
     pending: int
     count_read: int
     dirty: bool
     busy: int
     fired: bool
+    names: tuple[int, ...] | None
 
 
-_new = tuple.__new__  # builds a TriggerState from a tuple, without the NamedTuple constructor's frame
+State = tuple[int, int, int, int, int, bool, int, bool, tuple[int, ...] | None]  # a TriggerState's fields
 
 
 @dataclass(frozen=True)
@@ -106,7 +119,52 @@ class TriggerParams:
             raise BadParameter(f"parameter locking: {self.locking!r} is not one of {', '.join(LOCKINGS)}")
 
 
-class TriggerModel(ProtocolModel[TriggerState, Action]):
+class Classes:
+    """The writer classes ``(used, left)`` of one configuration, numbered in their sorted order.
+
+    With ``T`` turns per writer, ``left`` runs over ``0..T`` (``K = T + 1`` values), else it is
+    always -1 (``K = 1``); class ``c`` is ``used·K + (its place among the lefts)``, so listing the
+    writers class by class lists their records sorted. The three rules on one writer's record
+    live here as tables: whether it may append, the class an append leaves it in, the class a
+    tick leaves it in; on the multiset an append is one addition (``moved``).
+    """
+
+    def __init__(self, writers: int, turns: int) -> None:
+        k = turns + 1 if turns > 0 else 1
+        self.base = writers + 1
+        self.records: tuple[tuple[int, int], ...] = tuple(
+            (used, left if turns > 0 else UNBOUNDED) for used in (0, 1) for left in range(k)
+        )
+        self.may_append = tuple(used == 0 and left != 0 for used, left in self.records)
+        self.appended = tuple(self.index(1, left - 1 if left > 0 else left) for _u, left in self.records)
+        self.ticked = tuple(self.index(0, left) for _u, left in self.records)
+        self.start = self.index(0, turns if turns > 0 else UNBOUNDED)
+        self.unit = tuple(self.base**c for c in range(len(self.records)))
+        self.moved = tuple(self.unit[to] - self.unit[c] for c, to in enumerate(self.appended))
+
+    def index(self, used: int, left: int) -> int:
+        return self.records.index((used, left))
+
+    def counts(self, writers: int) -> list[int]:
+        """The multiset's digits: writers per class."""
+        out = []
+        for _ in self.records:
+            writers, n = divmod(writers, self.base)
+            out.append(n)
+        return out
+
+
+class _Writers(NamedTuple):
+    """What the writers of one anonymous multiset can do, worked out once per multiset (the
+    model keeps one per multiset it meets): the appends its classes allow (each class's first
+    writer's) with the multiset each leaves, the same by writer, and the multiset after a tick."""
+
+    moves: list[tuple[Action, int]]
+    appended: dict[int, int]
+    ticked: int
+
+
+class TriggerModel(ProtocolModel[State, Action]):
     """``TurnCountTrigger(maxTurns)`` with a check-then-act gap under one locking strategy.
 
     Properties: ``bounded-peak-turns`` (always: live turns ≤ the strategy's declared bound, or
@@ -130,6 +188,7 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
         }
         self.strategy: Locking = locking_of(p.locking)
         self.bound = self.strategy.checked_bound(p.writers, p.gap, p.max_turns)
+        self.classes = Classes(p.writers, p.turns)
         self._w = p.writers
         self._g = p.gap
         self._m = p.max_turns
@@ -138,224 +197,167 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
         self._blocks = s.blocks_appends_in_gap
         self._cas = s.commit_needs_clean
         self._sync = s.trims_in_append
-        self._append_actions: tuple[Action, ...] = tuple((APPEND, w) for w in range(p.writers))
-        self._tables = WriterTables(p.writers)
+        self._anonymous: dict[int, _Writers] = {}
 
     # -- the protocol -------------------------------------------------------------------------
 
-    def init_states(self) -> Iterator[TriggerState]:
-        left = self.config.turns if self.config.turns > 0 else UNBOUNDED
-        yield TriggerState(0, 0, ((0, left),) * self._w, -1, 0, False, 0, False)
+    def init_states(self) -> Iterator[State]:
+        c = self.classes
+        yield (0, 0, c.unit[c.start] * self._w, -1, 0, False, 0, False, (c.start,) * self._w)
 
-    def can_append(self, state: TriggerState, w: int) -> bool:
-        """Whether writer ``w`` may append now (the SimPy runner asks this on every arrival)."""
-        used, left = state[2][w]
-        pending = state[3]
-        if used or left == 0 or state[6] or pending == 0:
-            return False
-        return not (pending > 0 and self._blocks)
+    # The rules, written once in :meth:`successors` (the explorer's one call per state):
+    # ``actions``, ``is_enabled`` and ``step`` each read them from there. It is the
+    # explorer's inner loop (hundreds of thousands of states per second).
 
-    def is_enabled(self, state: TriggerState, action: Action) -> bool:
-        """``action in actions(state)``, without building the list (the SimPy runner's hot path:
-        :meth:`can_append` inlined, as every blocked writer asks again on every state change)."""
-        verb = action[0]
-        pending = state[3]
-        if verb == APPEND:
-            w = action[1]
-            if not 0 <= w < self._w:
-                return False
-            used, left = state[2][w]
-            return not (used or left == 0 or state[6] or pending == 0 or (pending > 0 and self._blocks))
-        if verb == TICK:
-            return pending != 0
-        return verb == COMPACT and pending == 0
+    def _writers(self, writers: int) -> _Writers:
+        """What the anonymous multiset ``writers`` can do (see :class:`_Writers`)."""
+        known = self._anonymous.get(writers)
+        if known is not None:
+            return known
+        c = self.classes
+        appended: dict[int, int] = {}
+        first = ticked = 0
+        for k, n in enumerate(c.counts(writers)):
+            if n and c.may_append[k]:
+                appended[first] = writers + c.moved[k]
+            first += n
+            ticked += n * c.unit[c.ticked[k]]
+        moves = [((APPEND, w), after) for w, after in appended.items()]
+        known = self._anonymous[writers] = _Writers(moves, appended, ticked)
+        return known
 
-    def guard(self, action: Action) -> Callable[[TriggerState], bool]:
-        """:meth:`is_enabled` for one action, specialized once: the SimPy runner's actors ask it
-        on every wake-up, and a function of the state alone, closed over the writer's index and
-        the strategy's rule, skips the verb dispatch (the same rule, field for field; a test
-        compares the two on every explored state)."""
-        verb = action[0]
-        if verb == APPEND:
-            w = action[1]
-            if not 0 <= w < self._w:
-                return _never
-            if self._blocks:
+    def _appends(self, state: State, only: Action | None) -> list[tuple[Action, int, tuple[int, ...] | None]]:
+        """The appends the writers' classes allow (all, or just ``only``), each with the
+        multiset and the names it leaves."""
+        writers, names = state[2], state[8]
+        if names is None:
+            known = self._anonymous.get(writers) or self._writers(writers)
+            if only is None:
+                return [(a, after, None) for a, after in known.moves]
+            after = known.appended.get(only[1]) if len(only) == 2 else None
+            return [] if after is None else [(only, after, None)]
+        c = self.classes
+        if only is None:
+            chosen: Iterable[int] = range(self._w)
+        elif len(only) == 2 and type(only[1]) is int and 0 <= only[1] < self._w:
+            chosen = (only[1],)
+        else:
+            return []
+        return [
+            ((APPEND, w), writers + c.moved[names[w]], (*names[:w], c.appended[names[w]], *names[w + 1 :]))
+            for w in chosen
+            if c.may_append[names[w]]
+        ]
 
-                def may_append(state: TriggerState) -> bool:
-                    used, left = state[2][w]  # no append while a compaction is in flight or due
-                    return not (used or left == 0 or state[6] or state[3] >= 0)
-
-            else:
-
-                def may_append(state: TriggerState) -> bool:
-                    used, left = state[2][w]
-                    return not (used or left == 0 or state[6] or state[3] == 0)
-
-            return may_append
-        if verb == TICK:
-            return _pending_not_due
-        if verb == COMPACT:
-            return _pending_due
-        return _never
-
-    def stepper(self, action: Action) -> Callable[[TriggerState], TriggerState | None]:
-        """:meth:`step` for one action where it is enabled, ``None`` where it is not, specialized
-        once: the SimPy runner's actors ask it on every wake-up and act on what it returns, and a
-        function of the state alone — closed over the writer's index, its memo table and the
-        strategy's branch — asks and steps in one call, with no verb dispatch (the same rules as
-        :meth:`guard` and :meth:`step`, field for field; a test compares them on every explored
-        state). An action the model does not have is never enabled: ``None``."""
-        verb = action[0]
-        m, g, blocks = self._m, self._g, self._blocks
-        if verb == APPEND and type(action[1]) is int and 0 <= action[1] < self._w:
-            w = action[1]
-            seen, learn = self._tables.appended_by_id[w], self._tables.learn_appended
-            sync = self._sync
-
-            def append(state: TriggerState) -> TriggerState | None:
-                live, peak, writers, pending, count, dirty, busy, fired = state
-                hit = seen.get(id(writers))
-                after = hit[1] if hit is not None else learn(writers, w)
-                if after is None or busy or (pending >= 0 if blocks else pending == 0):
-                    return None
-                live += 1
-                if pending > 0:
-                    dirty = True
-                elif live > m:  # the trigger fires (rare): the strategy's branch of :meth:`step`
-                    fired = True
-                    if sync:
-                        live, busy = m, g  # trimmed before the new turn is visible
-                    elif g == 0:
-                        live = m  # read and act in the appending step
-                    else:
-                        pending, count, dirty = g, live, False
-                if live > peak:
-                    peak = live
-                return _new(TriggerState, (live, peak, after, pending, count, dirty, busy, fired))
-
-            return append
-        if verb == TICK:
-            ticked, learn_ticked = self._tables.ticked_by_id, self._tables.learn_ticked
-
-            def tick(state: TriggerState) -> TriggerState | None:
-                live, peak, writers, pending, count, dirty, busy, fired = state
-                if pending == 0:  # the compactor acts first
-                    return None
-                hit = ticked.get(id(writers))
-                after = hit[1] if hit is not None else learn_ticked(writers)
-                if pending > 0:
-                    pending -= 1
-                if busy > 0:
-                    busy -= 1
-                else:
-                    busy = 0
-                return _new(TriggerState, (live, peak, after, pending, count, dirty, busy, fired))
-
-            return tick
-        if verb == COMPACT:
-            cas, delete_count = self._cas, self.strategy.delete_count
-
-            def compact(state: TriggerState) -> TriggerState | None:
-                if state[3] != 0:  # not due: the usual answer, read off one field
-                    return None
-                live, peak, writers, _pending, count, dirty, busy, fired = state
-                if cas and dirty:  # version changed: re-read, wait again
-                    return _new(TriggerState, (live, peak, writers, g, live, False, busy, fired))
-                live -= delete_count(live, count, m)
-                return _new(TriggerState, (live, peak, writers, -1, 0, False, busy, fired))
-
-            return compact
-        return _never_steps
-
-    def repeats(self, action: Action) -> bool:
-        """An append marks its writer as having appended in this slot and an act leaves the
-        compactor idle or waiting ``G`` slots, so neither is enabled again right after it
-        happened; a tick may be (a test checks this on every explored state)."""
-        return action[0] == TICK
-
-    # The three methods below are the explorer's inner loop (hundreds of thousands of calls per
-    # second), so they index the state instead of naming fields, build states with
-    # ``tuple.__new__`` (the NamedTuple constructor adds a Python frame) and look the writer
-    # records up in memo tables (:class:`~turncheck.models.writer_tables.WriterTables`). Each
-    # returns exactly what the plain reading of the rules in the module docstring gives — tests
-    # pin the explored state sets.
-
-    def actions(self, state: TriggerState) -> list[Action]:
-        pending = state[3]
-        if pending == 0:
-            return [_COMPACT]
-        if state[6] or (pending > 0 and self._blocks):  # store locked: no writer may append
-            return [_TICK]
-        writers = state[2]
-        enabled = self._tables.enabled.get(writers)
-        if enabled is None:
-            enabled = self._tables.remember_enabled(writers, self._append_actions, _TICK)
-        return enabled[:]  # a fresh list: callers may keep or change it
-
-    def step(self, state: TriggerState, action: Action) -> TriggerState:
-        live, peak, writers, pending, count, dirty, busy, fired = state
-        verb = action[0]
-        if verb == APPEND:
-            w = action[1]
-            after = self._tables.appended[w].get(writers)
-            if after is None:
-                after = self._tables.remember_appended(writers, w)
-            live += 1
-            if pending > 0:
-                dirty = True
-            elif live > self._m:
-                fired = True
-                if self._sync:
-                    live, busy = self._m, self._g  # trimmed before the new turn is visible
-                elif self._g == 0:
-                    live = self._m  # read and act in the appending step: both delete rules leave M
-                else:
-                    pending, count, dirty = self._g, live, False
-            if live > peak:
-                peak = live
-            return _new(TriggerState, (live, peak, after, pending, count, dirty, busy, fired))
-        if verb == TICK:
-            after = self._tables.ticked.get(writers)
-            if after is None:
-                after = self._tables.remember_ticked(writers)
-            return _new(
-                TriggerState,
-                (
-                    live,
-                    peak,
-                    after,
-                    pending - 1 if pending > 0 else pending,
-                    count,
-                    dirty,
-                    busy - 1 if busy > 0 else 0,
-                    fired,
-                ),
-            )
-        if verb == COMPACT:
+    def successors(self, state: State, only: Action | None = None) -> list[tuple[Action, State]]:
+        """Every enabled action with the state it leads to, in a stable order — or just ``only``,
+        when it is enabled: the protocol's rules, all in this one place."""
+        live, peak, writers, pending, count, dirty, busy, fired, names = state
+        if pending == 0:  # the compactor acts at the slot boundary, before anything else
+            if only is not None and only != _COMPACT:
+                return []
             if self._cas and dirty:  # version changed: re-read, wait again
-                return _new(TriggerState, (live, peak, writers, self._g, live, False, busy, fired))
-            delete = self.strategy.delete_count(live, count, self._m)
-            return _new(TriggerState, (live - delete, peak, writers, -1, 0, False, busy, fired))
-        raise BadParameter(f"model trigger has no action {action!r}")
+                after = (live, peak, writers, self._g, live, False, busy, fired, names)
+            else:
+                live -= self.strategy.delete_count(live, count, self._m)
+                after = (live, peak, writers, -1, 0, False, busy, fired, names)
+            return [(_COMPACT, after)]
+        known = self._anonymous.get(writers) or self._writers(writers)
+        if not self._open(state) or (only is not None and only[0] != APPEND):
+            out: list[tuple[Action, State]] = []
+        else:  # what any append does to the fields but the writers'
+            a_live, a_busy = live + 1, 0  # the store is open: no trim holds it
+            a_pending, a_count, a_dirty, a_fired = pending, count, dirty, fired
+            if pending > 0:
+                a_dirty = True
+            elif a_live > self._m:
+                a_fired = True
+                if self._sync:
+                    a_live, a_busy = self._m, self._g  # trimmed before the new turn is visible
+                elif self._g == 0:
+                    a_live = self._m  # read and act in the appending step: both delete rules leave M
+                else:
+                    a_pending, a_count, a_dirty = self._g, a_live, False
+            a_peak = a_live if a_live > peak else peak
+            if names is None and only is None:  # the explorer's case
+                out = [
+                    (a, (a_live, a_peak, after, a_pending, a_count, a_dirty, a_busy, a_fired, None))
+                    for a, after in known.moves
+                ]
+            else:
+                out = [
+                    (a, (a_live, a_peak, after, a_pending, a_count, a_dirty, a_busy, a_fired, named))
+                    for a, after, named in self._appends(state, only)
+                ]
+        if only is None or only == _TICK:
+            if names is not None:
+                ticked = self.classes.ticked
+                names = tuple([ticked[k] for k in names])
+            pending = pending - 1 if pending > 0 else pending
+            after = (
+                live,
+                peak,
+                known.ticked,
+                pending,
+                count,
+                dirty,
+                busy - 1 if busy > 0 else 0,
+                fired,
+                names,
+            )
+            out.append((_TICK, after))
+        return out
 
-    def canonical(self, state: TriggerState) -> TriggerState:
-        writers = state[2]
-        ordered = self._tables.ordered.get(writers)
-        if ordered is None:
-            ordered = self._tables.remember_ordered(writers)
-        if ordered is writers:  # already in order (the tables hand out one object per value)
+    def actions(self, state: State) -> list[Action]:
+        return [a for a, _after in self.successors(state)]
+
+    def _open(self, state: State) -> bool:
+        """Whether a writer may append: the compactor is not due, and neither a synchronous trim
+        nor a lock taken at the read holds the store."""
+        pending = state[3]
+        return not (pending == 0 or state[6] or (pending > 0 and self._blocks))
+
+    def is_enabled(self, state: State, action: Action) -> bool:
+        """``action in actions(state)``; an append's answer is read off the state without
+        building the next one (the SimPy runner asks on every wake-up): :meth:`_open`, then the
+        writer's class, as :meth:`successors` reads them."""
+        if action[0] != APPEND:
+            return bool(self.successors(state, action))
+        if len(action) != 2 or not self._open(state):
+            return False
+        w, names = action[1], state[8]
+        if names is None:
+            return w in self._writers(state[2]).appended
+        return type(w) is int and 0 <= w < self._w and self.classes.may_append[names[w]]
+
+    def step(self, state: State, action: Action) -> State:
+        for _a, after in self.successors(state, action):
+            return after
+        raise BadParameter(f"model trigger: action {action!r} is not enabled in this state")
+
+    def canonical(self, state: State) -> State:
+        """The state without its writers' names: the multiset alone."""
+        if state[8] is None:
             return state
-        live, peak, _, pending, count, dirty, busy, fired = state
-        return _new(TriggerState, (live, peak, ordered, pending, count, dirty, busy, fired))
+        return (*state[:8], None)
 
-    def deletes(self, s: TriggerState) -> int:
+    def records(self, state: State) -> list[tuple[int, int]]:
+        """Each writer's ``(used, left)``: by name, or class by class in an anonymous state."""
+        view = TriggerState(*state)
+        records = self.classes.records
+        if view.names is not None:
+            return [records[k] for k in view.names]
+        counts = self.classes.counts(view.writers)
+        return [records[k] for k, n in enumerate(counts) for _ in range(n)]
+
+    def deletes(self, s: State) -> int:
         """Turns the compactor deletes if it acts in ``s`` (0 for a failing ``cas`` commit)."""
-        if self._cas and s.dirty:
+        view = TriggerState(*s)
+        if self._cas and view.dirty:
             return 0
-        return self.strategy.delete_count(s.live, s.count_read, self._m)
+        return self.strategy.delete_count(view.live, view.count_read, self._m)
 
-    def properties(self) -> tuple[Property[TriggerState], ...]:
+    def properties(self) -> tuple[Property[State], ...]:
         """Every strategy is held to the same two named invariants, then to its own bound.
 
         ``no-uncounted-gap-turn`` (live ≤ maxTurns + 1) breaks exactly when a turn is appended
@@ -373,30 +375,30 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
             Property(
                 NO_UNCOUNTED_GAP_TURN,
                 "always",
-                lambda s: s.live <= m + 1,
+                lambda s: s[0] <= m + 1,
                 f"no turn arrives uncounted in the gap: live turns never exceed maxTurns + 1 = {m + 1}",
             ),
             Property(
                 WITHIN_MAX_TURNS,
                 "always",
-                lambda s: s.live <= m,
+                lambda s: s[0] <= m,
                 f"live turns never exceed maxTurns = {m}, the trigger's nominal promise",
             ),
             Property(
                 BOUNDED_PEAK_TURNS,
                 "always",
-                lambda s: s.live <= bound,
+                lambda s: s[0] <= bound,
                 f"live turns never exceed {bound}: {self.strategy.name}'s {what}",
             ),
             Property(
                 TRIGGER_FIRES,
                 "sometimes",
-                lambda s: s.fired,
+                lambda s: s[7],
                 f"live turns exceed maxTurns={self._m} at least once, so the trigger is exercised",
             ),
         )
 
-    def metrics(self, state: TriggerState) -> Mapping[str, int]:
+    def metrics(self, state: State) -> Mapping[str, int]:
         """``live_turns``, ``peak_turns`` (instantaneous) and ``post_compaction_turns``.
 
         ``post_compaction_turns`` is the live count in a state where the trigger has fired and no
@@ -405,47 +407,52 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
         ``live ≤ maxTurns`` or fires the trigger (leaving the state class), so a value above
         ``maxTurns`` is only ever seen right after an act, and every act leaves ``≥ maxTurns``.
         """
-        post = state.live if state.fired and state.pending < 0 else 0
-        return {"live_turns": state.live, "peak_turns": state.peak, POST_COMPACTION: post}
+        live = state[0]
+        return {
+            "live_turns": live,
+            "peak_turns": state[1],
+            POST_COMPACTION: live if state[7] and state[3] < 0 else 0,
+        }
 
-    def format_action(self, state: TriggerState, action: Action) -> str:
+    def format_action(self, state: State, action: Action) -> str:
+        view = TriggerState(*state)
         verb = action[0]
         if verb == APPEND:
             w = action[1]
-            after = self.step(state, action)
-            text = f"writer {w} appends a turn (live {state.live} → {state.live + 1})"
-            if state.pending > 0:
+            after = TriggerState(*self.step(state, action))
+            text = f"writer {w} appends a turn (live {view.live} → {view.live + 1})"
+            if view.pending > 0:
                 stale = "uncounted"
                 if self.strategy.commit_needs_clean:
                     stale = "the compactor's version is now stale"
                 return f"{text} — inside the gap, {stale}"
-            if state.pending < 0 and state.live + 1 > self._m:
+            if view.pending < 0 and view.live + 1 > self._m:
                 if self.strategy.trims_in_append:
                     locked = f"; store locked {self._g} slots" if self._g else ""
-                    return text + f"; trims {state.live + 1 - after.live} oldest inside the append{locked}"
+                    return text + f"; trims {view.live + 1 - after.live} oldest inside the append{locked}"
                 if self._g == 0:
-                    return f"{text}; trigger reads count={state.live + 1}, deletes now (live {after.live})"
+                    return f"{text}; trigger reads count={view.live + 1}, deletes now (live {after.live})"
                 lock = " and takes the lock" if self.strategy.blocks_appends_in_gap else ""
                 return text + f"; trigger reads count={after.count_read}{lock}, acts in {self._g} slot(s)"
             return text
         if verb == TICK:
             text = "slot ends"
-            if state.pending == 1:
+            if view.pending == 1:
                 text += " — compaction due"
-            if state.busy == 1:
+            if view.busy == 1:
                 text += " — synchronous trim done, store unlocked"
             return text
         if verb == COMPACT:
-            if self.strategy.commit_needs_clean and state.dirty:
-                return f"compactor's commit fails (appends since the read); re-reads count={state.live}"
+            if self.strategy.commit_needs_clean and view.dirty:
+                return f"compactor's commit fails (appends since the read); re-reads count={view.live}"
             k = self.deletes(state)
             why = (
-                f"live {state.live} − maxTurns {self._m}"
+                f"live {view.live} − maxTurns {self._m}"
                 if self.strategy.trims_to
-                else f"count_read {state.count_read} − maxTurns {self._m}"
+                else f"count_read {view.count_read} − maxTurns {self._m}"
             )
             unlock = ", releases the lock" if self.strategy.blocks_appends_in_gap else ""
-            return f"compactor deletes {k} oldest ({why}; live {state.live} → {state.live - k}){unlock}"
+            return f"compactor deletes {k} oldest ({why}; live {view.live} → {view.live - k}){unlock}"
         return repr(action)
 
     def closed_forms(self) -> tuple[ClosedForm, ...]:
@@ -468,7 +475,7 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
 
     # -- how a run reads (transcript, viewer, timeline) ---------------------------------------
 
-    def actor(self, state: TriggerState, action: Action) -> str:
+    def actor(self, state: State, action: Action) -> str:
         verb = action[0]
         if verb == APPEND:
             return f"writer {action[1]}"
@@ -477,42 +484,42 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
     def lane_order(self) -> tuple[str, ...]:
         return ("writer", "compactor", "clock")
 
-    def columns(self, state: TriggerState) -> Mapping[str, Any]:
-        read = state.count_read if state.pending >= 0 else "-"
-        return {"live": state.live, "peak": state.peak, "read": read}
+    def columns(self, state: State) -> Mapping[str, Any]:
+        view = TriggerState(*state)
+        read = view.count_read if view.pending >= 0 else "-"
+        return {"live": view.live, "peak": view.peak, "read": read}
 
-    def state_fields(self, state: TriggerState) -> list[tuple[str, FieldValue]]:
+    def state_fields(self, state: State) -> list[tuple[str, FieldValue]]:
+        view = TriggerState(*state)
         writers = [
             f"writer {w}: {'appended this slot' if used else 'idle this slot'}, "
             + ("unbounded" if left < 0 else f"{left} turn(s) left")
-            for w, (used, left) in enumerate(state.writers)
+            for w, (used, left) in enumerate(self.records(state))
         ]
         pending = (
             "idle"
-            if state.pending < 0
+            if view.pending < 0
             else "due now"
-            if state.pending == 0
-            else f"acts in {state.pending} slot(s)"
+            if view.pending == 0
+            else f"acts in {view.pending} slot(s)"
         )
         return [
-            ("live turns", str(state.live)),
-            ("peak", str(state.peak)),
+            ("live turns", str(view.live)),
+            ("peak", str(view.peak)),
             ("compactor", pending),
-            ("count read", str(state.count_read) if state.pending >= 0 else "-"),
-            ("appended since the read", field_text(state.dirty)),
-            ("store locked (slots)", str(state.busy)),
-            ("trigger has fired", field_text(state.fired)),
+            ("count read", str(view.count_read) if view.pending >= 0 else "-"),
+            ("appended since the read", field_text(view.dirty)),
+            ("store locked (slots)", str(view.busy)),
+            ("trigger has fired", field_text(view.fired)),
             ("writers", writers),
         ]
 
-    def step_marks(self, before: TriggerState, action: Action) -> tuple[str, ...]:
-        if action[0] == APPEND and before.pending > 0:
+    def step_marks(self, before: State, action: Action) -> tuple[str, ...]:
+        if action[0] == APPEND and before[3] > 0:
             return ("uncounted gap turn",)
         return ()
 
-    def window_panels(
-        self, states: Sequence[TriggerState], actions: Sequence[Action]
-    ) -> list[WindowPanel | None]:
+    def window_panels(self, states: Sequence[State], actions: Sequence[Action]) -> list[WindowPanel | None]:
         """The live turns in the store, step by step (the state keeps only their count).
 
         Each append adds a turn named by the step that wrote it; whatever lowers ``live``
@@ -525,8 +532,8 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
         for k, action in enumerate(actions, start=1):
             before, after = states[k - 1], states[k]
             if action[0] == APPEND:
-                turns.append((k, f"writer {action[1]}", before.pending > 0))
-            drop = len(turns) - after.live
+                turns.append((k, f"writer {action[1]}", before[3] > 0))
+            drop = len(turns) - after[0]
             if drop > 0:
                 del turns[:drop]
             panels.append(self._store_panel(turns, k))
@@ -549,7 +556,7 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
             summary,
         )
 
-    def window_steps(self, states: Sequence[TriggerState], actions: Sequence[Action]) -> tuple[set[int], str]:
+    def window_steps(self, states: Sequence[State], actions: Sequence[Action]) -> tuple[set[int], str]:
         """The turns still live when the run ended (compaction deletes the oldest)."""
         if not actions:
             return set(), ""
@@ -560,22 +567,6 @@ class TriggerModel(ProtocolModel[TriggerState, Action]):
 
     def limit(self) -> Limit:
         return Limit("live_turns", "bound", float(self.bound))
-
-
-def _never(state: TriggerState) -> bool:
-    return False
-
-
-def _never_steps(state: TriggerState) -> None:
-    return None
-
-
-def _pending_due(state: TriggerState) -> bool:
-    return state[3] == 0
-
-
-def _pending_not_due(state: TriggerState) -> bool:
-    return state[3] != 0
 
 
 def locking_of(name: str) -> Locking:

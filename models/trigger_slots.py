@@ -12,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from turncheck.models.trigger import APPEND, COMPACT, TICK, Action, TriggerModel, TriggerParams, locking_of
+from turncheck.models.trigger import (
+    APPEND,
+    COMPACT,
+    TICK,
+    Action,
+    TriggerModel,
+    TriggerParams,
+    TriggerState,
+    locking_of,
+)
 
 _TICK: Action = (TICK,)
 _COMPACT: Action = (COMPACT,)
@@ -51,28 +60,29 @@ def drive_slots(model: TriggerModel, arrivals: Iterable[int]) -> SlotRun:
     for t, k in enumerate(arrivals):
         if t:
             state = model.step(state, _TICK)
-            if state.pending == 0:
-                after = model.step(state, _COMPACT)
+            if TriggerState(*state).pending == 0:
+                state = model.step(state, _COMPACT)
+                after = TriggerState(*state)
                 if after.pending == -1:
                     compactions += 1
                     post = max(post, after.live)
                 else:
                     retries += 1
-                state = after
         backlog += k
-        for w in range(model._w):
+        for w in range(model.config.writers):
             if backlog == 0:
                 break
-            if model.can_append(state, w):
-                before = state.live
+            if model.is_enabled(state, (APPEND, w)):
+                before = TriggerState(*state).live
                 state = model.step(state, (APPEND, w))
-                if state.live <= before:  # trimmed inside the append (G = 0, append-sync)
-                    post = max(post, state.live)
+                if TriggerState(*state).live <= before:  # trimmed inside the append (G = 0, append-sync)
+                    post = max(post, TriggerState(*state).live)
                 backlog -= 1
                 appends += 1
         max_backlog = max(max_backlog, backlog)
         waited += backlog
-    return SlotRun(state.peak, state.live, appends, compactions, retries, max_backlog, waited, post)
+    end = TriggerState(*state)
+    return SlotRun(end.peak, end.live, appends, compactions, retries, max_backlog, waited, post)
 
 
 def fast_slots(config: TriggerParams, arrivals: Sequence[int]) -> SlotRun:

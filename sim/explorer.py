@@ -404,7 +404,7 @@ class _Search:
         # run once per batch of states (a batch never crosses a level), and a batch holds about
         # 2048 transitions (at most 1024 states), so a wide model (1000 writers, ~1000 actions a
         # state) still reads the clock often.
-        actions_of, step, canon = self.model.actions, self.model.step, self.canon
+        actions_of, successors, canon = self.model.actions, self.model.successors, self.canon
         states, index, parent, via, levels = self.states, self.index, self.parent, self.via, self.levels
         edges = self.edges
         append_state, append_parent, append_via = states.append, parent.append, via.append
@@ -435,17 +435,14 @@ class _Search:
                 next_tick = now + self.progress_every
             first, stop, before = head, min(level_end, head + batch), generated
             for head in range(first, stop):  # noqa: B020 - head is the search's cursor
-                state = states[head]
-                enabled = actions_of(state)
-                if type(enabled) is not list:
-                    enabled = list(enabled)
-                if not enabled:
+                moves = successors(states[head])
+                if not moves:
                     terminal += 1
                     continue
-                generated += len(enabled)
+                generated += len(moves)
                 if edges is None:
-                    for action in enabled:
-                        c = canon(step(state, action))
+                    for action, after in moves:
+                        c = canon(after)
                         if c not in index:
                             if n >= limit_states:
                                 break
@@ -456,8 +453,8 @@ class _Search:
                     else:
                         continue
                 else:
-                    for action in enabled:
-                        c = canon(step(state, action))
+                    for action, after in moves:
+                        c = canon(after)
                         sid = setdefault(c, n)
                         if sid == n:
                             if n >= limit_states:

@@ -11,12 +11,10 @@ not enable waits for the next state change, FIFO, exactly as it would queue on a
 model with this action vocabulary runs here: the trigger model under every locking strategy, or a
 user's own ``package.module:Class``.
 
-Each actor is a callback on SimPy events, scheduling exactly the events a generator process
-would (see "how the actors meet SimPy" below), so a wake-up costs a call, not a generator
-resume. Two optional model hooks let it ask the model less:
-:meth:`~turncheck.models.protocol.ProtocolModel.stepper` asks whether an actor's action is
-enabled and takes it in one call, and :meth:`~turncheck.models.protocol.ProtocolModel.repeats`
-says when not to ask again; their defaults ask ``guard`` (``is_enabled``) and ``step`` every time.
+Each actor is a SimPy generator process — the arrival stream, every writer, the compactor, the
+clock — that asks the model ``is_enabled`` and acts with ``step``: the model's generic interface
+and nothing else, so a writer of any model names its own action ``("append", w)``. (The trigger
+model's initial state names its writers, so its states in a run say which writer is which.)
 
 After every appended turn the runner can project the live turns with the projector core
 (``budget``/``strategy``) and record the window's structural report.
@@ -28,16 +26,13 @@ by scheduling order, which is itself deterministic. Nothing here reads a wall cl
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from functools import partial
-from itertools import count
 from operator import attrgetter
 from typing import Any, Literal
 
 import numpy as np
 import simpy
-from simpy.core import StopSimulation
 from simpy.events import Event as SimEvent
 from simpy.events import Timeout
 
@@ -54,7 +49,7 @@ ArrivalKind = Literal["slots", "poisson"]
 ARRIVALS: tuple[ArrivalKind, ...] = ("slots", "poisson")
 _TICK = ("tick",)
 _COMPACT = ("compact",)
-Waker = Callable[[SimEvent], None]  # an actor, called when the SimPy event it waits on is processed
+Process = Generator[SimEvent, Any, None]
 
 
 @dataclass(frozen=True)
@@ -113,7 +108,14 @@ def slot_arrivals(writers: int, slots: int, seed: int) -> np.ndarray:
 
 
 class Simulation:
-    """One SimPy run of ``model`` under ``spec``; call :meth:`run` once."""
+    """One SimPy run of ``model`` under ``spec``; call :meth:`run` once.
+
+    Two SimPy events carry every wait: ``_arrival`` fires when turns arrive (idle writers wait
+    on it) and ``_changed`` when the model's state changes (whoever the model does not enable
+    waits on it); each is replaced when it fires, and fires only when someone waits, so an
+    unwatched change schedules nothing. SimPy resumes the waiting processes in the order they
+    began to wait: a blocked writer queues FIFO, as on a ``simpy.Resource``.
+    """
 
     def __init__(self, model: ProtocolModel[Any, Any], spec: RunSpec, writers: int | None = None) -> None:
         self.model = model = as_model(model)
@@ -122,31 +124,18 @@ class Simulation:
         self.env = simpy.Environment()
         (self.state,) = tuple(model.init_states())[:1]
         live = int(model.metrics(self.state)["live_turns"])
-        # the state names its live count (and the model keeps it as ``live_turns``): read it directly
-        self._named_live = getattr(self.state, "live", None) == live
-        self._live: Callable[[Any], int] = (
-            attrgetter("live") if self._named_live else lambda state: int(model.metrics(state)["live_turns"])
-        )
+        if getattr(self.state, "live", None) == live:  # the state names its live count: read it directly
+            self._live: Callable[[Any], int] = attrgetter("live")
+        else:
+            self._live = lambda state: int(model.metrics(state)["live_turns"])
+        self.requests: deque[float] = deque()  # arrival times of turns not yet taken by a writer
+        self._arrival = SimEvent(self.env)
+        self._changed = SimEvent(self.env)
         self.live = self.peak = live  # live turns in ``state``, and the most seen
-        self.now = 0.0  # ``env.now``, copied by the actors that move time (see "time" below)
-        # The request queue is FIFO, so the k-th append takes the k-th arrival: the queue is a
-        # count, and latencies are arrival and append times subtracted once, at the end.
-        self.queued = 0  # turns arrived and not yet taken by a writer
-        self._arrived_at: list[float] = []  # the time of every arrival, in order (their count: ``arrived``)
-        self._served_at: list[float] = []  # the time of every call of ``_serve`` that appended,
-        self._served: list[int] = []  # and how many turns it appended
-        self._idle: list[int] = []  # writers waiting for an arrival, FIFO
-        self._waiting: list[Waker] = []  # actors waiting for a state change, FIFO
-        # per writer: its append where enabled, else None (the model's ``stepper``), whether to
-        # ask again right after appending (``repeats``), the callback that wakes it on a state
-        # change, and the action itself
-        self._writer_rules = [
-            (model.stepper(action), model.repeats(action), self._waker(w), action)
-            for w, action in enumerate(("append", w) for w in range(self.writers))
-        ]
         self.post_peak = 0
-        self.compactions = self.retries = 0
+        self.arrived = self.appends = self.compactions = self.retries = 0
         self.streak = self.max_streak = 0
+        self.latencies: list[float] = []
         self._projecting = spec.budget > 0
         if self._projecting:
             self._cost = EstimateCost()
@@ -157,220 +146,90 @@ class Simulation:
             self._sizes = stream_rng("turn-sizes", spec.seed)
             self.aggregate = Aggregate(spec.budget)
 
-    # -- how the actors meet SimPy --------------------------------------------------------------
-    #
-    # Each actor (arrivals, every writer, the compactor, the clock) is a callback on SimPy events
-    # rather than a generator process: SimPy calls it when its event is processed, and it
-    # schedules its next event or joins a FIFO exactly where its process would have yielded. The
-    # events are the processes' own: a start per actor, in creation order (a process's
-    # ``Initialize``; zero-delay events made before anything runs are processed first and in
-    # that order just the same), a ``Timeout`` wherever a process slept, one zero-delay event per
-    # state change someone waits on and per arrival an idle writer waits on, and a zero-delay
-    # event where a process would have ended. So the events, their times, their order and the
-    # count are the processes' — ``tests/test_simulation_hooks.py`` pins every event time and
-    # action of runs recorded from the process-based runner — without resuming a generator per
-    # wake-up. Who waits is the runner's own FIFO: ``_waiting`` (a state change) and ``_idle``
-    # (an arrival); a change schedules one event whose callbacks are the whole FIFO, in order.
-    #
-    # Time: only the arrival stream and the clock sleep, so only their callbacks see the time
-    # move; each copies ``env.now`` into ``self.now`` first, and every other callback runs at
-    # that time (zero-delay events) and reads ``self.now`` rather than the property.
-
-    def _start(self, actor: Waker) -> None:
-        Timeout(self.env, 0).callbacks.append(actor)
-
-    def _finish(self) -> None:
-        Timeout(self.env, 0)  # where the actor's process would have ended: an event no one waits on
-
-    def _acted(self, state: Any, action: tuple[Any, ...]) -> None:
-        """The clock or the compactor took ``action``, which led to ``state`` (writers append in
-        :meth:`_serve`)."""
+    def _apply(self, action: tuple[Any, ...]) -> None:
+        """Take ``action`` (enabled: the caller asked), record what it did, wake the waiting."""
         before = self.live
-        self.state = state
-        self.live = live = self._live(state)
+        self.state = self.model.step(self.state, action)
+        self.live = live = self._live(self.state)
         if live > self.peak:
             self.peak = live
-        elif live > self.post_peak and live < before:
-            self.post_peak = live  # turns were deleted: the act's result
+        elif live > self.post_peak and live < before + (action[0] == "append"):
+            self.post_peak = live  # turns were deleted: an act's result, or a trim inside an append
         if self._projecting:
             self._follow(action, before, live)
-        waiting = self._waiting
-        if waiting:  # wake whoever waits on the state, FIFO; no one waiting, no event
-            self._waiting = []
-            Timeout(self.env, 0).callbacks = waiting
+        changed = self._changed
+        if changed.callbacks:
+            self._changed = SimEvent(self.env)
+            changed.succeed()
 
-    def _serve(self, writers: Sequence[int], _event: SimEvent | None = None) -> None:
-        """Wake ``writers`` in their order. A writer takes the oldest waiting turn and appends it
-        while the model enables its append, then waits — for a state change if turns are still
-        waiting, else for an arrival. Once no turn waits, every writer left would find nothing to
-        take: they go back to waiting for an arrival as they are, in order, without being asked.
-        Called by a waker, or as the callback of an arrival's event (bound to its writers).
+    def _announce(self, turns: int) -> None:
+        self.requests.extend([self.env.now] * turns)
+        self.arrived += turns
+        arrival = self._arrival
+        if arrival.callbacks:
+            self._arrival = SimEvent(self.env)
+            arrival.succeed()
 
-        The hot path of a run: the fields it changes are kept in locals and stored back once at
-        the end (nothing it calls reads them: the model's functions see only the state, SimPy
-        only schedules, :meth:`_follow` gets what it needs as arguments)."""
-        queued = self.queued
-        if not queued:
-            self._idle += writers
+    # -- processes ----------------------------------------------------------------------------
+
+    def _slot_arrivals(self) -> Process:
+        yield Timeout(self.env, 0.5)
+        for k in slot_arrivals(self.writers, self.spec.slots, self.spec.seed).tolist():
+            if k:
+                self._announce(k)
+            yield Timeout(self.env, 1.0)
+
+    def _poisson_arrivals(self) -> Process:
+        rng, rate, horizon = (
+            stream_rng("poisson-arrivals", self.spec.seed),
+            self.spec.rate,
+            float(self.spec.slots),
+        )
+        if rate <= 0:
             return
-        rules, waiting, idle, before_all = self._writer_rules, self._waiting, self._idle, queued
-        state, live, peak, post_peak = self.state, self.live, self.peak, self.post_peak
-        env, named, live_of, projecting = self.env, self._named_live, self._live, self._projecting
-        for i, w in enumerate(writers):
-            if not queued:
-                idle += writers[i:]
-                break
-            append, repeats, waker, action = rules[w]
-            while (after := append(state)) is not None:
-                queued -= 1
-                before, state = live, after
-                live = state.live if named else live_of(state)
-                if live > peak:
-                    peak = live
-                elif live > post_peak and live <= before:
-                    post_peak = live  # a trim inside the append deleted turns
-                if projecting:
-                    self._follow(action, before, live)
-                if waiting:  # wake whoever waits on the state, FIFO
-                    Timeout(env, 0).callbacks = waiting
-                    waiting = []
-                if not (queued and repeats):  # else waits at once: its append cannot be enabled
-                    break
-            if queued:
-                waiting.append(waker)
-            else:
-                idle.append(w)
-        if queued < before_all:  # every append of this call happened now
-            self._served_at.append(self.now)
-            self._served.append(before_all - queued)
-        self.queued, self._waiting = queued, waiting
-        self.state, self.live, self.peak, self.post_peak = state, live, peak, post_peak
-
-    def _waker(self, w: int) -> Waker:
-        """Writer ``w`` waiting on a state change: with no turn left to take it waits for an
-        arrival again (the usual case, kept to one test); else it is served."""
-        sim, alone = self, (w,)
-
-        def wake(_event: SimEvent) -> None:
-            if sim.queued:
-                sim._serve(alone)
-            else:
-                sim._idle.append(w)
-
-        return wake
-
-    @property
-    def arrived(self) -> int:
-        """Turns arrived so far: one arrival time is kept per turn."""
-        return len(self._arrived_at)
-
-    def _announce(self, now: float, turns: int) -> None:
-        self._arrived_at.extend([now] * turns)
-        self.queued += turns
-        idle = self._idle
-        if idle:  # one event wakes the idle writers, FIFO; none idle, no event
-            self._idle = []
-            Timeout(self.env, 0).callbacks.append(partial(self._serve, idle))
-
-    # -- actors -------------------------------------------------------------------------------
-
-    def _start_slot_arrivals(self) -> None:
-        counts = iter(slot_arrivals(self.writers, self.spec.slots, self.spec.seed).tolist())
-        sim, env = self, self.env
-
-        def arrive(_event: SimEvent) -> None:
-            sim.now = now = env.now
-            for k in counts:
-                if k:
-                    sim._announce(now, k)
-                Timeout(env, 1.0).callbacks.append(arrive)
-                return
-            sim._finish()
-
-        self._start(lambda _event: Timeout(env, 0.5).callbacks.append(arrive))
-
-    def _start_poisson_arrivals(self) -> None:
-        rng = stream_rng("poisson-arrivals", self.spec.seed)
-        sim, env, rate = self, self.env, self.spec.rate
-        horizon = float(self.spec.slots)
         block = max(16, int(rate * self.spec.slots * 1.2) + 16)
         t = 0.0
-        gaps: list[float] = []
+        while True:
+            for gap in rng.exponential(1.0 / rate, block).tolist():
+                t += gap
+                if t >= horizon:
+                    return
+                yield Timeout(self.env, t - self.env.now)
+                self._announce(1)
 
-        def wait() -> None:
-            nonlocal t, gaps
-            if not gaps:
-                gaps = rng.exponential(1.0 / rate, block).tolist()
-                gaps.reverse()
-            t += gaps.pop()
-            if t >= horizon:
-                sim._finish()
+    def _writer(self, w: int) -> Process:
+        """Writer ``w`` takes the oldest waiting turn only when the model lets it append now: a
+        writer the model blocks (a lock, or it already appended this slot) leaves it to others."""
+        action, requests, enabled = ("append", w), self.requests, self.model.is_enabled
+        while True:
+            while not (requests and enabled(self.state, action)):
+                yield self._changed if requests else self._arrival
+            self.latencies.append(self.env.now - requests.popleft())
+            self.appends += 1
+            self._apply(action)
+
+    def _clock(self) -> Process:
+        enabled = self.model.is_enabled
+        for _ in range(self.spec.slots - 1):
+            yield Timeout(self.env, 1.0)
+            while not enabled(self.state, _TICK):  # the compactor acts first when it is due
+                yield self._changed
+            self._apply(_TICK)
+
+    def _compactor(self) -> Process:
+        enabled = self.model.is_enabled
+        while True:
+            while not enabled(self.state, _COMPACT):
+                yield self._changed
+            live = self.live
+            self._apply(_COMPACT)
+            if self.live < live:
+                self.compactions += 1
+                self.streak = 0
             else:
-                Timeout(env, t - env.now).callbacks.append(arrive)
-
-        def arrive(_event: SimEvent) -> None:
-            sim.now = now = env.now
-            sim._announce(now, 1)
-            wait()
-
-        def start(_event: SimEvent) -> None:
-            if rate > 0:
-                wait()
-            else:
-                sim._finish()
-
-        self._start(start)
-
-    def _start_writers(self) -> None:
-        def start(_event: SimEvent) -> None:  # each writer in turn, as its process would start
-            self._serve((next(writers),))
-
-        writers = iter(range(self.writers))
-        for _ in range(self.writers):
-            self._start(start)
-
-    def _start_clock(self) -> None:
-        sim, env, tick = self, self.env, self.model.stepper(_TICK)
-        left = self.spec.slots - 1
-
-        def due(_event: SimEvent) -> None:
-            nonlocal left
-            sim.now = env.now
-            after = tick(sim.state)
-            if after is None:  # the compactor acts first when it is due
-                sim._waiting.append(due)
-                return
-            sim._acted(after, _TICK)
-            left -= 1
-            sleep()
-
-        def sleep() -> None:
-            if left:
-                Timeout(env, 1.0).callbacks.append(due)
-            else:
-                sim._finish()
-
-        self._start(lambda _event: sleep())
-
-    def _start_compactor(self) -> None:
-        sim, compact, repeats = self, self.model.stepper(_COMPACT), self.model.repeats(_COMPACT)
-
-        def wake(_event: SimEvent) -> None:
-            while (after := compact(sim.state)) is not None:
-                live = sim.live
-                sim._acted(after, _COMPACT)
-                if sim.live < live:
-                    sim.compactions += 1
-                    sim.streak = 0
-                else:
-                    sim.retries += 1
-                    sim.streak += 1
-                    sim.max_streak = max(sim.max_streak, sim.streak)
-                if not repeats:
-                    break
-            sim._waiting.append(wake)
-
-        self._start(wake)
+                self.retries += 1
+                self.streak += 1
+                self.max_streak = max(self.max_streak, self.streak)
 
     # -- projection of the live turns ---------------------------------------------------------
 
@@ -415,47 +274,36 @@ class Simulation:
         anything scheduled then — the order of :func:`models.trigger_slots.drive_slots`.
         """
         env = self.env
-        # the end: before anything else scheduled at time ``slots`` (it is the first event made)
-        Timeout(env, float(self.spec.slots)).callbacks.append(StopSimulation.callback)
-        if self.spec.arrivals == "slots":
-            self._start_slot_arrivals()
-        else:
-            self._start_poisson_arrivals()
-        self._start_writers()
-        self._start_compactor()
-        self._start_clock()
-        step = env.step
+        env.process(self._slot_arrivals() if self.spec.arrivals == "slots" else self._poisson_arrivals())
+        for w in range(self.writers):
+            env.process(self._writer(w))
+        env.process(self._compactor())
+        env.process(self._clock())
         events = 0
-        try:
-            for events in count():  # noqa: B007 - the loop variable is the count of events run
-                step()
-        except StopSimulation:
-            pass
-        appended_at = np.repeat(np.asarray(self._served_at, dtype=np.float64), self._served)
-        appends = appended_at.size
-        lat = appended_at - np.asarray(self._arrived_at[:appends], dtype=np.float64)
+        end = float(self.spec.slots)
+        while env.peek() < end:
+            env.step()
+            events += 1
+        lat = np.asarray(self.latencies, dtype=np.float64)
         p50, p99, mx = (
             (float(np.percentile(lat, 50)), float(np.percentile(lat, 99)), float(lat.max()))
             if lat.size
             else (0.0,) * 3
         )
-        projection: dict[str, int | float] = {}
-        if self._projecting:
-            projection = self.aggregate.as_dict()
         return SimulationResult(
             peak=self.peak,
             final_live=self.live,
             arrived=self.arrived,
-            appends=appends,
+            appends=self.appends,
             compactions=self.compactions,
             retries=self.retries,
             max_retry_streak=self.max_streak,
             latency_p50=round(p50, 6),
             latency_p99=round(p99, 6),
             latency_max=round(mx, 6),
-            waiting=self.queued,
+            waiting=self.arrived - self.appends,
             events=events,
-            projection=projection,
+            projection=self.aggregate.as_dict() if self._projecting else {},
             post_compaction_peak=self.post_peak,
         )
 

@@ -1,28 +1,29 @@
-"""The SimPy runner's shortcuts change nothing: the same SimPy events at the same times, the same
-actions in the same order, and model hooks (``guard``, ``stepper``, ``repeats``) that say exactly
-what ``is_enabled`` and ``step`` say.
+"""The SimPy runner's runs are pinned event by event, and the trigger model's ways of asking the
+same rules agree.
 
-The runner drives its actors as callbacks on SimPy events and skips asking the model when a hook
-says the answer cannot have changed. A hook that lies would silently change the run, so each is
-checked against the plain model on every explored state, and the checks are shown to catch a
-wrong hook. The traces below were recorded from the runner built on generator processes (commit
-91d146c): times of every SimPy event processed, and every action applied, hashed.
+The traces below were recorded from the runner built on generator processes (commit 91d146c):
+times of every SimPy event processed, and every action applied, hashed. The runner asks the model
+through ``is_enabled`` and ``step``, the explorer through ``successors``; both, and ``actions``,
+read the rules the trigger model writes once, and a user's model that defines only the required
+core runs in both engines with the defaults.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import astuple
+from pathlib import Path
 from typing import Any
 
 import pytest
 import simpy
 
 from turncheck.models.locking import LOCKING_NAMES
-from turncheck.models.protocol import ProtocolModel, UserModel
-from turncheck.models.trigger import TriggerModel, TriggerState
+from turncheck.models.protocol import UserModel
+from turncheck.models.trigger import State, TriggerModel
 from turncheck.sim.explorer import explore
+from turncheck.sim.protocols import load_model
 from turncheck.sim.simulation import RunSpec, simulate
 
 Action = tuple[Any, ...]
@@ -61,22 +62,11 @@ def test_events_and_actions_are_those_of_the_process_runner(
         times.append(env.now)  # reached only for events processed (the end stops inside step)
 
     class Recording(TriggerModel):
-        """Records every action the runner takes, through ``step`` or a ``stepper``."""
+        """Records every action the runner takes."""
 
-        def step(self, state: TriggerState, action: Action) -> TriggerState:
+        def step(self, state: State, action: Action) -> State:
             actions.append(action)
             return super().step(state, action)
-
-        def stepper(self, action: Action) -> Callable[[TriggerState], TriggerState | None]:
-            attempt = super().stepper(action)
-
-            def recorded(state: TriggerState) -> TriggerState | None:
-                after = attempt(state)
-                if after is not None:  # taken: enabled in ``state``
-                    actions.append(action)
-                return after
-
-            return recorded
 
     monkeypatch.setattr(simpy.Environment, "step", step)
     locking, writers, gap, max_turns, turns = config
@@ -86,27 +76,9 @@ def test_events_and_actions_are_those_of_the_process_runner(
     assert result.events == len(times)
 
 
-class WithDefaultHooks(TriggerModel):
-    """The trigger model with the base's ``guard`` (asks ``is_enabled``), ``stepper`` (calls
-    ``step``) and ``repeats`` (always ask again after acting), as a model that defines none of
-    them gets them."""
-
-    guard = ProtocolModel.guard  # type: ignore[assignment]
-    stepper = ProtocolModel.stepper  # type: ignore[assignment]
-    repeats = ProtocolModel.repeats  # type: ignore[assignment]
-
-
-@pytest.mark.parametrize("locking", LOCKING_NAMES)
-def test_the_default_hooks_give_the_same_run(locking: str) -> None:
-    for spec in (RunSpec(slots=300, seed=5), RunSpec(slots=200, arrivals="poisson", rate=2.5, seed=6)):
-        hooked = simulate(TriggerModel(4, 2, 3, locking, turns=0), spec)
-        plain = simulate(WithDefaultHooks(4, 2, 3, locking, turns=0), spec)
-        assert astuple(plain) == astuple(hooked)
-
-
 class Plain:
-    """A user's model that is not a ProtocolModel: the trigger model's required methods and
-    ``is_enabled`` only, so it is wrapped and gets the default ``guard`` and ``repeats``."""
+    """A user's model that is not a ProtocolModel: the trigger model's required methods only, so
+    it is wrapped and gets the default ``is_enabled`` and ``successors``."""
 
     def __init__(self, model: TriggerModel) -> None:
         self.inner = model
@@ -115,183 +87,133 @@ class Plain:
     def init_states(self) -> Any:
         return self.inner.init_states()
 
-    def actions(self, state: TriggerState) -> Any:
+    def actions(self, state: State) -> Any:
         return self.inner.actions(state)
 
-    def step(self, state: TriggerState, action: Action) -> TriggerState:
+    def step(self, state: State, action: Action) -> State:
         return self.inner.step(state, action)
 
     def properties(self) -> Any:
         return self.inner.properties()
 
-    def metrics(self, state: TriggerState) -> Any:
+    def metrics(self, state: State) -> Any:
         return self.inner.metrics(state)
 
 
-class OwnHooks(Plain):
-    """The same, defining ``guard`` and ``repeats`` itself: the wrapper must use them (its
-    default ``stepper`` asks the guard)."""
-
-    def __init__(self, model: TriggerModel) -> None:
-        super().__init__(model)
-        self.asked: list[Action] = []
-
-    def guard(self, action: Action) -> Callable[[TriggerState], bool]:
-        self.asked.append(action)
-        return self.inner.guard(action)
-
-    def repeats(self, action: Action) -> bool:
-        return self.inner.repeats(action)
-
-
-class OwnStepper(OwnHooks):
-    """And its own ``stepper``, which the wrapper must use instead of asking the guard."""
-
-    def __init__(self, model: TriggerModel) -> None:
-        super().__init__(model)
-        self.specialized: list[Action] = []
-
-    def stepper(self, action: Action) -> Callable[[TriggerState], TriggerState | None]:
-        self.specialized.append(action)
-        return self.inner.stepper(action)
-
-
-def test_a_user_model_runs_with_its_own_hooks_or_the_defaults() -> None:
-    spec = RunSpec(slots=200, seed=8)
-    hooked = simulate(TriggerModel(3, 1, 2, "mutex", turns=0), spec)
-    assert astuple(simulate(UserModel(Plain(TriggerModel(3, 1, 2, "mutex", turns=0))), spec)) == astuple(
-        hooked
-    )
-    own = OwnHooks(TriggerModel(3, 1, 2, "mutex", turns=0))
-    assert astuple(simulate(UserModel(own), spec)) == astuple(hooked)
-    assert ("compact",) in own.asked and ("append", 2) in own.asked
-    stepper = OwnStepper(TriggerModel(3, 1, 2, "mutex", turns=0))
-    assert astuple(simulate(UserModel(stepper), spec)) == astuple(hooked)
-    assert ("tick",) in stepper.specialized and ("append", 2) in stepper.specialized
-    assert stepper.asked == []
-
-
-# -- the hooks against the plain model, on every explored state ------------------------------
+@pytest.mark.parametrize("locking", LOCKING_NAMES)
+def test_a_user_model_with_the_defaults_runs_and_explores_the_same(locking: str) -> None:
+    """The runner drives any model with this action vocabulary through the defaults; the
+    explorer's default ``successors`` steps each action (no symmetry: a plain model has none)."""
+    for spec in (RunSpec(slots=300, seed=5), RunSpec(slots=200, arrivals="poisson", rate=2.5, seed=6)):
+        model = TriggerModel(4, 2, 3, locking, turns=0)
+        assert astuple(simulate(UserModel(Plain(model)), spec)) == astuple(simulate(model, spec))
+    model = TriggerModel(3, 1, 2, locking, turns=2)
+    plain, own = explore(UserModel(Plain(model)), symmetry=False), explore(model, symmetry=False)
+    assert (plain.distinct, plain.generated, list(plain.states), plain.via) == (
+        own.distinct, own.generated, list(own.states), own.via,
+    )  # fmt: skip
 
 
 def vocabulary(model: TriggerModel) -> list[Action]:
     writers = model.config.writers
-    return [("append", w) for w in range(writers + 1)] + [("tick",), ("compact",), ("sleep",)]
-
-
-def guard_mismatches(
-    model: TriggerModel, states: Sequence[TriggerState]
-) -> list[tuple[TriggerState, Action]]:
-    """States and actions where ``guard(action)(state)`` differs from ``is_enabled``."""
-    guards: dict[Action, Callable[[TriggerState], bool]] = {a: model.guard(a) for a in vocabulary(model)}
-    return [(s, a) for s in states for a, g in guards.items() if g(s) != model.is_enabled(s, a)]
-
-
-def stepper_mismatches(
-    model: TriggerModel, states: Sequence[TriggerState]
-) -> list[tuple[TriggerState, Action]]:
-    """States and actions where ``stepper(action)(state)`` is not ``step(state, action)`` where
-    the action is enabled and ``None`` where it is not (next states compared with their type)."""
-    steppers: dict[Action, Callable[[TriggerState], TriggerState | None]] = {
-        a: model.stepper(a) for a in vocabulary(model) + [("append", -1)]
-    }
-    mismatches = []
-    for s in states:
-        for a, attempt in steppers.items():
-            got = attempt(s)
-            want = model.step(s, a) if model.is_enabled(s, a) else None
-            if got != want or type(got) is not type(want):
-                mismatches.append((s, a))
-    return mismatches
-
-
-def repeat_violations(
-    model: TriggerModel, states: Sequence[TriggerState]
-) -> list[tuple[TriggerState, Action]]:
-    """States where an action declared not to repeat is enabled again right after it happened."""
-    once = [a for a in vocabulary(model) if not model.repeats(a)]
-    return [
-        (s, a)
-        for s in states
-        for a in once
-        if model.is_enabled(s, a) and model.is_enabled(model.step(s, a), a)
+    return [("append", w) for w in range(-1, writers + 1)] + [
+        ("append",),
+        ("append", "0"),
+        ("tick",),
+        ("tick", 0),
+        ("compact",),
+        ("sleep",),
     ]
 
 
-CONFIGS = [(3, 2, 3, 3), (2, 0, 2, 3), (2, 1, 1, 4), (1, 3, 2, 5)]
+def disagreements(model: TriggerModel, states: Sequence[State]) -> list[tuple[State, Action]]:
+    """States and actions where ``successors``, ``actions``, ``is_enabled`` and ``step`` do not
+    say the same: ``successors(s)`` must be ``[(a, step(s, a)) for a in actions(s)]`` and
+    ``is_enabled(s, a)`` must be ``a in actions(s)``, for every action of the vocabulary."""
+    wrong = []
+    for s in states:
+        enabled = model.actions(s)
+        if model.successors(s) != [(a, model.step(s, a)) for a in enabled]:
+            wrong.append((s, ("successors",)))
+        wrong += [(s, a) for a in vocabulary(model) if model.is_enabled(s, a) != (a in enabled)]
+    return wrong
+
+
+CONFIGS = [(3, 2, 2, 2), (2, 0, 2, 3), (2, 1, 1, 4), (1, 3, 2, 5), (3, 1, 2, 0)]
 
 
 @pytest.mark.parametrize("locking", LOCKING_NAMES)
-def test_guard_stepper_and_repeats_agree_with_the_model_on_every_explored_state(locking: str) -> None:
+def test_the_ways_of_asking_agree_on_every_explored_state(locking: str) -> None:
+    checked = 0
     for writers, gap, max_turns, turns in CONFIGS:
         model = TriggerModel(writers, gap, max_turns, locking, turns=turns)
-        states = explore(model, symmetry=False).states
-        assert len(states) > 10
-        assert guard_mismatches(model, states) == []
-        assert stepper_mismatches(model, states) == []
-        assert repeat_violations(model, states) == []
-        # the declarations are not vacuous: appends and acts happen, and are declared once-only
-        assert not model.repeats(("append", 0)) and not model.repeats(("compact",))
+        for symmetry in (True, False):  # anonymous states, then named ones
+            states = explore(model, symmetry=symmetry).states
+            assert disagreements(model, states) == []
+            checked += len(states)
+    assert checked > 100
 
 
-class SaysTickIsDueWhenCompactIs(TriggerModel):
-    def guard(self, action: Action) -> Callable[[TriggerState], bool]:
-        return super().guard(("compact",) if action[0] == "tick" else action)
+class EnablesTheTickWhenCompactIsDue(TriggerModel):
+    def is_enabled(self, state: State, action: Action) -> bool:
+        return super().is_enabled(state, ("compact",) if action == ("tick",) else action)
 
 
-class CompactsLikeTrimTo(TriggerModel):
-    """A stepper that deletes ``live − maxTurns`` (the ``trim-to`` rule) whatever the strategy:
-    the same as ``step`` wherever the count read is the live count, so only some states tell."""
-
-    def stepper(self, action: Action) -> Callable[[TriggerState], TriggerState | None]:
-        if action[0] != "compact":
-            return super().stepper(action)
-        m = self.config.max_turns
-
-        def compact(state: TriggerState) -> TriggerState | None:
-            if state.pending != 0:
-                return None
-            return state._replace(live=min(state.live, m), pending=-1, count_read=0, dirty=False)
-
-        return compact
+def test_the_check_catches_a_wrong_answer() -> None:
+    wrong = EnablesTheTickWhenCompactIsDue(3, 2, 3, "none", turns=3)
+    states = explore(wrong).states
+    found = disagreements(wrong, states)
+    assert found and {a for _s, a in found} == {("tick",)}
 
 
-class TicksWhenCompactIsDue(TriggerModel):
-    """A stepper that takes the tick even when the compactor is due (the right next state, in a
-    state where the tick is not enabled)."""
-
-    def stepper(self, action: Action) -> Callable[[TriggerState], TriggerState | None]:
-        if action[0] != "tick":
-            return super().stepper(action)
-        return lambda state: self.step(state, action)
+USER_MODULE = '''
+"""Writers append at most once a slot; a compaction due at a slot's end keeps the newest two."""
 
 
-class SaysTickNeverRepeats(TriggerModel):
-    def repeats(self, action: Action) -> bool:
-        return False
+class Appender:
+    def __init__(self, writers: int = 3) -> None:
+        self.params = {"writers": writers}
+        self.writers = writers
+
+    def init_states(self):
+        return [(0, (0,) * self.writers, False)]  # live turns, appended this slot, compaction due
+
+    def actions(self, state):
+        live, used, due = state
+        if due:
+            return [("compact",)]
+        return [("append", w) for w in range(self.writers) if not used[w]] + [("tick",)]
+
+    def step(self, state, action):
+        live, used, due = state
+        if action[0] == "append":
+            w = action[1]
+            return (live + 1, used[:w] + (1,) + used[w + 1 :], due)
+        if action[0] == "tick":
+            return (live, (0,) * self.writers, live > 2)
+        return (2, used, False)
+
+    def properties(self):
+        return ()
+
+    def metrics(self, state):
+        return {"live_turns": state[0]}
+'''
 
 
-def test_the_checks_catch_a_wrong_hook() -> None:
-    wrong_guard = SaysTickIsDueWhenCompactIs(3, 2, 3, "none", turns=3)
-    assert guard_mismatches(wrong_guard, explore(wrong_guard, symmetry=False).states)
-    for wrong_stepper, action in (
-        (CompactsLikeTrimTo(3, 2, 3, "none", turns=3), ("compact",)),
-        (TicksWhenCompactIsDue(3, 2, 3, "none", turns=3), ("tick",)),
-    ):
-        states = explore(wrong_stepper, symmetry=False).states
-        wrong = stepper_mismatches(wrong_stepper, states)
-        assert wrong and {a for _s, a in wrong} == {action} and len(wrong) < len(states)
-    wrong_repeats = SaysTickNeverRepeats(3, 2, 3, "none", turns=3)
-    assert repeat_violations(wrong_repeats, explore(wrong_repeats, symmetry=False).states)
-
-
-@pytest.mark.parametrize("locking", LOCKING_NAMES)
-def test_the_steppers_tables_change_nothing_when_they_overflow(locking: str) -> None:
-    """The stepper's identity-keyed memo tables, emptied every few entries, give the same run."""
-    spec = RunSpec(slots=300, seed=9)
-    kept = simulate(TriggerModel(4, 2, 3, locking, turns=0), spec)
-    model = TriggerModel(4, 2, 3, locking, turns=0)
-    model._tables.limit = 3
-    assert astuple(simulate(model, spec)) == astuple(kept)
-    assert all(len(t) <= 3 for t in model._tables.appended_by_id) and len(model._tables.ticked_by_id) <= 3
-    assert kept.appends > 100
+def test_a_users_package_module_class_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner drives any model with the ``("append", w)``/``tick``/``compact`` vocabulary,
+    named as ``package.module:Class``: its writers append, its compactor acts when due."""
+    package = tmp_path / "tc_runner_user"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "appender.py").write_text(USER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    model = load_model("tc_runner_user.appender:Appender", {"writers": "3"})
+    result = simulate(model, RunSpec(slots=200, seed=3))
+    assert result.appends > 100 and result.compactions > 20 and result.peak >= 3
+    assert result.appends == result.arrived - result.waiting
+    assert (
+        simulate(load_model("tc_runner_user.appender:Appender", {"writers": "3"}), RunSpec(slots=200, seed=3))
+        == result
+    )

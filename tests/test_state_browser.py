@@ -47,11 +47,8 @@ def test_successors_are_the_models_actions_named_in_domain_words() -> None:
     data = state_space_data(model, result)
     (init,) = data["inits"]
     texts = sorted(t for t, _dst in data["states"][init]["s"])
-    assert texts == [
-        "slot ends",
-        "writer 0 appends a turn (live 0 → 1)",
-        "writer 1 appends a turn (live 0 → 1)",
-    ]
+    # one append per class of interchangeable writers: both start alike, so writer 0's stands for both
+    assert texts == ["slot ends", "writer 0 appends a turn (live 0 → 1)"]
 
 
 def test_a_large_space_gets_the_search_view_and_a_bounded_one_says_so(tmp_path: Path) -> None:

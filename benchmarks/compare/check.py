@@ -3,8 +3,8 @@
 turncheck: :func:`sim.explorer.explore` of the trigger model (writers 4, gap 2, maxTurns 4,
 8 turns each: 621 706 distinct states at full scale), properties judged and worst cases taken.
 Ceiling: the least a BFS over the model can do — a dict of canonical states to their parent, a
-list as the queue, ``actions``/``step``/``canonical`` called exactly as the explorer calls them,
-and the same per-state properties and metrics read afterwards. Each round runs in a forked
+list as the queue, ``successors``/``canonical`` called exactly as the explorer calls them, and the
+same per-state properties and metrics read afterwards. Each round runs in a forked
 child, so the peak memory growth is each search's own.
 """
 
@@ -31,7 +31,7 @@ median of three rounds could land either side of a 5 % target; five keep it stea
 def minimal_bfs(model: Any) -> int:
     """Distinct canonical states reachable from the initial ones, with BFS parents, properties
     checked and metric maxima taken over every state (what the explorer reports, minus bounds)."""
-    actions_of, step, canon = model.actions, model.step, model.canonical
+    successors, canon = model.successors, model.canonical
     parent: dict[Any, int] = {}
     queue: list[Any] = []
     for s in model.init_states():
@@ -42,8 +42,8 @@ def minimal_bfs(model: Any) -> int:
     head = 0
     while head < len(queue):
         state = queue[head]
-        for action in actions_of(state):
-            c = canon(step(state, action))
+        for _action, after in successors(state):
+            c = canon(after)
             if c not in parent:
                 parent[c] = head
                 queue.append(c)

@@ -1,10 +1,10 @@
 """The SimPy runner against bare SimPy processing the same number of events.
 
 turncheck: :func:`sim.simulation.simulate` of the trigger model, A = 8 writers, G = 5,
-maxTurns 8, no locking, unbounded turns — arrivals, writers, compactor and clock as callbacks on
-SimPy events, asking the model before every action. The event count is the runner's own
-(``SimulationResult.events``): every SimPy event it has ``env.step`` process, the same events a
-runner of generator processes schedules (pinned in ``tests/test_simulation_hooks.py``). Ceiling:
+maxTurns 8, no locking, unbounded turns — arrivals, writers, compactor and clock as SimPy
+generator processes, asking the model before every action. The event count is the runner's own
+(``SimulationResult.events``): every SimPy event it has ``env.step`` process (pinned in
+``tests/test_simulation_hooks.py``). Ceiling:
 bare SimPy, the same number of processes each yielding a ``Timeout`` forever, stepped for
 exactly that many events — what SimPy itself costs per event, with no protocol at all.
 """

@@ -74,7 +74,6 @@ COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
         "stress", "--seconds", "600", "--writers", "4", "-o", str(out), "-q",
     ],
     "explore": lambda out, inp: ["explore", "trigger", "-p", "writers=6", "--dot", str(out / "g.dot"), "-q"],
-    "explore, 2 processes": lambda out, inp: ["explore", "trigger", "-p", "writers=6", "-j", "2", "-q"],
     "check": lambda out, inp: [
         "check", "clock", "--max-examples", "1000000", "--trace-out", str(out / "t.json"), "-q",
         "--database", str(out.parent / "cache" / "db"),

@@ -55,12 +55,17 @@ class Registry(Mapping[str, T], Generic[T]):
     ``home`` is the module whose import registers every built-in of the kind; it is imported
     before the first lookup (and before a plugin's first registration, so built-ins always list
     first). A registry is a read-only :class:`~collections.abc.Mapping` for its users: iteration
-    is in registration order; :meth:`register` is the only way in.
+    is in registration order (built-ins by ``key`` where the kind gives one); :meth:`register` is
+    the only way in.
     """
 
-    def __init__(self, kind: str, home: str | None = None) -> None:
+    def __init__(self, kind: str, home: str | None = None, key: Callable[[T], Any] | None = None) -> None:
         self.kind = kind
         self.home = home
+        # where a kind's values carry their place (a scenario's ``order``), built-ins list by it:
+        # registration order alone follows import order, which a direct import of one built-in
+        # module changes (it registers after every module the home imports meanwhile)
+        self._key = key
         self._entries: dict[str, T] = {}
         self._extensions: list[str] = []  # names an extension registered, listed after built-ins
         self._home_state = "absent" if home else "loaded"  # absent → loading → loaded
@@ -125,7 +130,11 @@ class Registry(Mapping[str, T], Generic[T]):
     def _ordered(self) -> list[str]:
         entries = self._complete()
         late = set(self._extensions)
-        return [n for n in entries if n not in late] + [n for n in self._extensions if n in entries]
+        built_in = [n for n in entries if n not in late]
+        if self._key is not None:
+            key = self._key
+            built_in.sort(key=lambda n: key(entries[n]))
+        return built_in + [n for n in self._extensions if n in entries]
 
     def lookup(self, name: str) -> T | None:
         """The value registered as ``name``, or None: the fast path for hot callers (a projector
@@ -159,7 +168,7 @@ class Registry(Mapping[str, T], Generic[T]):
         return len(self._complete())
 
     def names(self) -> tuple[str, ...]:
-        """Every name, in registration order (built-ins first)."""
+        """Every name, in registration order (built-ins first, by ``key`` where given)."""
         return tuple(self._ordered())
 
     def __repr__(self) -> str:

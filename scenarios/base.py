@@ -13,6 +13,7 @@ import dataclasses
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 from turncheck.models.errors import BadParameter, UnknownName
@@ -118,8 +119,11 @@ CHECKS_ORDER = 25
 """The place of the demo's model-checking result (``checks``): after locking, whose bounds the
 checks prove, before the testbench."""
 
-SCENARIOS: Registry[Scenario] = Registry("scenario", home="turncheck.scenarios.builtin")
-"""Every scenario by name; ``turncheck.scenarios`` imports each built-in scenario module."""
+SCENARIOS: Registry[Scenario] = Registry(
+    "scenario", home="turncheck.scenarios.builtin", key=attrgetter("order")
+)
+"""Every scenario by name, built-ins by their :attr:`Scenario.order`; :mod:`turncheck.scenarios.builtin`
+imports each built-in scenario module."""
 
 
 def register(scenario: Scenario) -> Scenario:

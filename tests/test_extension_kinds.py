@@ -82,8 +82,11 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return site
 
 
-def turncheck(site: Path, cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(site), "MPLBACKEND": "Agg"}
+def turncheck(
+    site: Path, cwd: Path, *argv: str, plugins: str = ",".join(MODULES)
+) -> subprocess.CompletedProcess[str]:
+    # the suite runs with plugins off (tests/conftest.py): switch on exactly the ones named
+    env = {**os.environ, "PYTHONPATH": str(site), "MPLBACKEND": "Agg", "TURNCHECK_PLUGINS": plugins}
     return subprocess.run(
         [sys.executable, "-m", "turncheck", *argv],
         cwd=cwd,
@@ -166,6 +169,6 @@ def test_a_colour_is_taken_once(tmp_path: Path) -> None:
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ext-red\nVersion: 1.0\n", encoding="utf-8")
     (info / "entry_points.txt").write_text("[turncheck.plugins]\nred = ext_red\n", encoding="utf-8")
-    run = turncheck(site, tmp_path, "list")
+    run = turncheck(site, tmp_path, "list", plugins="red")
     assert run.returncode == 2 and len(run.stderr.splitlines()) == 1
     assert "strategy 'RED': colour '#d62728' is taken by strategy 'M0'" in run.stderr

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +104,16 @@ def test_random_generators_are_built_in_one_place() -> None:
         if re.search(r"SeedSequence\(|default_rng\(|np\.random\.Generator\(", p.read_text(encoding="utf-8"))
     ]
     assert found == ["models/random_streams.py"]
+
+
+def test_a_directly_imported_scenario_module_does_not_move_it_in_the_listing() -> None:
+    """Importing one built-in scenario module before the registry's home registers it after every
+    module the home imports meanwhile; the listing still follows the scenarios' own order."""
+    code = (
+        "import turncheck.scenarios.locking\n"
+        "from turncheck.scenarios.base import SCENARIOS\n"
+        "print(','.join(SCENARIOS.names()[:3]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "trigger-gap,locking,testbench"

@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
-from turncheck.models.errors import UnknownName
+from turncheck.models.errors import BadParameter, UnknownName
 
 S = TypeVar("S", bound=Hashable)
 A = TypeVar("A", bound=Hashable)
@@ -55,6 +55,18 @@ class Property(Generic[S]):
     expectation: Literal["always", "sometimes"]
     holds: Callable[[S], bool]
     doc: str = ""
+
+    def __post_init__(self) -> None:
+        # an expectation no checker knows must not quietly become one it does (a misspelt
+        # "eventually" used to be checked as a goal, and passed)
+        if self.expectation not in EXPECTATIONS:
+            raise BadParameter(
+                f"property {self.name!r}: expectation {self.expectation!r} is not one of "
+                f"{', '.join(EXPECTATIONS)}"
+            )
+
+
+EXPECTATIONS = ("always", "sometimes")
 
 
 @dataclass(frozen=True)

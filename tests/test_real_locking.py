@@ -9,7 +9,9 @@ from turncheck.scenarios.real_locking import COLUMNS, judge, model_peak
 
 def test_scenario_runs_sqlite_and_judges_against_the_model() -> None:
     sc = get_scenario("real-locking")
-    params = parse_params(sc, ["locking=none,mutex", "stores=sqlite", "seconds=0.6"])
+    # a 200 ms gap: even writers slowed by a loaded machine land several turns in it, so the
+    # unlocked run's peak exceeds mutex's bound (a 50 ms gap at load 6 once gave exactly 9)
+    params = parse_params(sc, ["locking=none,mutex", "stores=sqlite", "seconds=1.2", "gap_ms=200"])
     result = sc.run(params, no_progress)
     rows = result.tables[0].records()
     assert [(r["locking"], r["store"]) for r in rows] == [("none", "sqlite"), ("mutex", "sqlite")]

@@ -42,7 +42,9 @@ def test_the_published_projector_passes_check_projector(
 ) -> None:
     (tmp_path / "doc_trim.py").write_text(example(page))
     monkeypatch.chdir(tmp_path)
-    assert main(["check", "projector", "-p", "strategy=doc_trim.py:keep_whole_calls"]) == 0, capsys.readouterr().out
+    code = main(["check", "projector", "-p", "strategy=doc_trim.py:keep_whole_calls"])
+    assert code == 0, capsys.readouterr().out
     namespace: dict[str, object] = {}
     exec(compile(example(page), page, "exec"), namespace)
-    check_projector(namespace["keep_whole_calls"], settings=settings(max_examples=300, database=None, deadline=None))
+    quick = settings(max_examples=300, database=None, deadline=None)
+    check_projector(namespace["keep_whole_calls"], settings=quick)

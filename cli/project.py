@@ -434,7 +434,8 @@ def generate_command(
     except BaseException:  # Ctrl-C, a full disk: nothing left behind
         tmp.unlink(missing_ok=True)
         raise
-    print(f"wrote {n} events in {sessions} sessions to {out}", file=sys.stderr)
+    if not quiet:
+        print(f"wrote {n} events in {sessions} sessions to {out}", file=sys.stderr)
 
 
 def blockwise(events: Iterable[Event], params: WorkloadParams, progress: Progress) -> Iterator[Event]:

@@ -226,7 +226,9 @@ def test_generate_progress_per_block(cli: Any, capsys: pytest.CaptureFixture[str
     assert code == 0 and len(out.splitlines()) >= 6 and "generate ━" in err and "1/1 blocks" in err
     target = tmp_path / "g.jsonl"
     code, out, err = cli("generate", "--sessions", "3", "--turns", "2", "-o", str(target), "-q")
-    assert code == 0 and out == "" and "generate ━" not in err and "wrote" in err
+    assert (code, out, err) == (0, "", "")  # -q: nothing on stderr but errors, not even "wrote"
+    code, out, err = cli("generate", "--sessions", "3", "--turns", "2", "-o", str(target), "--force")
+    assert code == 0 and out == "" and f"sessions to {target}" in err.splitlines()[-1]
     code, out, err = cli("generate", "--sessions", "3", "--turns", "2")
     assert target.read_text(encoding="utf-8") == out
 

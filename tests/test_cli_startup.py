@@ -9,6 +9,7 @@ interpreter under ``-X importtime``, which names on stderr every module the run 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -72,3 +73,29 @@ def test_the_probe_sees_an_engine_a_command_imports(tmp_path: Path) -> None:
     is not reached in one one-step run: inconclusive, exit 3)."""
     argv = ["check", "keys", "--engine", "hypothesis", "--max-examples", "1", "--steps", "1", "-q"]
     assert "hypothesis" in imported([*argv, "--database", str(tmp_path / "db")], tmp_path, status=3)
+
+
+WITHOUT_POSIX = """
+import json, sys
+sys.modules["fcntl"] = None
+sys.modules["resource"] = None
+from turncheck.cli.app import main
+try:
+    import resource
+except ImportError:
+    pass
+else:
+    raise SystemExit("resource is still importable: the probe blocks nothing")
+statuses = {" ".join(argv): main(argv) for argv in json.loads(sys.argv[1])}
+print(statuses)
+raise SystemExit(0 if set(statuses.values()) == {0} else 1)
+"""
+
+
+def test_the_cli_starts_without_fcntl_and_resource(tmp_path: Path) -> None:
+    """Windows has neither: ``--help``, every ``COMMAND --help`` and ``list`` still run (the POSIX
+    modules are imported only where a lock is taken or a benchmark measures)."""
+    argvs = [["--help"], ["list"], *[[*command.split(), "--help"] for command in COMMANDS]]
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_POSIX, json.dumps(argvs)],
+                          capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]

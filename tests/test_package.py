@@ -13,9 +13,12 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tomllib
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 import turncheck
 
@@ -155,3 +158,22 @@ def test_no_module_needs_fcntl_to_import() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd="/")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_each_declared_lower_bound_is_one_the_other_dependencies_accept() -> None:
+    """A lower bound below what another declared dependency requires can never be installed
+    (``rich>=13.7`` beside typer 0.29, which needs ``rich>=13.8``). Read from the installed
+    dependencies' metadata: the check CI's lowest-versions job would otherwise make by failing."""
+    declared = [
+        Requirement(r)
+        for r in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    ]
+    lowest = {r.name: next(s.version for s in r.specifier if s.operator == ">=") for r in declared}
+    refused = []
+    for dep in declared:
+        for text in metadata.requires(dep.name) or []:
+            need = Requirement(text)
+            if need.name in lowest and (need.marker is None or need.marker.evaluate({"extra": ""})):
+                if not need.specifier.contains(lowest[need.name], prereleases=True):
+                    refused.append(f"{need.name}>={lowest[need.name]} but {dep.name} needs {need}")
+    assert not refused

@@ -141,8 +141,11 @@ def _trace(d: Path, capsys: pytest.CaptureFixture[str]) -> Path:
         ["explore", "trigger", "-q", "--html", "{link}"],
         ["stress", "--seconds", "0.2", "--quiet", "--html", "{link}"],
         ["stress", "--seconds", "0.2", "--quiet", "-o", "{d}", "--db", "{d}/s.db"],
+        ["explore", "trigger", "-q", "--dot", "{link}"],
+        ["explore", "trigger", "-q", "--graphml", "{link}"],
+        ["check", "trigger", "-p", "locking=none", "--trace-out", "{link}", "--database", "{d}/db"],
     ],
-    ids=["report", "replay", "explore", "stress-html", "stress-out"],
+    ids=["report", "replay", "explore", "stress-html", "stress-out", "dot", "graphml", "trace-out"],
 )
 def test_no_command_writes_through_a_symlink(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from turncheck.cli.options import FormatOpt, QuietOpt
+from turncheck.cli.outputs import check_output_file
 from turncheck.models.errors import BadParameter
 
 if TYPE_CHECKING:
@@ -93,6 +94,8 @@ def check_command(
     from turncheck.sim.stateful import DEFAULT_DATABASE
 
     _check_bounds(max_states, max_depth, timeout)
+    if trace_out is not None:
+        check_output_file(trace_out, "--trace-out")
     if max_examples < 1 or steps < 1:
         raise BadParameter("--max-examples and --steps must be >= 1")
     assignments = split_assignments(param or [])
@@ -197,6 +200,9 @@ def explore_command(
     from turncheck.sim.protocols import load_model
 
     _check_bounds(max_states, max_depth, timeout)
+    for option, path in (("--dot", dot), ("--graphml", graphml)):
+        if path is not None:
+            check_output_file(path, option)
     model = load_model(model_ref, split_assignments(param or []))
     progress = None if quiet or fmt == "json" else StderrProgress()
     want_graph = dot is not None or graphml is not None

@@ -40,7 +40,10 @@ def check_output_dir(path: Path, option: str = "--out") -> None:
 
 
 def check_output_file(path: Path, option: str = "--out") -> None:
-    """``path`` is, or can become, a file we may write (its folders are created if missing)."""
+    """``path`` is, or can become, a file we may write (its folders are created if missing); a
+    symlink there is refused, since turncheck never writes through one onto its target."""
+    if path.is_symlink():
+        raise BadParameter(f"{option} {path} is a symlink; turncheck does not write through it")
     if path.is_dir():
         raise BadParameter(f"{option} {path} is a directory, not a file")
     if path.exists():

@@ -13,6 +13,7 @@ operating system's interleaving.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -25,7 +26,7 @@ import typer
 from turncheck.cli.options import FormatOpt, QuietOpt, SeedOpt, out_option
 from turncheck.cli.outputs import check_output_file
 from turncheck.cli.progress import ProgressBar, end_line, silent
-from turncheck.models.errors import TurncheckError
+from turncheck.models.errors import BadParameter, TurncheckError
 from turncheck.models.locking import LockingName
 
 if TYPE_CHECKING:
@@ -83,7 +84,12 @@ def stress_command(
     seconds: Annotated[float, typer.Option("--seconds", min=0.1, max=3600, help="Run time.")] = 5.0,
     dsn: Annotated[str, typer.Option("--dsn", help="Connection string (postgres, or your own store).")] = "",
     db: Annotated[
-        Path | None, typer.Option("--db", help="Database file for file stores (default: a temporary one).")
+        Path | None,
+        typer.Option(
+            "--db",
+            help="Database file for file stores (default: a temporary one); a new or empty file, since the"
+            " run empties its tables (an existing non-empty one is refused).",
+        ),
     ] = None,
     kill: Annotated[
         bool, typer.Option("--kill", help="SIGKILL a random writer or the compactor, restart it.")
@@ -93,7 +99,11 @@ def stress_command(
     fmt: FormatOpt = "table",
     quiet: QuietOpt = False,
     out: Annotated[
-        Path | None, out_option("Keep the history (JSONL per process) and stress.json here.")
+        Path | None,
+        out_option(
+            "Keep the history (JSONL per process, in DIR/history) and stress.json here. A DIR/history"
+            " holding anything but an earlier run's history files is refused, never replaced."
+        ),
     ] = None,
     html: Annotated[
         Path | None,
@@ -116,20 +126,25 @@ def stress_command(
             StoreSpec(store, target), locking, writers, gap_ms, max_turns, seconds, seed, kill, kills
         )
         check_params(params)
+        if db is not None:
+            _check_fresh_db(db)
         if html is not None:
             check_output_file(html, "--html")
         if out is not None and out.exists() and not out.is_dir():
             raise NotADirectoryError(20, "not a directory", str(out))
+        if out is not None:
+            check_output_file(out / "stress.json", "--out")
         folder = (out / "history") if out is not None else scratch / "history"
-        if folder.exists():
-            shutil.rmtree(folder)
+        _clear_history(folder)
         progress = silent if quiet else ProgressBar(f"stress {store} {locking}", "ms")
         raw = _run(params, folder, progress, store)
         report = check_run(raw)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if out is not None:
-        (out / "stress.json").write_text(json.dumps(report.as_json(), indent=2) + "\n")
+        from turncheck.reports.viewer import write_page
+
+        write_page(out / "stress.json", json.dumps(report.as_json(), indent=2) + "\n")
     if html is not None:
         from turncheck.reports.stress_view import stress_view
         from turncheck.reports.viewer import write_view_page
@@ -145,6 +160,34 @@ def stress_command(
             print(f"trace viewer: {html}")
     sys.stdout.flush()
     return 0 if report.ok else 1
+
+
+def _check_fresh_db(db: Path) -> None:
+    """The stores empty the tables they stress, so ``--db`` (and the files SQLite and the
+    sidecar keep beside it) must be new or empty: a user's database is refused, never wiped."""
+    for path in (db, Path(f"{db}-wal"), Path(f"{db}.turncheck")):
+        if path.is_symlink() or (path.exists() and (not path.is_file() or path.stat().st_size > 0)):
+            raise BadParameter(
+                f"--db {db}: {path} exists and is not empty; give a new file (the run empties its tables)"
+            )
+
+
+def _clear_history(folder: Path) -> None:
+    """Remove an earlier run's history from ``folder`` file by file; a folder holding anything
+    else (or a symlink in its place) is refused, so no file turncheck did not write is deleted."""
+    from turncheck.sim.stress.runner import COMPACTOR
+
+    if not folder.exists() and not folder.is_symlink():
+        return
+    history_file = re.compile(rf"(w\d+|{re.escape(COMPACTOR)})\.\d+\.jsonl")
+    entries = list(folder.iterdir()) if folder.is_dir() and not folder.is_symlink() else None
+    if entries is None or not all(
+        e.is_file() and not e.is_symlink() and history_file.fullmatch(e.name) for e in entries
+    ):
+        raise BadParameter(f"--out: {folder} holds files turncheck did not write; give another --out")
+    for e in entries:
+        e.unlink()
+    folder.rmdir()
 
 
 def _run(params: StressParams, folder: Path, progress: Callable[[int, int], None], store: str) -> RawRun:

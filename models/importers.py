@@ -224,11 +224,15 @@ def _json_or_jsonl(path: Path, list_key: str, add: AddRecord) -> list[Event]:
 
 
 def _agents_sqlite(path: Path) -> list[Event]:
-    """Every session of a ``SQLiteSession`` database, items in the order they were added."""
+    """Every session of a ``SQLiteSession`` database, items in the order they were added.
+
+    The database is opened read-only through a URI built from the resolved path (``?``, ``#`` and
+    ``%`` percent-encoded), so a name that looks like URI parameters opens that very file and
+    never creates one."""
     if not path.is_file():
         raise ImportFormatError(f"{path}: no such file")
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
         try:
             rows = con.execute(
                 "SELECT session_id, id, message_data FROM agent_messages ORDER BY id"

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import html
 import json
+import os
+import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -146,21 +148,47 @@ def write_view_page(view: TraceView, out: str | Path, title: str) -> Path:
 
 
 def page_path(out: str | Path, example: str) -> Path:
-    """``out`` as the file a page goes to; a directory is refused before any work is done."""
+    """``out`` as the file a page goes to; a directory, a symlink or a special file is refused
+    before any work is done (see :func:`write_page`)."""
     path = Path(out)
     if path.is_dir():
         raise TurncheckError(f"{path} is a directory; give the page's file name (e.g. {path / example})")
+    _refuse_non_regular(path)
     return path
+
+
+def _refuse_non_regular(path: Path) -> None:
+    if path.is_symlink():
+        raise TurncheckError(f"{path} is a symlink; turncheck does not write through it (give another name)")
+    if path.exists() and not path.is_file():
+        raise TurncheckError(f"{path} exists and is not a regular file")
 
 
 def write_page(path: Path, page: str) -> Path:
-    """Write a page rendered whole beforehand, so that an error leaves nothing behind."""
+    """Write ``page``, rendered whole beforehand, to ``path``: into a temporary file beside it,
+    then renamed over it, so an error leaves nothing behind and a symlink or special file put at
+    ``path`` is refused, never followed (the rename replaces a name, never a link's target)."""
+    _refuse_non_regular(path)
+    tmp: Path | None = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(page, encoding="utf-8")
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        tmp = Path(name)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            os.fchmod(fh.fileno(), 0o666 & ~_umask())
+            fh.write(page)
+        os.replace(tmp, path)
     except OSError as exc:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
         raise TurncheckError(f"cannot write {path}: {exc.strerror or exc}") from None
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def report_viewer(trace: Trace, anchor: str) -> str:

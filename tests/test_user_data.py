@@ -1,0 +1,195 @@
+"""Issue 31, user data: turncheck never deletes, truncates or overwrites a file it did not create
+in this run, and never writes through a symlink. Each reproducer hashes the user's folder before
+and after, and checks the one-line refusal (exit 2) or that the command wrote beside the file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from turncheck.cli.app import main
+from turncheck.models.importers import import_events
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every entry under ``folder``: a link's target, a file's SHA-256, or ``dir``."""
+    out: dict[str, str] = {}
+    for p in sorted(folder.rglob("*")):
+        key = str(p.relative_to(folder))
+        if p.is_symlink():
+            out[key] = "-> " + os.readlink(p)
+        elif p.is_file():
+            out[key] = hashlib.sha256(p.read_bytes()).hexdigest()
+        else:
+            out[key] = "dir"
+    return out
+
+
+def refused(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("turncheck: error:") and err.count("\n") == 1 and needle in err, err
+
+
+def users_db(path: Path, rows: int = 100) -> None:
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE turns (id INTEGER PRIMARY KEY, note TEXT)")
+    db.executemany("INSERT INTO turns (note) VALUES (?)", [(f"row {i}",) for i in range(rows)])
+    db.commit()
+    db.close()
+
+
+def _db_with_rows(d: Path) -> Path:
+    users_db(d / "mine.db")
+    return d / "mine.db"
+
+
+def _db_symlink(d: Path) -> Path:
+    (d / "empty.db").touch()
+    (d / "link.db").symlink_to("empty.db")
+    return d / "link.db"
+
+
+def _db_sidecar(d: Path) -> Path:
+    (d / "mine.db").touch()
+    users_db(d / "mine.db.turncheck")
+    return d / "mine.db"
+
+
+@pytest.mark.parametrize("make", [_db_with_rows, _db_symlink, _db_sidecar])
+def test_stress_refuses_a_database_it_did_not_create(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Callable[[Path], Path]
+) -> None:
+    db = make(tmp_path)
+    before = snapshot(tmp_path)
+    refused(capsys, ["stress", "--db", str(db), "--seconds", "0.2", "--quiet"], "exists and is not empty")
+    assert snapshot(tmp_path) == before
+
+
+def test_stress_takes_an_empty_file_as_its_database(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "new.db"
+    db.touch()
+    main(["stress", "--db", str(db), "--locking", "mutex", "--seconds", "0.3", "--quiet", "--format", "json"])
+    assert json.loads(capsys.readouterr().out)["verdict"] == "ok"
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM turns").fetchone()[0] > 0
+
+
+def _history_with_a_user_file(d: Path) -> None:
+    (d / "history").mkdir()
+    (d / "history" / "notes.txt").write_text("mine\n")
+
+
+def _history_is_a_link(d: Path) -> None:
+    (d / "mine").mkdir()
+    (d / "mine" / "w0.0.jsonl").write_text("mine\n")
+    (d / "history").symlink_to("mine")
+
+
+def _history_file_is_a_link(d: Path) -> None:
+    (d / "history").mkdir()
+    (d / "notes.txt").write_text("mine\n")
+    (d / "history" / "w0.0.jsonl").symlink_to("../notes.txt")
+
+
+def _history_is_a_file(d: Path) -> None:
+    (d / "history").write_text("mine\n")
+
+
+@pytest.mark.parametrize(
+    "make", [_history_with_a_user_file, _history_is_a_link, _history_file_is_a_link, _history_is_a_file]
+)
+def test_stress_out_refuses_a_history_folder_it_did_not_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Callable[[Path], None]
+) -> None:
+    make(tmp_path)
+    before = snapshot(tmp_path)
+    refused(capsys, ["stress", "--seconds", "0.2", "--quiet", "-o", str(tmp_path)], "did not write")
+    assert snapshot(tmp_path) == before
+
+
+def test_stress_out_replaces_its_own_earlier_history(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["stress", "--locking", "mutex", "--seconds", "0.3", "--quiet", "-o", str(tmp_path)]
+    assert main([*argv, "--writers", "3"]) == 0
+    assert main([*argv, "--writers", "1"]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in (tmp_path / "history").iterdir()) == ["c.0.jsonl", "w0.0.jsonl"]
+
+
+def _trace(d: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    trace = d / "t.json"
+    argv = ["check", "trigger", "-p", "locking=none", "-p", "gap=1", "--trace-out", str(trace)]
+    assert main([*argv, "--database", str(d / "db")]) == 1
+    capsys.readouterr()
+    return trace
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "{d}", "-o", "{link}"],
+        ["replay", "{trace}", "--html", "{link}"],
+        ["explore", "trigger", "-q", "--html", "{link}"],
+        ["stress", "--seconds", "0.2", "--quiet", "--html", "{link}"],
+        ["stress", "--seconds", "0.2", "--quiet", "-o", "{d}", "--db", "{d}/s.db"],
+        ["explore", "trigger", "-q", "--dot", "{link}"],
+        ["explore", "trigger", "-q", "--graphml", "{link}"],
+        ["check", "trigger", "-p", "locking=none", "--trace-out", "{link}", "--database", "{d}/db"],
+    ],
+    ids=["report", "replay", "explore", "stress-html", "stress-out", "dot", "graphml", "trace-out"],
+)
+def test_no_command_writes_through_a_symlink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    trace = _trace(tmp_path, capsys) if argv[0] == "replay" else tmp_path / "none.json"
+    target = tmp_path / "target.txt"
+    target.write_text("the user's file\n")
+    link = tmp_path / ("stress.json" if "-o" in argv and argv[0] == "stress" else "link.html")
+    link.symlink_to(target.name)
+    before = snapshot(tmp_path)
+    fill = {"d": str(tmp_path), "link": str(link), "trace": str(trace)}
+    refused(capsys, [a.format(**fill) for a in argv], "symlink")
+    assert snapshot(tmp_path) == before
+
+
+def test_a_page_replaces_a_regular_file_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page = tmp_path / "states.html"
+    page.write_text("old\n")
+    assert main(["explore", "trigger", "-q", "--html", str(page)]) == 0
+    capsys.readouterr()
+    assert page.read_text().startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["states.html"]
+
+
+def test_agents_sqlite_opens_the_named_file_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    users_db(tmp_path / "real.db")
+    before = snapshot(tmp_path)
+    refused(
+        capsys, ["import", str(tmp_path / "real.db?mode=rwc&x="), "--from", "agents-sqlite"], "no such file"
+    )
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("name", ["a?b.db", "a#b.db", "a%3Fb.db", "new.db?mode=rwc&x=", "a b&mode=rwc.db"])
+def test_agents_sqlite_reads_a_path_with_uri_characters(tmp_path: Path, name: str) -> None:
+    db = sqlite3.connect(tmp_path / name)
+    db.execute("CREATE TABLE agent_messages (id INTEGER PRIMARY KEY, session_id TEXT, message_data TEXT)")
+    db.execute(
+        "INSERT INTO agent_messages VALUES (1, 's', ?)", (json.dumps({"role": "user", "content": "hi"}),)
+    )
+    db.commit()
+    db.close()
+    users_db(tmp_path / "a")  # what a URI pasted from the path opened for "a?b.db" or "a#b.db"
+    before = snapshot(tmp_path)
+    events = import_events("agents-sqlite", tmp_path / name)
+    assert [e.session for e in events] == ["s"]
+    assert snapshot(tmp_path) == before

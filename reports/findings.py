@@ -53,9 +53,16 @@ def _trigger_gap(r: ScenarioResult) -> Finding | None:
     top = max(rows, key=lambda x: (x["peak"] / x["max_turns"], x["peak"]))
     seed = f"; seed 004 printed {top['seed_peak']}" if top.get("seed_peak") is not None else ""
     matched = [x for x in rows if x.get("seed_peak") is not None]
-    equal = sum(x["post_peak"] == x["seed_peak"] or x["post_peak"] == x["post_worst"] for x in matched)
+    equal = sum(x["post_peak"] == x["seed_peak"] for x in matched)
+    short = [x for x in matched if x["post_peak"] != x["seed_peak"]]
     tail = (
-        f" The post-compaction reading reproduces the seed's table on {equal} of {len(matched)} rows."
+        f" The post-compaction reading reproduces the seed's table on {equal} of {len(matched)} rows"
+        + "".join(
+            f"; at maxTurns = {x['max_turns']} it gives {x['post_peak']} (closed form {x['post_worst']})"
+            f" where the seed printed {x['seed_peak']}"
+            for x in short
+        )
+        + "."
         if matched
         else ""
     )

@@ -118,12 +118,20 @@ READING = (
 
 
 def judge(rec: list[dict[str, Cell]], skipped: list[str]) -> tuple[Judgement, ...]:
-    """The scenario's judgement lines over its table's records: a measured peak above the
-    model's worst case is a FAIL naming the store, strategy and cell."""
-    above = [r for r in rec if not r["within_worst_case"]]
+    """The scenario's judgement lines over its table's records, each saying what it can catch.
+
+    For ``mutex`` and ``append-sync`` the bound (M+1, M) is fixed before the run: a measured peak
+    above it is a real failure of the store or of the strategy. For ``none`` and ``trim-to`` the
+    closed form is computed from ``turns_per_gap``, measured in the same journal, so "peak ≤ closed
+    form" only checks the replay's consistency; what *can* fail for them is the model's
+    prediction that without a lock the log overshoots maxTurns once appends land in a gap."""
+    above = [r for r in rec if r["worst_case"] is not None and r["measured_peak"] > r["worst_case"]]  # type: ignore[operator]
+    fixed = [r for r in rec if r["locking"] in ALWAYS_BOUNDED]
+    racy = [r for r in rec if r["locking"] in ("none", "trim-to") and r["turns_per_gap"] >= 2]  # type: ignore[operator]
     judgements = [
         Judgement(
-            "measured peaks within the model's worst case",
+            "measured peaks within the model's worst case (for none and trim-to the worst case is "
+            "computed from the measured turns per gap: a consistency check, not a prediction)",
             not above,
             "; ".join(
                 f"{r['store']} {r['locking']} W={r['writers']} gap={r['gap_ms']} ms: measured "
@@ -139,15 +147,21 @@ def judge(rec: list[dict[str, Cell]], skipped: list[str]) -> tuple[Judgement, ..
             or f"{len(rec)} runs",
         ),
         Judgement(
-            "bounded strategies hold their bound on real stores",
-            all(r["verdict"] == "ok" for r in rec if r["locking"] in ALWAYS_BOUNDED),
-            ", ".join(
-                f"{r['store']} {r['locking']} peak {r['measured_peak']}"
-                for r in rec
-                if r["locking"] in ALWAYS_BOUNDED
-            )
+            "bounded strategies hold their bound on real stores (fixed before the run: M+1, M)",
+            all(r["verdict"] == "ok" and r not in above for r in fixed),
+            ", ".join(f"{r['store']} {r['locking']} peak {r['measured_peak']}" for r in fixed)
             or "no bounded strategy run",
-        ),  # fmt: skip
+        ),
+        Judgement(
+            "none and trim-to overshoot maxTurns once turns land in a gap (the model's prediction)",
+            all(r["measured_peak"] > r["max_turns"] for r in racy),  # type: ignore[operator]
+            ", ".join(
+                f"{r['store']} {r['locking']} peak {r['measured_peak']} "
+                f"{'>' if r['measured_peak'] > r['max_turns'] else '≤'} {r['max_turns']}"  # type: ignore[operator]
+                for r in racy
+            )
+            or "no none or trim-to run with two or more turns per gap",
+        ),
     ]
     for reason in skipped:
         judgements.append(Judgement("store skipped", True, reason))

@@ -30,7 +30,7 @@ def test_a_measured_peak_above_the_worst_case_is_a_fail_line_naming_the_run() ->
                                         "worst_case": 9, "measured_peak": 9, "within_worst_case": True,
                                         "verdict": "ok"}  # fmt: skip
     bad = good | {"store": "postgres", "measured_peak": 12, "within_worst_case": False, "verdict": "violated"}
-    first, _, bounded = judge([good, bad], [])
+    first, _, bounded, _ = judge([good, bad], [])
     assert not first.passed and "postgres mutex W=4 gap=50 ms: measured 12 > worst case 9" in first.line()
     assert first.line().startswith("FAIL")
     assert not bounded.passed
@@ -40,3 +40,13 @@ def test_model_peak_at_saturation_equals_the_closed_form() -> None:
     assert model_peak(5, 8, "none", 50) == 8 + 2 * 5 - 1
     assert model_peak(5, 8, "trim-to", 50) == 8 + 5
     assert model_peak(5, 8, "mutex", 50) == 9
+
+
+def test_none_and_trim_to_are_held_to_the_prediction_that_they_overshoot() -> None:
+    row = dict.fromkeys(COLUMNS, 0) | {"locking": "trim-to", "store": "sqlite", "max_turns": 8,
+                                       "turns_per_gap": 3, "worst_case": 11, "measured_peak": 8,
+                                       "verdict": "ok"}  # fmt: skip
+    *_, overshoot = judge([row], [])
+    assert not overshoot.passed and "sqlite trim-to peak 8 ≤ 8" in overshoot.line()
+    *_, overshoot = judge([row | {"measured_peak": 11}], [])
+    assert overshoot.passed

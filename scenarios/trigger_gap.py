@@ -190,7 +190,11 @@ def _post_equals_seed(rows: list[dict[str, object]]) -> Judgement:
         + (" = seed" if r["post_peak"] == r["seed_peak"] else f" = closed form (seed {r['seed_peak']})")
         for r in rows
     )
-    return Judgement("post-compaction peak equals the seed's table, or the closed form where the seed fell short", ok, detail)
+    return Judgement(
+        "post-compaction peak equals the seed's table, or the closed form where the seed fell short",
+        ok,
+        detail,
+    )
 
 
 SCENARIO = register(

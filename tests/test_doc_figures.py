@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from docs.tools.doc_figures import BlockSpec, blocks, main, regenerate, run_command
+from docs.tools.doc_figures import BLOCK, BlockSpec, blocks, main, regenerate, run_command
 from turncheck.models.errors import BadParameter
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +39,8 @@ def test_quick_blocks_match_what_their_commands_print(path: Path) -> None:
 def test_full_blocks_carry_a_result_hash(path: Path) -> None:
     for spec in blocks(path.read_text(encoding="utf-8")):
         if spec.full:
-            assert spec.sha256 and len(spec.sha256) == 16 and int(spec.sha256, 16) >= 0, spec.commands
+            for digest in (spec.sha256, spec.text):
+                assert digest and len(digest) == 16 and int(digest, 16) >= 0, spec.commands
 
 
 @pytest.mark.slow
@@ -238,3 +239,16 @@ def test_a_block_can_read_a_committed_result_file(tmp_path: Path) -> None:
     result.write_text(result.read_text().replace('"peak"', '"peak_typo"'))  # a column gone: refused
     with pytest.raises(BadParameter, match="no column"):
         main([str(page), "--check"])
+
+
+def test_a_hand_edit_of_a_full_scale_figure_fails_the_quick_check(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    full = next(m for m in BLOCK.finditer(readme) if BlockSpec.parse(m.group("spec")).full)
+    body = full.group("body")
+    digit = next(i for i, ch in enumerate(body) if ch.isdigit() and i > body.index("\n"))
+    edited = body[:digit] + str((int(body[digit]) + 1) % 10) + body[digit + 1 :]
+    page = tmp_path / "page.md"
+    for text, differs in ((full.group(0), False), (full.group(0).replace(body, edited), True)):
+        page.write_text(text, encoding="utf-8")
+        _, diffs, _ = regenerate(text, page, full=False)
+        assert bool(diffs) is differs and all("edited by hand" in d.why for d in diffs)

@@ -128,3 +128,21 @@ def test_a_refused_open_does_not_cut_the_torn_tail_first(tmp_path: Path) -> None
     with pytest.raises(LogCorrupt):
         TurnLog.open(path)
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("at", "bit", "reason"),
+    [(40, 3, "checksum mismatch"), (5, 2, "checksum mismatch"), (2, 7, "torn frame: a valid frame starts")],
+    ids=["body", "crc", "length"],
+)
+def test_a_damaged_middle_frame_is_skipped_with_the_reason_it_failed(
+    tmp_path: Path, at: int, bit: int, reason: str
+) -> None:
+    path = tmp_path / "log"
+    with TurnLog.open(path, create=True) as log:
+        middle = [log.commit(turn(n)) for n in range(3)][1].offset
+    flip(path, middle + at, bit)
+    with TurnLog.open(path, readonly=True, policy="resync") as log:
+        (skipped,) = log.recovery.skipped
+        assert skipped.offset == middle and skipped.reason.startswith(reason)
+        assert [t.turn for t in log.turns()] == [0, 2]

@@ -107,6 +107,17 @@ def read_range(fd: int, offset: int, size: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
+def write_at(fd: int, data: bytes, offset: int) -> None:
+    """Write all of ``data`` at ``offset``: a short write (a full disk, a file-size limit) is
+    continued, and one that writes nothing raises, so no caller mistakes part of its bytes for all."""
+    done = 0
+    while done < len(data):
+        n = os.pwrite(fd, data[done:], offset + done)
+        if n == 0:
+            raise OSError(errno.ENOSPC, "no byte written")
+        done += n
+
+
 def sync_file(fd: int) -> None:
     """Flush the file's data and size to disk (``fdatasync`` where there is one)."""
     (getattr(os, "fdatasync", None) or os.fsync)(fd)

@@ -35,6 +35,7 @@ from turncheck.models.log_file import (
     read_range,
     sync_dir,
     sync_file,
+    write_at,
 )
 from turncheck.models.log_format import (
     BadTurn,
@@ -330,10 +331,15 @@ class TurnStore(TurnReading):
             except OSError as exc:
                 raise StoreError(f"{p}: cannot create side file {side} ({exc.strerror})") from None
             try:
-                os.write(sfd, tail)
+                write_at(sfd, tail, 0)
                 os.fsync(sfd)
-            finally:
+            except OSError as exc:  # the log keeps its tail; the side file is ours, made this run
                 os.close(sfd)
+                side.unlink()
+                raise StoreError(
+                    f"{p}: cannot copy the damaged tail to {side} ({exc.strerror}); nothing changed"
+                ) from None
+            os.close(sfd)
             sync_dir(p.parent)
             os.ftruncate(fd, cut)
             sync_file(fd)
@@ -351,7 +357,7 @@ class TurnStore(TurnReading):
             os.ftruncate(fd, size)
             if size == 0:
                 header = cls._header()
-                os.pwrite(fd, header, 0)
+                write_at(fd, header, 0)
                 size = len(header)
             sync_file(fd)
             if not existed:
@@ -488,10 +494,8 @@ class TurnStore(TurnReading):
 
     def _write(self, fd: int, record: bytes) -> None:
         """Write at the end, all or nothing: on any failure truncate back and raise."""
-        done = 0
         try:
-            while done < len(record):
-                done += os.pwrite(fd, record[done:], self._size + done)
+            write_at(fd, record, self._size)
             if self.fsync == "always":
                 sync_file(fd)
             elif self.fsync == "batch":

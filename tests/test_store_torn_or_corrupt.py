@@ -9,6 +9,9 @@ and changes nothing, ``resync`` keeps and skips it (appends go after it), and on
 
 from __future__ import annotations
 
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -146,3 +149,44 @@ def test_a_damaged_middle_frame_is_skipped_with_the_reason_it_failed(
         (skipped,) = log.recovery.skipped
         assert skipped.offset == middle and skipped.reason.startswith(reason)
         assert [t.turn for t in log.turns()] == [0, 2]
+
+
+def _under_a_file_size_limit(limit: int, code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` with RLIMIT_FSIZE at ``limit`` bytes: every write past it is cut short."""
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=cap, timeout=120
+    )
+
+
+def test_log_repair_under_a_file_size_limit_keeps_the_damaged_tail(tmp_path: Path) -> None:
+    path = tmp_path / "log"
+    with TurnLog.open(path, create=True) as log:
+        log.commit(turn(0))
+        last = log.commit([Event(2, "s", 1, Kind.USER, text="x" * 3000), Event(3, "s", 1, Kind.TERM)])
+    flip(path, last.offset + 40, 3)
+    before = path.read_bytes()
+    done = _under_a_file_size_limit(
+        1000, f"from turncheck.cli.app import main; raise SystemExit(main(['log', 'repair', {str(path)!r}]))"
+    )
+    assert done.returncode == 2 and "cannot copy the damaged tail" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["log"]
+
+
+def test_a_short_header_write_is_an_error_not_a_log(tmp_path: Path) -> None:
+    path = tmp_path / "log"
+    code = (
+        "from turncheck.models.store import TurnLog, StoreError\n"
+        f"try:\n    TurnLog.open({str(path)!r}, create=True)\n"
+        "except StoreError as e:\n    print('refused:', e)"
+    )
+    done = _under_a_file_size_limit(10, code)
+    assert done.returncode == 0 and done.stdout.startswith("refused:"), (done.stdout, done.stderr)
+    with TurnLog.open(path, create=True) as log:  # the torn header is cut and written whole
+        log.commit(turn(0))
+    with TurnLog.open(path, readonly=True) as log:
+        assert [t.turn for t in log.turns()] == [0]

@@ -47,6 +47,8 @@ def check_output_file(path: Path, option: str = "--out") -> None:
     if path.is_dir():
         raise BadParameter(f"{option} {path} is a directory, not a file")
     if path.exists():
+        if not path.is_file():  # a FIFO would block the write for ever, a device swallow it
+            raise BadParameter(f"{option} {path} exists and is not a regular file")
         if not os.access(path, os.W_OK):
             raise BadParameter(f"{option} {path}: file is not writable")
         return

@@ -22,7 +22,7 @@ import typer
 from turncheck.cli.import_log import FromOpt
 from turncheck.cli.options import Format, FormatOpt, QuietOpt, format_option, names_in_help, strategy_names
 from turncheck.cli.progress import end_line, progress_for
-from turncheck.models.errors import BadParameter
+from turncheck.models.errors import BadParameter, require_regular_file
 from turncheck.models.events import Event, EventFormatError, Kind
 
 if TYPE_CHECKING:
@@ -334,8 +334,7 @@ def lint_command(
 
     if examples < 0:
         raise BadParameter(f"--examples must be >= 0, got {examples}")
-    if not history.exists() or history.is_dir():
-        raise EventFormatError(f"{history}: no such file")
+    require_regular_file(history, EventFormatError)
     if source is not None:  # a foreign log: lint what it imports as (record numbers are event numbers)
         imported = import_events(source, history)
         print_lint(history, lint_events(list(enumerate(imported, start=1)), keep=examples), fmt)

@@ -112,3 +112,37 @@ def test_every_small_hostile_input_is_answered_within_10_s_and_1_gib(
     for (kind, _), (code, secs, err) in zip(cases, answers, strict=True):
         assert code in (0, 1, 2) and secs < 10, (kind, code, secs, err)
         assert "Traceback" not in err and "MemoryError" not in err, (kind, err)
+
+
+# a FIFO as input or output once blocked the command for ever; /dev/zero as input never ended
+FIFO_COMMANDS: dict[str, Callable[[str, str], list[str]]] = {
+    "lint": lambda fifo, ok: ["lint", fifo],
+    "lint --from": lambda fifo, ok: ["lint", "--from", "openai-chat", fifo],
+    "replay": lambda fifo, ok: ["replay", fifo],
+    "project": lambda fifo, ok: ["project", "-H", fifo, "-b", "4"],
+    "replay --html": lambda fifo, ok: ["replay", ok, "--html", fifo],
+    "explore --dot": lambda fifo, ok: ["explore", "trigger", "-p", "writers=1", "--dot", fifo],
+    "explore --graphml": lambda fifo, ok: ["explore", "trigger", "-p", "writers=1", "--graphml", fifo],
+    "explore --html": lambda fifo, ok: ["explore", "trigger", "-p", "writers=1", "--html", fifo],
+    "check --trace-out": lambda fifo, ok: ["check", "trigger", "-p", "writers=1", "--trace-out", fifo],
+    "stress --html": lambda fifo, ok: ["stress", "--seconds", "0.2", "--html", fifo],
+    "lint /dev/zero": lambda fifo, ok: ["lint", "/dev/zero"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FIFO_COMMANDS))
+def test_a_fifo_or_device_is_refused_before_it_blocks(tmp_path: Path, name: str) -> None:
+    import os
+    import subprocess
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    trace = tmp_path / "t.json"
+    assert main(["check", "trigger", "-p", "writers=2", "-p", "gap=1", "--engine", "explore",
+                 "--trace-out", str(trace)]) == 1  # fmt: skip
+    before = sorted(p.name for p in tmp_path.iterdir())
+    cmd = [sys.executable, "-m", "turncheck", *FIFO_COMMANDS[name](str(fifo), str(trace))]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "regular file" in done.stderr and "Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

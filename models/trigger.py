@@ -95,6 +95,12 @@ class TriggerState(NamedTuple):
 State = tuple[int, int, int, int, int, bool, int, bool, tuple[int, ...] | None]  # a TriggerState's fields
 
 
+MAX_WRITERS = 1024
+"""Writers of one session the model takes: far past any agent's, and small enough that the
+successors of one state (W states of W names each) take well under a second, so ``--timeout`` and
+``--max-states``, checked between states, are honoured within one."""
+
+
 @dataclass(frozen=True)
 class TriggerParams:
     """The configuration: writers ``W`` (= arrivals per slot ``A``), gap ``G``, ``maxTurns``,
@@ -109,6 +115,11 @@ class TriggerParams:
     def __post_init__(self) -> None:
         if isinstance(self.writers, bool) or not isinstance(self.writers, int) or self.writers < 1:
             raise BadParameter(f"parameter writers must be an integer >= 1, got {self.writers!r}")
+        if self.writers > MAX_WRITERS:
+            raise BadParameter(
+                f"parameter writers must be <= {MAX_WRITERS} (a state names every writer, so one "
+                f"state's successors cost writers² and no time limit could cut them short), got {self.writers}"
+            )
         if isinstance(self.gap, bool) or not isinstance(self.gap, int) or self.gap < 0:
             raise BadParameter(f"parameter gap must be an integer >= 0, got {self.gap!r}")
         if isinstance(self.max_turns, bool) or not isinstance(self.max_turns, int) or self.max_turns < 1:

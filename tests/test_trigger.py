@@ -144,3 +144,15 @@ def test_catalog_builds_from_strings_and_refuses_bad_input() -> None:
         build_model("trigger", {"colour": "red"})
     with pytest.raises(UnknownName, match="nosuch"):
         build_model("nosuch")
+
+
+def test_a_writer_count_whose_one_state_no_limit_could_cut_short_is_refused() -> None:
+    from turncheck.cli.app import main
+    from turncheck.models.trigger import MAX_WRITERS, TriggerParams
+
+    assert TriggerParams(writers=MAX_WRITERS).writers == MAX_WRITERS
+    with pytest.raises(BadParameter, match=f"writers must be <= {MAX_WRITERS}"):
+        TriggerParams(writers=MAX_WRITERS + 1)
+    # the largest model takes its limits: one level of 1024 successors, then the state limit
+    args = ["explore", "trigger", "-p", f"writers={MAX_WRITERS}", "--max-states", "1000", "--no-reduction"]
+    assert main([*args, "--timeout", "60"]) == 0

@@ -360,9 +360,37 @@ def run_demo(
         run.outcomes = LocalExecutor(jobs).map(
             run_step, steps, bars(f"demo: {len(steps)} steps on {jobs} workers")
         )
-    _write_outputs(run, bars("plots and report"))
+    before = _present(root)
+    try:
+        _write_outputs(run, bars("plots and report"))
+    except BaseException:  # interrupted or failed while writing: take back only what this run made
+        _remove_new(root, before)
+        raise
     run.seconds = time.perf_counter() - started
     return run
+
+
+_OWN = ("results", "traces", "plots")
+
+
+def _present(root: Path) -> set[Path]:
+    """The paths under ``root`` before the demo writes: its top level and, in depth, the folders
+    it writes into."""
+    if not root.is_dir():
+        return set()
+    return {root, *root.iterdir(), *(p for d in _OWN for p in (root / d).rglob("*"))}
+
+
+def _remove_new(root: Path, before: set[Path]) -> None:
+    """Remove the files and folders under ``root`` that were not there ``before``: an interrupted
+    demo leaves the folder as it found it, and never touches a file it did not create."""
+    made = [p for d in _OWN for p in (root / d).rglob("*")] + [root / d for d in _OWN] + list(root.glob("*"))
+    for p in made:
+        if p not in before and (p.is_symlink() or p.is_file()):
+            p.unlink()
+    for d in sorted({p for p in made if p.is_dir()} | {root}, key=lambda x: len(x.parts), reverse=True):
+        if d not in before and not any(d.iterdir()):
+            d.rmdir()
 
 
 def _write_outputs(run: DemoRun, progress: Callable[[int, int], None]) -> None:

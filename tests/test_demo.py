@@ -146,3 +146,28 @@ def test_the_demo_page_shows_what_a_scenario_writes_beside_its_result(tmp_path: 
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<h2>demo-echo-timing</h2>" in page and "Measured" in page
     assert "m0.trace.json" in page and "no-orphan-results" in page
+
+
+def test_a_demo_interrupted_while_writing_leaves_the_folder_as_it_found_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import turncheck.cli.demo as demo
+    import turncheck.reports.plots as plots
+
+    steps, skips = demo.plan("tiny")
+    monkeypatch.setattr(demo, "plan", lambda scale: (steps[:2], skips))
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt  # after the results and traces are written, before the plots
+
+    monkeypatch.setattr(plots, "gallery", interrupted)
+    out = tmp_path / "d"
+    (out / "results").mkdir(parents=True)
+    mine = out / "results" / "mine.json"
+    mine.write_text("{}")
+    with pytest.raises(KeyboardInterrupt):
+        demo.run_demo(out, "tiny")
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*")) == ["results", "results/mine.json"]
+    with pytest.raises(KeyboardInterrupt):
+        demo.run_demo(tmp_path / "new", "tiny")
+    assert not (tmp_path / "new").exists()

@@ -18,7 +18,7 @@ from turncheck.models.session_store import TURN_KINDS, JournalEntry, SessionHead
 from turncheck.sim.stress.history import check_run
 from turncheck.sim.stress.pg_server import throwaway_server, unavailable_reason
 from turncheck.sim.stress.postgres import PostgresStore
-from turncheck.sim.stress.runner import RawRun, StressParams, encode_window
+from turncheck.sim.stress.runner import RawRun, StressParams, encode_window, run_stress
 from turncheck.sim.stress.sqlite import SqliteStore
 from turncheck.sim.stress.stores import StoreSpec
 from turncheck.sim.stress.strategies import LockHeld, act, append_turn
@@ -329,3 +329,33 @@ def test_a_process_dying_of_an_error_is_a_violation_not_silence(
 def test_a_run_that_appended_nothing_is_not_a_pass() -> None:
     report = check_run(_raw((), ()))
     assert not report.ok and report.violations[0].invariant == "no-progress"
+
+
+def test_the_final_journal_read_waits_for_a_server_still_recovering(pg_dsn: str, tmp_path: Path) -> None:
+    import subprocess
+    import threading
+    import time
+
+    from turncheck.sim.stress import pg_server
+    from turncheck.sim.stress.runner import _final_read
+
+    bin_dir = pg_server._bin_dir()
+    assert bin_dir is not None
+    folder = Path(pg_dsn.split("host=", 1)[1].split()[0]).parent
+
+    def pg_ctl(*args: str) -> None:
+        cmd = [str(bin_dir / "pg_ctl"), "-D", str(folder / "data"), "-l", str(folder / "log"), "-w", *args]
+        subprocess.run(pg_server._as_server_user(cmd), stdout=subprocess.DEVNULL, check=True)
+
+    params = StressParams(StoreSpec("postgres", pg_dsn), "mutex", writers=1, seconds=0.5)
+    run_stress(params, tmp_path / "h")
+    pg_ctl("-m", "fast", "stop")  # the run is over, the server down: the final read must wait
+    options = f"-k {folder / 'sock'} -c listen_addresses='' -c fsync=off"
+    timer = threading.Timer(1.5, pg_ctl, args=("-o", options, "start"))
+    timer.start()
+    try:
+        started = time.monotonic()
+        journal, live = _final_read(params, time.time() + 60)
+        assert time.monotonic() - started >= 1.0 and journal and live
+    finally:
+        timer.join()

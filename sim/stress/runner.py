@@ -153,6 +153,26 @@ def _connect(store: SessionStore, deadline: float) -> None:
             time.sleep(RECONNECT_S)
 
 
+FINAL_READ_S = 30.0
+"""How long the final read of the journal retries a store still recovering (a server the run
+killed and restarted): a finished run is not thrown away for a connection refused at its end."""
+
+
+def _final_read(p: StressParams, deadline: float) -> tuple[Any, Any]:
+    """The store's journal and live turns after the run, retried like any connection."""
+    while True:
+        store: SessionStore = open_store(p.store)
+        try:
+            _connect(store, deadline)
+            return store.journal(), store.live_ids()
+        except ConnectionLost:
+            if time.time() >= deadline:
+                raise
+            time.sleep(RECONNECT_S)
+        finally:
+            store.close()
+
+
 def _guarded(target: Callable[..., None], path: Path, name: str, go: Any, *args: Any) -> None:
     """A process's body. It waits for the parent's go signal — the shared deadline, set once every
     process has started, so a slow start (a loaded machine) cannot eat the run — then runs
@@ -430,10 +450,5 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
     if progress is not None:
         progress(total_ms, total_ms)
     records, summaries = _read_records(folder)
-    store: SessionStore = open_store(p.store)
-    store.connect()
-    try:
-        journal, live = store.journal(), store.live_ids()
-    finally:
-        store.close()
+    journal, live = _final_read(p, time.time() + FINAL_READ_S)
     return RawRun(p, records, journal, live, started, ended, tuple(killed), tuple(stuck), summaries)

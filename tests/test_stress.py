@@ -359,3 +359,35 @@ def test_the_final_journal_read_waits_for_a_server_still_recovering(pg_dsn: str,
         assert time.monotonic() - started >= 1.0 and journal and live
     finally:
         timer.join()
+
+
+def test_without_the_driver_postgres_tests_skip_and_the_command_names_the_extra(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['psycopg'] = None\n"
+        "from turncheck.sim.stress.pg_server import unavailable_reason; print(unavailable_reason())\n"
+        "from turncheck.cli.app import main\n"
+        "raise SystemExit(main(['stress', '--store', 'postgres', '--dsn', 'host=/nowhere', '--seconds', '0.2',"
+        f" '-o', {str(tmp_path / 'o')!r}]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "pip install 'turncheck[stores]'" in done.stdout
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "turncheck[stores]" in done.stderr and not (tmp_path / "o").exists()
+
+
+def test_a_users_store_class_by_file_path(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "my_store.py").write_text(
+        "from turncheck.sim.stress.sqlite import SqliteStore\nclass MyStore(SqliteStore):\n    pass\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out = _stress(
+        capsys, "--store", "./my_store.py:MyStore", "--locking", "append-sync", "--seconds", "1"
+    )
+    assert code == 0 and out["peak"] <= 8 and out["appends"] > 0
+    assert main(["stress", "--store", "./my_store.py:Nope", "--seconds", "1"]) == 2
+    assert "has no class 'Nope'" in capsys.readouterr().err

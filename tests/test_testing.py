@@ -99,3 +99,21 @@ def test_hostile_text_histories_are_costed_byte_exactly(events) -> None:
 
     w = window_from_start(h, 10**6, cost, 0)
     assert len(w.payload(cost).encode()) == w.cost
+
+
+def test_each_check_keeps_its_saved_failures_under_its_own_key(tmp_path: Path) -> None:
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    db = DirectoryBasedExampleDatabase(tmp_path / "db")
+    with_db = settings(QUICK, database=db)
+    folders: list[set[str]] = []
+    for checks, key in (
+        (["orphanRes"], "test_a"),
+        (["orphanRes", "empty"], "test_a"),
+        (["orphanRes"], "test_b"),
+    ):
+        with pytest.raises(AssertionError, match="projector M0 breaks"):
+            check_projector("M0", checks=checks, settings=with_db, key=key)
+        folders.append({d.name for d in (tmp_path / "db").iterdir()})
+    # each check saves under keys of its own: none replays another's failures, nor another test's
+    assert folders[0] < folders[1] < folders[2]

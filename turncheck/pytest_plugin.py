@@ -35,6 +35,6 @@ def check_projector(request: pytest.FixtureRequest) -> Callable[..., None]:
 
     def run(projector: Any, **options: Any) -> None:
         __tracebackhide__ = True
-        check(projector, **{**defaults, **options})
+        check(projector, **{"key": request.node.nodeid, **defaults, **options})
 
     return run

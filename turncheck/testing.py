@@ -180,6 +180,7 @@ def check_projector(
     history: st.SearchStrategy[list[Event]] | None = None,
     budget: st.SearchStrategy[int] | None = None,
     settings: Settings | None = None,
+    key: str = "",
 ) -> None:
     """Run ``projector`` before every model request of Hypothesis-drawn histories.
 
@@ -198,6 +199,9 @@ def check_projector(
         :func:`budgets`).
     settings
         Hypothesis settings for this check (default: the active profile).
+    key
+        What else tells this check's saved failures from another's in the example database
+        (the fixture passes the test's node id); the projector's name and the checks always do.
 
     Raises
     ------
@@ -225,6 +229,10 @@ def check_projector(
                     failures.append((list(evs[: req.end]), limit))
                     raise AssertionError(describe_counterexample(name, evs[: req.end], req, broken, model))
 
+    # one inner function serves every projector: without a digest of its own, each check would
+    # replay the failures Hypothesis saved for another (the hook Hypothesis's parametrize uses)
+    inner = projector_keeps_its_checks.hypothesis.inner_test  # type: ignore[attr-defined]
+    inner._hypothesis_internal_add_digest = f"{name}|{','.join(wanted)}|{key}".encode()
     test = settings(projector_keeps_its_checks) if settings is not None else projector_keeps_its_checks
     try:
         test()

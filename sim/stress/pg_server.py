@@ -38,7 +38,11 @@ def _bin_dir() -> Path | None:
 
 
 def unavailable_reason() -> str | None:
-    """None when a throw-away server can be started, else why not."""
+    """None when a throw-away server can be started and used, else why not."""
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return "the PostgreSQL driver is not installed: pip install 'turncheck[stores]'"
     if _bin_dir() is None:
         return "PostgreSQL binaries (initdb, pg_ctl) not found; apt-get install postgresql (CI: .ci/setup-debian.sh)"
     if os.geteuid() == 0:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from turncheck.models.errors import BadParameter
 from turncheck.models.session_store import (
     TURN_KINDS,
     ConnectionLost,
@@ -108,8 +109,12 @@ class PostgresStore:
         self._conn: Any = None
 
     def _open(self) -> Any:
-        import psycopg
-
+        try:
+            import psycopg
+        except ImportError:
+            raise BadParameter(
+                "--store postgres needs the PostgreSQL driver: pip install 'turncheck[stores]'"
+            ) from None
         try:
             return psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)
         except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:

@@ -377,10 +377,10 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
     """Run the writers and the compactor against ``p.store`` for ``p.seconds``; history files go
     to ``folder``. Returns everything the checker (:mod:`sim.stress.history`) needs."""
     check_params(p)
-    folder.mkdir(parents=True, exist_ok=True)
-    setup = open_store(p.store)
+    setup = open_store(p.store)  # a store that cannot be reached is refused before a file is made
     setup.setup()
     setup.close()
+    folder.mkdir(parents=True, exist_ok=True)
     ctx = mp.get_context("fork")
     rng = random.Random(p.seed)
     go = ctx.Value("d", 0.0, lock=False)  # the shared deadline; 0 until every process has started
@@ -411,18 +411,19 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
     started = time.time()
     deadline = started + p.seconds
     go.value = deadline
-    # Kills land in the first 60 % of the run and every overdue one is done at once, so a loaded
-    # machine (a slow fork, a late wake-up) still gets all of them in before the deadline; the
+    # Kills land in the first 60 % of the run and every overdue one is done at once — past the
+    # deadline too, so a loaded machine (a slow fork, a late wake-up) still gets all of them; the
     # victim is drawn among the processes still alive.
     kill_times = sorted(started + p.seconds * rng.uniform(0.1, 0.6) for _ in range(p.kills if p.kill else 0))
     killed: list[str] = []
     total_ms = int(p.seconds * 1000)
     try:
-        while time.time() < deadline:
-            while kill_times and time.time() >= kill_times[0] and time.time() < deadline:
+        while time.time() < deadline or kill_times:  # a kill a starved parent woke too late for is
+            while kill_times and time.time() >= kill_times[0]:  # still delivered (at the deadline)
                 kill_times.pop(0)
                 alive = [role for role in roles if procs[role].pid is not None and procs[role].is_alive()]
                 if not alive:
+                    kill_times.clear()
                     break
                 victim = rng.choice(alive)
                 proc = procs[victim]

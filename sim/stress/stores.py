@@ -10,13 +10,13 @@ constructed with one string argument (``--dsn``, or the database path when no DS
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.registry import Registry
 from turncheck.models.session_store import SessionStore
+from turncheck.models.user_code import load_object
 
 
 @dataclass(frozen=True)
@@ -66,14 +66,9 @@ def check_spec(spec: StoreSpec) -> None:
 
 
 def _user_class(ref: str) -> type:
-    module_name, _, cls_name = ref.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UnknownName(f"store {ref!r}: cannot import {module_name!r} ({exc})") from None
-    cls = getattr(module, cls_name, None)
+    cls = load_object(ref, "store", noun="class")  # package.module:Class or path/file.py:Class
     if not isinstance(cls, type):
-        raise UnknownName(f"store {ref!r}: {module_name} has no class {cls_name!r}")
+        raise UnknownName(f"store {ref!r} is not a class")
     contract = [m for m, v in vars(SessionStore).items() if callable(v) and not m.startswith("_")]
     missing = [m for m in contract if not callable(getattr(cls, m, None))]
     if missing:

@@ -177,3 +177,22 @@ def test_each_declared_lower_bound_is_one_the_other_dependencies_accept() -> Non
                 if not need.specifier.contains(lowest[need.name], prereleases=True):
                     refused.append(f"{need.name}>={lowest[need.name]} but {dep.name} needs {need}")
     assert not refused
+
+
+def test_the_lowest_versions_ci_installs_are_the_declared_lower_bounds() -> None:
+    """``.ci/lowest`` runs the suite on constraints-lowest.txt: that file must pin exactly the
+    lower bound of every core dependency and of the test extra, so a raised or lowered bound is
+    tested, not just declared."""
+    from packaging.version import Version
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = [Requirement(r) for r in (*project["dependencies"], *project["optional-dependencies"]["test"])]
+    bounds = {r.name: Version(next(s.version for s in r.specifier if s.operator == ">=")) for r in declared}
+    pins = {}
+    for line in (ROOT / "constraints-lowest.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            pins[name.strip()] = Version(version.strip())
+    assert pins == bounds
+    assert "constraints-lowest.txt" in (ROOT / ".ci" / "lowest").read_text()
+    assert "bash .ci/lowest" in (ROOT / ".ci" / "run").read_text()

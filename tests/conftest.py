@@ -11,8 +11,11 @@ that exercises plugins turns them on in the environment it gives its subprocess.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +34,41 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+# -- the built wheel -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package's wheel, built once per test run from a copy of the checkout (its ``build/``
+    folder would leak stale modules into the wheel) and shared by every xdist worker: the first
+    worker builds under a lock, the others wait and take its file."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    dist = shared / "wheel-dist"
+    with open(shared / "wheel.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not list(dist.glob("turncheck-*.whl")):
+            root = Path(__file__).resolve().parent.parent
+            source = shared / "wheel-source"
+            junk = shutil.ignore_patterns(".git", ".hypothesis", ".turncheck", "*_cache", "build",
+                                          "*.egg-info", ".benchmarks", "node_modules", "target")  # fmt: skip
+            shutil.rmtree(source, ignore_errors=True)
+            shutil.copytree(root, source, ignore=junk)
+            env = {
+                k: v
+                for k, v in os.environ.items()
+                if not k.startswith(("PYTEST", "PYTHONPATH", "VIRTUAL_ENV"))
+            }
+            argv = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(source)]
+            built = subprocess.run(argv, cwd=shared, env=env, capture_output=True, text=True, timeout=600)
+            if built.returncode != 0:
+                pytest.skip(
+                    f"cannot build the wheel here (pip wheel needs setuptools>=77): {built.stderr[-300:]}"
+                )
+    (wheel,) = dist.glob("turncheck-*.whl")
+    return wheel
 
 
 # -- the command line ----------------------------------------------------------------------------

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import venv
 from pathlib import Path
 
@@ -39,14 +38,10 @@ def _run(
 
 
 @pytest.fixture(scope="module")
-def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def wheel_venv(tmp_path_factory: pytest.TempPathFactory, built_wheel: Path) -> Path:
     home = tmp_path_factory.mktemp("wheel")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(home / "dist"), str(ROOT)],
-                 home, env)  # fmt: skip
-    if built.returncode != 0:
-        pytest.fail(f"pip wheel failed: {built.stderr[-2000:]}")
-    (wheel,) = (home / "dist").glob("turncheck-*.whl")
+    wheel = built_wheel
     venv.create(home / "venv", with_pip=True)
     python = home / "venv" / "bin" / "python"
     installed = _run([str(python), "-m", "pip", "install", "-q", str(wheel), "-c", str(ROOT / "constraints.txt")],

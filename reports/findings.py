@@ -248,12 +248,19 @@ def _peers(r: ScenarioResult) -> Finding | None:
             f"LangGraph's documented `pre_model_hook` is over budget in {_n(x['overBudget'])} of {n} and its agent "
             f"refuses {_n(total('peer:langgraph', 'refused'))} requests over all cases"
         )
+    if "peer:adk-compaction" in clean:
+        x = clean["peer:adk-compaction"]
+        parts.append(
+            f"Google ADK's events compaction sends {_n(x['invented'])} summaries in {n} requests and is over "
+            f"budget in {_n(x['overBudget'])} of them (it compacts after a prompt reached the threshold)"
+        )
     safe = [
         f"{name} ({_n(total(peer, 'dropped'))} requests with dropped messages, "
         f"{_n(total(peer, 'invented'))} invented)"
         for peer, name in (
             ("peer:openai-agents", "the OpenAI Agents SDK"),
             ("peer:pydantic-ai", "Pydantic AI"),
+            ("peer:adk-compaction", "Google ADK"),
         )
         if peer in clean and total(peer, "orphanRes") == 0
     ]

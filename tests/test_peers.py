@@ -9,7 +9,6 @@ and the Agents SDK's item keys — are tested without the libraries.
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import os
 import pickle
@@ -25,6 +24,7 @@ from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.peers import PEERS
 from turncheck.models.peers.agents_session import agent_items, item_key
+from turncheck.models.peers.library import installed
 from turncheck.models.peers.litellm_trim import _shortened, map_back, model_for
 from turncheck.models.peers.llamaindex_memory import SuffixCounter
 from turncheck.models.peers.messages import openai_message, spans
@@ -184,6 +184,13 @@ EXPECTED: dict[str, Expected] = {
             0,
         ),  # results put in call order (4 before 3)
     },
+    "peer:adk-compaction": {  # token threshold = budget: the older events become one summary (-1)
+        10: ([-1, 8, 9, 10, 11, 12], (), (), 0, 0, 1),  # the unanswered call 7 dropped by ADK
+        25: ([-1, 8, 9, 10, 11, 12], (), (), 0, 0, 1),
+        40: ([-1, 8, 9, 10, 11, 12], (), (), 0, 0, 1),
+        90: ([-1, 8, 9, 10, 11, 12], (), (), 0, 0, 1),
+        200: ([0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12], (7,), (), 0, 0, 0),  # no request reached 200
+    },
 }
 # budget -> what else the window says: refused, invented messages, reordered
 FLAGS: dict[str, dict[int, dict[str, object]]] = {
@@ -201,6 +208,12 @@ FLAGS: dict[str, dict[int, dict[str, object]]] = {
     },
     "peer:langgraph": {10: {"refused": True}, 200: {"refused": True}},
     "peer:pydantic-ai": {90: {"invented": 1}, 200: {"invented": 1, "reordered": True}},
+    "peer:adk-compaction": {
+        10: {"invented": 1},
+        25: {"invented": 1},
+        40: {"invented": 1},
+        90: {"invented": 1},
+    },
 }
 LIBRARY = {
     "peer:langchain": "langchain_core",
@@ -215,12 +228,13 @@ LIBRARY = {
     "peer:autogen-head-tail": "autogen_core",
     "peer:langgraph": "langgraph",
     "peer:pydantic-ai": "pydantic_ai",
+    "peer:adk-compaction": "google.adk",
 }
 
 
 def need(module: str) -> None:
     """Skip without the library; never import it here (litellm must be imported offline)."""
-    if importlib.util.find_spec(module.split(".")[0]) is None:
+    if not installed(module):
         pytest.skip(f"{module} is not installed")
 
 
@@ -376,7 +390,7 @@ print(json.dumps({"windows": out, "attempts": attempts}))
 def test_every_peer_runs_with_the_network_disabled() -> None:
     """A fresh process with sockets refused: every installed peer imports and trims, and no
     library even tries to connect (litellm would fetch its cost map without our settings)."""
-    peers = [p for p in sorted(PEERS) if importlib.util.find_spec(LIBRARY[p].split(".")[0])]
+    peers = [p for p in sorted(PEERS) if installed(LIBRARY[p])]
     if not peers:
         pytest.skip("no peer library is installed")
     root = Path(__file__).resolve().parent.parent

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
 from turncheck.models.errors import BadParameter
+from turncheck.models.peers.library import installed
 from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import get_scenario, no_progress, parse_params
 
@@ -32,7 +32,7 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
     from turncheck.models.peers import PEERS
 
     for lib in sorted({p.module for p in PEERS.values()}):
-        if importlib.util.find_spec(lib) is None:  # find, never import: litellm must import offline
+        if not installed(lib):  # find, never import: litellm must import offline
             pytest.skip(f"{lib} is not installed")
     args = (
         "sessions=2",
@@ -47,7 +47,7 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
     assert peers.columns[:5] == ("strategy", "case", "p_result", "p_parallel", "requests")
     strategies = {r["strategy"] for r in peers.records()}
     assert strategies == {"M0", "M1", "M2", "M3", "M4", "M5", *PEERS}
-    assert len(strategies) == 18
+    assert len(strategies) == 19
     cases = [r["case"] for r in peers.records() if r["strategy"] == "M0"]
     assert cases == ["p_result 1.00", "p_result 0.90", "parallel 0.30", "oversized turn"]
     # every strategy sees the same requests of a case: more than one per session (per request, not per session)
@@ -64,7 +64,7 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
     lc = next(r for r in repros if r["strategy"] == "peer:langchain" and r["property"] == "orphanRes")
     assert (lc["events"], lc["budget"], lc["history"]) == (3, 8, "U2 C(c0)15 R(c0)2")
     oversized = first.table("oversized").records()
-    assert len(oversized) == 18
+    assert len(oversized) == 19
     m3 = next(r for r in oversized if r["strategy"] == "M3")
     assert m3["empty"] == m3["windows"] == 4  # M3 never keeps part of a turn
     assert all(j.passed for j in first.judgements), [j.line() for j in first.judgements]

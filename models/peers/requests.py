@@ -26,6 +26,7 @@ from turncheck.models.projector import Window, project
 Replayer = Callable[[Sequence[Event], Sequence[int], int, CostModel], list[Window]]
 REPLAYERS: dict[str, tuple[str, str]] = {
     "peer:llamaindex": ("llamaindex_memory", "memory_requests"),
+    "peer:adk-compaction": ("adk_compaction", "compaction_requests"),
 }
 """peer id → (module in :mod:`models.peers`, function): incremental replayers."""
 

@@ -120,8 +120,8 @@ def window_of(history: History, budget: int, cost: CostModel, selection: Selecti
                               tuple(w.events), (), (), True)  # fmt: skip
         return w
     kept_events = [selection.replaced.get(p, history.events[p]) for p in selection.positions]
-    for k, event in sorted(selection.invented, key=lambda pair: pair[0], reverse=True):
-        kept_events.insert(k, event)
+    for k, event in reversed(sorted(selection.invented, key=lambda pair: pair[0])):
+        kept_events.insert(k, event)  # the last first, so events invented at one k keep their order
     sent = tuple(kept_events)
     sub = History(sent, costs=(cost,))
     inner = window_from_start(sub, budget, cost, 0, name)

@@ -2,4 +2,4 @@
 (:data:`turncheck.sim.stress.stores.STORES`), importing each built-in store module, which
 registers itself (in this order, the order they list in)."""
 
-from turncheck.sim.stress import sqlite, postgres, agents_sqlite, langgraph_sqlite  # noqa: F401, I001
+from turncheck.sim.stress import sqlite, postgres, agents_sqlite, langgraph_sqlite, adk_database  # noqa: F401, I001

@@ -3,7 +3,8 @@
 Libraries that keep an agent's conversation (the Agents SDK's ``SQLiteSession``, LangGraph's
 ``SqliteSaver``) offer no transaction spanning calls, no count and no version a writer could
 compare. An adapter therefore keeps the trigger's header, the lock and the journal in a side-car
-SQLite file beside the library's own (``PATH.turncheck``, a :class:`SqliteStore`) and changes the
+SQLite file beside the library's own (``PATH.turncheck``, a :class:`SqliteStore`; a library on a
+PostgreSQL server keeps them in ``tc_*`` tables of that database, a :class:`PostgresStore`) and changes the
 conversation only while holding the side-car's write lock; reads take the lock too, so the
 checker sees one order. What the side-car cannot make atomic is the library's write and the
 journal's commit: a process killed between them leaves a change no journal entry explains, and
@@ -24,13 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from turncheck.models.session_store import JournalEntry, SessionHeader, Window
+from turncheck.sim.stress.postgres import PostgresStore, PostgresWriteTx
 from turncheck.sim.stress.sqlite import SqliteStore, SqliteWriteTx
 
 
 class SidecarWriteTx:
     """The side-car's write transaction, with the conversation's changes made through the library."""
 
-    def __init__(self, store: SidecarStore, sidecar: SqliteWriteTx) -> None:
+    def __init__(self, store: SidecarStore, sidecar: SqliteWriteTx | PostgresWriteTx) -> None:
         self._store = store
         self._sidecar = sidecar
 
@@ -61,13 +63,14 @@ class SidecarWriteTx:
 
 
 class SidecarStore(ABC):
-    """A library's store on ``PATH`` plus the side-car ``PATH.turncheck`` (see the module docstring)."""
+    """A library's store on ``PATH`` plus the side-car ``PATH.turncheck``, or the side-car given
+    (see the module docstring)."""
 
     name: str
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, sidecar: SqliteStore | PostgresStore | None = None) -> None:
         self.path = Path(path)
-        self._sidecar = SqliteStore(Path(f"{path}.turncheck"))
+        self._sidecar = sidecar if sidecar is not None else SqliteStore(Path(f"{path}.turncheck"))
 
     @abstractmethod
     def items(self) -> list[Any]:
@@ -117,13 +120,11 @@ class SidecarStore(ABC):
         return self._sidecar.header()
 
     def read_window(self) -> Window:
-        db = self._sidecar.db
-        db.execute("BEGIN IMMEDIATE")  # the library has no snapshot reads: hold the writers off
-        try:
-            version = int(db.execute("SELECT version FROM header WHERE id = 1").fetchone()[0])
+        # the library has no snapshot reads: hold the writers off with the side-car's write lock,
+        # in a transaction that commits no header, so it journals nothing and rolls back
+        with self._sidecar.write("read", "read", lock=True) as sidecar:
+            version = sidecar.header().version
             tags = [self.tag(i) for i in self.items()]
-        finally:
-            db.execute("COMMIT")
         return Window(version, tuple(t for t, _ in tags), "".join(k for _, k in tags))
 
     def journal(self) -> tuple[JournalEntry, ...]:

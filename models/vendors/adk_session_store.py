@@ -20,7 +20,7 @@ whole invocation) — the second is what raise-on-stale never reaches: its check
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from turncheck.models.catalog import register_model
@@ -159,6 +159,20 @@ class SessionStore(VendorModel[State]):
 
     def describe_window(self, state: State) -> str:
         return "session: " + (" · ".join(state.session) or "(empty)")
+
+    panel_title = "the stored session, read back as the history"
+
+    def panel(self, state: State) -> Sequence[tuple[str, tuple[str, ...]]]:
+        owners = [e[0] for e in state.session]
+        return [
+            (
+                e,
+                ("splits a run",)
+                if 0 < k < len(owners) - 1 and owners[k - 1] == owners[k + 1] != e[0]
+                else (),
+            )
+            for k, e in enumerate(state.session)
+        ]
 
 
 register_model(

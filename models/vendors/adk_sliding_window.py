@@ -28,7 +28,7 @@ less than the latest for the lagging one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from turncheck.models.catalog import register_model
@@ -210,6 +210,24 @@ class SlidingWindow(VendorModel[State]):
         sent = [f"summary {i}" for i in range(len(state.summaries))]
         sent += [f"{e[0]} seq {seq}" for seq, e in enumerate(state.events) if seq not in hidden]
         return "prompt: " + " · ".join(sent)
+
+    panel_title = "the prompt rebuilt from the session"
+
+    def panel(self, state: State) -> Sequence[tuple[str, tuple[str, ...]]]:
+        hidden = self.hidden(state)
+        covered = {seq for _lo, _hi, c in state.summaries for seq in c}
+        items: list[tuple[str, tuple[str, ...]]] = []
+        for k, (lo, hi, c) in enumerate(state.summaries):
+            pending = [seq for seq in c if state.events[seq][0] == "confirm"] if not covered_calls_answered(
+                state._replace(summaries=((lo, hi, c),))) else []  # fmt: skip
+            marks = ("pending call summarised",) if pending else ()
+            items.append((f"summary {k} of seq {', '.join(map(str, c))} (range {lo}..{hi})", marks))
+        for seq, (kind, inv, ts) in enumerate(state.events):
+            if seq in hidden and seq not in covered:
+                items.append((f"seq {seq}: {kind} inv {inv} ts {ts}", ("hidden, summarised by nothing",)))
+            elif seq not in hidden:
+                items.append((f"seq {seq}: {kind} inv {inv} ts {ts}", ()))
+        return items
 
 
 register_model(

@@ -19,7 +19,7 @@ One run and ``writes`` concurrent writes through the same session instance.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from turncheck.models.catalog import register_model
@@ -137,6 +137,14 @@ class AutomaticCompaction(VendorModel[State]):
         lost = [i for i in state.written if i not in state.items and i not in state.summarised]
         shown = "session: " + " · ".join(state.items)
         return shown + (f"  (lost: {', '.join(lost)})" if lost else "")
+
+    panel_title = "the session's items"
+
+    def panel(self, state: State) -> Sequence[tuple[str, tuple[str, ...]]]:
+        lost = [i for i in state.written if i not in state.items and i not in state.summarised]
+        shown = [(i, ()) if i != "compaction" else (f"compaction of {', '.join(state.summarised)}", ())
+                 for i in state.items]  # fmt: skip
+        return shown + [(i, ("lost",)) for i in lost]
 
 
 register_model(

@@ -19,7 +19,7 @@ in flight at a time as the docs require; each check is exhaustive in a second.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from turncheck.models.catalog import register_model
@@ -42,12 +42,13 @@ class State(NamedTuple):
     swapped: int
 
 
-def follows_its_use(history: tuple[str, ...]) -> bool:
-    return all(
-        k > 0 and history[k - 1] == "tool_use" + m[len("tool_result") :]
+def orphaned(history: tuple[str, ...]) -> list[int]:
+    """Positions of the tool_results not right after the tool_use they answer."""
+    return [
+        k
         for k, m in enumerate(history)
-        if m.startswith("tool_result")
-    )
+        if m.startswith("tool_result") and (k == 0 or history[k - 1] != "tool_use" + m[len("tool_result") :])
+    ]
 
 
 class BackgroundCompaction(VendorModel[State]):
@@ -103,7 +104,7 @@ class BackgroundCompaction(VendorModel[State]):
             Property(
                 "tool-result-follows-its-use",
                 "always",
-                lambda s: follows_its_use(s.history),
+                lambda s: not orphaned(s.history),
                 "every tool_result is the message right after the tool_use it answers",
             ),
             Property(
@@ -131,6 +132,10 @@ class BackgroundCompaction(VendorModel[State]):
 
     def describe_window(self, state: State) -> str:
         return "next request sends: " + " · ".join(state.history)
+
+    def panel(self, state: State) -> Sequence[tuple[str, tuple[str, ...]]]:
+        bad = orphaned(state.history)
+        return [(m, ("orphan",) if k in bad else ()) for k, m in enumerate(state.history)]
 
 
 register_model(

@@ -19,7 +19,7 @@ calls, one open call at a time.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from turncheck.models.catalog import register_model
@@ -136,6 +136,12 @@ class StreamedCompaction(VendorModel[State]):
 
     def describe_window(self, state: State) -> str:
         return "server chain: " + " · ".join(state.chain)
+
+    panel_title = "the server chain previous_response_id names"
+
+    def panel(self, state: State) -> Sequence[tuple[str, tuple[str, ...]]]:
+        pending = set(unanswered(state.chain))
+        return [(i, ("no output",) if i in pending else ()) for i in state.chain]
 
 
 register_model(

@@ -30,7 +30,7 @@ response in the window follows its tool call there). The goal ``window-slid``: t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 from turncheck.models.catalog import register_model
@@ -241,6 +241,12 @@ class MessageWindow(VendorModel[State]):
         lost = [m for m in state.added if m not in state.store and m not in state.evicted]
         text = "next request sends: " + (" · ".join(window) if window else "(nothing)")
         return text + (f"  (lost: {', '.join(lost)})" if lost else "")
+
+    def panel(self, state: State) -> Sequence[tuple[str, tuple[str, ...]]]:
+        window = self.window(state)
+        orphaned = set(orphans(window))
+        lost = [m for m in state.added if m not in state.store and m not in state.evicted]
+        return [(m, ("orphan",) if m in orphaned else ()) for m in window] + [(m, ("lost",)) for m in lost]
 
 
 register_model(

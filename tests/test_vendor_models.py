@@ -147,7 +147,9 @@ def test_each_committed_trace_replays_to_its_break(cli: Any, path: Path, tmp_pat
     assert code == 1 and f"trace viewer: {page}" in out and trace.violated in page.read_text(encoding="utf-8")
 
 
-def test_the_viewer_shows_the_orphan_tool_result(open_page: Any, cli: Any, tmp_path: Path, shots: Path) -> None:
+def test_the_viewer_shows_the_orphan_tool_result(
+    open_page: Any, cli: Any, tmp_path: Path, shots: Path
+) -> None:
     page_path = tmp_path / "anthropic.html"
     cli("replay", str(TRACES / "anthropic-background-compaction.trace.json"), "--html", str(page_path))
     opened = open_page(page_path, height=620)

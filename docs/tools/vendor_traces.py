@@ -52,7 +52,9 @@ def write_traces(out: Path) -> list[Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--out", type=Path, default=TRACES, help="folder to write (default docs/vendor-traces)")
+    parser.add_argument(
+        "--out", type=Path, default=TRACES, help="folder to write (default docs/vendor-traces)"
+    )
     args = parser.parse_args(argv)
     for path in write_traces(args.out):
         print(path)

@@ -114,7 +114,6 @@ class MessageWindow(VendorModel[State]):
         self.size = max_messages
         self.messages = messages
         self.writers = writers
-        self.cut = CUTS[variant]
         self.params = {
             "variant": variant,
             "max_messages": max_messages,
@@ -125,9 +124,14 @@ class MessageWindow(VendorModel[State]):
     def init_states(self) -> Iterator[State]:
         yield State((), (), (), (None,) * self.writers, 0, 0)
 
+    def keep(self, messages: Messages) -> Messages:
+        """The window rule: what of ``messages`` the memory keeps (a subclass's own rule goes
+        here: ``turncheck check examples/my_window.py:DropOrphans``)."""
+        return CUTS[self.variant](messages, self.size)
+
     def window(self, state: State) -> Messages:
         """What the next request sends: the stored rows, cut when read under ``fixed``."""
-        return self.cut(state.store, self.size) if self.variant == "fixed" else state.store
+        return self.keep(state.store) if self.variant == "fixed" else state.store
 
     def next_message(self, state: State, w: int) -> str | None:
         """The message writer ``w`` adds next (None: it has no more to add)."""
@@ -180,7 +184,7 @@ class MessageWindow(VendorModel[State]):
         if self.variant == "fixed":
             return state._replace(store=(*state.store, message), added=added, calls=calls, sent=sent)
         read = state.store if verb in ("add", "answer") else state.reads[w] or ()
-        kept = self.cut((*read, message), self.size)
+        kept = self.keep((*read, message))
         evicted = (*state.evicted, *(m for m in (*read, message) if m not in kept))
         reads = tuple(None if k == w else r for k, r in enumerate(state.reads))
         return State(kept, added, evicted, reads, calls, sent)
@@ -224,13 +228,13 @@ class MessageWindow(VendorModel[State]):
         verb, w = action
         who = f"writer {w + 1}"
         if verb == "read":
-            return f"{who} reads the conversation ({len(state.store)} rows)"
+            return f"{who} reads the conversation: {len(state.store)} stored"
         message = self._message(state, action)
         if verb in ("add", "answer"):
             if self.variant == "fixed":
                 return f"{who} inserts {message}"
-            kept = self.cut((*state.store, message), self.size)
-            return f"{who} adds {message}, window keeps {len(kept)}"
+            kept = self.keep((*state.store, message))
+            return f"{who} adds {message} (keeps {len(kept)})"
         return f"{who} saveAll: deletes all, inserts its window + {message}"
 
     def columns(self, state: State) -> dict[str, object]:

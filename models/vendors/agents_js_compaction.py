@@ -144,7 +144,7 @@ class AutomaticCompaction(VendorModel[State]):
         lost = [i for i in state.written if i not in state.items and i not in state.summarised]
         shown = [(i, ()) if i != "compaction" else (f"compaction of {', '.join(state.summarised)}", ())
                  for i in state.items]  # fmt: skip
-        return shown + [(i, ("lost",)) for i in lost]
+        return shown + [(f"{i}: not in the session", ("lost",)) for i in lost]
 
 
 register_model(

@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 from turncheck.models.catalog import register_model
 from turncheck.models.errors import BadParameter
-from turncheck.models.protocol import Property
+from turncheck.models.protocol import FieldValue, Property, plain_fields
 from turncheck.models.vendors._vendor import Action, VendorModel
 
 Messages = tuple[str, ...]
@@ -237,6 +237,11 @@ class MessageWindow(VendorModel[State]):
             return f"{who} adds {message} (keeps {len(kept)})"
         return f"{who} saveAll: deletes all, inserts its window + {message}"
 
+    def state_fields(self, state: State) -> list[tuple[str, FieldValue]]:
+        reads = [f"writer {w + 1}: " + ("not reading" if r is None else " · ".join(r) or "(nothing)")
+                 for w, r in enumerate(state.reads)]  # fmt: skip
+        return [*plain_fields(state._replace(reads=()))[:3], ("reads", reads), *plain_fields(state)[4:]]
+
     def columns(self, state: State) -> dict[str, object]:
         return {"window": len(self.window(state)), "added": len(state.added)}
 
@@ -250,7 +255,9 @@ class MessageWindow(VendorModel[State]):
         window = self.window(state)
         orphaned = set(orphans(window))
         lost = [m for m in state.added if m not in state.store and m not in state.evicted]
-        return [(m, ("orphan",) if m in orphaned else ()) for m in window] + [(m, ("lost",)) for m in lost]
+        return [(m, ("orphan",) if m in orphaned else ()) for m in window] + [
+            (f"{m}: not sent", ("lost",)) for m in lost
+        ]
 
 
 register_model(

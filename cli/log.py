@@ -17,7 +17,6 @@ import json
 import os
 import stat
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -200,14 +199,9 @@ def export_command(
     if out is None:
         sys.stdout.write(text)
         return
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from turncheck.reports.viewer import write_page
+
+    write_page(out, text)  # beside it, then renamed: the user's umask, never through a link
 
 
 def repair_command(

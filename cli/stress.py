@@ -72,7 +72,8 @@ def stress_command(
     store: Annotated[
         str,
         typer.Option(
-            "--store", help="sqlite, postgres, agents-sqlite, langgraph-sqlite, adk-database, or package.module:Class."
+            "--store",
+            help="sqlite, postgres, agents-sqlite, langgraph-sqlite, adk-database, or package.module:Class.",
         ),
     ] = "sqlite",
     locking: Annotated[LockingName, typer.Option("--locking", help="Locking strategy.")] = "none",

@@ -178,10 +178,12 @@ def write_page(path: Path, page: str) -> Path:
             os.fchmod(fh.fileno(), 0o666 & ~_umask())
             fh.write(page)
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:  # an interrupt too: the temporary file is ours, the name untouched
         if tmp is not None:
             tmp.unlink(missing_ok=True)
-        raise TurncheckError(f"cannot write {path}: {exc.strerror or exc}") from None
+        if isinstance(exc, OSError):
+            raise TurncheckError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise
     return path
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -102,6 +103,9 @@ def test_export_jsonl_round_trips(log_path: Path, tmp_path: Path, capsys: pytest
     assert RUN(["log", "export", str(log_path), "--out", str(out), "--session", "s"]) == 0
     assert out.read_text(encoding="utf-8").splitlines() == lines
     assert all(json.loads(x)["session"] == "s" for x in lines)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~mask  # the user's umask, not mkstemp's 0600
 
 
 @pytest.mark.parametrize(

@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from turncheck.models.events import Event, Kind
 from turncheck.sim.race.explore import explore, run_schedule
 from turncheck.sim.race.loop import Deadlock, run_controlled
+from turncheck.sim.race.recorder import RaceHistory
 from turncheck.sim.race.schedule import Schedule, parse_token
 
 pytest_plugins = ["pytester"]
@@ -224,3 +226,38 @@ def test_the_pytest_marker(pytester: pytest.Pytester) -> None:
     out = result.stdout.str()
     assert "an append was lost" in out and "@pytest.mark.race(schedule=" in out
     assert "turncheck race " in out and "test_replayed --schedule 0.0:2=1" in out
+
+
+def test_the_recorder_runs_the_stress_anomalies_and_window_checks() -> None:
+    """The lost append again, caught by the stress checker's ``lost`` rather than the test's own
+    assertion; and a read window holding a RESULT without its CALL, caught by the projector's
+    structural report."""
+    from examples.races.store import ChatStore, KeyValue
+
+    async def test() -> None:
+        store, history = ChatStore(KeyValue()), RaceHistory()
+
+        async def later(turn: int) -> None:
+            await asyncio.sleep(0)
+            await history.append(turn, store.append("s", str(turn)), who="tool")
+
+        await asyncio.gather(history.append(1, store.append("s", "1"), who="user"), later(2))
+        history.assert_holds(int(m) for m in await store.messages("s"))
+
+    assert run_schedule(test, Schedule(0, 0)).failure is None
+    result = explore(test, schedules=100)
+    assert result.failing is not None and result.failing.failure is not None
+    assert result.failing.failure.message.startswith("lost: turn 1 (user-0) was acknowledged")
+
+    history = RaceHistory()
+
+    async def window() -> list[Event]:
+        return [Event(3, "s", 1, Kind.RESULT, "c1"), Event(4, "s", 1, Kind.TERM)]
+
+    asyncio.run(history.read(window()))
+    (broken,) = history.check(())
+    assert (
+        broken.invariant == "read-window"
+        and "orphanRes 1" in broken.reason
+        and broken.slice == ("RESULT(c1) TERM",)
+    )

@@ -33,6 +33,14 @@ UNBOUNDED = 10**9
 WINDOW_CHECKS = ("orphanRes", "orphanCall", "mispair", "dupCallId")
 
 
+def window_problems(events: Sequence[Event], checks: Sequence[str] = WINDOW_CHECKS) -> list[str]:
+    """The structural-report counters among ``checks`` that are not zero in this window, as
+    ``name count`` (``orphanCall 1``: a CALL sent without its RESULT, which the OpenAI API
+    refuses with "No tool output found for function call")."""
+    report = structural_report(History(events), 0, 0, UNBOUNDED)
+    return [f"{name} {getattr(report, name)}" for name in checks if getattr(report, name)]
+
+
 @dataclass
 class RaceHistory:
     """What one schedule's store did, in the order its writes returned.
@@ -89,8 +97,7 @@ class RaceHistory:
         rp = replay(run)
         found = [v for anomaly in ANOMALIES if anomaly is not no_progress for v in anomaly(run, rp)]
         for who, version, events in self.windows:
-            report = structural_report(History(events), 0, 0, UNBOUNDED)
-            bad = [f"{name} {getattr(report, name)}" for name in self.window_checks if getattr(report, name)]
+            bad = window_problems(events, self.window_checks)
             if bad:
                 kinds = " ".join(f"{e.kind.name}{'(' + e.call_id + ')' if e.call_id else ''}" for e in events)
                 found.append(

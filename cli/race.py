@@ -143,9 +143,8 @@ def race_command(
     if run is not None and run.failure is not None:
         if result is not None and result.found is not None:
             found = len(result.found.schedule.reorders)
-            lines.append(
-                f"schedule {result.schedules} of {schedules} failed (shrunk from {found} reorderings)"
-            )
+            shrunk = f" (shrunk from {found} reorderings)" if found > len(run.schedule.reorders) else ""
+            lines.append(f"schedule {result.schedules} of {schedules} failed{shrunk}")
         lines += failure_report(run, f"{replay} --schedule {run.schedule.token}")
     elif run is not None:
         lines.append(f"schedule {run.schedule.token} passes ({len(run.steps)} steps)")

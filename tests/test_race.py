@@ -261,3 +261,27 @@ def test_the_recorder_runs_the_stress_anomalies_and_window_checks() -> None:
         and "orphanRes 1" in broken.reason
         and broken.slice == ("RESULT(c1) TERM",)
     )
+
+
+def test_the_viewer_shows_the_failing_schedule_one_lane_per_task(tmp_path: Path) -> None:
+    from turncheck.reports.race_view import race_view
+
+    page = tmp_path / "race.html"
+    proc = turncheck("race", LOST, "--html", str(page))
+    assert proc.returncode == 1 and f"trace viewer: {page}" in proc.stdout
+    assert "ChatStore.append" in page.read_text(encoding="utf-8")
+    from examples.races.store import test_no_lost_append
+
+    token = proc.stdout.rsplit("--schedule ", 1)[1].split()[0]
+    view = race_view(LOST, run_schedule(test_no_lost_append, parse_token(token)))
+    assert view.lanes == ("test_no_lost_append", "ChatStore.append", "tool_result")
+    assert view.broken_at == len(view.steps) - 1 and view.verdict == "violated"
+    assert [s.marks for s in view.steps if s.marks] == [("reordered: asyncio would run ChatStore.append",)]
+    link = tmp_path / "link.html"
+    link.symlink_to(tmp_path / "elsewhere.html")
+    refused = turncheck("race", LOST, "--html", str(link))
+    assert (
+        refused.returncode == 2
+        and "is a symlink" in refused.stderr
+        and not (tmp_path / "elsewhere.html").exists()
+    )

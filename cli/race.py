@@ -20,6 +20,7 @@ import typer
 
 from turncheck.cli.options import FormatOpt, QuietOpt, SeedOpt
 from turncheck.cli.outputs import check_output_file
+from turncheck.cli.progress import end_line, progress_for
 from turncheck.models.errors import BadParameter
 
 if TYPE_CHECKING:
@@ -124,9 +125,12 @@ def race_command(
     if token is not None:
         run: RaceRun | None = run_schedule(test, token, max_steps=max_steps)
     else:
-        result = explore(
-            test, schedules=schedules, strategy=strategy, depth=depth, seed=seed, max_steps=max_steps
-        )
+        bar = progress_for(f"race {test_ref}", quiet, "schedules")
+        try:
+            result = explore(test, schedules=schedules, strategy=strategy, depth=depth, seed=seed,
+                             max_steps=max_steps, progress=lambda done: bar(done, schedules))  # fmt: skip
+        finally:
+            end_line(bar)
         run = result.failing
     if html is not None and run is not None:
         from turncheck.reports.race_view import race_view

@@ -21,8 +21,9 @@ The rules that make a schedule replay exactly:
 * time is virtual: code takes none, and the clock jumps to the next timer only when no actor is
   runnable, so a sleep wakes after everything that could run before it;
 * a thread the loop did not start (aiosqlite's connection thread) reaches the loop only through
-  ``call_soon_threadsafe``; its callbacks are taken only when no actor is runnable, and those
-  that arrive together are applied in the order their futures were created.
+  ``call_soon_threadsafe``; its callbacks are taken only when no actor is runnable (and waited
+  for a moment before the clock jumps to a timer), and those that arrive together are applied in
+  the order their futures were created.
 
 Invariant: given the same program and the same answers from the chooser, the sequence of
 steps — which actor ran, from which await to which — is the same in every run and process.
@@ -51,6 +52,7 @@ from turncheck.models.errors import TurncheckError
 
 FOREIGN_WAIT_S = 30.0  # how long every task may wait on a thread the loop did not start
 FOREIGN_SETTLE_S = 0.005  # callbacks of other threads arriving this close together are one batch
+FOREIGN_GRACE_S = 0.05  # how long such a thread may take to answer before the clock jumps past it
 _ASYNCIO_DIR = os.path.dirname(asyncio.__file__)
 _HERE = os.path.dirname(__file__)
 
@@ -70,7 +72,6 @@ class Choice:
 
     point: int
     names: tuple[str, ...]
-    previous: str | None
 
 
 Chooser = Callable[[Choice], int]
@@ -212,7 +213,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
     def _enqueue(self, handle: asyncio.Handle, cb: Callable[..., Any], args: tuple[Any, ...],
                  ctx: contextvars.Context, owned: bool) -> None:  # fmt: skip
         owner = self._by_context.get(id(ctx)) if owned else None
-        if owner is not None and owner[0] is ctx and owner[1].job is None:
+        if owner is not None and owner[0] is ctx:
             actor = owner[1]
             if not actor.handles:
                 actor.ready_at = next(self._seq)
@@ -252,14 +253,14 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             names = tuple(a.name for a in runnable)
             chosen = 0
             if len(runnable) > 1:
-                previous = self.steps[-1].actor if self.steps else None
-                chosen = min(max(0, self._chooser(Choice(self._points, names, previous))), len(runnable) - 1)
+                chosen = min(max(0, self._chooser(Choice(self._points, names))), len(runnable) - 1)
                 self._points += 1
             self._run_actor(runnable[chosen], names if len(runnable) > 1 else (), chosen)
         elif self._take_foreign(block=False):
             pass
         elif self._timers:
-            self._advance_clock()
+            if not self._take_foreign(block=False, grace=self._foreign_threads()):
+                self._advance_clock()
         elif not self._take_foreign(block=True):
             raise Deadlock("every task waits and nothing can wake one: " + self.waiting())
 
@@ -300,14 +301,22 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             _, _, handle, cb, args, ctx = heapq.heappop(self._timers)
             self._eager.append((handle, cb, args, ctx))
 
-    def _take_foreign(self, block: bool) -> bool:
-        """Apply what other threads sent, as one batch in the order their futures were created."""
+    def _foreign_threads(self) -> bool:
+        """Whether a thread the loop did not start (nor found running) is alive to call back."""
+        return not set(threading.enumerate()) <= self._threads_before | self._own_threads()
+
+    def _take_foreign(self, block: bool, grace: bool = False) -> bool:
+        """Apply what other threads sent, as one batch in the order their futures were created.
+        Before the clock jumps, a thread still alive gets :data:`FOREIGN_GRACE_S` to answer, so a
+        thread's answer and a timer do not race."""
         batch = []
         try:
             if block:
-                if set(threading.enumerate()) <= self._threads_before | self._own_threads():
+                if not self._foreign_threads():
                     return False  # no thread is left that could call back
                 batch.append(self._inbox.get(timeout=FOREIGN_WAIT_S))
+            elif grace:
+                batch.append(self._inbox.get(timeout=FOREIGN_GRACE_S))
             else:
                 batch.append(self._inbox.get_nowait())
             while True:
@@ -524,7 +533,6 @@ def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Choose
     the same chooser, so nothing leaks into the next schedule."""
     loop = ControlledLoop(chooser, max_steps)  # type: ignore[abstract]
     outcome: BaseException | None = None
-    asyncio.set_event_loop(loop)
     try:
         try:
             loop.run_until_complete(test())
@@ -543,6 +551,5 @@ def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Choose
         except Deadlock:
             pass
     finally:
-        asyncio.set_event_loop(None)
         loop.close()
     return outcome, steps

@@ -38,6 +38,7 @@ import functools
 import heapq
 import itertools
 import linecache
+import logging
 import os
 import queue
 import sys
@@ -94,13 +95,15 @@ class Step:
         return self.chosen != 0
 
 
+Callback = tuple[asyncio.Handle, Callable[..., Any], tuple[Any, ...], contextvars.Context]
+
+
 class _Actor:
     __slots__ = ("name", "handles", "ready_at", "task", "job", "where")
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.handles: deque[tuple[asyncio.Handle, Callable[..., Any], tuple[Any, ...], contextvars.Context]]
-        self.handles = deque()
+        self.handles: deque[Callback] = deque()
         self.ready_at = 0
         self.task: asyncio.Task[Any] | None = None
         self.job: Callable[[], None] | None = None
@@ -176,8 +179,8 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         self._max_steps = max_steps
         self._actors: list[_Actor] = []
         self._by_context: dict[int, tuple[contextvars.Context, _Actor]] = {}
-        self._eager: deque[tuple[asyncio.Handle, Callable[..., Any], tuple[Any, ...], contextvars.Context]]
-        self._eager = deque()
+        self._eager: deque[Callback] = deque()
+        self._ready: set[_Actor] = set()  # the actors with a callback or a job to run
         self._timers: list[
             tuple[float, int, asyncio.TimerHandle, Callable[..., Any], tuple[Any, ...], contextvars.Context]
         ] = []
@@ -199,7 +202,6 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         self._asyncgens: weakref.WeakSet[Any] = weakref.WeakSet()
         self._threads_before = set(threading.enumerate())
         self.steps: list[Step] = []
-        self.errors: list[str] = []
 
     # -- the scheduler ----------------------------------------------------------------------------
 
@@ -217,13 +219,12 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             actor = owner[1]
             if not actor.handles:
                 actor.ready_at = next(self._seq)
+                self._ready.add(actor)
             actor.handles.append((handle, cb, args, ctx))
         else:
             self._eager.append((handle, cb, args, ctx))
 
-    def _run_handle(
-        self, item: tuple[asyncio.Handle, Callable[..., Any], tuple[Any, ...], contextvars.Context]
-    ) -> None:
+    def _run_handle(self, item: Callback) -> None:
         handle, cb, args, ctx = item
         if handle.cancelled():
             return
@@ -237,9 +238,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             )
 
     def _runnable(self) -> list[_Actor]:
-        live = [a for a in self._actors if a.job is not None or a.handles]
-        live.sort(key=lambda a: a.ready_at)
-        return live
+        return sorted(self._ready, key=lambda a: a.ready_at)
 
     def _step(self) -> None:
         while self._eager:
@@ -268,12 +267,15 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         start = actor.where
         if actor.job is not None:
             job, actor.job = actor.job, None
+            self._ready.discard(actor)
             job()
             self.steps.append(Step(actor.name, start, "(done)", runnable, chosen))
             return
         self._run_handle(actor.handles.popleft())
         if actor.handles:
             actor.ready_at = next(self._seq)
+        else:
+            self._ready.discard(actor)
         task = actor.task
         if task is None:
             end = "(ran)"
@@ -428,6 +430,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
                     fut.set_result(result)
 
         actor.job = job
+        self._ready.add(actor)
         return fut
 
     def set_default_executor(self, executor: Any) -> None:
@@ -514,7 +517,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
 
     def default_exception_handler(self, context: dict[str, Any]) -> None:
         exc = context.get("exception")
-        self.errors.append(context.get("message", "") + (f": {type(exc).__name__}: {exc}" if exc else ""))
+        logging.getLogger("asyncio").error(context.get("message", "unhandled error"), exc_info=exc)
 
     def call_exception_handler(self, context: dict[str, Any]) -> None:
         if self._exception_handler is None:

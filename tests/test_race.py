@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from turncheck.models.events import Event, Kind
-from turncheck.sim.race.explore import explore, run_schedule
+from turncheck.sim.race.explore import AsyncTest, explore, run_schedule
 from turncheck.sim.race.loop import Deadlock, run_controlled
 from turncheck.sim.race.recorder import RaceHistory
 from turncheck.sim.race.schedule import Schedule, parse_token
@@ -285,3 +285,59 @@ def test_the_viewer_shows_the_failing_schedule_one_lane_per_task(tmp_path: Path)
         and "is a symlink" in refused.stderr
         and not (tmp_path / "elsewhere.html").exists()
     )
+
+
+class TurnStore:
+    """Turns in a list; every call is one round trip."""
+
+    def __init__(self) -> None:
+        self.turns: list[int] = []
+
+    async def append(self, turn: int) -> None:
+        await asyncio.sleep(0)
+        self.turns.append(turn)
+
+    async def count(self) -> int:
+        await asyncio.sleep(0)
+        return len(self.turns)
+
+    async def delete_oldest(self, k: int) -> list[int]:
+        await asyncio.sleep(0)
+        removed, self.turns[: max(0, k)] = self.turns[: max(0, k)], []
+        return removed
+
+
+def double_compaction(locked: bool) -> AsyncTest:
+    """Two compactions triggered by one crossing of maxTurns (adk-go #1234's shape): each reads the
+    count, then deletes ``count − maxTurns`` of the oldest turns. Held to ``mutex``'s rule: the
+    peak at most one over maxTurns, a delete acting on the count read under the lock."""
+
+    async def test() -> None:
+        store, history = TurnStore(), RaceHistory(max_turns=2, locking="mutex")
+        lock = asyncio.Lock() if locked else None  # one per schedule: a lock belongs to one loop
+        for turn in (1, 2, 3):
+            await history.append(turn, store.append(turn))
+
+        async def compact() -> None:
+            async def once() -> None:
+                n = await store.count()
+                await history.compact(store.delete_oldest(n - 2), count_read=n)
+
+            if lock is None:
+                return await once()
+            async with lock:
+                await once()
+
+        await asyncio.gather(compact(), compact())
+        history.assert_holds(store.turns)
+
+    return test
+
+
+def test_the_recorder_sees_a_compaction_acting_on_a_stale_count() -> None:
+    run = explore(double_compaction(False), schedules=50).failing
+    assert run is not None and run.failure is not None
+    assert run.failure.message.startswith("over-deletion: compactor-")
+    assert "no read outstanding" in run.failure.message
+    locked = explore(double_compaction(True), strategy="exhaustive", depth=3, schedules=500)
+    assert locked.failing is None and locked.exhausted

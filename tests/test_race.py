@@ -341,3 +341,23 @@ def test_the_recorder_sees_a_compaction_acting_on_a_stale_count() -> None:
     assert "no read outstanding" in run.failure.message
     locked = explore(double_compaction(True), strategy="exhaustive", depth=3, schedules=500)
     assert locked.failing is None and locked.exhausted
+
+
+SHARED = asyncio.Lock()
+
+
+async def _uses_a_lock_made_at_import() -> None:
+    async with SHARED:
+        await asyncio.sleep(0)
+
+
+def test_a_lock_made_outside_the_test_is_named_as_the_cause() -> None:
+    async def test() -> None:
+        await asyncio.gather(_uses_a_lock_made_at_import(), _uses_a_lock_made_at_import())
+
+    run = explore(test, schedules=5).failing
+    assert (
+        run is not None
+        and run.failure is not None
+        and "make locks, queues and clients inside" in run.failure.message
+    )

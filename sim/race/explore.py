@@ -86,7 +86,11 @@ def _failure(exc: BaseException) -> Failure:
     frame = (user or frames)[-1] if frames else None
     where = f"{place(frame.filename)}:{frame.lineno} `{(frame.line or '').strip()}`" if frame else ""
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return Failure(type(exc).__name__, message[:300], "" if isinstance(exc, Deadlock) else where)
+    if "bound to a different event loop" in message:  # an asyncio object made outside the test
+        message += (
+            " (every schedule runs on a loop of its own: make locks, queues and clients inside the test)"
+        )
+    return Failure(type(exc).__name__, message[:400], "" if isinstance(exc, Deadlock) else where)
 
 
 def run_schedule(test: AsyncTest, schedule: Schedule, chooser: Callable[..., int] | None = None,

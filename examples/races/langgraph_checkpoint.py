@@ -15,7 +15,7 @@ import asyncio
 import operator
 import tempfile
 from pathlib import Path
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
@@ -25,7 +25,7 @@ class State(TypedDict):
     messages: Annotated[list[str], operator.add]
 
 
-def build(saver: AsyncSqliteSaver):  # type: ignore[no-untyped-def]
+def build(saver: AsyncSqliteSaver) -> Any:
     graph = StateGraph(State)
     graph.add_node("echo", lambda state: {"messages": []})
     graph.add_edge(START, "echo")

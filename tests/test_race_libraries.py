@@ -10,6 +10,10 @@ each, with the ``openai`` 2.x of their day, into a cache folder (``TURNCHECK_TES
 default ``~/.cache/turncheck-tests``; CI keeps it between runs) and runs ``turncheck race`` with
 it first on ``PYTHONPATH``; with no package index reachable it skips, saying so.
 
+Two runs through one compacting session: on 0.6.7 a compaction's clear-and-rewrite drops a turn
+the other run saved in between (plain asyncio's order does not show it, a reordered schedule
+does); the pinned version skips a compaction whose history changed, and passes.
+
 LangGraph: two concurrent ``aupdate_state`` of one thread through the real ``AsyncSqliteSaver``
 (aiosqlite's own thread included) lose one update; serialised, both are kept; and a token
 replays byte-identically although aiosqlite's thread is one the loop did not start.
@@ -28,6 +32,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENTS = "examples/races/agents_compaction.py:test_runs_compact_safely"
+SHARED = "examples/races/agents_compaction.py:test_one_session_two_runs"
 GRAPH = "examples/races/langgraph_checkpoint.py"
 # the release before PR #2322 and the one that shipped it, each with an openai of January 2026
 BEFORE, AFTER, OPENAI = "0.6.6", "0.6.7", "2.15.0"
@@ -82,8 +87,23 @@ def test_agents_sdk_after_pr_2322_passes_every_schedule() -> None:
 
 def test_agents_sdk_pinned_version_passes() -> None:
     pytest.importorskip("agents")
-    proc = race(AGENTS, "-n", "10")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for test in (AGENTS, SHARED):
+        proc = race(test, "-n", "20")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_agents_sdk_one_session_two_runs_loses_a_turn_on_0_6_7() -> None:
+    after = agents_at(AFTER)
+    proc = race(SHARED, "-n", "100", pythonpath=after)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "AssertionError: a run's turn is gone: the session covers ['call_resp_" in proc.stdout
+    assert (
+        "in compact ← run_compaction ← _save_result_to_session   [reordered: asyncio would run ask#2]"
+        in proc.stdout
+    )
+    token = proc.stdout.rsplit("--schedule ", 1)[1].split()[0]
+    again = race(SHARED, "--schedule", token, pythonpath=after)
+    assert again.returncode == 1 and "a run's turn is gone" in again.stdout
 
 
 def test_langgraph_two_concurrent_updates_of_one_thread() -> None:

@@ -9,6 +9,13 @@ holding a ``function_call`` without its output: the 400 of openai-agents-python 
 schedule fails; from 0.6.7 (PR #2322) it defers that compaction, and every schedule passes::
 
     turncheck race examples/races/agents_compaction.py:test_runs_compact_safely
+
+Two runs through *one* compacting session are another matter: a compaction clears the session
+and writes back the summary of its own run's chain, so a turn the other run saved in between is
+neither kept nor summarised (the shape of openai-agents-js PR #1842). 0.6.7 loses it under some
+schedules; later releases skip a compaction when the history changed under it::
+
+    turncheck race examples/races/agents_compaction.py:test_one_session_two_runs
 """
 
 import asyncio
@@ -26,6 +33,21 @@ from turncheck.models.chat_log import SessionBuilder, add_response_item
 from turncheck.sim.race.recorder import window_problems
 
 set_tracing_disabled(True)  # offline: no trace export
+
+
+SUMMARY = "(summary of calls: "
+
+
+def covered(items: list[Any]) -> set[str]:
+    """The tool calls these items hold, or that a summary among them stands for."""
+    ids = set()
+    for item in items:
+        content = item.get("content")
+        if isinstance(content, str) and content.startswith(SUMMARY):
+            ids |= set(content[len(SUMMARY) : -1].split(", ")) - {""}
+        elif item.get("call_id"):
+            ids.add(item["call_id"])
+    return ids
 
 
 class NoToolOutput(Exception):
@@ -57,7 +79,11 @@ class ScriptedAPI:
             pending = {i["call_id"] for i in items if i.get("type") == "function_call"}
             pending -= {i["call_id"] for i in items if i.get("type") == "function_call_output"}
             raise NoToolOutput(f"400 No tool output found for function call {min(pending)}.")
-        summary = {"type": "message", "role": "user", "content": f"(summary of {len(items)} items)"}
+        summary = {
+            "type": "message",
+            "role": "user",
+            "content": f"{SUMMARY}{', '.join(sorted(covered(items)))})",
+        }
         return type("Compacted", (), {"output": [summary]})()
 
 
@@ -98,24 +124,41 @@ async def get_weather(city: str) -> str:
     return "21°C"
 
 
-async def one_run(api: ScriptedAPI, user: str) -> str:
-    session = OpenAIResponsesCompactionSession(
-        session_id=user,
-        underlying_session=SQLiteSession(user),
+def compacting_session(api: ScriptedAPI, session_id: str) -> OpenAIResponsesCompactionSession:
+    return OpenAIResponsesCompactionSession(
+        session_id=session_id,
+        underlying_session=SQLiteSession(session_id),
         client=api,  # type: ignore[arg-type]
         should_trigger_compaction=lambda context: True,
     )
+
+
+async def ask(api: ScriptedAPI, session: OpenAIResponsesCompactionSession, user: str) -> str:
     agent = Agent(name="assistant", model=ScriptedModel(api, user), tools=[get_weather])
-    result = await Runner.run(agent, "What is the weather in Paris?", session=session)
+    result = await Runner.run(agent, f"{user}: what is the weather in Paris?", session=session)
     return str(result.final_output)
 
 
 async def test_runs_compact_safely() -> None:
     api = ScriptedAPI()
-    answers = await asyncio.gather(one_run(api, "alice"), one_run(api, "bob"))
+    answers = await asyncio.gather(
+        *(ask(api, compacting_session(api, user), user) for user in ("alice", "bob"))
+    )
     assert answers == ["It is 21°C.", "It is 21°C."], answers
+
+
+async def test_one_session_two_runs() -> None:
+    """Every run's tool call is still in the shared session, or covered by a summary in it."""
+    api = ScriptedAPI()
+    session = compacting_session(api, "shared")
+    await asyncio.gather(ask(api, session, "alice"), ask(api, session, "bob"))
+    kept = covered(await session.get_items())
+    assert {"call_resp_alice_1", "call_resp_bob_1"} <= kept, (
+        f"a run's turn is gone: the session covers {sorted(kept)}"
+    )
 
 
 if __name__ == "__main__":
     asyncio.run(test_runs_compact_safely())
-    print("both runs answered")
+    asyncio.run(test_one_session_two_runs())
+    print("both runs answered, both kept")

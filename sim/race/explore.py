@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from turncheck.models.errors import BadParameter
-from turncheck.sim.race.loop import Deadlock, Step, place, run_controlled
+from turncheck.sim.race.loop import ASYNCIO_DIR, RACE_DIR, Deadlock, Step, place, run_controlled
 from turncheck.sim.race.schedule import (
     STRATEGIES,
     Recording,
@@ -81,8 +81,8 @@ class RaceResult:
 
 
 def _failure(exc: BaseException) -> Failure:
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "/asyncio/" not in f.filename]
-    user = [f for f in frames if "/turncheck/" not in f.filename and "/sim/race/" not in f.filename]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(ASYNCIO_DIR)]
+    user = [f for f in frames if not f.filename.startswith(RACE_DIR)]
     frame = (user or frames)[-1] if frames else None
     where = f"{place(frame.filename)}:{frame.lineno} `{(frame.line or '').strip()}`" if frame else ""
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""

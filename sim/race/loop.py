@@ -54,8 +54,8 @@ from turncheck.models.errors import TurncheckError
 FOREIGN_WAIT_S = 30.0  # how long every task may wait on a thread the loop did not start
 FOREIGN_SETTLE_S = 0.005  # callbacks of other threads arriving this close together are one batch
 FOREIGN_GRACE_S = 0.05  # how long such a thread may take to answer before the clock jumps past it
-_ASYNCIO_DIR = os.path.dirname(asyncio.__file__)
-_HERE = os.path.dirname(__file__)
+ASYNCIO_DIR = os.path.dirname(asyncio.__file__) + os.sep
+RACE_DIR = os.path.dirname(__file__) + os.sep
 
 
 class Deadlock(TurncheckError):
@@ -141,7 +141,7 @@ def suspended_at(coro: Any) -> str:
         )
         if frame is None:
             break
-        if not frame.f_code.co_filename.startswith(_ASYNCIO_DIR):
+        if not frame.f_code.co_filename.startswith(ASYNCIO_DIR):
             frames.append(frame)
         obj = (
             getattr(obj, "cr_await", None)

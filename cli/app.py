@@ -84,6 +84,7 @@ def _register_commands() -> None:
         listing,
         log,
         project,
+        race,
         replay,
         report,
         scenario,
@@ -91,7 +92,20 @@ def _register_commands() -> None:
         sweep,
     )
 
-    for module in (report, project, scenario, sweep, check, replay, log, bench, stress, import_log, listing):
+    for module in (
+        report,
+        project,
+        scenario,
+        sweep,
+        check,
+        replay,
+        log,
+        bench,
+        stress,
+        race,
+        import_log,
+        listing,
+    ):
         module.register(app)
 
 

@@ -1,4 +1,5 @@
-"""The turncheck pytest plugin (entry point ``pytest11``): the ``check_projector`` fixture.
+"""The turncheck pytest plugin (entry point ``pytest11``): the ``check_projector`` fixture and
+the ``race`` marker.
 
 Installed with turncheck; pytest loads it by itself. A test asks for the fixture and calls it
 with its projector; the check runs under the active Hypothesis settings profile::
@@ -7,22 +8,73 @@ with its projector; the check runs under the active Hypothesis settings profile:
         check_projector(my_trimmer, checks=["orphanRes", "overBudget"])
 
 The marker ``@pytest.mark.turncheck(checks=[...], cost=...)`` sets the fixture's defaults for
-one test (a keyword given to the call still wins). Importing the plugin is cheap: turncheck's
-checking code is imported when the fixture is first used.
+one test (a keyword given to the call still wins).
+
+``@pytest.mark.race(schedules=100, strategy="random", depth=2, seed=0, schedule=None)`` on an
+``async def`` test runs it as ``turncheck race`` does: under controlled schedules, failing at
+the first one that fails with its shrunk interleaving and token; ``schedule="TOKEN"`` replays
+that one. Its fixtures are made once and given to every schedule, so a test builds the state it
+races inside its body.
+
+Importing the plugin is cheap: turncheck's checking code is imported when the fixture is first
+used, the race scheduler when a marked test runs.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+
+RACE_OPTIONS = ("schedules", "strategy", "depth", "seed", "schedule", "max_steps")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "turncheck(checks=..., cost=...): defaults for the check_projector fixture in this test"
     )
+    config.addinivalue_line(
+        "markers",
+        "race(schedules=100, strategy='random', depth=2, seed=0, schedule=None): run this async test "
+        "under controlled asyncio schedules (turncheck race)",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run a ``race``-marked ``async def`` test under controlled schedules (see the module)."""
+    marker = pyfuncitem.get_closest_marker("race")
+    if marker is None:
+        return None
+    test = pyfuncitem.obj
+    if not inspect.iscoroutinefunction(test):
+        pytest.fail("@pytest.mark.race needs an async def test", pytrace=False)
+    unknown = sorted(set(marker.kwargs) - set(RACE_OPTIONS))
+    if unknown or marker.args:
+        pytest.fail(f"@pytest.mark.race takes only {', '.join(RACE_OPTIONS)} (got {unknown or marker.args})",
+                    pytrace=False)  # fmt: skip
+    from turncheck.sim.race.explore import explore, failure_report, run_schedule
+    from turncheck.sim.race.schedule import parse_token
+
+    options = dict(marker.kwargs)
+    token, max_steps = options.pop("schedule", None), options.pop("max_steps", 100_000)
+    args = {name: pyfuncitem.funcargs[name] for name in inspect.signature(test).parameters}
+
+    def one_run() -> Any:
+        return test(**args)
+
+    if token is not None:
+        run = run_schedule(one_run, parse_token(token), max_steps=max_steps)
+    else:
+        run = explore(one_run, max_steps=max_steps, **options).failing
+    if run is not None and run.failure is not None:
+        how = f"@pytest.mark.race(schedule={run.schedule.token!r})"
+        if not args:
+            how += f", or turncheck race {pyfuncitem.path}:{pyfuncitem.name} --schedule {run.schedule.token}"
+        pytest.fail("\n".join(failure_report(run, how)), pytrace=False)
+    return True
 
 
 @pytest.fixture

@@ -1,0 +1,170 @@
+"""``turncheck race FILE.py:test_name``: the user's own async test under controlled schedules.
+
+Runs the ``async def`` test first in asyncio's own order, then under ``--schedules`` schedules
+of ``--strategy`` (:mod:`turncheck.sim.race`). Exit 0 when every schedule passes (saying how many
+distinct interleavings ran), 1 at the first failing one — its failure, the shrunk interleaving
+in words, its token and the command that replays it — and 2 for a reference that names no async
+test or a malformed token. ``--schedule TOKEN`` runs that one schedule.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import typer
+
+from turncheck.cli.options import FormatOpt, QuietOpt, SeedOpt
+from turncheck.cli.outputs import check_output_file
+from turncheck.cli.progress import end_line, progress_for
+from turncheck.models.errors import BadParameter
+
+if TYPE_CHECKING:
+    from turncheck.sim.race.explore import RaceResult, RaceRun
+
+StrategyName = Literal["random", "pct", "exhaustive"]
+
+
+def load_test(ref: str) -> Any:
+    """The ``async def`` test named by ``file.py:name`` or ``package.module:name``, taking no
+    arguments."""
+    from turncheck.models.user_code import load_object
+
+    test = load_object(ref, "race test")
+    if not inspect.iscoroutinefunction(test):
+        raise BadParameter(f"{ref!r} is not an async def function (turncheck race runs coroutines)")
+    required = [
+        p for p in inspect.signature(test).parameters.values()
+        if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]  # fmt: skip
+    if required:
+        raise BadParameter(f"{ref!r} takes arguments ({required[0].name}); a race test takes none")
+    return test
+
+
+def _json(ref: str, result: RaceResult | None, run: RaceRun | None, replay: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"test": ref}
+    if result is not None:
+        out |= {"strategy": result.strategy, "seed": result.seed, "depth": result.depth,
+                "schedules": result.schedules, "distinct": result.distinct, "exhausted": result.exhausted}  # fmt: skip
+    out["verdict"] = "failed" if run is not None and run.failure is not None else "ok"
+    if run is not None:
+        out["schedule"] = run.schedule.token
+        out["steps"] = [
+            {"task": s.actor, "from": s.start, "to": s.end, "reordered": s.reordered} for s in run.steps
+        ]
+        if run.failure is not None:
+            out["failure"] = {
+                "type": run.failure.kind,
+                "message": run.failure.message,
+                "at": run.failure.where,
+            }
+            out["replay"] = f"{replay} --schedule {run.schedule.token}"
+    return out
+
+
+def race_command(
+    test_ref: Annotated[
+        str,
+        typer.Argument(
+            metavar="TEST", help="The async test: path/file.py:test_name or package.module:test_name."
+        ),
+    ],
+    schedules: Annotated[
+        int,
+        typer.Option(
+            "--schedules",
+            "-n",
+            min=1,
+            max=1_000_000,
+            help="Schedules to run (the first is asyncio's own order).",
+        ),
+    ] = 100,
+    strategy: Annotated[
+        StrategyName,
+        typer.Option(
+            "--strategy",
+            help="random (a random runnable task at every await), pct (priorities with --depth − 1 change "
+            "points) or exhaustive (every schedule with at most --depth reorderings, depth first).",
+        ),
+    ] = "random",
+    depth: Annotated[
+        int,
+        typer.Option(
+            "--depth", "-d", min=1, max=50, help="pct's bug depth; exhaustive's bound on reorderings."
+        ),
+    ] = 2,
+    seed: SeedOpt = 0,
+    schedule: Annotated[
+        str | None, typer.Option("--schedule", help="Run only this schedule token (as a failure printed it).")
+    ] = None,
+    max_steps: Annotated[
+        int, typer.Option("--max-steps", min=10, help="A schedule longer than this fails as a livelock.")
+    ] = 100_000,
+    fmt: FormatOpt = "table",
+    quiet: QuietOpt = False,
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Also write the failing (or replayed) schedule as a trace viewer page."),
+    ] = None,
+) -> int:
+    """Run your async test under controlled schedules; exit 1 with a replayable interleaving if one fails."""
+    from turncheck.sim.race.explore import explore, failure_report, run_schedule
+    from turncheck.sim.race.schedule import parse_token
+
+    token = parse_token(schedule) if schedule is not None else None
+    if html is not None:
+        check_output_file(html, "--html")
+    test = load_test(test_ref)
+    replay = f"turncheck race {shlex.quote(test_ref)}"
+    result: RaceResult | None = None
+    if token is not None:
+        run: RaceRun | None = run_schedule(test, token, max_steps=max_steps)
+    else:
+        bar = progress_for(f"race {test_ref}", quiet, "schedules")
+        try:
+            result = explore(test, schedules=schedules, strategy=strategy, depth=depth, seed=seed,
+                             max_steps=max_steps, progress=lambda done: bar(done, schedules))  # fmt: skip
+        finally:
+            end_line(bar)
+        run = result.failing
+    if html is not None and run is not None:
+        from turncheck.reports.race_view import race_view
+        from turncheck.reports.viewer import write_view_page
+
+        write_view_page(race_view(test_ref, run), html, f"turncheck race: {test_ref}")
+    failed = run is not None and run.failure is not None
+    if fmt == "json":
+        print(json.dumps(_json(test_ref, result, run, replay)))
+        return 1 if failed else 0
+    lines: list[str] = []
+    if result is not None:
+        lines.append(f"race {test_ref} · {result.strategy} · depth {result.depth} · seed {result.seed}")
+    if run is not None and run.failure is not None:
+        if result is not None and result.found is not None:
+            found = len(result.found.schedule.reorders)
+            shrunk = f" (shrunk from {found} reorderings)" if found > len(run.schedule.reorders) else ""
+            lines.append(f"schedule {result.schedules} of {schedules} failed{shrunk}")
+        lines += failure_report(run, f"{replay} --schedule {run.schedule.token}")
+    elif run is not None:
+        lines.append(f"schedule {run.schedule.token} passes ({len(run.steps)} steps)")
+    elif result is not None:
+        space = f", every schedule within {depth} reorderings" if result.exhausted else ""
+        lines.append(
+            f"OK: {result.schedules} schedules passed{space}; {result.distinct} distinct interleavings"
+        )
+    if html is not None and run is not None:
+        lines.append(f"trace viewer: {html}")
+    print("\n".join(lines))
+    sys.stdout.flush()
+    return 1 if failed else 0
+
+
+def register(app: typer.Typer) -> None:
+    app.command("race", help="Run your async test under controlled schedules (random, PCT, exhaustive).")(
+        race_command
+    )

@@ -1,0 +1,220 @@
+"""Run one async test under many schedules; on a failure, shrink it and tell the interleaving.
+
+:func:`explore` runs the test first in asyncio's own FIFO order, then under schedules from the
+strategy (``random``, ``pct``) or every schedule with at most ``depth`` reorderings
+(``exhaustive``), stopping at the first that fails. A failure is an exception out of the test
+(its assertion), a deadlock or a livelock. The failing schedule is then **shrunk**: reorderings
+are dropped, and lowered, while the test still fails with the same exception type, so what is
+reported needs as few departures from asyncio's order as the search could find. The report is
+the steps in words (:func:`interleaving`), the token, and how to replay it.
+
+Invariant: a :class:`RaceRun`'s ``schedule.reorders`` are exactly the reorderings its run made,
+so :func:`run_schedule` on its token repeats its steps one for one.
+"""
+
+from __future__ import annotations
+
+import random
+import traceback
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from turncheck.models.errors import BadParameter
+from turncheck.sim.race.loop import ASYNCIO_DIR, RACE_DIR, Deadlock, Step, place, run_controlled
+from turncheck.sim.race.schedule import (
+    STRATEGIES,
+    Recording,
+    Schedule,
+    follow,
+    next_prefix,
+    prefix_chooser,
+)
+
+RaceStrategy = Literal["random", "pct", "exhaustive"]
+AsyncTest = Callable[[], Coroutine[Any, Any, Any]]
+SHRINK_RUNS = 200
+SHOWN_STEPS = 60
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a schedule failed: the exception's type and message, and the line that raised it."""
+
+    kind: str
+    message: str
+    where: str
+
+    @property
+    def text(self) -> str:
+        head = f"{self.kind}: {self.message}" if self.message else self.kind
+        return f"{head} (at {self.where})" if self.where else head
+
+
+@dataclass(frozen=True)
+class RaceRun:
+    """One schedule run: its schedule, its steps, and its failure (None: the test passed)."""
+
+    schedule: Schedule
+    steps: tuple[Step, ...]
+    failure: Failure | None
+    points: int
+
+    @property
+    def interleaving_key(self) -> tuple[str, ...]:
+        return tuple(s.actor for s in self.steps)
+
+
+@dataclass(frozen=True)
+class RaceResult:
+    """What an exploration found: how many schedules ran and how many distinct interleavings
+    they made, whether the bounded search ran out of schedules, and the shrunk failing run."""
+
+    strategy: str
+    seed: int
+    depth: int
+    schedules: int
+    distinct: int
+    exhausted: bool
+    failing: RaceRun | None = None
+    found: RaceRun | None = None
+
+
+def _failure(exc: BaseException) -> Failure:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(ASYNCIO_DIR)]
+    user = [f for f in frames if not f.filename.startswith(RACE_DIR)]
+    frame = (user or frames)[-1] if frames else None
+    where = f"{place(frame.filename)}:{frame.lineno} `{(frame.line or '').strip()}`" if frame else ""
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if "bound to a different event loop" in message:  # an asyncio object made outside the test
+        message += (
+            " (every schedule runs on a loop of its own: make locks, queues and clients inside the test)"
+        )
+    return Failure(type(exc).__name__, message[:400], "" if isinstance(exc, Deadlock) else where)
+
+
+def run_schedule(test: AsyncTest, schedule: Schedule, chooser: Callable[..., int] | None = None,
+                 max_steps: int = 100_000) -> RaceRun:  # fmt: skip
+    """Run ``test`` once, under ``chooser`` (default: ``schedule``'s reorderings)."""
+    return _run(
+        test, schedule, Recording(chooser if chooser is not None else follow(schedule.reorders)), max_steps
+    )
+
+
+def _same(run: RaceRun, kind: str) -> bool:
+    return run.failure is not None and run.failure.kind == kind
+
+
+def shrink(test: AsyncTest, run: RaceRun, max_steps: int = 100_000) -> RaceRun:
+    """Fewer and smaller reorderings that still fail with the same exception type: first every
+    schedule with fewer reorderings, fewest first (a bounded exhaustive search), then dropping
+    and lowering the found schedule's reorderings one at a time."""
+    assert run.failure is not None
+    kind, best, tries = run.failure.kind, run, 0
+    for depth in range(len(run.schedule.reorders)):
+        prefix: list[int] | None = []
+        while prefix is not None and tries < SHRINK_RUNS // 2:
+            rec = Recording(prefix_chooser(prefix))
+            tries += 1
+            again = _run(test, Schedule(run.schedule.seed, run.schedule.index), rec, max_steps)
+            if _same(again, kind):
+                return _greedy(test, again, kind, tries, max_steps)
+            prefix = next_prefix(rec.answers, depth)
+    return _greedy(test, best, kind, tries, max_steps)
+
+
+def _greedy(test: AsyncTest, best: RaceRun, kind: str, tries: int, max_steps: int) -> RaceRun:
+    changed = True
+    while changed and tries < SHRINK_RUNS:
+        changed = False
+        current = best.schedule.reorders
+        candidates = [current[:k] + current[k + 1 :] for k in range(len(current))]
+        candidates += [
+            current[:k] + ((p, 1),) + current[k + 1 :] for k, (p, i) in enumerate(current) if i > 1
+        ]
+        for reorders in candidates[: SHRINK_RUNS - tries]:
+            tries += 1
+            again = run_schedule(
+                test, Schedule(best.schedule.seed, best.schedule.index, reorders), None, max_steps
+            )
+            size = (len(again.schedule.reorders), sum(i for _, i in again.schedule.reorders))
+            if _same(again, kind) and size < (len(current), sum(i for _, i in current)):
+                best, changed = again, True
+                break
+    return best
+
+
+def _run(test: AsyncTest, origin: Schedule, rec: Recording, max_steps: int) -> RaceRun:
+    exc, steps = run_controlled(test, rec, max_steps)
+    return RaceRun(Schedule(origin.seed, origin.index, rec.reorders()), tuple(steps),
+                   None if exc is None else _failure(exc), len(rec.answers))  # fmt: skip
+
+
+def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "random", depth: int = 2,
+            seed: int = 0, max_steps: int = 100_000,
+            progress: Callable[[int], None] | None = None) -> RaceResult:  # fmt: skip
+    """Run up to ``schedules`` schedules of ``test`` (the first in asyncio's order); stop at the
+    first failure and shrink it."""
+    if schedules < 1:
+        raise BadParameter(f"--schedules must be >= 1, got {schedules}")
+    if depth < 1:
+        raise BadParameter(f"--depth must be >= 1, got {depth}")
+    if strategy not in (*STRATEGIES, "exhaustive"):
+        raise BadParameter(f"--strategy must be random, pct or exhaustive, got {strategy!r}")
+    seen: set[tuple[str, ...]] = set()
+    horizon, exhausted = 1, False
+    prefix: list[int] = []
+    index = 0
+    for index in range(schedules):
+        schedule = Schedule(seed, index)
+        if strategy == "exhaustive":
+            chooser = prefix_chooser(prefix)
+        elif index == 0:
+            chooser = follow(())
+        else:
+            chooser = STRATEGIES[strategy](random.Random(f"turncheck-race:{seed}:{index}"), depth, horizon)
+        rec = Recording(chooser)
+        run = _run(test, schedule, rec, max_steps)
+        seen.add(run.interleaving_key)
+        horizon = max(horizon, run.points)
+        if progress is not None:
+            progress(index + 1)
+        if run.failure is not None:
+            return RaceResult(strategy, seed, depth, index + 1, len(seen), False,
+                              shrink(test, run, max_steps), run)  # fmt: skip
+        if strategy == "exhaustive":
+            following = next_prefix(rec.answers, depth)
+            if following is None:
+                exhausted = True
+                break
+            prefix = following
+    return RaceResult(strategy, seed, depth, index + 1, len(seen), exhausted)
+
+
+def interleaving(run: RaceRun, shown: int = SHOWN_STEPS) -> list[str]:
+    """The steps in words: who ran, from which await to which; a reordering says whom asyncio
+    would have run instead. Long runs keep their first and last steps."""
+    lines = []
+    for k, s in enumerate(run.steps, 1):
+        line = f"{k:>3}. {s.actor}: from {s.start.split(' `', 1)[0]} to {s.end}"
+        if s.reordered:
+            line += f"   [reordered: asyncio would run {s.runnable[0]}]"
+        lines.append(line)
+    if len(lines) > shown:
+        half = shown // 2
+        lines = lines[:half] + [f"     … {len(lines) - 2 * half} steps …"] + lines[-half:]
+    return lines
+
+
+def failure_report(run: RaceRun, replay: str) -> list[str]:
+    """A failing schedule as ``turncheck race`` and the pytest plugin print it: the failure, the
+    interleaving, the token and ``replay`` (how to run it again) with the token."""
+    assert run.failure is not None
+    n = len(run.schedule.reorders)
+    return [
+        f"FAILED: {run.failure.text}",
+        f"interleaving ({len(run.steps)} steps, {n} reordering{'s' if n != 1 else ''} of asyncio's order):",
+        *interleaving(run),
+        f"schedule {run.schedule.token}",
+        f"replay: {replay}",
+    ]

@@ -1,0 +1,558 @@
+"""An asyncio event loop whose every scheduling decision is asked of a chooser.
+
+Under :class:`ControlledLoop` the user's real coroutines run unchanged; what changes is who runs
+next. asyncio's own loop runs its ready callbacks first in, first out; here every callback is
+owned by an **actor** — a task (the callbacks scheduled with the task's context: its steps and its
+wake-ups, which is how ``asyncio.Task`` and ``Future`` call :meth:`call_soon` on every supported
+Python) or a thread offload — and at each point where more than one actor is runnable, the
+chooser picks one by its index in FIFO order (index 0 is what asyncio would have run). The loop
+is written against the public :class:`asyncio.AbstractEventLoop` surface only — ``call_soon``
+with ``context=``, ``call_at``, ``create_task``, ``run_in_executor``, ``time`` — never against
+``BaseEventLoop._run_once`` or ``_ready``, so it does not depend on one CPython's internals.
+
+The rules that make a schedule replay exactly:
+
+* a callback owned by no actor (a future's done callback in a fresh context, ``gather``'s
+  bookkeeping, a timer's callback) runs at once, in order, before the next choice: it is the
+  loop's own work, not an interleaving;
+* ``run_in_executor`` / ``asyncio.to_thread`` become an actor of their own, a **job**: when
+  chosen, the function runs to completion in a worker thread while the loop waits — one atomic
+  step at a scheduling point, so what a thread does lands between two awaits a schedule names;
+* time is virtual: code takes none, and the clock jumps to the next timer only when no actor is
+  runnable, so a sleep wakes after everything that could run before it;
+* a thread the loop did not start (aiosqlite's connection thread) reaches the loop only through
+  ``call_soon_threadsafe``; its callbacks are taken only when no actor is runnable (and waited
+  for a moment before the clock jumps to a timer), and those that arrive together are applied in
+  the order their futures were created.
+
+Invariant: given the same program and the same answers from the chooser, the sequence of
+steps — which actor ran, from which await to which — is the same in every run and process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import functools
+import heapq
+import itertools
+import linecache
+import logging
+import os
+import queue
+import sys
+import threading
+import weakref
+from collections import deque
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from turncheck.models.errors import TurncheckError
+
+FOREIGN_WAIT_S = 30.0  # how long every task may wait on a thread the loop did not start
+FOREIGN_SETTLE_S = 0.005  # callbacks of other threads arriving this close together are one batch
+FOREIGN_GRACE_S = 0.05  # how long such a thread may take to answer before the clock jumps past it
+ASYNCIO_DIR = os.path.dirname(asyncio.__file__) + os.sep
+RACE_DIR = os.path.dirname(__file__) + os.sep
+
+
+class Deadlock(TurncheckError):
+    """Every task waits and nothing can wake one: no runnable task, no timer, no thread."""
+
+
+class RaceUnsupported(TurncheckError, NotImplementedError):
+    """What the controlled loop does not run (sockets, subprocesses, signals)."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One scheduling point: the runnable actors' names in FIFO order (index 0 is asyncio's pick)
+    and the index of this point among the run's points with more than one runnable actor."""
+
+    point: int
+    names: tuple[str, ...]
+
+
+Chooser = Callable[[Choice], int]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One atomic step: who ran, from which suspension point to which (``file:line `code```),
+    and — at a choice — how many were runnable and which index was chosen."""
+
+    actor: str
+    start: str
+    end: str
+    runnable: tuple[str, ...] = ()
+    chosen: int = 0
+
+    @property
+    def reordered(self) -> bool:
+        """The chooser ran another actor than the one asyncio would have run."""
+        return self.chosen != 0
+
+
+Callback = tuple[asyncio.Handle, Callable[..., Any], tuple[Any, ...], contextvars.Context]
+
+
+class _Actor:
+    __slots__ = ("name", "handles", "ready_at", "task", "job", "where")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.handles: deque[Callback] = deque()
+        self.ready_at = 0
+        self.task: asyncio.Task[Any] | None = None
+        self.job: Callable[[], None] | None = None
+        self.where = "(start)"
+
+
+def place(path: str) -> str:
+    """A source file as a report names it: relative to the working directory, or from the
+    package folder on for installed libraries, so two machines print the same words."""
+    cwd = os.getcwd()
+    if path.startswith(cwd + os.sep):
+        return os.path.relpath(path, cwd)
+    for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return os.path.basename(path)
+
+
+def _frame_text(frame: Any, callers: Sequence[str]) -> str:
+    code = frame.f_code
+    line = linecache.getline(code.co_filename, frame.f_lineno).strip()
+    chain = " ← ".join((code.co_name, *callers))
+    return f"{place(code.co_filename)}:{frame.f_lineno} `{line}` in {chain}"
+
+
+def suspended_at(coro: Any) -> str:
+    """Where a suspended coroutine waits: the innermost frame of its await chain that is not
+    asyncio's own (the user's ``await``, or the library's that made the task wait), with the
+    names of the two functions that awaited it."""
+    frames = []
+    obj = coro
+    while obj is not None:
+        frame = (
+            getattr(obj, "cr_frame", None) or getattr(obj, "gi_frame", None) or getattr(obj, "ag_frame", None)
+        )
+        if frame is None:
+            break
+        if not frame.f_code.co_filename.startswith(ASYNCIO_DIR):
+            frames.append(frame)
+        obj = (
+            getattr(obj, "cr_await", None)
+            or getattr(obj, "gi_yieldfrom", None)
+            or getattr(obj, "ag_await", None)
+        )
+    if not frames:
+        return "(inside asyncio)"
+    return _frame_text(frames[-1], [f.f_code.co_name for f in frames[-3:-1][::-1]])
+
+
+def _callable_name(func: Any) -> str:
+    """``to_thread``'s ``partial(context.run, func, …)`` and other partials, by the function run."""
+    while isinstance(func, functools.partial):
+        inner = func.func
+        func = func.args[0] if isinstance(getattr(inner, "__self__", None), contextvars.Context) else inner
+    return getattr(func, "__qualname__", type(func).__name__)
+
+
+class ControlledLoop(asyncio.AbstractEventLoop):
+    """An event loop that asks ``chooser`` which runnable actor runs next (see the module).
+
+    Parameters
+    ----------
+    chooser
+        Called at every point with more than one runnable actor; returns an index into
+        :attr:`Choice.names` (clamped into range).
+    max_steps
+        A run taking more steps than this stops with :class:`Deadlock` (a livelock under the
+        schedule).
+    """
+
+    def __init__(self, chooser: Chooser, max_steps: int = 100_000) -> None:
+        self._chooser = chooser
+        self._max_steps = max_steps
+        self._actors: list[_Actor] = []
+        self._by_context: dict[int, tuple[contextvars.Context, _Actor]] = {}
+        self._eager: deque[Callback] = deque()
+        self._ready: set[_Actor] = set()  # the actors with a callback or a job to run
+        self._timers: list[
+            tuple[float, int, asyncio.TimerHandle, Callable[..., Any], tuple[Any, ...], contextvars.Context]
+        ] = []
+        self._inbox: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], contextvars.Context | None]]
+        self._inbox = queue.SimpleQueue()
+        self._future_order: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+        self._seq = itertools.count(1)
+        self._names: dict[str, int] = {}
+        self._now = 0.0
+        self._points = 0
+        self._running = False
+        self._stopping = False
+        self._closed = False
+        self._debug = False
+        self._thread: int | None = None
+        self._awaited: asyncio.Future[Any] | None = None
+        self._worker: concurrent.futures.ThreadPoolExecutor | None = None
+        self._exception_handler: Any = None
+        self._asyncgens: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._threads_before = set(threading.enumerate())
+        self.steps: list[Step] = []
+
+    # -- the scheduler ----------------------------------------------------------------------------
+
+    def _actor(self, base: str) -> _Actor:
+        k = self._names.get(base, 0) + 1
+        self._names[base] = k
+        actor = _Actor(base if k == 1 else f"{base}#{k}")
+        self._actors.append(actor)
+        return actor
+
+    def _enqueue(self, handle: asyncio.Handle, cb: Callable[..., Any], args: tuple[Any, ...],
+                 ctx: contextvars.Context, owned: bool) -> None:  # fmt: skip
+        owner = self._by_context.get(id(ctx)) if owned else None
+        if owner is not None and owner[0] is ctx:
+            actor = owner[1]
+            if not actor.handles:
+                actor.ready_at = next(self._seq)
+                self._ready.add(actor)
+            actor.handles.append((handle, cb, args, ctx))
+        else:
+            self._eager.append((handle, cb, args, ctx))
+
+    def _run_handle(self, item: Callback) -> None:
+        handle, cb, args, ctx = item
+        if handle.cancelled():
+            return
+        try:
+            ctx.run(cb, *args)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as exc:
+            self.call_exception_handler(
+                {"message": f"Exception in callback {cb!r}", "exception": exc, "handle": handle}
+            )
+
+    def _runnable(self) -> list[_Actor]:
+        return sorted(self._ready, key=lambda a: a.ready_at)
+
+    def _step(self) -> None:
+        while self._eager:
+            self._run_handle(self._eager.popleft())
+            if self._stopping:
+                return
+        runnable = self._runnable()
+        if runnable:
+            if len(self.steps) >= self._max_steps:
+                raise Deadlock(f"no end after {self._max_steps} steps: the tasks keep running (a livelock)")
+            names = tuple(a.name for a in runnable)
+            chosen = 0
+            if len(runnable) > 1:
+                chosen = min(max(0, self._chooser(Choice(self._points, names))), len(runnable) - 1)
+                self._points += 1
+            self._run_actor(runnable[chosen], names if len(runnable) > 1 else (), chosen)
+        elif self._take_foreign(block=False):
+            pass
+        elif self._timers:
+            if not self._take_foreign(block=False, grace=self._foreign_threads()):
+                self._advance_clock()
+        elif not self._take_foreign(block=True):
+            raise Deadlock("every task waits and nothing can wake one: " + self.waiting())
+
+    def _run_actor(self, actor: _Actor, runnable: tuple[str, ...], chosen: int) -> None:
+        start = actor.where
+        if actor.job is not None:
+            job, actor.job = actor.job, None
+            self._ready.discard(actor)
+            job()
+            self.steps.append(Step(actor.name, start, "(done)", runnable, chosen))
+            return
+        self._run_handle(actor.handles.popleft())
+        if actor.handles:
+            actor.ready_at = next(self._seq)
+        else:
+            self._ready.discard(actor)
+        task = actor.task
+        if task is None:
+            end = "(ran)"
+        elif task.done():
+            exc = None if task.cancelled() else task.exception()
+            end = (
+                "(cancelled)"
+                if task.cancelled()
+                else f"(raised {type(exc).__name__})"
+                if exc
+                else "(returned)"
+            )
+        else:
+            end = suspended_at(task.get_coro())
+        actor.where = end
+        self.steps.append(Step(actor.name, start, end, runnable, chosen))
+
+    def _advance_clock(self) -> None:
+        while self._timers and self._timers[0][2].cancelled():
+            heapq.heappop(self._timers)
+        if not self._timers:
+            return
+        self._now = max(self._now, self._timers[0][0])
+        while self._timers and self._timers[0][0] <= self._now:
+            _, _, handle, cb, args, ctx = heapq.heappop(self._timers)
+            self._eager.append((handle, cb, args, ctx))
+
+    def _foreign_threads(self) -> bool:
+        """Whether a thread the loop did not start (nor found running) is alive to call back."""
+        return not set(threading.enumerate()) <= self._threads_before | self._own_threads()
+
+    def _take_foreign(self, block: bool, grace: bool = False) -> bool:
+        """Apply what other threads sent, as one batch in the order their futures were created.
+        Before the clock jumps, a thread still alive gets :data:`FOREIGN_GRACE_S` to answer, so a
+        thread's answer and a timer do not race."""
+        batch = []
+        try:
+            if block:
+                if not self._foreign_threads():
+                    return False  # no thread is left that could call back
+                batch.append(self._inbox.get(timeout=FOREIGN_WAIT_S))
+            elif grace:
+                batch.append(self._inbox.get(timeout=FOREIGN_GRACE_S))
+            else:
+                batch.append(self._inbox.get_nowait())
+            while True:
+                batch.append(self._inbox.get(timeout=FOREIGN_SETTLE_S))
+        except queue.Empty:
+            pass
+        if not batch:
+            return False
+        last = next(self._seq)
+        batch.sort(key=lambda item: self._future_order.get(item[1][0], last) if item[1] else last)
+        for cb, args, ctx in batch:
+            handle = asyncio.Handle(cb, args, self, ctx)
+            self._enqueue(
+                handle, cb, args, ctx if ctx is not None else contextvars.copy_context(), owned=False
+            )
+        return True
+
+    def _own_threads(self) -> set[threading.Thread]:
+        pool = self._worker
+        return set(getattr(pool, "_threads", ())) if pool is not None else set()
+
+    def waiting(self) -> str:
+        """Where each unfinished task waits, in words."""
+        where = [f"{a.name} at {a.where}" for a in self._actors if a.task is not None and not a.task.done()]
+        return "; ".join(where) or "no task"
+
+    # -- AbstractEventLoop: callbacks and time ----------------------------------------------------
+
+    def call_soon(  # type: ignore[override]
+        self, callback: Callable[..., Any], *args: Any, context: contextvars.Context | None = None
+    ) -> asyncio.Handle:
+        self._check_closed()
+        ctx = context if context is not None else contextvars.copy_context()
+        handle = asyncio.Handle(callback, args, self, ctx)
+        self._enqueue(handle, callback, args, ctx, owned=context is not None)
+        return handle
+
+    def call_soon_threadsafe(  # type: ignore[override]
+        self, callback: Callable[..., Any], *args: Any, context: contextvars.Context | None = None
+    ) -> asyncio.Handle:
+        if threading.get_ident() == self._thread or self._thread is None:
+            return self.call_soon(callback, *args, context=context)
+        self._inbox.put((callback, args, context))
+        return asyncio.Handle(callback, args, self, context)
+
+    def call_later(  # type: ignore[override]
+        self,
+        delay: float,
+        callback: Callable[..., Any],
+        *args: Any,
+        context: contextvars.Context | None = None,
+    ) -> asyncio.TimerHandle:
+        return self.call_at(self._now + max(0.0, delay), callback, *args, context=context)
+
+    def call_at(  # type: ignore[override]
+        self,
+        when: float,
+        callback: Callable[..., Any],
+        *args: Any,
+        context: contextvars.Context | None = None,
+    ) -> asyncio.TimerHandle:
+        self._check_closed()
+        ctx = context if context is not None else contextvars.copy_context()
+        handle = asyncio.TimerHandle(when, callback, args, self, ctx)
+        heapq.heappush(self._timers, (when, next(self._seq), handle, callback, args, ctx))
+        return handle
+
+    def time(self) -> float:
+        return self._now
+
+    def create_future(self) -> asyncio.Future[Any]:
+        fut: asyncio.Future[Any] = asyncio.Future(loop=self)
+        self._future_order[fut] = next(self._seq)
+        return fut
+
+    def create_task(self, coro: Any, *, name: str | None = None, context: contextvars.Context | None = None,
+                    **kwargs: Any) -> asyncio.Task[Any]:  # fmt: skip
+        self._check_closed()
+        ctx = context if context is not None else contextvars.copy_context()
+        base = name or getattr(coro, "__qualname__", None) or type(coro).__name__
+        actor = self._actor(base)
+        self._by_context[id(ctx)] = (ctx, actor)
+        task: asyncio.Task[Any] = asyncio.Task(coro, loop=self, name=actor.name, context=ctx, **kwargs)
+        actor.task = task
+        return task
+
+    def run_in_executor(self, executor: Any, func: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
+        """A job actor: when chosen, ``func(*args)`` runs in a thread while the loop waits."""
+        self._check_closed()
+        fut = self.create_future()
+        owner = asyncio.current_task(self)
+        actor = self._actor(f"{owner.get_name() if owner else 'loop'} → {_callable_name(func)}")
+        actor.where = "(runs in a thread)"
+        actor.ready_at = next(self._seq)
+        pool = executor
+        if pool is None:
+            if self._worker is None:
+                self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="turncheck-race")
+            pool = self._worker
+
+        def job() -> None:
+            try:
+                result = pool.submit(func, *args).result()
+            except BaseException as exc:  # the caller's await raises it
+                if not fut.cancelled():
+                    fut.set_exception(exc)
+            else:
+                if not fut.cancelled():
+                    fut.set_result(result)
+
+        actor.job = job
+        self._ready.add(actor)
+        return fut
+
+    def set_default_executor(self, executor: Any) -> None:
+        raise RaceUnsupported("the controlled loop runs thread offloads one at a time in its own worker")
+
+    # -- AbstractEventLoop: running and closing ---------------------------------------------------
+
+    def run_forever(self) -> None:
+        if self._running:
+            raise RuntimeError("This event loop is already running")
+        self._check_closed()
+        old_hooks = sys.get_asyncgen_hooks()
+        sys.set_asyncgen_hooks(firstiter=self._asyncgens.add, finalizer=self._finalize_asyncgen)
+        self._running, self._thread = True, threading.get_ident()
+        asyncio.events._set_running_loop(self)
+        try:
+            while not self._stopping:
+                self._step()
+        finally:
+            self._running = self._stopping = False
+            asyncio.events._set_running_loop(None)
+            sys.set_asyncgen_hooks(*old_hooks)
+
+    def run_until_complete(self, future: Any) -> Any:
+        self._check_closed()
+        task = asyncio.ensure_future(future, loop=self)
+        self._awaited = task  # an earlier call's task finishing later (cancelled) stops nothing
+        task.add_done_callback(lambda done: self.stop() if done is self._awaited else None)
+        self.run_forever()
+        if not task.done():
+            raise RuntimeError("Event loop stopped before Future completed.")
+        return task.result()
+
+    def _finalize_asyncgen(self, agen: Any) -> None:
+        self.call_soon_threadsafe(self.create_task, agen.aclose())
+
+    async def shutdown_asyncgens(self) -> None:
+        gens = list(self._asyncgens)
+        self._asyncgens.clear()
+        if gens:
+            await asyncio.gather(*(g.aclose() for g in gens), return_exceptions=True)
+
+    async def shutdown_default_executor(self, timeout: float | None = None) -> None:
+        if self._worker is not None:
+            self._worker.shutdown(wait=True)
+
+    def stop(self) -> None:
+        self._stopping = True
+
+    def is_running(self) -> bool:
+        return self._running
+
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        if self._running:
+            raise RuntimeError("Cannot close a running event loop")
+        self._closed = True
+        if self._worker is not None:
+            self._worker.shutdown(wait=True)
+            self._worker = None
+
+    def _check_closed(self) -> None:
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+
+    def tasks(self) -> list[asyncio.Task[Any]]:
+        return [a.task for a in self._actors if a.task is not None]
+
+    # -- AbstractEventLoop: errors and debug ------------------------------------------------------
+
+    def get_debug(self) -> bool:
+        return self._debug
+
+    def set_debug(self, enabled: bool) -> None:
+        self._debug = enabled
+
+    def set_exception_handler(self, handler: Any) -> None:
+        self._exception_handler = handler
+
+    def get_exception_handler(self) -> Any:
+        return self._exception_handler
+
+    def default_exception_handler(self, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        logging.getLogger("asyncio").error(context.get("message", "unhandled error"), exc_info=exc)
+
+    def call_exception_handler(self, context: dict[str, Any]) -> None:
+        if self._exception_handler is None:
+            self.default_exception_handler(context)
+        else:
+            self._exception_handler(self, context)
+
+    def _timer_handle_cancelled(self, handle: asyncio.TimerHandle) -> None:
+        """Called by ``TimerHandle.cancel``; the clock skips cancelled timers when it advances."""
+
+
+def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Chooser,
+                   max_steps: int = 100_000) -> tuple[BaseException | None, Sequence[Step]]:  # fmt: skip
+    """Run ``test()`` to completion under one schedule; returns its exception (None: it passed)
+    and the steps. Tasks it left running are cancelled and its async generators closed, under
+    the same chooser, so nothing leaks into the next schedule."""
+    loop = ControlledLoop(chooser, max_steps)  # type: ignore[abstract]
+    outcome: BaseException | None = None
+    try:
+        try:
+            loop.run_until_complete(test())
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:
+            outcome = exc
+        steps = tuple(loop.steps)
+        left = [t for t in loop.tasks() if not t.done()]
+        for t in left:
+            t.cancel()
+        try:
+            if left:
+                loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        except Deadlock:
+            pass
+    finally:
+        loop.close()
+    return outcome, steps

@@ -430,8 +430,9 @@ SCENARIO = register(
         params_type=PeersParams,
         run=run,
         check=check,
-        summary="LangChain, LlamaIndex, litellm, the Agents SDK, Semantic Kernel, AutoGen, LangGraph and "
-        "Pydantic AI next to M0–M5, per request.",
+        summary="LangChain, LlamaIndex, litellm, the Agents SDK, Semantic Kernel, AutoGen, LangGraph, "
+        "Pydantic AI and the TypeScript peers (LangChain.js, the Vercel AI SDK, Mastra, openai-agents-js) "
+        "next to M0–M5, per request.",
         presets={
             "quick": {
                 "sessions": "3",
@@ -448,7 +449,7 @@ SCENARIO = register(
                 "timing_cap": "1",
             },
         },
-        demo_skip={"tiny": "its eight libraries take ~30 s to import; it runs at --scale quick"},
+        demo_skip={"tiny": "its libraries take ~30 s to import; it runs at --scale quick"},
         order=40,
     )
 )

@@ -92,5 +92,6 @@ def register_peer(peer: Peer) -> Peer:
 
 
 for _module in ("langchain_trim", "llamaindex_memory", "litellm_trim", "agents_session",
-                "semantic_kernel_reducer", "autogen_context", "langgraph_hook", "pydantic_ai_processor"):  # fmt: skip
+                "semantic_kernel_reducer", "autogen_context", "langgraph_hook", "pydantic_ai_processor",
+                "node_peers"):  # fmt: skip
     importlib.import_module(f"{__name__}.{_module}")

@@ -281,3 +281,23 @@ def test_the_page_runs_as_written(
             continue
         ran[lang] += 1
     assert ran == {"console": 2, "python": 1, "javascript": 1}
+
+
+def test_a_finished_run_leaves_no_process_behind(tmp_path: Path) -> None:
+    """The real command line in a process of its own: once it exits, so has the command (it read
+    end of input at exit), and its children with it."""
+    import subprocess
+
+    pids = tmp_path / "pids"
+    body = (f"import subprocess\nchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+            f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n" + ECHO)  # fmt: skip
+    command = script(tmp_path, "lingering.py", body)
+    done = subprocess.run([PY, "-m", "turncheck", "project", "--example", "-q", "--per-request", "--strategy",
+                           f"exec:{command}"], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "| (total) |" in done.stdout
+    pid, child = map(int, pids.read_text().split())
+    deadline = time.monotonic() + 5
+    while not (gone(pid) and gone(child)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone(pid) and gone(child)

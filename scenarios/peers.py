@@ -36,7 +36,7 @@ it goes to ``peers.timing.json`` beside the result (:mod:`scenarios.peer_timing`
 
 from __future__ import annotations
 
-import importlib.metadata
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,7 +45,6 @@ from turncheck.models.cost import COST_MODELS, CostModel, make_cost
 from turncheck.models.events import Event
 from turncheck.models.history import History
 from turncheck.models.peers import PEERS
-from turncheck.models.peers.library import installed
 from turncheck.models.peers.requests import replay, request_points
 from turncheck.models.peers.selection import PeerWindow
 from turncheck.models.projector import Window, check_strategy, compared_strategies, project
@@ -143,14 +142,12 @@ class PeersParams:
 def check(p: PeersParams) -> None:
     """Before anything runs: the optional libraries this run needs are installed."""
     make_cost(p.cost)  # a BPE cost model without tiktoken is refused here, naming the extra
-    needed = {"faker": ("faker", EXTRA)} | {
-        PEERS[s].module: (s, PEERS[s].extra) for s in p.strategies if s in PEERS
-    }
-    for module, (user, extra) in needed.items():
-        if not installed(module):
-            raise MissingExtra(
-                f"{user} needs {module}, which is not installed: pip install 'turncheck[{extra}]'"
-            )
+    if importlib.util.find_spec("faker") is None:
+        raise MissingExtra(f"faker needs faker, which is not installed: pip install 'turncheck[{EXTRA}]'")
+    for s in p.strategies:
+        reason = PEERS[s].missing() if s in PEERS else None
+        if reason is not None:
+            raise MissingExtra(reason)
 
 
 def manifold_histories(p: PeersParams, p_result: float, cost: CostModel, book: Phrasebook,
@@ -289,11 +286,7 @@ def library_rows(strategies: tuple[str, ...]) -> list[tuple[Cell, ...]]:
         peer = PEERS.lookup(name)
         if peer is None:
             continue
-        try:
-            version = importlib.metadata.version(peer.library)
-        except importlib.metadata.PackageNotFoundError:
-            version = "not installed"
-        rows.append((name, peer.library, version, peer.call, peer.counting))
+        rows.append((name, peer.library, peer.version(), peer.call, peer.counting))
     return rows
 
 
@@ -424,7 +417,7 @@ def run(p: PeersParams, progress: Progress) -> ScenarioResult:
         ),
     )
     if p.timing_sizes:
-        strategies = [s for s in p.strategies if s not in PEERS or installed(PEERS[s].module)]
+        strategies = [s for s in p.strategies if s not in PEERS or PEERS[s].missing() is None]
         attachments[TIMING_FILE] = timing_result(
             strategies, p.timing_sizes, p.budget, cost, p.timing_cap, book, p.seed, params_dict(p)
         )
@@ -438,7 +431,8 @@ SCENARIO = register(
         run=run,
         check=check,
         summary="LangChain, LlamaIndex, litellm, the Agents SDK, Semantic Kernel, AutoGen, LangGraph, "
-        "Pydantic AI and Google ADK next to M0–M5, per request.",
+        "Pydantic AI, Google ADK and the TypeScript peers (LangChain.js, the Vercel AI SDK, Mastra, "
+        "openai-agents-js) next to M0–M5, per request.",
         presets={
             "quick": {
                 "sessions": "3",

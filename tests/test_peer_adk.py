@@ -16,7 +16,7 @@ from test_peers import COST, EVENTS, ev
 
 from turncheck.models.events import Kind
 from turncheck.models.history import History
-from turncheck.models.peers.library import installed
+from turncheck.models.peers import PEERS
 from turncheck.models.peers.messages import spans
 from turncheck.models.peers.requests import replay, request_points
 from turncheck.models.projector import project
@@ -49,7 +49,7 @@ PINNED = {
 
 
 needs_adk = pytest.mark.skipif(
-    not installed("google.adk"), reason="google-adk is not installed (turncheck[adk])"
+    PEERS["peer:adk-compaction"].missing() is not None, reason="google-adk is not installed (turncheck[adk])"
 )
 
 

@@ -16,6 +16,8 @@ the ``peers`` scenario's ``libraries`` table says what each one calls).
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -25,6 +27,7 @@ from turncheck.models.registry import Registry
 if TYPE_CHECKING:
     from turncheck.models.cost import CostModel
     from turncheck.models.history import History
+    from turncheck.models.peers.bridge import Bridge
     from turncheck.models.projector import Window
 
 
@@ -34,9 +37,11 @@ class Peer:
     reports about it.
 
     ``library`` is the distribution whose version is reported and ``module`` the import that must
-    succeed for the peer to run (installed by the extra ``extra``); ``call`` says what it runs,
-    ``counting`` whose token counting it trims by. ``colour``, ``marker``, ``linestyle`` and
-    ``hollow`` draw it in every plot; a peer without a colour takes the next free one.
+    succeed for the peer to run (installed by the extra ``extra``) — or, for a peer in another
+    language, the package its ``bridge`` (:mod:`models.peers.bridge`) installs; ``call`` says
+    what it runs, ``counting`` whose token counting it trims by. ``colour``, ``marker``,
+    ``linestyle`` and ``hollow`` draw it in every plot; a peer without a colour takes the next
+    free one.
     """
 
     name: str
@@ -50,6 +55,31 @@ class Peer:
     marker: str | None = None
     linestyle: str = "--"
     hollow: bool = False
+    bridge: Bridge | None = None
+
+    def missing(self) -> str | None:
+        """Why the peer cannot run here (its library or bridge is absent), or ``None``; looks,
+        never imports (litellm must be imported offline)."""
+        if self.bridge is not None:
+            return self.bridge.missing()
+        try:
+            found = importlib.util.find_spec(self.module) is not None
+        except ImportError:
+            found = False
+        if found:
+            return None
+        return (
+            f"{self.name} needs {self.module}, which is not installed: pip install 'turncheck[{self.extra}]'"
+        )
+
+    def version(self) -> str:
+        """The version of ``library`` that runs, or ``not installed``."""
+        if self.bridge is not None:
+            return self.bridge.version(self.library)
+        try:
+            return importlib.metadata.version(self.library)
+        except importlib.metadata.PackageNotFoundError:
+            return "not installed"
 
 
 PEERS: Registry[Peer] = Registry("peer", home=__name__)
@@ -63,5 +93,5 @@ def register_peer(peer: Peer) -> Peer:
 
 for _module in ("langchain_trim", "llamaindex_memory", "litellm_trim", "agents_session",
                 "semantic_kernel_reducer", "autogen_context", "langgraph_hook", "pydantic_ai_processor",
-                "adk_compaction"):  # fmt: skip
+                "adk_compaction", "node_peers"):  # fmt: skip
     importlib.import_module(f"{__name__}.{_module}")

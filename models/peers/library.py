@@ -8,7 +8,6 @@ first time it runs.
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 from types import ModuleType
 
@@ -34,12 +33,3 @@ def require(module: str, peer: str) -> ModuleType:
         raise MissingExtra(
             f"{peer} needs {p.library} ({exc.name or module} is not installed): pip install 'turncheck[{p.extra}]'"
         ) from None
-
-
-def installed(module: str) -> bool:
-    """Whether ``module`` can be imported, found without importing it (litellm must be imported
-    offline); a dotted name under an absent package (``google.adk`` without ``google``) is absent."""
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False

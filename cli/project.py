@@ -73,7 +73,12 @@ def project_command(
         int, typer.Option("--budget", "-b", help="Budget: tokens (estimate) or bytes (utf8-json).")
     ] = 4000,
     strategy: Annotated[
-        str, typer.Option("--strategy", "-s", help="M0..M5, REQ, or package.module:function.")
+        str,
+        typer.Option(
+            "--strategy",
+            "-s",
+            help="M0..M5, REQ, peer:NAME, package.module:function, messages:FILE.py:fn, or exec:'CMD ARGS'.",
+        ),
     ] = "M1",
     cost: Annotated[
         str | None,

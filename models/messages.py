@@ -105,7 +105,10 @@ def invented_events(message: Any, where: str, session: str = "s") -> list[Event]
     if role == "tool":
         return [_event(Kind.RESULT, text_of(message.get("content"), where), str(message.get("tool_call_id")))]
     if role == "assistant" and calls:
-        return [_event(Kind.CALL, str(c["function"]["arguments"]), str(c.get("id"))) for c in calls]
+        try:
+            return [_event(Kind.CALL, str(c["function"]["arguments"]), str(c.get("id"))) for c in calls]
+        except (KeyError, TypeError, AttributeError):
+            raise TurncheckError(f"{where}: a tool call without function.arguments") from None
     text = text_of(message.get("content"), where)
     return [_event(Kind.TERM if role == "assistant" else Kind.USER, text)]
 

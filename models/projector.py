@@ -420,12 +420,13 @@ def compared_strategies() -> tuple[str, ...]:
 
 
 MESSAGES_PREFIX = "messages:"
+EXEC_PREFIX = "exec:"
 
 
 def resolve_strategy(spec: str | Strategy) -> Strategy:
     """A strategy by id, a peer library's trimmer ``peer:NAME`` (:mod:`models.peers`), a user's
-    message-level trimmer ``messages:package.module:function`` (:mod:`models.messages`), or a
-    user's projector ``package.module:function`` / ``path/file.py:function``
+    message-level trimmer ``messages:package.module:function`` (:mod:`models.messages`) or
+    ``exec:COMMAND`` in any language (:mod:`models.exec_protocol`), or a user's projector ``package.module:function`` / ``path/file.py:function``
     (:mod:`models.user_code`: the one resolver every command and scenario shares).
 
     A user's projector has the same signature, ``(history, budget, cost) -> Window``; it may
@@ -442,6 +443,10 @@ def resolve_strategy(spec: str | Strategy) -> Strategy:
         from turncheck.models.peers import PEERS  # their libraries are imported when a peer runs
 
         return PEERS[spec].project
+    if spec.startswith(EXEC_PREFIX):
+        from turncheck.models.exec_protocol import resolve_exec
+
+        return resolve_exec(spec)
     if spec.startswith(MESSAGES_PREFIX):
         from turncheck.models.messages import message_projector
 
@@ -450,7 +455,7 @@ def resolve_strategy(spec: str | Strategy) -> Strategy:
         return load_object(spec, "projector")  # type: ignore[no-any-return]
     raise UnknownName(
         f"unknown strategy {spec!r} (known: {', '.join(STRATEGIES)}, peer:NAME, "
-        f"package.module:function, file.py:function, or messages:package.module:function)"
+        f"package.module:function, file.py:function, messages:package.module:function, or exec:COMMAND)"
     )
 
 

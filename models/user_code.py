@@ -30,10 +30,13 @@ def is_reference(ref: str) -> bool:
 
 def names_code(value: object) -> bool:
     """Whether a parameter value (a trace's, a result file's) refers to user code that building
-    its model would import: ``module:name``, ``file.py:name`` or ``messages:module:name``.
-    Built-in ids and ``peer:NAME`` (a library's trimmer, imported by name) are not code."""
+    its model would import or run: ``module:name``, ``file.py:name``, ``messages:module:name``
+    or ``exec:COMMAND``. Built-in ids and ``peer:NAME`` (a library's trimmer, imported by name)
+    are not code."""
     if not isinstance(value, str) or value.startswith("peer:"):
         return False
+    if value.startswith("exec:"):
+        return True
     return is_reference(value.removeprefix("messages:"))
 
 

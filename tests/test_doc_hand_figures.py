@@ -22,7 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PENDING = ROOT / "tests" / "hand_figures_pending.txt"
 ELSEWHERE: set[str] = set()  # every page is scanned
 # pages whose ``console`` blocks a test runs and compares with what the commands print
-RUN_CONSOLE = {f"docs/{page}" for page in RUN_PAGES} | {"docs/your-agent.md"}  # + test_your_agent_doc.py
+RUN_CONSOLE = {f"docs/{page}" for page in RUN_PAGES} | {
+    "docs/your-agent.md",  # test_your_agent_doc.py
+    "docs/exec-protocol.md",  # test_exec_protocol.py
+}
 PAGES = [p for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
          if p.relative_to(ROOT).as_posix() not in ELSEWHERE]  # fmt: skip
 

@@ -35,6 +35,7 @@ _PUBLIC: dict[str, str] = {
     "window_from_start": "turncheck.models.projector",
     "fit_start": "turncheck.models.projector",
     "message_trimmer": "turncheck.models.messages",
+    "exec_projector": "turncheck.models.exec_protocol",
     # cost models
     "CostModel": "turncheck.models.cost",
     "EstimateCost": "turncheck.models.cost",
@@ -83,6 +84,7 @@ __all__ = [
     "window_from_start",
     "fit_start",
     "message_trimmer",
+    "exec_projector",
     "CostModel",
     "EstimateCost",
     "Utf8JsonCost",
@@ -117,6 +119,7 @@ if TYPE_CHECKING:
     from turncheck.models.cost import CostModel, EstimateCost, Utf8JsonCost, make_cost
     from turncheck.models.errors import TurncheckError
     from turncheck.models.events import Event, Kind, read_jsonl, write_jsonl
+    from turncheck.models.exec_protocol import exec_projector
     from turncheck.models.history import History
     from turncheck.models.locking import Locking, register_locking
     from turncheck.models.messages import message_trimmer

@@ -37,6 +37,9 @@ _CODE_FENCES = (
     "ini",
     "dot",
     "mermaid",
+    "javascript",
+    "typescript",
+    "java",
 )
 
 

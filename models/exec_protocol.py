@@ -1,0 +1,294 @@
+"""The exec protocol: a message-level trimmer in any language, run as a child process.
+
+``--strategy exec:'CMD ARGS'`` (anywhere a strategy is taken) starts ``CMD ARGS`` — split as a
+shell would (:func:`shlex.split`), no shell run, in the working directory — the first time the
+strategy projects, and keeps it for the rest of the run. For each request it writes one line
+``{"budget": B, "messages": [...]}`` to the command's standard input — exactly what a
+``messages:`` trimmer is called with (:mod:`models.messages`: OpenAI chat dicts, ``B`` = the
+budget less the cost model's frame) — and reads one line back from its standard output,
+``{"messages": [...]}`` or ``{"error": "..."}``. The answer is mapped onto the log as for
+``messages:``; the command's standard error passes through to ours. The lines are JSON in
+UTF-8 (turncheck writes ASCII, ``\\u`` escapes for the rest); the protocol's version-1 schema is
+``docs/exec-protocol.schema.json``.
+
+Invariant kept: every failure of the command — it cannot start, it exits or crashes, it does not
+answer within the timeout (``TURNCHECK_EXEC_TIMEOUT`` seconds, default
+:data:`DEFAULT_TIMEOUT`), it answers a line that is not the protocol's, or answers ``error`` —
+is one :class:`ExecError` naming the command and the request, and the command is stopped and
+reaped first, its whole process group with it on POSIX (no zombie, no orphan). A command still running
+when the interpreter exits gets end of input, then is stopped after a grace period.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import queue
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from turncheck.models.errors import BadParameter, TurncheckError
+from turncheck.models.projector import EXEC_PREFIX, Strategy
+
+PROTOCOL_VERSION = 1
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a request may take, the command's start included (a JVM or a Node library import)."""
+TIMEOUT_VARIABLE = "TURNCHECK_EXEC_TIMEOUT"
+GRACE = 2.0
+"""Seconds a command has to exit after end of input before it is killed."""
+POLL = 0.05
+"""Seconds between two looks at whether a command that has not answered yet has exited."""
+
+
+class ExecError(TurncheckError):
+    """The command behind an ``exec:`` strategy failed a request (the message names both)."""
+
+
+def request_timeout() -> float:
+    """The per-request timeout: ``TURNCHECK_EXEC_TIMEOUT`` when set, else :data:`DEFAULT_TIMEOUT`."""
+    raw = os.environ.get(TIMEOUT_VARIABLE)
+    if raw is None or not raw.strip():
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise BadParameter(f"{TIMEOUT_VARIABLE} must be a positive number of seconds, got {raw!r}")
+    return value
+
+
+def command_argv(command: str) -> list[str]:
+    """``command`` split as a shell would; refused when empty or its program is not found."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise BadParameter(f"strategy {EXEC_PREFIX}{command}: {exc}") from None
+    if not argv:
+        raise BadParameter(f"strategy {EXEC_PREFIX} needs a command, e.g. exec:'node trim.mjs'")
+    if shutil.which(argv[0]) is None:
+        raise BadParameter(f"strategy {EXEC_PREFIX}{command}: program {argv[0]!r} not found")
+    return argv
+
+
+class ExecTrimmer:
+    """``fn(messages, budget) -> messages`` answered by a running command (see the module doc).
+
+    The command starts at the first call, in ``cwd`` (default: the working directory then), and
+    one worker thread writes each request and reads its answer, so a command that stops reading
+    or writing is caught by the timeout in the calling thread. A process that forked
+    (a worker pool) starts its own command rather than share its parent's pipes.
+    """
+
+    def __init__(self, argv: Sequence[str], *, label: str, cwd: Path | None = None,
+                 timeout: float | None = None) -> None:  # fmt: skip
+        self.argv = list(argv)
+        self.label = label
+        self.cwd = cwd
+        self.timeout = timeout
+        self.requests = 0
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._owner = 0
+        self._inbox: queue.Queue[bytes | None] = queue.Queue()
+        self._outbox: queue.Queue[bytes | BaseException] = queue.Queue()
+
+    def __call__(self, messages: list[Any], budget: int) -> list[Any]:
+        self.requests += 1
+        where = f"{self.label}: request {self.requests} (budget {budget}, {len(messages)} messages)"
+        timeout = self.timeout if self.timeout is not None else request_timeout()
+        if self._proc is None or self._owner != os.getpid():
+            self._start(where)
+        line = json.dumps({"budget": budget, "messages": messages}, separators=(",", ":")) + "\n"
+        self._inbox.put(line.encode("ascii"))
+        answer = self._answer(time.monotonic() + timeout)
+        if answer is None:
+            self.stop(kill=True)
+            raise ExecError(f"{where}: no answer within {timeout:g} s ({TIMEOUT_VARIABLE} sets it)")
+        if isinstance(answer, BaseException) or not answer:
+            status = self.stop(kill=not answer)
+            raise ExecError(f"{where}: the command {exit_reason(status)} before answering") from None
+        return self._messages_of(answer, where)
+
+    def _answer(self, deadline: float) -> bytes | BaseException | None:
+        """The answer line, ``b""`` when the command has exited without one (even if a child
+        it left holds its output open), ``None`` past the deadline."""
+        assert self._proc is not None
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                return self._outbox.get(timeout=min(left, POLL))
+            except queue.Empty:
+                if self._proc.poll() is not None:
+                    try:  # what it wrote before exiting may still be in the pipe
+                        return self._outbox.get(timeout=POLL)
+                    except queue.Empty:
+                        return b""
+        return None
+
+    def _messages_of(self, answer: bytes, where: str) -> list[Any]:
+        try:
+            value = json.loads(answer.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            self.stop(kill=True)
+            raise ExecError(f"{where}: malformed answer (not a JSON line): {shown(answer)}") from None
+        if isinstance(value, dict) and isinstance(value.get("messages"), list):
+            bad = next((k for k, m in enumerate(value["messages"]) if not isinstance(m, dict)), None)
+            if bad is None:
+                return value["messages"]
+            self.stop(kill=True)
+            raise ExecError(f"{where}: malformed answer: message {bad + 1} is not a JSON object")
+        self.stop(kill=True)
+        if isinstance(value, dict) and isinstance(value.get("error"), str):
+            raise ExecError(f"{where}: the trimmer answered error: {value['error']}")
+        raise ExecError(
+            f'{where}: malformed answer (want {{"messages": [...]}} or {{"error": "..."}}): {shown(answer)}'
+        )
+
+    def _start(self, where: str) -> None:
+        self._proc = None
+        self._inbox, self._outbox = queue.Queue(), queue.Queue()
+        try:
+            proc = subprocess.Popen(
+                self.argv, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                start_new_session=os.name == "posix",
+            )  # fmt: skip
+        except OSError as exc:
+            raise ExecError(f"{where}: cannot start the command: {exc.strerror or exc}") from None
+        self._proc, self._owner = proc, os.getpid()
+        assert proc.stdin is not None and proc.stdout is not None
+        threading.Thread(
+            target=_exchange, args=(proc.stdin, proc.stdout, self._inbox, self._outbox), daemon=True
+        ).start()
+        _RUNNING.add(self)
+
+    def stop(self, kill: bool = False) -> int | None:
+        """Stop the command and reap it: end of input and up to :data:`GRACE` seconds to exit,
+        or (``kill``) at once; its exit status (``None`` when it was not running here)."""
+        proc, self._proc = self._proc, None
+        _RUNNING.discard(self)
+        if proc is None or self._owner != os.getpid():
+            return None
+        self._inbox.put(None)
+        if not kill:
+            try:
+                proc.wait(GRACE)
+            except subprocess.TimeoutExpired:
+                pass
+        _kill(proc)  # its children too, even when it has exited
+        return proc.wait()
+
+
+def _exchange(stdin: IO[bytes], stdout: IO[bytes], inbox: queue.Queue[bytes | None],
+              outbox: queue.Queue[bytes | BaseException]) -> None:  # fmt: skip
+    """The worker: each request written, its answer line read (``b""`` at end of output)."""
+    try:
+        while (line := inbox.get()) is not None:
+            stdin.write(line)
+            stdin.flush()
+            outbox.put(stdout.readline())
+    except (OSError, ValueError) as exc:  # a closed pipe: the command is gone
+        outbox.put(exc)
+    finally:
+        for pipe in (stdin, stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the command's process group (it leads its own session), or the command alone."""
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.kill()  # a no-op once it has been reaped
+
+
+def exit_reason(status: int | None) -> str:
+    if status is None:
+        return "stopped"
+    if status < 0:
+        try:
+            return f"was killed by {signal.Signals(-status).name}"
+        except ValueError:
+            return f"was killed by signal {-status}"
+    return f"exited with status {status}"
+
+
+def shown(answer: bytes) -> str:
+    text = answer.decode("utf-8", "replace").strip()
+    return repr(text[:80] + ("…" if len(text) > 80 else ""))
+
+
+_RUNNING: set[ExecTrimmer] = set()
+_PROJECTORS: dict[tuple[str, str], Strategy] = {}
+
+
+@atexit.register
+def _stop_all() -> None:
+    for trimmer in list(_RUNNING):
+        trimmer.stop()
+
+
+def exec_projector(command: str | Sequence[str], *, name: str | None = None, cwd: Path | None = None,
+                   timeout: float | None = None) -> Strategy:  # fmt: skip
+    """Our strategy answered by ``command`` over the exec protocol (see :mod:`models.exec_protocol`).
+
+    The command starts at the strategy's first request and answers every request of the run.
+
+    Parameters
+    ----------
+    command : str or sequence of str
+        A command line (split as a shell would, run without a shell) or an argument list.
+    name : str, optional
+        The strategy's id in every window and result (default ``exec:COMMAND``).
+    cwd : Path, optional
+        Where the command starts (default: the working directory at its first request).
+    timeout : float, optional
+        Seconds per request (default: ``TURNCHECK_EXEC_TIMEOUT``, else 60).
+
+    Returns
+    -------
+    Strategy
+        ``(history, budget, cost) -> Window``, as a ``messages:`` trimmer's.
+
+    Raises
+    ------
+    BadParameter
+        When the command is empty or its program is not found (at once);
+        :class:`ExecError` when a request fails (the command is stopped first).
+
+    Examples
+    --------
+    >>> keep_last = exec_projector("node examples/exec/keep_last.mjs", name="keep-last-js")
+    """
+    from turncheck.models.messages import message_projector
+
+    if isinstance(command, str):
+        argv, text = command_argv(command), command
+    else:
+        argv, text = list(command), shlex.join(command)
+        if not argv or shutil.which(argv[0]) is None:
+            raise BadParameter(f"strategy {EXEC_PREFIX}{text}: program not found")
+    label = name or EXEC_PREFIX + text
+    return message_projector(ExecTrimmer(argv, label=label, cwd=cwd, timeout=timeout), name=label)
+
+
+def resolve_exec(spec: str) -> Strategy:
+    """The strategy ``exec:COMMAND``: one per command and working directory, so every request
+    of a run goes to the one command started for it."""
+    key = (spec, os.getcwd())
+    if key not in _PROJECTORS:
+        _PROJECTORS[key] = exec_projector(spec[len(EXEC_PREFIX) :], name=spec)
+    return _PROJECTORS[key]

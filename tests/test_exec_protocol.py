@@ -1,0 +1,247 @@
+"""The exec protocol: a trimmer in another language, run as a child process, gives exactly the
+windows of the same trimmer in Python; every way the command fails is one line, and the
+command is stopped and reaped (its children too)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from turncheck.cli.app import main
+from turncheck.models.cost import EstimateCost
+from turncheck.models.errors import BadParameter, UnknownName
+from turncheck.models.events import read_jsonl
+from turncheck.models.exec_protocol import ExecError, exec_projector, request_timeout
+from turncheck.models.history import History
+from turncheck.models.peers.requests import replay
+from turncheck.models.projector import check_strategy, project, resolve_strategy
+from turncheck.models.user_code import names_code
+from turncheck.models.workload import WorkloadParams, generate_events
+
+ROOT = Path(__file__).parent.parent
+EXAMPLES = ROOT / "examples" / "exec"
+SCHEMA = ROOT / "docs" / "exec-protocol.schema.json"
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed (the exec protocol's JS trimmer)")
+PY = sys.executable
+
+
+def script(tmp_path: Path, name: str, body: str) -> str:
+    """A Python trimmer command over the protocol (the failure cases need no Node)."""
+    path = tmp_path / name
+    path.write_text("import json, os, sys, time\n" + body)
+    return f"{PY} {path}"
+
+
+ECHO = (
+    "for line in sys.stdin:\n    print(json.dumps({'messages': json.loads(line)['messages']}), flush=True)\n"
+)
+
+
+@pytest.fixture
+def example() -> History:
+    events = [
+        e for e in read_jsonl(ROOT / "scenarios" / "data" / "example.jsonl") if e.session == "support-42"
+    ]
+    return History(sorted(events, key=lambda e: e.seq), costs=(EstimateCost(),))
+
+
+@needs_node
+def test_the_done_when_command_is_byte_identical_but_for_the_name(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``turncheck project -H LOG -b 6 --strategy "exec:node keep_last.mjs" --per-request --format
+    json`` prints what ``messages:keep_last.py:fn`` prints, byte for byte but for the name."""
+    monkeypatch.chdir(EXAMPLES)
+    log = ROOT / "scenarios" / "data" / "example.jsonl"
+    outputs = []
+    for strategy in ("exec:node keep_last.mjs", "messages:keep_last.py:fn"):
+        code, out, err = cli("project", "-q", "-H", str(log), "-b", "6", "--strategy", strategy,
+                             "--per-request", "--format", "json")  # fmt: skip
+        assert code == 0 and err == "", err
+        assert out.count(f'"strategy":"{strategy}"') == 3  # two sessions and the total
+        outputs.append(out.replace(strategy, "S"))
+    assert outputs[0] == outputs[1]
+    assert json.loads(outputs[0].splitlines()[-1])["orphanRes"] > 0  # the comparison can see a break
+
+
+@needs_node
+def test_every_request_of_a_workload_gets_the_python_trimmers_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(EXAMPLES)
+    cost = EstimateCost()
+    by_session: dict[str, list] = {}
+    for e in generate_events(WorkloadParams(sessions=3, turns=6, p_result=0.9, p_parallel=0.3, seed=7)):
+        by_session.setdefault(e.session, []).append(e)
+    sessions = list(by_session.values())
+    node, python = resolve_strategy("exec:node keep_last.mjs"), resolve_strategy("messages:keep_last.py:fn")
+    assert resolve_strategy("exec:node keep_last.mjs") is node  # one command per run
+    compared = 0
+    for events in sessions:
+        for budget in (1, 4, 9):
+            ours = replay(events, budget, "exec:node keep_last.mjs", cost)
+            theirs = replay(events, budget, "messages:keep_last.py:fn", cost)
+            for a, b in zip(ours, theirs, strict=True):
+                assert (a.start, a.end, a.cost, a.report, [e.seq for e in a.events]) == (
+                    b.start, b.end, b.cost, b.report, [e.seq for e in b.events])  # fmt: skip
+                compared += 1
+    assert compared > 100 and node is not python
+
+
+def test_an_echo_in_python_is_the_whole_history_and_requests_follow_the_schema(
+    tmp_path: Path, example: History
+) -> None:
+    record = tmp_path / "requests.jsonl"
+    body = (f"out = open({str(record)!r}, 'a')\n" "for line in sys.stdin:\n    out.write(line); out.flush()\n"
+            "    print(json.dumps({'messages': json.loads(line)['messages']}), flush=True)\n")  # fmt: skip
+    w = project(example, 10_000, exec_projector(script(tmp_path, "echo.py", body)), EstimateCost())
+    assert (w.start, w.end) == (0, len(example)) and w.strategy.startswith("exec:")
+    requests = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [r["budget"] for r in requests] == [10_000] and len(requests[0]["messages"]) == 14
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(SCHEMA.read_text())
+    assert schema["$id"] == "urn:turncheck:exec-protocol:1"
+    validator = jsonschema.Draft202012Validator
+    validator.check_schema(schema)
+
+    def valid(kind: str, value: object) -> bool:
+        return validator({"$ref": f"#/$defs/{kind}", "$defs": schema["$defs"]}).is_valid(value)
+
+    assert valid("request", requests[0]) and validator(schema).is_valid(requests[0])
+    assert valid("response", {"messages": requests[0]["messages"]}) and valid("error", {"error": "too small"})
+    assert not valid("response", {"messages": [1]}) and not valid("request", {"messages": []})
+    assert not validator(schema).is_valid({"budget": 3})
+
+
+def gone(pid: int) -> bool:
+    """Whether ``pid`` is no process at all (not even a zombie)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+FAILURES = {
+    "crash": ("sys.stdin.readline(); sys.exit(3)\n", "the command exited with status 3 before answering"),
+    "killed": ("sys.stdin.readline(); os.kill(os.getpid(), 9)\n", "the command was killed by SIGKILL before answering"),
+    "garbage": ("sys.stdin.readline(); print('hello', flush=True); time.sleep(60)\n",
+                "malformed answer (not a JSON line): 'hello'"),
+    "shape": ("sys.stdin.readline(); print('[1, 2]', flush=True); time.sleep(60)\n",
+              'malformed answer (want {"messages": [...]} or {"error": "..."}): \'[1, 2]\''),
+    "not-objects": ("sys.stdin.readline(); print('{\"messages\": [3]}', flush=True); time.sleep(60)\n",
+                    "malformed answer: message 1 is not a JSON object"),
+    "error": ("sys.stdin.readline(); print(json.dumps({'error': 'too small'}), flush=True); time.sleep(60)\n",
+              "the trimmer answered error: too small"),
+    "hang": ("sys.stdin.readline(); time.sleep(60)\n", "no answer within 1 s (TURNCHECK_EXEC_TIMEOUT sets it)"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(FAILURES))
+def test_each_failure_is_one_line_naming_command_and_request_and_stops_it(
+    case: str, tmp_path: Path, example: History
+) -> None:
+    """The command (and a child it started) is gone after the error: killed and reaped."""
+    body, message = FAILURES[case]
+    pids = tmp_path / "pids"
+    spawn = (f"import subprocess\nchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+             f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n")  # fmt: skip
+    command = script(tmp_path, f"{case}.py", spawn + body)
+    strategy = exec_projector(command, timeout=1.0)
+    with pytest.raises(ExecError) as raised:
+        project(example, 10_000, strategy, EstimateCost())
+    text = str(raised.value)
+    assert text == f"exec:{command}: request 1 (budget 10000, 14 messages): {message}"
+    assert "\n" not in text
+    pid, child = map(int, pids.read_text().split())
+    deadline = time.monotonic() + 5
+    while not (gone(pid) and gone(child)) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the orphaned child is reaped by init once killed
+    assert gone(pid) and gone(child)
+
+
+def test_a_command_is_started_once_and_stopped_at_its_end(tmp_path: Path, example: History) -> None:
+    starts = tmp_path / "starts"
+    body = f"open({str(starts)!r}, 'a').write('x')\n" + ECHO
+    strategy = exec_projector(script(tmp_path, "once.py", body))
+    windows = replay(example.events, 30, strategy, EstimateCost())  # type: ignore[arg-type]
+    assert len(windows) > 3 and starts.read_text() == "x"
+    trimmer = strategy.__wrapped__  # type: ignore[attr-defined]
+    proc = trimmer._proc
+    assert trimmer.stop() == 0 and proc.poll() == 0
+
+
+def test_the_cli_prints_one_line_exit_2_and_nothing_on_stdout(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "hang.py").write_text("import sys, time\nsys.stdin.readline()\ntime.sleep(60)\n")
+    monkeypatch.setenv("TURNCHECK_EXEC_TIMEOUT", "0.5")
+    code, out, err = cli("project", "--example", "-q", "--per-request", "--strategy", f"exec:{PY} hang.py")
+    assert (code, out) == (2, "")
+    assert err == (f"turncheck: error: exec:{PY} hang.py: request 1 (budget 4000, 1 messages): "
+                   "no answer within 0.5 s (TURNCHECK_EXEC_TIMEOUT sets it)\n")  # fmt: skip
+
+
+def test_stderr_passes_through(tmp_path: Path, example: History, capfd: pytest.CaptureFixture[str]) -> None:
+    body = "sys.stderr.write('trimmer says hi\\n'); sys.stderr.flush()\n" + ECHO
+    project(example, 100, exec_projector(script(tmp_path, "talk.py", body)), EstimateCost())
+    assert "trimmer says hi" in capfd.readouterr().err
+
+
+def test_bad_commands_and_timeouts_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(BadParameter, match="exec: needs a command"):
+        check_strategy("exec:")
+    with pytest.raises(BadParameter, match="program 'no-such-trimmer-xyz' not found"):
+        check_strategy("exec:no-such-trimmer-xyz --flag")
+    with pytest.raises(BadParameter, match="No closing quotation"):
+        check_strategy("exec:node 'trim.mjs")
+    with pytest.raises(UnknownName, match="exec:COMMAND"):
+        resolve_strategy("nothing-like-a-strategy")
+    for raw in ("0", "-1", "soon", "inf", "nan"):
+        monkeypatch.setenv("TURNCHECK_EXEC_TIMEOUT", raw)
+        with pytest.raises(BadParameter, match="TURNCHECK_EXEC_TIMEOUT must be a positive number"):
+            request_timeout()
+    monkeypatch.setenv("TURNCHECK_EXEC_TIMEOUT", "2.5")
+    assert request_timeout() == 2.5
+    assert main(["project", "--example", "-q", "--strategy", "exec:no-such-trimmer-xyz"]) == 2
+
+
+def test_an_exec_strategy_is_code_a_trace_never_runs() -> None:
+    assert names_code("exec:node trim.mjs") and not names_code("peer:langchain")
+
+
+@needs_node
+def test_the_page_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/exec-protocol.md: each console block prints exactly what it shows, the Python block
+    runs, and the JavaScript is the example file's."""
+    import re
+
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    page = (ROOT / "docs" / "exec-protocol.md").read_text(encoding="utf-8")
+    source = (EXAMPLES / "keep_last.mjs").read_text()
+    ran = {"console": 0, "python": 0, "javascript": 0}
+    for lang, body in re.findall(r"^```(\w+)\n(.*?)^```", page, re.S | re.M):
+        if lang == "console":
+            command, *shown = body.splitlines()
+            assert command.startswith("$ turncheck ")
+            capsys.readouterr()
+            assert main(shlex.split(command[2:])[1:]) == 0
+            assert capsys.readouterr().out.splitlines() == shown
+        elif lang == "python":
+            exec(compile(body, "exec-protocol.md", "exec"), {})  # noqa: S102
+        elif lang == "javascript":
+            assert body in source
+        else:
+            continue
+        ran[lang] += 1
+    assert ran == {"console": 2, "python": 1, "javascript": 1}

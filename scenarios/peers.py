@@ -69,8 +69,12 @@ from turncheck.scenarios.real_text import Phrasebook, dressed_sessions, phrasebo
 
 
 def default_strategies() -> tuple[str, ...]:
-    """Ours (every compared strategy) first, then each peer."""
-    return (*compared_strategies(), *PEERS)
+    """Ours (every compared strategy) first, then each peer — but a JVM peer that cannot run here
+    (no ``java``, the bridge not built: :attr:`Peer.unavailable`), which runs only when named."""
+    return (
+        *compared_strategies(),
+        *(n for n, peer in PEERS.items() if peer.unavailable is None or not peer.missing()),
+    )
 
 
 MANIFOLDS = (1.0, 0.97, 0.90)
@@ -143,14 +147,12 @@ class PeersParams:
 def check(p: PeersParams) -> None:
     """Before anything runs: the optional libraries this run needs are installed."""
     make_cost(p.cost)  # a BPE cost model without tiktoken is refused here, naming the extra
-    needed = {"faker": ("faker", EXTRA)} | {
-        PEERS[s].module: (s, PEERS[s].extra) for s in p.strategies if s in PEERS
-    }
-    for module, (user, extra) in needed.items():
-        if importlib.util.find_spec(module) is None:
-            raise MissingExtra(
-                f"{user} needs {module}, which is not installed: pip install 'turncheck[{extra}]'"
-            )
+    if importlib.util.find_spec("faker") is None:
+        raise MissingExtra(f"faker needs faker, which is not installed: pip install 'turncheck[{EXTRA}]'")
+    for s in p.strategies:
+        reason = PEERS[s].missing() if s in PEERS else None
+        if reason is not None:
+            raise MissingExtra(reason)
 
 
 def manifold_histories(p: PeersParams, p_result: float, cost: CostModel, book: Phrasebook,
@@ -290,7 +292,7 @@ def library_rows(strategies: tuple[str, ...]) -> list[tuple[Cell, ...]]:
         if peer is None:
             continue
         try:
-            version = importlib.metadata.version(peer.library)
+            version = peer.version or importlib.metadata.version(peer.library)
         except importlib.metadata.PackageNotFoundError:
             version = "not installed"
         rows.append((name, peer.library, version, peer.call, peer.counting))
@@ -424,7 +426,7 @@ def run(p: PeersParams, progress: Progress) -> ScenarioResult:
         ),
     )
     if p.timing_sizes:
-        strategies = [s for s in p.strategies if s not in PEERS or importlib.util.find_spec(PEERS[s].module)]
+        strategies = [s for s in p.strategies if s not in PEERS or PEERS[s].missing() is None]
         attachments[TIMING_FILE] = timing_result(
             strategies, p.timing_sizes, p.budget, cost, p.timing_cap, book, p.seed, params_dict(p)
         )

@@ -16,6 +16,7 @@ the ``peers`` scenario's ``libraries`` table says what each one calls).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -37,6 +38,9 @@ class Peer:
     succeed for the peer to run (installed by the extra ``extra``); ``call`` says what it runs,
     ``counting`` whose token counting it trims by. ``colour``, ``marker``, ``linestyle`` and
     ``hollow`` draw it in every plot; a peer without a colour takes the next free one.
+    ``version`` is the library's version when it is not a Python distribution (a JVM library
+    pinned by ``bridges/java``), and ``unavailable`` says why such a peer cannot run here (None:
+    it can).
     """
 
     name: str
@@ -50,6 +54,17 @@ class Peer:
     marker: str | None = None
     linestyle: str = "--"
     hollow: bool = False
+    version: str | None = None
+    unavailable: Callable[[], str | None] | None = None
+
+    def missing(self) -> str | None:
+        """Why this peer cannot run here — its library is not installed, its bridge not built — or None."""
+        if self.unavailable is not None:
+            reason = self.unavailable()
+            return None if reason is None else f"{self.name}: {reason}"
+        if importlib.util.find_spec(self.module) is None:  # find, never import: litellm must import offline
+            return f"{self.name} needs {self.module}, which is not installed: pip install 'turncheck[{self.extra}]'"
+        return None
 
 
 PEERS: Registry[Peer] = Registry("peer", home=__name__)
@@ -62,5 +77,5 @@ def register_peer(peer: Peer) -> Peer:
 
 
 for _module in ("langchain_trim", "llamaindex_memory", "litellm_trim", "agents_session",
-                "semantic_kernel_reducer", "autogen_context", "langgraph_hook", "pydantic_ai_processor"):  # fmt: skip
+                "semantic_kernel_reducer", "autogen_context", "langgraph_hook", "pydantic_ai_processor", "jvm"):  # fmt: skip
     importlib.import_module(f"{__name__}.{_module}")

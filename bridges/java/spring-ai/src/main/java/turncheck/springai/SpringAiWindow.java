@@ -1,0 +1,12 @@
+package turncheck.springai;
+
+import org.springframework.ai.chat.memory.MessageWindowChatMemory;
+
+/** {@code peer:spring-ai-window*}: Spring AI's own {@link MessageWindowChatMemory}, the budget its maxMessages. */
+public final class SpringAiWindow {
+
+	public static void main(String[] args) {
+		SpringAiExec.serve(budget -> MessageWindowChatMemory.builder().maxMessages(Math.max(1, budget)).build());
+	}
+
+}

@@ -40,11 +40,16 @@ class StoreUnavailable(TurncheckError):
 
 def report_lines(r: StressReport) -> list[str]:
     bound = "unbounded" if r.bound is None else str(r.bound)
+    peak = (
+        f"peak {r.peak} · model worst case {bound} at {r.turns_per_gap} turns/gap · {r.locking} is held to "
+        f"{r.checked_bound}"
+        if r.journaled
+        else "the store keeps no journal: checked against its final state (lost, duplicated, torn)"
+    )
     lines = [
         f"stress {r.store} · {r.locking} · {r.writers} writers · gap {r.gap_ms:g} ms · maxTurns {r.max_turns}"
         f" · {r.seconds:g} s",
-        f"peak {r.peak} · model worst case {bound} at {r.turns_per_gap} turns/gap · {r.locking} is held to "
-        f"{r.checked_bound}",
+        peak,
         f"lost {r.lost} · over-deleted {r.over_deleted} · bad read windows {r.bad_reads}/{r.reads}",
         f"appends {r.appends} ({r.throughput:g}/s) · p50 {r.p50_ms:g} ms · p99 {r.p99_ms:g} ms · compactions "
         f"{r.compactions} · cas conflicts {r.conflicts} · retries {r.retries} · lock waits {r.lock_waits} · "
@@ -58,8 +63,6 @@ def report_lines(r: StressReport) -> list[str]:
         lines.append(f"killed (SIGKILL, restarted): {', '.join(r.kills)}")
     if r.stuck:
         lines.append(f"stuck past the deadline (killed): {', '.join(r.stuck)}")
-    if not r.journaled:
-        lines.append("the store keeps no journal: checked against its final state (lost, duplicated, torn)")
     if r.ok:
         lines.append("OK: every invariant holds")
     for v in r.violations[:5]:

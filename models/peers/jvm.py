@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from turncheck.models.projector import Window
 
 BRIDGE_VARIABLE = "TURNCHECK_JAVA_BRIDGE"
-JVM_OPTIONS = ("-XX:+UseSerialGC", "-Xshare:auto")
+JVM_OPTIONS = ("-XX:+UseSerialGC",)
+"""One garbage-collector thread: a peer's JVM shares the machine with the run."""
 
 
 @dataclass(frozen=True)

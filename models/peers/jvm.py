@@ -82,7 +82,7 @@ def _jar(module: str) -> Path:
 def unavailable(module: str) -> str | None:
     """Why the bridge's ``module`` cannot run here (no ``java``, not built), or None."""
     if shutil.which("java") is None:
-        return "java is not on the path: install a JDK (17 or later) and build bridges/java with Maven"
+        return "java is not on the path: install a JDK (17 or later) and Maven, then mvn -q -f bridges/java package"
     jar = _jar(module)
     if not jar.is_file() or not (jar.parent / "lib").is_dir():
         return f"the JVM bridge is not built ({jar} is missing): mvn -q -f bridges/java package"

@@ -3,12 +3,15 @@
 ``--strategy exec:'CMD ARGS'`` (anywhere a strategy is taken) starts ``CMD ARGS`` — split as a
 shell would (:func:`shlex.split`), no shell run, in the working directory — the first time the
 strategy projects, and keeps it for the rest of the run. For each request it writes one line
-``{"budget": B, "messages": [...]}`` to the command's standard input — exactly what a
-``messages:`` trimmer is called with (:mod:`models.messages`: OpenAI chat dicts, ``B`` = the
-budget less the cost model's frame) — and reads one line back from its standard output,
-``{"messages": [...]}`` or ``{"error": "..."}``. The answer is mapped onto the log as for
-``messages:``; the command's standard error passes through to ours. The lines are JSON in
-UTF-8 (turncheck writes ASCII, ``\\u`` escapes for the rest); the protocol's version-1 schema is
+``{"budget": B, "messages": [...], "costs": [...]}`` to the command's standard input —
+``messages`` and ``B`` exactly what a ``messages:`` trimmer is called with
+(:mod:`models.messages`: OpenAI chat dicts, ``B`` = the budget less the cost model's frame),
+``costs`` each message's cost under the run's cost model, so a trimmer in another language can
+trim by our counting — and reads one line back from its standard output: ``{"messages": [...]}``,
+mapped onto the log as for ``messages:``; ``{"refused": "why"}``, the request is not made
+(a library that raises rather than send a window); or ``{"error": "why"}``, the run stops. The
+command's standard error passes through to ours. The lines are JSON in UTF-8 (turncheck writes
+ASCII, ``\\u`` escapes for the rest); the protocol's version-1 schema is
 ``docs/exec-protocol.schema.json``.
 
 Invariant kept: every failure of the command — it cannot start, it exits or crashes, it does not
@@ -35,8 +38,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from turncheck.models.cost import CostModel
 from turncheck.models.errors import BadParameter, TurncheckError
-from turncheck.models.projector import EXEC_PREFIX, Strategy
+from turncheck.models.history import History
+from turncheck.models.projector import EXEC_PREFIX, Strategy, Window
 
 PROTOCOL_VERSION = 1
 DEFAULT_TIMEOUT = 60.0
@@ -80,7 +85,7 @@ def command_argv(command: str) -> list[str]:
 
 
 class ExecTrimmer:
-    """``fn(messages, budget) -> messages`` answered by a running command (see the module doc).
+    """A running command that answers requests (see the module doc).
 
     The command starts at the first call, in ``cwd`` (default: the working directory then), and
     one worker thread writes each request and reads its answer, so a command that stops reading
@@ -100,14 +105,16 @@ class ExecTrimmer:
         self._inbox: queue.Queue[bytes | None] = queue.Queue()
         self._outbox: queue.Queue[bytes | BaseException] = queue.Queue()
 
-    def __call__(self, messages: list[Any], budget: int) -> list[Any]:
+    def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The command's answer to one request: ``{"messages": [...]}`` (each an object) or
+        ``{"refused": "why"}``; :class:`ExecError` for anything else."""
         self.requests += 1
-        where = f"{self.label}: request {self.requests} (budget {budget}, {len(messages)} messages)"
+        where = (f"{self.label}: request {self.requests} (budget {request['budget']}, "
+                 f"{len(request['messages'])} messages)")  # fmt: skip
         timeout = self.timeout if self.timeout is not None else request_timeout()
         if self._proc is None or self._owner != os.getpid():
             self._start(where)
-        line = json.dumps({"budget": budget, "messages": messages}, separators=(",", ":")) + "\n"
-        self._inbox.put(line.encode("ascii"))
+        self._inbox.put((json.dumps(request, separators=(",", ":")) + "\n").encode("ascii"))
         answer = self._answer(time.monotonic() + timeout)
         if answer is None:
             self.stop(kill=True)
@@ -115,7 +122,7 @@ class ExecTrimmer:
         if isinstance(answer, BaseException) or not answer:
             status = self.stop(kill=not answer)
             raise ExecError(f"{where}: the command {exit_reason(status)} before answering") from None
-        return self._messages_of(answer, where)
+        return self._checked(answer, where)
 
     def _answer(self, deadline: float) -> bytes | BaseException | None:
         """The answer line, ``b""`` when the command has exited without one (even if a child
@@ -132,7 +139,7 @@ class ExecTrimmer:
                         return b""
         return None
 
-    def _messages_of(self, answer: bytes, where: str) -> list[Any]:
+    def _checked(self, answer: bytes, where: str) -> dict[str, Any]:
         try:
             value = json.loads(answer.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
@@ -141,14 +148,17 @@ class ExecTrimmer:
         if isinstance(value, dict) and isinstance(value.get("messages"), list):
             bad = next((k for k, m in enumerate(value["messages"]) if not isinstance(m, dict)), None)
             if bad is None:
-                return value["messages"]
+                return value
             self.stop(kill=True)
             raise ExecError(f"{where}: malformed answer: message {bad + 1} is not a JSON object")
+        if isinstance(value, dict) and isinstance(value.get("refused"), str):
+            return value
         self.stop(kill=True)
         if isinstance(value, dict) and isinstance(value.get("error"), str):
             raise ExecError(f"{where}: the trimmer answered error: {value['error']}")
         raise ExecError(
-            f'{where}: malformed answer (want {{"messages": [...]}} or {{"error": "..."}}): {shown(answer)}'
+            f'{where}: malformed answer (want {{"messages": [...]}}, {{"refused": "..."}} or {{"error": "..."}}): '
+            f"{shown(answer)}"
         )
 
     def _start(self, where: str) -> None:
@@ -273,7 +283,9 @@ def exec_projector(command: str | Sequence[str], *, name: str | None = None, cwd
     --------
     >>> keep_last = exec_projector("node examples/exec/keep_last.mjs", name="keep-last-js")
     """
-    from turncheck.models.messages import message_projector
+    from turncheck.models.messages import answer_window, history_messages
+    from turncheck.models.peers.messages import span_costs
+    from turncheck.models.peers.selection import Selection, window_of
 
     if isinstance(command, str):
         argv, text = command_argv(command), command
@@ -282,7 +294,19 @@ def exec_projector(command: str | Sequence[str], *, name: str | None = None, cwd
         if not argv or shutil.which(argv[0]) is None:
             raise BadParameter(f"strategy {EXEC_PREFIX}{text}: program not found")
     label = name or EXEC_PREFIX + text
-    return message_projector(ExecTrimmer(argv, label=label, cwd=cwd, timeout=timeout), name=label)
+    trimmer = ExecTrimmer(argv, label=label, cwd=cwd, timeout=timeout)
+
+    def projector(history: History, budget: int, cost: CostModel) -> Window:
+        message_spans, messages = history_messages(history)
+        costs = span_costs(history, cost, message_spans)
+        answer = trimmer.exchange({"budget": budget - cost.frame, "messages": messages, "costs": costs})
+        if "messages" not in answer:
+            return window_of(history, budget, cost, Selection((), refused=True), label)
+        return answer_window(history, budget, cost, message_spans, messages, answer["messages"], label)
+
+    projector.trimmer = trimmer  # type: ignore[attr-defined]
+    projector.strategy_id = label  # type: ignore[attr-defined]
+    return projector
 
 
 def resolve_exec(spec: str) -> Strategy:

@@ -11,8 +11,9 @@ wraps such a function so every engine can run it:
 2. the function is called with a deep copy of them and ``budget − frame`` (the system prompt and
    the current question belong to the cost model's frame, not to the list);
 3. each returned message is mapped back onto the log: equal to the next unused input message
-   (in order) → those events; anything else is *invented* (a summary, an edited message) and is
-   costed as the events it would be;
+   (in order) → those events; an assistant message with only some of an input message's tool
+   calls → those calls' events; anything else is *invented* (a summary, an edited message) and
+   is costed as the events it would be;
 4. the result is costed with the chosen cost model (any of ours, real BPE included) and reported
    with our structural counters — a suffix of the log gives the ordinary window; anything else a
    :class:`MessageWindow` listing the messages dropped inside the kept span and those invented,
@@ -113,6 +114,82 @@ def invented_events(message: Any, where: str, session: str = "s") -> list[Event]
     return [_event(Kind.TERM if role == "assistant" else Kind.USER, text)]
 
 
+def answer_window(history: History, budget: int, cost: CostModel, message_spans: Sequence[Span],
+                  messages: Sequence[Any], answer: Sequence[Any], label: str) -> Window:  # fmt: skip
+    """The window of a trimmer's ``answer`` to ``messages`` (the messages of ``message_spans``).
+
+    Each returned message is the next unused input message equal to it (its events), or the
+    tool calls of one — an assistant message carrying some of an input message's calls, in
+    order, is those calls' events (the others are dropped inside the span, as a library that
+    prunes calls one by one sends them) — or else invented (see the module doc).
+    """
+    session = history.events[0].session if len(history) else "s"
+    positions: list[int] = []
+    sent: list[Event] = []
+    invented: list[int] = []
+    nxt = 0
+    for k, m in enumerate(answer):
+        found, picked = None, None
+        for i in range(nxt, len(messages)):
+            if messages[i] == m:
+                found, picked = i, list(message_spans[i].positions)
+                break
+            calls = calls_of(m, messages[i])
+            if calls is not None:
+                found, picked = i, [message_spans[i].start + j for j in calls]
+                break
+        if found is None or picked is None:
+            invented.append(k)
+            sent.extend(invented_events(m, f"trimmer {label}: returned message {k + 1}", session))
+            continue
+        nxt = found + 1
+        positions.extend(picked)
+        sent.extend(history.events[p] for p in picked)
+    if not invented:
+        return window_of(history, budget, cost, Selection(tuple(positions)), label)
+    sub = History([dataclasses.replace(e, seq=i) for i, e in enumerate(sent)], costs=(cost,))
+    inner = window_from_start(sub, budget, cost, 0, label)
+    n = len(history)
+    start = min(positions) if positions else n
+    kept = set(positions)
+    return MessageWindow(
+        history,
+        label,
+        budget,
+        start,
+        n,
+        inner.cost,
+        inner.report._replace(empty=int(not sent)),
+        tuple(sent),
+        tuple(p for p in range(start, n) if p not in kept),
+        tuple(invented),
+    )
+
+
+def calls_of(message: Any, given: Any) -> list[int] | None:
+    """The indexes of ``given``'s tool calls that ``message`` carries, when ``message`` is
+    ``given`` with only some of its calls (in order, at least one); else ``None``."""
+    if not (isinstance(message, dict) and isinstance(given, dict)):
+        return None
+    mine, theirs = message.get("tool_calls"), given.get("tool_calls")
+    if not (isinstance(mine, list) and isinstance(theirs, list) and mine and len(mine) < len(theirs)):
+        return None
+    if {k: v for k, v in message.items() if k != "tool_calls"} != {
+        k: v for k, v in given.items() if k != "tool_calls"
+    }:
+        return None
+    out: list[int] = []
+    j = 0
+    for call in mine:
+        while j < len(theirs) and theirs[j] != call:
+            j += 1
+        if j == len(theirs):
+            return None
+        out.append(j)
+        j += 1
+    return out
+
+
 def message_projector(
     fn: MessageTrimmer, *, name: str | None = None, flavour: Flavour = "openai"
 ) -> Strategy:
@@ -124,40 +201,7 @@ def message_projector(
         answer = fn(copy.deepcopy(messages), budget - cost.frame)
         if isinstance(answer, (str, bytes, dict)) or not isinstance(answer, Sequence):
             raise TurncheckError(f"trimmer {label} returned {type(answer).__name__}, not a list of messages")
-        session = history.events[0].session if len(history) else "s"
-        positions: list[int] = []
-        sent: list[Event] = []
-        invented: list[int] = []
-        nxt = 0
-        for k, m in enumerate(answer):
-            found = next((i for i in range(nxt, len(messages)) if messages[i] == m), None)
-            if found is None:
-                invented.append(k)
-                where = f"trimmer {label}: returned message {k + 1}"
-                sent.extend(invented_events(m, where, session))
-                continue
-            nxt = found + 1
-            positions.extend(message_spans[found].positions)
-            sent.extend(history.events[p] for p in message_spans[found].positions)
-        if not invented:
-            return window_of(history, budget, cost, Selection(tuple(positions)), label)
-        sub = History([dataclasses.replace(e, seq=i) for i, e in enumerate(sent)], costs=(cost,))
-        inner = window_from_start(sub, budget, cost, 0, label)
-        n = len(history)
-        start = min(positions) if positions else n
-        kept = set(positions)
-        return MessageWindow(
-            history,
-            label,
-            budget,
-            start,
-            n,
-            inner.cost,
-            inner.report._replace(empty=int(not sent)),
-            tuple(sent),
-            tuple(p for p in range(start, n) if p not in kept),
-            tuple(invented),
-        )
+        return answer_window(history, budget, cost, message_spans, messages, answer, label)
 
     projector.__name__ = getattr(fn, "__name__", "trimmer")
     projector.__qualname__ = getattr(fn, "__qualname__", projector.__name__)

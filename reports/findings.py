@@ -241,6 +241,28 @@ def _peers(r: ScenarioResult) -> Finding | None:
             f"LangGraph's documented `pre_model_hook` is over budget in {_n(x['overBudget'])} of {n} and its agent "
             f"refuses {_n(total('peer:langgraph', 'refused'))} requests over all cases"
         )
+    if "peer:langchainjs-trim" in clean and "peer:langchain" in clean:
+        twin = same("peer:langchainjs-trim", "peer:langchain")
+        parts.append(
+            f"LangChain.js's `trimMessages` {'behaves exactly like' if twin else 'differs from'} its Python twin"
+        )
+    if "peer:vercel-prune" in clean:
+        x = clean["peer:vercel-prune"]
+        parts.append(
+            f"the Vercel AI SDK's `pruneMessages` takes no budget and exceeds it in {_n(x['overBudget'])} of {n}"
+        )
+    if "peer:mastra-token-limiter" in clean:
+        x = clean["peer:mastra-token-limiter"]
+        parts.append(
+            f"Mastra's `TokenLimiterProcessor` (best-fit) drops messages inside its window in {_n(x['dropped'])} "
+            f"of {n} and refuses {_n(total('peer:mastra-token-limiter', 'refused'))} requests over all cases"
+        )
+    if "peer:agents-js-session" in clean:
+        x = clean["peer:agents-js-session"]
+        parts.append(
+            f"openai-agents-js's `MemorySession.getItems(limit)` sends an orphaned tool result in "
+            f"{_n(x['orphanResRequests'])} of {n}"
+        )
     safe = [
         f"{name} ({_n(total(peer, 'dropped'))} requests with dropped messages, "
         f"{_n(total(peer, 'invented'))} invented)"

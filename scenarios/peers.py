@@ -36,7 +36,6 @@ it goes to ``peers.timing.json`` beside the result (:mod:`scenarios.peer_timing`
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -69,12 +68,8 @@ from turncheck.scenarios.real_text import Phrasebook, dressed_sessions, phrasebo
 
 
 def default_strategies() -> tuple[str, ...]:
-    """Ours (every compared strategy) first, then each peer — but a JVM peer that cannot run here
-    (no ``java``, the bridge not built: :attr:`Peer.unavailable`), which runs only when named."""
-    return (
-        *compared_strategies(),
-        *(n for n, peer in PEERS.items() if peer.unavailable is None or not peer.missing()),
-    )
+    """Ours (every compared strategy) first, then each peer."""
+    return (*compared_strategies(), *PEERS)
 
 
 MANIFOLDS = (1.0, 0.97, 0.90)
@@ -291,11 +286,7 @@ def library_rows(strategies: tuple[str, ...]) -> list[tuple[Cell, ...]]:
         peer = PEERS.lookup(name)
         if peer is None:
             continue
-        try:
-            version = peer.version or importlib.metadata.version(peer.library)
-        except importlib.metadata.PackageNotFoundError:
-            version = "not installed"
-        rows.append((name, peer.library, version, peer.call, peer.counting))
+        rows.append((name, peer.library, peer.version(), peer.call, peer.counting))
     return rows
 
 
@@ -439,8 +430,9 @@ SCENARIO = register(
         params_type=PeersParams,
         run=run,
         check=check,
-        summary="LangChain, LlamaIndex, litellm, the Agents SDK, Semantic Kernel, AutoGen, LangGraph and "
-        "Pydantic AI next to M0–M5, per request.",
+        summary="LangChain, LlamaIndex, litellm, the Agents SDK, Semantic Kernel, AutoGen, LangGraph, "
+        "Pydantic AI and the TypeScript peers (LangChain.js, the Vercel AI SDK, Mastra, openai-agents-js) "
+        "next to M0–M5, per request.",
         presets={
             "quick": {
                 "sessions": "3",
@@ -457,7 +449,7 @@ SCENARIO = register(
                 "timing_cap": "1",
             },
         },
-        demo_skip={"tiny": "its eight libraries take ~30 s to import; it runs at --scale quick"},
+        demo_skip={"tiny": "its libraries take ~30 s to import; it runs at --scale quick"},
         order=40,
     )
 )

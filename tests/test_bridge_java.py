@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from turncheck.cli.app import main
-from turncheck.models.peers.jvm import BRIDGE_VARIABLE, BRIDGES, bridge_command, bridge_dir, unavailable
+from turncheck.models.peers.jvm import COMMANDS, module
 from turncheck.sim.stress.pg_server import throwaway_server
 from turncheck.sim.stress.pg_server import unavailable_reason as pg_unavailable
 
@@ -34,19 +34,26 @@ TURN = [
 HISTORY = [*TURN, {"role": "user", "content": "and tomorrow?"}]
 
 
-def _needs(module: str) -> None:
-    reason = unavailable(module)
+def _needs(name: str) -> list[str]:
+    """The command line of the bridge's main ``name`` (run from the bridge folder); skips, saying
+    why, when it cannot run here."""
+    bridge, main = COMMANDS[name]
+    reason = bridge.missing()
     if reason is not None:
         pytest.skip(reason)
+    return ["java", *bridge.command(*main)]
+
+
+def _run(command: list[str], lines: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, input=lines, capture_output=True, text=True, timeout=timeout, check=True,
+                          cwd=module("exec").folder())  # fmt: skip
 
 
 def ask(peer: str, *requests: tuple[int, list[dict]]) -> list[list[dict]]:
-    """The peer's JVM process answering each request, one JSON line each way."""
-    _needs(BRIDGES[peer].module)
+    """The peer's JVM process answering each request, one JSON line each way (no costs: a message
+    window's maxMessages is then the budget itself)."""
     lines = "".join(json.dumps({"budget": b, "messages": m}) + "\n" for b, m in requests)
-    run = subprocess.run(
-        bridge_command(peer), input=lines, capture_output=True, text=True, timeout=120, check=True
-    )
+    run = _run(_needs(peer), lines)
     answers = [json.loads(line) for line in run.stdout.splitlines()]
     assert len(answers) == len(requests), run.stderr
     return [a["messages"] for a in answers]
@@ -82,9 +89,7 @@ def test_langchain4j_windows_evict_the_result_with_its_call() -> None:
 
 
 def test_a_bad_request_is_an_error_line_not_a_crash() -> None:
-    _needs(BRIDGES["peer:langchain4j-window"].module)
-    run = subprocess.run(bridge_command("peer:langchain4j-window"), input='{"messages": 3}\n[]\n', capture_output=True,
-                         text=True, timeout=120, check=True)  # fmt: skip
+    run = _run(_needs("peer:langchain4j-window"), '{"messages": 3}\n[]\n')
     answers = [json.loads(line) for line in run.stdout.splitlines()]
     assert len(answers) == 2 and all(set(a) == {"error"} for a in answers)
 
@@ -94,9 +99,11 @@ def test_a_java_trimmer_in_ten_lines_answers_as_the_same_rule_in_python(
 ) -> None:
     """examples/exec/KeepLast.java over ExecTrimmer gives, request by request, what keep_last.py
     gives as a ``messages:`` trimmer: the JSON output byte for byte but for the strategy's name."""
-    _needs("exec")
+    exec_module = module("exec")
+    if (reason := exec_module.missing()) is not None:
+        pytest.skip(reason)
     monkeypatch.chdir(EXAMPLES)
-    jar = bridge_dir() / "exec" / "target" / "turncheck-exec-1.jar"
+    jar = exec_module.folder() / exec_module.built
     outputs = []
     for strategy in (f"exec:java -cp {jar}:{jar.parent / 'lib'}/* KeepLast.java", "messages:keep_last.py:fn"):
         code = main(["project", "-q", "-H", str(LOG), "-b", "6", "--strategy", strategy, "--per-request",
@@ -107,17 +114,14 @@ def test_a_java_trimmer_in_ten_lines_answers_as_the_same_rule_in_python(
     assert outputs[0] == outputs[1] and json.loads(outputs[0].splitlines()[-1])["orphanRes"] > 0
 
 
-def test_without_a_built_bridge_the_peers_are_left_out_and_refused_by_name(
+def test_without_a_built_bridge_a_peer_is_refused_in_one_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from turncheck.scenarios.peers import default_strategies
-
-    monkeypatch.setenv(BRIDGE_VARIABLE, str(tmp_path))
-    assert not set(BRIDGES) & set(default_strategies())
+    monkeypatch.setenv(module("exec").variable, str(tmp_path))
     code = main(["project", "--example", "-q", "--per-request", "--strategy", "peer:langchain4j-window"])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1
-    assert "peer:langchain4j-window: " in err and "mvn -q -f bridges/java package" in err
+    assert code == 2 and err.count("\n") == 1 and "peer:langchain4j-window needs the java bridge: " in err
+    assert "(not on PATH)" in err or "mvn -q package" in err
 
 
 # -- Spring AI's JdbcChatMemoryRepository under 4 concurrent JVM writers ---------------------------
@@ -132,15 +136,14 @@ def _free_port() -> int:
 def test_spring_ai_jdbc_repository_under_four_jvm_writers_is_checked_from_its_history(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    _needs("spring-ai-jdbc")
+    command = _needs("jdbc-stress")
     reason = pg_unavailable()
     if reason is not None:
         pytest.skip(f"no PostgreSQL server can be started here: {reason}")
     port, history, turns = _free_port(), tmp_path / "history", 15
     with throwaway_server(port):
         url = f"jdbc:postgresql://127.0.0.1:{port}/postgres?user=postgres"
-        command = [*bridge_command("jdbc-stress"), url, "4", str(turns), str(history)]
-        subprocess.run(command, capture_output=True, text=True, timeout=300, check=True)
+        _run([*command, url, "4", str(turns), str(history)], "", timeout=300)
     code = main(["stress", "--check", str(history), "--format", "json"])
     report = json.loads(capsys.readouterr().out)
     lines = [json.loads(x) for p in sorted(history.glob("*.jsonl")) for x in p.read_text().splitlines()]

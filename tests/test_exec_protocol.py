@@ -20,7 +20,10 @@ from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.events import read_jsonl
 from turncheck.models.exec_protocol import ExecError, exec_projector, request_timeout
 from turncheck.models.history import History
+from turncheck.models.messages import history_messages, message_projector
+from turncheck.models.peers.messages import span_costs
 from turncheck.models.peers.requests import replay
+from turncheck.models.peers.selection import PeerWindow
 from turncheck.models.projector import check_strategy, project, resolve_strategy
 from turncheck.models.user_code import names_code
 from turncheck.models.workload import WorkloadParams, generate_events
@@ -104,6 +107,10 @@ def test_an_echo_in_python_is_the_whole_history_and_requests_follow_the_schema(
     assert (w.start, w.end) == (0, len(example)) and w.strategy.startswith("exec:")
     requests = [json.loads(line) for line in record.read_text().splitlines()]
     assert [r["budget"] for r in requests] == [10_000] and len(requests[0]["messages"]) == 14
+    spans, messages = history_messages(example)
+    assert requests[0]["messages"] == messages and requests[0]["costs"] == span_costs(
+        example, EstimateCost(), spans
+    )
     jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads(SCHEMA.read_text())
     assert schema["$id"] == "urn:turncheck:exec-protocol:1"
@@ -115,8 +122,37 @@ def test_an_echo_in_python_is_the_whole_history_and_requests_follow_the_schema(
 
     assert valid("request", requests[0]) and validator(schema).is_valid(requests[0])
     assert valid("response", {"messages": requests[0]["messages"]}) and valid("error", {"error": "too small"})
+    assert valid("refused", {"refused": "nothing fits"}) and not valid(
+        "refused", {"refused": "x", "messages": []}
+    )
     assert not valid("response", {"messages": [1]}) and not valid("request", {"messages": []})
     assert not validator(schema).is_valid({"budget": 3})
+
+
+def test_a_refusal_is_a_refused_request_and_the_run_goes_on(tmp_path: Path, example: History) -> None:
+    body = "for line in sys.stdin:\n    print(json.dumps({'refused': 'nothing fits'}), flush=True)\n"
+    strategy = exec_projector(script(tmp_path, "refuse.py", body))
+    windows = replay(example.events, 30, strategy, EstimateCost())  # type: ignore[arg-type]
+    assert len(windows) > 3
+    assert all(
+        isinstance(w, PeerWindow) and w.refused and w.events == [] and not w.report.empty for w in windows
+    )
+
+
+def test_some_of_a_messages_parallel_calls_are_those_calls_not_an_invented_message(example: History) -> None:
+    """A library that prunes calls one by one sends part of a parallel-call message: the calls it
+    kept are those events of the log, the others dropped inside the window."""
+    spans, messages = history_messages(example)
+    k = next(i for i, m in enumerate(messages) if len(m.get("tool_calls") or []) > 1)
+
+    def second_call_only(msgs, budget):
+        part = {**msgs[k], "tool_calls": msgs[k]["tool_calls"][1:]}
+        return [msgs[k - 1], part, *msgs[k + 1 :]]
+
+    w = message_projector(second_call_only)(example, 10_000, EstimateCost())
+    assert isinstance(w, PeerWindow) and w.invented == 0
+    assert k > 0 and w.events[1] == example.events[spans[k].start + 1]
+    assert w.dropped_inside == (spans[k].start,) and w.report.orphanRes == 1  # the dropped call's result
 
 
 def gone(pid: int) -> bool:
@@ -134,7 +170,7 @@ FAILURES = {
     "garbage": ("sys.stdin.readline(); print('hello', flush=True); time.sleep(60)\n",
                 "malformed answer (not a JSON line): 'hello'"),
     "shape": ("sys.stdin.readline(); print('[1, 2]', flush=True); time.sleep(60)\n",
-              'malformed answer (want {"messages": [...]} or {"error": "..."}): \'[1, 2]\''),
+              'malformed answer (want {"messages": [...]}, {"refused": "..."} or {"error": "..."}): \'[1, 2]\''),
     "not-objects": ("sys.stdin.readline(); print('{\"messages\": [3]}', flush=True); time.sleep(60)\n",
                     "malformed answer: message 1 is not a JSON object"),
     "error": ("sys.stdin.readline(); print(json.dumps({'error': 'too small'}), flush=True); time.sleep(60)\n",
@@ -172,7 +208,7 @@ def test_a_command_is_started_once_and_stopped_at_its_end(tmp_path: Path, exampl
     strategy = exec_projector(script(tmp_path, "once.py", body))
     windows = replay(example.events, 30, strategy, EstimateCost())  # type: ignore[arg-type]
     assert len(windows) > 3 and starts.read_text() == "x"
-    trimmer = strategy.__wrapped__  # type: ignore[attr-defined]
+    trimmer = strategy.trimmer  # type: ignore[attr-defined]
     proc = trimmer._proc
     assert trimmer.stop() == 0 and proc.poll() == 0
 

@@ -184,6 +184,42 @@ EXPECTED: dict[str, Expected] = {
             0,
         ),  # results put in call order (4 before 3)
     },
+    # the TypeScript peers, run by Node over the exec protocol (bridges/node, npm ci)
+    "peer:langchainjs-trim": {  # as peer:langchain: trimMessages by our costs
+        10: ([], (), (), 0, 0, 0),
+        25: ([12], (), (), 0, 0, 0),
+        40: ([10, 11, 12], (), (), 0, 0, 0),
+        90: ([7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),
+        200: (ALL, (), (), 0, 1, 0),
+    },
+    "peer:vercel-prune": {  # no budget: every tool call and result before the last two messages pruned
+        10: ([0, 5, 6, 10, 11, 12], (1, 2, 3, 4, 7, 8, 9), (), 0, 0, 1),
+        25: ([0, 5, 6, 10, 11, 12], (1, 2, 3, 4, 7, 8, 9), (), 0, 0, 1),
+        40: ([0, 5, 6, 10, 11, 12], (1, 2, 3, 4, 7, 8, 9), (), 0, 0, 1),
+        90: ([0, 5, 6, 10, 11, 12], (1, 2, 3, 4, 7, 8, 9), (), 0, 0, 0),
+        200: ([0, 5, 6, 10, 11, 12], (1, 2, 3, 4, 7, 8, 9), (), 0, 0, 0),
+    },
+    "peer:mastra-token-limiter": {  # best-fit by its own estimate; a call kept with its results
+        10: ([], (), (), 0, 0, 0),  # TripWire: nothing fits -> refused
+        25: ([], (), (), 0, 0, 0),
+        40: ([11], (12,), (), 0, 0, 0),  # the newest answer skipped, the question before it kept
+        90: ([6, 11, 12], (7, 8, 9, 10), (), 0, 0, 0),
+        200: ([0, 5, 6, 7, 8, 9, 10, 11, 12], (1, 2, 3, 4), (), 0, 1, 0),
+    },
+    "peer:mastra-token-limiter-contiguous": {
+        10: ([], (), (), 0, 0, 0),
+        25: ([], (), (), 0, 0, 0),
+        40: ([], (), (), 0, 0, 0),  # the newest message alone does not fit -> refused
+        90: ([11, 12], (), (), 0, 0, 0),
+        200: ([5, 6, 7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),
+    },
+    "peer:agents-js-session": {  # getItems(limit) alone: no pruning of the dangling call 7
+        10: ([], (), (), 0, 0, 0),
+        25: ([12], (), (), 0, 0, 0),
+        40: ([10, 11, 12], (), (), 0, 0, 0),
+        90: ([7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),
+        200: (ALL, (), (), 0, 1, 0),
+    },
 }
 # budget -> what else the window says: refused, invented messages, reordered
 FLAGS: dict[str, dict[int, dict[str, object]]] = {
@@ -201,6 +237,12 @@ FLAGS: dict[str, dict[int, dict[str, object]]] = {
     },
     "peer:langgraph": {10: {"refused": True}, 200: {"refused": True}},
     "peer:pydantic-ai": {90: {"invented": 1}, 200: {"invented": 1, "reordered": True}},
+    "peer:mastra-token-limiter": {10: {"refused": True}, 25: {"refused": True}},
+    "peer:mastra-token-limiter-contiguous": {
+        10: {"refused": True},
+        25: {"refused": True},
+        40: {"refused": True},
+    },
 }
 LIBRARY = {
     "peer:langchain": "langchain_core",
@@ -215,12 +257,21 @@ LIBRARY = {
     "peer:autogen-head-tail": "autogen_core",
     "peer:langgraph": "langgraph",
     "peer:pydantic-ai": "pydantic_ai",
+    "peer:langchainjs-trim": "@langchain/core",
+    "peer:vercel-prune": "ai",
+    "peer:mastra-token-limiter": "@mastra/core",
+    "peer:mastra-token-limiter-contiguous": "@mastra/core",
+    "peer:agents-js-session": "@openai/agents-core",
 }
 
 
 def need(module: str) -> None:
-    """Skip without the library; never import it here (litellm must be imported offline)."""
-    if importlib.util.find_spec(module.split(".")[0]) is None:
+    """Skip without the library (a peer's: its module or bridge); never import it here (litellm
+    must be imported offline)."""
+    if module in PEERS:
+        if (reason := PEERS[module].missing()) is not None:
+            pytest.skip(reason)
+    elif importlib.util.find_spec(module.split(".")[0]) is None:
         pytest.skip(f"{module} is not installed")
 
 
@@ -231,11 +282,12 @@ def history() -> History:
 
 def test_every_peer_is_pinned() -> None:
     assert sorted(EXPECTED) == sorted(PEERS) == sorted(LIBRARY)
+    assert all(PEERS[p].library == LIBRARY[p] for p in PEERS if PEERS[p].bridge is not None)
 
 
 @pytest.mark.parametrize("peer", sorted(PEERS))
 def test_exact_window_of_each_library(peer: str, history: History) -> None:
-    need(LIBRARY[peer])
+    need(peer)
     for budget in BUDGETS:
         sent, inside, shortened, orphan_res, orphan_call, over = EXPECTED[peer][budget]
         w = project(history, budget, peer, COST)
@@ -376,7 +428,7 @@ print(json.dumps({"windows": out, "attempts": attempts}))
 def test_every_peer_runs_with_the_network_disabled() -> None:
     """A fresh process with sockets refused: every installed peer imports and trims, and no
     library even tries to connect (litellm would fetch its cost map without our settings)."""
-    peers = [p for p in sorted(PEERS) if importlib.util.find_spec(LIBRARY[p].split(".")[0])]
+    peers = [p for p in sorted(PEERS) if PEERS[p].missing() is None]
     if not peers:
         pytest.skip("no peer library is installed")
     root = Path(__file__).resolve().parent.parent

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -31,9 +30,9 @@ def files(result, out: Path) -> dict[str, bytes]:  # type: ignore[no-untyped-def
 def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> None:
     from turncheck.models.peers import PEERS
 
-    for lib in sorted({p.module for p in PEERS.values()}):
-        if importlib.util.find_spec(lib) is None:  # find, never import: litellm must import offline
-            pytest.skip(f"{lib} is not installed")
+    for peer in PEERS.values():  # find, never import: litellm must import offline
+        if (reason := peer.missing()) is not None:
+            pytest.skip(reason)
     args = (
         "sessions=2",
         "turns=4",
@@ -46,10 +45,8 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
     peers = first.table("peers")
     assert peers.columns[:5] == ("strategy", "case", "p_result", "p_parallel", "requests")
     strategies = {r["strategy"] for r in peers.records()}
-    # a JVM peer runs once bridges/java is built (the scenario leaves it out until then)
-    runnable = {n for n, p in PEERS.items() if p.missing() is None}
-    assert strategies == {"M0", "M1", "M2", "M3", "M4", "M5", *runnable}
-    assert len(strategies) == 6 + len(runnable) and len(PEERS) - len(runnable) in (0, 5)
+    assert strategies == {"M0", "M1", "M2", "M3", "M4", "M5", *PEERS}
+    assert len(strategies) == 6 + len(PEERS)
     cases = [r["case"] for r in peers.records() if r["strategy"] == "M0"]
     assert cases == ["p_result 1.00", "p_result 0.90", "parallel 0.30", "oversized turn"]
     # every strategy sees the same requests of a case: more than one per session (per request, not per session)
@@ -60,13 +57,13 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
     assert by[("peer:langchain", "p_result 1.00")]["orphanRes"] == by[("M0", "p_result 1.00")]["orphanRes"]
     assert by[("peer:openai-agents", "p_result 0.90")]["orphanCall"] == 0
     libraries = {r["strategy"]: r for r in first.table("libraries").records()}
-    assert set(libraries) == runnable and all(r["version"] != "not installed" for r in libraries.values())
+    assert set(libraries) == set(PEERS) and all(r["version"] != "not installed" for r in libraries.values())
     assert libraries["peer:langgraph"]["counting"].startswith("its own")
     repros = first.table("reproductions").records()
     lc = next(r for r in repros if r["strategy"] == "peer:langchain" and r["property"] == "orphanRes")
     assert (lc["events"], lc["budget"], lc["history"]) == (3, 8, "U2 C(c0)15 R(c0)2")
     oversized = first.table("oversized").records()
-    assert len(oversized) == len(strategies)
+    assert len(oversized) == 6 + len(PEERS)
     m3 = next(r for r in oversized if r["strategy"] == "M3")
     assert m3["empty"] == m3["windows"] == 4  # M3 never keeps part of a turn
     assert all(j.passed for j in first.judgements), [j.line() for j in first.judgements]

@@ -16,6 +16,7 @@ the ``peers`` scenario's ``libraries`` table says what each one calls).
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from turncheck.models.registry import Registry
 if TYPE_CHECKING:
     from turncheck.models.cost import CostModel
     from turncheck.models.history import History
+    from turncheck.models.peers.bridge import Bridge
     from turncheck.models.projector import Window
 
 
@@ -35,12 +37,11 @@ class Peer:
     reports about it.
 
     ``library`` is the distribution whose version is reported and ``module`` the import that must
-    succeed for the peer to run (installed by the extra ``extra``); ``call`` says what it runs,
-    ``counting`` whose token counting it trims by. ``colour``, ``marker``, ``linestyle`` and
-    ``hollow`` draw it in every plot; a peer without a colour takes the next free one.
-    ``version`` is the library's version when it is not a Python distribution (a JVM library
-    pinned by ``bridges/java``), and ``unavailable`` says why such a peer cannot run here (None:
-    it can).
+    succeed for the peer to run (installed by the extra ``extra``) — or, for a peer in another
+    language, the package its ``bridge`` (:mod:`models.peers.bridge`) installs; ``call`` says
+    what it runs, ``counting`` whose token counting it trims by. ``colour``, ``marker``,
+    ``linestyle`` and ``hollow`` draw it in every plot; a peer without a colour takes the next
+    free one.
     """
 
     name: str
@@ -54,17 +55,31 @@ class Peer:
     marker: str | None = None
     linestyle: str = "--"
     hollow: bool = False
-    version: str | None = None
-    unavailable: Callable[[], str | None] | None = None
+    bridge: Bridge | None = None
 
     def missing(self) -> str | None:
-        """Why this peer cannot run here — its library is not installed, its bridge not built — or None."""
-        if self.unavailable is not None:
-            reason = self.unavailable()
-            return None if reason is None else f"{self.name}: {reason}"
-        if importlib.util.find_spec(self.module) is None:  # find, never import: litellm must import offline
-            return f"{self.name} needs {self.module}, which is not installed: pip install 'turncheck[{self.extra}]'"
-        return None
+        """Why the peer cannot run here (its library or bridge is absent), or ``None``; looks,
+        never imports (litellm must be imported offline)."""
+        if self.bridge is not None:
+            return self.bridge.missing()
+        try:
+            found = importlib.util.find_spec(self.module) is not None
+        except ImportError:
+            found = False
+        if found:
+            return None
+        return (
+            f"{self.name} needs {self.module}, which is not installed: pip install 'turncheck[{self.extra}]'"
+        )
+
+    def version(self) -> str:
+        """The version of ``library`` that runs, or ``not installed``."""
+        if self.bridge is not None:
+            return self.bridge.version(self.library)
+        try:
+            return importlib.metadata.version(self.library)
+        except importlib.metadata.PackageNotFoundError:
+            return "not installed"
 
 
 PEERS: Registry[Peer] = Registry("peer", home=__name__)
@@ -77,5 +92,6 @@ def register_peer(peer: Peer) -> Peer:
 
 
 for _module in ("langchain_trim", "llamaindex_memory", "litellm_trim", "agents_session",
-                "semantic_kernel_reducer", "autogen_context", "langgraph_hook", "pydantic_ai_processor", "jvm"):  # fmt: skip
+                "semantic_kernel_reducer", "autogen_context", "langgraph_hook", "pydantic_ai_processor",
+                "node_peers", "jvm"):  # fmt: skip
     importlib.import_module(f"{__name__}.{_module}")

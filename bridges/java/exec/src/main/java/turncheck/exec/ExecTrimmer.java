@@ -16,9 +16,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 /**
  * A Java trimmer answering turncheck's exec protocol (version 1) on standard input and output.
  *
- * <p>turncheck writes one line {@code {"budget": B, "messages": [...]}} per request (OpenAI chat
- * messages, B the budget less the frame) and reads one line back: {@code {"messages": [...]}} with
- * the messages to send, or {@code {"error": "..."}}. A message sent unchanged must be returned as
+ * <p>turncheck writes one line {@code {"budget": B, "messages": [...], "costs": [...]}} per request
+ * (OpenAI chat messages, B the budget less the frame, each message's cost under turncheck's cost
+ * model) and reads one line back: {@code {"messages": [...]}} with the messages to send, or
+ * {@code {"error": "..."}}. A message sent unchanged must be returned as
  * the very node it arrived as (or an equal one): that is how turncheck maps it back onto its log;
  * any other message counts as invented. {@link #serve} answers every line until end of input and
  * writes nothing else to standard output (a library's logging belongs on standard error).
@@ -41,6 +42,22 @@ public final class ExecTrimmer {
 
 	}
 
+	/**
+	 * A request's budget two ways: {@code tokens}, the budget less the frame, and {@code messages},
+	 * how many of the newest messages fit it under turncheck's costs (the best a message count can
+	 * do; the tokens when the request carries no costs).
+	 */
+	public record Budget(int tokens, int messages) {
+	}
+
+	/** A trimmer told the request's {@link Budget}: what a chat memory's factory needs. */
+	@FunctionalInterface
+	public interface BudgetTrimmer {
+
+		List<JsonNode> trim(List<JsonNode> messages, Budget budget) throws Exception;
+
+	}
+
 	private static final ObjectMapper JSON = new ObjectMapper();
 
 	private ExecTrimmer() {
@@ -48,6 +65,11 @@ public final class ExecTrimmer {
 
 	/** Answer every request on standard input with {@code trimmer}, until end of input. */
 	public static void serve(Trimmer trimmer) {
+		serveWithBudget((messages, budget) -> trimmer.trim(messages, budget.tokens()));
+	}
+
+	/** Answer every request on standard input with {@code trimmer}, told the {@link Budget}. */
+	public static void serveWithBudget(BudgetTrimmer trimmer) {
 		PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false,
 				StandardCharsets.UTF_8);
 		System.setOut(System.err); // nothing but answers on the protocol's stream
@@ -65,8 +87,22 @@ public final class ExecTrimmer {
 		}
 	}
 
+	private static Budget budget(JsonNode request) {
+		int tokens = request.get("budget").asInt();
+		JsonNode costs = request.path("costs");
+		if (!costs.isArray()) {
+			return new Budget(tokens, tokens);
+		}
+		int room = tokens, fit = 0;
+		for (int i = costs.size() - 1; i >= 0 && costs.get(i).asInt() <= room; i--) {
+			room -= costs.get(i).asInt();
+			fit++;
+		}
+		return new Budget(tokens, fit);
+	}
+
 	/** The answer line to one request line (without its newline). */
-	public static String answer(Trimmer trimmer, String line) {
+	public static String answer(BudgetTrimmer trimmer, String line) {
 		ObjectNode reply = JSON.createObjectNode();
 		try {
 			JsonNode request = JSON.readTree(line);
@@ -77,7 +113,7 @@ public final class ExecTrimmer {
 			List<JsonNode> given = new ArrayList<>();
 			messages.forEach(given::add);
 			ArrayNode sent = reply.putArray("messages");
-			trimmer.trim(given, request.get("budget").asInt()).forEach(sent::add);
+			trimmer.trim(given, budget(request)).forEach(sent::add);
 		}
 		catch (Exception exc) {
 			reply.removeAll();

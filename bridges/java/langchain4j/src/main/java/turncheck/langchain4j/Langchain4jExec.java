@@ -5,7 +5,7 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.IntFunction;
+import java.util.function.Function;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -20,10 +20,12 @@ import dev.langchain4j.data.message.UserMessage;
 import dev.langchain4j.memory.ChatMemory;
 
 import turncheck.exec.ExecTrimmer;
+import turncheck.exec.ExecTrimmer.Budget;
 
 /**
  * A langchain4j {@link ChatMemory} over turncheck's exec protocol: per request, a fresh memory from
- * {@code memory.apply(budget)}, every message of the request added in order (one {@code add}
+ * {@code memory.apply(budget)} (a {@link Budget}: the tokens, and the newest messages that fit them
+ * under turncheck's costs), every message of the request added in order (one {@code add}
  * each), and what {@code messages()} returns is sent, mapped back to the request's nodes by identity.
  *
  * <p>{@code user} becomes a {@link UserMessage}, an assistant with {@code tool_calls} an
@@ -34,7 +36,7 @@ import turncheck.exec.ExecTrimmer;
  * <pre>{@code
  * public final class MyMemory {
  *     public static void main(String[] args) {
- *         Langchain4jExec.serve(budget -> MessageWindowChatMemory.withMaxMessages(budget));
+ *         Langchain4jExec.serve(budget -> MessageWindowChatMemory.withMaxMessages(budget.messages()));
  *     }
  * }
  * }</pre>
@@ -47,8 +49,8 @@ public final class Langchain4jExec {
 	}
 
 	/** Answer every request with a fresh memory from {@code memory}, until end of input. */
-	public static void serve(IntFunction<ChatMemory> memory) {
-		ExecTrimmer.serve((messages, budget) -> window(memory.apply(budget), messages));
+	public static void serve(Function<Budget, ChatMemory> memory) {
+		ExecTrimmer.serveWithBudget((messages, budget) -> window(memory.apply(budget), messages));
 	}
 
 	/** What {@code memory} holds after each of {@code messages} was added to it in order. */

@@ -6,7 +6,7 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.IntFunction;
+import java.util.function.Function;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import org.springframework.ai.chat.memory.ChatMemory;
@@ -17,10 +17,12 @@ import org.springframework.ai.chat.messages.ToolResponseMessage;
 import org.springframework.ai.chat.messages.UserMessage;
 
 import turncheck.exec.ExecTrimmer;
+import turncheck.exec.ExecTrimmer.Budget;
 
 /**
  * A Spring AI {@link ChatMemory} over turncheck's exec protocol: per request, a fresh memory from
- * {@code memory.apply(budget)}, every message of the request added to it in order — one
+ * {@code memory.apply(budget)} (a {@link Budget}: the tokens, and the newest messages that fit
+ * them under turncheck's costs), every message of the request added to it in order — one
  * {@code add} each, as a conversation grows — and what {@code get} returns is sent.
  *
  * <p>The OpenAI messages become Spring AI's own: {@code user} a {@link UserMessage}, an assistant
@@ -33,7 +35,7 @@ import turncheck.exec.ExecTrimmer;
  * <pre>{@code
  * public final class MyMemory {
  *     public static void main(String[] args) {
- *         SpringAiExec.serve(budget -> MessageWindowChatMemory.builder().maxMessages(budget).build());
+ *         SpringAiExec.serve(budget -> MessageWindowChatMemory.builder().maxMessages(budget.messages()).build());
  *     }
  * }
  * }</pre>
@@ -47,8 +49,8 @@ public final class SpringAiExec {
 	}
 
 	/** Answer every request with a fresh memory from {@code memory}, until end of input. */
-	public static void serve(IntFunction<ChatMemory> memory) {
-		ExecTrimmer.serve((messages, budget) -> window(memory.apply(budget), messages));
+	public static void serve(Function<Budget, ChatMemory> memory) {
+		ExecTrimmer.serveWithBudget((messages, budget) -> window(memory.apply(budget), messages));
 	}
 
 	/** What {@code memory} holds after each of {@code messages} was added to it in order. */

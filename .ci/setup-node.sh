@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# The TypeScript peers' libraries (docs/other-languages.md): bridges/node at the exact versions of
+# its package-lock.json, from the npm registry (the npm cache first). Without it their tests skip.
+set -euo pipefail
+cd "$(dirname "$0")/../bridges/node"
+npm ci --prefer-offline --no-audit --no-fund

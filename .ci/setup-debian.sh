@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Debian packages the tests start for real: chromium (the page tests drive it headless with
 # Playwright; Playwright's own browser download cannot work offline) and the PostgreSQL server
-# binaries (initdb, pg_ctl: the stress tests start a throw-away server as the postgres user).
+# binaries (initdb, pg_ctl: the stress tests start a throw-away server as the postgres user),
+# and a JDK with Maven (.ci/run builds bridges/java: the JVM peers and the JDBC stress harness).
 # The Python side comes from the README's test command (extras browser, stores, ...).
 # Idempotent and quiet; exits 0 when both are already present.
 set -euo pipefail
@@ -10,6 +11,8 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
     missing+=(postgresql)
 fi
+command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || missing+=(maven)
 if [ ${#missing[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null

@@ -67,8 +67,8 @@ def run(scale: str = "full") -> list[str]:
     lines.append(f"per-request time (ms, median of {sessions} sessions), budget {BUDGET}, {cost.name}:")
     lines.append("  strategy                      " + "".join(f"{t:>7} turns" for t in turns))
     for name in ("M0", *PEERS):
-        if name in PEERS and importlib.util.find_spec(PEERS[name].module) is None:
-            lines.append(f"  {name:30}skipped: {PEERS[name].module} is not installed")
+        if name in PEERS and (why := PEERS[name].missing()) is not None:
+            lines.append(f"  {name:30}skipped: {why}")
             continue
         project(histories[turns[0]][0], BUDGET, name, cost)  # imports the library once
         row = []
@@ -92,8 +92,8 @@ def by_events(book: object, cost: BpeCost, sizes: tuple[int, ...]) -> list[str]:
     lines = [f"per-request time by history length (ms, one request at the end), budget {BUDGET}, {cost.name}:",
              "  strategy                    " + "".join(f"{n:>12,} ev" for n in sizes)]  # fmt: skip
     for name in ("M0", *PEERS):
-        if name in PEERS and importlib.util.find_spec(PEERS[name].module) is None:
-            lines.append(f"  {name:28}skipped: {PEERS[name].module} is not installed")
+        if name in PEERS and (why := PEERS[name].missing()) is not None:
+            lines.append(f"  {name:28}skipped: {why}")
             continue
         project(History(session[:20], costs=(cost,)), BUDGET, name, cost)  # imports the library once
         cells: list[str] = []

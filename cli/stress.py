@@ -40,11 +40,16 @@ class StoreUnavailable(TurncheckError):
 
 def report_lines(r: StressReport) -> list[str]:
     bound = "unbounded" if r.bound is None else str(r.bound)
+    peak = (
+        f"peak {r.peak} · model worst case {bound} at {r.turns_per_gap} turns/gap · {r.locking} is held to "
+        f"{r.checked_bound}"
+        if r.journaled
+        else "the store keeps no journal: checked against its final state (lost, duplicated, torn)"
+    )
     lines = [
         f"stress {r.store} · {r.locking} · {r.writers} writers · gap {r.gap_ms:g} ms · maxTurns {r.max_turns}"
         f" · {r.seconds:g} s",
-        f"peak {r.peak} · model worst case {bound} at {r.turns_per_gap} turns/gap · {r.locking} is held to "
-        f"{r.checked_bound}",
+        peak,
         f"lost {r.lost} · over-deleted {r.over_deleted} · bad read windows {r.bad_reads}/{r.reads}",
         f"appends {r.appends} ({r.throughput:g}/s) · p50 {r.p50_ms:g} ms · p99 {r.p99_ms:g} ms · compactions "
         f"{r.compactions} · cas conflicts {r.conflicts} · retries {r.retries} · lock waits {r.lock_waits} · "
@@ -112,12 +117,31 @@ def stress_command(
             "--html", help="Also write the trace viewer of the history here (the commits up to the break)."
         ),
     ] = None,
+    check: Annotated[
+        Path | None,
+        typer.Option(
+            "--check",
+            metavar="DIR",
+            help="Run nothing: check the operation history in DIR (a run's --out folder, or history files"
+            " any client wrote in the turncheck-history format); the run's parameters come from it.",
+        ),
+    ] = None,
 ) -> int:
     """Stress a real session store with writer processes and a compactor; check the history."""
     from turncheck.sim.stress.history import check_run
     from turncheck.sim.stress.runner import StressParams, check_params
     from turncheck.sim.stress.stores import StoreSpec
 
+    if check is not None:
+        from turncheck.sim.stress.history_format import read_history
+        from turncheck.sim.stress.runner import run_of
+
+        if html is not None:
+            check_output_file(html, "--html")
+        if out is not None:
+            check_output_file(out / "stress.json", "--out")
+        raw = run_of(read_history(check))
+        return _show(raw, check_run(raw), fmt, out, html)
     scratch = Path(tempfile.mkdtemp(prefix="turncheck-stress-"))
     try:
         target = (
@@ -142,6 +166,11 @@ def stress_command(
         report = check_run(raw)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    return _show(raw, report, fmt, out, html)
+
+
+def _show(raw: RawRun, report: StressReport, fmt: str, out: Path | None, html: Path | None) -> int:
+    """Write ``stress.json`` and the viewer where asked, print the report; the exit code."""
     if out is not None:
         from turncheck.reports.viewer import write_page
 
@@ -176,11 +205,12 @@ def _check_fresh_db(db: Path) -> None:
 def _clear_history(folder: Path) -> None:
     """Remove an earlier run's history from ``folder`` file by file; a folder holding anything
     else (or a symlink in its place) is refused, so no file turncheck did not write is deleted."""
+    from turncheck.sim.stress.history_format import STORE_FILE
     from turncheck.sim.stress.runner import COMPACTOR
 
     if not folder.exists() and not folder.is_symlink():
         return
-    history_file = re.compile(rf"(w\d+|{re.escape(COMPACTOR)})\.\d+\.jsonl")
+    history_file = re.compile(rf"(w\d+|{re.escape(COMPACTOR)})\.\d+\.jsonl|{re.escape(STORE_FILE)}")
     entries = list(folder.iterdir()) if folder.is_dir() and not folder.is_symlink() else None
     if entries is None or not all(
         e.is_file() and not e.is_symlink() and history_file.fullmatch(e.name) for e in entries

@@ -227,6 +227,42 @@ EXPECTED: dict[str, Expected] = {
         90: ([7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),
         200: (ALL, (), (), 0, 1, 0),
     },
+    # the JVM peers (bridges/java): maxMessages = the newest messages that fit, at least one
+    "peer:spring-ai-window-1.0": {  # a count cut: at 10 the newest message alone, over budget
+        10: ([12], (), (), 0, 0, 1),
+        25: ([12], (), (), 0, 0, 0),
+        40: ([10, 11, 12], (), (), 0, 0, 0),
+        90: ([7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),
+        200: (ALL, (), (), 0, 1, 0),
+    },
+    "peer:spring-ai-window": {  # the 1.1 line: the same rule, the same windows
+        10: ([12], (), (), 0, 0, 1),
+        25: ([12], (), (), 0, 0, 0),
+        40: ([10, 11, 12], (), (), 0, 0, 0),
+        90: ([7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),
+        200: (ALL, (), (), 0, 1, 0),
+    },
+    "peer:spring-ai-window-2.0": {  # turn snapping: the cut moves to a user message, or past all
+        10: ([], (), (), 0, 0, 0),
+        25: ([], (), (), 0, 0, 0),
+        40: ([11, 12], (), (), 0, 0, 0),
+        90: ([11, 12], (), (), 0, 0, 0),
+        200: (ALL, (), (), 0, 1, 0),
+    },
+    "peer:langchain4j-window": {  # a count cut that takes a call's results with it
+        10: ([12], (), (), 0, 0, 1),
+        25: ([12], (), (), 0, 0, 0),
+        40: ([10, 11, 12], (), (), 0, 0, 0),
+        90: ([7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),
+        200: (ALL, (), (), 0, 1, 0),
+    },
+    "peer:langchain4j-token-window": {  # its own counting (jtokkit o200k) of the budget in tokens
+        10: ([], (), (), 0, 0, 0),
+        25: ([], (), (), 0, 0, 0),
+        40: ([12], (), (), 0, 0, 0),
+        90: ([10, 11, 12], (), (), 0, 0, 0),
+        200: ([5, 6, 7, 8, 9, 10, 11, 12], (), (), 0, 1, 0),
+    },
 }
 # budget -> what else the window says: refused, invented messages, reordered
 FLAGS: dict[str, dict[int, dict[str, object]]] = {
@@ -276,6 +312,11 @@ LIBRARY = {
     "peer:mastra-token-limiter": "@mastra/core",
     "peer:mastra-token-limiter-contiguous": "@mastra/core",
     "peer:agents-js-session": "@openai/agents-core",
+    "peer:spring-ai-window-1.0": "org.springframework.ai:spring-ai-model",
+    "peer:spring-ai-window": "org.springframework.ai:spring-ai-model",
+    "peer:spring-ai-window-2.0": "org.springframework.ai:spring-ai-model",
+    "peer:langchain4j-window": "dev.langchain4j:langchain4j",
+    "peer:langchain4j-token-window": "dev.langchain4j:langchain4j",
 }
 
 

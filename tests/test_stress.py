@@ -154,7 +154,7 @@ def _appends(n: int) -> tuple[JournalEntry, ...]:
 def test_checker_finds_over_deletion_and_a_lost_acknowledged_turn() -> None:
     journal = _appends(3) + (JournalEntry(4, "c", "compact", (), (1, 2), 3),)  # rule: 3 - 2 = 1
     acks = tuple(
-        {"op": "append", "id": f"a{i}", "ok": True, "seq": i, "turn": i, "t0": 0.0, "t1": 0.001}
+        {"op": "append", "id": f"a{i}", "type": "ok", "seq": i, "turn": i, "t0": 0.0, "t1": 0.001}
         for i in (1, 2, 3)
     )
     report = check_run(_raw(journal, (), acks))  # turn 3 is gone from the store

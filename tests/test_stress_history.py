@@ -29,13 +29,13 @@ def compact(seq: int, op: str, removed: tuple[int, ...], count_read: int) -> Jou
 
 def ack(op: str, seq: int, turn: int) -> dict[str, Any]:
     """An acknowledged append, as :meth:`Recorder.append` writes it."""
-    return {"op": "append", "p": op.split("-")[0], "id": op, "t0": 0.0, "t1": 0.001, "ok": True, "seq": seq,
+    return {"op": "append", "p": op.split("-")[0], "id": op, "t0": 0.0, "t1": 0.001, "type": "ok", "seq": seq,
             "turn": turn, "trig": False, "waits": 0, "busy": 0, "lost_conn": 0}  # fmt: skip
 
 
 def gave_up(op: str) -> dict[str, Any]:
     """An append whose outcome the client never learned (the connection dropped, then the deadline)."""
-    return {"op": "append", "p": op.split("-")[0], "id": op, "t0": 0.0, "t1": 0.001, "ok": False, "waits": 0,
+    return {"op": "append", "p": op.split("-")[0], "id": op, "t0": 0.0, "t1": 0.001, "type": "info", "waits": 0,
             "busy": 0, "lost_conn": 1}  # fmt: skip
 
 

@@ -93,5 +93,5 @@ def register_peer(peer: Peer) -> Peer:
 
 for _module in ("langchain_trim", "llamaindex_memory", "litellm_trim", "agents_session",
                 "semantic_kernel_reducer", "autogen_context", "langgraph_hook", "pydantic_ai_processor",
-                "adk_compaction", "node_peers"):  # fmt: skip
+                "adk_compaction", "node_peers", "jvm"):  # fmt: skip
     importlib.import_module(f"{__name__}.{_module}")

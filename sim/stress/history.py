@@ -25,6 +25,11 @@ the crashes. Each anomaly is then a function ``(run, replay) → list[Violation]
 * :func:`broken_journal`, :func:`no_progress`, :func:`crash` — a commit sequence with a gap or
   turns no commit added, a run that measured nothing, a process that died of an error.
 
+A store without a journal (``RawRun.journaled`` false: a client's own store, whose history another
+client recorded) has no commit order to replay: an acknowledged append must then be in the final
+state, a turn stored once, every read window whole and contiguous; the peak and the deletes are
+not checked.
+
 A broken invariant comes with the shortest slice of the journal that shows it.
 """
 
@@ -195,8 +200,8 @@ def replay(run: RawRun) -> Replay:
         run.journal, tuple(seqs), tuple(counts), tuple(order), tuple(spans), tuple(uncounted), frozenset(live),
         frozenset(removed), tuple(deletes), max(widest, in_gap) + 1,
         tuple(Ack(r["id"], r["seq"], r["turn"], r["t1"] - r["t0"])
-              for r in records if r.get("op") == "append" and r.get("ok")),
-        tuple(_read(r) for r in records if r.get("op") == "read" and "w" in r),
+              for r in records if r.get("op") == "append" and r.get("type") == "ok"),
+        tuple(_read(r) for r in records if r.get("op") == "read" and r.get("w") is not None),
         tuple((r["p"], r["error"]) for r in records if r.get("op") == "crash"),
     )  # fmt: skip
 
@@ -239,7 +244,7 @@ def peak_over_bound(run: RawRun, rp: Replay) -> list[Violation]:
     """Live turns above the checked bound: the slice runs from the last commit at or below maxTurns
     before the first excess, to it."""
     checked = _checked_bound(run, rp)
-    if rp.peak <= checked:
+    if rp.peak <= checked or not run.journaled:
         return []
     counts = rp.live_after
     first = next(i for i, c in enumerate(counts) if c > checked)
@@ -259,6 +264,14 @@ def lost(run: RawRun, rp: Replay) -> list[Violation]:
     index = {s: i for i, s in enumerate(rp.seqs)}
     final = set(run.live)
     out: list[Violation] = []
+    if not run.journaled:
+        return [
+            Violation(
+                "lost", f"turn {a.turn} ({a.op}) was acknowledged but is not in the store at the end", ()
+            )
+            for a in rp.acks
+            if a.turn not in final
+        ]
     for a in rp.acks:
         i = index.get(a.seq, 0)
         e = rp.journal[i - 1] if i else None
@@ -277,6 +290,8 @@ def lost(run: RawRun, rp: Replay) -> list[Violation]:
 
 def broken_journal(run: RawRun, rp: Replay) -> list[Violation]:
     """A gap in the commit sequence, or turns in the store that no journaled commit added."""
+    if not run.journaled:
+        return []
     out = [
         Violation("journal", f"commit sequence jumps to {e.seq}", (f"seq {e.seq} {e.op}",))
         for prev, e in zip(rp.seqs[:-1], rp.journal, strict=True)
@@ -299,9 +314,16 @@ def duplicated(run: RawRun, rp: Replay) -> list[Violation]:
             adds.setdefault(t, []).append(e.seq)
     twice = [(f"{op} was committed", s) for op, s in commits.items() if len(s) > 1]
     twice += [(f"turn {t} was added", s) for t, s in adds.items() if len(s) > 1]
+    stored: dict[int, int] = {}
+    for t in run.live:
+        stored[t] = stored.get(t, 0) + 1
     return [
         Violation("duplicated", f"{what} {len(s)} times (seq {', '.join(map(str, s))})", ())
         for what, s in twice
+    ] + [
+        Violation("duplicated", f"turn {t} is stored {k} times at the end", ())
+        for t, k in stored.items()
+        if k > 1
     ]
 
 
@@ -313,7 +335,7 @@ def stale_or_interleaved_read(run: RawRun, rp: Replay) -> list[Violation]:
         problems = [f"turn {t} stored as {k!r}" for t, k in r.torn]
         if len(set(r.turns)) != len(r.turns):
             problems.append("a turn's events are interleaved with another turn's")
-        if r.turns != expected and not r.torn:
+        if run.journaled and r.turns != expected and not r.torn:
             problems.append(
                 f"saw {len(r.turns)} turns, the history has {len(expected)} live at version {r.version}"
             )
@@ -378,6 +400,7 @@ class StressReport:
     lost_connections: int
     kills: tuple[str, ...]
     stuck: tuple[str, ...]
+    journaled: bool
     violations: tuple[Violation, ...]
 
     @property
@@ -444,5 +467,6 @@ def check_run(run: RawRun) -> StressReport:
         lost_connections=sum(int(r.get("lost_conn", 0)) for r in run.records),
         kills=run.kills,
         stuck=run.stuck,
+        journaled=run.journaled,
         violations=tuple(v for vs in found.values() for v in vs),
     )

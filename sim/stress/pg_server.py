@@ -60,8 +60,10 @@ def _as_server_user(argv: list[str]) -> list[str]:
 
 
 @contextmanager
-def throwaway_server() -> Iterator[str]:
-    """Start a fresh server; yield its DSN; stop it and delete its files on exit."""
+def throwaway_server(port: int | None = None) -> Iterator[str]:
+    """Start a fresh server; yield its DSN; stop it and delete its files on exit. With ``port``
+    it also listens on ``127.0.0.1:port`` (for a client without Unix sockets, e.g. JDBC), and
+    the DSN names the port."""
     reason = unavailable_reason()
     if reason is not None:
         raise PostgresUnavailable(reason)
@@ -84,15 +86,14 @@ def throwaway_server() -> Iterator[str]:
         run = pg("initdb", *"-A trust -U postgres --no-sync -E UTF8 --locale=C".split())
         if run.returncode != 0:
             raise PostgresUnavailable(f"initdb failed: {run.stderr.strip().splitlines()[-1:]}")
-        options = (
-            f"-k {sock} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c max_connections=60"
-        )
+        listen = "''" if port is None else f"127.0.0.1 -p {port}"
+        options = f"-k {sock} -c listen_addresses={listen} -c fsync=off -c synchronous_commit=off -c max_connections=60"
         run = pg("pg_ctl", "-o", options, "-l", str(root / "log"), "-w", "-t", "30", "start")
         if run.returncode != 0:
             log = (root / "log").read_text(errors="replace") if (root / "log").exists() else run.stderr
             raise PostgresUnavailable(f"pg_ctl start failed: {log.strip().splitlines()[-1:]}")
         started = True
-        yield f"host={sock} dbname=postgres user=postgres"
+        yield f"host={sock} dbname=postgres user=postgres" + ("" if port is None else f" port={port}")
     finally:
         if started:
             pg("pg_ctl", "-m", "immediate", "-w", "stop")

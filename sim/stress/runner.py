@@ -29,7 +29,25 @@ from typing import Any
 
 from turncheck.models.errors import BadParameter
 from turncheck.models.locking import LOCKINGS
-from turncheck.models.session_store import TURN_KINDS, ConnectionLost, SessionStore, StoreBusy, Window
+from turncheck.models.log_file import write_at
+from turncheck.models.session_store import (
+    TURN_KINDS,
+    ConnectionLost,
+    JournalEntry,
+    SessionStore,
+    StoreBusy,
+    Window,
+)
+from turncheck.sim.stress.history_format import (
+    FORMAT,
+    STORE_FILE,
+    VERSION,
+    CommitLine,
+    History,
+    HistoryLine,
+    read_history,
+    store_lines,
+)
 from turncheck.sim.stress.stores import StoreSpec, check_spec, open_store
 from turncheck.sim.stress.strategies import LockHeld, act, append_turn, check_locking
 
@@ -73,7 +91,9 @@ def check_params(p: StressParams) -> None:
 @dataclass(frozen=True)
 class RawRun:
     """What a run left behind: every process's records, the store's journal and final live ids,
-    how many processes were killed on purpose and which were stuck at the end."""
+    how many processes were killed on purpose and which were stuck at the end. ``journaled`` is
+    false for a store that keeps no journal (a client's own, e.g. Spring AI's JDBC repository):
+    its history is checked against the final state alone, and nothing in it may remove turns."""
 
     params: StressParams
     records: tuple[dict[str, Any], ...]
@@ -84,6 +104,7 @@ class RawRun:
     kills: tuple[str, ...] = ()
     stuck: tuple[str, ...] = ()
     summaries: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    journaled: bool = True
 
 
 class Recorder:
@@ -99,7 +120,7 @@ class Recorder:
     def line(self, obj: dict[str, Any]) -> None:
         if self.record:
             os.write(self.fd, (json.dumps(obj, separators=(",", ":")) + "\n").encode())
-        elif obj.get("op") == "append" and obj.get("ok"):
+        elif obj.get("op") == "append" and obj.get("type") == "ok":
             self.latencies.append(obj["t1"] - obj["t0"])
 
     def close(self) -> None:
@@ -206,7 +227,9 @@ def _writer(p: StressParams, index: int, incarnation: int, path: Path, deadline:
             try:
                 window = store.read_window()
             except ConnectionLost:
-                rec.line({"op": "read", "p": name, "t0": t0, "t1": time.time(), "ok": False, "lost_conn": 1})
+                rec.line(
+                    {"op": "read", "p": name, "type": "fail", "t0": t0, "t1": time.time(), "lost_conn": 1}
+                )
                 time.sleep(RECONNECT_S)
                 continue
             t1 = time.time()
@@ -215,6 +238,7 @@ def _writer(p: StressParams, index: int, incarnation: int, path: Path, deadline:
                     {
                         "op": "read",
                         "p": name,
+                        "type": "ok",
                         "t0": t0,
                         "t1": t1,
                         "v": window.version,
@@ -245,10 +269,10 @@ def _writer(p: StressParams, index: int, incarnation: int, path: Path, deadline:
                     {
                         "op": "append",
                         "p": name,
+                        "type": "info" if lost_conn else "fail",
                         "id": op,
                         "t0": t0,
                         "t1": t1,
-                        "ok": False,
                         "waits": waits,
                         "busy": busy,
                         "lost_conn": lost_conn,
@@ -259,10 +283,10 @@ def _writer(p: StressParams, index: int, incarnation: int, path: Path, deadline:
                 {
                     "op": "append",
                     "p": name,
+                    "type": "ok",
                     "id": op,
                     "t0": t0,
                     "t1": t1,
-                    "ok": True,
                     "seq": done.seq,
                     "turn": done.turn,
                     "trig": done.triggered,
@@ -293,9 +317,9 @@ def _compactor(p: StressParams, incarnation: int, path: Path, deadline: float) -
                     {
                         "op": "poll",
                         "p": name,
+                        "type": "fail",
                         "t0": time.time(),
                         "t1": time.time(),
-                        "ok": False,
                         "lost_conn": 1,
                     }
                 )
@@ -318,10 +342,10 @@ def _compactor(p: StressParams, incarnation: int, path: Path, deadline: float) -
                     {
                         "op": "compact",
                         "p": name,
+                        "type": "fail",
                         "id": op,
                         "t0": t0,
                         "t1": time.time(),
-                        "ok": False,
                         "busy": 1,
                     }
                 )
@@ -331,10 +355,10 @@ def _compactor(p: StressParams, incarnation: int, path: Path, deadline: float) -
                     {
                         "op": "compact",
                         "p": name,
+                        "type": "info",
                         "id": op,
                         "t0": t0,
                         "t1": time.time(),
-                        "ok": False,
                         "lost_conn": 1,
                     }
                 )
@@ -345,10 +369,10 @@ def _compactor(p: StressParams, incarnation: int, path: Path, deadline: float) -
                 {
                     "op": "compact" if done.committed else "conflict",
                     "p": name,
+                    "type": "ok",
                     "id": op,
                     "t0": t0,
                     "t1": time.time(),
-                    "ok": True,
                     "seq": done.seq,
                     "deleted": done.deleted,
                     "count_read": head.count_read,
@@ -360,17 +384,21 @@ def _compactor(p: StressParams, incarnation: int, path: Path, deadline: float) -
         store.close()
 
 
-def _read_records(folder: Path) -> tuple[tuple[dict[str, Any], ...], tuple[dict[str, Any], ...]]:
-    records: list[dict[str, Any]] = []
-    summaries: list[dict[str, Any]] = []
-    for path in sorted(folder.glob("*.jsonl")):
-        for raw in path.read_bytes().splitlines():
-            try:
-                obj = json.loads(raw)
-            except ValueError:
-                continue  # a line cut by SIGKILL mid-write: never an acknowledgement
-            (summaries if obj.get("op") == "summary" else records).append(obj)
-    return tuple(records), tuple(summaries)
+def run_of(h: History) -> RawRun:
+    """The run a history records, as the checker reads it (a live run and ``--check`` of its
+    folder read the same files, so they give the same report)."""
+    r = h.run
+    check_locking(r.locking)
+    params = StressParams(
+        StoreSpec(r.store, ""), r.locking, r.writers, r.gap_ms, r.max_turns, r.seconds, r.seed
+    )
+    journal = tuple(
+        JournalEntry(c.seq, c.id, c.kind, tuple(c.added), tuple(c.removed), c.count_read) for c in h.commits
+    )
+    return RawRun(
+        params, h.records, journal, h.live, r.started, r.ended, tuple(r.kills), tuple(r.stuck), h.summaries,
+        r.journal,
+    )  # fmt: skip
 
 
 def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], None] | None = None) -> RawRun:
@@ -450,6 +478,17 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
     ended = time.time()
     if progress is not None:
         progress(total_ms, total_ms)
-    records, summaries = _read_records(folder)
     journal, live = _final_read(p, time.time() + FINAL_READ_S)
-    return RawRun(p, records, journal, live, started, ended, tuple(killed), tuple(stuck), summaries)
+    run = HistoryLine(
+        format=FORMAT, version=VERSION, store=p.store.kind, locking=p.locking, max_turns=p.max_turns,
+        writers=p.writers, gap_ms=p.gap_ms, seconds=p.seconds, seed=p.seed, started=started, ended=ended,
+        kills=killed, stuck=stuck,
+    )  # fmt: skip
+    commits = [CommitLine(seq=e.seq, id=e.op, kind=e.kind, added=list(e.added), removed=list(e.removed),
+                          count_read=e.count_read) for e in journal]  # fmt: skip
+    fd = os.open(folder / STORE_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        write_at(fd, store_lines(run, commits, list(live)), 0)
+    finally:
+        os.close(fd)
+    return run_of(read_history(folder))

@@ -156,7 +156,7 @@ def _save_traces(report: CheckReport, model_ref: str, trace_out: Path | None) ->
         trace = Trace(
             model=model_ref, params=dict(model.params), actions=_actions(cx), violated=name,
             init=cx.init, engine=report.source, model_name=model.name,
-            extra=recording_of(model, cx.init, cx.actions, name),
+            extra=recording_of(model, cx.init, cx.actions, name, cx.loop), loop=cx.loop,
         )  # fmt: skip
         if trace_out is None:
             where = DEFAULT_TRACES / f"{safe}-{name}-{digest}.json"

@@ -1,0 +1,230 @@
+"""Liveness: ``eventually`` and ``leads_to`` under weak and strong fairness, checked by the
+explorer as fair loops, reported as lassos, saved, replayed, and never passed by Hypothesis."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from turncheck.models.errors import BadParameter
+from turncheck.models.protocol import Property, ProtocolModel
+from turncheck.sim.explorer import NotASymmetry, counterexample, explore
+from turncheck.sim.liveness import components, fair_loop
+from turncheck.sim.trace import load_trace, replay
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "orphan_compaction.py"
+
+
+@pytest.fixture
+def example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The orphan example as a user's file next to the command: ``./model.py:OrphanCompaction``."""
+    shutil.copy(EXAMPLE, tmp_path / "model.py")
+    monkeypatch.chdir(tmp_path)
+    return "./model.py:OrphanCompaction"
+
+
+def _orphan(fixed: bool) -> ProtocolModel[Any, Any]:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("orphan_compaction", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model: ProtocolModel[Any, Any] = module.OrphanCompaction(fixed)
+    return model
+
+
+# -- Property -------------------------------------------------------------------------------------
+
+
+def test_a_misspelt_expectation_is_refused_and_leads_to_is_an_eventually_property() -> None:
+    with pytest.raises(BadParameter, match="'evenutally' is not one of always, sometimes, eventually"):
+        Property("x", "evenutally", bool)  # type: ignore[arg-type]
+    with pytest.raises(BadParameter, match="only an eventually-property has a 'when'"):
+        Property("x", "always", bool, when=bool)
+    p = Property.leads_to("drains", bool, lambda s: s == 0, "doc")
+    assert (p.expectation, p.when, p.holds(0), p.doc) == ("eventually", bool, True, "doc")
+
+
+# -- the done-when example: an orphan disables the compactor for ever ------------------------------
+
+
+def test_the_orphan_fails_with_a_lasso_printed_and_saved_and_the_fix_passes(cli: Any, example: str) -> None:
+    code, out, _err = cli("check", example, "--engine", "explore", "--trace-out", "t.json")
+    assert code == 1
+    assert "due-compaction-runs  eventually  violated: lasso of 3 steps to a 2-step loop" in out
+    assert "↻ loop: steps 4–5 repeat for ever (step 5 is back in the state after step 3)" in out
+    assert "crashes: its call never gets a" in out and "answers without the crashed call's" in out
+    assert "FAIL: due-compaction-runs is violated" in out
+    saved = json.loads(Path("t.json").read_text(encoding="utf-8"))
+    assert saved["loop"] == 3 and saved["timeline"]["broken_at"] == 3
+    assert saved["actions"] == [["ask"], ["call"], ["crash"], ["answer"], ["ask"]]
+    code, out, _err = cli("replay", "t.json", "--model", example)
+    assert code == 1 and "still fails the same way: due-compaction-runs never holds on the loop" in out
+    code, out, _err = cli("check", example, "--param", "fixed=true", "--engine", "explore")
+    assert code == 0 and "due-compaction-runs  eventually  holds" in out
+
+
+def test_the_saved_lasso_no_longer_fails_on_the_fixed_model(cli: Any, example: str) -> None:
+    assert cli("check", example, "--engine", "explore", "--trace-out", "t.json").code == 1
+    result = replay(_orphan(fixed=True), load_trace("t.json"))
+    assert result.verdict == "passes" and "not fair: 'compact'" in result.message
+
+
+def test_hypothesis_never_passes_an_eventually_property_and_both_takes_the_explorers_verdict(
+    cli: Any, example: str
+) -> None:
+    code, out, _err = cli(
+        "check", example, "--param", "fixed=true", "--engine", "hypothesis", "--max-examples", "5"
+    )
+    assert code == 3 and "not checked by this engine" in out and "INCONCLUSIVE" in out
+    code, out, _err = cli(
+        "check", example, "--engine", "both", "--max-examples", "5", "--trace-out", "t.json"
+    )
+    assert code == 1 and "violated: lasso" in out
+    code, out, _err = cli(
+        "check", example, "--format", "json", "--engine", "hypothesis", "--max-examples", "5"
+    )
+    assert code == 3 and json.loads(out)["not_checked"] == ["due-compaction-runs"]
+
+
+def test_weak_fairness_lets_every_tool_call_starve_the_fixed_compactor() -> None:
+    """A call in flight disables the compactor, so only strong fairness forces it to run."""
+    model = _orphan(fixed=True)
+    model.fair_actions = lambda: ("compact",)  # type: ignore[method-assign]
+    model.strongly_fair_actions = lambda: ()  # type: ignore[method-assign]
+    result = explore(model)
+    assert result.outcome("due-compaction-runs").status == "violated"
+    run = counterexample(model, result, "due-compaction-runs")
+    assert run.loop is not None and ("call",) in run.actions[run.loop :]
+    assert fair_loop(model, model.properties()[0], run.states, run.actions, run.loop) is None
+
+
+# -- small models with known answers ---------------------------------------------------------------
+
+
+class Counter(ProtocolModel[int, tuple[str]]):
+    """0 → 1 → … → ``top``, where it stops (stutters); with ``wait``, every state below the top
+    may also wait (a step back to itself)."""
+
+    name = "counter"
+
+    def __init__(self, top: int = 2, wait: bool = False, fair: tuple[Hashable, ...] = ()) -> None:
+        self.top, self.wait, self.fair = top, wait, fair
+
+    def init_states(self) -> list[int]:
+        return [0]
+
+    def actions(self, state: int) -> list[tuple[str]]:
+        if state == self.top:
+            return []
+        return [("add",), ("wait",)] if self.wait else [("add",)]
+
+    def step(self, state: int, action: tuple[str]) -> int:
+        return state + 1 if action[0] == "add" else state
+
+    def properties(self) -> tuple[Property[int], ...]:
+        return (
+            Property("reaches-top", "eventually", lambda s: s == self.top),
+            Property.leads_to("one-leads-to-zero", lambda s: s == 1, lambda s: s == 0),
+        )
+
+    def fair_actions(self) -> tuple[Hashable, ...]:
+        return self.fair
+
+
+def test_a_state_with_no_enabled_action_stutters_for_ever() -> None:
+    model = Counter(top=2)
+    result = explore(model)
+    assert result.outcome("reaches-top").status == "holds"
+    o = result.outcome("one-leads-to-zero")
+    assert (o.status, o.depth, o.loop) == ("violated", 2, 0)
+    run = counterexample(model, result, "one-leads-to-zero")
+    assert run.actions == (("add",), ("add",)) and run.loop == 2 and run.states[-1] == 2
+
+
+def test_without_fairness_any_loop_counts_and_weak_fairness_removes_it() -> None:
+    o = explore(Counter(top=2, wait=True)).outcome("reaches-top")
+    assert (o.status, o.depth, o.loop) == ("violated", 0, 1)  # wait for ever at 0
+    assert explore(Counter(top=2, wait=True, fair=("add",))).outcome("reaches-top").status == "holds"
+    assert explore(Counter(top=2, wait=True, fair=("wait",))).outcome("reaches-top").status == "violated"
+
+
+class Swap(ProtocolModel[tuple[int, int], tuple[str]]):
+    """Two interchangeable writers who swap places for ever: one state up to symmetry."""
+
+    name = "swap"
+
+    def __init__(self, canonical_ok: bool = True) -> None:
+        self.ok = canonical_ok
+
+    def init_states(self) -> list[tuple[int, int]]:
+        return [(0, 1)]
+
+    def actions(self, state: tuple[int, int]) -> list[tuple[str]]:
+        return [("swap",)] if self.ok or state != (1, 0) else []
+
+    def step(self, state: tuple[int, int], action: tuple[str]) -> tuple[int, int]:
+        return (state[1], state[0])
+
+    def canonical(self, state: tuple[int, int]) -> tuple[int, int]:
+        return (min(state), max(state))
+
+    def properties(self) -> tuple[Property[tuple[int, int]], ...]:
+        return (Property("meet", "eventually", lambda s: s[0] == s[1]),)
+
+
+def test_a_loop_up_to_symmetry_is_followed_round_until_the_models_own_states_repeat() -> None:
+    model = Swap()
+    result = explore(model)
+    assert result.distinct == 1 and result.outcome("meet").loop == 1
+    run = counterexample(model, result, "meet")
+    assert run.states == ((0, 1), (1, 0), (0, 1)) and run.loop == 0
+    assert explore(model, symmetry=False).outcome("meet").loop == 2
+
+
+def test_a_lasso_that_is_not_real_on_the_unreduced_model_is_refused() -> None:
+    """``canonical`` merges (1, 0), which stops, with (0, 1), which swaps: not a symmetry."""
+    model = Swap(canonical_ok=False)
+    result = explore(model)
+    assert result.outcome("meet").status == "violated"
+    with pytest.raises(NotASymmetry):
+        counterexample(model, result, "meet")
+
+
+def test_tarjan_finds_the_components_networkx_finds() -> None:
+    rng = random.Random(7)
+    n = 400
+    edges = {(rng.randrange(n), rng.randrange(n)) for _ in range(700)}
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for a, b in edges:
+        succ[a].append(b)
+    keep = frozenset(v for v in range(n) if v % 7)
+    ours = {frozenset(c) for c in components(sorted(keep), succ, keep)}
+    g = nx.DiGraph()
+    g.add_nodes_from(keep)
+    g.add_edges_from((a, b) for a, b in edges if a in keep and b in keep)
+    assert ours == {frozenset(c) for c in nx.strongly_connected_components(g)}
+
+
+def test_a_model_without_eventually_properties_records_no_transitions() -> None:
+    from turncheck.models.trigger import TriggerModel
+
+    props = [p for p in TriggerModel().properties() if p.expectation != "eventually"]
+    assert explore(TriggerModel(), properties=props).edges is None
+
+
+def test_a_trace_loop_out_of_range_is_refused(tmp_path: Path) -> None:
+    from turncheck.sim.trace import TraceFormatError
+
+    bad = {"format": "turncheck-trace/1", "model": "m", "violated": "p", "actions": [["a"]], "loop": 2}
+    (tmp_path / "t.json").write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(TraceFormatError, match="field 'loop'"):
+        load_trace(tmp_path / "t.json")

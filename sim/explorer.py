@@ -559,7 +559,9 @@ def _lassos(
     (nothing is built when the model has none)."""
     if not live or search.edges is None:
         return {}
-    graph = Graph(len(search.states), search.head, search.edges)
+    graph = Graph(
+        len(search.states), search.head, search.edges, model.fair_actions(), model.strongly_fair_actions()
+    )
     parent, via = search.parent, search.via
 
     def path_to(i: int) -> list[int]:
@@ -568,8 +570,7 @@ def _lassos(
             ids.append(parent[ids[-1]])
         return ids[::-1]
 
-    weak, strong = tuple(model.fair_actions()), tuple(model.strongly_fair_actions())
-    found = {p.name: find_lasso(p, search.states, graph, path_to, via, weak, strong) for p in live}
+    found = {p.name: find_lasso(p, search.states, graph, path_to, via) for p in live}
     return {name: lasso for name, lasso in found.items() if lasso is not None}
 
 

@@ -24,10 +24,13 @@ on the model's own states, and a saved lasso is checked again by ``turncheck rep
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable, Collection, Container, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from turncheck.models.protocol import Property, ProtocolModel
 
@@ -47,19 +50,111 @@ class Lasso:
 
 
 class Graph:
-    """The explored transitions as adjacency lists: ``succ[v]`` and ``acts[v]`` side by side;
-    only the first ``expanded`` states had their successors generated."""
+    """The explored transitions with the model's fairness read into them, as whole arrays.
 
-    def __init__(self, n: int, expanded: int, edges: Sequence[tuple[int, int, Any]]) -> None:
-        self.succ: list[list[int]] = [[] for _ in range(n)]
-        self.acts: list[list[Any]] = [[] for _ in range(n)]
-        for src, dst, action in edges:
-            self.succ[src].append(dst)
-            self.acts[src].append(action)
-        self.expanded = expanded
+    Fair names are bits (weakly fair ones first, then strongly fair ones): ``code`` holds the
+    names each transition is, ``enabled[v]`` the names state ``v`` enables. Rows by source state
+    — ``succ[v]``, ``acts[v]``, ``codes[v]`` — are lists built on first use, so a pass that
+    finds no fair loop reads few of them. Only the first ``expanded`` states had their
+    successors generated.
+    """
+
+    def __init__(
+        self,
+        n: int,
+        expanded: int,
+        edges: Sequence[tuple[int, int, Any]],
+        weak: Sequence[Hashable] = (),
+        strong: Sequence[Hashable] = (),
+    ) -> None:
+        m = len(edges)
+        self.n, self.expanded, self.edges = n, expanded, edges
+        self.fair = (*weak, *strong)
+        self.weak_bits = (1 << len(weak)) - 1
+        self.src = np.fromiter((e[0] for e in edges), np.intp, m)
+        self.dst = np.fromiter((e[1] for e in edges), np.intp, m)
+        bits = _Rows(self.bits)  # one entry per distinct action
+        self.code = np.fromiter(map(bits.__getitem__, (e[2] for e in edges)), np.int64, m)
+        self.enabled = np.zeros(n, np.int64)
+        np.bitwise_or.at(self.enabled, self.src, self.code)
+        self.out = np.bincount(self.src, minlength=n)
+        self._rows: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None = None
+        self.succ = _Rows(lambda v: self.dst[self._row(v)].tolist())
+        self.codes = _Rows(lambda v: self.code[self._row(v)].tolist())
+        self.acts = _Rows(lambda v: [edges[i][2] for i in self._row(v).tolist()])
+        self._pred: _Rows | None = None
+
+    def bits(self, action: Any) -> int:
+        """The fair names ``action`` is, as bits."""
+        return sum(1 << i for i, f in enumerate(self.fair) if matches(action, f))
+
+    def _row(self, v: int) -> np.ndarray[Any, Any]:
+        if self._rows is None:
+            order = np.argsort(self.src, kind="stable")
+            start = np.zeros(self.n + 1, np.intp)
+            np.cumsum(self.out, out=start[1:])
+            self._rows = (order, start)
+        order, start = self._rows
+        return order[start[v] : start[v + 1]]
 
     def terminal(self, v: int) -> bool:
-        return v < self.expanded and not self.succ[v]
+        return v < self.expanded and self.out[v] == 0
+
+    def single_loops(self) -> list[int]:
+        """The states that are a fair loop alone: an expanded state with no enabled action
+        (it stutters), or one with a step back to itself that takes every fair name it
+        enables."""
+        ring = self.src == self.dst
+        kept = np.zeros(self.n, np.int64)
+        np.bitwise_or.at(kept, self.src[ring], self.code[ring])
+        looping = np.zeros(self.n, bool)
+        looping[self.src[ring]] = True
+        fair = looping & ((self.enabled & ~kept) == 0)
+        fair[: self.expanded] |= self.out[: self.expanded] == 0
+        return np.flatnonzero(fair).tolist()
+
+    @functools.cached_property
+    def cyclic(self) -> list[int]:
+        """A superset of the states on loops of two or more states: none when no transition
+        leads back to a state found no later (along a loop, BFS ids cannot only grow); else what
+        is left after peeling, round by round, every state no such transition enters or leaves."""
+        other = self.src != self.dst
+        src, dst, n = self.src[other], self.dst[other], self.n
+        if not np.any(dst < src):
+            return []
+        alive = np.ones(n, dtype=bool)
+        for _ in range(PEEL_ROUNDS):
+            kept = alive & (np.bincount(dst, minlength=n) > 0) & (np.bincount(src, minlength=n) > 0)
+            if np.array_equal(kept, alive):
+                break
+            alive = kept
+            inside = alive[src] & alive[dst]
+            src, dst = src[inside], dst[inside]
+        return np.flatnonzero(alive).tolist()
+
+    def pred(self, v: int) -> list[int]:
+        if self._pred is None:
+            order = np.argsort(self.dst, kind="stable")
+            sources = self.src[order]
+            start = np.zeros(self.n + 1, np.intp)
+            np.cumsum(np.bincount(self.dst, minlength=self.n), out=start[1:])
+            self._pred = _Rows(lambda w: sources[start[w] : start[w + 1]].tolist())
+        return self._pred[v]
+
+
+PEEL_ROUNDS = 512  # then Tarjan takes what is left, peeled or not
+
+
+class _Rows(dict[Any, Any]):
+    """``rows[key]``: ``make(key)``, computed once."""
+
+    def __init__(self, make: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: Any) -> Any:
+        row = self[key] = self.make(key)
+        return row
 
 
 def matches(action: Any, name: Hashable) -> bool:
@@ -67,7 +162,9 @@ def matches(action: Any, name: Hashable) -> bool:
     return action == name or (isinstance(action, tuple) and len(action) > 0 and action[0] == name)
 
 
-def components(nodes: Sequence[int], succ: Sequence[Sequence[int]], keep: Container[int]) -> list[list[int]]:
+def components(
+    nodes: Sequence[int], succ: _Rows | Sequence[Sequence[int]], keep: Container[int]
+) -> list[list[int]]:
     """The strongly connected components of the graph ``succ`` restricted to ``keep``, reached
     from ``nodes`` (all in ``keep``): Tarjan's algorithm with an explicit stack."""
     index: dict[int, int] = {}
@@ -111,73 +208,54 @@ def components(nodes: Sequence[int], succ: Sequence[Sequence[int]], keep: Contai
     return out
 
 
-class _Fairness:
-    """The model's fairness read once, and the fair names each state enables (cached)."""
-
-    def __init__(self, graph: Graph, weak: Sequence[Hashable], strong: Sequence[Hashable]) -> None:
-        self.graph, self.weak, self.strong = graph, tuple(weak), tuple(strong)
-        self._on: dict[int, frozenset[Hashable]] = {}
-
-    def enabled(self, v: int) -> frozenset[Hashable]:
-        on = self._on.get(v)
-        if on is None:
-            acts = self.graph.acts[v]
-            on = self._on[v] = frozenset(
-                f for f in (*self.weak, *self.strong) if any(matches(a, f) for a in acts)
-            )
-        return on
-
-    def cores(self, comp: Sequence[int]) -> Iterator[frozenset[int]]:
-        """The fair loops' state sets within the component ``comp`` (see the module docstring)."""
-        succ = self.graph.succ
-        members = frozenset(comp)
-        if len(comp) == 1:
-            v = comp[0]
-            if self.graph.terminal(v):
-                yield members
+def cores(graph: Graph, comp: Sequence[int]) -> Iterator[frozenset[int]]:
+    """The fair loops' state sets within the component ``comp`` of two or more states (see the
+    module docstring)."""
+    members = frozenset(comp)
+    enabled = graph.enabled
+    taken = 0
+    for v in comp:
+        for w, c in zip(graph.succ[v], graph.codes[v], strict=True):
+            if w in members:
+                taken |= c
+    for i in range(len(graph.fair)):
+        bit = 1 << i
+        if taken & bit:
+            continue
+        if bit > graph.weak_bits:  # strongly fair: prune the states that enable it
+            if any(enabled[v] & bit for v in comp):
+                rest = frozenset(v for v in comp if not enabled[v] & bit)
+                for sub in components(sorted(rest), graph.succ, rest):
+                    if len(sub) > 1:
+                        yield from cores(graph, sub)
                 return
-            if v not in succ[v]:
-                return
-        taken = {
-            f
-            for v in comp
-            for w, a in zip(succ[v], self.graph.acts[v], strict=True)
-            if w in members
-            for f in (*self.weak, *self.strong)
-            if matches(a, f)
-        }
-        for f in self.strong:
-            if f not in taken and any(f in self.enabled(v) for v in comp):
-                rest = frozenset(v for v in comp if f not in self.enabled(v))
-                for sub in components(sorted(rest), succ, rest):
-                    yield from self.cores(sub)
-                return
-        if any(f not in taken and all(f in self.enabled(v) for v in comp) for f in self.weak):
+        elif all(enabled[v] & bit for v in comp):
             return
-        yield members
+    yield members
 
-    def waypoints(self, core: frozenset[int]) -> list[tuple[int, int | None, Any]]:
-        """What a loop through ``core`` must visit to be fair: per weakly fair name, a state that
-        disables it or else an edge taking it; per strongly fair name it enables, an edge taking
-        it. A state is ``(v, None, None)``, an edge ``(v, w, action)``."""
-        out: list[tuple[int, int | None, Any]] = []
-        ordered = sorted(core)
-        for f in self.weak:
-            off = next((v for v in ordered if f not in self.enabled(v)), None)
-            out.append((off, None, None) if off is not None else self._edge(ordered, core, f))
-        for f in self.strong:
-            if any(f in self.enabled(v) for v in ordered):
-                out.append(self._edge(ordered, core, f))
-        return out
 
-    def _edge(self, ordered: Sequence[int], core: frozenset[int], f: Hashable) -> tuple[int, int | None, Any]:
-        g = self.graph
-        return next(
-            (v, w, a)
-            for v in ordered
-            for w, a in zip(g.succ[v], g.acts[v], strict=True)
-            if w in core and matches(a, f)
-        )
+def waypoints(graph: Graph, core: frozenset[int]) -> list[tuple[int, int | None, Any]]:
+    """What a loop through ``core`` must visit to be fair: per weakly fair name, a state that
+    disables it or else a step taking it; per strongly fair name it enables, a step taking it.
+    A state is ``(v, None, None)``, a step ``(v, w, action)``."""
+    out: list[tuple[int, int | None, Any]] = []
+    ordered = sorted(core)
+    enabled = graph.enabled
+    for i in range(len(graph.fair)):
+        bit = 1 << i
+        off = next((v for v in ordered if not enabled[v] & bit), None)
+        if bit <= graph.weak_bits and off is not None:
+            out.append((off, None, None))
+        elif off is None or any(enabled[v] & bit for v in ordered):
+            out.append(
+                next(
+                    (v, w, a)
+                    for v in ordered
+                    for w, a, c in zip(graph.succ[v], graph.acts[v], graph.codes[v], strict=True)
+                    if w in core and c & bit
+                )
+            )
+    return out
 
 
 def _walk(
@@ -215,8 +293,6 @@ def find_lasso(
     graph: Graph,
     path_to: Callable[[int], list[int]],
     via: Sequence[Any],
-    weak: Sequence[Hashable],
-    strong: Sequence[Hashable],
 ) -> Lasso | None:
     """A lasso violating the ``eventually`` property ``prop`` over the explored graph, or None.
 
@@ -226,19 +302,22 @@ def find_lasso(
     the loop.
     """
     holds, when = prop.holds, prop.when
-    bad = frozenset(v for v in range(graph.expanded) if not holds(states[v]))
-    if not bad:
+    on_loops = frozenset(v for v in graph.cyclic if not holds(states[v]))
+    found = [
+        core
+        for comp in components(sorted(on_loops), graph.succ, on_loops)
+        if len(comp) > 1
+        for core in cores(graph, comp)
+    ]
+    found += [frozenset((v,)) for v in graph.single_loops() if not holds(states[v])]
+    if not found:
         return None
-    fairness = _Fairness(graph, weak, strong)
-    cores = [c for comp in components(sorted(bad), graph.succ, bad) for c in fairness.cores(comp)]
-    if not cores:
-        return None
-    target = frozenset().union(*cores)
+    target = frozenset().union(*found)
     if when is None:
         start = min(target)
         reach: Collection[int] = target
     else:
-        reach = _reaching(graph, bad, target)
+        reach = _reaching(graph, lambda v: v < graph.expanded and not holds(states[v]), target)
         start = min((v for v in reach if when(states[v])), default=-1)
         if start < 0:
             return None
@@ -248,12 +327,12 @@ def find_lasso(
     ids += tail[1:]
     actions += moves
     entry = ids[-1]
-    core = next(c for c in cores if entry in c)
+    core = next(c for c in found if entry in c)
     loop = len(actions)
     if graph.terminal(entry):
         return Lasso(tuple(ids), tuple(actions), loop)
     here = entry
-    for v, w, a in fairness.waypoints(core):
+    for v, w, a in waypoints(graph, core):
         leg, moves = _walk(graph, here, core, v.__eq__, at_least_one=False)
         ids += leg[1:]
         actions += moves
@@ -268,18 +347,13 @@ def find_lasso(
     return Lasso(tuple(ids), tuple(actions), loop)
 
 
-def _reaching(graph: Graph, inside: frozenset[int], target: frozenset[int]) -> frozenset[int]:
-    """The states of ``inside`` from which ``target`` is reachable within ``inside``."""
-    pred: dict[int, list[int]] = {}
-    for v in inside:
-        for w in graph.succ[v]:
-            if w in inside:
-                pred.setdefault(w, []).append(v)
+def _reaching(graph: Graph, inside: Callable[[int], bool], target: frozenset[int]) -> frozenset[int]:
+    """The states ``inside`` from which ``target`` is reachable through such states."""
     seen = set(target)
     queue = deque(target)
     while queue:
-        for u in pred.get(queue.popleft(), ()):
-            if u not in seen:
+        for u in graph.pred(queue.popleft()):
+            if u not in seen and inside(u):
                 seen.add(u)
                 queue.append(u)
     return frozenset(seen)

@@ -228,3 +228,77 @@ def test_a_trace_loop_out_of_range_is_refused(tmp_path: Path) -> None:
     (tmp_path / "t.json").write_text(json.dumps(bad), encoding="utf-8")
     with pytest.raises(TraceFormatError, match="field 'loop'"):
         load_trace(tmp_path / "t.json")
+
+
+# -- the lasso in the trace viewer, in a real browser ---------------------------------------------
+
+
+def test_the_viewer_draws_the_loop_and_next_goes_round_it(cli: Any, example: str, open_page: Any) -> None:
+    assert cli("check", example, "--engine", "explore", "--trace-out", "t.json").code == 1
+    assert cli("replay", "t.json", "--model", example, "--html", "t.html").code == 1
+    opened = open_page(Path("t.html").resolve())
+    page = opened.page
+    bar = page.locator(".tcv-loopbar td.tcv-loop")
+    assert bar.get_attribute("colspan") == "2" and bar.get_attribute("data-loop") == "3"
+    assert "steps 4–5 repeat for ever: step 5 is back in the state after step 3" in bar.inner_text()
+    assert page.locator(".tcv-loopbar svg.tcv-loop-arrow").count() == 1
+    # the bracket spans exactly the loop's columns (steps 4 and 5)
+    box, four, five = (
+        page.locator(sel).bounding_box()
+        for sel in (".tcv-loopbar td.tcv-loop", 'th.tcv-col[data-step="4"]', 'th.tcv-col[data-step="5"]')
+    )
+    assert abs(box["x"] - four["x"]) < 2 and abs(box["x"] + box["width"] - five["x"] - five["width"]) < 2
+    assert page.locator("th.tcv-inloop").count() == 2
+    page.click("button[data-act=broken]")
+    assert page.locator("section.tcv").get_attribute("data-current") == "3"
+    assert "loop starts: due-compaction-runs never holds from here" in page.locator(".tcv-now").inner_text()
+    page.locator("section.tcv").focus()
+    page.keyboard.press("End")
+    assert "back in the state after step 3" in page.locator(".tcv-now").inner_text()
+    assert not page.locator("button[data-act=next]").is_disabled()
+    page.keyboard.press("ArrowRight")  # round the loop again: step 4
+    assert page.locator("section.tcv").get_attribute("data-current") == "4"
+    assert "on the loop" in page.locator(".tcv-now").inner_text()
+    prop = page.locator('.tcv-props tr[data-property="due-compaction-runs"] td')
+    assert prop.inner_text() == "not here"
+    assert opened.errors == [] and opened.requests == []
+    page.screenshot(path="loop.png")
+    page.close()
+
+
+# -- the trigger model's liveness ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("locking", ["none", "trim-to", "cas", "mutex", "append-sync"])
+def test_every_trigger_compaction_commits_and_every_writer_finishes_under_fairness(locking: str) -> None:
+    from turncheck.models.trigger import DUE_COMPACTION_RUNS, WRITERS_FINISH, TriggerModel
+
+    result = explore(TriggerModel(writers=3, gap=2, locking=locking, turns=3))
+    assert result.exhausted
+    assert result.outcome(DUE_COMPACTION_RUNS).status == "holds"
+    assert result.outcome(WRITERS_FINISH).status == "holds"
+
+
+def test_without_fair_appends_a_trigger_writer_waits_for_ever_and_the_lasso_is_real() -> None:
+    """The slot that ends with nobody appending is a step back to itself; only fairness of
+    appends rules that loop out. Found up to symmetry, concretised on the named writers."""
+    from turncheck.models.trigger import WRITERS_FINISH, TriggerModel
+
+    model = TriggerModel(writers=2, gap=1, locking="mutex", turns=2)
+    model.fair_actions = lambda: ("tick", "compact")  # type: ignore[method-assign]
+    result = explore(model)
+    o = result.outcome(WRITERS_FINISH)
+    assert (o.status, o.depth, o.loop) == ("violated", 0, 1)
+    run = counterexample(model, result, WRITERS_FINISH)
+    assert run.actions == (("tick",),) and run.loop == 0 and run.states[0][8] is not None
+
+
+def test_cas_starvation_is_no_loop_in_the_model() -> None:
+    """Every failed ``cas`` commit means a turn was appended, so live turns only grow while the
+    compactor starves: with bounded turns the writers run out and the compaction commits; with
+    unbounded turns no state repeats, and the search is bounded, never a lasso."""
+    from turncheck.models.trigger import DUE_COMPACTION_RUNS, TriggerModel
+
+    result = explore(TriggerModel(writers=2, gap=2, locking="cas", turns=0), max_states=20_000)
+    assert not result.exhausted and result.outcome(DUE_COMPACTION_RUNS).status == "holds"
+    assert result.outcome("bounded-peak-turns").status == "violated"

@@ -42,7 +42,10 @@ def listing() -> dict[str, list[str]]:
 
 
 def list_command(
-    kind: Annotated[Kind | None, typer.Argument(help="One kind only, one name per line.")] = None,
+    kind: Annotated[
+        Kind | None,
+        typer.Argument(help="One kind only, one name per line (models: each with its one-line description)."),
+    ] = None,
     fmt: FormatOpt = "table",
 ) -> None:
     """List the registered strategies, models, scenarios, plots, stores, peers and
@@ -52,10 +55,21 @@ def list_command(
         names = {kind: names[kind]}
     if fmt == "json":
         sys.stdout.write(json.dumps(names, ensure_ascii=False) + "\n")
+    elif kind == "models":
+        sys.stdout.write(_described(names[kind]))
     elif kind is not None:
         sys.stdout.write("".join(f"{n}\n" for n in names[kind]))
     else:
         sys.stdout.write("".join(f"{k}: {', '.join(v) or '(none)'}\n" for k, v in names.items()))
+
+
+def _described(models: list[str]) -> str:
+    """One line per model: its name, then its registered description (none for a model an
+    extension registered without one)."""
+    from turncheck.models.catalog import DESCRIPTIONS
+
+    width = max((len(n) for n in models), default=0)
+    return "".join(f"{n:<{width}}  {DESCRIPTIONS[n]}\n" if n in DESCRIPTIONS else f"{n}\n" for n in models)
 
 
 def register(app: typer.Typer) -> None:

@@ -25,9 +25,17 @@ from turncheck.models.trigger import TriggerModel
 
 ModelFactory = Callable[..., ProtocolModel[Any, Any]]
 
-MODELS: Registry[ModelFactory] = Registry("model")
-"""Every protocol model's factory by name: the built-ins below, extensions through
-``turncheck.register_model``."""
+VENDORS = "turncheck.models.vendors"
+
+MODELS: Registry[ModelFactory] = Registry(
+    "model", home=VENDORS, key=lambda factory: factory.__module__.startswith(VENDORS + ".")
+)
+"""Every protocol model's factory by name: the built-ins below, then the vendor-protocol
+catalogue (:mod:`turncheck.models.vendors`, the registry's home: its import registers each model
+of that folder), then extensions through ``turncheck.register_model``."""
+
+DESCRIPTIONS: dict[str, str] = {}
+"""Each registered model's one-line description, as ``turncheck list models`` shows it."""
 
 
 @dataclass(frozen=True)
@@ -46,23 +54,40 @@ DEMO_CHECKS: dict[str, DemoCheck] = {}
 demo's own, :data:`turncheck.cli.demo.CHECKS`)."""
 
 
-def register_model(name: str, factory: ModelFactory | None = None, *, demo: DemoCheck | None = None) -> Any:
+def register_model(
+    name: str,
+    factory: ModelFactory | None = None,
+    *,
+    description: str = "",
+    demo: DemoCheck | None = None,
+) -> Any:
     """Register ``factory`` (a class or function taking keyword parameters with defaults) as
     model ``name``, or use as ``@register_model(name)``; returns the factory unchanged. Every
-    engine and command then builds it by name (:func:`build_model`); with ``demo``,
-    ``turncheck demo`` checks it too and its counterexample is drawn in the report."""
+    engine and command then builds it by name (:func:`build_model`); ``description`` is the
+    line ``turncheck list models`` shows beside the name (one line: a newline is refused); with
+    ``demo``, ``turncheck demo`` checks it too and its counterexample is drawn in the report."""
     if factory is None:
-        return lambda f: register_model(name, f, demo=demo)
+        return lambda f: register_model(name, f, description=description, demo=demo)
+    if "\n" in description:
+        raise BadParameter(f"model {name!r}: its description must be one line")
     registered = MODELS.register(name, factory)
+    if description:
+        DESCRIPTIONS[name] = description
     if demo is not None:
         DEMO_CHECKS[name] = demo
     return registered
 
 
-register_model("clock", ClockModel)
-register_model("keys", KeysModel)
-register_model("projector", ProjectorModel)
-register_model("trigger", TriggerModel)
+register_model("clock", ClockModel, description="writer clocks and read orders: turns read back by timestamp")
+register_model(
+    "keys",
+    KeysModel,
+    description="key collapse: sessions stored under fewer keys, read back one key at a time",
+)
+register_model("projector", ProjectorModel, description="every small history projected by one strategy")
+register_model(
+    "trigger", TriggerModel, description="writers, TurnCountTrigger(maxTurns), a gap and a locking"
+)
 
 
 def model_names() -> list[str]:

@@ -450,7 +450,7 @@ LANE_WIDTH = 36
 
 def strip_actor(text: str, lane: str) -> str:
     """A step's words without its lane's name in front (the lane column already says who)."""
-    if text.lower().startswith(lane) and lane != "step":
+    if text.lower().startswith(lane.lower()) and lane != "step":
         return text[len(lane) :].lstrip(" :")
     return text
 

@@ -58,6 +58,30 @@ def test_help_imports_no_engine(command: str, tmp_path: Path) -> None:
     assert not heavy, f"turncheck {command} --help imported {sorted(heavy)}"
 
 
+LOADED_AFTER = """
+import contextlib, io, sys
+from turncheck.cli.app import main
+with contextlib.redirect_stdout(io.StringIO()):
+    main(sys.argv[1:])
+print(sorted(m for m in sys.modules if m.startswith("turncheck.models.vendors")))
+"""
+
+
+def test_help_does_not_load_the_model_catalogue(tmp_path: Path) -> None:
+    """The vendor catalogue (models/vendors/) is the model registry's home, loaded on its first
+    use: ``check --help`` names no model, so it loads none; ``list models`` loads them all."""
+
+    def loaded(*argv: str) -> str:
+        run = subprocess.run(
+            [sys.executable, "-c", LOADED_AFTER, *argv], capture_output=True, text=True, cwd=tmp_path
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        return run.stdout
+
+    assert loaded("check", "--help") == "[]\n"
+    assert "'turncheck.models.vendors.anthropic_background_compaction'" in loaded("list", "models")
+
+
 @pytest.mark.parametrize(
     ("words", "cword"),
     [("turncheck ch", 1), ("turncheck check --engine ", 3), ("turncheck scenario --scale ", 3)],

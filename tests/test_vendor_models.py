@@ -1,0 +1,169 @@
+"""The vendor-protocol catalogue (models/vendors/): each report's shortest counterexample, each fix.
+
+Every model is checked by the real command (``turncheck check NAME --param variant=… --engine
+explore``): a ``buggy`` variant exits 1 with the shortest run of the expected length ending in
+the expected step, a ``fixed`` one exits 0 over its whole state space, ADK's raise-on-stale ends
+inconclusive (a goal no run reaches, not a broken invariant). The traces committed under
+docs/vendor-traces/ are regenerated here byte for byte, replayed, and one is opened in Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docs.tools.vendor_traces import CASES as TRACE_CASES
+from docs.tools.vendor_traces import TRACES, write_traces
+from turncheck.models.catalog import DESCRIPTIONS, MODELS, build_model
+from turncheck.sim.trace import load_trace, replay
+
+VENDORS = (
+    "adk-session-store",
+    "adk-sliding-window",
+    "agents-js-compaction",
+    "anthropic-background-compaction",
+    "openai-agents-compaction",
+    "spring-ai-window",
+)
+
+# model, parameters, verdict, the invariant broken first, its counterexample's steps, the last step
+CHECKS: list[tuple[str, dict[str, str], str, str | None, int, str]] = [
+    ("anthropic-background-compaction", {"variant": "buggy"}, "fail", "tool-result-follows-its-use", 5,
+     "compactor swaps the summary in for the 2 messages sent"),
+    ("anthropic-background-compaction", {"variant": "fixed"}, "pass", None, 0, ""),
+    ("openai-agents-compaction", {"variant": "buggy"}, "fail", "compaction-accepted", 5,
+     "session compacts the latest response: 400, no tool output for c0"),
+    ("openai-agents-compaction", {"variant": "fixed"}, "pass", None, 0, ""),
+    ("agents-js-compaction", {"variant": "buggy"}, "fail", "no-write-lost", 5,
+     "compactor replaces the session with the compaction of 2 items"),
+    ("agents-js-compaction", {"variant": "fixed"}, "pass", None, 0, ""),
+    ("adk-sliding-window", {"variant": "buggy"}, "fail", "no-pending-call-summarised", 3,
+     "compactor summarises seq 0..1, range ts 0..2"),
+    ("adk-sliding-window", {"variant": "fixed"}, "pass", None, 0, ""),
+    ("adk-session-store", {"variant": "buggy"}, "fail", "runs-not-interleaved", 5,
+     "server A appends A2: stale, reloads and continues"),
+    ("adk-session-store", {"variant": "fixed"}, "pass", None, 0, ""),
+    ("adk-session-store", {"variant": "raise-on-stale"}, "inconclusive", None, 0, ""),
+    ("spring-ai-window", {"variant": "buggy"}, "fail", "no-orphan-tool-response", 5,
+     "writer 1 adds tool_response c1 (keeps 3)"),
+    ("spring-ai-window", {"variant": "turn-snapped"}, "fail", "non-empty", 4,
+     "writer 1 adds tool_call c1 (keeps 0)"),
+    ("spring-ai-window", {"variant": "langchain4j"}, "pass", None, 0, ""),
+    ("spring-ai-window", {"variant": "fixed"}, "pass", None, 0, ""),
+    ("spring-ai-window", {"variant": "buggy", "writers": "2"}, "fail", "no-lost-append", 4,
+     "writer 2 saveAll: deletes all, inserts its window + user from request 2"),
+    ("spring-ai-window", {"variant": "langchain4j", "writers": "2"}, "fail", "no-lost-append", 4,
+     "writer 2 saveAll: deletes all, inserts its window + user from request 2"),
+    ("spring-ai-window", {"variant": "fixed", "writers": "2"}, "pass", None, 0, ""),
+]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # check saves its default traces in the working directory
+
+
+def _check(cli: Any, model: str, params: dict[str, str], *extra: str) -> tuple[int, dict[str, Any]]:
+    argv = ["check", model, *(w for k, v in params.items() for w in ("--param", f"{k}={v}"))]
+    code, out, _ = cli(*argv, "--engine", "explore", "--format", "json", *extra)
+    return code, json.loads(out)
+
+
+def _last_step(model: str, params: dict[str, str], actions: list[list[Any]]) -> str:
+    m = build_model(model, params)
+    state = next(iter(m.init_states()))
+    for action in actions[:-1]:
+        state = m.step(state, tuple(action))
+    return m.format_action(state, tuple(actions[-1]))
+
+
+@pytest.mark.parametrize(("model", "params", "verdict", "violated", "steps", "last"), CHECKS,
+                         ids=lambda v: v if isinstance(v, str) else None)  # fmt: skip
+def test_each_variant_fails_shortest_or_passes_exhaustively(
+    cli: Any, model: str, params: dict[str, str], verdict: str, violated: str | None, steps: int, last: str
+) -> None:
+    code, obj = _check(cli, model, params)
+    assert obj["verdict"] == verdict and code == {"pass": 0, "fail": 1, "inconclusive": 3}[verdict]
+    assert obj["explore"]["exhaustive"] is True
+    assert obj["violated"] == violated
+    if violated is not None:
+        cx = obj["counterexample"]
+        assert cx["source"] == "explore" and cx["steps"] == steps
+        assert _last_step(model, params, cx["actions"]) == last
+
+
+def test_the_sliding_window_breaks_both_coverage_invariants(cli: Any) -> None:
+    _, obj = _check(cli, "adk-sliding-window", {"variant": "buggy"})
+    assert obj["counterexamples"] == {"no-pending-call-summarised": 3, "hidden-only-if-summarised": 4}
+
+
+def test_raise_on_stale_is_safe_but_the_stale_run_never_answers(cli: Any) -> None:
+    _, obj = _check(cli, "adk-session-store", {"variant": "raise-on-stale"})
+    assert obj["goals"] == {"both-runs-answered": True, "stale-run-answered": False}
+    assert obj["explore"]["properties"]["runs-not-interleaved"]["status"] == "holds"
+
+
+def test_the_default_engines_agree(cli: Any) -> None:
+    """``turncheck check NAME --param variant=buggy`` as the issue runs it: both engines."""
+    code, out, _ = cli("check", "anthropic-background-compaction", "--param", "variant=buggy",
+                       "--max-examples", "60", "-q")  # fmt: skip
+    assert code == 1 and "broken in 5 steps (shortest, by breadth-first search)" in out
+    assert "hypothesis shrank its counterexample (tool-result-follows-its-use)" in out
+
+
+def test_a_variant_the_model_lacks_is_one_line_exit_2(cli: Any) -> None:
+    code, out, err = cli("check", "adk-session-store", "--param", "variant=eventual")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1
+    assert "buggy, fixed, raise-on-stale" in err
+
+
+def test_list_models_shows_each_vendor_model_on_one_line(cli: Any) -> None:
+    code, out, _ = cli("list", "models")
+    lines = {line.split()[0]: line for line in out.splitlines()}
+    assert code == 0 and len(lines) == len(out.splitlines()) == len(MODELS)
+    for name in VENDORS:
+        assert DESCRIPTIONS[name] and lines[name].endswith(DESCRIPTIONS[name])
+    assert list(MODELS)[:4] == ["clock", "keys", "projector", "trigger"]  # built-ins list first
+
+
+def test_the_committed_traces_are_what_the_models_give(tmp_path: Path) -> None:
+    fresh = write_traces(tmp_path / "traces")
+    committed = sorted(TRACES.glob("*.json"))
+    assert sorted(p.name for p in fresh) == [p.name for p in committed]
+    for path in fresh:
+        assert path.read_bytes() == (TRACES / path.name).read_bytes(), f"regenerate {path.name}"
+    assert {model for _stem, model, _params in TRACE_CASES} == set(VENDORS)
+
+
+@pytest.mark.parametrize("path", sorted(TRACES.glob("*.json")), ids=lambda p: p.name)
+def test_each_committed_trace_replays_to_its_break(cli: Any, path: Path, tmp_path: Path) -> None:
+    trace = load_trace(path)
+    assert replay(build_model(trace.model, trace.params), trace).verdict == "same"
+    page = tmp_path / "t.html"
+    code, out, _ = cli("replay", str(path), "--html", str(page))
+    assert code == 1 and f"trace viewer: {page}" in out and trace.violated in page.read_text(encoding="utf-8")
+
+
+def test_the_viewer_shows_the_orphan_tool_result(
+    open_page: Any, cli: Any, tmp_path: Path, shots: Path
+) -> None:
+    page_path = tmp_path / "anthropic.html"
+    cli("replay", str(TRACES / "anthropic-background-compaction.trace.json"), "--html", str(page_path))
+    opened = open_page(page_path, height=620)
+    page = opened.page
+    page.locator("section.tcv").focus()
+    assert page.locator(".tcv-pos").inner_text() == "step 0 of 5"
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")
+    prop = page.locator('.tcv-props tr[data-property="tool-result-follows-its-use"] td')
+    assert prop.inner_text() == "holds" and page.locator(".tcv-win li.orphan").count() == 0
+    page.keyboard.press("ArrowRight")
+    assert prop.inner_text() == "BROKEN"
+    assert page.locator(".tcv-win li.orphan").inner_text().startswith("tool_result t0")
+    assert "swaps the summary in" in page.locator(".tcv-lanes td.tcv-current.tcv-act").inner_text()
+    assert opened.errors == [] and opened.requests == []
+    page.screenshot(path=str(shots / "vendor-anthropic-background-compaction.png"))
+    page.close()

@@ -350,7 +350,7 @@ def _title(name: str, cx: ConcretePath, how: str) -> str:
     if cx.loop is None:
         return f"counterexample: {name} broken in {len(cx.actions)} steps ({how})"
     around = (
-        f"a loop of {len(cx.actions) - cx.loop} steps"
+        f"a loop of {len(cx.actions) - cx.loop} step(s)"
         if cx.loop < len(cx.actions)
         else "a state that stutters"
     )

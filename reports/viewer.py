@@ -24,7 +24,7 @@ from typing import Any
 from turncheck.models.errors import TurncheckError
 from turncheck.models.protocol import ProtocolModel
 from turncheck.reports.trace_view import TraceView, trace_view
-from turncheck.sim.trace import Trace, load_trace
+from turncheck.sim.trace import Trace, load_trace, repeating
 
 SIZE_TARGET = 300_000  # bytes per trace the viewer aims to stay under (tests hold it to this)
 
@@ -58,7 +58,7 @@ def _loop_row(view: TraceView) -> str:
         return ""
     first = loop + 1 if loop < n else n
     words = (
-        f"↻ steps {loop + 1}–{n} repeat for ever: step {n} is back in the state after step {loop}"
+        f"↻ {repeating(loop, n)} for ever: step {n} is back in the state after step {loop}"
         if loop < n
         else f"↻ stutters: nothing is enabled after step {n}, so the run stays there for ever"
     )

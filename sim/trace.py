@@ -434,9 +434,7 @@ def _replay_lasso(model: ProtocolModel[Any, Any], trace: Trace, prop: Property[A
     if why is not None:
         return Replay("passes", len(done), None, tuple(states), tuple(done), f"no longer fails: {why}", loop)
     around = (
-        f"steps {loop + 1}–{len(done)} repeat for ever"
-        if loop < len(done)
-        else f"it stutters after step {loop}"
+        f"{repeating(loop, len(done))} for ever" if loop < len(done) else f"it stutters after step {loop}"
     )
     message = f"still fails the same way: {prop.name} never holds on the loop ({around})"
     return Replay("same", loop, prop.name, tuple(states), tuple(done), message, loop)
@@ -512,7 +510,8 @@ def transcript(
     for i, lane_cells in enumerate([["(initial)"] + [""] * (len(lanes) - 1), *cells]):
         if loop is not None and i == loop + 1:
             out.append(
-                f"  ↻ loop: steps {loop + 1}–{len(actions)} repeat for ever (step {len(actions)} is back in the state after step {loop})"
+                f"  ↻ loop: {repeating(loop, len(actions))} for ever "
+                f"(step {len(actions)} is back in the state after step {loop})"
             )
         out += line(str(i), [str(col_rows[i].get(n, "")) for n in col_names], lane_cells)
     if loop is not None and loop == len(actions):
@@ -531,6 +530,11 @@ def transcript(
         verdict = "broken" if holds is False else "holds here" if holds else "unknown"
         out.append(f"invariant {violated} {verdict} after step {len(actions)}" + (f": {doc}" if doc else ""))
     return "\n".join(out)
+
+
+def repeating(loop: int, steps: int) -> str:
+    """A lasso's loop in words: ``steps 4–5 repeat``, or ``step 4 repeats``."""
+    return f"step {steps} repeats" if steps == loop + 1 else f"steps {loop + 1}–{steps} repeat"
 
 
 def params_text(model: ProtocolModel[Any, Any]) -> str:

@@ -342,3 +342,19 @@ def test_fairness_by_kind_lets_the_roots_compactions_excuse_the_branch() -> None
     model.fair_actions = lambda: ("compact",)  # type: ignore[method-assign]
     run = counterexample(model, explore(model), "branch-compacted")
     assert run.loop is not None and ("compact", "root") in run.actions[run.loop :]
+
+
+def test_a_report_tells_a_lasso_with_its_loop(cli: Any, example: str) -> None:
+    """A user's lasso from its recorded words; a catalogue model's replayed, loop marked."""
+    from turncheck.reports.html import _transcript
+    from turncheck.reports.results_dir import TraceFile
+
+    assert cli("check", example, "--engine", "explore", "--trace-out", "user.json").code == 1
+    text = _transcript(TraceFile(Path("user.json"), load_trace("user.json")))
+    assert "↻ loop: the steps after 3 repeat for ever" in text and text.endswith("never holds on the loop")
+    assert (
+        cli("check", "spring-ai-session-branch", "--engine", "explore", "--trace-out", "vendor.json").code
+        == 1
+    )
+    text = _transcript(TraceFile(Path("vendor.json"), load_trace("vendor.json")))
+    assert "↻ loop: step 4 repeats for ever" in text and "still fails the same way" in text

@@ -1,7 +1,8 @@
 """``turncheck check`` and ``explore``: model checking from the command line.
 
 ``check MODEL`` runs the exhaustive explorer and/or Hypothesis on one model configuration and
-exits 0 when every invariant holds and every ``sometimes`` goal was reached, 1 with a
+exits 0 when every invariant holds, every ``sometimes`` goal was reached and every ``eventually``
+property holds on every fair run (the explorer's; Hypothesis does not check them), 1 with a
 counterexample (printed as a transcript and saved as a replayable JSON trace: at ``--trace-out``
 when given — saving an artifact never changes the verdict), 3 when nothing broke but a goal was
 never reached (inconclusive — never green), and 2 for bad input.
@@ -86,7 +87,8 @@ def check_command(
         Path | None, typer.Option("--database", help="Hypothesis example database directory.")
     ] = None,
 ) -> None:
-    """Check a model's invariants and goals; exit 0 pass, 1 counterexample, 3 inconclusive."""
+    """Check a model's invariants, goals and eventually-properties; exit 0 pass, 1 counterexample
+    (a lasso for an eventually-property), 3 inconclusive."""
     from turncheck.scenarios.base import split_assignments
     from turncheck.sim.checking import run_check, select_properties
     from turncheck.sim.explorer import StderrProgress
@@ -156,7 +158,7 @@ def _save_traces(report: CheckReport, model_ref: str, trace_out: Path | None) ->
         trace = Trace(
             model=model_ref, params=dict(model.params), actions=_actions(cx), violated=name,
             init=cx.init, engine=report.source, model_name=model.name,
-            extra=recording_of(model, cx.init, cx.actions, name),
+            extra=recording_of(model, cx.init, cx.actions, name, cx.loop), loop=cx.loop,
         )  # fmt: skip
         if trace_out is None:
             where = DEFAULT_TRACES / f"{safe}-{name}-{digest}.json"

@@ -48,13 +48,18 @@ class Property(Generic[S]):
 
     ``always``: must hold in every reachable state (an invariant; a violation is a
     counterexample). ``sometimes``: must hold in at least one reachable state (a goal; never
-    reaching it makes a run inconclusive, never green).
+    reaching it makes a run inconclusive, never green). ``eventually``: from every reachable
+    state — or, built by :meth:`leads_to`, from every state where ``when`` holds — every *fair*
+    infinite run reaches a state where ``holds`` is true (liveness; a state with no enabled
+    action stutters for ever). Which runs are fair the model says (:meth:`ProtocolModel.fair_actions`);
+    a violation is a lasso: a path to a loop on which ``holds`` is false throughout.
     """
 
     name: str
-    expectation: Literal["always", "sometimes"]
+    expectation: Literal["always", "sometimes", "eventually"]
     holds: Callable[[S], bool]
     doc: str = ""
+    when: Callable[[S], bool] | None = None
 
     def __post_init__(self) -> None:
         # an expectation no checker knows must not quietly become one it does (a misspelt
@@ -64,9 +69,18 @@ class Property(Generic[S]):
                 f"property {self.name!r}: expectation {self.expectation!r} is not one of "
                 f"{', '.join(EXPECTATIONS)}"
             )
+        if self.when is not None and self.expectation != "eventually":
+            raise BadParameter(f"property {self.name!r}: only an eventually-property has a 'when'")
+
+    @classmethod
+    def leads_to(
+        cls, name: str, when: Callable[[S], bool], then: Callable[[S], bool], doc: str = ""
+    ) -> Property[S]:
+        """Whenever ``when`` holds, eventually ``then`` does (on every fair run from there)."""
+        return cls(name, "eventually", then, doc, when)
 
 
-EXPECTATIONS = ("always", "sometimes")
+EXPECTATIONS = ("always", "sometimes", "eventually")
 
 
 @dataclass(frozen=True)
@@ -221,6 +235,18 @@ class ProtocolModel(Generic[S, A]):
         ``successors(s) == [(a, step(s, a)) for a in actions(s)]``."""
         step = self.step
         return [(a, step(state, a)) for a in self.actions(state)]
+
+    def fair_actions(self) -> tuple[Hashable, ...]:
+        """The actions, or action kinds (the first element of a tuple action), that are *weakly
+        fair*: a fair run cannot keep one enabled for ever without taking it. What an
+        ``eventually`` property assumes of the scheduler; none by default (any loop counts)."""
+        return ()
+
+    def strongly_fair_actions(self) -> tuple[Hashable, ...]:
+        """Actions or kinds that are *strongly fair*: one enabled again and again (not
+        necessarily without a break) is eventually taken. For an action another keeps
+        switching off, which weak fairness would let starve; none by default."""
+        return ()
 
     def closed_forms(self) -> tuple[ClosedForm, ...]:
         """Metrics with a closed-form worst case, the headline one first (none by default)."""

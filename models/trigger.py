@@ -54,6 +54,8 @@ from turncheck.models.protocol import (
 )
 
 TRIGGER_FIRES = "trigger-fires"
+DUE_COMPACTION_RUNS = "due-compaction-runs"
+WRITERS_FINISH = "writers-finish"
 POST_COMPACTION = "post_compaction_turns"  # the metric: live turns right after a compaction
 UNBOUNDED = -1  # turns left of a writer that never runs out
 
@@ -179,8 +181,10 @@ class TriggerModel(ProtocolModel[State, Action]):
     """``TurnCountTrigger(maxTurns)`` with a check-then-act gap under one locking strategy.
 
     Properties: ``bounded-peak-turns`` (always: live turns ≤ the strategy's declared bound, or
-    ``maxTurns`` when it declares none) and ``trigger-fires`` (sometimes: the count exceeded
-    ``maxTurns`` at least once — otherwise the run never exercised the trigger).
+    ``maxTurns`` when it declares none), ``trigger-fires`` (sometimes: the count exceeded
+    ``maxTurns`` at least once — otherwise the run never exercised the trigger) and two
+    liveness properties, ``due-compaction-runs`` and (with ``turns`` bounded)
+    ``writers-finish``, under weak fairness of every action (see :meth:`properties`).
     """
 
     name = "trigger"
@@ -382,6 +386,42 @@ class TriggerModel(ProtocolModel[State, Action]):
         m = self._m
         declared = self.strategy.declared_bound(self._w, self._g, self._m)
         what = "its declared bound" if declared is not None else "maxTurns (it declares no bound: unbounded)"
+        return self._safety(bound, m, what) + self._liveness()
+
+    def _liveness(self) -> tuple[Property[State], ...]:
+        """A compaction in flight (the trigger read the count) eventually commits its delete —
+        a ``cas`` commit that fails re-reads and stays in flight — and, with ``turns`` bounded,
+        every writer eventually appends all its turns (no lock keeps one out for ever). Both
+        under weak fairness of every action (:meth:`fair_actions`)."""
+        due = Property.leads_to(
+            DUE_COMPACTION_RUNS,
+            lambda s: s[3] >= 0,
+            lambda s: s[3] < 0,
+            "a compaction in flight (the trigger read the count) eventually commits its delete",
+        )
+        if self.config.turns == 0:
+            return (due,)
+        c = self.classes
+        base, units = c.base, [c.unit[k] for k, (_u, left) in enumerate(c.records) if left > 0]
+
+        def finished(s: State) -> bool:  # no writer in a class with turns left
+            return all(s[2] // u % base == 0 for u in units)
+
+        return (
+            due,
+            Property(
+                WRITERS_FINISH,
+                "eventually",
+                finished,
+                f"every writer eventually appends all its {self.config.turns} turns",
+            ),
+        )
+
+    def fair_actions(self) -> tuple[str, ...]:
+        """Appends, ticks and the compactor: none is enabled for ever without being taken."""
+        return (APPEND, TICK, COMPACT)
+
+    def _safety(self, bound: int, m: int, what: str) -> tuple[Property[State], ...]:
         return (
             Property(
                 NO_UNCOUNTED_GAP_TURN,

@@ -178,7 +178,9 @@ def _transcript(tf: TraceFile) -> str:
     try:
         model = build_model(t.model, t.params)
         result = replay(model, t)
-        text = transcript(model, result.states[0], result.actions, result.violated or t.violated)
+        text = transcript(
+            model, result.states[0], result.actions, result.violated or t.violated, loop=result.loop
+        )
         return text + "\n" + result.message
     except TurncheckError as exc:
         return f"cannot replay this trace: {exc}"
@@ -191,8 +193,15 @@ def user_transcript(tf: TraceFile) -> str:
     words = t.extra.get("words")
     if isinstance(words, list) and len(words) == len(t.actions):
         lines = [f"{k:>4}  {w}" for k, w in enumerate(words, start=1)]
+        if t.loop is not None:
+            lines.insert(t.loop, f"  ↻ loop: the steps after {t.loop} repeat for ever")
         head = f"in the words of {t.model}, recorded when the check ran (not replayed: this page imports no user code)"
-        return "\n".join([head, *lines, f"invariant {t.violated} broken after step {len(t.actions)}"])
+        end = (
+            f"eventually {t.violated} never holds on the loop"
+            if t.loop is not None
+            else f"invariant {t.violated} broken after step {len(t.actions)}"
+        )
+        return "\n".join([head, *lines, end])
     raw = "\n".join(f"{k:>4}  {list(a)}" for k, a in enumerate(t.actions, start=1))
     return (
         f"recorded actions of {t.model} (the trace carries no words; this page imports no user code)\n{raw}"

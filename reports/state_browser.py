@@ -76,7 +76,7 @@ def state_space_data(model: ProtocolModel[Any, Any], result: Exploration) -> dic
             "d": result.depth_of(i),
             "f": values[i],
             "p": [p.name for p in props if not p.holds(state) and p.expectation == "always"],
-            "g": [p.name for p in props if p.holds(state) and p.expectation == "sometimes"],
+            "g": [p.name for p in props if p.expectation != "always" and p.holds(state)],
             "m": dict(model.metrics(state)),
             "s": succ[i],
             "up": int(result.parent[i]),

@@ -106,6 +106,8 @@ class TraceView:
 
     Invariant: ``steps[0]`` is the initial state and ``steps[k]`` the state after action ``k``;
     ``broken_at`` is the first step whose state breaks ``violated`` (None when it no longer does).
+    A lasso has ``loop``: the steps after it repeat for ever (the last step is back in the state
+    after step ``loop``; with ``loop`` the last step, the run stutters there).
     """
 
     model: str
@@ -119,9 +121,11 @@ class TraceView:
     steps: tuple[StepView, ...]
     broken_at: int | None
     replayed: bool = True
+    loop: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "loop": self.loop,
             "model": self.model,
             "params": dict(self.params),
             "violated": self.violated,
@@ -197,10 +201,10 @@ def _opaque_view(trace: Trace) -> TraceView:
         how = "shown from the run it recorded when it was checked, not replayed"
         return TraceView(trace.model, dict(trace.params), trace.violated, trace.engine, "recorded",
                          f"model {trace.model} is not in the catalog: {how}", rec.lanes, (), tuple(steps),
-                         rec.broken_at, replayed=False)  # fmt: skip
+                         rec.broken_at, replayed=False, loop=trace.loop)  # fmt: skip
     message = f"model {trace.model} is not in the catalog: shown from the saved actions, not replayed"
     return TraceView(trace.model, dict(trace.params), trace.violated, trace.engine, "recorded", message,
-                     tuple(lanes), (), tuple(steps), None, replayed=False)  # fmt: skip
+                     tuple(lanes), (), tuple(steps), None, replayed=False, loop=trace.loop)  # fmt: skip
 
 
 def _run_past_break(
@@ -240,7 +244,9 @@ def trace_view(trace: Trace, model: ProtocolModel[Any, Any] | None = None) -> Tr
         model = build_model(trace.model, trace.params)
     model = as_model(model)
     result = replay(model, trace)
-    states, actions = _run_past_break(model, result.states, result.actions, trace.actions)
+    states, actions = list(result.states), list(result.actions)
+    if result.loop is None:
+        states, actions = _run_past_break(model, result.states, result.actions, trace.actions)
     props = tuple(model.properties())
     panels = model.window_panels(states, actions)
 
@@ -265,5 +271,5 @@ def trace_view(trace: Trace, model: ProtocolModel[Any, Any] | None = None) -> Tr
         trace.model, dict(model.params), trace.violated, trace.engine, result.verdict, result.message,
         model.order_lanes(lanes),
         tuple(PropertyView(p.name, p.expectation, p.doc) for p in props), tuple(steps),
-        result.step if result.still_fails else None,
+        result.step if result.still_fails else None, loop=result.loop,
     )  # fmt: skip

@@ -24,7 +24,7 @@ from typing import Any
 from turncheck.models.errors import TurncheckError
 from turncheck.models.protocol import ProtocolModel
 from turncheck.reports.trace_view import TraceView, trace_view
-from turncheck.sim.trace import Trace, load_trace
+from turncheck.sim.trace import Trace, load_trace, repeating
 
 SIZE_TARGET = 300_000  # bytes per trace the viewer aims to stay under (tests hold it to this)
 
@@ -50,12 +50,38 @@ def _esc(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _loop_row(view: TraceView) -> str:
+    """A lasso's loop over its columns: a bracket whose arrow runs from the last step back to the
+    first step of the loop (or, when the run stutters, round the last step alone)."""
+    n, loop = len(view.steps) - 1, view.loop
+    if loop is None:
+        return ""
+    first = loop + 1 if loop < n else n
+    words = (
+        f"↻ {repeating(loop, n)} for ever: step {n} is back in the state after step {loop}"
+        if loop < n
+        else f"↻ stutters: nothing is enabled after step {n}, so the run stays there for ever"
+    )
+    arrow = (
+        '<svg class="tcv-loop-arrow" viewBox="0 0 100 12" preserveAspectRatio="none" aria-hidden="true">'
+        '<path d="M99,12 V2 H1 V12" fill="none" stroke="currentColor" stroke-width="2" '
+        'vector-effect="non-scaling-stroke"/><path d="M1,12 l-1,-4 h2 z" fill="currentColor"/></svg>'
+    )
+    return (
+        f'<tr class="tcv-loopbar"><th></th><td colspan="{first}"></td>'
+        f'<td class="tcv-loop" colspan="{n - first + 1}" data-loop="{loop}">{arrow}'
+        f"<span>{_esc(words)}</span></td></tr>"
+    )
+
+
 def _lanes_table(view: TraceView) -> str:
     n = len(view.steps) - 1
     broken = view.broken_at
     head = ["<th>actor</th>"]
     for k in range(n + 1):
         cls = "tcv-col" + (" tcv-broken" if k == broken else "")
+        if view.loop is not None and (view.loop < k or k == view.loop == n):
+            cls += " tcv-inloop"
         head.append(f'<th class="{cls}" data-step="{k}">{k}</th>')
     rows = []
     for lane in view.lanes:
@@ -69,7 +95,10 @@ def _lanes_table(view: TraceView) -> str:
             else:
                 cells.append(f'<td class="{cls}" data-step="{s.index}"></td>')
         rows.append(f'<tr data-lane="{_esc(lane)}">{"".join(cells)}</tr>')
-    return f'<div class="tcv-lanes"><table><thead><tr>{"".join(head)}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+    return (
+        f'<div class="tcv-lanes"><table><thead>{_loop_row(view)}<tr>{"".join(head)}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
 
 
 def _strip_lane(text: str, lane: str) -> str:
@@ -83,6 +112,8 @@ def viewer_fragment(view: TraceView, anchor: str = "trace") -> str:
     params = " ".join(f"{k}={v}" for k, v in view.params.items())
     n = len(view.steps) - 1
     where = f"broken at step {view.broken_at}" if view.broken_at is not None else view.verdict
+    if view.loop is not None and view.broken_at is not None:
+        where = f"never holds on the loop after step {view.loop}"
     buttons = (
         '<button type="button" data-act="first" title="first step (Home)">|&#9664;</button>'
         '<button type="button" data-act="prev" title="previous step (Left arrow)">&#9664; previous</button>'
@@ -90,7 +121,9 @@ def viewer_fragment(view: TraceView, anchor: str = "trace") -> str:
         '<button type="button" data-act="next" title="next step (Right arrow)">next &#9654;</button>'
         '<button type="button" data-act="last" title="last step (End)">&#9654;|</button>'
         + (
-            '<button type="button" data-act="broken">go to the break</button>'
+            '<button type="button" data-act="broken">'
+            + ("go to the loop" if view.loop is not None else "go to the break")
+            + "</button>"
             if view.broken_at is not None
             else ""
         )

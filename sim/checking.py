@@ -47,7 +47,7 @@ def select_properties(model: ProtocolModel[Any, Any], names: Sequence[str]) -> t
     props = tuple(model.properties())
     if not names:
         return props
-    checked = [p.name for p in props if p.expectation == "always"]
+    checked = [p.name for p in props if p.expectation != "sometimes"]
     for name in names:
         if name not in checked:
             if name not in INVARIANTS:
@@ -164,10 +164,18 @@ class CheckReport:
         return reached
 
     @property
+    def unchecked(self) -> tuple[str, ...]:
+        """The ``eventually`` properties no engine checked (only the explorer can: Hypothesis
+        runs are finite, and a finite run never shows that something never happens)."""
+        if self.exploration is not None:
+            return ()
+        return tuple(p.name for p in self.properties if p.expectation == "eventually")
+
+    @property
     def verdict(self) -> Literal["pass", "fail", "inconclusive"]:
         if self.violated is not None:
             return "fail"
-        if not all(self.goals.values()):
+        if not all(self.goals.values()) or self.unchecked:
             return "inconclusive"
         return "pass"
 
@@ -186,6 +194,8 @@ class CheckReport:
             "violated": self.violated,
             "goals": self.goals,
         }
+        if self.unchecked:
+            out["not_checked"] = list(self.unchecked)
         if ex is not None:
             out["explore"] = {
                 "distinct": ex.distinct,
@@ -206,6 +216,7 @@ class CheckReport:
             out["counterexample"] = {
                 "source": self.source,
                 "steps": len(self.counterexample.actions),
+                **({"loop": self.counterexample.loop} if self.counterexample.loop is not None else {}),
                 "actions": [list(a) for a in self.counterexample.actions],
                 "trace": str(trace) if trace else None,
             }
@@ -241,8 +252,8 @@ class CheckReport:
         if self.counterexample is not None and self.violated is not None:
             cx = self.counterexample
             how = "shortest, by breadth-first search" if self.source == "explore" else "shrunk by Hypothesis"
-            title = f"counterexample: {self.violated} broken in {len(cx.actions)} steps ({how})"
-            out += ["", transcript(model, cx.states[0], cx.actions, self.violated, title=title)]
+            title = _title(self.violated, cx, how)
+            out += ["", transcript(model, cx.states[0], cx.actions, self.violated, title=title, loop=cx.loop)]
             hy = self.stateful
             if self.source == "explore" and hy is not None and hy.violated is not None:
                 out.append(f"hypothesis shrank its counterexample ({hy.violated}) to {len(hy.actions)} steps")
@@ -255,15 +266,34 @@ class CheckReport:
             and self.exploration is not None
             and self.exploration.outcome(p.name).status == "holds"
         ]
+        held += [
+            p.name
+            for p in self.properties
+            if p.expectation == "eventually"
+            and self.exploration is not None
+            and self.exploration.outcome(p.name).status == "holds"
+        ]
         if self.verdict == "fail" and held:
             out.append(f"holds: {', '.join(held)}")
         if len(self.counterexamples) > 1:
             out.append(f"violated: {', '.join(name for name, _ in self.counterexamples)}")
+        live = any(p.expectation == "eventually" for p in self.properties)
+        missed = [name for name, hit in self.goals.items() if not hit]
         verdicts = {
-            "pass": "PASS: every invariant holds and every goal was reached",
+            "pass": "PASS: every invariant holds and every goal was reached"
+            + (", and every eventually-property holds on every fair run" if live else ""),
             "fail": f"FAIL: {self.violated} is violated",
-            "inconclusive": "INCONCLUSIVE: no invariant broke, but goal(s) never reached: "
-            + ", ".join(name for name, hit in self.goals.items() if not hit),
+            "inconclusive": "INCONCLUSIVE: no invariant broke, but "
+            + "; ".join(
+                ([f"goal(s) never reached: {', '.join(missed)}"] if missed else [])
+                + (
+                    [
+                        f"not checked by this engine: {', '.join(self.unchecked)} (--engine explore checks them)"
+                    ]
+                    if self.unchecked
+                    else []
+                )
+            ),
         }
         out.append(verdicts[self.verdict])
         return out
@@ -275,11 +305,13 @@ class CheckReport:
             e = h = "-"
             if ex is not None:
                 o = ex.outcome(p.name)
-                e = o.status + (f" at depth {o.depth}" if o.depth is not None else "")
+                e = o.reading
                 if o.status == "holds" and not ex.exhausted:
                     e += " (bounded)"
             if hy is not None:
-                if p.expectation == "always":
+                if p.expectation == "eventually":
+                    h = "not checked by this engine"
+                elif p.expectation == "always":
                     h = (
                         f"violated after {len(hy.actions)} steps (shrunk)"
                         if hy.violated == p.name
@@ -306,11 +338,23 @@ class CheckReport:
                 out.append(f"{name}: broken by the same {len(cx.actions)} steps as {shown[key]}")
                 continue
             shown[key] = name
-            title = f"counterexample: {name} broken in {len(cx.actions)} steps (shortest, by breadth-first search)"
-            out += ["", transcript(self.model, cx.states[0], cx.actions, name, title=title)]
+            title = _title(name, cx, "shortest, by breadth-first search")
+            out += ["", transcript(self.model, cx.states[0], cx.actions, name, title=title, loop=cx.loop)]
             if name in traces:
                 out.append(f"trace saved: {traces[name]}   (turncheck replay {traces[name]})")
         return out
+
+
+def _title(name: str, cx: ConcretePath, how: str) -> str:
+    """A counterexample's heading: an invariant broken in n steps, or a lasso."""
+    if cx.loop is None:
+        return f"counterexample: {name} broken in {len(cx.actions)} steps ({how})"
+    around = (
+        f"a loop of {len(cx.actions) - cx.loop} step(s)"
+        if cx.loop < len(cx.actions)
+        else "a state that stutters"
+    )
+    return f"counterexample: {name} never holds — a lasso of {cx.loop} steps to {around}, repeated for ever (shortest prefix, by breadth-first search)"
 
 
 @dataclass(frozen=True)
@@ -347,8 +391,7 @@ class ExploreReport:
     def lines(self) -> list[str]:
         out = [f"model {self.model.name} ({params_text(self.model)})", *self.result.lines(self.raw)]
         for o in self.result.properties:
-            where = f" at depth {o.depth}" if o.depth is not None else ""
-            out.append(f"  {o.expectation:<9} {o.name}: {o.status}{where}")
+            out.append(f"  {o.expectation:<9} {o.name}: {o.reading}")
         for w in self.result.worst:
             out.append(f"  worst {w.metric} = {w.value} (first at depth {w.depth})")
         return out + [c.line() for c in (self.cross, self.post) if c is not None]
@@ -387,8 +430,9 @@ def run_check(
             progress=progress,
         )
     if engine in ("hypothesis", "both"):
+        finite = tuple(p for p in props if p.expectation != "eventually")  # a finite run shows no "never"
         stateful = check_stateful(
-            model, props, max_examples=max_examples, steps=steps, seed=seed, database=database
+            model, finite, max_examples=max_examples, steps=steps, seed=seed, database=database
         )
     path: ConcretePath | None = None
     violated: str | None = None

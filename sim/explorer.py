@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from turncheck.models.errors import TurncheckError
 from turncheck.models.protocol import Property, ProtocolModel, as_model
+from turncheck.sim.liveness import Graph, Lasso, fair_loop, find_lasso
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -48,17 +49,28 @@ class NotASymmetry(TurncheckError):
 class PropertyOutcome:
     """What the search established about one property.
 
-    ``holds``/``violated`` for ``always`` properties, ``reached``/``unreached`` for
-    ``sometimes`` goals. ``state_id`` is the first (shallowest) state that violates the
-    invariant or reaches the goal; ``depth`` its distance from an initial state.
+    ``holds``/``violated`` for ``always`` and ``eventually`` properties, ``reached``/``unreached``
+    for ``sometimes`` goals. ``state_id`` is the first (shallowest) state that violates the
+    invariant or reaches the goal; ``depth`` its distance from an initial state. A violated
+    ``eventually`` property has a lasso: ``state_id`` is where its loop starts, ``depth`` the
+    steps to it and ``loop`` the steps around it (0: the run stutters there for ever).
     """
 
     name: str
-    expectation: Literal["always", "sometimes"]
+    expectation: Literal["always", "sometimes", "eventually"]
     status: Status
     state_id: int | None = None
     depth: int | None = None
     doc: str = ""
+    loop: int | None = None
+
+    @property
+    def reading(self) -> str:
+        """The outcome in a few words: ``violated at depth 4``, ``violated by a lasso: …``."""
+        if self.loop is None:
+            return self.status + (f" at depth {self.depth}" if self.depth is not None else "")
+        around = f"a {self.loop}-step loop" if self.loop else "a state that stutters for ever"
+        return f"{self.status}: lasso of {self.depth} steps to {around}"
 
     @property
     def failed(self) -> bool:
@@ -77,11 +89,14 @@ class Worst:
 
 @dataclass(frozen=True)
 class ConcretePath:
-    """A replayable run: an index into ``list(model.init_states())`` and the actions taken."""
+    """A replayable run: an index into ``list(model.init_states())`` and the actions taken;
+    for a lasso, ``loop``: the run's last state is ``states[loop]`` again (the actions from
+    ``loop`` on repeat for ever), or, with ``loop == len(actions)``, it stutters for ever."""
 
     init: int
     actions: tuple[Any, ...]
     states: tuple[Any, ...]
+    loop: int | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +121,7 @@ class Exploration:
     via: Sequence[Any] = field(repr=False)
     levels: Sequence[int] = field(repr=False)
     edges: Sequence[tuple[int, int, Any]] | None = field(default=None, repr=False)
+    lassos: Mapping[str, Lasso] = field(default_factory=dict, repr=False)
 
     @property
     def states_per_second(self) -> float:
@@ -199,10 +215,19 @@ def concretize(model: ProtocolModel[Any, Any], canonical_path: Sequence[Any]) ->
             break
     if start is None:
         raise NotASymmetry(f"model {model.name}: no initial state matches the start of the path")
-    state = inits[start]
     actions: list[Any] = []
-    states: list[Any] = [state]
-    for target in canonical_path[1:]:
+    states: list[Any] = [inits[start]]
+    _follow(model, canonical_path[1:], actions, states)
+    return ConcretePath(start, tuple(actions), tuple(states))
+
+
+def _follow(
+    model: ProtocolModel[Any, Any], targets: Sequence[Any], actions: list[Any], states: list[Any]
+) -> None:
+    """Extend the run ``states`` by ``actions`` through the symmetry classes ``targets``."""
+    canon = model.canonical
+    state = states[-1]
+    for target in targets:
         for action in model.actions(state):
             nxt = model.step(state, action)
             if canon(nxt) == target:
@@ -215,7 +240,50 @@ def concretize(model: ProtocolModel[Any, Any], canonical_path: Sequence[Any]) ->
                 f"model {model.name}: canonical() is not a symmetry — no action from step "
                 f"{len(actions)} reaches the next state's class"
             )
-    return ConcretePath(start, tuple(actions), tuple(states))
+
+
+ROUNDS = 1000  # most passes of a loop found up to symmetry before its own states repeat
+
+
+def lasso_run(model: ProtocolModel[Any, Any], result: Exploration, name: str) -> ConcretePath:
+    """The lasso violating ``name`` as a run of the model's own states, checked to be real.
+
+    Up to symmetry the loop returns to its first state's *class*; on the model's own states one
+    pass may end in a renamed copy (writers swapped), so the loop is followed round again until
+    a state at the start of a pass repeats. The run is then judged by
+    :func:`sim.liveness.fair_loop` on the unreduced model: a loop that is not really fair, or on
+    which the property holds, raises :class:`NotASymmetry`.
+    """
+    model = as_model(model)
+    lasso = result.lassos[name]
+    prop = next(p for p in model.properties() if p.name == name)
+    path = [result.states[i] for i in lasso.ids]
+    loop = lasso.loop
+    if not result.symmetry:
+        start = list(model.init_states()).index(path[0])
+        run = ConcretePath(start, tuple(lasso.actions), tuple(path), loop)
+    else:
+        first = concretize(model, path)
+        actions, states = list(first.actions), list(first.states)
+        if not lasso.stutters:
+            passes = {states[loop]: loop}
+            for _ in range(ROUNDS):
+                if states[-1] in passes:
+                    loop = passes[states[-1]]
+                    break
+                passes[states[-1]] = len(states) - 1
+                _follow(model, path[lasso.loop + 1 :], actions, states)
+            else:
+                raise NotASymmetry(
+                    f"model {model.name}: the loop for {name} does not close within {ROUNDS} passes"
+                )
+        run = ConcretePath(first.init, tuple(actions), tuple(states), loop)
+    why = fair_loop(model, prop, run.states, run.actions, loop)
+    if why is not None:
+        raise NotASymmetry(
+            f"model {model.name}: the lasso for {name} is not real on the model's own states: {why}"
+        )
+    return run
 
 
 ProgressLine = Callable[[int, int, int, int, float], None]
@@ -303,6 +371,7 @@ def explore(
     """
     model = as_model(model)
     props = tuple(model.properties()) if properties is None else tuple(properties)
+    live = tuple(p for p in props if p.expectation == "eventually")
     canon: Callable[[Any], Hashable] = model.canonical if symmetry else _identity
     search = _Search(
         model,
@@ -310,7 +379,7 @@ def explore(
         max_states if max_states is not None else sys.maxsize,
         max_depth if max_depth is not None else sys.maxsize,
         timeout,
-        record_edges,
+        record_edges or bool(live),  # liveness needs every transition; without it, none is kept
         progress,
         progress_every,
     )
@@ -319,7 +388,8 @@ def explore(
     started = time.perf_counter()
     try:
         search.run(started)
-        outcomes = _judge(props, search.states, search.depth_of)
+        lassos = _lassos(model, live, search)
+        outcomes = _judge(props, search.states, search.depth_of, lassos)
         worst = _worst(model, search.states, search.depth_of)
     finally:
         if gc_was_enabled:
@@ -346,6 +416,7 @@ def explore(
         via=search.via,
         levels=tuple(search.levels),
         edges=search.edges,
+        lassos=lassos,
     )
 
 
@@ -481,10 +552,35 @@ class _Search:
         self.generated, self.terminal, self.head, self.bound = generated, terminal, head, bound
 
 
+def _lassos(
+    model: ProtocolModel[Any, Any], live: Sequence[Property[Any]], search: _Search
+) -> dict[str, Lasso]:
+    """A lasso for each violated ``eventually`` property, over the graph the search recorded
+    (nothing is built when the model has none)."""
+    if not live or search.edges is None:
+        return {}
+    graph = Graph(
+        len(search.states), search.head, search.edges, model.fair_actions(), model.strongly_fair_actions()
+    )
+    parent, via = search.parent, search.via
+
+    def path_to(i: int) -> list[int]:
+        ids = [i]
+        while parent[ids[-1]] >= 0:
+            ids.append(parent[ids[-1]])
+        return ids[::-1]
+
+    found = {p.name: find_lasso(p, search.states, graph, path_to, via) for p in live}
+    return {name: lasso for name, lasso in found.items() if lasso is not None}
+
+
 def _judge(
-    props: Sequence[Property[Any]], states: Sequence[Any], depth_of: Callable[[int], int]
+    props: Sequence[Property[Any]],
+    states: Sequence[Any],
+    depth_of: Callable[[int], int],
+    lassos: Mapping[str, Lasso],
 ) -> tuple[PropertyOutcome, ...]:
-    """Properties read in BFS order after the search.
+    """Properties read in BFS order after the search (``eventually`` ones from their lassos).
 
     The first state (lowest id) that breaks an invariant is a shallowest one, so its BFS path is
     a shortest counterexample; scanning stops there.
@@ -492,6 +588,16 @@ def _judge(
     outcomes = []
     for p in props:
         holds = p.holds
+        if p.expectation == "eventually":
+            lasso = lassos.get(p.name)
+            if lasso is None:
+                outcomes.append(PropertyOutcome(p.name, p.expectation, "holds", doc=p.doc))
+            else:
+                at, steps = lasso.ids[lasso.loop], len(lasso.actions) - lasso.loop
+                outcomes.append(
+                    PropertyOutcome(p.name, p.expectation, "violated", at, lasso.loop, p.doc, steps)
+                )
+            continue
         if p.expectation == "always":
             sid = next((i for i, st in enumerate(states) if not holds(st)), None)
             status: Status = "holds" if sid is None else "violated"
@@ -539,6 +645,8 @@ def counterexample(model: ProtocolModel[Any, Any], result: Exploration, name: st
     outcome = result.outcome(name)
     if outcome.state_id is None:
         raise ValueError(f"property {name} has no witness state")
+    if name in result.lassos:
+        return lasso_run(model, result, name)
     return witness(model, result, outcome.state_id)
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from turncheck.models.errors import TurncheckError, read_json
-from turncheck.models.protocol import ProtocolModel, as_model
+from turncheck.models.protocol import Property, ProtocolModel, as_model
 
 FORMAT = "turncheck-trace/1"
 
@@ -51,6 +51,7 @@ class Trace:
     engine: str = ""
     model_name: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    loop: int | None = None  # a lasso: the actions from this index on repeat for ever
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -64,6 +65,8 @@ class Trace:
             "steps": len(self.actions),
             "actions": [list(a) if isinstance(a, tuple) else a for a in self.actions],
         }
+        if self.loop is not None:
+            out["loop"] = self.loop
         out.update(self.extra)
         return out
 
@@ -127,6 +130,11 @@ def trace_from_json(obj: Any, where: str = "trace") -> Trace:
             actions.append((a,))
         else:
             raise TraceFormatError(f"{where}: action {k} must be a list of strings, integers or booleans")
+    loop = obj.get("loop")
+    if loop is not None and (
+        isinstance(loop, bool) or not isinstance(loop, int) or not 0 <= loop <= len(actions)
+    ):
+        raise TraceFormatError(f"{where}: field 'loop' must be an integer from 0 to the number of actions")
     extra: dict[str, Any] = {}
     words = obj.get("words")
     if isinstance(words, list) and len(words) == len(actions) and all(isinstance(w, str) for w in words):
@@ -141,6 +149,7 @@ def trace_from_json(obj: Any, where: str = "trace") -> Trace:
         engine=str(obj.get("engine", "")),
         model_name=str(obj.get("model_name", model)),
         extra=extra,
+        loop=loop,
     )
 
 
@@ -166,10 +175,11 @@ class Recording:
 
 
 def recording_of(
-    model: ProtocolModel[Any, Any], init: int, actions: Sequence[Any], violated: str
+    model: ProtocolModel[Any, Any], init: int, actions: Sequence[Any], violated: str, loop: int | None = None
 ) -> dict[str, Any]:
     """Replay ``actions`` from initial state ``init`` and record what a report shows of the run,
-    as the JSON fields a trace carries (``words``, ``actors``, ``lanes``, ``timeline``)."""
+    as the JSON fields a trace carries (``words``, ``actors``, ``lanes``, ``timeline``); a
+    lasso's ``broken_at`` is where its loop starts."""
     model = as_model(model)
     states = [list(model.init_states())[init]]
     for a in actions:
@@ -178,6 +188,8 @@ def recording_of(
     actors = [str(model.actor(s, a)) for s, a in zip(states, actions, strict=False)]
     prop = next((p for p in model.properties() if p.name == violated), None)
     broken = next((k for k, s in enumerate(states) if prop is not None and not prop.holds(s)), None)
+    if loop is not None:
+        broken = loop
     window, label = model.window_steps(states, list(actions)) if actions else (set(), "")
     limit = model.limit()
     return {
@@ -273,6 +285,7 @@ class Replay:
     states: tuple[Any, ...]
     actions: tuple[Any, ...]
     message: str
+    loop: int | None = None
 
     @property
     def still_fails(self) -> bool:
@@ -297,7 +310,8 @@ class Replay:
     def lines(self, path: Path, model: ProtocolModel[Any, Any], trace: Trace) -> list[str]:
         """``replay``'s table output: the re-executed run as a transcript, then the verdict."""
         title = f"replay of {path}: model {model.name} ({params_text(model)}), {len(trace.actions)} steps"
-        return [transcript(model, self.states[0], self.actions, self.violated, title=title), self.message]
+        text = transcript(model, self.states[0], self.actions, self.violated, title=title, loop=self.loop)
+        return [text, self.message]
 
 
 def _match(action: tuple[Any, ...], enabled: Sequence[Any]) -> Any:
@@ -319,6 +333,11 @@ def replay(model: ProtocolModel[Any, Any], trace: Trace) -> Replay:
         out of range, or a first action the model never offers in its initial state.
     """
     model = as_model(model)
+    lasso = next(
+        (p for p in model.properties() if p.name == trace.violated and p.expectation == "eventually"), None
+    )
+    if lasso is not None:
+        return _replay_lasso(model, trace, lasso)
     props = [p for p in model.properties() if p.expectation == "always"]
     names = [p.name for p in props]
     if trace.violated not in names:
@@ -383,6 +402,44 @@ def replay(model: ProtocolModel[Any, Any], trace: Trace) -> Replay:
     )
 
 
+def _replay_lasso(model: ProtocolModel[Any, Any], trace: Trace, prop: Property[Any]) -> Replay:
+    """Re-execute a lasso: ``same`` while its loop still closes, is fair and never satisfies
+    ``prop`` (:func:`sim.liveness.fair_loop`), ``passes`` once it does not, ``diverged`` when
+    an action is no longer enabled."""
+    from turncheck.sim.liveness import fair_loop
+
+    if trace.loop is None:
+        raise TraceFormatError(f"trace breaks eventually-property {prop.name!r} but marks no loop")
+    inits = list(model.init_states())
+    if trace.init >= len(inits):
+        raise TraceFormatError(
+            f"trace starts from initial state {trace.init}; model {model.name} has {len(inits)}"
+        )
+    states: list[Any] = [inits[trace.init]]
+    done: list[Any] = []
+    for k, recorded in enumerate(trace.actions):
+        action = _match(recorded, list(model.actions(states[-1])))
+        if action is None:
+            if k == 0:
+                raise TraceFormatError(
+                    f"trace does not fit model {model.name}: its first action {list(recorded)} "
+                    "is not enabled in the initial state"
+                )
+            message = f"no longer reproduces: step {k + 1} {list(recorded)} is not enabled any more"
+            return Replay("diverged", k + 1, None, tuple(states), tuple(done), message)
+        states.append(model.step(states[-1], action))
+        done.append(action)
+    loop = trace.loop
+    why = fair_loop(model, prop, states, done, loop)
+    if why is not None:
+        return Replay("passes", len(done), None, tuple(states), tuple(done), f"no longer fails: {why}", loop)
+    around = (
+        f"{repeating(loop, len(done))} for ever" if loop < len(done) else f"it stutters after step {loop}"
+    )
+    message = f"still fails the same way: {prop.name} never holds on the loop ({around})"
+    return Replay("same", loop, prop.name, tuple(states), tuple(done), message, loop)
+
+
 # -- transcript ---------------------------------------------------------------------------------
 
 
@@ -403,13 +460,15 @@ def transcript(
     violated: str | None = None,
     *,
     title: str = "",
+    loop: int | None = None,
 ) -> str:
     """A numbered transcript of the run ``actions`` from ``init``, one lane per actor.
 
     The columns between the step number and the lanes are the model's ``columns(state)`` hook
     (or its metrics) after each step; lane texts longer than :data:`LANE_WIDTH` wrap. The last lines
     show the window sent in the final state (``describe_window`` hook) and the property that
-    broke, with its description.
+    broke, with its description. A lasso (``loop``: the steps after it repeat for ever, see
+    :class:`sim.explorer.ConcretePath`) gets a line where its loop starts.
     """
     model = as_model(model)
     states = [init]
@@ -449,16 +508,33 @@ def transcript(
         out.append(title)
     out += line("step", col_names, lanes)
     for i, lane_cells in enumerate([["(initial)"] + [""] * (len(lanes) - 1), *cells]):
+        if loop is not None and i == loop + 1:
+            out.append(
+                f"  ↻ loop: {repeating(loop, len(actions))} for ever "
+                f"(step {len(actions)} is back in the state after step {loop})"
+            )
         out += line(str(i), [str(col_rows[i].get(n, "")) for n in col_names], lane_cells)
+    if loop is not None and loop == len(actions):
+        out.append(f"  ↻ stutters: no action is enabled after step {loop}, so the run stays there for ever")
     window = model.describe_window(states[-1])
     if window:
         out.append(f"window sent: {window}")
-    if violated is not None:
+    prop = next((p for p in model.properties() if p.name == violated), None)
+    if prop is not None and prop.expectation == "eventually":
+        doc = f": {prop.doc}" if prop.doc else ""
+        where = "on the loop" if loop is not None else f"after step {len(actions)}"
+        out.append(f"eventually {violated} never holds {where}{doc}")
+    elif violated is not None:
         doc = next((p.doc for p in model.properties() if p.name == violated), "")
         holds = next((p.holds(states[-1]) for p in model.properties() if p.name == violated), None)
         verdict = "broken" if holds is False else "holds here" if holds else "unknown"
         out.append(f"invariant {violated} {verdict} after step {len(actions)}" + (f": {doc}" if doc else ""))
     return "\n".join(out)
+
+
+def repeating(loop: int, steps: int) -> str:
+    """A lasso's loop in words: ``steps 4–5 repeat``, or ``step 4 repeats``."""
+    return f"step {steps} repeats" if steps == loop + 1 else f"steps {loop + 1}–{steps} repeat"
 
 
 def params_text(model: ProtocolModel[Any, Any]) -> str:

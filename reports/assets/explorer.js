@@ -94,6 +94,7 @@
       tr.setAttribute("data-property", p.name);
       tr.title = p.doc;
       if (p.expectation === "always") { var bad = s.p.indexOf(p.name) >= 0; word = bad ? "BROKEN" : "holds"; cls = bad ? "tce-bad" : "tce-ok"; }
+      else if (p.expectation === "eventually") { word = s.g.indexOf(p.name) >= 0 ? "holds here" : "not here"; cls = ""; }
       else { word = s.g.indexOf(p.name) >= 0 ? "reached" : "not reached"; cls = ""; }
       tr.appendChild(el("th", "", p.name + " (" + p.expectation + ")"));
       tr.appendChild(el("td", cls, word));

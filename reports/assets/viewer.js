@@ -50,9 +50,14 @@
     this.go(0);
   }
   Viewer.prototype.act = function (what) {
-    var to = { first: 0, prev: this.pos - 1, next: this.pos + 1, last: this.n,
+    var to = { first: 0, prev: this.pos - 1, next: this.wraps() ? this.data.loop + 1 : this.pos + 1, last: this.n,
                broken: this.data.broken_at === null ? this.pos : this.data.broken_at }[what];
     this.go(to);
+  };
+  // a lasso's last step is back in the state after step ``loop``: "next" goes round the loop again
+  Viewer.prototype.wraps = function () {
+    var loop = this.data.loop;
+    return loop !== null && loop !== undefined && loop < this.n && this.pos === this.n;
   };
   Viewer.prototype.key = function (ev) {
     var map = { ArrowRight: "next", ArrowLeft: "prev", Home: "first", End: "last" };
@@ -71,7 +76,7 @@
     root.querySelector(".tcv-pos").textContent = "step " + k + " of " + this.n;
     root.querySelector("[data-act=prev]").disabled = k === 0;
     root.querySelector("[data-act=first]").disabled = k === 0;
-    root.querySelector("[data-act=next]").disabled = k === this.n;
+    root.querySelector("[data-act=next]").disabled = k === this.n && !this.wraps();
     root.querySelector("[data-act=last]").disabled = k === this.n;
     root.querySelectorAll("[data-step]").forEach(function (c) {
       c.classList.toggle("tcv-current", parseInt(c.getAttribute("data-step"), 10) === k);
@@ -81,7 +86,10 @@
     now.appendChild(el("b", "", k === 0 ? "initial state" : "step " + k + " — " + s.lane + ": "));
     now.appendChild(document.createTextNode(k === 0 ? "" : s.text));
     (s.marks || []).forEach(function (m) { now.appendChild(tag(m)); });
-    if (d.broken_at === k) now.appendChild(tag("broken: " + d.violated));
+    var lasso = d.loop !== null && d.loop !== undefined;
+    if (d.broken_at === k) now.appendChild(tag(lasso ? "loop starts: " + d.violated + " never holds from here" : "broken: " + d.violated));
+    if (lasso && k > d.loop) now.appendChild(tag("on the loop"));
+    if (lasso && k === this.n) now.appendChild(tag(d.loop < k ? "back in the state after step " + d.loop + ": next goes round again" : "stutters here for ever"));
 
     var panels = root.querySelector(".tcv-panels");
     panels.textContent = "";
@@ -125,7 +133,8 @@
       tr.title = p.doc;
       tr.appendChild(el("th", "", p.name + " (" + p.expectation + ")"));
       var good = p.expectation === "always" ? ok : ok;
-      var word = p.expectation === "always" ? (ok ? "holds" : "BROKEN") : (ok ? "reached" : "not yet");
+      var word = p.expectation === "always" ? (ok ? "holds" : "BROKEN")
+        : p.expectation === "eventually" ? (ok ? "holds here" : "not here") : (ok ? "reached" : "not yet");
       tr.appendChild(el("td", p.expectation === "always" ? (good ? "tcv-ok" : "tcv-bad") : "", word));
       t.appendChild(tr);
     });

@@ -1,0 +1,360 @@
+"""Liveness: ``eventually`` and ``leads_to`` under weak and strong fairness, checked by the
+explorer as fair loops, reported as lassos, saved, replayed, and never passed by Hypothesis."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from turncheck.models.errors import BadParameter
+from turncheck.models.protocol import Property, ProtocolModel
+from turncheck.sim.explorer import NotASymmetry, counterexample, explore
+from turncheck.sim.liveness import components, fair_loop
+from turncheck.sim.trace import load_trace, replay
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "orphan_compaction.py"
+
+
+@pytest.fixture
+def example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The orphan example as a user's file next to the command: ``./model.py:OrphanCompaction``."""
+    shutil.copy(EXAMPLE, tmp_path / "model.py")
+    monkeypatch.chdir(tmp_path)
+    return "./model.py:OrphanCompaction"
+
+
+def _orphan(fixed: bool) -> ProtocolModel[Any, Any]:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("orphan_compaction", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model: ProtocolModel[Any, Any] = module.OrphanCompaction(fixed)
+    return model
+
+
+# -- Property -------------------------------------------------------------------------------------
+
+
+def test_a_misspelt_expectation_is_refused_and_leads_to_is_an_eventually_property() -> None:
+    with pytest.raises(BadParameter, match="'evenutally' is not one of always, sometimes, eventually"):
+        Property("x", "evenutally", bool)  # type: ignore[arg-type]
+    with pytest.raises(BadParameter, match="only an eventually-property has a 'when'"):
+        Property("x", "always", bool, when=bool)
+    p = Property.leads_to("drains", bool, lambda s: s == 0, "doc")
+    assert (p.expectation, p.when, p.holds(0), p.doc) == ("eventually", bool, True, "doc")
+
+
+# -- the done-when example: an orphan disables the compactor for ever ------------------------------
+
+
+def test_the_orphan_fails_with_a_lasso_printed_and_saved_and_the_fix_passes(cli: Any, example: str) -> None:
+    code, out, _err = cli("check", example, "--engine", "explore", "--trace-out", "t.json")
+    assert code == 1
+    assert "due-compaction-runs  eventually  violated: lasso of 3 steps to a 2-step loop" in out
+    assert "↻ loop: steps 4–5 repeat for ever (step 5 is back in the state after step 3)" in out
+    assert "crashes: its call never gets a" in out and "answers without the crashed call's" in out
+    assert "FAIL: due-compaction-runs is violated" in out
+    saved = json.loads(Path("t.json").read_text(encoding="utf-8"))
+    assert saved["loop"] == 3 and saved["timeline"]["broken_at"] == 3
+    assert saved["actions"] == [["ask"], ["call"], ["crash"], ["answer"], ["ask"]]
+    code, out, _err = cli("replay", "t.json", "--model", example)
+    assert code == 1 and "still fails the same way: due-compaction-runs never holds on the loop" in out
+    code, out, _err = cli("check", example, "--param", "fixed=true", "--engine", "explore")
+    assert code == 0 and "due-compaction-runs  eventually  holds" in out
+
+
+def test_the_saved_lasso_no_longer_fails_on_the_fixed_model(cli: Any, example: str) -> None:
+    assert cli("check", example, "--engine", "explore", "--trace-out", "t.json").code == 1
+    result = replay(_orphan(fixed=True), load_trace("t.json"))
+    assert result.verdict == "passes" and "not fair: 'compact'" in result.message
+
+
+def test_hypothesis_never_passes_an_eventually_property_and_both_takes_the_explorers_verdict(
+    cli: Any, example: str
+) -> None:
+    code, out, _err = cli(
+        "check", example, "--param", "fixed=true", "--engine", "hypothesis", "--max-examples", "5"
+    )
+    assert code == 3 and "not checked by this engine" in out and "INCONCLUSIVE" in out
+    code, out, _err = cli(
+        "check", example, "--engine", "both", "--max-examples", "5", "--trace-out", "t.json"
+    )
+    assert code == 1 and "violated: lasso" in out
+    code, out, _err = cli(
+        "check", example, "--format", "json", "--engine", "hypothesis", "--max-examples", "5"
+    )
+    assert code == 3 and json.loads(out)["not_checked"] == ["due-compaction-runs"]
+
+
+def test_weak_fairness_lets_every_tool_call_starve_the_fixed_compactor() -> None:
+    """A call in flight disables the compactor, so only strong fairness forces it to run."""
+    model = _orphan(fixed=True)
+    model.fair_actions = lambda: ("compact",)  # type: ignore[method-assign]
+    model.strongly_fair_actions = lambda: ()  # type: ignore[method-assign]
+    result = explore(model)
+    assert result.outcome("due-compaction-runs").status == "violated"
+    run = counterexample(model, result, "due-compaction-runs")
+    assert run.loop is not None and ("call",) in run.actions[run.loop :]
+    assert fair_loop(model, model.properties()[0], run.states, run.actions, run.loop) is None
+
+
+# -- small models with known answers ---------------------------------------------------------------
+
+
+class Counter(ProtocolModel[int, tuple[str]]):
+    """0 → 1 → … → ``top``, where it stops (stutters); with ``wait``, every state below the top
+    may also wait (a step back to itself)."""
+
+    name = "counter"
+
+    def __init__(self, top: int = 2, wait: bool = False, fair: tuple[Hashable, ...] = ()) -> None:
+        self.top, self.wait, self.fair = top, wait, fair
+
+    def init_states(self) -> list[int]:
+        return [0]
+
+    def actions(self, state: int) -> list[tuple[str]]:
+        if state == self.top:
+            return []
+        return [("add",), ("wait",)] if self.wait else [("add",)]
+
+    def step(self, state: int, action: tuple[str]) -> int:
+        return state + 1 if action[0] == "add" else state
+
+    def properties(self) -> tuple[Property[int], ...]:
+        return (
+            Property("reaches-top", "eventually", lambda s: s == self.top),
+            Property.leads_to("one-leads-to-zero", lambda s: s == 1, lambda s: s == 0),
+        )
+
+    def fair_actions(self) -> tuple[Hashable, ...]:
+        return self.fair
+
+
+def test_a_state_with_no_enabled_action_stutters_for_ever() -> None:
+    model = Counter(top=2)
+    result = explore(model)
+    assert result.outcome("reaches-top").status == "holds"
+    o = result.outcome("one-leads-to-zero")
+    assert (o.status, o.depth, o.loop) == ("violated", 2, 0)
+    run = counterexample(model, result, "one-leads-to-zero")
+    assert run.actions == (("add",), ("add",)) and run.loop == 2 and run.states[-1] == 2
+
+
+def test_without_fairness_any_loop_counts_and_weak_fairness_removes_it() -> None:
+    o = explore(Counter(top=2, wait=True)).outcome("reaches-top")
+    assert (o.status, o.depth, o.loop) == ("violated", 0, 1)  # wait for ever at 0
+    assert explore(Counter(top=2, wait=True, fair=("add",))).outcome("reaches-top").status == "holds"
+    assert explore(Counter(top=2, wait=True, fair=("wait",))).outcome("reaches-top").status == "violated"
+
+
+class Swap(ProtocolModel[tuple[int, int], tuple[str]]):
+    """Two interchangeable writers who swap places for ever: one state up to symmetry."""
+
+    name = "swap"
+
+    def __init__(self, canonical_ok: bool = True) -> None:
+        self.ok = canonical_ok
+
+    def init_states(self) -> list[tuple[int, int]]:
+        return [(0, 1)]
+
+    def actions(self, state: tuple[int, int]) -> list[tuple[str]]:
+        return [("swap",)] if self.ok or state != (1, 0) else []
+
+    def step(self, state: tuple[int, int], action: tuple[str]) -> tuple[int, int]:
+        return (state[1], state[0])
+
+    def canonical(self, state: tuple[int, int]) -> tuple[int, int]:
+        return (min(state), max(state))
+
+    def properties(self) -> tuple[Property[tuple[int, int]], ...]:
+        return (Property("meet", "eventually", lambda s: s[0] == s[1]),)
+
+
+def test_a_loop_up_to_symmetry_is_followed_round_until_the_models_own_states_repeat() -> None:
+    model = Swap()
+    result = explore(model)
+    assert result.distinct == 1 and result.outcome("meet").loop == 1
+    run = counterexample(model, result, "meet")
+    assert run.states == ((0, 1), (1, 0), (0, 1)) and run.loop == 0
+    assert explore(model, symmetry=False).outcome("meet").loop == 2
+
+
+def test_a_lasso_that_is_not_real_on_the_unreduced_model_is_refused() -> None:
+    """``canonical`` merges (1, 0), which stops, with (0, 1), which swaps: not a symmetry."""
+    model = Swap(canonical_ok=False)
+    result = explore(model)
+    assert result.outcome("meet").status == "violated"
+    with pytest.raises(NotASymmetry):
+        counterexample(model, result, "meet")
+
+
+def test_tarjan_finds_the_components_networkx_finds() -> None:
+    rng = random.Random(7)
+    n = 400
+    edges = {(rng.randrange(n), rng.randrange(n)) for _ in range(700)}
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for a, b in edges:
+        succ[a].append(b)
+    keep = frozenset(v for v in range(n) if v % 7)
+    ours = {frozenset(c) for c in components(sorted(keep), succ, keep)}
+    g = nx.DiGraph()
+    g.add_nodes_from(keep)
+    g.add_edges_from((a, b) for a, b in edges if a in keep and b in keep)
+    assert ours == {frozenset(c) for c in nx.strongly_connected_components(g)}
+
+
+def test_a_model_without_eventually_properties_records_no_transitions() -> None:
+    from turncheck.models.trigger import TriggerModel
+
+    props = [p for p in TriggerModel().properties() if p.expectation != "eventually"]
+    assert explore(TriggerModel(), properties=props).edges is None
+
+
+def test_a_trace_loop_out_of_range_is_refused(tmp_path: Path) -> None:
+    from turncheck.sim.trace import TraceFormatError
+
+    bad = {"format": "turncheck-trace/1", "model": "m", "violated": "p", "actions": [["a"]], "loop": 2}
+    (tmp_path / "t.json").write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(TraceFormatError, match="field 'loop'"):
+        load_trace(tmp_path / "t.json")
+
+
+# -- the lasso in the trace viewer, in a real browser ---------------------------------------------
+
+
+def test_the_viewer_draws_the_loop_and_next_goes_round_it(cli: Any, example: str, open_page: Any) -> None:
+    assert cli("check", example, "--engine", "explore", "--trace-out", "t.json").code == 1
+    assert cli("replay", "t.json", "--model", example, "--html", "t.html").code == 1
+    opened = open_page(Path("t.html").resolve())
+    page = opened.page
+    bar = page.locator(".tcv-loopbar td.tcv-loop")
+    assert bar.get_attribute("colspan") == "2" and bar.get_attribute("data-loop") == "3"
+    assert "steps 4–5 repeat for ever: step 5 is back in the state after step 3" in bar.inner_text()
+    assert page.locator(".tcv-loopbar svg.tcv-loop-arrow").count() == 1
+    # the bracket spans exactly the loop's columns (steps 4 and 5)
+    box, four, five = (
+        page.locator(sel).bounding_box()
+        for sel in (".tcv-loopbar td.tcv-loop", 'th.tcv-col[data-step="4"]', 'th.tcv-col[data-step="5"]')
+    )
+    assert abs(box["x"] - four["x"]) < 2 and abs(box["x"] + box["width"] - five["x"] - five["width"]) < 2
+    assert page.locator("th.tcv-inloop").count() == 2
+    page.click("button[data-act=broken]")
+    assert page.locator("section.tcv").get_attribute("data-current") == "3"
+    assert "loop starts: due-compaction-runs never holds from here" in page.locator(".tcv-now").inner_text()
+    page.locator("section.tcv").focus()
+    page.keyboard.press("End")
+    assert "back in the state after step 3" in page.locator(".tcv-now").inner_text()
+    assert not page.locator("button[data-act=next]").is_disabled()
+    page.keyboard.press("ArrowRight")  # round the loop again: step 4
+    assert page.locator("section.tcv").get_attribute("data-current") == "4"
+    assert "on the loop" in page.locator(".tcv-now").inner_text()
+    prop = page.locator('.tcv-props tr[data-property="due-compaction-runs"] td')
+    assert prop.inner_text() == "not here"
+    assert opened.errors == [] and opened.requests == []
+    page.screenshot(path="loop.png")
+    page.close()
+
+
+# -- the trigger model's liveness ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("locking", ["none", "trim-to", "cas", "mutex", "append-sync"])
+def test_every_trigger_compaction_commits_and_every_writer_finishes_under_fairness(locking: str) -> None:
+    from turncheck.models.trigger import DUE_COMPACTION_RUNS, WRITERS_FINISH, TriggerModel
+
+    result = explore(TriggerModel(writers=3, gap=2, locking=locking, turns=3))
+    assert result.exhausted
+    assert result.outcome(DUE_COMPACTION_RUNS).status == "holds"
+    assert result.outcome(WRITERS_FINISH).status == "holds"
+
+
+def test_without_fair_appends_a_trigger_writer_waits_for_ever_and_the_lasso_is_real() -> None:
+    """The slot that ends with nobody appending is a step back to itself; only fairness of
+    appends rules that loop out. Found up to symmetry, concretised on the named writers."""
+    from turncheck.models.trigger import WRITERS_FINISH, TriggerModel
+
+    model = TriggerModel(writers=2, gap=1, locking="mutex", turns=2)
+    model.fair_actions = lambda: ("tick", "compact")  # type: ignore[method-assign]
+    result = explore(model)
+    o = result.outcome(WRITERS_FINISH)
+    assert (o.status, o.depth, o.loop) == ("violated", 0, 1)
+    run = counterexample(model, result, WRITERS_FINISH)
+    assert run.actions == (("tick",),) and run.loop == 0 and run.states[0][8] is not None
+
+
+def test_cas_starvation_is_no_loop_in_the_model() -> None:
+    """Every failed ``cas`` commit means a turn was appended, so live turns only grow while the
+    compactor starves: with bounded turns the writers run out and the compaction commits; with
+    unbounded turns no state repeats, and the search is bounded, never a lasso."""
+    from turncheck.models.trigger import DUE_COMPACTION_RUNS, TriggerModel
+
+    result = explore(TriggerModel(writers=2, gap=2, locking="cas", turns=0), max_states=20_000)
+    assert not result.exhausted and result.outcome(DUE_COMPACTION_RUNS).status == "holds"
+    assert result.outcome("bounded-peak-turns").status == "violated"
+
+
+# -- the catalogue's liveness models ----------------------------------------------------------------
+
+# model, the property the buggy variant breaks, its lasso (steps to the loop, steps round it),
+# the loop's step in the model's words
+STARVATIONS = [
+    ("adk-orphan-compaction", "compaction-runs-when-over-threshold", 7, 1,
+     "user sends a turn: the prompt grows, over token_threshold, safe_length 0"),
+    ("spring-ai-session-branch", "branch-compacted", 3, 1,
+     "user adds a turn on the branch (branch turns over 2; the trigger counts none)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("model", "violated", "prefix", "loop", "words"), STARVATIONS)
+def test_a_catalogue_starvation_fails_with_a_lasso_and_its_fix_passes(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, violated: str, prefix: int, loop: int,
+    words: str,
+) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    code, out, _err = cli("check", model, "--engine", "explore", "--format", "json", "--trace-out", "t.json")
+    obj = json.loads(out)
+    assert code == 1 and obj["violated"] == violated and obj["explore"]["exhaustive"]
+    assert (obj["counterexample"]["loop"], obj["counterexample"]["steps"]) == (prefix, prefix + loop)
+    saved = json.loads(Path("t.json").read_text(encoding="utf-8"))
+    assert saved["loop"] == prefix and saved["words"][-1] == words
+    code, out, _err = cli("replay", "t.json")
+    assert code == 1 and f"still fails the same way: {violated} never holds on the loop" in out
+    code, out, _err = cli("check", model, "--param", "variant=fixed", "--engine", "explore")
+    assert code == 0 and "every eventually-property holds on every fair run" in out
+
+
+def test_fairness_by_kind_lets_the_roots_compactions_excuse_the_branch() -> None:
+    from turncheck.models.catalog import build_model
+
+    model = build_model("spring-ai-session-branch", {"variant": "fixed"})
+    assert explore(model).outcome("branch-compacted").status == "holds"
+    model.fair_actions = lambda: ("compact",)  # type: ignore[method-assign]
+    run = counterexample(model, explore(model), "branch-compacted")
+    assert run.loop is not None and ("compact", "root") in run.actions[run.loop :]
+
+
+def test_a_report_tells_a_lasso_with_its_loop(cli: Any, example: str) -> None:
+    """A user's lasso from its recorded words; a catalogue model's replayed, loop marked."""
+    from turncheck.reports.html import _transcript
+    from turncheck.reports.results_dir import TraceFile
+
+    assert cli("check", example, "--engine", "explore", "--trace-out", "user.json").code == 1
+    text = _transcript(TraceFile(Path("user.json"), load_trace("user.json")))
+    assert "↻ loop: the steps after 3 repeat for ever" in text and text.endswith("never holds on the loop")
+    assert (
+        cli("check", "spring-ai-session-branch", "--engine", "explore", "--trace-out", "vendor.json").code
+        == 1
+    )
+    text = _transcript(TraceFile(Path("vendor.json"), load_trace("vendor.json")))
+    assert "↻ loop: step 4 repeats for ever" in text and "still fails the same way" in text

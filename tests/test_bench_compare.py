@@ -151,7 +151,8 @@ def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[
         assert o["load_average"]["start"] is None or len(o["load_average"]["start"]) == 3
         for comparison in o["compare"]:
             roles = [c["role"] for c in comparison["contenders"]]
-            assert roles.count("turncheck") >= 1 and len(roles) >= 2
+            assert roles.count("turncheck") >= 1
+            assert len(roles) >= 2 or "not installed" in comparison["note"]  # the peers extra absent
             assert all(c["median"] > 0 for c in comparison["contenders"])
             others = [c for c in comparison["contenders"] if c["role"] != "turncheck"]
             assert all(c["turncheck_over_this"] > 0 for c in others)

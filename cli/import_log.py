@@ -1,7 +1,9 @@
 """``turncheck import``: a foreign agent log (OpenAI, LangChain, Agents SDK, LlamaIndex) as our JSONL.
 
-The conversion is :func:`models.importers.import_events`; this command only writes the result,
-atomically (a ``.part`` file renamed into place), so a refused input leaves nothing behind.
+The conversion is :func:`models.importers.import_log`; this command only writes the result,
+atomically (a ``.part`` file renamed into place), so a refused input leaves nothing behind. A log
+that reads but is broken (an orphaned result, a call answered twice…) is written as it is, with
+one warning line on stderr: ``lint`` names each finding's record.
 """
 
 from __future__ import annotations
@@ -30,11 +32,18 @@ def import_command(
 ) -> None:
     """Convert a chat log into a turncheck JSONL event log (kinds, call pairing, turns)."""
     from turncheck.models.events import write_jsonl
-    from turncheck.models.importers import import_events
+    from turncheck.models.importers import import_log
+    from turncheck.models.lint import lint_events
 
     if out is not None and out.exists() and not force:
         raise BadParameter(f"{out} exists; pass --force to overwrite")
-    events = import_events(source, path)
+    imported = import_log(source, path)
+    events = imported.events
+    report = lint_events(imported.located(), keep=1)
+    if not report.clean:
+        found = ", ".join(f"{n} {problem}" for problem, n in report.counts.items() if n)
+        print(f"warning: {path} is written as it is, with {found} (turncheck lint --from {source} {path})",
+              file=sys.stderr)  # fmt: skip
     if out is None:
         write_jsonl(events, sys.stdout)
         return

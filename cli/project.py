@@ -329,16 +329,15 @@ def lint_command(
 ) -> None:
     """Check a log's structure; exit 0 when clean, 1 with a per-problem summary."""
     from turncheck.models.events import event_from_dict, load_json_line
-    from turncheck.models.importers import import_events
+    from turncheck.models.importers import import_log
     from turncheck.models.lint import lint_events
 
     if examples < 0:
         raise BadParameter(f"--examples must be >= 0, got {examples}")
     if not history.exists() or history.is_dir():
         raise EventFormatError(f"{history}: no such file")
-    if source is not None:  # a foreign log: lint what it imports as (record numbers are event numbers)
-        imported = import_events(source, history)
-        print_lint(history, lint_events(list(enumerate(imported, start=1)), keep=examples), fmt)
+    if source is not None:  # a foreign log: lint what it imports as, each finding naming its record
+        print_lint(history, lint_events(import_log(source, history).located(), keep=examples), fmt)
         return
     located: list[tuple[int, Event]] = []
     size = history.stat().st_size

@@ -15,9 +15,12 @@ conversation so far, so a line that extends the previous line of its session add
 messages, and a line that does not starts a new session (named by the body's ``metadata``
 ``session_id``, else ``user``, else ``FILE-N``).
 
-Invariant kept: the output is a well-formed log (:mod:`models.chat_log`) — seq strictly increasing
-over the whole file, sessions contiguous, every RESULT answering a CALL issued before it in its
-session. Anything that cannot be mapped is refused with one line naming the record.
+Invariant kept: the output is the log as the file holds it (:mod:`models.chat_log`) — seq strictly
+increasing over the whole file, sessions contiguous, one event per record, each event knowing its
+record (:attr:`Imported.origins`). It is *not* promised well formed: an orphaned result, a call
+answered twice, a result before its call are kept in place for ``lint`` to name. Only what is
+not the format at all — not JSON, wrong shapes or types, a call or result without an id, an
+unknown role — is refused, with one line naming the record.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import dataclasses
 import json
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +48,18 @@ FORMATS = ("openai-chat", "openai-responses", "langchain", "agents-sqlite", "lla
 AddRecord = Callable[[SessionBuilder, Any, str], None]
 
 
+@dataclass(frozen=True)
+class Imported:
+    """An imported log: ``events`` in seq order, and ``origins[i]`` naming the record of the
+    foreign file event ``i`` came from (what ``lint --from`` shows in place of a line number)."""
+
+    events: list[Event]
+    origins: list[str]
+
+    def located(self) -> list[tuple[int | str, Event]]:
+        return list(zip(self.origins, self.events, strict=True))
+
+
 def add_langchain_message(b: SessionBuilder, record: Any, where: str) -> None:
     """One ``messages_to_dict`` record: ``{"type": "human"|"ai"|"tool"|"system", "data": {…}}``."""
     if not isinstance(record, Mapping) or not isinstance(record.get("data"), Mapping):
@@ -52,11 +68,11 @@ def add_langchain_message(b: SessionBuilder, record: Any, where: str) -> None:
     if kind == "system":
         return
     if kind == "human":
-        b.user(text_of(data.get("content"), where))
+        b.user(text_of(data.get("content"), where), where)
     elif kind == "ai":
         calls = data.get("tool_calls") or []
         if not calls:
-            b.answer(text_of(data.get("content"), where))
+            b.answer(text_of(data.get("content"), where), where)
         for call in calls:
             b.call(str(call.get("id") or ""), arguments_text(call.get("args", {})), where)
     elif kind == "tool":
@@ -95,10 +111,10 @@ def add_llamaindex_message(b: SessionBuilder, record: Any, where: str) -> None:
     if role == "system":
         return
     if role == "user":
-        b.user(text)
+        b.user(text, where)
     elif role == "assistant":
         if not calls:
-            b.answer(text)
+            b.answer(text, where)
         for call_id, args in calls:
             b.call(call_id, args, where)
     elif role == "tool":
@@ -134,9 +150,9 @@ def json_lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in text.split("\n")]
 
 
-def _sessions_of_jsonl(path: Path, text: str, list_key: str) -> list[tuple[str, list[Any], int]]:
-    """JSONL request bodies → (session, new records, line of the first) in file order."""
-    out: list[tuple[str, list[Any], int]] = []
+def _sessions_of_jsonl(path: Path, text: str, list_key: str) -> list[tuple[str, list[Any], int, int]]:
+    """JSONL request bodies → (session, new records, line, records before them) in file order."""
+    out: list[tuple[str, list[Any], int, int]] = []
     seen: dict[str, list[Any]] = {}  # session → the whole conversation so far
     counter = 0
     for number, line in enumerate(json_lines(text), start=1):
@@ -161,24 +177,30 @@ def _sessions_of_jsonl(path: Path, text: str, list_key: str) -> list[tuple[str, 
                     "(its messages are not an extension of the earlier ones)"
                 )
             seen[session] = []
-        new = records[len(seen[session]) :]
+        out.append((session, records[len(seen[session]) :], number, len(seen[session])))
         seen[session] = list(records)
-        out.append((session, new, number))
     return out
 
 
-def _build(groups: Sequence[tuple[str, Sequence[Any], str]], add: AddRecord) -> list[Event]:
+Group = tuple[str, Sequence[Any], str, int | None]
+"""(session, records, where, number of the first record — ``None`` when ``where`` names the
+one record the group holds)."""
+
+
+def _build(groups: Sequence[Group], add: AddRecord) -> Imported:
     """Build every session (a session may arrive in several groups); seq over the whole file."""
     builders: dict[str, SessionBuilder] = {}
-    for session, records, where in groups:
+    for session, records, where, first in groups:
         b = builders.setdefault(session, SessionBuilder(session))
-        for i, record in enumerate(records, start=1):
-            add(b, record, f"{where}: record {i}")
+        for i, record in enumerate(records, start=first or 0):
+            add(b, record, where if first is None else f"{where}: record {i}")
     events: list[Event] = []
+    origins: list[str] = []
     for b in builders.values():
         b.first_seq = len(events)
         events.extend(_reseq(b.events, b.first_seq))
-    return events
+        origins.extend(b.origins)
+    return Imported(events, origins)
 
 
 def _reseq(events: list[Event], first: int) -> list[Event]:
@@ -208,7 +230,7 @@ def _read_text(path: Path) -> str:
         raise ImportFormatError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _json_or_jsonl(path: Path, list_key: str, add: AddRecord) -> list[Event]:
+def _json_or_jsonl(path: Path, list_key: str, add: AddRecord) -> Imported:
     text = _read_text(path)
     try:
         value = _loads(text, str(path))
@@ -218,12 +240,15 @@ def _json_or_jsonl(path: Path, list_key: str, add: AddRecord) -> list[Event]:
         value = None  # JSON lines: one request body per line
     if value is not None:
         return _build(
-            [(s, recs, f"{path}: session {s!r}") for s, recs in _sessions_of_json(value, path, list_key)], add
+            [(s, recs, f"{path}: session {s!r}", 1) for s, recs in _sessions_of_json(value, path, list_key)],
+            add,
         )
-    return _build([(s, recs, f"{path}:{n}") for s, recs, n in _sessions_of_jsonl(path, text, list_key)], add)
+    return _build(
+        [(s, recs, f"{path}:{n}", k + 1) for s, recs, n, k in _sessions_of_jsonl(path, text, list_key)], add
+    )
 
 
-def _agents_sqlite(path: Path) -> list[Event]:
+def _agents_sqlite(path: Path) -> Imported:
     """Every session of a ``SQLiteSession`` database, items in the order they were added.
 
     The database is opened read-only through a URI built from the resolved path (``?``, ``#`` and
@@ -241,7 +266,7 @@ def _agents_sqlite(path: Path) -> list[Event]:
             con.close()
     except sqlite3.DatabaseError as exc:
         raise ImportFormatError(f"{path}: not an OpenAI Agents SDK session database ({exc})") from None
-    groups: list[tuple[str, list[Any], str]] = []
+    groups: list[Group] = []
     for session, row_id, data in rows:
         try:
             item = _loads(data, f"{path}: agent_messages row {row_id}")
@@ -249,16 +274,17 @@ def _agents_sqlite(path: Path) -> list[Event]:
             raise ImportFormatError(
                 f"{path}: agent_messages row {row_id}: message_data is not JSON"
             ) from None
-        groups.append((str(session), [item], f"{path}: agent_messages row {row_id}"))
-    return _build(groups, _one_response_item)
-
-
-def _one_response_item(b: SessionBuilder, item: Any, where: str) -> None:
-    add_response_item(b, item, where.rsplit(": record", 1)[0])
+        groups.append((str(session), [item], f"{path}: agent_messages row {row_id}", None))
+    return _build(groups, add_response_item)
 
 
 def import_events(fmt: str, path: Path) -> list[Event]:
     """The events of ``path`` read as ``fmt`` (one of :data:`FORMATS`)."""
+    return import_log(fmt, path).events
+
+
+def import_log(fmt: str, path: Path) -> Imported:
+    """``path`` read as ``fmt``: its events and the record each came from."""
     if fmt == "openai-chat":
         return _json_or_jsonl(path, "messages", add_openai_message)
     if fmt == "openai-responses":

@@ -406,6 +406,12 @@ def generate_command(
     p_parallel: Annotated[
         float, typer.Option("--p-parallel", help="Probability a turn's calls run in parallel.")
     ] = 0.0,
+    p_late_result: Annotated[
+        float,
+        typer.Option(
+            "--p-late-result", help="Probability a written result arrives in the next turn, after its USER."
+        ),
+    ] = 0.0,
     cjk_share: Annotated[float, typer.Option("--cjk-share", help="Share of CJK events.")] = 0.7,
     max_calls: Annotated[int, typer.Option("--max-calls", help="Most tool calls in one turn.")] = 4,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
@@ -417,7 +423,7 @@ def generate_command(
 
     params = WorkloadParams(
         sessions=sessions, turns=turns, seed=SEED if seed is None else seed, p_result=p_result, p_parallel=p_parallel,
-        cjk_share=cjk_share, max_calls=max_calls,
+        cjk_share=cjk_share, max_calls=max_calls, p_late_result=p_late_result,
     )  # fmt: skip
     if out is not None and out.exists() and not force:
         raise BadParameter(f"{out} exists; pass --force to overwrite")

@@ -24,6 +24,7 @@ PROBLEMS: dict[str, str] = {
     "turn-with-several-sources": "(session, turn) holding events of more than one source",
     "reused-call-id": "call id issued by more than one CALL in a session",
     "answered-twice": "RESULT for a call already answered",
+    "result-in-later-turn": "RESULT in a later turn than its CALL (a pending approval or confirmation)",
 }
 
 
@@ -135,4 +136,19 @@ def lint_events(located: Sequence[Located], keep: int = 5) -> LintReport:
                 report.flag("turn-with-several-users", at(*users[1]))
             if len({e.true_session for _, e in evs}) > 1:
                 report.flag("turn-with-several-sources", at(line, first))
+        flag_late_results(report, items)
     return report
+
+
+def flag_late_results(report: LintReport, items: Sequence[Located]) -> None:
+    """Results outside their call's turn, in one session's seq order: the grammar's turn is
+    ``USER (CALL RESULT)* TERM``, so a result arriving after a later USER (a human approving a
+    call turns later) breaks every turn-aware strategy's assumption that a turn holds its pairs.
+    Each RESULT pairs with the oldest unanswered CALL of its id, as :class:`History` pairs."""
+    open_calls: dict[str, list[int]] = defaultdict(list)
+    for line, e in items:
+        if e.kind is Kind.CALL:
+            open_calls[e.call_id or ""].append(e.turn)
+        elif e.kind is Kind.RESULT and open_calls.get(e.call_id or ""):
+            if open_calls[e.call_id or ""].pop(0) != e.turn:
+                report.flag("result-in-later-turn", at(line, e))

@@ -1,4 +1,4 @@
-"""Chat messages as our events: the one mapping every importer and the message adapter share.
+"""Chat messages as our events: the one mapping every importer (:mod:`models.formats`) shares.
 
 An agent's chat history is a list of messages; our log is a list of events. The mapping is the
 inverse of :func:`models.cost.message_of`:
@@ -114,60 +114,3 @@ def arguments_text(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments
     return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-
-
-def add_openai_message(b: SessionBuilder, message: Any, where: str) -> None:
-    """One Chat Completions message (``role``, ``content``, ``tool_calls``, ``tool_call_id``)."""
-    if not isinstance(message, Mapping):
-        raise ImportFormatError(f"{where}: expected a message object, got {type(message).__name__}")
-    role = message.get("role")
-    if role in ("system", "developer"):
-        return
-    if role == "user":
-        b.user(text_of(message.get("content"), where), where)
-    elif role == "assistant":
-        calls = message.get("tool_calls") or []
-        if not isinstance(calls, list):
-            raise ImportFormatError(f"{where}: tool_calls must be a list")
-        if not calls:
-            b.answer(text_of(message.get("content"), where), where)
-        for call in calls:
-            fn = call.get("function") if isinstance(call, Mapping) else None
-            if not isinstance(fn, Mapping):
-                raise ImportFormatError(f"{where}: a tool call without a function")
-            b.call(str(call.get("id") or ""), arguments_text(fn.get("arguments", "")), where)
-    elif role == "tool":
-        b.result(str(message.get("tool_call_id") or ""), text_of(message.get("content"), where), where)
-    else:
-        raise ImportFormatError(
-            f"{where}: unknown message role {role!r} (expected system, developer, user, assistant or tool)"
-        )
-
-
-def add_response_item(b: SessionBuilder, item: Any, where: str) -> None:
-    """One Responses API input item: a message, ``function_call`` or ``function_call_output``;
-    reasoning items are skipped (they are not sent back as context by the SDKs)."""
-    if not isinstance(item, Mapping):
-        raise ImportFormatError(f"{where}: expected an input item object, got {type(item).__name__}")
-    kind = item.get("type", "message" if "role" in item else None)
-    if kind == "message":
-        role = item.get("role")
-        if role in ("system", "developer"):
-            return
-        if role == "user":
-            b.user(text_of(item.get("content"), where), where)
-        elif role == "assistant":
-            b.answer(text_of(item.get("content"), where), where)
-        else:
-            raise ImportFormatError(f"{where}: unknown message role {role!r}")
-    elif kind == "function_call":
-        b.call(str(item.get("call_id") or ""), arguments_text(item.get("arguments", "")), where)
-    elif kind == "function_call_output":
-        output = item.get("output")
-        b.result(str(item.get("call_id") or ""), text_of(output, where) if output is not None else "", where)
-    elif kind == "reasoning":
-        return
-    else:
-        raise ImportFormatError(
-            f"{where}: unknown item type {kind!r} (expected message, function_call, function_call_output)"
-        )

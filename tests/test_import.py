@@ -247,3 +247,28 @@ def test_a_responses_log_starting_on_an_orphan_is_read(
     assert report["events"] == 3 and report["examples"]["orphan-result"] == [
         f"{src}:1: record 1: seq 0 session items-1 turn 0 RESULT call_A"
     ]
+
+
+def test_a_format_is_one_module_that_registers_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new format is one module calling ``turncheck.register_format``; ``import``, ``lint`` and
+    ``list formats`` then know it, beside the built-ins (which keep their order)."""
+    (tmp_path / "plain_lines.py").write_text(
+        "import turncheck\n"
+        "from turncheck.models.importers import build_sessions, read_text\n\n"
+        "def add(b, line, where):\n"
+        "    b.user(line, where) if line.startswith('> ') else b.answer(line, where)\n\n"
+        "turncheck.register_format(turncheck.LogFormat('test-plain-lines', lambda p: build_sessions(\n"
+        "    [(p.stem, read_text(p).splitlines(), str(p), 1)], add), 'lines: > user, else answer'))\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    __import__("plain_lines")
+    src = tmp_path / "talk.txt"
+    src.write_text("> hi\nhello\n")
+    assert main(["import", "--from", "test-plain-lines", str(src)]) == 0
+    assert [json.loads(line)["kind"] for line in capsys.readouterr().out.splitlines()] == ["USER", "TERM"]
+    assert main(["list", "formats"]) == 0
+    names = capsys.readouterr().out.splitlines()
+    assert names[:5] == ["openai-chat", "openai-responses", "langchain", "agents-sqlite", "llamaindex"]
+    assert "test-plain-lines" in names

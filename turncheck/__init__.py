@@ -67,6 +67,9 @@ _PUBLIC: dict[str, str] = {
     "Peer": "turncheck.models.peers",
     "register_locking": "turncheck.models.locking",
     "Locking": "turncheck.models.locking",
+    "register_format": "turncheck.models.importers",
+    "LogFormat": "turncheck.models.importers",
+    "Imported": "turncheck.models.importers",
 }
 
 __all__ = [
@@ -110,6 +113,9 @@ __all__ = [
     "Peer",
     "register_locking",
     "Locking",
+    "register_format",
+    "LogFormat",
+    "Imported",
 ]
 
 if TYPE_CHECKING:
@@ -118,6 +124,7 @@ if TYPE_CHECKING:
     from turncheck.models.errors import TurncheckError
     from turncheck.models.events import Event, Kind, read_jsonl, write_jsonl
     from turncheck.models.history import History
+    from turncheck.models.importers import Imported, LogFormat, register_format
     from turncheck.models.locking import Locking, register_locking
     from turncheck.models.messages import message_trimmer
     from turncheck.models.peers import Peer, register_peer

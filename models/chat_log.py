@@ -45,6 +45,25 @@ class SessionBuilder:
     turn: int = -1
     origins: list[str] = field(default_factory=list)
     """Where each event came from (``FILE: session 'x': record 3``), index for index."""
+    unnamed: dict[str, list[str]] = field(default_factory=dict)
+    """Open calls that came without an id, by tool name, oldest first: formats whose ids are
+    optional (Gemini) pair a result by name and order, as the provider does."""
+
+    def call_by_name(self, name: str, call_id: str, arguments: str, where: str) -> None:
+        """A call whose id may be missing: it gets ``NAME@SEQ``, and the next id-less result of
+        ``name`` answers it."""
+        if not call_id:
+            call_id = f"{name}@{self.next_seq}"
+            self.unnamed.setdefault(name, []).append(call_id)
+        self.call(call_id, arguments, where)
+
+    def result_by_name(self, name: str, call_id: str, text: str, where: str) -> None:
+        """A result whose id may be missing: it answers the oldest open id-less call of ``name``
+        (none open: an id of its own, so ``lint`` reports it as orphaned)."""
+        if not call_id:
+            pending = self.unnamed.get(name)
+            call_id = pending.pop(0) if pending else f"{name}@{self.next_seq}"
+        self.result(call_id, text, where)
 
     @property
     def next_seq(self) -> int:

@@ -5,5 +5,13 @@ Adding a format is one new module here that calls :func:`~models.importers.regis
 
 import importlib
 
-for _module in ("openai_chat", "openai_responses", "langchain", "agents_sqlite", "llamaindex"):
+for _module in (
+    "openai_chat",
+    "openai_responses",
+    "langchain",
+    "agents_sqlite",
+    "llamaindex",
+    "anthropic",
+    "gemini",
+):
     importlib.import_module(f"{__name__}.{_module}")

@@ -117,7 +117,8 @@ def project_command(
         str | None,
         typer.Option(
             "--fail-on",
-            help="Exit 1 at the first window breaking one of these checks, e.g. orphanRes,orphanCall,overBudget,empty.",
+            help="Exit 1 at the first window breaking one of these checks, e.g. orphanRes,orphanCall,overBudget,empty,"
+            " or a provider's rules: openai-chat, openai-responses, anthropic, gemini.",
         ),
     ] = None,
 ) -> None:
@@ -326,18 +327,31 @@ def lint_command(
     examples: Annotated[int, typer.Option("--examples", help="Offending lines shown per problem.")] = 5,
     quiet: QuietOpt = False,
     source: FromOpt = None,
+    provider: Annotated[
+        str | None,
+        typer.Option(
+            "--provider",
+            help="Also check what this API refuses: openai-chat, openai-responses, anthropic, gemini "
+            "(default with --from: the format's own API).",
+        ),
+    ] = None,
 ) -> None:
     """Check a log's structure; exit 0 when clean, 1 with a per-problem summary."""
     from turncheck.models.events import event_from_dict, load_json_line
-    from turncheck.models.importers import import_log
+    from turncheck.models.importers import FORMATS, import_log
     from turncheck.models.lint import lint_events
+    from turncheck.models.provider_rules import check_provider
 
     if examples < 0:
         raise BadParameter(f"--examples must be >= 0, got {examples}")
+    if provider is not None:
+        check_provider(provider)
+    elif source is not None:
+        provider = FORMATS[source].provider
     if not history.exists() or history.is_dir():
         raise EventFormatError(f"{history}: no such file")
     if source is not None:  # a foreign log: lint what it imports as, each finding naming its record
-        print_lint(history, lint_events(import_log(source, history).located(), keep=examples), fmt)
+        print_lint(history, lint_events(import_log(source, history).located(), examples, provider), fmt)
         return
     located: list[tuple[int, Event]] = []
     size = history.stat().st_size
@@ -356,7 +370,7 @@ def lint_command(
             raise EventFormatError(f"{history}: not UTF-8 text (byte {exc.start})") from None
         raise
     progress(size, size)
-    print_lint(history, lint_events(located, keep=examples), fmt)
+    print_lint(history, lint_events(located, examples, provider), fmt)
 
 
 def print_lint(history: Path, report: LintReport, fmt: str) -> None:

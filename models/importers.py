@@ -51,11 +51,14 @@ class Imported:
 class LogFormat:
     """A registered format: ``read`` turns a file into events (raising
     :class:`~models.chat_log.ImportFormatError` with one line for what is not the format);
-    ``holds`` says in a phrase what such a file holds (``turncheck import --help``, the docs)."""
+    ``holds`` says in a phrase what such a file holds (``turncheck import --help``, the docs);
+    ``provider`` names the API whose rules ``lint --from`` applies by default
+    (:mod:`models.provider_rules`), when the format is one API's."""
 
     name: str
     read: Callable[[Path], Imported]
     holds: str
+    provider: str | None = None
 
 
 FORMATS: Registry[LogFormat] = Registry("log format", home="turncheck.models.formats")

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from turncheck.models.events import Event, Kind
+from turncheck.models.provider_rules import RULES, provider_findings
 
 PROBLEMS: dict[str, str] = {
     "duplicate-seq": "seq used by more than one event",
@@ -26,6 +27,7 @@ PROBLEMS: dict[str, str] = {
     "answered-twice": "RESULT for a call already answered",
     "result-in-later-turn": "RESULT in a later turn than its CALL (a pending approval or confirmation)",
 }
+PROBLEMS.update(RULES)  # a provider's rules, checked with --provider (models.provider_rules)
 
 
 @dataclass
@@ -80,8 +82,9 @@ def at(line: int | str, e: Event) -> str:
     )
 
 
-def lint_events(located: Sequence[Located], keep: int = 5) -> LintReport:
-    """Check ``(line number, event)`` pairs; returns the report (never raises on bad structure)."""
+def lint_events(located: Sequence[Located], keep: int = 5, provider: str | None = None) -> LintReport:
+    """Check ``(line number, event)`` pairs, and the rules of ``provider`` when given; returns the
+    report (never raises on bad structure)."""
     report = LintReport(keep=keep)
     report.events = len(located)
 
@@ -137,7 +140,15 @@ def lint_events(located: Sequence[Located], keep: int = 5) -> LintReport:
             if len({e.true_session for _, e in evs}) > 1:
                 report.flag("turn-with-several-sources", at(line, first))
         flag_late_results(report, items)
+        if provider is not None:
+            flag_provider_rules(report, items, provider)
     return report
+
+
+def flag_provider_rules(report: LintReport, items: Sequence[Located], provider: str) -> None:
+    """What ``provider``'s API would refuse in a request holding this session as it stands."""
+    for rule, i in provider_findings(provider, [e for _, e in items]):
+        report.flag(rule, at(*items[i]))
 
 
 def flag_late_results(report: LintReport, items: Sequence[Located]) -> None:

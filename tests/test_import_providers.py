@@ -292,3 +292,38 @@ def test_gemini_round_trips_the_structure(events: list[Event], tmp_path: Path) -
     path = tmp_path / "gemini.json"
     path.write_text(json.dumps({"contents": contents}))
     assert structure(import_events("gemini", path)) == structure(events)
+
+
+def test_anthropic_non_adjacent_result_and_gemini_count_mismatch_are_findings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What the APIs refuse: a tool_result not in the very next message; fewer function
+    responses than the turn's calls (lint --from chooses the provider's rules)."""
+    _, history = anthropic_agent(
+        ["weather in Oslo?"], [claude(use("toolu_1", "Oslo")), claude(at.TextBlock(type="text", text="rain"))]
+    )
+    history.insert(2, {"role": "assistant", "content": [{"type": "text", "text": "one moment"}]})
+    src = tmp_path / "claude.json"
+    src.write_text(json.dumps(history))
+    assert main(["lint", "--from", "anthropic", str(src)]) == 1
+    out = capsys.readouterr().out
+    assert (
+        "result-not-next" in out
+        and f"{src}: session 'claude': record 4: seq 3 session claude turn 0 RESULT toolu_1" in out
+    )
+    _, contents = gemini_agent(
+        ["weather in Rome and Paris?"],
+        [gemini_reply(fcall("Rome"), fcall("Paris")), gemini_reply(gt.Part(text="sun and fog"))],
+        ids=False,
+    )
+    del contents[2].parts[1]  # one response for two calls
+    src = tmp_path / "gemini.json"
+    src.write_text(
+        json.dumps([c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in contents])
+    )
+    assert main(["lint", "--from", "gemini", str(src)]) == 1
+    out = capsys.readouterr().out
+    assert (
+        "response-count-mismatch" in out
+        and f"{src}: session 'gemini': record 3: seq 3 session gemini turn 0 RESULT" in out
+    )

@@ -47,5 +47,6 @@ register_format(
         "agents-sqlite",
         read_agents_sqlite,
         "the SQLite database the OpenAI Agents SDK's SQLiteSession writes (every session in it)",
+        provider="openai-responses",
     )
 )

@@ -77,5 +77,6 @@ register_format(
         "anthropic",
         lambda path: json_or_jsonl(path, "messages", add_anthropic_message),
         'Anthropic Messages API messages (tool_use / tool_result blocks): a JSON list, {"messages": […]}, or JSONL of request bodies',
+        provider="anthropic",
     )
 )

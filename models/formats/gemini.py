@@ -80,5 +80,6 @@ register_format(
         "gemini",
         lambda path: json_or_jsonl(path, "contents", add_gemini_content),
         'Gemini contents (functionCall / functionResponse parts, ids optional): a JSON list, {"contents": […]}, or JSONL of request bodies',
+        provider="gemini",
     )
 )

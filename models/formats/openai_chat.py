@@ -43,5 +43,6 @@ register_format(
         "openai-chat",
         lambda path: json_or_jsonl(path, "messages", add_openai_message),
         'a JSON list of Chat Completions messages, a request body {"messages": […]}, or JSONL of request bodies',
+        provider="openai-chat",
     )
 )

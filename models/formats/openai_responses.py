@@ -44,5 +44,6 @@ register_format(
         "openai-responses",
         lambda path: json_or_jsonl(path, "input", add_response_item),
         'a JSON list of Responses API input items (message, function_call, function_call_output), {"input": […]}, or JSONL of request bodies',
+        provider="openai-responses",
     )
 )

@@ -37,7 +37,7 @@ class ImportFormatError(EventFormatError):
 
 @dataclass
 class SessionBuilder:
-    """Appends one session's events in order, tracking turns and issued calls."""
+    """Appends one session's events in order, tracking turns and where each came from."""
 
     session: str
     first_seq: int = 0

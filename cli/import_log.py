@@ -1,40 +1,57 @@
-"""``turncheck import``: a foreign agent log (OpenAI, LangChain, Agents SDK, LlamaIndex) as our JSONL.
+"""``turncheck import``: a foreign agent log (``turncheck list formats``) as our JSONL.
 
-The conversion is :func:`models.importers.import_events`; this command only writes the result,
-atomically (a ``.part`` file renamed into place), so a refused input leaves nothing behind.
+The conversion is :func:`models.importers.import_log`; this command only writes the result,
+atomically (a ``.part`` file renamed into place), so a refused input leaves nothing behind. A log
+that reads but is broken (an orphaned result, a call answered twice…) is written as it is, with
+one warning line on stderr: ``lint`` names each finding's record.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 
-from turncheck.cli.options import out_option
+from turncheck.cli.options import names_in_help, out_option
 from turncheck.models.errors import BadParameter
 
-ImportFormat = Literal["openai-chat", "openai-responses", "langchain", "agents-sqlite", "llamaindex"]
 FromOpt = Annotated[
-    ImportFormat | None,
-    typer.Option("--from", help="Read the log in this format instead of our JSONL (see turncheck import)."),
+    str | None,
+    typer.Option(
+        "--from", help="Read the log in this format instead of our JSONL (turncheck list formats names them)."
+    ),
 ]
+
+
+def format_names() -> list[str]:
+    """The registered log formats (for help texts; imports the formats when called)."""
+    from turncheck.models.importers import FORMATS
+
+    return list(FORMATS)
 
 
 def import_command(
     path: Annotated[Path, typer.Argument(help="The log to convert.")],
-    source: Annotated[ImportFormat, typer.Option("--from", help="The format of PATH.")],
+    source: Annotated[str, typer.Option("--from", help="The format of PATH (turncheck list formats).")],
     out: Annotated[Path | None, out_option("Output JSONL file (default: stdout).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
 ) -> None:
     """Convert a chat log into a turncheck JSONL event log (kinds, call pairing, turns)."""
     from turncheck.models.events import write_jsonl
-    from turncheck.models.importers import import_events
+    from turncheck.models.importers import import_log
+    from turncheck.models.lint import lint_events
 
     if out is not None and out.exists() and not force:
         raise BadParameter(f"{out} exists; pass --force to overwrite")
-    events = import_events(source, path)
+    imported = import_log(source, path)
+    events = imported.events
+    report = lint_events(imported.located(), keep=1)
+    if not report.clean:
+        found = ", ".join(f"{n} {problem}" for problem, n in report.counts.items() if n)
+        print(f"warning: {path} is written as it is, with {found} (turncheck lint --from {source} {path})",
+              file=sys.stderr)  # fmt: skip
     if out is None:
         write_jsonl(events, sys.stdout)
         return
@@ -51,6 +68,9 @@ def import_command(
 
 
 def register(app: typer.Typer) -> None:
-    app.command("import", help="Convert an OpenAI / LangChain / Agents SDK / LlamaIndex log to JSONL.")(
-        import_command
-    )
+    app.command(
+        "import",
+        cls=names_in_help(format_names),
+        help="Convert a chat log ({names}) to turncheck JSONL.",
+        short_help="Convert an OpenAI / Anthropic / Gemini / LangChain / … log to JSONL.",
+    )(import_command)

@@ -1,5 +1,5 @@
 """``turncheck list [KIND]``: what is registered — strategies, models, scenarios, plots, stores,
-peers, lockings — built-ins first, then what extensions added, and which extensions were loaded.
+peers, lockings, log formats — built-ins first, then what extensions added, and which extensions were loaded.
 
 Everything is read from the registries (:mod:`turncheck.models.registry`), the same ones the
 commands take their names from, so what this lists is exactly what they accept.
@@ -17,12 +17,15 @@ import typer
 from turncheck.cli.options import FormatOpt
 from turncheck.models.registry import load_plugins
 
-Kind = Literal["strategies", "models", "scenarios", "plots", "stores", "peers", "lockings", "extensions"]
+Kind = Literal[
+    "strategies", "models", "scenarios", "plots", "stores", "peers", "lockings", "formats", "extensions"
+]
 
 
 def registries() -> dict[str, Mapping[str, Any]]:
     """Each kind's registry, by the word ``turncheck list`` uses for it."""
     from turncheck.models.catalog import MODELS
+    from turncheck.models.importers import FORMATS
     from turncheck.models.locking import LOCKINGS
     from turncheck.models.peers import PEERS
     from turncheck.models.projector import STRATEGIES
@@ -31,7 +34,7 @@ def registries() -> dict[str, Mapping[str, Any]]:
     from turncheck.sim.stress.stores import STORES
 
     return {"strategies": STRATEGIES, "models": MODELS, "scenarios": SCENARIOS, "plots": PLOTS,
-            "stores": STORES, "peers": PEERS, "lockings": LOCKINGS}  # fmt: skip
+            "stores": STORES, "peers": PEERS, "lockings": LOCKINGS, "formats": FORMATS}  # fmt: skip
 
 
 def listing() -> dict[str, list[str]]:
@@ -48,8 +51,8 @@ def list_command(
     ] = None,
     fmt: FormatOpt = "table",
 ) -> None:
-    """List the registered strategies, models, scenarios, plots, stores, peers and
-    lockings, and the extensions (entry-point group turncheck.plugins) that were loaded."""
+    """List the registered strategies, models, scenarios, plots, stores, peers, lockings and
+    log formats, and the extensions (entry-point group turncheck.plugins) that were loaded."""
     names = listing()
     if kind is not None:
         names = {kind: names[kind]}
@@ -75,5 +78,5 @@ def _described(models: list[str]) -> str:
 def register(app: typer.Typer) -> None:
     app.command(
         "list",
-        help="List what is registered: strategies, models, scenarios, plots, stores, peers, lockings.",
+        help="List what is registered: strategies, models, scenarios, plots, stores, peers, lockings, formats.",
     )(list_command)

@@ -122,7 +122,8 @@ def project_command(
         str | None,
         typer.Option(
             "--fail-on",
-            help="Exit 1 at the first window breaking one of these checks, e.g. orphanRes,orphanCall,overBudget,empty.",
+            help="Exit 1 at the first window breaking one of these checks, e.g. orphanRes,orphanCall,overBudget,empty,"
+            " or a provider's rules: openai-chat, openai-responses, anthropic, gemini.",
         ),
     ] = None,
 ) -> None:
@@ -331,18 +332,30 @@ def lint_command(
     examples: Annotated[int, typer.Option("--examples", help="Offending lines shown per problem.")] = 5,
     quiet: QuietOpt = False,
     source: FromOpt = None,
+    provider: Annotated[
+        str | None,
+        typer.Option(
+            "--provider",
+            help="Also check what this API refuses: openai-chat, openai-responses, anthropic, gemini "
+            "(default with --from: the format's own API).",
+        ),
+    ] = None,
 ) -> None:
     """Check a log's structure; exit 0 when clean, 1 with a per-problem summary."""
     from turncheck.models.events import event_from_dict, load_json_line
-    from turncheck.models.importers import import_events
+    from turncheck.models.importers import FORMATS, import_log
     from turncheck.models.lint import lint_events
+    from turncheck.models.provider_rules import check_provider
 
     if examples < 0:
         raise BadParameter(f"--examples must be >= 0, got {examples}")
+    if provider is not None:
+        check_provider(provider)
+    elif source is not None:
+        provider = FORMATS[source].provider
     require_regular_file(history, EventFormatError)
-    if source is not None:  # a foreign log: lint what it imports as (record numbers are event numbers)
-        imported = import_events(source, history)
-        print_lint(history, lint_events(list(enumerate(imported, start=1)), keep=examples), fmt)
+    if source is not None:  # a foreign log: lint what it imports as, each finding naming its record
+        print_lint(history, lint_events(import_log(source, history).located(), examples, provider), fmt)
         return
     located: list[tuple[int, Event]] = []
     size = history.stat().st_size
@@ -361,7 +374,7 @@ def lint_command(
             raise EventFormatError(f"{history}: not UTF-8 text (byte {exc.start})") from None
         raise
     progress(size, size)
-    print_lint(history, lint_events(located, keep=examples), fmt)
+    print_lint(history, lint_events(located, examples, provider), fmt)
 
 
 def print_lint(history: Path, report: LintReport, fmt: str) -> None:
@@ -411,6 +424,12 @@ def generate_command(
     p_parallel: Annotated[
         float, typer.Option("--p-parallel", help="Probability a turn's calls run in parallel.")
     ] = 0.0,
+    p_late_result: Annotated[
+        float,
+        typer.Option(
+            "--p-late-result", help="Probability a written result arrives in the next turn, after its USER."
+        ),
+    ] = 0.0,
     cjk_share: Annotated[float, typer.Option("--cjk-share", help="Share of CJK events.")] = 0.7,
     max_calls: Annotated[int, typer.Option("--max-calls", help="Most tool calls in one turn.")] = 4,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
@@ -422,7 +441,7 @@ def generate_command(
 
     params = WorkloadParams(
         sessions=sessions, turns=turns, seed=SEED if seed is None else seed, p_result=p_result, p_parallel=p_parallel,
-        cjk_share=cjk_share, max_calls=max_calls,
+        cjk_share=cjk_share, max_calls=max_calls, p_late_result=p_late_result,
     )  # fmt: skip
     if out is not None and out.exists() and not force:
         raise BadParameter(f"{out} exists; pass --force to overwrite")

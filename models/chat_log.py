@@ -1,4 +1,4 @@
-"""Chat messages as our events: the one mapping every importer and the message adapter share.
+"""Chat messages as our events: the one mapping every importer (:mod:`models.formats`) shares.
 
 An agent's chat history is a list of messages; our log is a list of events. The mapping is the
 inverse of :func:`models.cost.message_of`:
@@ -12,10 +12,13 @@ inverse of :func:`models.cost.message_of`:
 * system / developer messages are not part of the log (the cost model's frame holds them) and
   are skipped.
 
-Invariant kept: what is built is a well-formed log of one session — ``seq`` strictly increasing,
-every RESULT answers a CALL issued earlier in the same session (a result for an unknown call
-is refused, naming the record), CALL ids present. A call whose result never comes stays a
-dangling CALL, exactly as it happened.
+Invariant kept: what is built is the log *as it happened*, one event per record, ``seq`` strictly
+increasing, CALL and RESULT ids present (a record without one cannot be paired and is refused,
+naming it). Nothing is repaired or refused for its place: a result for a call never issued, a
+call answered twice, a result before its call are written where they stand, each event
+remembering the record it came from (:attr:`SessionBuilder.origins`), so ``lint`` names that
+record. A call whose result never comes stays a dangling CALL. Events before the first user
+message (a stored window that starts mid-turn) form a turn of their own, without a USER.
 """
 
 from __future__ import annotations
@@ -34,25 +37,47 @@ class ImportFormatError(EventFormatError):
 
 @dataclass
 class SessionBuilder:
-    """Appends one session's events in order, tracking turns and issued calls."""
+    """Appends one session's events in order, tracking turns and where each came from."""
 
     session: str
     first_seq: int = 0
     events: list[Event] = field(default_factory=list)
     turn: int = -1
-    issued: set[str] = field(default_factory=set)
+    origins: list[str] = field(default_factory=list)
+    """Where each event came from (``FILE: session 'x': record 3``), index for index."""
+    unnamed: dict[str, list[str]] = field(default_factory=dict)
+    """Open calls that came without an id, by tool name, oldest first: formats whose ids are
+    optional (Gemini) pair a result by name and order, as the provider does."""
+
+    def call_by_name(self, name: str, call_id: str, arguments: str, where: str) -> None:
+        """A call whose id may be missing: it gets ``NAME@SEQ``, and the next id-less result of
+        ``name`` answers it."""
+        if not call_id:
+            call_id = f"{name}@{self.next_seq}"
+            self.unnamed.setdefault(name, []).append(call_id)
+        self.call(call_id, arguments, where)
+
+    def result_by_name(self, name: str, call_id: str, text: str, where: str) -> None:
+        """A result whose id may be missing: it answers the oldest open id-less call of ``name``
+        (none open: an id of its own, so ``lint`` reports it as orphaned)."""
+        if not call_id:
+            pending = self.unnamed.get(name)
+            call_id = pending.pop(0) if pending else f"{name}@{self.next_seq}"
+        self.result(call_id, text, where)
 
     @property
     def next_seq(self) -> int:
         return self.first_seq + len(self.events)
 
-    def _add(self, kind: Kind, text: str, call_id: str | None = None) -> None:
+    def _add(self, kind: Kind, text: str, where: str, call_id: str | None = None) -> None:
         seq = self.next_seq
+        self.turn = max(self.turn, 0)
+        self.origins.append(where)
         self.events.append(
             Event(
                 seq=seq,
                 session=self.session,
-                turn=max(self.turn, 0),
+                turn=self.turn,
                 kind=kind,
                 call_id=call_id,
                 ts=float(seq),
@@ -62,25 +87,22 @@ class SessionBuilder:
             )
         )
 
-    def user(self, text: str) -> None:
-        self.turn += 1
-        self._add(Kind.USER, text)
+    def user(self, text: str, where: str) -> None:
+        self.turn += 1 if self.events else 0
+        self._add(Kind.USER, text, where)
 
     def call(self, call_id: str, arguments: str, where: str) -> None:
         if not call_id:
             raise ImportFormatError(f"{where}: a tool call without an id (cannot pair it with its result)")
-        self.issued.add(call_id)
-        self._add(Kind.CALL, arguments, call_id)
+        self._add(Kind.CALL, arguments, where, call_id)
 
     def result(self, call_id: str, text: str, where: str) -> None:
         if not call_id:
             raise ImportFormatError(f"{where}: a tool result without a call id")
-        if call_id not in self.issued:
-            raise ImportFormatError(f"{where}: a tool result for call {call_id!r}, which was never issued")
-        self._add(Kind.RESULT, text, call_id)
+        self._add(Kind.RESULT, text, where, call_id)
 
-    def answer(self, text: str) -> None:
-        self._add(Kind.TERM, text)
+    def answer(self, text: str, where: str) -> None:
+        self._add(Kind.TERM, text, where)
 
 
 def text_of(content: Any, where: str) -> str:
@@ -111,60 +133,3 @@ def arguments_text(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments
     return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-
-
-def add_openai_message(b: SessionBuilder, message: Any, where: str) -> None:
-    """One Chat Completions message (``role``, ``content``, ``tool_calls``, ``tool_call_id``)."""
-    if not isinstance(message, Mapping):
-        raise ImportFormatError(f"{where}: expected a message object, got {type(message).__name__}")
-    role = message.get("role")
-    if role in ("system", "developer"):
-        return
-    if role == "user":
-        b.user(text_of(message.get("content"), where))
-    elif role == "assistant":
-        calls = message.get("tool_calls") or []
-        if not isinstance(calls, list):
-            raise ImportFormatError(f"{where}: tool_calls must be a list")
-        if not calls:
-            b.answer(text_of(message.get("content"), where))
-        for call in calls:
-            fn = call.get("function") if isinstance(call, Mapping) else None
-            if not isinstance(fn, Mapping):
-                raise ImportFormatError(f"{where}: a tool call without a function")
-            b.call(str(call.get("id") or ""), arguments_text(fn.get("arguments", "")), where)
-    elif role == "tool":
-        b.result(str(message.get("tool_call_id") or ""), text_of(message.get("content"), where), where)
-    else:
-        raise ImportFormatError(
-            f"{where}: unknown message role {role!r} (expected system, developer, user, assistant or tool)"
-        )
-
-
-def add_response_item(b: SessionBuilder, item: Any, where: str) -> None:
-    """One Responses API input item: a message, ``function_call`` or ``function_call_output``;
-    reasoning items are skipped (they are not sent back as context by the SDKs)."""
-    if not isinstance(item, Mapping):
-        raise ImportFormatError(f"{where}: expected an input item object, got {type(item).__name__}")
-    kind = item.get("type", "message" if "role" in item else None)
-    if kind == "message":
-        role = item.get("role")
-        if role in ("system", "developer"):
-            return
-        if role == "user":
-            b.user(text_of(item.get("content"), where))
-        elif role == "assistant":
-            b.answer(text_of(item.get("content"), where))
-        else:
-            raise ImportFormatError(f"{where}: unknown message role {role!r}")
-    elif kind == "function_call":
-        b.call(str(item.get("call_id") or ""), arguments_text(item.get("arguments", "")), where)
-    elif kind == "function_call_output":
-        output = item.get("output")
-        b.result(str(item.get("call_id") or ""), text_of(output, where) if output is not None else "", where)
-    elif kind == "reasoning":
-        return
-    else:
-        raise ImportFormatError(
-            f"{where}: unknown item type {kind!r} (expected message, function_call, function_call_output)"
-        )

@@ -1,117 +1,89 @@
 """Foreign agent logs as our event log: ``turncheck import --from FORMAT`` (and ``--from`` on
-``lint`` and ``project``).
+``lint`` and ``project``), and the reading every format shares.
 
-| format | what the file holds |
-|--------|---------------------|
-| ``openai-chat`` | a JSON list of Chat Completions messages, a request body ``{"messages": […]}``, or JSONL of request bodies |
-| ``openai-responses`` | a JSON list of Responses API input items (``message``, ``function_call``, ``function_call_output``), ``{"input": […]}``, or JSONL of request bodies |
-| ``langchain`` | ``langchain_core.messages.messages_to_dict`` output (a list), or an object of such lists by session |
-| ``agents-sqlite`` | the SQLite database the OpenAI Agents SDK's ``SQLiteSession`` writes (every session in it) |
-| ``llamaindex`` | ``ChatMessage.model_dump()`` dumps (a list), or an object of such lists by session |
+A format is one module of :mod:`models.formats` that registers a :class:`LogFormat` (its name,
+the function that reads a file, what the file holds) with :func:`register_format`
+(``turncheck.register_format`` for an extension); ``turncheck list formats`` lists them. Most
+formats read records one at a time onto a :class:`~models.chat_log.SessionBuilder` and leave the
+file handling here: a JSON list is one session named after the file; an object maps session
+names to lists. JSONL of request bodies is how chat-completion logs are usually kept: each line
+is the whole conversation so far, so a line that extends the previous line of its session adds
+only its new messages, and a line that does not starts a new session (named by the body's
+``metadata`` ``session_id``, else ``user``, else ``FILE-N``).
 
-A JSON list is one session named after the file; an object maps session names to lists.
-JSONL of request bodies is how chat-completion logs are usually kept: each line is the whole
-conversation so far, so a line that extends the previous line of its session adds only its new
-messages, and a line that does not starts a new session (named by the body's ``metadata``
-``session_id``, else ``user``, else ``FILE-N``).
-
-Invariant kept: the output is a well-formed log (:mod:`models.chat_log`) — seq strictly increasing
-over the whole file, sessions contiguous, every RESULT answering a CALL issued before it in its
-session. Anything that cannot be mapped is refused with one line naming the record.
+Invariant kept: the output is the log as the file holds it (:mod:`models.chat_log`) — seq strictly
+increasing over the whole file, sessions contiguous, one event per record, each event knowing its
+record (:attr:`Imported.origins`). It is *not* promised well formed: an orphaned result, a call
+answered twice, a result before its call are kept in place for ``lint`` to name. Only what is
+not the format at all — not JSON, wrong shapes or types, a call or result without an id, an
+unknown role — is refused, with one line naming the record.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from turncheck.models.chat_log import (
-    ImportFormatError,
-    SessionBuilder,
-    add_openai_message,
-    add_response_item,
-    arguments_text,
-    text_of,
-)
-from turncheck.models.errors import BadParameter
+from turncheck.models.chat_log import ImportFormatError, SessionBuilder
 from turncheck.models.events import Event
+from turncheck.models.registry import Registry
 
-FORMATS = ("openai-chat", "openai-responses", "langchain", "agents-sqlite", "llamaindex")
 AddRecord = Callable[[SessionBuilder, Any, str], None]
 
 
-def add_langchain_message(b: SessionBuilder, record: Any, where: str) -> None:
-    """One ``messages_to_dict`` record: ``{"type": "human"|"ai"|"tool"|"system", "data": {…}}``."""
-    if not isinstance(record, Mapping) or not isinstance(record.get("data"), Mapping):
-        raise ImportFormatError(f"{where}: expected {{'type': …, 'data': {{…}}}} (messages_to_dict output)")
-    kind, data = record.get("type"), record["data"]
-    if kind == "system":
-        return
-    if kind == "human":
-        b.user(text_of(data.get("content"), where))
-    elif kind == "ai":
-        calls = data.get("tool_calls") or []
-        if not calls:
-            b.answer(text_of(data.get("content"), where))
-        for call in calls:
-            b.call(str(call.get("id") or ""), arguments_text(call.get("args", {})), where)
-    elif kind == "tool":
-        b.result(str(data.get("tool_call_id") or ""), text_of(data.get("content"), where), where)
-    else:
-        raise ImportFormatError(
-            f"{where}: unknown message type {kind!r} (expected human, ai, tool or system)"
-        )
+@dataclass(frozen=True)
+class Imported:
+    """An imported log: ``events`` in seq order, and ``origins[i]`` naming the record of the
+    foreign file event ``i`` came from (what ``lint --from`` shows in place of a line number)."""
+
+    events: list[Event]
+    origins: list[str]
+
+    def located(self) -> list[tuple[int | str, Event]]:
+        return list(zip(self.origins, self.events, strict=True))
 
 
-def add_llamaindex_message(b: SessionBuilder, record: Any, where: str) -> None:
-    """One ``ChatMessage.model_dump()``: ``role``, ``blocks`` (or ``content``), ``additional_kwargs``."""
-    if not isinstance(record, Mapping) or "role" not in record:
-        raise ImportFormatError(f"{where}: expected a ChatMessage dump with a 'role'")
-    role, extra = record["role"], record.get("additional_kwargs") or {}
-    blocks = record.get("blocks")
-    texts: list[str] = []
-    calls: list[tuple[str, str]] = []
-    if blocks is None:
-        texts.append(text_of(record.get("content"), where))
-    else:
-        for block in blocks:
-            kind = block.get("block_type") if isinstance(block, Mapping) else None
-            if kind == "text":
-                texts.append(str(block.get("text", "")))
-            elif kind == "tool_call":
-                calls.append(
-                    (str(block.get("tool_call_id") or ""), arguments_text(block.get("tool_kwargs", {})))
-                )
-            else:
-                raise ImportFormatError(f"{where}: content block of type {kind!r} is not text or a tool call")
-    for call in extra.get("tool_calls") or []:  # OpenAI-style calls kept in additional_kwargs
-        fn = call.get("function") or {}
-        calls.append((str(call.get("id") or ""), arguments_text(fn.get("arguments", ""))))
-    text = "".join(texts)
-    if role == "system":
-        return
-    if role == "user":
-        b.user(text)
-    elif role == "assistant":
-        if not calls:
-            b.answer(text)
-        for call_id, args in calls:
-            b.call(call_id, args, where)
-    elif role == "tool":
-        b.result(str(extra.get("tool_call_id") or ""), text, where)
-    else:
-        raise ImportFormatError(f"{where}: unknown role {role!r} (expected system, user, assistant or tool)")
+@dataclass(frozen=True)
+class LogFormat:
+    """A registered format: ``read`` turns a file into events (raising
+    :class:`~models.chat_log.ImportFormatError` with one line for what is not the format);
+    ``holds`` says in a phrase what such a file holds (``turncheck import --help``, the docs);
+    ``provider`` names the API whose rules ``lint --from`` applies by default
+    (:mod:`models.provider_rules`), when the format is one API's."""
+
+    name: str
+    read: Callable[[Path], Imported]
+    holds: str
+    provider: str | None = None
 
 
-def _sessions_of_json(value: Any, path: Path, list_key: str) -> list[tuple[str, list[Any]]]:
+FORMATS: Registry[LogFormat] = Registry("log format", home="turncheck.models.formats")
+
+
+def register_format(fmt: LogFormat) -> LogFormat:
+    """Register a log format under its name (refused when the name is taken)."""
+    return FORMATS.register(fmt.name, fmt)
+
+
+def import_log(fmt: str, path: Path) -> Imported:
+    """``path`` read as ``fmt`` (a name in :data:`FORMATS`): its events and the record each came from."""
+    return FORMATS[fmt].read(path)
+
+
+def import_events(fmt: str, path: Path) -> list[Event]:
+    """The events of ``path`` read as ``fmt``."""
+    return import_log(fmt, path).events
+
+
+def sessions_of_json(value: Any, path: Path, list_key: str) -> list[tuple[str, list[Any]]]:
     if isinstance(value, list):
         return [(path.stem, value)]
     if isinstance(value, Mapping) and isinstance(value.get(list_key), list):
-        return [(_session_name(value, path.stem), value[list_key])]
+        return [(session_name(value, path.stem), value[list_key])]
     if isinstance(value, Mapping) and value and all(isinstance(v, list) for v in value.values()):
         return [(str(k), v) for k, v in value.items()]
     raise ImportFormatError(
@@ -119,7 +91,7 @@ def _sessions_of_json(value: Any, path: Path, list_key: str) -> list[tuple[str, 
     )
 
 
-def _session_name(body: Mapping[str, Any], fallback: str) -> str:
+def session_name(body: Mapping[str, Any], fallback: str) -> str:
     meta = body.get("metadata")
     if isinstance(meta, Mapping) and meta.get("session_id"):
         return str(meta["session_id"])
@@ -134,22 +106,22 @@ def json_lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in text.split("\n")]
 
 
-def _sessions_of_jsonl(path: Path, text: str, list_key: str) -> list[tuple[str, list[Any], int]]:
-    """JSONL request bodies → (session, new records, line of the first) in file order."""
-    out: list[tuple[str, list[Any], int]] = []
+def sessions_of_jsonl(path: Path, text: str, list_key: str) -> list[tuple[str, list[Any], int, int]]:
+    """JSONL request bodies → (session, new records, line, records before them) in file order."""
+    out: list[tuple[str, list[Any], int, int]] = []
     seen: dict[str, list[Any]] = {}  # session → the whole conversation so far
     counter = 0
     for number, line in enumerate(json_lines(text), start=1):
         if not line.strip():
             continue
         try:
-            body = _loads(line, f"{path}:{number}")
+            body = loads(line, f"{path}:{number}")
         except json.JSONDecodeError as exc:
             raise ImportFormatError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
         if not isinstance(body, Mapping) or not isinstance(body.get(list_key), list):
             raise ImportFormatError(f"{path}:{number}: expected a request body with a {list_key!r} list")
         records = body[list_key]
-        named = _session_name(body, "")
+        named = session_name(body, "")
         candidates = [named] if named else [s for s in reversed(seen) if s.startswith(f"{path.stem}-")][:1]
         session = next((s for s in candidates if s in seen and records[: len(seen[s])] == seen[s]), None)
         if session is None:
@@ -161,31 +133,37 @@ def _sessions_of_jsonl(path: Path, text: str, list_key: str) -> list[tuple[str, 
                     "(its messages are not an extension of the earlier ones)"
                 )
             seen[session] = []
-        new = records[len(seen[session]) :]
+        out.append((session, records[len(seen[session]) :], number, len(seen[session])))
         seen[session] = list(records)
-        out.append((session, new, number))
     return out
 
 
-def _build(groups: Sequence[tuple[str, Sequence[Any], str]], add: AddRecord) -> list[Event]:
+Group = tuple[str, Sequence[Any], str, int | None]
+"""(session, records, where, number of the first record — ``None`` when ``where`` names the
+one record the group holds)."""
+
+
+def build_sessions(groups: Sequence[Group], add: AddRecord) -> Imported:
     """Build every session (a session may arrive in several groups); seq over the whole file."""
     builders: dict[str, SessionBuilder] = {}
-    for session, records, where in groups:
+    for session, records, where, first in groups:
         b = builders.setdefault(session, SessionBuilder(session))
-        for i, record in enumerate(records, start=1):
-            add(b, record, f"{where}: record {i}")
+        for i, record in enumerate(records, start=first or 0):
+            add(b, record, where if first is None else f"{where}: record {i}")
     events: list[Event] = []
+    origins: list[str] = []
     for b in builders.values():
         b.first_seq = len(events)
-        events.extend(_reseq(b.events, b.first_seq))
-    return events
+        events.extend(reseq(b.events, b.first_seq))
+        origins.extend(b.origins)
+    return Imported(events, origins)
 
 
-def _reseq(events: list[Event], first: int) -> list[Event]:
+def reseq(events: list[Event], first: int) -> list[Event]:
     return [dataclasses.replace(e, seq=first + i, ts=float(first + i)) for i, e in enumerate(events)]
 
 
-def _loads(text: str | bytes, where: str) -> Any:
+def loads(text: str | bytes, where: str) -> Any:
     """``json.loads``, with the two ways it fails on hostile input besides malformed JSON — nesting
     too deep for the parser, an integer past Python's 4300-digit limit — as one-line
     :class:`ImportFormatError` (malformed JSON is left to the caller: some fall back to lines)."""
@@ -199,7 +177,7 @@ def _loads(text: str | bytes, where: str) -> Any:
         raise ImportFormatError(f"{where}: unreadable JSON ({str(exc).splitlines()[0][:80]})") from None
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
     if not path.is_file():
         raise ImportFormatError(f"{path}: no such file")
     try:
@@ -208,65 +186,19 @@ def _read_text(path: Path) -> str:
         raise ImportFormatError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-def _json_or_jsonl(path: Path, list_key: str, add: AddRecord) -> list[Event]:
-    text = _read_text(path)
+def json_or_jsonl(path: Path, list_key: str, add: AddRecord) -> Imported:
+    text = read_text(path)
     try:
-        value = _loads(text, str(path))
+        value = loads(text, str(path))
     except json.JSONDecodeError as exc:
         if len([line for line in json_lines(text) if line.strip()]) < 2:
             raise ImportFormatError(f"{path}: malformed JSON ({exc.msg})") from None
         value = None  # JSON lines: one request body per line
     if value is not None:
-        return _build(
-            [(s, recs, f"{path}: session {s!r}") for s, recs in _sessions_of_json(value, path, list_key)], add
+        return build_sessions(
+            [(s, recs, f"{path}: session {s!r}", 1) for s, recs in sessions_of_json(value, path, list_key)],
+            add,
         )
-    return _build([(s, recs, f"{path}:{n}") for s, recs, n in _sessions_of_jsonl(path, text, list_key)], add)
-
-
-def _agents_sqlite(path: Path) -> list[Event]:
-    """Every session of a ``SQLiteSession`` database, items in the order they were added.
-
-    The database is opened read-only through a URI built from the resolved path (``?``, ``#`` and
-    ``%`` percent-encoded), so a name that looks like URI parameters opens that very file and
-    never creates one."""
-    if not path.is_file():
-        raise ImportFormatError(f"{path}: no such file")
-    try:
-        con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
-        try:
-            rows = con.execute(
-                "SELECT session_id, id, message_data FROM agent_messages ORDER BY id"
-            ).fetchall()
-        finally:
-            con.close()
-    except sqlite3.DatabaseError as exc:
-        raise ImportFormatError(f"{path}: not an OpenAI Agents SDK session database ({exc})") from None
-    groups: list[tuple[str, list[Any], str]] = []
-    for session, row_id, data in rows:
-        try:
-            item = _loads(data, f"{path}: agent_messages row {row_id}")
-        except (TypeError, json.JSONDecodeError):
-            raise ImportFormatError(
-                f"{path}: agent_messages row {row_id}: message_data is not JSON"
-            ) from None
-        groups.append((str(session), [item], f"{path}: agent_messages row {row_id}"))
-    return _build(groups, _one_response_item)
-
-
-def _one_response_item(b: SessionBuilder, item: Any, where: str) -> None:
-    add_response_item(b, item, where.rsplit(": record", 1)[0])
-
-
-def import_events(fmt: str, path: Path) -> list[Event]:
-    """The events of ``path`` read as ``fmt`` (one of :data:`FORMATS`)."""
-    if fmt == "openai-chat":
-        return _json_or_jsonl(path, "messages", add_openai_message)
-    if fmt == "openai-responses":
-        return _json_or_jsonl(path, "input", add_response_item)
-    if fmt == "langchain":
-        return _json_or_jsonl(path, "messages", add_langchain_message)
-    if fmt == "llamaindex":
-        return _json_or_jsonl(path, "messages", add_llamaindex_message)
-    if fmt == "agents-sqlite":
-        return _agents_sqlite(path)
-    raise BadParameter(f"--from must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    return build_sessions(
+        [(s, recs, f"{path}:{n}", k + 1) for s, recs, n, k in sessions_of_jsonl(path, text, list_key)], add
+    )

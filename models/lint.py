@@ -8,9 +8,11 @@ writers meant; a log that only looks right in file order is still flagged.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from turncheck.models.events import Event, Kind
+from turncheck.models.provider_rules import RULES, provider_findings
 
 PROBLEMS: dict[str, str] = {
     "duplicate-seq": "seq used by more than one event",
@@ -22,7 +24,10 @@ PROBLEMS: dict[str, str] = {
     "turn-with-several-users": "(session, turn) holding more than one USER",
     "turn-with-several-sources": "(session, turn) holding events of more than one source",
     "reused-call-id": "call id issued by more than one CALL in a session",
+    "answered-twice": "RESULT for a call already answered",
+    "result-in-later-turn": "RESULT in a later turn than its CALL (a pending approval or confirmation)",
 }
+PROBLEMS.update(RULES)  # a provider's rules, checked with --provider (models.provider_rules)
 
 
 @dataclass
@@ -61,20 +66,32 @@ class LintReport:
         return out
 
 
-def lint_events(located: list[tuple[int, Event]], keep: int = 5) -> LintReport:
-    """Check ``(line number, event)`` pairs; returns the report (never raises on bad structure)."""
+Located = tuple[int | str, Event]
+"""An event and where it was read: a line number of our JSONL, or the record of a foreign log
+it was imported from (``chat.json: session 'chat': record 1``)."""
+
+
+def place(line: int | str) -> str:
+    return f"line {line}" if isinstance(line, int) else line
+
+
+def at(line: int | str, e: Event) -> str:
+    """An example line: where the event was read, then the event itself."""
+    return f"{place(line)}: seq {e.seq} session {e.session} turn {e.turn} {e.kind.name}" + (
+        f" {e.call_id}" if e.call_id else ""
+    )
+
+
+def lint_events(located: Sequence[Located], keep: int = 5, provider: str | None = None) -> LintReport:
+    """Check ``(line number, event)`` pairs, and the rules of ``provider`` when given; returns the
+    report (never raises on bad structure)."""
     report = LintReport(keep=keep)
     report.events = len(located)
 
-    def at(line: int, e: Event) -> str:
-        return f"line {line}: seq {e.seq} session {e.session} turn {e.turn} {e.kind.name}" + (
-            f" {e.call_id}" if e.call_id else ""
-        )
-
-    first_line: dict[int, int] = {}
+    first_line: dict[int, int | str] = {}
     for line, e in located:
         if e.seq in first_line:
-            report.flag("duplicate-seq", f"line {line}: seq {e.seq} (first at line {first_line[e.seq]})")
+            report.flag("duplicate-seq", f"{place(line)}: seq {e.seq} (first at {place(first_line[e.seq])})")
         else:
             first_line[e.seq] = line
     seqs = sorted(first_line)
@@ -82,15 +99,15 @@ def lint_events(located: list[tuple[int, Event]], keep: int = 5) -> LintReport:
         if b != a + 1:
             report.flag("missing-seq", f"seq {a + 1}" + (f"..{b - 1}" if b - 1 > a + 1 else "") + " missing")
 
-    by_session: dict[str, list[tuple[int, Event]]] = defaultdict(list)
+    by_session: dict[str, list[Located]] = defaultdict(list)
     for item in located:
         by_session[item[1].session].append(item)
     report.sessions = len(by_session)
     for items in by_session.values():
         items.sort(key=lambda it: it[1].seq)
-        calls: dict[str, list[tuple[int, Event]]] = defaultdict(list)
-        results: dict[str, list[tuple[int, Event]]] = defaultdict(list)
-        turns: dict[int, list[tuple[int, Event]]] = defaultdict(list)
+        calls: dict[str, list[Located]] = defaultdict(list)
+        results: dict[str, list[Located]] = defaultdict(list)
+        turns: dict[int, list[Located]] = defaultdict(list)
         for line, e in items:
             turns[e.turn].append((line, e))
             if e.kind is Kind.CALL:
@@ -106,6 +123,8 @@ def lint_events(located: list[tuple[int, Event]], keep: int = 5) -> LintReport:
             for (line, r), (_, c) in zip(rs, cs, strict=False):
                 if r.seq < c.seq:
                     report.flag("result-before-call", at(line, r))
+            for line, r in rs[len(cs) :]:
+                report.flag("answered-twice", at(line, r))
         for cid, cs in calls.items():
             if len(cs) > 1:
                 report.flag("reused-call-id", at(*cs[1]))
@@ -120,4 +139,27 @@ def lint_events(located: list[tuple[int, Event]], keep: int = 5) -> LintReport:
                 report.flag("turn-with-several-users", at(*users[1]))
             if len({e.true_session for _, e in evs}) > 1:
                 report.flag("turn-with-several-sources", at(line, first))
+        flag_late_results(report, items)
+        if provider is not None:
+            flag_provider_rules(report, items, provider)
     return report
+
+
+def flag_provider_rules(report: LintReport, items: Sequence[Located], provider: str) -> None:
+    """What ``provider``'s API would refuse in a request holding this session as it stands."""
+    for rule, i in provider_findings(provider, [e for _, e in items]):
+        report.flag(rule, at(*items[i]))
+
+
+def flag_late_results(report: LintReport, items: Sequence[Located]) -> None:
+    """Results outside their call's turn, in one session's seq order: the grammar's turn is
+    ``USER (CALL RESULT)* TERM``, so a result arriving after a later USER (a human approving a
+    call turns later) breaks every turn-aware strategy's assumption that a turn holds its pairs.
+    Each RESULT pairs with the oldest unanswered CALL of its id, as :class:`History` pairs."""
+    open_calls: dict[str, list[int]] = defaultdict(list)
+    for line, e in items:
+        if e.kind is Kind.CALL:
+            open_calls[e.call_id or ""].append(e.turn)
+        elif e.kind is Kind.RESULT and open_calls.get(e.call_id or ""):
+            if open_calls[e.call_id or ""].pop(0) != e.turn:
+                report.flag("result-in-later-turn", at(line, e))

@@ -21,12 +21,15 @@ from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.projector import Strategy, Window, project
+from turncheck.models.provider_rules import PROVIDERS, provider_findings
 from turncheck.models.report import COUNTERS
 
 EXTRA_CHECKS = ("nonSuffix", "invented")
 """Checks beyond the structural counters: the window is not a suffix of the log; it holds
 messages the projector invented (message-level projectors)."""
-CHECKS = (*COUNTERS, *EXTRA_CHECKS)
+CHECKS = (*COUNTERS, *EXTRA_CHECKS, *PROVIDERS)
+"""… and a provider's name: the window breaks a rule of that API (:mod:`models.provider_rules`),
+so the request would be refused."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ def check_value(window: Window, check: str) -> int:
         return int(window.events != window.history.events[window.start : window.end])
     if check == "invented":
         return int(getattr(window, "invented", 0))  # PeerWindow counts what it made up
+    if check in PROVIDERS:
+        return len(provider_findings(check, window.events))
     return int(getattr(window.report, check))
 
 

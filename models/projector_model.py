@@ -17,6 +17,11 @@ the properties read the window's structural report:
   reproductions are searched for (:mod:`scenarios.peer_trace`); off by default, so the model's
   properties, parameters and every saved trace stay what they were.
 
+With ``late=True`` a call still open when the next USER arrives is not dangling yet: its RESULT
+may still come in any later turn (a human approving the call after chatting on), the case
+``lint`` reports as ``result-in-later-turn``. Off by default, listed among the parameters only
+when on, for the same reason as ``pairing``.
+
 USER, CALL and TERM cost one token; a RESULT costs one of ``result_sizes`` tokens (four ASCII
 characters per token under the ``estimate`` cost model). With the defaults (budget 4, results of
 1 or 3 tokens, six events, two call ids) every strategy's known failure is reachable: M0 orphans,
@@ -80,6 +85,7 @@ class ProjectorModel(ProtocolModel[State, Action]):
         result_sizes: tuple[int, ...] = (1, 3),
         reuse: bool = True,
         pairing: bool = False,
+        late: bool = False,
     ) -> None:
         self._strategy = resolve_strategy(check_strategy(strategy))  # M0..M5 or the user's own
         if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
@@ -108,6 +114,9 @@ class ProjectorModel(ProtocolModel[State, Action]):
         self.pairing = pairing
         if pairing:  # listed only when on: the default model's parameters are unchanged
             self.params = {**self.params, "pairing": True}
+        self.late = late
+        if late:
+            self.params = {**self.params, "late": True}
         self._window = lru_cache(maxsize=1 << 16)(self._project)
 
     # -- the protocol -------------------------------------------------------------------------
@@ -134,8 +143,8 @@ class ProjectorModel(ProtocolModel[State, Action]):
         turn = events[-1][3] if events else 0
         verb = action[0]
         if verb == "user":
-            # calls still open are dangling from now on: their results never come
-            return (*events, (USER, NO_CALL, 1, turn + 1)), (), True
+            # calls still open are dangling from now on (their results never come), unless late
+            return (*events, (USER, NO_CALL, 1, turn + 1)), open_ids if self.late else (), True
         if verb == "call":
             cid = action[1]
             return (*events, (CALL, cid, 1, turn)), tuple(sorted((*open_ids, cid))), True

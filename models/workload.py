@@ -4,7 +4,11 @@ Sessions × turns; each turn is ``USER (CALL c, RESULT c)* TERM``; a turn has no
 probability ``p_no_calls`` and otherwise ``uniform{0..max_calls}`` calls (which together give the
 seed's 1.8 calls per turn); each call's result is written with probability ``p_result`` (the
 rest dangle); result sizes are uniform in ``result_chars``. A turn issues its calls in parallel
-(all CALLs, then the RESULTs in reverse order) with probability ``p_parallel``.
+(all CALLs, then the RESULTs in reverse order) with probability ``p_parallel``. A written result
+arrives late with probability ``p_late_result``: it moves to the next turn, right after its USER
+(a human approving a call only after the agent has answered and the user has chatted on); in a
+session's last turn it stays where it is. At ``p_late_result`` 0 nothing is drawn for it, so
+every existing workload is byte-identical.
 
 Determinism: sessions are generated in fixed blocks of :data:`BLOCK` sessions, each from its own
 random stream keyed by ``(seed, block)``, so any set of worker processes generating any blocks
@@ -45,6 +49,7 @@ class WorkloadParams:
     max_calls: int = 4
     p_parallel: float = 0.0
     cjk_share: float = 0.7
+    p_late_result: float = 0.0
     user_chars: tuple[int, int] = (20, 400)
     call_chars: tuple[int, int] = (20, 200)
     result_chars: tuple[int, int] = (200, 3000)
@@ -56,7 +61,7 @@ class WorkloadParams:
                 raise BadParameter(f"workload {name} must be >= 1, got {getattr(self, name)}")
         if self.max_calls < 0:
             raise BadParameter(f"workload max_calls must be >= 0, got {self.max_calls}")
-        for name in ("p_result", "p_no_calls", "p_parallel", "cjk_share"):
+        for name in ("p_result", "p_no_calls", "p_parallel", "cjk_share", "p_late_result"):
             v = getattr(self, name)
             if not 0.0 <= v <= 1.0:
                 raise BadParameter(f"workload {name} must be within [0, 1], got {v}")
@@ -162,6 +167,8 @@ def _generate_block(p: WorkloadParams, block: int, first: int, count: int) -> Ev
     hi = np.array([p.user_chars[1], p.call_chars[1], p.result_chars[1], p.term_chars[1]], dtype=np.int64)
     chars = (lo[kind] + np.floor(rng.random(m) * (hi[kind] - lo[kind] + 1)).astype(np.int64)).astype(np.int32)
     cjk = (rng.random(m) < p.cjk_share) & (kind != Kind.CALL)
+    if p.p_late_result > 0:
+        kind, turn_of_slot, call, chars, cjk = _late_results(p, rng, kind, turn_of_slot, call, chars, cjk)
     session = (first + turn_of_slot // p.turns).astype(np.int32)
     per_session = np.bincount(session - first, minlength=count)
     offsets = np.concatenate(([0], np.cumsum(per_session))).astype(np.int64)
@@ -176,6 +183,23 @@ def _generate_block(p: WorkloadParams, block: int, first: int, count: int) -> Ev
         offsets=offsets,
         first_session=first,
     )
+
+
+def _late_results(p: WorkloadParams, rng: np.random.Generator, *rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The block's rows (kind first, turn of slot second) with each late RESULT moved behind the
+    USER of the next turn of its session; a stable sort keeps every other row in place and
+    several late results of one turn in their order."""
+    kind, turn_of_slot = rows[0], rows[1]
+    late = (rng.random(kind.shape[0]) < p.p_late_result) & (kind == Kind.RESULT)
+    late &= turn_of_slot % p.turns < p.turns - 1
+    starts = np.flatnonzero(np.concatenate(([True], turn_of_slot[1:] != turn_of_slot[:-1])))
+    position = 2 * np.arange(kind.shape[0], dtype=np.int64)
+    next_user = starts[np.minimum(turn_of_slot - turn_of_slot[0] + 1, starts.shape[0] - 1)]
+    key = np.where(late, 2 * next_user + 1, position)
+    order = np.argsort(key, kind="stable")
+    moved = [r[order] for r in rows]
+    moved[1] = np.where(late, turn_of_slot + 1, turn_of_slot)[order]
+    return tuple(moved)
 
 
 def blocks(p: WorkloadParams) -> list[tuple[int, int, int]]:

@@ -41,7 +41,15 @@ HUGE_TRACE = json.dumps({
     "format": "turncheck-trace/1", "model": "trigger", "params": {"writers": 10**9},
     "violated": "bounded-peak-turns", "actions": [["append", 0]],
 })  # fmt: skip
-IMPORT_FORMATS = ("openai-chat", "openai-responses", "langchain", "agents-sqlite", "llamaindex")
+IMPORT_FORMATS = (
+    "openai-chat",
+    "openai-responses",
+    "langchain",
+    "agents-sqlite",
+    "llamaindex",
+    "anthropic",
+    "gemini",
+)
 
 
 def _importer(fmt: str) -> Callable[[str], list[str]]:

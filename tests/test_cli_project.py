@@ -170,3 +170,22 @@ def test_strict_refuses_two_users_in_one_turn(cli: Any, tmp_path, capsys):
     assert cli("project", "--history", str(f), "--budget", "10")[0] == 0
     code, out, err = cli("project", "--history", str(f), "--budget", "10", "--strict")
     assert code == 2 and out == "" and "second USER in turn 0" in err and len(err.strip().splitlines()) == 1
+
+
+def test_lint_names_a_result_two_turns_after_its_call(cli: Any, tmp_path):
+    f = tmp_path / "late.jsonl"
+    rows = [{"seq": 0, "session": "a", "turn": 0, "kind": "USER"},
+            {"seq": 1, "session": "a", "turn": 0, "kind": "CALL", "call_id": "approve"},
+            {"seq": 2, "session": "a", "turn": 0, "kind": "TERM"},
+            {"seq": 3, "session": "a", "turn": 1, "kind": "USER"},
+            {"seq": 4, "session": "a", "turn": 1, "kind": "TERM"},
+            {"seq": 5, "session": "a", "turn": 2, "kind": "USER"},
+            {"seq": 6, "session": "a", "turn": 2, "kind": "RESULT", "call_id": "approve"},
+            {"seq": 7, "session": "a", "turn": 2, "kind": "TERM"}]  # fmt: skip
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, _ = cli("lint", str(f))
+    assert code == 1 and "result-in-later-turn" in out
+    assert "line 7: seq 6 session a turn 2 RESULT approve" in out
+    rows[6]["turn"] = 0
+    f.write_text("".join(json.dumps(r) + "\n" for r in sorted(rows, key=lambda r: (r["turn"], r["seq"]))))
+    assert "result-in-later-turn" not in cli("lint", str(f))[1]

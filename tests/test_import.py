@@ -146,11 +146,7 @@ def test_jsonl_lines_split_at_newline_only(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "fmt,content,needle",
     [
-        (
-            "openai-chat",
-            [{"role": "tool", "tool_call_id": "zz", "content": "x"}],
-            "message 1: a tool result for call 'zz', which was never issued",
-        ),
+        ("openai-chat", [{"role": "tool", "content": "x"}], "record 1: a tool result without a call id"),
         (
             "openai-chat",
             [{"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f"}}]}],
@@ -192,3 +188,87 @@ def test_import_then_lint_and_project_from(tmp_path: Path, capsys: pytest.Captur
     capsys.readouterr()
     assert main(["project", "--from", "langchain", "-H", str(src), "-q", "--format", "json", "-s", "M5"]) == 0
     assert json.loads(capsys.readouterr().out)["kept_events"] == 6
+
+
+def _call(cid: str) -> dict[str, Any]:
+    return {"role": "assistant", "tool_calls": [{"id": cid, "type": "function", "function": {"name": "f", "arguments": "{}"}}]}  # fmt: skip
+
+
+BROKEN = {  # each history, and the problem lint must find at the record named
+    "orphan": ([{"role": "tool", "tool_call_id": "call_A", "content": "42"}, {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "hello"}], "orphan-result", 1),
+    "answered twice": ([{"role": "user", "content": "hi"}, _call("a"), {"role": "tool", "tool_call_id": "a", "content": "1"},
+                        {"role": "tool", "tool_call_id": "a", "content": "2"}], "answered-twice", 4),
+    "result before call": ([{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "a", "content": "1"},
+                            _call("a")], "result-before-call", 2),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_a_broken_log_is_read_and_flagged_at_its_record(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Broken logs are read, not refused: lint exits 1 naming the record, import writes the log
+    as it is with one warning line (exit 2 stays for what is not the format)."""
+    messages, problem, record = BROKEN[case]
+    src = tmp_path / "chat.json"
+    src.write_text(json.dumps(messages))
+    assert main(["lint", "--from", "openai-chat", str(src), "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["counts"][problem] == 1
+    assert report["examples"][problem][0].startswith(f"{src}: session 'chat': record {record}: ")
+    out = tmp_path / "chat.jsonl"
+    assert main(["import", "--from", "openai-chat", str(src), "-o", str(out)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len([e for e in err if e.startswith("warning:")]) == 1 and problem in err[0]
+    assert [e.kind.name for e in read_jsonl(out)] == [
+        {"user": "USER", "assistant": "TERM" if "content" in m else "CALL", "tool": "RESULT"}[m["role"]]
+        for m in messages
+    ]
+    assert main(["lint", str(out), "-q"]) == 1
+
+
+def test_a_responses_log_starting_on_an_orphan_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "items.jsonl"
+    body = {"input": [{"type": "function_call_output", "call_id": "call_A", "output": "42"},
+                      {"role": "user", "content": "next?"}]}  # fmt: skip
+    src.write_text(
+        json.dumps(body)
+        + "\n"
+        + json.dumps({"input": [*body["input"], {"role": "assistant", "content": "ok"}]})
+        + "\n"
+    )
+    assert main(["lint", "--from", "openai-responses", str(src)]) == 1
+    assert f"{src}:1: record 1: seq 0 session items-1 turn 0 RESULT call_A" in capsys.readouterr().out
+    assert main(["lint", "--from", "openai-responses", str(src), "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["events"] == 3 and report["examples"]["orphan-result"] == [
+        f"{src}:1: record 1: seq 0 session items-1 turn 0 RESULT call_A"
+    ]
+
+
+def test_a_format_is_one_module_that_registers_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new format is one module calling ``turncheck.register_format``; ``import``, ``lint`` and
+    ``list formats`` then know it, beside the built-ins (which keep their order)."""
+    (tmp_path / "plain_lines.py").write_text(
+        "import turncheck\n"
+        "from turncheck.models.importers import build_sessions, read_text\n\n"
+        "def add(b, line, where):\n"
+        "    b.user(line, where) if line.startswith('> ') else b.answer(line, where)\n\n"
+        "turncheck.register_format(turncheck.LogFormat('test-plain-lines', lambda p: build_sessions(\n"
+        "    [(p.stem, read_text(p).splitlines(), str(p), 1)], add), 'lines: > user, else answer'))\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    __import__("plain_lines")
+    src = tmp_path / "talk.txt"
+    src.write_text("> hi\nhello\n")
+    assert main(["import", "--from", "test-plain-lines", str(src)]) == 0
+    assert [json.loads(line)["kind"] for line in capsys.readouterr().out.splitlines()] == ["USER", "TERM"]
+    assert main(["list", "formats"]) == 0
+    names = capsys.readouterr().out.splitlines()
+    assert names[:5] == ["openai-chat", "openai-responses", "langchain", "agents-sqlite", "llamaindex"]
+    assert "test-plain-lines" in names

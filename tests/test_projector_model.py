@@ -140,3 +140,17 @@ def test_seq_ordered_turns_predicate() -> None:
     assert seq_ordered_turns([ev(0, 0), ev(1, 0), ev(2, 1)])
     assert not seq_ordered_turns([ev(1, 0), ev(0, 0)])  # out of seq order in a turn
     assert not seq_ordered_turns([ev(0, 0), ev(2, 1), ev(1, 0)])  # turn 0 split
+
+
+@pytest.mark.parametrize("strategy", sorted(FRESH_IDS))
+def test_results_in_a_later_turn_orphan_every_turn_cutting_strategy_but_m5(strategy: str) -> None:
+    """``late=True``: an open call may be answered turns later; M0–M4 then send its RESULT without
+    its CALL, M5 never does (docs/your-agent.md, "Results that arrive turns later")."""
+    model = ProjectorModel(strategy=strategy, reuse=False, late=True)
+    result = explore(model)
+    status = {o.name: o.status for o in result.properties}
+    assert result.exhausted and status["no-orphan-results"] == ("holds" if strategy == "M5" else "violated")
+    if strategy == "M3":
+        path = counterexample(model, result, "no-orphan-results")
+        assert [a[0] for a in path.actions] == ["user", "call", "user", "result"]
+    assert model.params["late"] is True and "late" not in ProjectorModel(strategy=strategy).params

@@ -81,6 +81,7 @@ def test_turncheck_list_shows_every_registry_built_ins_in_their_order(cli: Any) 
         "stores",
         "peers",
         "lockings",
+        "formats",
         "extensions",
     }  # benchmarks: not shipped
     code, out, _ = cli("list", "plots")

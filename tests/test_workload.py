@@ -111,3 +111,31 @@ def test_a_block_without_any_tool_call_generates():
     assert cols.counts()["calls"] == 0 and len(cols) == 8
     cols = generate_columns(WorkloadParams(sessions=1, turns=1, p_no_calls=1.0))
     assert set(cols.kind.tolist()) == {int(Kind.USER), int(Kind.TERM)}
+
+
+def test_late_results_move_to_the_next_turn_after_its_user_and_nothing_else_changes():
+    """p_late_result moves written results (never drops or adds one) behind the next turn's USER;
+    at 0 the workload is the one it always was."""
+    from turncheck.models.lint import lint_events
+
+    base = WorkloadParams(sessions=30, turns=8, p_result=0.9, p_parallel=0.25)
+    late = WorkloadParams(sessions=30, turns=8, p_result=0.9, p_parallel=0.25, p_late_result=0.3)
+    a, b = generate_columns(base), generate_columns(late)
+    assert (
+        generate_columns(WorkloadParams(**{**base.__dict__, "p_late_result": 0.0})).checksum() == a.checksum()
+    )
+    assert a.counts() == b.counts() and np.array_equal(a.offsets, b.offsets)
+    events = list(column_events(b))
+    report = lint_events(list(enumerate(events, start=1)))
+    assert report.counts["result-in-later-turn"] > 0
+    assert {k for k, n in report.counts.items() if n} <= {"result-in-later-turn", "dangling-call"}
+    turn = None
+    for i, e in enumerate(events):
+        if (e.session, e.turn) != turn:
+            assert e.kind is Kind.USER
+            turn = (e.session, e.turn)
+        if e.kind is Kind.RESULT:
+            call = next(c for c in events[:i] if c.session == e.session and c.call_id == e.call_id)
+            assert e.turn == call.turn or (
+                e.turn == call.turn + 1 and events[i - 1].kind in (Kind.USER, Kind.RESULT)
+            )

@@ -68,6 +68,9 @@ _PUBLIC: dict[str, str] = {
     "Peer": "turncheck.models.peers",
     "register_locking": "turncheck.models.locking",
     "Locking": "turncheck.models.locking",
+    "register_format": "turncheck.models.importers",
+    "LogFormat": "turncheck.models.importers",
+    "Imported": "turncheck.models.importers",
 }
 
 __all__ = [
@@ -112,6 +115,9 @@ __all__ = [
     "Peer",
     "register_locking",
     "Locking",
+    "register_format",
+    "LogFormat",
+    "Imported",
 ]
 
 if TYPE_CHECKING:
@@ -121,6 +127,7 @@ if TYPE_CHECKING:
     from turncheck.models.events import Event, Kind, read_jsonl, write_jsonl
     from turncheck.models.exec_protocol import exec_projector
     from turncheck.models.history import History
+    from turncheck.models.importers import Imported, LogFormat, register_format
     from turncheck.models.locking import Locking, register_locking
     from turncheck.models.messages import message_trimmer
     from turncheck.models.peers import Peer, register_peer

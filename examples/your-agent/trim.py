@@ -25,3 +25,24 @@ def keep_recent_whole_exchanges(messages, budget):
     while kept and kept[0]["role"] == "tool":
         kept.pop(0)
     return kept
+
+
+def anthropic_role(message):
+    """The role a message has in Anthropic's Messages API: tool results travel as "user"."""
+    return "user" if message["role"] == "tool" else message["role"]
+
+
+def keep_recent_from_user(messages, budget):
+    """keep_recent, then start on a user message (OpenAI roles: a tool result is not one)."""
+    kept = keep_recent(messages, budget)
+    while kept and kept[0]["role"] != "user":
+        kept.pop(0)
+    return kept
+
+
+def keep_recent_from_user_anthropic_roles(messages, budget):
+    """The same rule over Anthropic roles, where a tool result's message is a user message."""
+    kept = keep_recent(messages, budget)
+    while kept and anthropic_role(kept[0]) != "user":
+        kept.pop(0)
+    return kept

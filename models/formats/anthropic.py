@@ -1,0 +1,82 @@
+"""``--from anthropic``: Anthropic Messages API ``messages`` — a JSON list, a request body
+``{"messages": […]}`` (its ``system`` is the frame, not the log), or JSONL of request bodies.
+
+A message's ``content`` is a string or a list of blocks. An assistant message's ``tool_use``
+blocks are its calls (one CALL each, so parallel calls stay side by side; text written beside
+them is not kept, as for every format); without any, its text is the TERM. Results travel in a
+*user* message as ``tool_result`` blocks (one RESULT each, paired by ``tool_use_id``); text in a
+user message is the USER. Server tools run inside the assistant message: ``server_tool_use`` is
+a CALL and the block answering it (``web_search_tool_result``, ``code_execution_tool_result``…,
+any ``*_tool_result`` carrying a ``tool_use_id``) its RESULT. ``thinking`` and
+``redacted_thinking`` blocks are the model's own and skipped, like Responses reasoning items.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text, text_of
+from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
+
+SKIPPED = ("thinking", "redacted_thinking")
+
+
+def result_text(block: Mapping[str, Any], where: str) -> str:
+    """A result block's content as text: a string, text blocks, or (server tools) the JSON."""
+    content = block.get("content")
+    if content is None or isinstance(content, str):
+        return content or ""
+    if block.get("type") == "tool_result":
+        return text_of(content, where)
+    return json.dumps(content, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def add_anthropic_message(b: SessionBuilder, message: Any, where: str) -> None:
+    """One Messages API message (``role`` user or assistant, ``content`` text or blocks)."""
+    if not isinstance(message, Mapping):
+        raise ImportFormatError(f"{where}: expected a message object, got {type(message).__name__}")
+    role, content = message.get("role"), message.get("content")
+    if role not in ("user", "assistant"):
+        raise ImportFormatError(f"{where}: unknown message role {role!r} (expected user or assistant)")
+    if isinstance(content, str):
+        (b.user if role == "user" else b.answer)(content, where)
+        return
+    if not isinstance(content, list):
+        raise ImportFormatError(
+            f"{where}: content must be text or a list of blocks, got {type(content).__name__}"
+        )
+    texts: list[str] = []
+    calls = False
+    for block in content:
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if not isinstance(kind, str):
+            raise ImportFormatError(f"{where}: a content block without a 'type'")
+        if kind == "text":
+            texts.append(text_of([block], where))
+        elif kind in ("tool_use", "server_tool_use") and role == "assistant":
+            b.call(str(block.get("id") or ""), arguments_text(block.get("input", {})), where)
+            calls = calls or kind == "tool_use"  # a server tool's answer comes in this same message
+        elif (
+            kind == "tool_result" and role == "user" or kind.endswith("_tool_result") and role == "assistant"
+        ):
+            b.result(str(block.get("tool_use_id") or ""), result_text(block, where), where)
+        elif kind not in SKIPPED:
+            raise ImportFormatError(
+                f"{where}: content block of type {kind!r} is not mapped in a {role} message"
+            )
+    if role == "user" and texts:
+        b.user("".join(texts), where)
+    elif role == "assistant" and not calls:
+        b.answer("".join(texts), where)
+
+
+register_format(
+    LogFormat(
+        "anthropic",
+        lambda path: json_or_jsonl(path, "messages", add_anthropic_message),
+        'Anthropic Messages API messages (tool_use / tool_result blocks): a JSON list, {"messages": […]}, or JSONL of request bodies',
+        provider="anthropic",
+    )
+)

@@ -1,0 +1,49 @@
+"""``--from openai-responses``: OpenAI Responses API input items (``message``, ``function_call``,
+``function_call_output``) — a JSON list, ``{"input": […]}``, or JSONL of request bodies."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text, text_of
+from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
+
+
+def add_response_item(b: SessionBuilder, item: Any, where: str) -> None:
+    """One Responses API input item: a message, ``function_call`` or ``function_call_output``;
+    reasoning items are skipped (they are not sent back as context by the SDKs)."""
+    if not isinstance(item, Mapping):
+        raise ImportFormatError(f"{where}: expected an input item object, got {type(item).__name__}")
+    kind = item.get("type", "message" if "role" in item else None)
+    if kind == "message":
+        role = item.get("role")
+        if role in ("system", "developer"):
+            return
+        if role == "user":
+            b.user(text_of(item.get("content"), where), where)
+        elif role == "assistant":
+            b.answer(text_of(item.get("content"), where), where)
+        else:
+            raise ImportFormatError(f"{where}: unknown message role {role!r}")
+    elif kind == "function_call":
+        b.call(str(item.get("call_id") or ""), arguments_text(item.get("arguments", "")), where)
+    elif kind == "function_call_output":
+        output = item.get("output")
+        b.result(str(item.get("call_id") or ""), text_of(output, where) if output is not None else "", where)
+    elif kind == "reasoning":
+        return
+    else:
+        raise ImportFormatError(
+            f"{where}: unknown item type {kind!r} (expected message, function_call, function_call_output)"
+        )
+
+
+register_format(
+    LogFormat(
+        "openai-responses",
+        lambda path: json_or_jsonl(path, "input", add_response_item),
+        'a JSON list of Responses API input items (message, function_call, function_call_output), {"input": […]}, or JSONL of request bodies',
+        provider="openai-responses",
+    )
+)

@@ -1,0 +1,220 @@
+"""The eight bad shapes of every format — not the format, wrong types, missing ids, … — each one
+line naming the record, exit 2, nothing written (``import``, and ``lint --from`` the same)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from turncheck.cli.app import main
+
+CALL = {"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}  # fmt: skip
+NOT_JSON = '[{"role": '
+SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what the line says)
+    "openai-chat": [
+        (NOT_JSON, "malformed JSON"),
+        ({"messages": 3}, "expected a list of records"),
+        ([3], "record 1: expected a message object, got int"),
+        ([{"role": "narrator", "content": "x"}], "record 1: unknown message role 'narrator'"),
+        ([{"role": "user", "content": 5}], "record 1: content must be text or a list of parts, got int"),
+        (
+            [{"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f"}}]}],
+            "record 1: a tool call without an id",
+        ),
+        ([CALL, {"role": "tool", "content": "x"}], "record 2: a tool result without a call id"),
+        (
+            [{"role": "user", "content": [{"type": "image_url"}]}],
+            "record 1: content part of type 'image_url' is not text",
+        ),
+    ],
+    "openai-responses": [
+        (NOT_JSON, "malformed JSON"),
+        ({"input": "hi"}, "expected a list of records"),
+        (["hi"], "record 1: expected an input item object, got str"),
+        ([{"type": "web_search_call"}], "record 1: unknown item type 'web_search_call'"),
+        (
+            [{"role": "user", "content": {"text": "x"}}],
+            "record 1: content must be text or a list of parts, got dict",
+        ),
+        ([{"type": "function_call", "name": "f", "arguments": "{}"}], "record 1: a tool call without an id"),
+        ([{"type": "function_call_output", "output": "1"}], "record 1: a tool result without a call id"),
+        (
+            [{"role": "user", "content": [{"type": "input_image"}]}],
+            "record 1: content part of type 'input_image' is not text",
+        ),
+    ],
+    "anthropic": [
+        (NOT_JSON, "malformed JSON"),
+        ({"messages": {}}, "expected a list of records"),
+        ([None], "record 1: expected a message object, got NoneType"),
+        ([{"role": "system", "content": "x"}], "record 1: unknown message role 'system'"),
+        ([{"role": "user", "content": 1}], "record 1: content must be text or a list of blocks, got int"),
+        (
+            [{"role": "assistant", "content": [{"type": "tool_use", "name": "f", "input": {}}]}],
+            "record 1: a tool call without an id",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "tool_result", "content": "1"}]}],
+            "record 1: a tool result without a call id",
+        ),
+        (
+            [{"role": "user", "content": [{"type": "image", "source": {}}]}],
+            "record 1: content block of type 'image' is not mapped",
+        ),
+    ],
+    "gemini": [
+        (NOT_JSON, "malformed JSON"),
+        ({"contents": 1}, "expected a list of records"),
+        ([{"role": "user", "parts": "hi"}], "record 1: expected a Content object with a 'parts' list"),
+        ([{"role": "system", "parts": []}], "record 1: unknown role 'system'"),
+        ([{"role": "user", "parts": [{"text": 3}]}], "record 1: a text part must hold a string"),
+        (
+            [{"role": "model", "parts": [{"functionCall": {"args": {}}}]}],
+            "record 1: a function call without a name",
+        ),
+        (
+            [{"role": "user", "parts": [{"functionResponse": {"id": 7, "name": "f"}}]}],
+            "record 1: a function part's id must be a string",
+        ),
+        (
+            [{"role": "user", "parts": [{"inlineData": {"mimeType": "image/png"}}]}],
+            "record 1: a part holding inlineData is not text",
+        ),
+    ],
+    "langchain": [
+        (NOT_JSON, "malformed JSON"),
+        (7, "expected a list of records"),
+        ([{"type": "human"}], "record 1: expected {'type'"),
+        ([{"type": "chat", "data": {"content": "x"}}], "record 1: unknown message type 'chat'"),
+        (
+            [{"type": "human", "data": {"content": 2}}],
+            "record 1: content must be text or a list of parts, got int",
+        ),
+        (
+            [{"type": "ai", "data": {"content": "", "tool_calls": [{"name": "f", "args": {}}]}}],
+            "record 1: a tool call without an id",
+        ),
+        ([{"type": "tool", "data": {"content": "1"}}], "record 1: a tool result without a call id"),
+        (
+            [{"type": "human", "data": {"content": [{"type": "image_url"}]}}],
+            "record 1: content part of type 'image_url' is not text",
+        ),
+    ],
+    "llamaindex": [
+        (NOT_JSON, "malformed JSON"),
+        ("true", "expected a list of records"),
+        ([{"content": "x"}], "record 1: expected a ChatMessage dump with a 'role'"),
+        ([{"role": "function", "content": "x"}], "record 1: unknown role 'function'"),
+        ([{"role": "user", "content": 4}], "record 1: content must be text or a list of parts, got int"),
+        (
+            [{"role": "assistant", "blocks": [{"block_type": "tool_call", "tool_kwargs": {}}]}],
+            "record 1: a tool call without an id",
+        ),
+        ([{"role": "tool", "content": "1"}], "record 1: a tool result without a call id"),
+        ([{"role": "user", "blocks": [{"block_type": "image"}]}], "record 1: content block of type 'image'"),
+    ],
+}
+CASES = [
+    (fmt, i, content, needle) for fmt, shapes in SHAPES.items() for i, (content, needle) in enumerate(shapes)
+]
+
+
+@pytest.mark.parametrize(("fmt", "shape", "content", "needle"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
+def test_each_bad_shape_is_one_line_exit_2_nothing_written(
+    fmt: str, shape: int, content: Any, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "in.json"
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    check(["import", "--from", fmt, str(path), "-o", str(tmp_path / "out.jsonl")], needle, tmp_path, capsys)
+    check(["lint", "--from", fmt, str(path)], needle, tmp_path, capsys)
+
+
+def written(tmp_path: Path) -> list[str]:
+    """The files in ``tmp_path``, less SQLite's own ``-wal``/``-shm`` of a WAL database it opened."""
+    return sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(("-wal", "-shm")))
+
+
+def check(argv: list[str], needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = written(tmp_path)
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and needle in err, err
+    assert written(tmp_path) == before
+
+
+def sqlite_log(tmp_path: Path, items: list[Any], raw: str | None = None) -> Path:
+    """A database the OpenAI Agents SDK's SQLiteSession wrote (``raw``: then one row overwritten)."""
+    from agents import SQLiteSession
+
+    db = tmp_path / "session.db"
+
+    async def write() -> None:
+        session = SQLiteSession("conv", db_path=db)
+        await session.add_items(items)
+        session.close()
+
+    asyncio.run(write())
+    if raw is not None:
+        con = sqlite3.connect(db)
+        con.execute("UPDATE agent_messages SET message_data = ? WHERE id = 1", (raw,))
+        con.commit()
+        con.close()
+    return db
+
+
+SQLITE: list[tuple[Any, str | None, str]] = [  # (items, raw row 1, what the line says)
+    ("not a database", None, "not an OpenAI Agents SDK session database"),
+    ([], None, "not an OpenAI Agents SDK session database"),  # replaced below by a database without the table
+    ([{"role": "user", "content": "x"}], "{not json", "agent_messages row 1: message_data is not JSON"),
+    ([{"role": "user", "content": "x"}], "3", "agent_messages row 1: expected an input item object, got int"),
+    (
+        [{"type": "image_generation_call"}],
+        None,
+        "agent_messages row 1: unknown item type 'image_generation_call'",
+    ),
+    (
+        [{"role": "user", "content": 9}],
+        None,
+        "agent_messages row 1: content must be text or a list of parts, got int",
+    ),
+    (
+        [{"type": "function_call", "name": "f", "arguments": "{}"}],
+        None,
+        "agent_messages row 1: a tool call without an id",
+    ),
+    (
+        [{"type": "function_call_output", "output": "1"}],
+        None,
+        "agent_messages row 1: a tool result without a call id",
+    ),
+]
+
+
+@pytest.mark.parametrize("shape", range(len(SQLITE)))
+def test_each_bad_agents_sqlite_shape_is_one_line(
+    shape: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("agents", reason="the peers extra (openai-agents) is not installed")
+    items, raw, needle = SQLITE[shape]
+    if isinstance(items, str):
+        db = tmp_path / "session.db"
+        db.write_text(items)
+    elif not items:
+        db = tmp_path / "session.db"
+        sqlite3.connect(db).execute("CREATE TABLE other (x)").connection.close()
+    else:
+        db = sqlite_log(tmp_path, items, raw)
+    before = db.read_bytes()
+    check(
+        ["import", "--from", "agents-sqlite", str(db), "-o", str(tmp_path / "out.jsonl")],
+        needle,
+        tmp_path,
+        capsys,
+    )
+    check(["lint", "--from", "agents-sqlite", str(db)], needle, tmp_path, capsys)
+    assert db.read_bytes() == before

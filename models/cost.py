@@ -116,12 +116,12 @@ def content_of(event: Event) -> str:
 def message_of(event: Event) -> dict[str, Any]:
     """The chat message an event becomes in a request (the shape documented in the README).
 
-    USER → ``{"role":"user","content":…}``; TERM → ``{"role":"assistant","content":…}``;
+    USER and SUMMARY → ``{"role":"user","content":…}``; TERM → ``{"role":"assistant","content":…}``;
     CALL → ``{"role":"assistant","tool_calls":[{"id":…,"type":"function","function":{"name":"tool","arguments":…}}]}``;
     RESULT → ``{"role":"tool","tool_call_id":…,"content":…}``.
     """
     content = content_of(event)
-    if event.kind is Kind.USER:
+    if event.kind is Kind.USER or event.kind is Kind.SUMMARY:
         return {"role": "user", "content": content}
     if event.kind is Kind.TERM:
         return {"role": "assistant", "content": content}

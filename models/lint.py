@@ -8,9 +8,11 @@ writers meant; a log that only looks right in file order is still flagged.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from turncheck.models.events import Event, Kind
+from turncheck.models.summaries import COVERAGE_PROBLEMS, coverage_faults
 
 PROBLEMS: dict[str, str] = {
     "duplicate-seq": "seq used by more than one event",
@@ -23,6 +25,7 @@ PROBLEMS: dict[str, str] = {
     "turn-with-several-sources": "(session, turn) holding events of more than one source",
     "reused-call-id": "call id issued by more than one CALL in a session",
 }
+PROBLEMS.update(COVERAGE_PROBLEMS)
 
 
 @dataclass
@@ -92,7 +95,8 @@ def lint_events(located: list[tuple[int, Event]], keep: int = 5) -> LintReport:
         results: dict[str, list[tuple[int, Event]]] = defaultdict(list)
         turns: dict[int, list[tuple[int, Event]]] = defaultdict(list)
         for line, e in items:
-            turns[e.turn].append((line, e))
+            if e.kind is not Kind.SUMMARY:  # a summary may stand in a turn of its own
+                turns[e.turn].append((line, e))
             if e.kind is Kind.CALL:
                 calls[e.call_id or ""].append((line, e))
             elif e.kind is Kind.RESULT:
@@ -120,4 +124,18 @@ def lint_events(located: list[tuple[int, Event]], keep: int = 5) -> LintReport:
                 report.flag("turn-with-several-users", at(*users[1]))
             if len({e.true_session for _, e in evs}) > 1:
                 report.flag("turn-with-several-sources", at(line, first))
+        lint_coverage(report, items, at)
     return report
+
+
+def lint_coverage(
+    report: LintReport, items: list[tuple[int, Event]], at: Callable[[int, Event], str]
+) -> None:
+    """Flag one session's coverage faults (:mod:`models.summaries`), naming the summary and the event."""
+    line_of = {id(e): line for line, e in items}
+    for f in coverage_faults([e for _, e in items]):
+        s = f.summary
+        where = f"{at(line_of[id(s)], s)} covers {list(s.covers or ())}"
+        if f.event is not None:
+            where += f"; {at(line_of[id(f.event)], f.event)}"
+        report.flag(f.problem, f"{where}: {f.detail}")

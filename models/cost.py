@@ -88,6 +88,27 @@ class EstimateCost:
         return self.tokens(event.size, event.cjk)
 
 
+@dataclass(frozen=True)
+class CharsCost:
+    """Characters of each event (of its CJK events only, when ``cjk``), frame 0: not the price
+    of a request but a size a history keeps as prefix sums like any cost — what a summarising
+    strategy's summary is made from (:mod:`models.summarising`)."""
+
+    cjk: bool = False
+    name: str = field(default="chars", init=False)
+
+    @property
+    def key(self) -> Hashable:
+        return ("chars", self.cjk)
+
+    @property
+    def frame(self) -> int:
+        return 0
+
+    def event_cost(self, event: Event) -> int:
+        return event.size if event.cjk or not self.cjk else 0
+
+
 Profile = Literal["python", "java"]
 
 

@@ -22,10 +22,13 @@ from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.projector import Strategy, Window, project
 from turncheck.models.report import COUNTERS
+from turncheck.models.summaries import prompt_events
+from turncheck.models.summarising import coverage_errors
 
-EXTRA_CHECKS = ("nonSuffix", "invented")
+EXTRA_CHECKS = ("nonSuffix", "invented", "coverage")
 """Checks beyond the structural counters: the window is not a suffix of the log; it holds
-messages the projector invented (message-level projectors)."""
+messages the projector invented (message-level projectors); its summaries' coverage errors
+(:func:`models.summarising.coverage_errors`)."""
 CHECKS = (*COUNTERS, *EXTRA_CHECKS)
 
 
@@ -54,10 +57,12 @@ def request_points(kinds: Sequence[int]) -> list[int]:
 def replay_requests(
     session: str, events: Sequence[Event], budget: int, strategy: str | Strategy, cost: CostModel
 ) -> Iterator[Request]:
-    """Every request of one session (events in read order), projected as the agent would."""
+    """Every request of one session (events in read order), projected as the agent would: over
+    the prompt its log implied then (:func:`models.summaries.prompt_events`: only the summaries
+    written before the request count)."""
     kinds = [int(e.kind) for e in events]
     for index, end in enumerate(request_points(kinds)):
-        h = History(list(events[:end]), costs=(cost,))
+        h = History(prompt_events(events[:end]), costs=(cost,))
         yield Request(session, index, end, project(h, budget, strategy, cost))
 
 
@@ -67,6 +72,8 @@ def check_value(window: Window, check: str) -> int:
         return int(window.events != window.history.events[window.start : window.end])
     if check == "invented":
         return int(getattr(window, "invented", 0))  # PeerWindow counts what it made up
+    if check == "coverage":
+        return coverage_errors(window)
     return int(getattr(window.report, check))
 
 

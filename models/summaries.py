@@ -9,8 +9,8 @@ reports :func:`coverage_faults`, a model may use it as a property, and the proje
   session whose seq lies in its range.
 * A summary is *live* unless a later summary of its session covers its seq (re-compaction
   replaces it). An event any summary covers is *dropped* from the prompt.
-* The prompt holds every event no summary covers, in read order, and each live summary where
-  the first event it covers stood — so a summary is never sent beside an event it covers, and
+* The prompt holds every event no summary covers, in read order — the live summaries among
+  them, where they were written — so a summary is never sent beside an event it covers, and
   never with part of its range.
 * Coverage is *exact* when every dropped event is covered by exactly one live summary, no live
   summary covers one end of a CALL/RESULT pair without the other (a call still open when it was
@@ -40,6 +40,9 @@ COVERAGE_PROBLEMS: dict[str, str] = {
     "clock-skew-coverage": "event a reader deciding coverage by ts would drop unsummarised, or send beside its SUMMARY",
 }  # fmt: skip
 """The coverage findings, each a ``lint`` problem (rows of :data:`models.lint.PROBLEMS`)."""
+INEXACT = ("covered-twice", "lost-in-recompaction", "summary-covers-open-call", "summary-splits-pair")
+"""The findings that break exact coverage (a summary of nothing drops nothing; a skewed clock
+misleads only a reader that goes by ``ts``)."""
 
 
 @dataclass(frozen=True)
@@ -83,36 +86,13 @@ def _dropped(union: dict[str, tuple[list[int], list[int]]], e: Event) -> bool:
 
 def prompt_events(events: Sequence[Event]) -> Sequence[Event]:
     """The prompt a log implies (events in read order, any sessions): every event no summary
-    covers, and each live summary in place of the first event it covers (at its own place when
-    it covers none). A log without summaries is returned as it is."""
+    covers, the live summaries among them where they were written. A log without summaries is
+    returned as it is."""
     summaries = [e for e in events if e.kind is _SUMMARY]
     if not summaries:
         return events
     union = _union(summaries)
-    anchored: dict[int, list[Event]] = defaultdict(list)
-    live = [s for s in summaries if not _dropped(union, s)]
-    position = {(e.session, e.seq): i for i, e in enumerate(events)}
-    seqs = _seqs_by_session(events)
-    for s in live:
-        first, last = s.covers or (0, -1)
-        mine = seqs.get(s.session, [])
-        spots = [position[(s.session, q)] for q in mine[bisect_left(mine, first) : bisect_right(mine, last)]]
-        anchored[min(spots, default=position[(s.session, s.seq)])].append(s)
-    out: list[Event] = []
-    for i, e in enumerate(events):
-        out += sorted(anchored.get(i, ()), key=lambda s: s.seq)
-        if e.kind is not _SUMMARY and not _dropped(union, e):
-            out.append(e)
-    return out
-
-
-def _seqs_by_session(events: Sequence[Event]) -> dict[str, list[int]]:
-    seqs: dict[str, list[int]] = defaultdict(list)
-    for e in events:
-        seqs[e.session].append(e.seq)
-    for q in seqs.values():
-        q.sort()
-    return seqs
+    return [e for e in events if not _dropped(union, e)]
 
 
 def coverage_faults(events: Sequence[Event]) -> list[Fault]:
@@ -218,6 +198,11 @@ def _skew_faults(s: Event, ordered: list[Event], lo: int, hi: int, dropped: list
             out.append(Fault("clock-skew-coverage", s, e,
                              f"ts {e.ts:g} lies outside the summary's ts {t0:g}..{t1:g}: sent beside it"))  # fmt: skip
     return out
+
+
+def exact_coverage(events: Sequence[Event]) -> bool:
+    """The ``exact-coverage`` invariant of a log: none of the :data:`INEXACT` findings."""
+    return not any(f.problem in INEXACT for f in coverage_faults(events))
 
 
 def sent_beside(events: Sequence[Event]) -> int:

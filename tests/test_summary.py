@@ -10,9 +10,21 @@ from typing import Any
 
 import pytest
 
+from turncheck.models.cost import EstimateCost, Utf8JsonCost
 from turncheck.models.events import Event, EventFormatError, Kind, dumps_event, parse_events, write_jsonl
+from turncheck.models.history import History
 from turncheck.models.lint import lint_events
-from turncheck.models.summaries import COVERAGE_PROBLEMS, coverage_faults
+from turncheck.models.per_request import check_value, replay_requests
+from turncheck.models.projector import project
+from turncheck.models.summaries import (
+    COVERAGE_PROBLEMS,
+    coverage_faults,
+    exact_coverage,
+    prompt_events,
+    sent_beside,
+)
+from turncheck.models.summarising import RATIO, SummaryWindow, coverage_by_rule, coverage_errors
+from turncheck.models.window_panel import window_panel
 
 
 def summary(seq: int, first: int, last: int, turn: int = 9, text: str = "so far") -> Event:
@@ -97,6 +109,7 @@ def test_recompaction_over_an_earlier_summary_is_exact_only_when_it_takes_its_wh
     assert findings([*first, *turn(5, 1, "b"), summary(9, 0, 8, turn=1)]) == {}
     lost = findings([*first, *turn(5, 1, "b"), summary(9, 4, 8, turn=1)])
     assert list(lost) == ["lost-in-recompaction"] and len(lost["lost-in-recompaction"]) == 4
+    assert not exact_coverage([*first, *turn(5, 1, "b"), summary(9, 4, 8, turn=1)])
     assert "SUMMARY seq 4 covering it was replaced" in lost["lost-in-recompaction"][0]
 
 
@@ -121,3 +134,131 @@ def test_a_skewed_clock_finding_says_which_events_a_timestamp_range_would_hide()
         "ts 2.5 lies in the summary's ts 0..3: hidden, summarised by nothing"
     ]
     assert coverage_faults(skewed)[0].event == skewed[4]  # the same rule, as a model's property reads it
+    assert exact_coverage(skewed)  # a skewed clock misleads a reader by ts, not the coverage
+
+
+def test_the_prompt_keeps_what_no_summary_covers_and_the_live_summaries() -> None:
+    log = [
+        *turn(0, 0, "a"),
+        summary(4, 0, 3, turn=0),
+        *turn(5, 1, "b"),
+        summary(9, 0, 8, turn=1),
+        *turn(10, 2, "c"),
+    ]
+    assert [e.seq for e in prompt_events(log)] == [9, 10, 11, 12, 13]  # the first summary was replaced
+    assert [e.seq for e in prompt_events(log[:9])] == [4, 5, 6, 7, 8]  # before the re-compaction
+    assert prompt_events(log[:4]) == log[:4]
+    late = [*turn(0, 0, "a"), Event(4, "s", 1, Kind.USER, ts=4.0, chars=9), summary(5, 0, 3, turn=1)]
+    assert prompt_events(late) == late[4:]  # a summary stays where it was written, in seq order
+
+
+STRATEGIES = ("M0", "M1", "M2", "M3", "M4", "M5", "REQ", "SUM", "SLIDE")
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_no_strategy_sends_a_summary_beside_what_it_covers(strategy: str) -> None:
+    """Per request, over the prompt each request's log implied: a summary is never sent with an
+    event it covers nor with part of its range."""
+    log: list[Event] = []
+    for t in range(8):
+        log += turn(len(log), t, f"c{t}")
+        if t % 3 == 2:  # the turns before this one, and the summary before them: re-compaction
+            log.append(summary(len(log), 0, len(log) - 5, turn=t))
+    assert findings(log) == {}
+    cost = EstimateCost()
+    for budget in (30, 120, 400):
+        for req in replay_requests("s", log, budget, strategy, cost):
+            sent = req.window.events
+            assert coverage_errors(req.window) == 0, (budget, req.index)
+            assert sent_beside(sent) == 0
+            kept = {e.seq for e in sent}
+            for e in sent:
+                if e.kind is Kind.SUMMARY and e.covers is not None and e.seq < len(log):
+                    assert not kept & set(range(e.covers[0], e.covers[1] + 1)), (budget, req.index)
+
+
+def test_a_raw_history_that_keeps_a_summary_with_its_range_counts_coverage_errors() -> None:
+    log = [*turn(0, 0, "a"), summary(4, 0, 3, turn=1), *turn(5, 1, "b")]
+    w = project(History(log), 10_000, "M0", EstimateCost())  # the log as it is, not its prompt
+    assert coverage_errors(w) == 4 and check_value(w, "coverage") == 4
+    w = project(History(prompt_events(log)), 10_000, "M0", EstimateCost())
+    assert coverage_errors(w) == 0 and [e.seq for e in w.events] == [4, 5, 6, 7, 8]
+    assert window_panel(w).items[0].label == "seq 4: SUMMARY of seq 0–3 (turn 1)"
+    assert window_panel(w).items[0].marks == ("summary",)
+
+
+def test_a_summarised_call_makes_its_later_result_an_orphan_per_request(cli: Any, tmp_path: Path) -> None:
+    events = [*turn(0, 0, "c1")]
+    events.insert(2, summary(2, 0, 1, turn=0))
+    log = tmp_path / "open.jsonl"
+    log.write_text("".join(dumps_event(replace(e, seq=i)) + "\n" for i, e in enumerate(events)))
+    code, out, _ = cli("project", "-H", str(log), "-b", "1000", "-s", "M5", "--cost", "estimate",
+                       "--per-request", "--fail-on", "orphanRes,coverage")  # fmt: skip
+    assert code == 1 and "orphanRes" in out and "SUMMARY#2 RESULT#3(c1)" in out
+
+
+def manifold(p_result: float) -> list[History]:
+    from turncheck.models.workload import WorkloadParams, generate_events
+
+    sessions: dict[str, list[Event]] = {}
+    for e in generate_events(WorkloadParams(sessions=12, turns=20, p_result=p_result, seed=7)):
+        sessions.setdefault(e.session, []).append(e)
+    return [History(evs) for evs in sessions.values()]
+
+
+@pytest.mark.parametrize("strategy", ["SUM", "SLIDE"])
+def test_coverage_read_off_the_index_is_the_rule_s_count(strategy: str) -> None:
+    cost = EstimateCost()
+    seen = 0
+    for h in manifold(0.9):
+        for budget in (400, 1600, 4000):
+            w = project(h, budget, strategy, cost)
+            assert coverage_errors(w) == coverage_by_rule(w)
+            seen += coverage_errors(w)
+    assert seen > 0  # dangling calls summarised away (and SLIDE's overlap turns, covered twice)
+
+
+def test_summarising_strategies_send_summaries_that_cost_what_the_window_says() -> None:
+    cost = Utf8JsonCost(current="next?")
+    for h in manifold(1.0)[:3]:
+        for strategy, budget in (("SUM", 4000), ("SLIDE", 400)):
+            w = project(h, budget, strategy, cost)
+            assert isinstance(w, SummaryWindow) and w.events[0].kind is Kind.SUMMARY
+            assert len(w.payload(cost).encode("utf-8")) == w.cost
+            made = w.made
+            assert [m.covers for m in made] == [
+                (h.events[lo].seq, h.events[hi - 1].seq) for lo, hi in w.spans
+            ]
+            assert all(
+                m.chars == round(RATIO * sum(e.size for e in h.events[lo:hi]))
+                for m, (lo, hi) in zip(made, w.spans, strict=True)
+            )
+    sum_clean = project(manifold(1.0)[0], 4000, "SUM", EstimateCost())
+    assert coverage_errors(sum_clean) == 0 and sum_clean.report.orphanRes == 0
+    slide = project(manifold(1.0)[0], 4000, "SLIDE", EstimateCost())
+    faults = coverage_faults([*slide.history.events, *slide.made])
+    assert {f.problem for f in faults} == {"covered-twice"}  # ADK's overlap turn is in two summaries
+
+
+def test_the_viewer_shows_a_made_summary_and_its_range(open_page: Any, tmp_path: Path) -> None:
+    from turncheck.models.catalog import build_model
+    from turncheck.reports.viewer import write_trace_page
+    from turncheck.sim.trace import Trace
+
+    model = build_model("projector", {"strategy": "SUM", "budget": 4})
+    actions = (("user",), ("call", 0), ("result", 0, 1), ("term",), ("user",))
+    trace = Trace("projector", dict(model.params), actions, "within-budget")
+    opened = open_page(write_trace_page(trace, tmp_path / "s.html"))
+    page = opened.page
+    page.click("button[data-act=last]")
+    items = page.locator(".tcv-win li")
+    assert items.count() == 2
+    assert (
+        page.locator(".tcv-win li.summary")
+        .inner_text()
+        .startswith("SUMMARY of seq 0–3 (made by SUM) — cost 0")
+    )
+    assert items.nth(1).inner_text().startswith("seq 4: USER (turn 2)")
+    page.screenshot(path=str(tmp_path / "summary.png"), full_page=True)
+    assert opened.errors == []
+    page.close()

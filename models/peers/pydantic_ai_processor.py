@@ -115,7 +115,9 @@ def select(history: History, budget: int, cost: CostModel, keep: int | None = No
         raise TurncheckError("peer:pydantic-ai did not end its request with the current question")
     free: dict[tuple[Any, ...], deque[int]] = defaultdict(deque)
     for pos, e in enumerate(history.events):
-        free[_key(e.kind, e)].append(pos)
+        free[_key(Kind.USER if e.kind in USER_ROLE else e.kind, e)].append(
+            pos
+        )  # a summary comes back as a user part
     positions: list[int] = []
     invented: list[tuple[int, Event]] = []
     for part in parts[:-1]:

@@ -240,6 +240,29 @@ def test_summarising_strategies_send_summaries_that_cost_what_the_window_says() 
     assert {f.problem for f in faults} == {"covered-twice"}  # ADK's overlap turn is in two summaries
 
 
+PEERS_WITH_USER_MESSAGES = ("peer:langchain", "peer:pydantic-ai", "peer:openai-agents", "peer:llamaindex",
+                            "peer:semantic-kernel", "peer:autogen-buffered", "peer:litellm")  # fmt: skip
+
+
+@pytest.mark.parametrize("peer", PEERS_WITH_USER_MESSAGES)
+def test_a_peer_library_takes_a_log_with_a_summary_per_request(peer: str) -> None:
+    """The library receives the live summary as a user message, and never with what it covers."""
+    import importlib.util
+
+    from turncheck.models.peers import PEERS
+
+    if importlib.util.find_spec(PEERS[peer].module) is None:
+        pytest.skip(f"{PEERS[peer].module} is not installed (turncheck[{PEERS[peer].extra}])")
+    log = [*turn(0, 0, "a"), summary(4, 0, 3, turn=0, text="asked, searched, answered"), *turn(5, 1, "b")]
+    log = [e if e.text else replace(e, text=f"{e.kind.name.lower()} {e.seq}", chars=len(f"{e.kind.name} {e.seq}"))
+           for e in log]  # fmt: skip
+    requests = list(replay_requests("s", log, 400, peer, EstimateCost()))
+    assert len(requests) == 4
+    last = requests[-1].window
+    assert [e.seq for e in last.events][:1] == [4] and coverage_errors(last) == 0
+
+
+# last in the file: the module's browser keeps an event loop running, where a peer's asyncio.run fails
 def test_the_viewer_shows_a_made_summary_and_its_range(open_page: Any, tmp_path: Path) -> None:
     from turncheck.models.catalog import build_model
     from turncheck.reports.viewer import write_trace_page
@@ -262,25 +285,3 @@ def test_the_viewer_shows_a_made_summary_and_its_range(open_page: Any, tmp_path:
     page.screenshot(path=str(tmp_path / "summary.png"), full_page=True)
     assert opened.errors == []
     page.close()
-
-
-PEERS_WITH_USER_MESSAGES = ("peer:langchain", "peer:pydantic-ai", "peer:openai-agents", "peer:llamaindex",
-                            "peer:semantic-kernel", "peer:autogen-buffered", "peer:litellm")  # fmt: skip
-
-
-@pytest.mark.parametrize("peer", PEERS_WITH_USER_MESSAGES)
-def test_a_peer_library_takes_a_log_with_a_summary_per_request(peer: str) -> None:
-    """The library receives the live summary as a user message, and never with what it covers."""
-    import importlib.util
-
-    from turncheck.models.peers import PEERS
-
-    if importlib.util.find_spec(PEERS[peer].module) is None:
-        pytest.skip(f"{PEERS[peer].module} is not installed (turncheck[{PEERS[peer].extra}])")
-    log = [*turn(0, 0, "a"), summary(4, 0, 3, turn=0, text="asked, searched, answered"), *turn(5, 1, "b")]
-    log = [e if e.text else replace(e, text=f"{e.kind.name.lower()} {e.seq}", chars=len(f"{e.kind.name} {e.seq}"))
-           for e in log]  # fmt: skip
-    requests = list(replay_requests("s", log, 400, peer, EstimateCost()))
-    assert len(requests) == 4
-    last = requests[-1].window
-    assert [e.seq for e in last.events][:1] == [4] and coverage_errors(last) == 0

@@ -284,8 +284,10 @@ def project_session(
     from turncheck.models.history import History
     from turncheck.models.peers.selection import PeerWindow
     from turncheck.models.projector import project, turn_counts
+    from turncheck.models.summaries import prompt_events
+    from turncheck.models.summarising import coverage_errors
 
-    h = History(events, [cost])
+    h = History(prompt_events(events), [cost])
     w = project(h, budget, strategy, cost)
     kept, dropped = turn_counts(w)
     row: dict[str, Any] = {
@@ -305,6 +307,8 @@ def project_session(
         row["nonSuffix"] = int(w.events != h.events[w.start : w.end])
         row["droppedInside"] = len(w.dropped_inside)
         row["invented"] = w.invented
+    if any(e.kind is Kind.SUMMARY for e in w.events):  # a summary sent: its coverage errors
+        row["coverage"] = coverage_errors(w)
     if isinstance(cost, Utf8JsonCost):
         payload = w.payload(cost)
         row["payload_bytes"] = len(payload.encode("utf-8"))

@@ -19,7 +19,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from turncheck.models.cost import CostModel, EstimateCost, java_round
+from turncheck.models.cost import CharsCost, CostModel, EstimateCost, java_round
 from turncheck.models.events import CALL_CODE, RESULT_CODE, Event, Kind
 from turncheck.models.history import History
 from turncheck.models.workload import EventColumns
@@ -75,6 +75,8 @@ def column_costs(cost: CostModel, cols: EventColumns) -> np.ndarray:
         ratio = np.where(cols.cjk, cost.cjk_ratio, cost.ascii_ratio)
         out = np.floor(cols.chars / ratio + 0.5).astype(np.int64)
         return out
+    if isinstance(cost, CharsCost):
+        return np.where(cols.cjk | (not cost.cjk), cols.chars, 0).astype(np.int64)
     from turncheck.models.workload import column_events
 
     return np.fromiter((cost.event_cost(e) for e in column_events(cols)), dtype=np.int64, count=len(cols))

@@ -88,6 +88,27 @@ class EstimateCost:
         return self.tokens(event.size, event.cjk)
 
 
+@dataclass(frozen=True)
+class CharsCost:
+    """Characters of each event (of its CJK events only, when ``cjk``), frame 0: not the price
+    of a request but a size a history keeps as prefix sums like any cost — what a summarising
+    strategy's summary is made from (:mod:`models.summarising`)."""
+
+    cjk: bool = False
+    name: str = field(default="chars", init=False)
+
+    @property
+    def key(self) -> Hashable:
+        return ("chars", self.cjk)
+
+    @property
+    def frame(self) -> int:
+        return 0
+
+    def event_cost(self, event: Event) -> int:
+        return event.size if event.cjk or not self.cjk else 0
+
+
 Profile = Literal["python", "java"]
 
 
@@ -116,12 +137,12 @@ def content_of(event: Event) -> str:
 def message_of(event: Event) -> dict[str, Any]:
     """The chat message an event becomes in a request (the shape documented in the README).
 
-    USER → ``{"role":"user","content":…}``; TERM → ``{"role":"assistant","content":…}``;
+    USER and SUMMARY → ``{"role":"user","content":…}``; TERM → ``{"role":"assistant","content":…}``;
     CALL → ``{"role":"assistant","tool_calls":[{"id":…,"type":"function","function":{"name":"tool","arguments":…}}]}``;
     RESULT → ``{"role":"tool","tool_call_id":…,"content":…}``.
     """
     content = content_of(event)
-    if event.kind is Kind.USER:
+    if event.kind is Kind.USER or event.kind is Kind.SUMMARY:
         return {"role": "user", "content": content}
     if event.kind is Kind.TERM:
         return {"role": "assistant", "content": content}

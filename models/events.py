@@ -1,9 +1,11 @@
 """Events of the append-only conversation log and their JSONL interchange format.
 
-An event is one line of the log: a user message, a tool call, a tool result, or the final
-reply (TERM) that closes a turn. The JSONL format is one object per line with the field names
-of the SPEC; ``text`` wins over ``chars`` when both are present. Errors name the line, so a user
-can fix a real log without reading our code.
+An event is one line of the log: a user message, a tool call, a tool result, the final reply
+(TERM) that closes a turn, or a SUMMARY that stands for the events whose seq lies in its
+``covers`` range (inclusive, all before the summary itself: compaction by summary). The JSONL
+format is one object per line with the field names of the SPEC; ``text`` wins over ``chars``
+when both are present. Errors name the line, so a user can fix a real log without reading our
+code.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ class Kind(IntEnum):
     CALL = 1
     RESULT = 2
     TERM = 3
+    SUMMARY = 4
 
 
 CALL_CODE = int(Kind.CALL)
@@ -95,6 +98,8 @@ class Event:
     unless keys collide); ``turn`` counts turns within the session. CALL and RESULT carry the
     ``call_id`` that pairs them. ``ts`` is the writer's wall-clock stamp, which may be skewed or
     tied. The size is ``text`` when present, else ``chars`` characters (``cjk`` marking CJK).
+    A SUMMARY, and only a SUMMARY, carries ``covers = (first_seq, last_seq)``: the seqs of its
+    session it stands for, inclusive, all before its own ``seq``.
     """
 
     seq: int
@@ -108,6 +113,7 @@ class Event:
     chars: int = 0
     cjk: bool = False
     source: str | None = None
+    covers: tuple[int, int] | None = None
 
     @property
     def true_session(self) -> str:
@@ -127,7 +133,7 @@ MAX_CHARS = 1 << 24
 """Largest ``chars`` of one event without text (16 Mi characters, more than any model context): sizes drive allocations in the
 projector and the columns, so a 124-byte JSONL line cannot ask for tens of GB."""
 
-_FIELDS = ("seq", "session", "turn", "kind", "call_id", "ts", "writer", "text", "chars", "cjk", "source")
+_FIELDS = ("seq", "session", "turn", "kind", "call_id", "covers", "ts", "writer", "text", "chars", "cjk", "source")  # fmt: skip
 _REQUIRED = ("seq", "session", "turn", "kind")
 
 
@@ -174,7 +180,9 @@ def event_from_dict(obj: Any, where: str = "event") -> Event:
         kind = None
     if kind is None:
         shown = json.dumps(raw_kind, ensure_ascii=True, default=repr)
-        raise EventFormatError(f"{where}: unknown kind {shown[:40]} (expected USER, CALL, RESULT or TERM)")
+        raise EventFormatError(
+            f"{where}: unknown kind {shown[:40]} (expected USER, CALL, RESULT, TERM or SUMMARY)"
+        )
     call_id = obj.get("call_id")
     if kind in (Kind.CALL, Kind.RESULT):
         if call_id is None or isinstance(call_id, bool) or not isinstance(call_id, (str, int)):
@@ -182,6 +190,7 @@ def event_from_dict(obj: Any, where: str = "event") -> Event:
         call_id = _as_name(call_id, "call_id", where)
     elif call_id is not None:
         raise EventFormatError(f"{where}: a {kind.name} must not carry a 'call_id'")
+    covers = _as_covers(obj.get("covers"), kind, seq, where)
     raw_ts = obj.get("ts", 0.0)
     if isinstance(raw_ts, bool) or not isinstance(raw_ts, (int, float)):
         raise EventFormatError(f"{where}: field 'ts' must be a number")
@@ -221,7 +230,24 @@ def event_from_dict(obj: Any, where: str = "event") -> Event:
         chars=chars,
         cjk=cjk,
         source=source,
+        covers=covers,
     )
+
+
+def _as_covers(value: Any, kind: Kind, seq: int, where: str) -> tuple[int, int] | None:
+    """A SUMMARY's ``covers``: two seqs, first ≤ last < the summary's own seq; none elsewhere."""
+    if kind is not Kind.SUMMARY:
+        if value is not None:
+            raise EventFormatError(f"{where}: a {kind.name} must not carry 'covers' (only a SUMMARY does)")
+        return None
+    if not isinstance(value, list) or len(value) != 2:
+        raise EventFormatError(f"{where}: a SUMMARY needs 'covers': [first_seq, last_seq]")
+    first, last = (_as_int(v, "covers", where) for v in value)
+    if not first <= last < seq:
+        raise EventFormatError(
+            f"{where}: a SUMMARY's covers [{first}, {last}] must run forward and end before its own seq {seq}"
+        )
+    return first, last
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:
@@ -234,6 +260,8 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     }
     if event.call_id is not None:
         out["call_id"] = event.call_id
+    if event.covers is not None:
+        out["covers"] = list(event.covers)
     out["ts"] = int(event.ts) if float(event.ts).is_integer() else event.ts
     out["writer"] = event.writer
     if event.text is not None:
@@ -261,6 +289,7 @@ class _Out(msgspec.Struct, omit_defaults=True):
     turn: int | None = None
     kind: str | None = None
     call_id: str | None = None
+    covers: tuple[int, int] | None = None
     ts: float | None = None
     writer: str | None = None
     text: str | None = None
@@ -289,8 +318,8 @@ def wire(events: Iterable[Event]) -> list[_Out] | None:
     out: list[_Out] = []
     add = out.append
     for e in events:
-        seq, session, turn, kind, call_id, ts, writer, text, chars, cjk, source = (
-            e.seq, e.session, e.turn, e.kind, e.call_id, e.ts, e.writer, e.text, e.chars, e.cjk, e.source
+        seq, session, turn, kind, call_id, ts, writer, text, chars, cjk, source, covers = (
+            e.seq, e.session, e.turn, e.kind, e.call_id, e.ts, e.writer, e.text, e.chars, e.cjk, e.source, e.covers
         )  # fmt: skip
         if type(ts) is not float:
             return None
@@ -302,6 +331,8 @@ def wire(events: Iterable[Event]) -> list[_Out] | None:
             type(seq) is not int or type(turn) is not int or type(session) is not str
             or type(writer) is not str or type(kind) is not Kind or (cjk is not True and cjk is not False)
             or (call_id is not None and type(call_id) is not str) or (source is not None and type(source) is not str)
+            or (covers is not None and (type(covers) is not tuple or len(covers) != 2
+                                        or any(type(c) is not int for c in covers)))
         ):  # fmt: skip
             return None
         size: int | None = None  # written only without text
@@ -311,7 +342,7 @@ def wire(events: Iterable[Event]) -> list[_Out] | None:
             size = chars
         elif type(text) is not str:
             return None
-        add(_Out(seq, session, turn, _KIND_NAME[kind], call_id, ts, writer, text, size, cjk,
+        add(_Out(seq, session, turn, _KIND_NAME[kind], call_id, covers, ts, writer, text, size, cjk,
                  None if source == session else source))  # fmt: skip
     return out
 
@@ -355,8 +386,9 @@ class _In(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     seq: _Count
     session: str
     turn: _Count
-    kind: Literal["USER", "CALL", "RESULT", "TERM"]
+    kind: Literal["USER", "CALL", "RESULT", "TERM", "SUMMARY"]
     call_id: str | None = None
+    covers: tuple[_Count, _Count] | None = None
     ts: float = 0.0
     writer: str = "0"
     text: str | None = None
@@ -373,18 +405,23 @@ _NOT_ON_THE_FAST_PATH = (msgspec.DecodeError, msgspec.ValidationError, KeyError,
 
 def _from_in(obj: _In) -> Event:
     """:func:`event_from_dict`'s event for what msgspec has checked (``KeyError`` for a
-    ``call_id`` on the wrong kind, left to it to name)."""
+    ``call_id`` or ``covers`` on the wrong kind or out of order, left to it to name)."""
     kind = Kind[obj.kind]
     if (obj.call_id is None) is (kind in _PAIRED):
         raise KeyError("call_id")
+    covers = obj.covers
+    if (covers is None) is (kind is Kind.SUMMARY) or (
+        covers is not None and not covers[0] <= covers[1] < obj.seq
+    ):
+        raise KeyError("covers")
     text = obj.text
     if text is None:
         chars, cjk = obj.chars, bool(obj.cjk)
     else:
         chars, cjk = len(text), detect_cjk(text) if obj.cjk is None else obj.cjk
     return Event(
-        obj.seq, obj.session, obj.turn, kind, obj.call_id, obj.ts, obj.writer, text, chars, cjk, obj.source
-    )
+        obj.seq, obj.session, obj.turn, kind, obj.call_id, obj.ts, obj.writer, text, chars, cjk, obj.source, covers
+    )  # fmt: skip
 
 
 def events_from_json(body: bytes) -> tuple[Event, ...]:

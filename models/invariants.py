@@ -9,7 +9,10 @@ same thing on every model and a user can tell at once which models check what:
 * ``seq-ordered-turns`` — each turn's events in the window are contiguous and in seq order;
 * ``within-budget`` — the window's cost is within the budget (``overBudget`` 0);
 * ``non-empty`` — the window is non-empty whenever anything fits: whenever the shortest suffix of
-  the history that splits no CALL/RESULT pair is within the budget.
+  the history that splits no CALL/RESULT pair is within the budget;
+* ``exact-coverage`` — a log's SUMMARY events cover exactly what they drop: every dropped event
+  by exactly one live summary, no open call or one end of a pair
+  (:func:`models.summaries.exact_coverage`, what ``lint`` reports).
 
 The window predicates below take a :class:`models.projector.Window`, so every model reads them
 off the same structural report the projector core computes.
@@ -31,6 +34,7 @@ WITHIN_MAX_TURNS = "within-max-turns"
 SEQ_ORDERED_TURNS = "seq-ordered-turns"
 WITHIN_BUDGET = "within-budget"
 NON_EMPTY = "non-empty"
+EXACT_COVERAGE = "exact-coverage"
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,10 @@ INVARIANTS: dict[str, Invariant] = {
         Invariant(SEQ_ORDERED_TURNS, "each turn's events in the window are contiguous and in seq order"),
         Invariant(WITHIN_BUDGET, "the window's cost is within the budget"),
         Invariant(NON_EMPTY, "the window is non-empty whenever a pair-safe suffix fits the budget"),
+        Invariant(
+            EXACT_COVERAGE,
+            "every event a SUMMARY drops is covered by exactly one live summary; no open call or half a pair is",
+        ),
     )
 }
 

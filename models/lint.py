@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from turncheck.models.events import Event, Kind
 from turncheck.models.provider_rules import RULES, provider_findings
+from turncheck.models.summaries import COVERAGE_PROBLEMS, coverage_faults
 
 PROBLEMS: dict[str, str] = {
     "duplicate-seq": "seq used by more than one event",
@@ -28,6 +29,7 @@ PROBLEMS: dict[str, str] = {
     "result-in-later-turn": "RESULT in a later turn than its CALL (a pending approval or confirmation)",
 }
 PROBLEMS.update(RULES)  # a provider's rules, checked with --provider (models.provider_rules)
+PROBLEMS.update(COVERAGE_PROBLEMS)
 
 
 @dataclass
@@ -109,7 +111,8 @@ def lint_events(located: Sequence[Located], keep: int = 5, provider: str | None 
         results: dict[str, list[Located]] = defaultdict(list)
         turns: dict[int, list[Located]] = defaultdict(list)
         for line, e in items:
-            turns[e.turn].append((line, e))
+            if e.kind is not Kind.SUMMARY:  # a summary may stand in a turn of its own
+                turns[e.turn].append((line, e))
             if e.kind is Kind.CALL:
                 calls[e.call_id or ""].append((line, e))
             elif e.kind is Kind.RESULT:
@@ -142,6 +145,7 @@ def lint_events(located: Sequence[Located], keep: int = 5, provider: str | None 
         flag_late_results(report, items)
         if provider is not None:
             flag_provider_rules(report, items, provider)
+        lint_coverage(report, items)
     return report
 
 
@@ -163,3 +167,14 @@ def flag_late_results(report: LintReport, items: Sequence[Located]) -> None:
         elif e.kind is Kind.RESULT and open_calls.get(e.call_id or ""):
             if open_calls[e.call_id or ""].pop(0) != e.turn:
                 report.flag("result-in-later-turn", at(line, e))
+
+
+def lint_coverage(report: LintReport, items: Sequence[Located]) -> None:
+    """Flag one session's coverage faults (:mod:`models.summaries`), naming the summary and the event."""
+    line_of = {id(e): line for line, e in items}
+    for f in coverage_faults([e for _, e in items]):
+        s = f.summary
+        where = f"{at(line_of[id(s)], s)} covers {list(s.covers or ())}"
+        if f.event is not None:
+            where += f"; {at(line_of[id(f.event)], f.event)}"
+        report.flag(f.problem, f"{where}: {f.detail}")

@@ -23,10 +23,13 @@ from turncheck.models.history import History
 from turncheck.models.projector import Strategy, Window, project
 from turncheck.models.provider_rules import PROVIDERS, provider_findings
 from turncheck.models.report import COUNTERS
+from turncheck.models.summaries import prompt_events
+from turncheck.models.summarising import coverage_errors
 
-EXTRA_CHECKS = ("nonSuffix", "invented")
+EXTRA_CHECKS = ("nonSuffix", "invented", "coverage")
 """Checks beyond the structural counters: the window is not a suffix of the log; it holds
-messages the projector invented (message-level projectors)."""
+messages the projector invented (message-level projectors); its summaries' coverage errors
+(:func:`models.summarising.coverage_errors`)."""
 CHECKS = (*COUNTERS, *EXTRA_CHECKS, *PROVIDERS)
 """… and a provider's name: the window breaks a rule of that API (:mod:`models.provider_rules`),
 so the request would be refused."""
@@ -57,10 +60,12 @@ def request_points(kinds: Sequence[int]) -> list[int]:
 def replay_requests(
     session: str, events: Sequence[Event], budget: int, strategy: str | Strategy, cost: CostModel
 ) -> Iterator[Request]:
-    """Every request of one session (events in read order), projected as the agent would."""
+    """Every request of one session (events in read order), projected as the agent would: over
+    the prompt its log implied then (:func:`models.summaries.prompt_events`: only the summaries
+    written before the request count)."""
     kinds = [int(e.kind) for e in events]
     for index, end in enumerate(request_points(kinds)):
-        h = History(list(events[:end]), costs=(cost,))
+        h = History(prompt_events(events[:end]), costs=(cost,))
         yield Request(session, index, end, project(h, budget, strategy, cost))
 
 
@@ -72,6 +77,8 @@ def check_value(window: Window, check: str) -> int:
         return int(getattr(window, "invented", 0))  # PeerWindow counts what it made up
     if check in PROVIDERS:
         return len(provider_findings(check, window.events))
+    if check == "coverage":
+        return coverage_errors(window)
     return int(getattr(window.report, check))
 
 

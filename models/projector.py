@@ -539,3 +539,6 @@ def turn_counts(window: Window) -> tuple[int, int]:
         return 0, total
     first = h.seg_idx[window.start]
     return h.seg_idx[window.end - 1] - first + 1, first
+
+
+from turncheck.models import summarising as _summarising  # noqa: E402, F401  (registers SUM and SLIDE)

@@ -46,7 +46,7 @@ from turncheck.models.invariants import NO_ORPHAN_RESULTS, NON_EMPTY, WITHIN_BUD
 from turncheck.models.peers.selection import PeerWindow
 from turncheck.models.projector import Window, check_strategy, project, resolve_strategy
 from turncheck.models.protocol import FieldValue, Limit, Property, ProtocolModel, WindowPanel, field_text
-from turncheck.models.window_panel import window_panel
+from turncheck.models.window_panel import covered, window_panel
 
 USER, CALL, RESULT, TERM = int(Kind.USER), int(Kind.CALL), int(Kind.RESULT), int(Kind.TERM)
 NO_CALL = -1
@@ -262,7 +262,7 @@ class ProjectorModel(ProtocolModel[State, Action]):
         events = state[0]
         if w.empty:
             return f"{self.strategy} sends an empty window ({len(events)} events, budget {self.budget})"
-        kept = []
+        kept = [covered(e) for e in getattr(w, "made", ())]
         if isinstance(w, PeerWindow):  # a user's trimmer that sent something other than a suffix
             for e in w.events:
                 label = e.kind.name + (f" {e.call_id}" if e.call_id is not None else "")

@@ -50,6 +50,9 @@ class Aggregate:
     totals: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     hits: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     maxCost: int = 0
+    coverage: int = 0
+    """Coverage errors (:func:`models.summarising.coverage_errors`) over the windows, for the
+    strategies that make summaries; not a counter of the structural report."""
 
     def add(self, report: Report) -> None:
         self.windows += 1
@@ -95,12 +98,15 @@ class Aggregate:
             self.totals[name] += other.totals[name]
             self.hits[name] += other.hits[name]
         self.maxCost = max(self.maxCost, other.maxCost)
+        self.coverage += other.coverage
 
     def __getitem__(self, name: str) -> int:
         if name == "maxCost":
             return self.maxCost
         if name == "windows":
             return self.windows
+        if name == "coverage":
+            return self.coverage
         return self.totals[name]
 
     def rate(self, name: str) -> float:

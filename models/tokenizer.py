@@ -203,7 +203,7 @@ def count_tokens(name: str, text: str) -> int:
     return len(encoder(name).encode_ordinary(text))
 
 
-_ROLE = {Kind.USER: "user", Kind.CALL: "assistant", Kind.RESULT: "tool", Kind.TERM: "assistant"}
+_ROLE = {Kind.USER: "user", Kind.CALL: "assistant", Kind.RESULT: "tool", Kind.TERM: "assistant", Kind.SUMMARY: "user"}  # fmt: skip
 TOKENS_PER_MESSAGE = 3
 REPLY_PRIMER = 3
 

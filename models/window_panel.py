@@ -12,16 +12,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from turncheck.models.cost import EstimateCost
-from turncheck.models.events import Kind
+from turncheck.models.events import Event, Kind
 from turncheck.models.projector import Window
 from turncheck.models.protocol import WindowItem, WindowPanel
 
 _COST = EstimateCost()
 
 
+def covered(summary: Event) -> str:
+    """A SUMMARY in words: the range of seqs it stands for."""
+    first, last = summary.covers or (0, -1)
+    return f"SUMMARY of seq {first}–{last}"
+
+
 def _window_items(w: Window) -> tuple[list[WindowItem], list[str]]:
-    """One window's events (cost each, orphan RESULTs marked) and its summary notes."""
-    items: list[WindowItem] = []
+    """One window's events (cost each, orphan RESULTs and summaries marked, the summaries a
+    strategy made first) and its summary notes."""
+    items = [WindowItem(f"{covered(e)} (made by {w.strategy})", ("summary",), int(_COST.event_cost(e)))
+             for e in getattr(w, "made", ())]  # fmt: skip
     calls: set[str] = set()
     marks = set(w.placeholders)
     for pos in range(w.start, w.end):
@@ -31,9 +39,11 @@ def _window_items(w: Window) -> tuple[list[WindowItem], list[str]]:
             calls.add(e.call_id)
         if e.kind == Kind.RESULT and e.call_id not in calls:
             tags.append("orphan")
+        if e.kind == Kind.SUMMARY:
+            tags.append("summary")
         call = f" {e.call_id}" if e.call_id else ""
         source = f", from {e.source}" if e.source is not None and e.source != e.session else ""
-        label = f"seq {e.seq}: {e.kind.name}{call} (turn {e.turn}{source})"
+        label = f"seq {e.seq}: {covered(e) if e.covers else e.kind.name + call} (turn {e.turn}{source})"
         items.append(WindowItem(label, tuple(tags), int(_COST.event_cost(e))))
         if pos in marks:
             items.append(WindowItem(f"placeholder RESULT{call}", ("placeholder",)))

@@ -33,6 +33,7 @@ from turncheck.models.columns import build_histories
 from turncheck.models.cost import EstimateCost
 from turncheck.models.projector import check_strategy, compared_strategies, resolve_strategy
 from turncheck.models.report import Aggregate, Report
+from turncheck.models.summarising import SIZES, SUMMARISING, coverage_errors
 from turncheck.models.workload import SEED, WorkloadParams, blocks, generate_block
 from turncheck.scenarios.base import Progress, Scenario, ScenarioResult, params_dict, register, require
 from turncheck.scenarios.testbench_tables import judgements, tables
@@ -82,6 +83,8 @@ class TestbenchParams:
     jobs: int = 1
     scheduler: str | None = None
     profile: Literal["default", "seed004-fit"] = "default"
+    summarising: tuple[str, ...] = SUMMARISING
+    """The summarising strategies measured beside M0–M5 (with their coverage errors)."""
     extra_strategies: tuple[str, ...] = ()
     """Projectors beyond M0–M5, e.g. the user's ``package.module:function``: extra rows of the
     long ``strategies`` table (and lines of the strategies plot)."""
@@ -93,6 +96,8 @@ class TestbenchParams:
                 object.__setattr__(self, name, value)
         for s in self.extra_strategies:
             check_strategy(s, "extra_strategies")
+        for s in self.summarising:
+            check_strategy(s, "summarising")
         require(
             self.sessions is None or self.sessions >= 1,
             f"parameter sessions must be >= 1, got {self.sessions}",
@@ -149,7 +154,7 @@ class TestbenchParams:
 
     @property
     def strategies(self) -> tuple[str, ...]:
-        ours = compared_strategies()
+        ours = (*compared_strategies(), *self.summarising)
         return (*ours, *(s for s in self.extra_strategies if s not in ours))
 
     def all_budgets(self) -> tuple[int, ...]:
@@ -263,12 +268,15 @@ def run_blocks(task: BlockTask) -> Outcome:
             if not per_session:
                 continue
             # a block's reports per key, aggregated column-wise at the end (sums and maxima:
-            # the order of adding cannot show)
+            # the order of adding cannot show), and its windows' coverage errors
             reports: dict[AggKey, list[Report]] = {key: [] for key in per_session}
-            loop = [(strategies[s], b, costs[r], reports[(r, b, s)].append) for r, b, s in per_session]
-            for h in build_histories(cols, costs.values()):
-                for fn, budget, cost, keep in loop:
-                    keep(fn(h, budget, cost).report)
+            loop = [(strategies[s], b, costs[r], reports[(r, b, s)].append, aggregates[(r, b, s)])
+                    for r, b, s in per_session]  # fmt: skip
+            for h in build_histories(cols, (*costs.values(), *SIZES)):
+                for fn, budget, cost, keep, agg in loop:
+                    w = fn(h, budget, cost)
+                    keep(w.report)
+                    agg.coverage += coverage_errors(w)
             for key, rows in reports.items():
                 aggregates[key].extend(rows)
     finally:

@@ -81,7 +81,7 @@ def deviations(p: TestbenchParams, progress: Progress) -> list[tuple[str, float,
 
 
 def run(params: TestbenchFitParams, progress: Progress) -> ScenarioResult:
-    base = TestbenchParams(sessions=params.sessions, p_results=(1.0,), jobs=params.jobs)
+    base = TestbenchParams(sessions=params.sessions, p_results=(1.0,), jobs=params.jobs, summarising=())
     candidates = [(c, t) for c in params.call_hi for t in params.term_hi]
     rows = []
     figures: dict[tuple[int, int], list[tuple[str, float, float, float]]] = {}

@@ -291,7 +291,16 @@ def tables(
         )
     )
 
-    metrics = ("windows", "overBudget", "overBudget rate", "empty", "empty rate", "overrun", "orphanRes")
+    metrics = (
+        "windows",
+        "overBudget",
+        "overBudget rate",
+        "empty",
+        "empty rate",
+        "overrun",
+        "orphanRes",
+        "coverage",
+    )
     out.append(
         Table(
             "strategies",
@@ -302,7 +311,9 @@ def tables(
                 for b in p.all_budgets()
                 for s in p.strategies
             ),
-            "One row per budget × strategy: the price of each rule as the budget grows.",
+            "One row per budget × strategy: the price of each rule as the budget grows; coverage counts "
+            "the summarising strategies' coverage errors (events sent beside or covered twice by a summary, "
+            "calls left open or pairs split by one).",
         )
     )
 

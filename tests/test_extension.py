@@ -289,7 +289,8 @@ def test_plugins_switched_off_leave_the_results_as_without_them(site: Path, tmp_
         runs[name] = json.loads(listed.stdout), (tmp_path / name / "testbench.json").read_bytes()
     assert runs["off"] == runs["absent"]  # and the greedy extension, installed too, never loaded
     names, result = runs["off"]
-    assert names["strategies"] == ["M0", "M1", "M2", "M3", "M4", "M5", "REQ"] and names["extensions"] == []
+    assert names["strategies"] == ["M0", "M1", "M2", "M3", "M4", "M5", "REQ", "SUM", "SLIDE"]
+    assert names["extensions"] == []
     assert b'"LAST"' not in result
     on, on_result = runs["on"]
     assert on["extensions"] == ["my_turncheck_ext"]

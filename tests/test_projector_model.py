@@ -126,6 +126,7 @@ def test_invariant_registry_names_every_invariant() -> None:
         "seq-ordered-turns",
         "within-budget",
         "non-empty",
+        "exact-coverage",  # issue 27: compaction by summary
     }
     with pytest.raises(UnknownName, match="known: "):
         invariant("no-orphans")

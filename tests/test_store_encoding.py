@@ -192,6 +192,7 @@ texts = st.one_of(
     chars=st.integers(0, 2**25),
     cjk=st.booleans(),
     source=st.one_of(st.none(), st.text(max_size=3)),
+    covers=st.one_of(st.none(), st.tuples(st.integers(0, 2**64), st.integers(0, 2**64))),
 )
 def test_msgspec_writes_and_reads_events_as_the_reference_does(
     seq: int,
@@ -204,11 +205,12 @@ def test_msgspec_writes_and_reads_events_as_the_reference_does(
     chars: int,
     cjk: bool,
     source: str | None,
+    covers: tuple[int, int] | None,
 ) -> None:
     """Big and small floats (``1e+16`` vs msgspec's ``1e16``), non-ASCII, lone surrogates and
     control characters: the line, a JSONL file and a turn's array are the reference's bytes, and
     the line reads back through msgspec as through the reader's own path, event or message."""
-    event = Event(seq, session, 3, kind, call_id, ts, writer, text, chars, cjk, source)
+    event = Event(seq, session, 3, kind, call_id, ts, writer, text, chars, cjk, source, covers)
     line = json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
     assert dumps_event(event) == line
     out = io.StringIO()
@@ -236,7 +238,7 @@ def test_msgspec_writes_and_reads_events_as_the_reference_does(
 
 
 FIELD = st.sampled_from(
-    ["seq", "session", "turn", "kind", "call_id", "ts", "writer", "text", "chars", "cjk", "source"]
+    ["seq", "session", "turn", "kind", "call_id", "covers", "ts", "writer", "text", "chars", "cjk", "source"]
 )
 VALUE = st.one_of(
     st.none(),
@@ -245,8 +247,9 @@ VALUE = st.one_of(
     st.sampled_from([0, 1, 2**63 - 1, 2**63, -(2**63), 1 << 24, (1 << 24) + 1, 10**400]),
     st.floats(),
     st.text(max_size=4),
-    st.sampled_from(["USER", "CALL", "RESULT", "TERM", "user", "中文", "\ud800"]),
+    st.sampled_from(["USER", "CALL", "RESULT", "TERM", "SUMMARY", "user", "中文", "\ud800"]),
     st.lists(st.integers(), max_size=2),
+    st.lists(st.integers(-1, 3), min_size=2, max_size=2),
 )
 RAW = st.sampled_from(
     ["NaN", "Infinity", "1e400", "-1e400", "1.00000000000000011102230246251565404236316680908203125",
@@ -256,7 +259,7 @@ RAW = st.sampled_from(
 
 @settings(deadline=None, max_examples=1500)
 @given(
-    fields=st.dictionaries(FIELD, VALUE, max_size=11),
+    fields=st.dictionaries(FIELD, VALUE, max_size=12),
     extra=st.one_of(st.none(), st.tuples(FIELD | st.just("other"), RAW)),
     valid=st.booleans(),
     ascii_only=st.booleans(),

@@ -9,6 +9,7 @@ import pytest
 
 from turncheck.models.errors import BadParameter
 from turncheck.models.projector import compared_strategies
+from turncheck.models.summarising import SUMMARISING
 from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import ScenarioResult, get_scenario, no_progress, parse_params
 from turncheck.scenarios.testbench import TestbenchParams, plan_manifolds, run_manifolds
@@ -59,7 +60,7 @@ def test_tables_have_the_seed_shapes_with_m5(quick: ScenarioResult) -> None:
     assert quick.table("m0-budgets").column("M0 windows") == [4000] * 4
     long = quick.table("strategies")
     assert [(r["budget"], r["strategy"]) for r in long.records()] == [
-        (b, s) for b in budgets for s in ("M0", "M1", "M2", "M3", "M4", "M5")
+        (b, s) for b in budgets for s in ("M0", "M1", "M2", "M3", "M4", "M5", "SUM", "SLIDE")
     ]
     for row in long.records():
         assert row["overBudget rate"] == round(row["overBudget"] / row["windows"], 4)  # type: ignore[operator]
@@ -129,7 +130,7 @@ def test_structural_invariants_in_every_aggregate() -> None:
                 assert agg["orphanRes"] == 0, where
             if strategy == "M0" and run.plan.p_result == 1.0:
                 assert agg["orphanRes"] == agg["pairSplit"], where
-    assert {s for run in runs for (_, _, s) in run.aggregates} == set(compared_strategies())
+    assert {s for run in runs for (_, _, s) in run.aggregates} == {*compared_strategies(), *SUMMARISING}
 
 
 def test_jobs_do_not_change_the_result_files(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ from turncheck.models.events import Kind
 from turncheck.models.history import History
 from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
-from turncheck.models.peers.messages import TOOL_NAME
+from turncheck.models.peers.messages import TOOL_NAME, USER_ROLE
 from turncheck.models.peers.selection import Selection, window_of
 from turncheck.models.projector import Window, fit_start
 
@@ -45,7 +45,7 @@ def agent_items(history: History) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for e in history.events:
         text = content_of(e)
-        if e.kind is Kind.USER:
+        if e.kind in USER_ROLE:
             out.append({"role": "user", "content": text})
         elif e.kind is Kind.TERM:
             out.append({"role": "assistant", "content": text})

@@ -35,7 +35,15 @@ from turncheck.models.events import Kind
 from turncheck.models.history import History
 from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
-from turncheck.models.peers.messages import TOOL_NAME, Span, fitting_messages, span_costs, spans, text_counter
+from turncheck.models.peers.messages import (
+    TOOL_NAME,
+    USER_ROLE,
+    Span,
+    fitting_messages,
+    span_costs,
+    spans,
+    text_counter,
+)
 from turncheck.models.peers.selection import Selection, invented_event, selection_of_objects, window_of
 from turncheck.models.projector import Window
 
@@ -50,7 +58,7 @@ def autogen_messages(history: History, message_spans: list[Span]) -> list[Any]:
     out: list[Any] = []
     for span in message_spans:
         first = events[span.start]
-        if span.kind is Kind.USER:
+        if span.kind in USER_ROLE:
             out.append(models.UserMessage(content=content_of(first), source=SOURCE))
         elif span.kind is Kind.TERM:
             out.append(models.AssistantMessage(content=content_of(first), source=SOURCE))

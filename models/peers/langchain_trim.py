@@ -22,7 +22,7 @@ from turncheck.models.events import Kind
 from turncheck.models.history import History
 from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
-from turncheck.models.peers.messages import TOOL_NAME, Span, arguments, span_costs, spans
+from turncheck.models.peers.messages import TOOL_NAME, USER_ROLE, Span, arguments, span_costs, spans
 from turncheck.models.peers.selection import Selection, window_of
 from turncheck.models.projector import Window
 
@@ -35,7 +35,7 @@ def langchain_messages(history: History, message_spans: list[Span]) -> list[Any]
     for i, span in enumerate(message_spans):
         first = events[span.start]
         mid = str(i)
-        if span.kind is Kind.USER:
+        if span.kind in USER_ROLE:
             out.append(lc.HumanMessage(content=content_of(first), id=mid))
         elif span.kind is Kind.TERM:
             out.append(lc.AIMessage(content=content_of(first), id=mid))

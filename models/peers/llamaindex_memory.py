@@ -43,7 +43,15 @@ from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
-from turncheck.models.peers.messages import TOOL_NAME, Span, arguments, span_costs, spans, text_counter
+from turncheck.models.peers.messages import (
+    TOOL_NAME,
+    USER_ROLE,
+    Span,
+    arguments,
+    span_costs,
+    spans,
+    text_counter,
+)
 from turncheck.models.peers.selection import Selection, window_of
 from turncheck.models.projector import MandatoryInputExceedsBudget, Window
 
@@ -55,7 +63,7 @@ def llamaindex_messages(history: History, message_spans: list[Span]) -> list[Any
     out: list[Any] = []
     for span in message_spans:
         first = events[span.start]
-        if span.kind is Kind.USER:
+        if span.kind in USER_ROLE:
             out.append(types.ChatMessage(role="user", content=content_of(first)))
         elif span.kind is Kind.TERM:
             out.append(types.ChatMessage(role="assistant", content=content_of(first)))

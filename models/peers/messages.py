@@ -24,6 +24,9 @@ from turncheck.models.history import History
 
 TOOL_NAME = "tool"
 
+USER_ROLE = (Kind.USER, Kind.SUMMARY)
+"""The kinds a library receives as a user message: a summary is one, as in our requests."""
+
 
 @dataclass(frozen=True)
 class Span:
@@ -89,7 +92,7 @@ def openai_message(history: History, span: Span) -> dict[str, Any]:
         }
     if span.kind is Kind.RESULT:
         return {"role": "tool", "tool_call_id": first.call_id, "content": content_of(first)}
-    role = "user" if span.kind is Kind.USER else "assistant"
+    role = "user" if span.kind in USER_ROLE else "assistant"
     return {"role": role, "content": content_of(first)}
 
 

@@ -35,7 +35,7 @@ from turncheck.models.events import Event, Kind, detect_cjk
 from turncheck.models.history import History
 from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
-from turncheck.models.peers.messages import TOOL_NAME, Span, fitting_messages, spans
+from turncheck.models.peers.messages import TOOL_NAME, USER_ROLE, Span, fitting_messages, spans
 from turncheck.models.peers.selection import Selection, window_of
 from turncheck.models.projector import Window
 
@@ -50,7 +50,7 @@ def pydantic_messages(history: History, message_spans: list[Span]) -> list[Any]:
     out: list[Any] = []
     for span in message_spans:
         group = events[span.start : span.end]
-        if span.kind is Kind.USER:
+        if span.kind in USER_ROLE:
             out.append(m.ModelRequest(parts=[m.UserPromptPart(content_of(group[0]))]))
         elif span.kind is Kind.TERM:
             out.append(m.ModelResponse(parts=[m.TextPart(content_of(group[0]))]))
@@ -115,7 +115,9 @@ def select(history: History, budget: int, cost: CostModel, keep: int | None = No
         raise TurncheckError("peer:pydantic-ai did not end its request with the current question")
     free: dict[tuple[Any, ...], deque[int]] = defaultdict(deque)
     for pos, e in enumerate(history.events):
-        free[_key(e.kind, e)].append(pos)
+        free[_key(Kind.USER if e.kind in USER_ROLE else e.kind, e)].append(
+            pos
+        )  # a summary comes back as a user part
     positions: list[int] = []
     invented: list[tuple[int, Event]] = []
     for part in parts[:-1]:

@@ -22,6 +22,7 @@ from turncheck.models.cost import CostModel
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.projector import Window, project
+from turncheck.models.summaries import prompt_events
 
 Replayer = Callable[[Sequence[Event], Sequence[int], int, CostModel], list[Window]]
 REPLAYERS: dict[str, tuple[str, str]] = {
@@ -75,4 +76,4 @@ def replay(events: Sequence[Event], budget: int, strategy: str, cost: CostModel,
         module, function = REPLAYERS[strategy]
         replayer: Replayer = getattr(importlib.import_module(f"turncheck.models.peers.{module}"), function)
         return replayer(events, at, budget, cost)
-    return [project(History(events[:p], costs=(cost,)), budget, strategy, cost) for p in at]
+    return [project(History(prompt_events(events[:p]), costs=(cost,)), budget, strategy, cost) for p in at]

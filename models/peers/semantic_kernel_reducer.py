@@ -30,7 +30,7 @@ from turncheck.models.events import Kind
 from turncheck.models.history import History
 from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
-from turncheck.models.peers.messages import TOOL_NAME, Span, fitting_messages, spans
+from turncheck.models.peers.messages import TOOL_NAME, USER_ROLE, Span, fitting_messages, spans
 from turncheck.models.peers.selection import Selection, invented_event, selection_of_objects, window_of
 from turncheck.models.projector import Window
 
@@ -45,7 +45,7 @@ def sk_messages(history: History, message_spans: list[Span]) -> list[Any]:
     out: list[Any] = []
     for span in message_spans:
         first = events[span.start]
-        if span.kind is Kind.USER:
+        if span.kind in USER_ROLE:
             out.append(c.ChatMessageContent(role=role.USER, content=content_of(first)))
         elif span.kind is Kind.TERM:
             out.append(c.ChatMessageContent(role=role.ASSISTANT, content=content_of(first)))

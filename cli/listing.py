@@ -1,5 +1,7 @@
 """``turncheck list [KIND]``: what is registered — strategies, models, scenarios, plots, stores,
 peers, lockings, log formats — built-ins first, then what extensions added, and which extensions were loaded.
+A kind is named in the plural or the singular (``list model`` is ``list models``), by one rule
+for every kind, so a new kind needs no word of its own.
 
 Everything is read from the registries (:mod:`turncheck.models.registry`), the same ones the
 commands take their names from, so what this lists is exactly what they accept.
@@ -10,16 +12,31 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import typer
 
 from turncheck.cli.options import FormatOpt
+from turncheck.models.errors import UnknownName
 from turncheck.models.registry import load_plugins
 
 Kind = Literal[
     "strategies", "models", "scenarios", "plots", "stores", "peers", "lockings", "formats", "extensions"
 ]
+KINDS: tuple[Kind, ...] = get_args(Kind)
+
+
+def singular(kind: Kind) -> str:
+    """A kind's singular, by the rule every kind's plural follows: ``-ies`` to ``-y``, else ``-s`` dropped."""
+    return f"{kind[:-3]}y" if kind.endswith("ies") else kind.removesuffix("s")
+
+
+def kind_named(word: str) -> Kind:
+    """The kind ``word`` names, in the plural or the singular."""
+    for kind in KINDS:
+        if word in (kind, singular(kind)):
+            return kind
+    raise UnknownName(f"unknown kind {word!r} (known: {', '.join(KINDS)}, each also in the singular)")
 
 
 def registries() -> dict[str, Mapping[str, Any]]:
@@ -45,15 +62,21 @@ def listing() -> dict[str, list[str]]:
 
 
 def list_command(
-    kind: Annotated[
-        Kind | None,
-        typer.Argument(help="One kind only, one name per line (models: each with its one-line description)."),
+    word: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="kind",
+            help="One kind only, one name per line (models: each with its one-line description): "
+            f"{', '.join(KINDS)}, each also in the singular ('list model' is 'list models').",
+            show_default=False,
+        ),
     ] = None,
     fmt: FormatOpt = "table",
 ) -> None:
     """List the registered strategies, models, scenarios, plots, stores, peers, lockings and
     log formats, and the extensions (entry-point group turncheck.plugins) that were loaded."""
     names = listing()
+    kind = None if word is None else kind_named(word)
     if kind is not None:
         names = {kind: names[kind]}
     if fmt == "json":

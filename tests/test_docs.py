@@ -35,7 +35,7 @@ from turncheck.cli.app import app, main
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 RUN_PAGES = ("index.md", "getting-started.md", "concepts.md", "own-agent.md", "scale-out.md", "viewer.md",
-             "races.md")  # fmt: skip
+             "races.md", "known-failures.md")  # fmt: skip
 SETUP_COMMANDS = ("python -m pytest", "mkdocs build --strict", "dask scheduler ", "dask worker ")
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
 

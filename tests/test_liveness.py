@@ -306,33 +306,6 @@ def test_cas_starvation_is_no_loop_in_the_model() -> None:
 
 # -- the catalogue's liveness models ----------------------------------------------------------------
 
-# model, the property the buggy variant breaks, its lasso (steps to the loop, steps round it),
-# the loop's step in the model's words
-STARVATIONS = [
-    ("adk-orphan-compaction", "compaction-runs-when-over-threshold", 7, 1,
-     "user sends a turn: the prompt grows, over token_threshold, safe_length 0"),
-    ("spring-ai-session-branch", "branch-compacted", 3, 1,
-     "user adds a turn on the branch (branch turns over 2; the trigger counts none)"),
-]  # fmt: skip
-
-
-@pytest.mark.parametrize(("model", "violated", "prefix", "loop", "words"), STARVATIONS)
-def test_a_catalogue_starvation_fails_with_a_lasso_and_its_fix_passes(
-    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, violated: str, prefix: int, loop: int,
-    words: str,
-) -> None:  # fmt: skip
-    monkeypatch.chdir(tmp_path)
-    code, out, _err = cli("check", model, "--engine", "explore", "--format", "json", "--trace-out", "t.json")
-    obj = json.loads(out)
-    assert code == 1 and obj["violated"] == violated and obj["explore"]["exhaustive"]
-    assert (obj["counterexample"]["loop"], obj["counterexample"]["steps"]) == (prefix, prefix + loop)
-    saved = json.loads(Path("t.json").read_text(encoding="utf-8"))
-    assert saved["loop"] == prefix and saved["words"][-1] == words
-    code, out, _err = cli("replay", "t.json")
-    assert code == 1 and f"still fails the same way: {violated} never holds on the loop" in out
-    code, out, _err = cli("check", model, "--param", "variant=fixed", "--engine", "explore")
-    assert code == 0 and "every eventually-property holds on every fair run" in out
-
 
 def test_fairness_by_kind_lets_the_roots_compactions_excuse_the_branch() -> None:
     from turncheck.models.catalog import build_model

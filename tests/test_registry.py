@@ -90,6 +90,30 @@ def test_turncheck_list_shows_every_registry_built_ins_in_their_order(cli: Any) 
     assert code == 2 and out == "" and len(err.splitlines()) == 1
 
 
+def test_every_kind_is_listed_by_its_singular_too(cli: Any) -> None:
+    """``list model`` is ``list models``: one rule gives every kind its singular."""
+    from turncheck.cli.listing import KINDS, singular
+
+    words = [singular(kind) for kind in KINDS]
+    assert words == ["strategy", "model", "scenario", "plot", "store", "peer", "locking", "extension"]
+    for kind, word in zip(KINDS, words, strict=True):
+        assert cli("list", word) == cli("list", kind) and cli("list", kind).code == 0, word
+        one, many = (json.loads(cli("list", w, "--format", "json").out) for w in (word, kind))
+        assert one == many and list(one) == [kind]
+    code, out, _ = cli("list", "--help")
+    assert code == 0 and "each also in the singular ('list model' is 'list models')" in " ".join(out.split())
+    code, out, err = cli("list", "modle")
+    assert (
+        code == 2
+        and out == ""
+        and err
+        == (
+            "turncheck: error: unknown kind 'modle' (known: strategies, models, scenarios, plots, stores, peers, "
+            "lockings, extensions, each also in the singular)\n"
+        )
+    )
+
+
 def test_an_unknown_name_from_the_command_line_lists_the_choices(cli: Any) -> None:
     code, _, err = cli("bench", "nope")
     assert code == 2 and err.startswith("turncheck: error: unknown benchmark 'nope' (known: check, ")

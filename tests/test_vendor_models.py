@@ -2,7 +2,8 @@
 
 Every model is checked by the real command (``turncheck check NAME --param variant=… --engine
 explore``): a ``buggy`` variant exits 1 with the shortest run of the expected length ending in
-the expected step, a ``fixed`` one exits 0 over its whole state space, ADK's raise-on-stale ends
+the expected step (a liveness model's: the lasso of the expected prefix and loop, its loop's
+step), a ``fixed`` one exits 0 over its whole state space, ADK's raise-on-stale ends
 inconclusive (a goal no run reaches, not a broken invariant). The traces committed under
 docs/vendor-traces/ are regenerated here byte for byte, replayed, and one is opened in Chromium.
 """
@@ -21,43 +22,52 @@ from turncheck.models.catalog import DESCRIPTIONS, MODELS, build_model
 from turncheck.sim.trace import load_trace, replay
 
 VENDORS = (
+    "adk-orphan-compaction",
     "adk-session-store",
     "adk-sliding-window",
     "agents-js-compaction",
     "anthropic-background-compaction",
     "openai-agents-compaction",
+    "spring-ai-session-branch",
     "spring-ai-window",
 )
 
-# model, parameters, verdict, the invariant broken first, its counterexample's steps, the last step
-CHECKS: list[tuple[str, dict[str, str], str, str | None, int, str]] = [
-    ("anthropic-background-compaction", {"variant": "buggy"}, "fail", "tool-result-follows-its-use", 5,
+# model, parameters, verdict, the property broken first, its counterexample's steps (a lasso's:
+# to its loop), the steps round a lasso's loop (None: no lasso), the last step
+CHECKS: list[tuple[str, dict[str, str], str, str | None, int, int | None, str]] = [
+    ("anthropic-background-compaction", {"variant": "buggy"}, "fail", "tool-result-follows-its-use", 5, None,
      "compactor swaps the summary in for the 2 messages sent"),
-    ("anthropic-background-compaction", {"variant": "fixed"}, "pass", None, 0, ""),
-    ("openai-agents-compaction", {"variant": "buggy"}, "fail", "compaction-accepted", 5,
+    ("anthropic-background-compaction", {"variant": "fixed"}, "pass", None, 0, None, ""),
+    ("openai-agents-compaction", {"variant": "buggy"}, "fail", "compaction-accepted", 5, None,
      "session compacts the latest response: 400, no tool output for c0"),
-    ("openai-agents-compaction", {"variant": "fixed"}, "pass", None, 0, ""),
-    ("agents-js-compaction", {"variant": "buggy"}, "fail", "no-write-lost", 5,
+    ("openai-agents-compaction", {"variant": "fixed"}, "pass", None, 0, None, ""),
+    ("agents-js-compaction", {"variant": "buggy"}, "fail", "no-write-lost", 5, None,
      "compactor replaces the session with the compaction of 2 items"),
-    ("agents-js-compaction", {"variant": "fixed"}, "pass", None, 0, ""),
-    ("adk-sliding-window", {"variant": "buggy"}, "fail", "no-pending-call-summarised", 3,
+    ("agents-js-compaction", {"variant": "fixed"}, "pass", None, 0, None, ""),
+    ("adk-sliding-window", {"variant": "buggy"}, "fail", "no-pending-call-summarised", 3, None,
      "compactor summarises seq 0..1, range ts 0..2"),
-    ("adk-sliding-window", {"variant": "fixed"}, "pass", None, 0, ""),
-    ("adk-session-store", {"variant": "buggy"}, "fail", "runs-not-interleaved", 5,
+    ("adk-sliding-window", {"variant": "fixed"}, "pass", None, 0, None, ""),
+    ("adk-session-store", {"variant": "buggy"}, "fail", "runs-not-interleaved", 5, None,
      "server A appends A2: stale, reloads and continues"),
-    ("adk-session-store", {"variant": "fixed"}, "pass", None, 0, ""),
-    ("adk-session-store", {"variant": "raise-on-stale"}, "inconclusive", None, 0, ""),
-    ("spring-ai-window", {"variant": "buggy"}, "fail", "no-orphan-tool-response", 5,
+    ("adk-session-store", {"variant": "fixed"}, "pass", None, 0, None, ""),
+    ("adk-session-store", {"variant": "raise-on-stale"}, "inconclusive", None, 0, None, ""),
+    ("spring-ai-window", {"variant": "buggy"}, "fail", "no-orphan-tool-response", 5, None,
      "writer 1 adds tool_response c1 (keeps 3)"),
-    ("spring-ai-window", {"variant": "turn-snapped"}, "fail", "non-empty", 4,
+    ("spring-ai-window", {"variant": "turn-snapped"}, "fail", "non-empty", 4, None,
      "writer 1 adds tool_call c1 (keeps 0)"),
-    ("spring-ai-window", {"variant": "langchain4j"}, "pass", None, 0, ""),
-    ("spring-ai-window", {"variant": "fixed"}, "pass", None, 0, ""),
-    ("spring-ai-window", {"variant": "buggy", "writers": "2"}, "fail", "no-lost-append", 4,
+    ("spring-ai-window", {"variant": "langchain4j"}, "pass", None, 0, None, ""),
+    ("spring-ai-window", {"variant": "fixed"}, "pass", None, 0, None, ""),
+    ("spring-ai-window", {"variant": "buggy", "writers": "2"}, "fail", "no-lost-append", 4, None,
      "writer 2 saveAll: deletes all, inserts its window + user from request 2"),
-    ("spring-ai-window", {"variant": "langchain4j", "writers": "2"}, "fail", "no-lost-append", 4,
+    ("spring-ai-window", {"variant": "langchain4j", "writers": "2"}, "fail", "no-lost-append", 4, None,
      "writer 2 saveAll: deletes all, inserts its window + user from request 2"),
-    ("spring-ai-window", {"variant": "fixed", "writers": "2"}, "pass", None, 0, ""),
+    ("spring-ai-window", {"variant": "fixed", "writers": "2"}, "pass", None, 0, None, ""),
+    ("adk-orphan-compaction", {"variant": "buggy"}, "fail", "compaction-runs-when-over-threshold", 7, 1,
+     "user sends a turn: the prompt grows, over token_threshold, safe_length 0"),
+    ("adk-orphan-compaction", {"variant": "fixed"}, "pass", None, 0, None, ""),
+    ("spring-ai-session-branch", {"variant": "buggy"}, "fail", "branch-compacted", 3, 1,
+     "user adds a turn on the branch (branch turns over 2; the trigger counts none)"),
+    ("spring-ai-session-branch", {"variant": "fixed"}, "pass", None, 0, None, ""),
 ]  # fmt: skip
 
 
@@ -80,18 +90,20 @@ def _last_step(model: str, params: dict[str, str], actions: list[list[Any]]) -> 
     return m.format_action(state, tuple(actions[-1]))
 
 
-@pytest.mark.parametrize(("model", "params", "verdict", "violated", "steps", "last"), CHECKS,
+@pytest.mark.parametrize(("model", "params", "verdict", "violated", "steps", "loop", "last"), CHECKS,
                          ids=lambda v: v if isinstance(v, str) else None)  # fmt: skip
 def test_each_variant_fails_shortest_or_passes_exhaustively(
-    cli: Any, model: str, params: dict[str, str], verdict: str, violated: str | None, steps: int, last: str
-) -> None:
+    cli: Any, model: str, params: dict[str, str], verdict: str, violated: str | None, steps: int,
+    loop: int | None, last: str,
+) -> None:  # fmt: skip
     code, obj = _check(cli, model, params)
     assert obj["verdict"] == verdict and code == {"pass": 0, "fail": 1, "inconclusive": 3}[verdict]
     assert obj["explore"]["exhaustive"] is True
     assert obj["violated"] == violated
     if violated is not None:
         cx = obj["counterexample"]
-        assert cx["source"] == "explore" and cx["steps"] == steps
+        assert cx["source"] == "explore" and cx.get("loop") == (None if loop is None else steps)
+        assert cx["steps"] == steps + (loop or 0)
         assert _last_step(model, params, cx["actions"]) == last
 
 
@@ -144,7 +156,12 @@ def test_each_committed_trace_replays_to_its_break(cli: Any, path: Path, tmp_pat
     assert replay(build_model(trace.model, trace.params), trace).verdict == "same"
     page = tmp_path / "t.html"
     code, out, _ = cli("replay", str(path), "--html", str(page))
-    assert code == 1 and f"trace viewer: {page}" in out and trace.violated in page.read_text(encoding="utf-8")
+    html = page.read_text(encoding="utf-8")
+    assert code == 1 and f"trace viewer: {page}" in out and trace.violated in html
+    drawn = (
+        f'<td class="tcv-loop" colspan="{len(trace.actions) - (trace.loop or 0)}" data-loop="{trace.loop}">'
+    )
+    assert (drawn in html) == (trace.loop is not None)  # a lasso's loop is drawn over its steps
 
 
 def test_the_viewer_shows_the_orphan_tool_result(

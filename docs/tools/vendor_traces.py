@@ -2,8 +2,9 @@
 
 Each case is one ``turncheck check NAME --param … --engine explore --trace-out DIR/STEM.trace.json``
 of a failing variant of a model in :mod:`turncheck.models.vendors`: the explorer's shortest run
-of the first violated invariant at ``STEM.trace.json``, each further violated invariant's beside
-it as ``STEM.trace.INVARIANT.json`` (what ``check`` writes). The files are a pure function of the
+of the first violated property at ``STEM.trace.json``, each further violated property's beside
+it as ``STEM.trace.PROPERTY.json`` (what ``check`` writes); a broken eventually-property's is a
+lasso, its ``loop`` field the step its loop starts after. The files are a pure function of the
 models, so ``tests/test_vendor_models.py`` regenerates them and compares bytes; after a change
 to a model, ``python -m docs.tools.vendor_traces`` rewrites them (``--out DIR`` elsewhere) and
 ``turncheck replay docs/vendor-traces/STEM.trace.json --html PAGE`` shows one in the viewer.
@@ -30,6 +31,8 @@ CASES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("spring-ai-window", "spring-ai-window", ("variant=buggy",)),
     ("spring-ai-window-turn-snapped", "spring-ai-window", ("variant=turn-snapped",)),
     ("spring-ai-window-save-all", "spring-ai-window", ("variant=buggy", "writers=2")),
+    ("adk-orphan-compaction", "adk-orphan-compaction", ("variant=buggy",)),
+    ("spring-ai-session-branch", "spring-ai-session-branch", ("variant=buggy",)),
 )
 """(file stem, model, parameters): every failing variant the docs page shows."""
 

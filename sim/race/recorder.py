@@ -70,7 +70,7 @@ class RaceHistory:
         op = f"{who}-{len(self.records)}"
         seq = self._commit(op, APPEND, (turn,), (), 0)
         self.records.append(
-            {"op": "append", "ok": True, "id": op, "seq": seq, "turn": turn, "t0": 0.0, "t1": 0.0}
+            {"op": "append", "p": who, "type": "ok", "id": op, "seq": seq, "turn": turn, "t0": 0.0, "t1": 0.0}
         )
         return result
 

@@ -28,3 +28,20 @@ def test_data_text_with_dollars_renders_literally_everywhere(fmt: str) -> None:
     assert data
     if fmt == "svg":
         assert b"frac" not in data or b"\\frac" in data  # drawn as paths: no parse error raised above
+
+
+def test_log_axes_read_as_numbers_not_mathtext_source() -> None:
+    """With mathtext off, matplotlib's log ticks would be drawn as the text
+    ``$\\mathdefault{10^{3}}$`` (issue 32): the ticks are plain numbers."""
+    fig = new_figure(4, 3)
+    top, bottom = fig.subplots(2)
+    top.plot([1, 10, 1000, 100000], [0.01, 1, 5, 300])
+    top.set_xscale("log")
+    top.set_yscale("log")
+    bottom.plot([0, 1, 100], [0, 10, 1000])
+    bottom.set_yscale("symlog", linthresh=1.0)
+    svg = figure_bytes(fig, "svg")
+    assert b"mathdefault" not in svg and b"10^" not in svg
+    fig.canvas.draw()
+    labels = [t.get_text() for t in top.get_xticklabels() if t.get_text()]
+    assert "1,000" in labels and all("$" not in x for x in labels)

@@ -21,6 +21,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.text import Text
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from turncheck.models.locking import LOCKINGS, by_strength
 
@@ -162,11 +163,21 @@ def figure_bytes(fig: Figure, fmt: str) -> bytes:
     if fmt not in FORMATS:
         raise ValueError(f"unknown image format {fmt!r}")
     buf = io.BytesIO()
+    for ax in fig.axes:  # with math off, matplotlib's log ticks would read "$\mathdefault{10^{3}}$"
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() in ("log", "symlog"):
+                axis.set_major_formatter(FuncFormatter(_plain_tick))
+                axis.set_minor_formatter(NullFormatter())
     for text in fig.findobj(Text):  # data text (session names, labels from files) is literal:
         text.set_parse_math(False)  # a "$\\frac{$" must not reach mathtext
     with matplotlib.rc_context(_RC):  # text created while drawing (ticks) reads the rc: no math
         fig.savefig(buf, format=fmt, metadata=_METADATA[fmt])
     return buf.getvalue()
+
+
+def _plain_tick(value: float, _position: object) -> str:
+    """A log axis's tick as a reader writes it: 1, 10, 1,000, 0.01 (never mathtext)."""
+    return f"{value:,.0f}" if abs(value) >= 1 else f"{value:g}"
 
 
 def data_uri(png: bytes) -> str:

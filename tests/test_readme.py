@@ -48,3 +48,9 @@ def test_readme_exit_statuses_are_the_command_lines():
     section = README.split("**Exit status**", 1)[1].split("\n\n", 1)[0]
     listed = [int(n) for n in re.findall(r"^- exit (\d+):", section, re.M)]
     assert listed == [0, 1, EXIT_USAGE, EXIT_BUG, EXIT_INTERRUPTED]
+
+
+def test_the_docs_home_page_shows_the_readmes_two_commands():
+    readme = re.search(r"```bash\n(.*?)```", README, re.S)
+    home = re.search(r"```bash\n(.*?)```", (ROOT / "docs" / "index.md").read_text(), re.S)
+    assert readme and home and home.group(1) == readme.group(1)

@@ -15,11 +15,12 @@ in part or whole; turns removed). The journal is the truth: whoever next takes t
 reader or the final state — first rolls the library back to the journaled live turns
 (:meth:`SidecarStore.reconcile`: a killed append's events are removed, a killed delete's turns
 rewritten in order), so no window and no final state shows the unjournaled change and no later
-turn meets a killed one's events under its id (an id a killed writer took was never committed,
-and is taken again only after its events are gone). Until then the change is visible to a reader
-that bypasses the side-car (the library's own API), and a library that never deletes (ADK) keeps
-the rolled-back events, hidden as its compacted ones are. The rewrite regenerates a turn from its
-id, which the stress turns are a function of.
+turn meets a killed one's events under its id (an id a killed writer took was never committed:
+PostgreSQL's sequence never hands it out again, SQLite's only after its events are gone). A kill
+during the roll-back leaves a change the next one rolls back. Until then the change is visible to
+a reader that bypasses the side-car (the library's own API), and a library that never deletes
+(ADK) keeps the rolled-back events, hidden as its compacted ones are. The rewrite regenerates a
+turn from its id, which the stress turns are a function of.
 
 A subclass says only how its library holds a conversation: the items in order
 (:meth:`SidecarStore.items`), which turn and kind an item is (:meth:`SidecarStore.tag`), how a

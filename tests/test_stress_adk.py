@@ -2,10 +2,11 @@
 
 Real writer processes and a real compactor process share one ADK session, in a SQLite file and
 (when the binaries exist) on a throw-away PostgreSQL server; every locking strategy runs, and
-``mutex`` under ``--kill``. ``none`` breaks the bound, ``mutex`` and ``append-sync`` hold theirs
-and lose nothing; afterwards a fresh ``DatabaseSessionService`` must show exactly the live turns
-the journal leaves. A kill between ADK's appends and the side-car's journal commit leaves events
-no journal entry explains: the checker must say so (``read-window``), never crash or lose a turn.
+``mutex`` and ``append-sync`` under ``--kill``. ``none`` breaks the bound, ``mutex`` and
+``append-sync`` hold theirs and lose nothing; afterwards a fresh ``DatabaseSessionService`` must
+show exactly the live turns the journal leaves. A kill between ADK's appends and the side-car's
+journal commit is rolled back by whoever takes the lock next (sidecar.py), so under ``--kill``
+both are ``ok`` too.
 """
 
 from __future__ import annotations
@@ -21,9 +22,6 @@ import pytest
 from turncheck.cli.app import main
 from turncheck.models.session_store import TURN_KINDS
 from turncheck.sim.stress.pg_server import throwaway_server, unavailable_reason
-
-SIDECAR_EFFECTS = {"read-window", "duplicated", "journal"}
-"""What a kill between the library's write and the side-car's commit can leave (sidecar.py)."""
 
 
 def _stress(capsys: pytest.CaptureFixture[str], target: list[str], *args: str) -> tuple[int, dict]:
@@ -101,7 +99,7 @@ def test_none_breaks_the_bound_and_the_locks_hold_theirs(
         args, url = target(locking)
         code, out = _stress(capsys, args, "--locking", locking, "--seconds", "4")
         if out["stuck"]:  # killed at the hard deadline on a loaded machine: a kill like --kill's
-            assert {v["invariant"] for v in out["violations"]} <= SIDECAR_EFFECTS, out["violations"]
+            assert out["verdict"] == "ok", out["violations"]
             continue
         assert code == 0 and out["verdict"] == "ok", out["violations"]
         assert out["peak"] <= bound and out["lost"] == 0 and out["over_deleted"] == 0 and out["appends"] > 0
@@ -119,15 +117,18 @@ def test_the_other_strategies_run_and_lose_nothing(
     assert {v["invariant"] for v in out["violations"]} <= {"bounded-peak-turns"}, out["violations"]
 
 
-def test_kill_is_survived_and_what_it_leaves_is_reported(
-    capsys: pytest.CaptureFixture[str], target: Target
+@pytest.mark.parametrize("locking", ["mutex", "append-sync"])
+def test_kill_is_rolled_back_and_the_run_is_ok(
+    capsys: pytest.CaptureFixture[str], target: Target, locking: str
 ) -> None:
-    code, out = _stress(capsys, target("kill")[0], "--locking", "mutex", "--seconds", "4", "--kill", "--kills", "2",
+    args, url = target(f"kill-{locking}")
+    code, out = _stress(capsys, args, "--locking", locking, "--seconds", "6", "--kill", "--kills", "3",
                         "--seed", "1")  # fmt: skip
-    assert len(out["kills"]) == 2 and out["appends"] > 0 and out["lost"] == 0
-    found = {v["invariant"] for v in out["violations"]}
-    assert found <= SIDECAR_EFFECTS, out["violations"]
-    assert code == (1 if found else 0)
+    assert len(out["kills"]) == 3 and out["appends"] > 0 and out["lost"] == 0
+    assert code == 0 and out["verdict"] == "ok", out["violations"]
+    tags = _live_turns(url)
+    turns = list(dict.fromkeys(t for t, _ in tags))
+    assert "".join(k for _, k in tags) == TURN_KINDS * len(turns) and len(turns) <= 9
 
 
 def test_turn_events_carry_their_turn_and_urls(adk: None) -> None:

@@ -198,7 +198,7 @@ def sliding_window(history: History, budget: int, cost: CostModel) -> Window:
     return SummaryWindow(h, "SLIDE", budget, s, n, total, spans, sizes)
 
 
-register_strategy("SUM", summarise_oldest_turns, colour="#5254a3", marker="*", compared=False)
-register_strategy("SLIDE", sliding_window, colour="#ad494a", marker="X", linestyle="--", compared=False)
+register_strategy("SUM", summarise_oldest_turns, colour="#6b6ecf", marker="*", compared=False)
+register_strategy("SLIDE", sliding_window, colour="#d6616b", marker="X", linestyle="--", compared=False)
 SUMMARISING = ("SUM", "SLIDE")
 """The summarising strategies, which the testbench measures beside the compared ones."""

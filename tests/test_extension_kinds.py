@@ -101,7 +101,14 @@ def test_each_is_listed_after_the_built_ins(site: Path, tmp_path: Path) -> None:
     run = turncheck(site, tmp_path, "list", "--format", "json")
     assert run.returncode == 0, run.stderr
     names = json.loads(run.stdout)
-    assert names["stores"] == ["sqlite", "postgres", "agents-sqlite", "langgraph-sqlite", "ext-sqlite"]
+    assert names["stores"] == [
+        "sqlite",
+        "postgres",
+        "agents-sqlite",
+        "langgraph-sqlite",
+        "adk-database",
+        "ext-sqlite",
+    ]
     assert names["peers"][0] == "peer:langchain" and names["peers"][-1] == "peer:ext-newest"
     assert names["lockings"] == ["none", "mutex", "cas", "append-sync", "trim-to", "ext-locked-trim"]
     assert names["extensions"] == list(MODULES)
@@ -116,7 +123,7 @@ def test_the_store_runs_under_stress(site: Path, tmp_path: Path) -> None:
     wrong = turncheck(site, tmp_path, "stress", "--store", "ext-nope", "--seconds", "0.2", "--quiet")
     assert wrong.returncode == 2 and wrong.stderr == (
         "turncheck: error: unknown store 'ext-nope' (known: sqlite, postgres, agents-sqlite, langgraph-sqlite, "
-        "ext-sqlite, or package.module:Class)\n"
+        "adk-database, ext-sqlite, or package.module:Class)\n"
     )
 
 

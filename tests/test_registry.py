@@ -95,7 +95,17 @@ def test_every_kind_is_listed_by_its_singular_too(cli: Any) -> None:
     from turncheck.cli.listing import KINDS, singular
 
     words = [singular(kind) for kind in KINDS]
-    assert words == ["strategy", "model", "scenario", "plot", "store", "peer", "locking", "extension"]
+    assert words == [
+        "strategy",
+        "model",
+        "scenario",
+        "plot",
+        "store",
+        "peer",
+        "locking",
+        "format",
+        "extension",
+    ]
     for kind, word in zip(KINDS, words, strict=True):
         assert cli("list", word) == cli("list", kind) and cli("list", kind).code == 0, word
         one, many = (json.loads(cli("list", w, "--format", "json").out) for w in (word, kind))
@@ -109,7 +119,7 @@ def test_every_kind_is_listed_by_its_singular_too(cli: Any) -> None:
         and err
         == (
             "turncheck: error: unknown kind 'modle' (known: strategies, models, scenarios, plots, stores, peers, "
-            "lockings, extensions, each also in the singular)\n"
+            "lockings, formats, extensions, each also in the singular)\n"
         )
     )
 

@@ -122,7 +122,11 @@ def test_stress_out_replaces_its_own_earlier_history(
     assert main([*argv, "--writers", "3"]) == 0
     assert main([*argv, "--writers", "1"]) == 0
     capsys.readouterr()
-    assert sorted(p.name for p in (tmp_path / "history").iterdir()) == ["c.0.jsonl", "w0.0.jsonl"]
+    assert sorted(p.name for p in (tmp_path / "history").iterdir()) == [
+        "c.0.jsonl",
+        "store.jsonl",
+        "w0.0.jsonl",
+    ]
 
 
 def _trace(d: Path, capsys: pytest.CaptureFixture[str]) -> Path:

@@ -24,7 +24,6 @@ PostgreSQL database for a server.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sqlite3
 import warnings
@@ -95,12 +94,6 @@ class AdkDatabaseStore(SidecarStore):
         else:
             super().__init__(self.url, PostgresStore(sidecar_dsn(self.url)))
         self._service: Any = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def call(self, coroutine: Any) -> Any:
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-        return self._loop.run_until_complete(coroutine)
 
     @property
     def service(self) -> Any:
@@ -175,9 +168,6 @@ class AdkDatabaseStore(SidecarStore):
         if self._service is not None:
             self.call(self._service.close())
             self._service = None
-        if self._loop is not None:
-            self._loop.close()
-            self._loop = None
 
 
 register_store(Store("adk-database", AdkDatabaseStore, "google-adk", "#8c564b",

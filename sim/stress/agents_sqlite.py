@@ -11,7 +11,6 @@ header, the lock and the journal live in a side-car SQLite file beside the sessi
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +50,6 @@ class AgentsSqliteStore(SidecarStore):
     def __init__(self, path: str | Path) -> None:
         super().__init__(path)
         self._session: Any = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def call(self, coroutine: Any) -> Any:
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-        return self._loop.run_until_complete(coroutine)
 
     @property
     def session(self) -> Any:
@@ -89,9 +82,6 @@ class AgentsSqliteStore(SidecarStore):
         if self._session is not None:
             self._session.close()
             self._session = None
-        if self._loop is not None:
-            self._loop.close()
-            self._loop = None
 
 
 register_store(Store("agents-sqlite", AgentsSqliteStore, "openai-agents", "#2ca02c",

@@ -30,6 +30,7 @@ emptied and closed.
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -91,6 +92,13 @@ class SidecarStore(ABC):
     def __init__(self, path: str | Path, sidecar: SqliteStore | PostgresStore | None = None) -> None:
         self.path = Path(path)
         self._sidecar = sidecar if sidecar is not None else SqliteStore(Path(f"{path}.turncheck"))
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def call(self, coroutine: Any) -> Any:
+        """Run one of an async library's coroutines to its end, on this process's own loop."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(coroutine)
 
     @abstractmethod
     def items(self) -> list[Any]:
@@ -142,6 +150,9 @@ class SidecarStore(ABC):
 
     def close(self) -> None:
         self.release()
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
         self._sidecar.close()
 
     @contextmanager

@@ -121,3 +121,29 @@ def test_a_kilobyte_of_events_at_the_chars_limit_is_answered_in_10_s_and_1_gib(
         assert code in (0, 1, 2) and secs < 10, (args, code, secs, err)
         assert "Traceback" not in err and "MemoryError" not in err, (args, err)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["limit.jsonl"]
+
+
+def test_a_hostile_agents_sqlite_file_ends_fast_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 4 KB database is a program: a recursive VIEW never ends, zeroblob(9e8) asks for 900 MB.
+    SQLite's length limit and a progress-handler deadline stop both (issue 31)."""
+    import sqlite3
+
+    import turncheck.models.formats.agents_sqlite as agents_sqlite
+
+    monkeypatch.setattr(agents_sqlite, "READ_SECONDS", 0.5)
+    views = {
+        "recursive.db": "WITH RECURSIVE r(session_id, id, message_data) AS (SELECT 's', 1, '{}' "
+        "UNION ALL SELECT 's', id + 1, '{}' FROM r) SELECT * FROM r",
+        "zeroblob.db": "SELECT 's' AS session_id, 1 AS id, zeroblob(900000000) AS message_data",
+    }
+    for name, view in views.items():
+        con = sqlite3.connect(tmp_path / name)
+        con.execute(f"CREATE VIEW agent_messages AS {view}")
+        con.commit()
+        con.close()
+        assert (tmp_path / name).stat().st_size <= 8192
+        assert main(["lint", "--from", "agents-sqlite", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and ("recursive view" in err or "too big" in err), err

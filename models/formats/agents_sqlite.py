@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 from turncheck.models.chat_log import ImportFormatError
 from turncheck.models.formats.openai_responses import add_response_item
 from turncheck.models.importers import Group, Imported, LogFormat, build_sessions, loads, register_format
+
+
+READ_SECONDS = 5.0
+"""How long reading the database may take: SQLite's progress handler stops the query after it."""
+MAX_VALUE_BYTES = 1 << 24
+"""The longest string or blob SQLite may build while reading (one item's JSON is far smaller)."""
 
 
 def read_agents_sqlite(path: Path) -> Imported:
@@ -20,15 +27,22 @@ def read_agents_sqlite(path: Path) -> Imported:
     never creates one."""
     if not path.is_file():
         raise ImportFormatError(f"{path}: no such file")
+    deadline = time.monotonic() + READ_SECONDS
     try:
         con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
-        try:
+        try:  # a hostile file is a program: a recursive VIEW never ends, zeroblob(9e8) takes 5 GB
+            con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+            con.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
             rows = con.execute(
                 "SELECT session_id, id, message_data FROM agent_messages ORDER BY id"
             ).fetchall()
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:
+        if time.monotonic() > deadline:
+            raise ImportFormatError(
+                f"{path}: reading agent_messages took over {READ_SECONDS:g} s (a recursive view?); refused"
+            ) from None
         raise ImportFormatError(f"{path}: not an OpenAI Agents SDK session database ({exc})") from None
     groups: list[Group] = []
     for session, row_id, data in rows:

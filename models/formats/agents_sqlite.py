@@ -12,7 +12,6 @@ from turncheck.models.chat_log import ImportFormatError
 from turncheck.models.formats.openai_responses import add_response_item
 from turncheck.models.importers import Group, Imported, LogFormat, build_sessions, loads, register_format
 
-
 READ_SECONDS = 5.0
 """How long reading the database may take: SQLite's progress handler stops the query after it."""
 MAX_VALUE_BYTES = 1 << 24

@@ -59,9 +59,11 @@ def import_command(
     try:
         with tmp.open("w", encoding="utf-8") as fh:
             n = write_jsonl(events, fh)
-    except OSError as exc:
+    except BaseException as exc:  # the .part file is ours: never left behind
         tmp.unlink(missing_ok=True)
-        raise BadParameter(f"cannot write {out}: {exc.strerror}") from None
+        if isinstance(exc, OSError):
+            raise BadParameter(f"cannot write {out}: {exc.strerror}") from None
+        raise
     tmp.replace(out)
     sessions = len({e.session for e in events})
     print(f"wrote {n} events in {sessions} sessions to {out}", file=sys.stderr)

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from turncheck.models.events import Event, EventFormatError, Kind, detect_cjk
+from turncheck.models.events import Event, EventFormatError, Kind, check_encodable, detect_cjk
 
 
 class ImportFormatError(EventFormatError):
@@ -70,6 +70,11 @@ class SessionBuilder:
         return self.first_seq + len(self.events)
 
     def _add(self, kind: Kind, text: str, where: str, call_id: str | None = None) -> None:
+        for value, what in ((text, "text"), (call_id or "", "call id"), (self.session, "session name")):
+            try:
+                check_encodable(value, f"{where}: {what}")
+            except EventFormatError as exc:  # a lone surrogate cannot be written: refused by record
+                raise ImportFormatError(str(exc)) from None
         seq = self.next_seq
         self.turn = max(self.turn, 0)
         self.origins.append(where)

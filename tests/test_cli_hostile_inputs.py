@@ -154,3 +154,20 @@ def test_a_fifo_or_device_is_refused_before_it_blocks(tmp_path: Path, name: str)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "regular file" in done.stderr and "Traceback" not in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "anthropic", "langchain"])
+def test_a_lone_surrogate_in_imported_text_is_one_line_and_leaves_no_part_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    records = {
+        "openai-chat": [{"role": "user", "content": "hi \ud800"}],
+        "anthropic": [{"role": "user", "content": [{"type": "text", "text": "hi \ud800"}]}],
+        "langchain": [{"type": "human", "data": {"content": "hi \ud800"}}],
+    }
+    log = tmp_path / "log.json"
+    log.write_text(json.dumps(records[fmt]), encoding="utf-8")  # json escapes it: the file is valid UTF-8
+    assert main(["import", str(log), "--from", fmt, "-o", str(tmp_path / "o.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "lone surrogate" in err and "record 1" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.json"]

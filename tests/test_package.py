@@ -195,4 +195,3 @@ def test_the_lowest_versions_ci_installs_are_the_declared_lower_bounds() -> None
             pins[name.strip()] = Version(version.strip())
     assert pins == bounds
     assert "constraints-lowest.txt" in (ROOT / ".ci" / "lowest").read_text()
-    assert "bash .ci/lowest" in (ROOT / ".ci" / "run").read_text()

@@ -17,6 +17,7 @@ from turncheck.cli.app import main
 from turncheck.models.events import read_jsonl
 from turncheck.models.importers import import_events
 from turncheck.models.peers.bridge import NODE
+from turncheck.models.provider_rules import provider_findings
 
 PARALLEL_LOG = ["USER", "CALL", "CALL", "RESULT", "RESULT", "TERM", "USER", "CALL", "RESULT", "TERM"]
 
@@ -62,6 +63,20 @@ def test_import_round_trips_the_conversation(
     requests.write_text("".join(json.dumps({"messages": msgs[:n]}) + "\n" for n in (1, 3, 5, 7)))
     assert [e.kind.name for e in import_events("vercel", as_list)] == PARALLEL_LOG
     assert [e.kind.name for e in import_events("vercel", requests)] == PARALLEL_LOG[:-1]
+
+
+def test_the_calls_after_a_reasoning_part_are_tied_for_the_responses_rules(
+    conversation: dict[str, Any], tmp_path: Path
+) -> None:
+    src = tmp_path / "chat.json"
+    src.write_text(json.dumps(conversation))
+    events = import_events("vercel", src)
+    assert [e.tied_to for e in events if e.kind.name == "CALL"] == [None, "call_1", None]
+    assert provider_findings("openai-responses", events) == []
+    assert provider_findings("openai-responses", events[2:]) == [
+        ("reasoning-not-sent", 0),
+        ("orphan-output", 1),
+    ]
 
 
 def test_lint_names_an_orphaned_result(

@@ -6,7 +6,10 @@ An assistant message's ``tool-call`` parts (``toolCallId``, ``toolName``, ``inpu
 calls, one CALL each; without any, its text is the TERM. A ``tool`` message's ``tool-result``
 parts (``toolCallId``, ``output``) are RESULTs; a provider-executed tool's ``tool-result`` comes
 in the assistant message itself, and is a RESULT there too. ``reasoning``, files, images and the
-approval request/response parts are not context the log sizes, and are skipped. The names are
+approval request/response parts are not context the log sizes, and are skipped; the calls after
+a ``reasoning`` part are tied to the first, as the Responses importer ties them, for
+``--provider openai-responses`` (the SDK's OpenAI provider sends the part back as that
+``reasoning`` item, and the API refuses it without its call: vercel/ai issues 7099 and 8379). The names are
 those of the installed ``ai`` package's types (AI SDK 5 onwards): AI SDK 4's ``args`` /
 ``result`` are refused by name rather than read as a call without arguments.
 """
@@ -73,10 +76,12 @@ def add_vercel_message(b: SessionBuilder, message: Any, where: str) -> None:
         )
     texts: list[str] = []
     calls = False
+    carrier: str | None = None  # as in openai_responses: "" after a reasoning part, then its first call
     for part in content:
         kind = part.get("type") if isinstance(part, Mapping) else None
         if not isinstance(kind, str):
             raise ImportFormatError(f"{where}: a content part without a 'type'")
+        carrier = "" if kind == "reasoning" else carrier
         if kind in SKIPPED:
             continue
         if kind not in PARTS[role]:
@@ -90,7 +95,9 @@ def add_vercel_message(b: SessionBuilder, message: Any, where: str) -> None:
         elif kind == "tool-call":
             if "input" not in part and "args" in part:
                 raise ImportFormatError(f"{where}: a tool-call part with 'args' (AI SDK 4); expected 'input'")
-            b.call(tool_call_id(part, where), arguments_text(part.get("input", {})), where)
+            call_id = tool_call_id(part, where)
+            b.call(call_id, arguments_text(part.get("input", {})), where, carrier or None)
+            carrier = carrier or (call_id if carrier == "" else None)
             calls = calls or not part.get("providerExecuted")  # a provider's tool answers in this message
         else:
             if "output" not in part and "result" in part:

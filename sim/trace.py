@@ -509,7 +509,9 @@ def transcript(
     out += line("step", col_names, lanes)
     for i, lane_cells in enumerate([["(initial)"] + [""] * (len(lanes) - 1), *cells]):
         if loop is not None and i == loop + 1:
-            out.append(f"  ↻ loop: {repeating(loop, len(actions))} for ever ({_back(model, states, loop)})")
+            out.append(
+                f"  ↻ loop: {repeating(loop, len(actions))} for ever ({loop_closes(model, states, loop)})"
+            )
         out += line(str(i), [str(col_rows[i].get(n, "")) for n in col_names], lane_cells)
     if loop is not None and loop == len(actions):
         out.append(f"  ↻ stutters: no action is enabled after step {loop}, so the run stays there for ever")
@@ -529,7 +531,7 @@ def transcript(
     return "\n".join(out)
 
 
-def _back(model: ProtocolModel[Any, Any], states: Sequence[Any], loop: int) -> str:
+def loop_closes(model: ProtocolModel[Any, Any], states: Sequence[Any], loop: int) -> str:
     """How the loop closes: on the state itself, or — over a counting abstraction
     (:meth:`ProtocolModel.saturation`), after passes replayed on the model — on its class."""
     n = len(states) - 1

@@ -383,8 +383,10 @@ def test_the_cas_lasso_is_printed_saved_and_replays(cli: Any, tmp_path: Path, mo
         "↻ loop: steps 22–28 repeat for ever (step 28 is back in the class of the state after step 21" in out
     )
     assert "commit fails (turns appended since the read); re-reads count=13" in " ".join(out.split())
-    code, out, _err = cli("replay", "t.due-compaction-runs.json")
+    code, out, _err = cli("replay", "t.due-compaction-runs.json", "--html", "t.html")
     assert "still fails the same way: due-compaction-runs never holds on the loop" in out
+    page = Path("t.html").read_text()
+    assert "steps 22–28 repeat for ever: step 28 is back in the class of the state after step 21" in page
 
 
 # -- the catalogue's liveness models ----------------------------------------------------------------

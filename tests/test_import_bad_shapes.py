@@ -151,6 +151,19 @@ SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what th
             "input message 1: a part of type 'blob' is not mapped in a user message",
         ),
         ({"resourceSpans": []}, "no model-call span (gen_ai.operation.name chat"),
+        (SDK_SPAN("[" * 50000), "gen_ai.input.messages nested too deeply"),
+        (
+            OTLP_SPAN(
+                {
+                    "startTimeUnixNano": "9" * 5000,
+                    "attributes": [
+                        {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                        {"key": "gen_ai.input.messages", "value": {"stringValue": "[]"}},
+                    ],
+                }
+            ),
+            "a span without a readable start time",
+        ),
     ],
 }
 CASES = [

@@ -41,13 +41,13 @@ def import_command(
     """Convert a chat log into a turncheck JSONL event log (kinds, call pairing, turns)."""
     from turncheck.models.events import write_jsonl
     from turncheck.models.importers import import_log
-    from turncheck.models.lint import lint_events
+    from turncheck.models.sent_windows import lint_imported
 
     if out is not None and out.exists() and not force:
         raise BadParameter(f"{out} exists; pass --force to overwrite")
     imported = import_log(source, path)
     events = imported.events
-    report = lint_events(imported.located(), keep=1)
+    report = lint_imported(imported, keep=1)
     if not report.clean:
         found = ", ".join(f"{n} {problem}" for problem, n in report.counts.items() if n)
         print(f"warning: {path} is written as it is, with {found} (turncheck lint --from {source} {path})",

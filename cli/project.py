@@ -341,7 +341,7 @@ def lint_command(
         typer.Option(
             "--provider",
             help="Also check what this API refuses: openai-chat, openai-responses, anthropic, gemini "
-            "(default with --from: the format's own API).",
+            "(default with --from: the format's own API; for a trace, each request's own, else openai-chat).",
         ),
     ] = None,
 ) -> None:
@@ -350,6 +350,7 @@ def lint_command(
     from turncheck.models.importers import FORMATS, import_log
     from turncheck.models.lint import lint_events
     from turncheck.models.provider_rules import check_provider
+    from turncheck.models.sent_windows import lint_imported
 
     if examples < 0:
         raise BadParameter(f"--examples must be >= 0, got {examples}")
@@ -359,7 +360,7 @@ def lint_command(
         provider = FORMATS[source].provider
     require_regular_file(history, EventFormatError)
     if source is not None:  # a foreign log: lint what it imports as, each finding naming its record
-        print_lint(history, lint_events(import_log(source, history).located(), examples, provider), fmt)
+        print_lint(history, lint_imported(import_log(source, history), examples, provider), fmt)
         return
     located: list[tuple[int, Event]] = []
     size = history.stat().st_size

@@ -26,11 +26,14 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder
 from turncheck.models.events import Event
 from turncheck.models.registry import Registry
+
+if TYPE_CHECKING:
+    from turncheck.models.sent_windows import SentWindow
 
 AddRecord = Callable[[SessionBuilder, Any, str], None]
 
@@ -38,10 +41,13 @@ AddRecord = Callable[[SessionBuilder, Any, str], None]
 @dataclass(frozen=True)
 class Imported:
     """An imported log: ``events`` in seq order, and ``origins[i]`` naming the record of the
-    foreign file event ``i`` came from (what ``lint --from`` shows in place of a line number)."""
+    foreign file event ``i`` came from (what ``lint --from`` shows in place of a line number);
+    for a trace format, ``sent`` holds the window each model call sent
+    (:mod:`models.sent_windows`)."""
 
     events: list[Event]
     origins: list[str]
+    sent: tuple[SentWindow, ...] = ()
 
     def located(self) -> list[tuple[int | str, Event]]:
         return list(zip(self.origins, self.events, strict=True))

@@ -41,6 +41,8 @@ class LintReport:
     examples: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     events: int = 0
     sessions: int = 0
+    requests: int = 0
+    """Model requests of a trace checked as sent (:mod:`models.sent_windows`)."""
 
     def flag(self, problem: str, where: str) -> None:
         self.counts[problem] += 1
@@ -53,12 +55,14 @@ class LintReport:
 
     def to_json(self, file: str) -> dict[str, object]:
         """``lint --format json`` for the log ``file``."""
-        return {"file": file, "events": self.events, "sessions": self.sessions, "clean": self.clean,
+        return {"file": file, "events": self.events, "sessions": self.sessions,
+                **({"requests": self.requests} if self.requests else {}), "clean": self.clean,
                 "counts": self.counts, "examples": dict(self.examples)}  # fmt: skip
 
     def lines(self, file: str) -> list[str]:
         """``lint``'s table output: the totals, then each problem found with its example lines."""
-        out = [f"{file}: {self.events} events in {self.sessions} sessions"]
+        sent = f", {self.requests} model requests checked as sent" if self.requests else ""
+        out = [f"{file}: {self.events} events in {self.sessions} sessions{sent}"]
         if self.clean:
             out.append("clean: no structural problems")
         for problem, count in self.counts.items():

@@ -50,6 +50,7 @@ IMPORT_FORMATS = (
     "anthropic",
     "gemini",
     "vercel",
+    "otel",
 )
 
 

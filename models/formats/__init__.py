@@ -14,5 +14,6 @@ for _module in (
     "anthropic",
     "gemini",
     "vercel",
+    "otel",
 ):
     importlib.import_module(f"{__name__}.{_module}")

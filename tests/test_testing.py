@@ -117,3 +117,29 @@ def test_each_check_keeps_its_saved_failures_under_its_own_key(tmp_path: Path) -
         folders.append({d.name for d in (tmp_path / "db").iterdir()})
     # each check saves under keys of its own: none replays another's failures, nor another test's
     assert folders[0] < folders[1] < folders[2]
+
+
+def test_a_slow_projector_is_no_failure_by_default() -> None:
+    """The default settings drop the profile's deadline: one example replays a whole history, so
+    a projector slowed by a busy machine (here, its first call) must not fail the check."""
+    from turncheck.models.projector import resolve_strategy
+
+    m5 = resolve_strategy("M5")
+    calls = [0]
+
+    def slow_at_first(history: History, budget: int, cost: object) -> object:
+        calls[0] += 1
+        if calls[0] == 1:
+            import time
+
+            time.sleep(0.3)  # past Hypothesis's default 200 ms deadline
+        return m5(history, budget, cost)  # type: ignore[arg-type]
+
+    before = settings.get_current_profile_name()
+    settings.register_profile("few-with-deadline", max_examples=5, database=None)  # deadline kept
+    settings.load_profile("few-with-deadline")
+    try:
+        check_projector(slow_at_first)
+    finally:
+        settings.load_profile(before)
+    assert calls[0] > 1

@@ -202,7 +202,9 @@ def check_projector(
         Strategies to draw from (default: :func:`histories` with parallel and dangling calls,
         :func:`budgets`).
     settings
-        Hypothesis settings for this check (default: the active profile).
+        Hypothesis settings for this check (default: the active profile without its deadline —
+        one example replays every request of a history, and a deadline turns a busy machine into
+        a failure of the projector).
     key
         What else tells this check's saved failures from another's in the example database
         (the fixture passes the test's node id); the projector's name and the checks always do.
@@ -237,7 +239,7 @@ def check_projector(
     # replay the failures Hypothesis saved for another (the hook Hypothesis's parametrize uses)
     inner = projector_keeps_its_checks.hypothesis.inner_test  # type: ignore[attr-defined]
     inner._hypothesis_internal_add_digest = f"{name}|{','.join(wanted)}|{key}".encode()
-    test = settings(projector_keeps_its_checks) if settings is not None else projector_keeps_its_checks
+    test = (settings if settings is not None else Settings(deadline=None))(projector_keeps_its_checks)
     try:
         test()
     except AssertionError:

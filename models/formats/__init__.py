@@ -13,5 +13,6 @@ for _module in (
     "llamaindex",
     "anthropic",
     "gemini",
+    "adk",
 ):
     importlib.import_module(f"{__name__}.{_module}")

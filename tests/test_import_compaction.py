@@ -259,3 +259,34 @@ def test_adk_round_trips_what_the_adk_peer_writes(events: list[Event], tmp_path:
     path.write_text(json.dumps(session.model_dump(mode="json")))
     back = import_events("adk", path)
     assert [(e.kind, e.call_id, e.turn) for e in back] == [(e.kind, e.call_id, e.turn) for e in events]
+
+
+def test_adk_sliding_window_overlap_and_recompaction_lint_clean(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ADK's sliding window with overlap writes a second compaction whose range starts inside the
+    first's: ADK keeps both, and so does the import (the second covers from after the first);
+    a compaction whose range contains an earlier one's replaces it (re-compaction)."""
+    from google.adk.events.event_actions import EventCompaction
+    from google.genai import types as gt
+
+    records = adk_records((1.0, 6.0))
+    again = [("user", 8.0, gt.Content(role="user", parts=[gt.Part(text="and Oslo?")])),
+             ("agent", 9.0, gt.Content(role="model", parts=[gt.Part(text="snow")]))]  # fmt: skip
+
+    def compaction(start: float, end: float) -> tuple[str, float, Any]:
+        text = gt.Content(role="model", parts=[gt.Part(text=f"summary {start:g}..{end:g}")])
+        return (
+            "agent",
+            10.0,
+            EventCompaction(start_timestamp=start, end_timestamp=end, compacted_content=text),
+        )
+
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(adk_session([*records, *again, compaction(5.0, 9.0)])))
+    events = import_events("adk", path)
+    assert [e.covers for e in events if e.kind is Kind.SUMMARY] == [(0, 7), (9, 10)]
+    assert lint("adk", path, capsys)[0] == 0
+    path.write_text(json.dumps(adk_session([*records, *again, compaction(1.0, 9.0)])))
+    assert [e.covers for e in import_events("adk", path) if e.kind is Kind.SUMMARY] == [(0, 7), (0, 10)]
+    assert lint("adk", path, capsys)[0] == 0

@@ -11,7 +11,9 @@ ADK's ``timestamp`` as its ``ts``, because ADK decides what a compaction hides b
 A compaction event (``actions.compaction``: ``start_timestamp``, ``end_timestamp``,
 ``compacted_content``) is a SUMMARY whose ``covers`` runs, by seq, over the events ADK gave its
 summarizer: from the earlier event of its session stamped ``start_timestamp`` to the one stamped
-``end_timestamp`` (:func:`compaction_covers`). ADK itself hides *every* raw event
+``end_timestamp`` (:func:`compaction_covers`). A compaction whose range contains an earlier
+one's replaces it, as in ADK (re-compaction); one that only overlaps it (the sliding window's
+``overlap_size``) leaves it live, as ADK keeps both, and covers from after it. ADK itself hides *every* raw event
 stamped inside a kept compaction's range, wherever it stands; so an event with a skewed clock —
 stamped inside the range but written after the covered run — is hidden and summarised by
 nothing, and ``lint`` names it (``clock-skew-coverage``); a call still open when it was
@@ -55,7 +57,19 @@ def compaction_covers(b: SessionBuilder, start: float, end: float) -> tuple[int,
         return None
     first = next((e for e in inside if e.ts == start), inside[0])
     last = next((e for e in reversed(inside) if e.ts == end and e.seq >= first.seq), inside[-1])
+    for s in b.events[first.seq - b.first_seq : last.seq - b.first_seq]:
+        if s.kind is Kind.SUMMARY and s.covers is not None and not subsumed(b, s.covers, start, end):
+            first = next((e for e in inside if e.seq > s.seq), last)
     return first.seq, last.seq
+
+
+def subsumed(b: SessionBuilder, covers: tuple[int, int], start: float, end: float) -> bool:
+    """Whether ADK drops the earlier compaction covering ``covers`` for one over ``[start, end]``:
+    it keeps every compaction whose range another's does not contain. A kept one stays live here
+    too — the later summary's run starts after it (a seq range cannot skip it), so the events
+    both summarise stay the earlier one's, as the prompt ADK builds sends them: hidden."""
+    stamps = [e.ts for e in b.events[covers[0] - b.first_seq : covers[1] + 1 - b.first_seq]]
+    return start <= min(stamps) and max(stamps) <= end
 
 
 def add_adk_event(b: SessionBuilder, event: Any, where: str) -> None:

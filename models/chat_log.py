@@ -19,6 +19,10 @@ call answered twice, a result before its call are written where they stand, each
 remembering the record it came from (:attr:`SessionBuilder.origins`), so ``lint`` names that
 record. A call whose result never comes stays a dangling CALL. Events before the first user
 message (a stored window that starts mid-turn) form a turn of their own, without a USER.
+
+A vendor's compaction (Anthropic's ``compaction`` block, the Responses ``compaction`` item, an
+ADK compaction event) is a SUMMARY whose ``covers`` names the events of its session it stands
+for, by seq (:meth:`SessionBuilder.summary`); whether it covers them rightly is ``lint``'s to say.
 """
 
 from __future__ import annotations
@@ -51,6 +55,10 @@ class SessionBuilder:
     carrier: str | None = None
     """While reading one model output after a ``reasoning`` item (Responses): ``""`` until its
     first call, then that call's id, which the output's later calls are tied to; else ``None``."""
+    clock: float | None = None
+    """The writer's stamp of the record being read, for formats that keep one (ADK's
+    ``timestamp``); ``None``: an event's ``ts`` is its position."""
+    timed: bool = False
 
     def call_by_name(self, name: str, call_id: str, arguments: str, where: str) -> None:
         """A call whose id may be missing: it gets ``NAME@SEQ``, and the next id-less result of
@@ -73,8 +81,9 @@ class SessionBuilder:
         return self.first_seq + len(self.events)
 
     def _add(
-        self, kind: Kind, text: str, where: str, call_id: str | None = None, tied_to: str | None = None
-    ) -> None:
+        self, kind: Kind, text: str, where: str, call_id: str | None = None,
+        covers: tuple[int, int] | None = None, tied_to: str | None = None,
+    ) -> None:  # fmt: skip
         for value, what in ((text, "text"), (call_id or "", "call id"), (self.session, "session name")):
             try:
                 check_encodable(value, f"{where}: {what}")
@@ -82,6 +91,7 @@ class SessionBuilder:
                 raise ImportFormatError(str(exc)) from None
         seq = self.next_seq
         self.turn = max(self.turn, 0)
+        self.timed = self.timed or self.clock is not None
         self.origins.append(where)
         self.events.append(
             Event(
@@ -90,10 +100,11 @@ class SessionBuilder:
                 turn=self.turn,
                 kind=kind,
                 call_id=call_id,
-                ts=float(seq),
+                ts=float(seq) if self.clock is None else self.clock,
                 text=text,
                 chars=len(text),
                 cjk=detect_cjk(text),
+                covers=covers,
                 tied_to=tied_to,
             )
         )
@@ -105,7 +116,7 @@ class SessionBuilder:
     def call(self, call_id: str, arguments: str, where: str, tied_to: str | None = None) -> None:
         if not call_id:
             raise ImportFormatError(f"{where}: a tool call without an id (cannot pair it with its result)")
-        self._add(Kind.CALL, arguments, where, call_id, tied_to)
+        self._add(Kind.CALL, arguments, where, call_id, tied_to=tied_to)
 
     def result(self, call_id: str, text: str, where: str) -> None:
         if not call_id:
@@ -114,6 +125,18 @@ class SessionBuilder:
 
     def answer(self, text: str, where: str) -> None:
         self._add(Kind.TERM, text, where)
+
+    def summary(self, text: str, where: str, covers: tuple[int, int] | None = None) -> None:
+        """A compaction's summary, covering the seqs ``covers`` of this session — by default every
+        event before it (Anthropic's block and the Responses item stand for everything earlier).
+        With nothing to cover (a window stored after the drop, a range holding no event of the
+        file) it is the head of the prompt, read as the USER it is sent as."""
+        if covers is None and self.events:
+            covers = (self.first_seq, self.next_seq - 1)
+        if covers is None:
+            self.user(text, where)
+        else:
+            self._add(Kind.SUMMARY, text, where, covers=covers)
 
 
 def text_of(content: Any, where: str) -> str:

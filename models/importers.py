@@ -160,13 +160,23 @@ def build_sessions(groups: Sequence[Group], add: AddRecord) -> Imported:
     origins: list[str] = []
     for b in builders.values():
         b.first_seq = len(events)
-        events.extend(reseq(b.events, b.first_seq))
+        events.extend(reseq(b.events, b.first_seq, b.timed))
         origins.extend(b.origins)
     return Imported(events, origins)
 
 
-def reseq(events: list[Event], first: int) -> list[Event]:
-    return [dataclasses.replace(e, seq=first + i, ts=float(first + i)) for i, e in enumerate(events)]
+def reseq(events: list[Event], first: int, timed: bool = False) -> list[Event]:
+    """A session's events moved to start at seq ``first`` (a SUMMARY's ``covers`` with them);
+    ``ts`` is the position unless the format keeps the writer's stamps (``timed``)."""
+    return [
+        dataclasses.replace(
+            e,
+            seq=first + i,
+            ts=e.ts if timed else float(first + i),
+            covers=None if e.covers is None else (e.covers[0] + first, e.covers[1] + first),
+        )
+        for i, e in enumerate(events)
+    ]
 
 
 def loads(text: str | bytes, where: str) -> Any:

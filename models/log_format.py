@@ -144,6 +144,9 @@ def check_turn_id(turn_id: str) -> bytes:
 def check_turn(events: Sequence[Event], after_seq: int) -> None:
     """Refuse anything but one whole turn: USER, CALL/RESULT, TERM of one (session, turn).
 
+    A SUMMARY may stand inside the turn (compaction by summary is appended as the turn goes:
+    Anthropic's ``compaction`` block opens an assistant message); its ``covers`` is checked by
+    the reader's validator, and whether it covers rightly is ``lint``'s (:mod:`models.summaries`).
     Seqs increase strictly within the turn and start after ``after_seq`` (the log's last seq);
     every RESULT answers a CALL earlier in the turn. Dangling CALLs are allowed (the data's
     fault, kept as written). ``turn`` and the last seq are at most
@@ -197,7 +200,7 @@ def _check_turn(events: Sequence[Event], after_seq: int) -> None:
             if e.call_id not in open_calls:
                 raise BadTurn(f"turn {first.session}/{first.turn}: RESULT {e.call_id} has no CALL before it")
             open_calls.discard(e.call_id)
-        elif e is not first and e is not last:
+        elif e is not first and e is not last and kind is not Kind.SUMMARY:
             raise BadTurn(
                 f"turn {first.session}/{first.turn}: {getattr(kind, 'name', kind)} at seq {e.seq} inside the turn"
             )

@@ -251,8 +251,9 @@ def _peers(r: ScenarioResult) -> Finding | None:
     if "peer:adk-compaction" in clean:
         x = clean["peer:adk-compaction"]
         parts.append(
-            f"Google ADK's events compaction sends {_n(x['invented'])} summaries in {n} requests and is over "
-            f"budget in {_n(x['overBudget'])} of them (it compacts after a prompt reached the threshold)"
+            f"Google ADK's events compaction sends {_n(x['invented'])} summaries in {n} requests, with "
+            f"{_n(x.get('coverage', 0))} coverage errors, and is over budget in {_n(x['overBudget'])} of them "
+            "(it compacts after a prompt reached the threshold)"
         )
     if "peer:spring-ai-window" in clean:
         x = clean["peer:spring-ai-window"]

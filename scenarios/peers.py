@@ -15,7 +15,9 @@ Tables:
   requests over budget, the overrun (mean and largest keptCost / budget), empty requests,
   requests refused by the library, requests sent untrimmed, and the non-suffix answers by kind:
   ``dropped`` (messages left out inside the window), ``reordered``, ``invented`` (messages the
-  library made up: summaries, placeholders, synthesized tool results), ``shortened``.
+  library made up: summaries, placeholders, synthesized tool results), ``coverage`` (the
+  coverage errors of the SUMMARY events a peer sends, :func:`models.summarising.coverage_errors`),
+  ``shortened``.
 * ``libraries`` — per peer: the distribution and version that ran, what it calls, and whose
   token counting it trims by.
 * ``oversized`` — one request per session, at its end, with the budget set to half its newest
@@ -48,6 +50,7 @@ from turncheck.models.peers import PEERS
 from turncheck.models.peers.requests import replay, request_points
 from turncheck.models.peers.selection import PeerWindow
 from turncheck.models.projector import Window, check_strategy, compared_strategies, project
+from turncheck.models.summarising import coverage_errors
 from turncheck.models.tokenizer import ENCODINGS, EXTRA, MissingExtra
 from turncheck.models.workload import SEED, WorkloadParams, generate_columns
 from turncheck.scenarios.base import (
@@ -76,7 +79,7 @@ MANIFOLDS = (1.0, 0.97, 0.90)
 PEER_COLUMNS = (
     "strategy", "case", "p_result", "p_parallel", "requests", "orphanRes", "orphanResRequests", "orphanCall",
     "orphanCallRequests", "pairSplit", "overBudget", "overrun", "maxOverrun", "maxCost", "empty", "refused",
-    "untrimmed", "dropped", "reordered", "invented", "shortened",
+    "untrimmed", "dropped", "reordered", "invented", "coverage", "shortened",
 )  # fmt: skip
 LIBRARY_COLUMNS = ("strategy", "library", "version", "call", "counting")
 OVERSIZED_COLUMNS = (
@@ -204,6 +207,8 @@ class PeerTally:
             self.bump("dropped", int(bool(w.dropped_inside)))
             self.bump("reordered", int(w.reordered))
             self.bump("invented", w.invented)
+            if w.invented:
+                self.bump("coverage", coverage_errors(w))
             self.bump("shortened", len(w.shortened))
 
     def __getitem__(self, name: str) -> int:
@@ -276,7 +281,7 @@ def peers_row(name: str, case: Case, tally: PeerTally) -> tuple[Cell, ...]:
     return (name, case.name, case.p_result, case.p_parallel, t.requests, t["orphanRes"], t["orphanResRequests"],
             t["orphanCall"], t["orphanCallRequests"], t["pairSplit"], t["overBudget"], mean,
             round(t.max_overrun, 6), t.max_cost, t["empty"], t["refused"], t["untrimmed"], t["dropped"],
-            t["reordered"], t["invented"], t["shortened"])  # fmt: skip
+            t["reordered"], t["invented"], t["coverage"], t["shortened"])  # fmt: skip
 
 
 def library_rows(strategies: tuple[str, ...]) -> list[tuple[Cell, ...]]:
@@ -373,7 +378,9 @@ def run(p: PeersParams, progress: Progress) -> ScenarioResult:
             tuple(rows),
             "One row per strategy and case; every request of every session (the history before each model "
             "call). Counters are totals over requests; *Requests columns, overBudget, empty, refused, untrimmed, "
-            "dropped and reordered count requests; invented and shortened count messages. overrun = mean "
+            "dropped and reordered count requests; invented and shortened count messages; coverage counts the "
+            "coverage errors of the summaries a peer sends (an event sent beside or covered twice, a call "
+            "summarised before its result). overrun = mean "
             "keptCost / budget, maxOverrun its largest value. oversized turn: each session's newest turn "
             "replayed under half its own cost.",
         ),

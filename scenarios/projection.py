@@ -27,8 +27,10 @@ from typing import Literal
 
 from turncheck.models.cost import Utf8JsonCost
 from turncheck.models.events import Event, Kind
+from turncheck.models.history import History
 from turncheck.models.projector import STRATEGIES, MandatoryInputExceedsBudget, Window, project
 from turncheck.models.store import TurnLog, TurnStore
+from turncheck.models.summaries import prompt_events
 from turncheck.models.summarising import SUMMARISING
 from turncheck.scenarios.base import (
     Cell,
@@ -121,8 +123,14 @@ def kept_turns(window: Window) -> int:
 def request(
     log: TurnStore, conv: Conversation, question: str, budget: int, strategy: str, p: ProjectionParams
 ) -> tuple[Window, str, Utf8JsonCost]:
+    """The request of ``strategy`` over the prompt the stored log implies: a committed SUMMARY
+    stands for the events it covers (:func:`~models.summaries.prompt_events`)."""
     cost = Utf8JsonCost(profile=p.profile, model=p.model, system=conv.system, current=question)
-    window = project(log.history(conv.session, costs=(cost,)), budget, strategy, cost)
+    history = log.history(conv.session, costs=(cost,))
+    prompt = prompt_events(history.events)
+    if prompt is not history.events:
+        history = History(prompt, costs=(cost,))
+    window = project(history, budget, strategy, cost)
     return window, window.payload(cost), cost
 
 

@@ -51,6 +51,7 @@ IMPORT_FORMATS = (
     "gemini",
     "vercel",
     "otel",
+    "adk",
 )
 
 

@@ -132,6 +132,28 @@ SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what th
             "record 1: a tool-call part with 'args' (AI SDK 4); expected 'input'",
         ),
     ],
+    "adk": [
+        (NOT_JSON, "malformed JSON"),
+        ({"events": 3}, "expected a list of records"),
+        ([3], "record 1: expected an ADK event object, got int"),
+        ([{"author": "user"}], "record 1: 'timestamp' must be a number of seconds"),
+        (
+            [{"timestamp": 1, "content": {"role": "system", "parts": [{"text": "x"}]}}],
+            "record 1: unknown role 'system'",
+        ),
+        (
+            [{"timestamp": 1, "content": {"role": "model", "parts": [{"function_call": {"args": {}}}]}}],
+            "record 1: a function call without a name",
+        ),
+        (
+            [{"timestamp": 1, "actions": {"compaction": {"start_timestamp": "0", "end_timestamp": 1}}}],
+            "record 1: a compaction's start_timestamp must be a number of seconds",
+        ),
+        (
+            [{"timestamp": 1, "actions": {"compaction": {"start_timestamp": 0, "end_timestamp": 1}}}],
+            "record 1: a compaction's compacted_content must be a Content with 'parts'",
+        ),
+    ],
     "langchain": [
         (NOT_JSON, "malformed JSON"),
         (7, "expected a list of records"),

@@ -4,7 +4,8 @@ The fixed history of ``tests/test_peers.py`` plus four short turns (seven invoca
 triggers fire: the sliding window (``compaction_interval=3, overlap_size=1``) after invocations
 3 and 6, and the token threshold (``token_threshold=budget``) before a request once a model
 response reported a prompt of at least the budget. The exact window of every request is pinned
-(under the google-adk version of constraints.txt); summaries are invented events (seq < 0).
+(under the google-adk version of constraints.txt); a summary is a SUMMARY event made after every
+event of the request's history (its seq is the history's next), covering its compaction's range.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from turncheck.models.peers import PEERS
 from turncheck.models.peers.messages import spans
 from turncheck.models.peers.requests import replay, request_points
 from turncheck.models.projector import project
+from turncheck.models.summarising import coverage_errors
 from turncheck.models.tokenizer import MissingExtra
 
 PEER = "peer:adk-compaction"
@@ -35,17 +37,20 @@ PINNED = {
         ([0], 0), ([0, 1, 2, 3, 4], 0), ([0, 1, 2, 3, 4, 5, 6], 0),
         ([0, 1, 2, 3, 4, 5, 6, 8, 9], 0),  # the unanswered call 7 is dropped by ADK itself
         ([0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11], 0),
-        ([-1, 13], 0),  # invocations 1-3 (events 0-12) became one summary after invocation 3
-        ([-1, 13, 14, 15], 0), ([-1, 13, 14, 15, 16, 17], 0),
-        ([-1, -2, 19], 1),  # invocations 3-6 (overlap 1) summarized after 6: two overlapping summaries
+        ([14, 13], 0),  # invocations 1-3 (events 0-12) became one summary after invocation 3
+        ([16, 13, 14, 15], 0), ([18, 13, 14, 15, 16, 17], 0),
+        ([20, 21, 19], 1),  # invocations 3-6 (overlap 1) summarized after 6: two overlapping summaries
     ],
     10: [
         ([0], 1), ([0, 1, 2, 3, 4], 1), ([0, 1, 2, 3, 4, 5, 6], 1),
-        ([-1, 1, 2, 3, 4, 5, 6, 8, 9], 1),  # all but the newest 5 ADK events, split before the calls
-        ([-1, 6, 8, 9, 10, 11], 1), ([-1, 8, 9, 10, 11, 12, 13], 1), ([-1, 11, 12, 13, 14, 15], 1),
-        ([-1, 13, 14, 15, 16, 17], 1), ([-1, 15, 16, 17, 18, 19], 1),
+        ([10, 1, 2, 3, 4, 5, 6, 8, 9], 1),  # all but the newest 5 ADK events, split before the calls
+        ([12, 6, 8, 9, 10, 11], 1), ([14, 8, 9, 10, 11, 12, 13], 1), ([16, 11, 12, 13, 14, 15], 1),
+        ([18, 13, 14, 15, 16, 17], 1), ([20, 15, 16, 17, 18, 19], 1),
     ],
 }  # fmt: skip
+# budget -> coverage errors per request: the unanswered call 7 summarised (an open call), and at
+# the last request of budget 200 events 11 and 12 covered by both overlapping summaries
+COVERAGE = {200: [0, 0, 0, 0, 0, 1, 1, 1, 3], 10: [0, 0, 0, 0, 0, 0, 1, 1, 1]}
 
 
 needs_adk = pytest.mark.skipif(
@@ -63,8 +68,9 @@ def test_every_request_is_pinned() -> None:
         assert [len(w.history) for w in windows] == request_points(LONGER)
         assert all(w.report.orphanRes == w.report.orphanCall == 0 for w in windows)
         assert [getattr(w, "invented", 0) for w in windows] == [
-            sum(seq < 0 for seq in s) for s, _ in expected
+            sum(e.kind is Kind.SUMMARY for e in w.events) for w in windows
         ]
+        assert [coverage_errors(w) for w in windows] == COVERAGE[budget]
 
 
 @needs_adk
@@ -89,7 +95,8 @@ def test_the_summary_is_what_adks_summarizer_asked_the_offline_model_for() -> No
                                "Paris unknown.")  # fmt: skip
     assert " … " in first.text and len(first.text) == 400 + 3
     assert second.text.startswith("user: Thanks. Summarise both days in one line.\n")  # overlap: invocation 3
-    assert first.kind is second.kind is Kind.TERM
+    assert first.kind is second.kind is Kind.SUMMARY
+    assert (first.covers, second.covers) == ((0, 12), (11, 18))
 
 
 @needs_adk

@@ -184,11 +184,11 @@ EXPECTED: dict[str, Expected] = {
             0,
         ),  # results put in call order (4 before 3)
     },
-    "peer:adk-compaction": {  # token threshold = budget: the older events become one summary (-1)
-        10: ([-1, 8, 9, 10, 11, 12], (), (), 0, 0, 1),  # the unanswered call 7 dropped by ADK
-        25: ([-1, 8, 9, 10, 11, 12], (), (), 0, 0, 1),
-        40: ([-1, 8, 9, 10, 11, 12], (), (), 0, 0, 1),
-        90: ([-1, 8, 9, 10, 11, 12], (), (), 0, 0, 1),
+    "peer:adk-compaction": {  # token threshold = budget: the older events become one SUMMARY (seq 13)
+        10: ([13, 8, 9, 10, 11, 12], (), (), 0, 0, 1),  # the unanswered call 7 dropped by ADK
+        25: ([13, 8, 9, 10, 11, 12], (), (), 0, 0, 1),
+        40: ([13, 8, 9, 10, 11, 12], (), (), 0, 0, 1),
+        90: ([13, 8, 9, 10, 11, 12], (), (), 0, 0, 1),
         200: ([0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12], (7,), (), 0, 0, 0),  # no request reached 200
     },
     # the TypeScript peers, run by Node over the exec protocol (bridges/node, npm ci)

@@ -98,3 +98,34 @@ def test_deterministic_result_files(tmp_path: Path, result) -> None:  # type: ig
     assert any(n.endswith(".json") for n in names) and any(n.endswith(".csv") for n in names)
     for name in names:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_a_committed_summary_stands_for_what_it_covers(tmp_path: Path) -> None:
+    """A log with a SUMMARY (compaction by summary inside turn 3, covering turns 1–2) is
+    accepted by the store, read back after reopening, and every strategy projects the prompt it
+    implies: never a covered event beside the summary, the code name carried by the summary."""
+    from turncheck.models.events import Event, Kind
+    from turncheck.models.store import TurnLog
+    from turncheck.models.summaries import exact_coverage, sent_beside
+    from turncheck.scenarios.projection import CODE_NAME, commit_turns, exchange, request
+
+    text = f"Code name {CODE_NAME}; Java 8, no upgrades."
+    params = ProjectionParams()
+    path = tmp_path / "summary.log"
+    with TurnLog.open(path, create=True, fsync="never") as log:
+        commit_turns(log, ORCHID, range(2))
+        question, answer = ORCHID.turns[2]
+        user = exchange(ORCHID.session, 2, log.next_seq, question, answer)[0]
+        summary = Event(
+            user.seq + 1, ORCHID.session, 2, Kind.SUMMARY, text=text, chars=len(text), covers=(0, 3)
+        )
+        term = Event(user.seq + 2, ORCHID.session, 2, Kind.TERM, text=answer, chars=len(answer))
+        log.commit([user, summary, term], turn_id="orchid/2")
+    with TurnLog.open(path, fsync="never") as log:
+        events = list(log.history(ORCHID.session).events)
+        assert [e.kind for e in events][-3:] == [Kind.USER, Kind.SUMMARY, Kind.TERM]
+        assert events[-2].covers == (0, 3) and exact_coverage(events)
+        for strategy in ("REQ", "M0", "M3", "M5"):
+            window, payload, _ = request(log, ORCHID, ORCHID.questions[1], 4096, strategy, params)
+            assert [e.seq for e in window.events] == [4, 5, 6], strategy
+            assert sent_beside(window.events) == 0 and CODE_NAME in payload

@@ -15,5 +15,6 @@ for _module in (
     "gemini",
     "vercel",
     "otel",
+    "adk",
 ):
     importlib.import_module(f"{__name__}.{_module}")

@@ -9,6 +9,11 @@ user message is the USER. Server tools run inside the assistant message: ``serve
 a CALL and the block answering it (``web_search_tool_result``, ``code_execution_tool_result``…,
 any ``*_tool_result`` carrying a ``tool_use_id``) its RESULT. ``thinking`` and
 ``redacted_thinking`` blocks are the model's own and skipped, like Responses reasoning items.
+
+A ``compaction`` block (context management's server-side compaction, in an assistant message)
+is a SUMMARY covering every earlier event of the session: the API drops everything before the
+block when it is sent back. One whose ``content`` is null is a failed compaction, a no-op to the
+API, and skipped.
 """
 
 from __future__ import annotations
@@ -55,6 +60,9 @@ def add_anthropic_message(b: SessionBuilder, message: Any, where: str) -> None:
             raise ImportFormatError(f"{where}: a content block without a 'type'")
         if kind == "text":
             texts.append(text_of([block], where))
+        elif kind == "compaction" and role == "assistant":
+            if block.get("content") is not None:
+                b.summary(text_of(block["content"], where), where)
         elif kind in ("tool_use", "server_tool_use") and role == "assistant":
             b.call(str(block.get("id") or ""), arguments_text(block.get("input", {})), where)
             calls = calls or kind == "tool_use"  # a server tool's answer comes in this same message

@@ -1,5 +1,13 @@
 """``--from openai-responses``: OpenAI Responses API input items (``message``, ``function_call``,
-``function_call_output``) — a JSON list, ``{"input": […]}``, or JSONL of request bodies."""
+``function_call_output``) — a JSON list, ``{"input": […]}``, or JSONL of request bodies.
+
+A ``compaction`` item (``/responses/compact``, or server-side compaction) is a SUMMARY covering
+every earlier event of the session: the docs let a client drop every item before the newest
+compaction item, whose ``encrypted_content`` carries them (its text here: opaque, but what is sent).
+``/responses/compact`` returns the user messages followed by one compaction item: a compaction
+with only user messages before it stands for items the file no longer holds, and is read as the
+message it is sent as (:meth:`~models.chat_log.SessionBuilder.summary` with nothing to cover).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text, text_of
+from turncheck.models.events import Kind
 from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
 
 
@@ -37,6 +46,12 @@ def add_response_item(b: SessionBuilder, item: Any, where: str) -> None:
         b.result(str(item.get("call_id") or ""), text_of(output, where) if output is not None else "", where)
     elif kind == "reasoning":
         return
+    elif kind == "compaction":
+        text = text_of(item.get("encrypted_content"), where)
+        if all(e.kind is Kind.USER for e in b.events):
+            b.user(text, where)
+        else:
+            b.summary(text, where)
     else:
         raise ImportFormatError(
             f"{where}: unknown item type {kind!r} (expected message, function_call, function_call_output)"

@@ -31,8 +31,11 @@ the window. ADK drops orphaned function responses and unanswered calls itself wh
 The summarizer is ADK's default, ``LlmEventSummarizer`` (which ADK builds from the agent's
 model when none is given), and the model behind it is :func:`offline_model`: it answers a
 summary request with the first ``SUMMARY_CHARS`` characters of the conversation ADK formatted
-for it — deterministic, offline. The summary is sent as a model message: the window maps it to an
-invented TERM event (today's window format has no summary kind).
+for it — deterministic, offline. The summary ADK sends in place of a compaction's events is a
+SUMMARY event (:func:`summary_event`) whose ``covers`` are the seqs of the positions its
+compaction's ``[start_timestamp, end_timestamp]`` spans, made after every event of the request's
+history (as :mod:`models.summarising` makes its own): so its coverage errors are measured — an
+event sent beside it, a call it summarised before its result came.
 
 Each part of an ADK event carries its history position in its instance dictionary, outside the
 model's fields: ADK's shallow and deep copies keep it, while serialization, equality and ADK's
@@ -46,18 +49,17 @@ import logging
 import warnings
 from collections.abc import Sequence
 from functools import cache
-from types import SimpleNamespace
 from typing import Any
 
 from turncheck.models.cost import CostModel, content_of
 from turncheck.models.errors import TurncheckError
-from turncheck.models.events import Event, Kind
+from turncheck.models.events import Event, Kind, detect_cjk
 from turncheck.models.history import History
 from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import TOOL_NAME, Span, arguments, spans
 from turncheck.models.peers.requests import request_points
-from turncheck.models.peers.selection import Selection, invented_event, window_of
+from turncheck.models.peers.selection import Selection, window_of
 from turncheck.models.projector import Window
 
 PEER = "peer:adk-compaction"
@@ -130,9 +132,33 @@ def adk_event(history: History, span: Span, invocation: str, prompt: int | None)
     )
 
 
-def selection_of(history: History, contents: Sequence[Any]) -> Selection:
-    """The history positions of the parts ADK sent, in order; a content of untagged text parts
-    is a summary, invented as a TERM before the next kept position."""
+def summary_event(history: History, n: int, text: str, covers: tuple[int, int], k: int) -> Event:
+    """The ``k``-th summary sent at request ``n`` (a position of ``history``): covering the seqs
+    of positions ``covers`` (inclusive), with a seq after every event of the request's history."""
+    events = history.events
+    last = events[covers[1]]
+    return Event(max(e.seq for e in events[:n]) + 1 + k, last.session, last.turn, Kind.SUMMARY, ts=last.ts,
+                 text=text, chars=len(text), cjk=detect_cjk(text),
+                 covers=(events[covers[0]].seq, last.seq))  # fmt: skip
+
+
+def compacted_positions(session: Any, message_spans: Sequence[Span]) -> dict[str, tuple[int, int]]:
+    """Each compaction's summary text → the first and last history positions of its range (an
+    ADK event's timestamp is its span's start + 1; the newest compaction of a text wins)."""
+    ends = {span.start: span.end - 1 for span in message_spans}
+    out = {}
+    for event in session.events:
+        c = event.actions.compaction if event.actions else None
+        if c is not None and c.compacted_content is not None:
+            text = "".join(part.text or "" for part in c.compacted_content.parts or ())
+            out[text] = (int(c.start_timestamp) - 1, ends[int(c.end_timestamp) - 1])
+    return out
+
+
+def selection_of(history: History, n: int, contents: Sequence[Any], compacted: dict[str, tuple[int, int]]) -> Selection:  # fmt: skip
+    """The history positions of the parts ADK sent at request ``n``, in order; a content of
+    untagged text parts is a compaction's summary (``compacted``: its range), sent before the
+    next kept position."""
     positions: list[int] = []
     invented: list[tuple[int, Event]] = []
     for content in contents:
@@ -141,8 +167,10 @@ def selection_of(history: History, contents: Sequence[Any]) -> Selection:
         if all(t is not None for t in tags):
             positions.extend(tags)
         elif all(t is None and part.text is not None for t, part in zip(tags, parts, strict=True)):
-            summary = SimpleNamespace(content="".join(part.text for part in parts))
-            invented.append((len(positions), invented_event(history, summary, len(invented))))
+            text = "".join(part.text for part in parts)
+            if text not in compacted:
+                raise TurncheckError(f"{PEER} sent a summary of no compaction: {text[:80]}")
+            invented.append((len(positions), summary_event(history, n, text, compacted[text], len(invented))))
         else:
             raise TurncheckError(f"{PEER} sent a part it was not given: {str(content)[:80]}")
     return Selection(tuple(positions), invented=tuple(invented))
@@ -187,7 +215,10 @@ async def _windows(history: History, at: Sequence[int], budget: int, cost: CostM
             async for _ in flow._preprocess_async(context, request):
                 pass
             prefix = history if p == n else History(history.events[:p], costs=(cost,))
-            w = window_of(prefix, budget, cost, selection_of(history, request.contents), PEER)
+            selection = selection_of(
+                history, p, request.contents, compacted_positions(session, message_spans)
+            )
+            w = window_of(prefix, budget, cost, selection, PEER)
             prompts[p] = cost.frame + w.cost
             if p in wanted:
                 found[p] = w

@@ -98,6 +98,15 @@ class PeerWindow(Window):
     def empty(self) -> bool:  # type: ignore[override]
         return not self.sent
 
+    @property
+    def made(self) -> tuple[Event, ...]:
+        """The summaries the peer made (invented SUMMARY events, not the log's own), whose
+        coverage :func:`models.summarising.coverage_errors` judges over the history."""
+        if not self.invented:
+            return ()
+        own = {id(e) for e in self.history.events}
+        return tuple(e for e in self.sent if e.kind is Kind.SUMMARY and id(e) not in own)
+
 
 def window_of(history: History, budget: int, cost: CostModel, selection: Selection, name: str) -> Window:
     """The window for a peer's selection: exact suffix window, or a :class:`PeerWindow`.

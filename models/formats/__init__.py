@@ -14,5 +14,7 @@ for _module in (
     "anthropic",
     "gemini",
     "otel",
+    "langfuse",
+    "langsmith",
 ):
     importlib.import_module(f"{__name__}.{_module}")

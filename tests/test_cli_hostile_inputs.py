@@ -49,6 +49,8 @@ IMPORT_FORMATS = (
     "llamaindex",
     "anthropic",
     "gemini",
+    "langfuse",
+    "langsmith",
 )
 
 

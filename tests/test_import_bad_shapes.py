@@ -155,6 +155,7 @@ SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what th
         ([dict(RUN, inputs={"prompts": ["hi"]})], "run 'r': inputs hold no 'messages' list"),
         ([dict(RUN, outputs="hi")], "run 'r': outputs must be an object, got str"),
         ([dict(RUN, outputs={"choices": [{"text": "hi"}]})], "run 'r': output choices without a message"),
+        ([dict(RUN, outputs={"generations": [[]]})], "run 'r': outputs' generations without a message"),
         (
             [dict(RUN, inputs={"messages": [{"role": "tool", "content": "1"}]})],
             "run 'r': input message 1: a tool result without a call id",

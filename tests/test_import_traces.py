@@ -140,6 +140,71 @@ def test_langsmith_call_sent_starting_on_an_orphaned_result(
     assert kinds(src, "langsmith") == PARALLEL_LOG
 
 
+def langchain_runs() -> list[str]:
+    """A LangChain chat model's tool loop traced by LangSmith's ``LangChainTracer``: its runs
+    hold ``dumpd`` messages. The tracer posts each run as it goes; the client's session answers
+    in process (a requests adapter), so nothing leaves it and the runs are read from the tree."""
+    ls = pytest.importorskip("langsmith", reason="the formats extra (langsmith) is not installed")
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed")
+    import requests
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langsmith import schemas
+    from langsmith.run_helpers import get_current_run_tree
+
+    class Accepting(requests.adapters.BaseAdapter):
+        def send(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+            response = requests.Response()
+            response.status_code, response._content, response.request = 202, b"{}", request
+            return response
+
+        def close(self) -> None:
+            pass
+
+    def calls(*cities: str) -> AIMessage:
+        return AIMessage(
+            "", tool_calls=[{"name": "weather", "args": {"city": c}, "id": f"call_{c}"} for c in cities]
+        )
+
+    model = GenericFakeChatModel(messages=iter([calls("Oslo"), AIMessage("rain in Oslo"), calls("Rome", "Paris"), AIMessage("sun, fog")]))  # fmt: skip
+
+    @ls.traceable(name="agent")
+    def agent() -> Any:
+        messages: list[Any] = []
+        for question in ("weather in Oslo?", "and Rome and Paris?"):
+            messages.append(HumanMessage(question))
+            while True:
+                reply = model.invoke(list(messages))
+                messages.append(reply)
+                if not reply.tool_calls:
+                    break
+                messages += [ToolMessage("rain", tool_call_id=c["id"]) for c in reply.tool_calls]
+        return get_current_run_tree()
+
+    nowhere = ls.Client(
+        api_url="http://langsmith.invalid", api_key="offline", info={}, auto_batch_tracing=False
+    )
+    nowhere.session.mount("http://", Accepting())  # after the client mounted its own adapters
+    with ls.tracing_context(enabled="local", client=nowhere, metadata={"thread_id": "chat-1"}):
+        root = agent()
+    fields = set(schemas.Run.model_fields) - {"child_runs"}
+    return [
+        schemas.Run(**{k: v for k, v in vars(r).items() if k in fields}).model_dump_json()
+        for r in root.child_runs
+    ]
+
+
+def test_langsmith_runs_of_a_langchain_chat_model(offline: list[Any], tmp_path: Path) -> None:
+    runs = langchain_runs()
+    assert json.loads(runs[1])["inputs"]["messages"][0][1]["id"][-1] == "AIMessage"
+    assert "generations" in json.loads(runs[0])["outputs"]
+    src = tmp_path / "runs.jsonl"
+    src.write_text("".join(r + "\n" for r in runs))
+    events = import_log("langsmith", src).events
+    assert [e.kind.name for e in events] == PARALLEL_LOG and events[-1].text == "sun, fog"
+    assert main(["lint", "--from", "langsmith", str(src)]) == 0
+
+
 @pytest.mark.parametrize(
     ("fmt", "name", "code"),
     [("langfuse", "langfuse-session.json", 0), ("langfuse", "langfuse-trimmed.json", 1),

@@ -21,7 +21,7 @@ from typing import Any
 from turncheck.models.chat_log import ImportFormatError
 from turncheck.models.formats.openai_chat import add_openai_message
 from turncheck.models.formats.otel import documents
-from turncheck.models.importers import Imported, LogFormat, read_text, register_format
+from turncheck.models.importers import AddRecord, Imported, LogFormat, read_text, register_format
 from turncheck.models.sent_windows import SentRequest, sent_log
 
 Timed = tuple[datetime, SentRequest]
@@ -57,12 +57,12 @@ def chat_reply(output: Any, where: str) -> list[Any]:
     raise ImportFormatError(f"{where}: output is not a chat message, a completion or text")
 
 
-def in_send_order(calls: list[Timed], where: str) -> Imported:
+def in_send_order(calls: list[Timed], where: str, add: AddRecord = add_openai_message) -> Imported:
     """The log of ``calls`` sorted by start time (file order breaking ties)."""
     if not calls:
         raise ImportFormatError(f"{where}: no model call in the export")
     calls.sort(key=lambda c: c[0])
-    return sent_log([c[1] for c in calls], add_openai_message)
+    return sent_log([c[1] for c in calls], add)
 
 
 def traces_of(value: Any, where: str) -> list[Any]:

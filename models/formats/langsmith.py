@@ -1,9 +1,11 @@
 """``--from langsmith``: LangSmith runs as JSON lines (one ``Run`` per line, as
 ``Client.list_runs`` yields them and ``Run.model_dump_json()`` writes them), or a JSON list.
 
-Every ``llm`` run is one model call: ``inputs["messages"]`` the Chat Completions messages sent
-(as ``wrap_openai`` records them; a batch ``[[…]]`` of one prompt is that prompt), ``outputs``
-the reply (a completion's ``choices``, a message, or ``{"messages": […]}``). A run's thread is
+Every ``llm`` run is one model call: ``inputs["messages"]`` the messages sent — Chat Completions
+dicts as ``wrap_openai`` records them, or a LangChain chat model's batch ``[[…]]`` of one prompt
+in ``dumpd`` form (``{"lc": 1, "id": [… "AIMessage"], "kwargs": {…}}``) as its tracer does —
+and ``outputs`` the reply (a completion's ``choices``, LangChain's ``generations``, a message,
+or ``{"messages": […]}``). A run's thread is
 its conversation — the ``thread_id``, ``session_id`` or ``conversation_id`` of its metadata, the
 keys LangSmith groups threads by — else its ``trace_id``; its calls are in ``start_time`` order.
 Each call is checked as sent and the log is rebuilt from the last one
@@ -16,13 +18,26 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from turncheck.models.chat_log import ImportFormatError
+from turncheck.models.chat_log import ImportFormatError, SessionBuilder
+from turncheck.models.formats.langchain import add_langchain_message
 from turncheck.models.formats.langfuse import Timed, chat_reply, in_send_order, iso_time
+from turncheck.models.formats.openai_chat import add_openai_message
 from turncheck.models.formats.otel import documents
 from turncheck.models.importers import Imported, LogFormat, read_text, register_format
 from turncheck.models.sent_windows import SentRequest
 
 THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
+LC_TYPES = {"HumanMessage": "human", "AIMessage": "ai", "ToolMessage": "tool", "SystemMessage": "system"}
+
+
+def add_run_message(b: SessionBuilder, message: Any, where: str) -> None:
+    """A message a run holds: LangChain's ``dumpd`` form, else a Chat Completions dict."""
+    if isinstance(message, Mapping) and message.get("lc") and isinstance(message.get("kwargs"), Mapping):
+        kwargs, path = message["kwargs"], message.get("id")
+        kind = kwargs.get("type") or (LC_TYPES.get(path[-1]) if isinstance(path, list) and path else None)
+        add_langchain_message(b, {"type": kind, "data": kwargs}, where)
+    else:
+        add_openai_message(b, message, where)
 
 
 def thread_of(run: Mapping[str, Any]) -> str:
@@ -46,6 +61,14 @@ def sent_messages(inputs: Any, where: str) -> list[Any]:
 def reply_of(outputs: Any, where: str) -> list[Any]:
     if isinstance(outputs, Mapping) and isinstance(outputs.get("messages"), list):
         return outputs["messages"]
+    generations = outputs.get("generations") if isinstance(outputs, Mapping) else None
+    if isinstance(generations, list):
+        first = (
+            generations[0][0] if generations and isinstance(generations[0], list) and generations[0] else None
+        )
+        if not isinstance(first, Mapping) or not isinstance(first.get("message"), Mapping):
+            raise ImportFormatError(f"{where}: outputs' generations without a message")
+        return [first["message"]]
     if outputs is not None and not isinstance(outputs, Mapping):
         raise ImportFormatError(f"{where}: outputs must be an object, got {type(outputs).__name__}")
     return chat_reply(outputs or None, where)
@@ -70,7 +93,7 @@ def read_langsmith(path: Path) -> Imported:
         sent = SentRequest(thread_of(run), call, "openai-chat", sent_messages(run.get("inputs"), call),
                            reply_of(run.get("outputs"), call))  # fmt: skip
         calls.append((iso_time(run.get("start_time"), call, "start_time"), sent))
-    return in_send_order(calls, str(path))
+    return in_send_order(calls, str(path), add_run_message)
 
 
 register_format(

@@ -6,17 +6,23 @@ refused and recorded, so a network call fails the test. Skipped without the ``fo
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import socket
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
 
 from turncheck.cli.app import main
-from turncheck.models.events import read_jsonl
+from turncheck.models.events import Event, read_jsonl
+from turncheck.models.history import History
 from turncheck.models.importers import import_log
+from turncheck.models.peers.messages import openai_message, spans
+from turncheck.testing import well_formed
 
 pytest.importorskip("openai", reason="the formats extra (openai, the agent traced) is not installed")
 pytest.importorskip("httpx2", reason="httpx2 (openai's transport) is not installed")
@@ -213,3 +219,47 @@ def test_langsmith_runs_of_a_langchain_chat_model(offline: list[Any], tmp_path: 
 def test_the_documented_examples(fmt: str, name: str, code: int, capsys: pytest.CaptureFixture[str]) -> None:
     """docs/your-agent.md's commands on the committed examples (``python -m docs.tools.trace_exports``)."""
     assert lint(fmt, EXAMPLES / name, capsys)[0] == code
+
+
+def exported(fmt: str, asked: list[tuple[list[Any], Any]]) -> str:
+    """One model call per (input, output), serialised by the SDK's own models."""
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    if fmt == "langfuse":
+        from langfuse.api import ObservationsView, TraceWithFullDetails, Usage
+
+        observations = [ObservationsView(id=f"g{i}", type="GENERATION", start_time=t0 + dt.timedelta(seconds=i),
+                                         input=inputs, output=output, model_parameters={}, metadata={},
+                                         usage=Usage(input=0, output=0, total=0), level="DEFAULT", usage_details={},
+                                         cost_details={}, environment="default")
+                        for i, (inputs, output) in enumerate(asked)]  # fmt: skip
+        return TraceWithFullDetails(id="t", timestamp=t0, tags=[], public=False, environment="default", html_path="/t",
+                                    observations=observations, scores=[]).json()  # fmt: skip
+    from langsmith import schemas
+
+    return "".join(schemas.Run(id=uuid.UUID(int=i), name="llm", run_type="llm", trace_id=uuid.UUID(int=0),
+                               start_time=t0 + dt.timedelta(seconds=i), inputs={"messages": inputs},
+                               outputs={"choices": [{"message": output}]}).model_dump_json() + "\n"
+                   for i, (inputs, output) in enumerate(asked))  # fmt: skip
+
+
+def structure(events: list[Event]) -> list[tuple[str, str | None, int]]:
+    firsts: dict[int, int] = {}
+    for e in events:
+        firsts.setdefault(e.turn, len(firsts))
+    return [(e.kind.name, e.call_id, firsts[e.turn]) for e in events]
+
+
+@pytest.mark.parametrize("fmt", ["langfuse", "langsmith"])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(events=well_formed(max_turns=4, dangling=False, parallel=True))
+def test_round_trips_the_structure(fmt: str, events: list[Event], tmp_path: Path) -> None:
+    """One model call per assistant message (its input all the messages before it): the log
+    rebuilt from the last call is the history drawn."""
+    pytest.importorskip(fmt, reason=f"the formats extra ({fmt}) is not installed")
+    assume(events)  # an export without a model call is refused, naming the file
+    history = History(events)
+    messages = [openai_message(history, s) for s in spans(history)]
+    asked = [(messages[:k], m) for k, m in enumerate(messages) if m["role"] == "assistant"]
+    src = tmp_path / f"{fmt}.json"
+    src.write_text(exported(fmt, asked))
+    assert structure(import_log(fmt, src).events) == structure(events)

@@ -66,7 +66,6 @@ def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
     last: dict[str, SentRequest] = {}
     windows: list[SentWindow] = []
     for r in requests:
-        last.pop(r.conversation, None)
         last[r.conversation] = r
         b = SessionBuilder(r.conversation)
         for i, message in enumerate(r.inputs, start=1):

@@ -49,6 +49,7 @@ IMPORT_FORMATS = (
     "llamaindex",
     "anthropic",
     "gemini",
+    "otel",
     "langfuse",
     "langsmith",
 )

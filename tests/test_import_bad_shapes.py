@@ -24,6 +24,21 @@ RUN = {
     "inputs": {"messages": []},
     "outputs": None,
 }
+
+
+def OTLP_SPAN(changes: dict[str, Any]) -> dict[str, Any]:  # noqa: N802  (reads as a constant)
+    """A collector-shaped document holding one span, with ``changes`` made to it."""
+    span = {"traceId": "ab" * 16, "spanId": "cd" * 8, "startTimeUnixNano": "1", "attributes": [], **changes}
+    return {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+
+
+def SDK_SPAN(inputs: Any) -> dict[str, Any]:  # noqa: N802
+    """An ``opentelemetry-sdk`` ``to_json`` chat span whose input messages are ``inputs``."""
+    messages = inputs if isinstance(inputs, str) else json.dumps(inputs)
+    return {"context": {"trace_id": "0x" + "ab" * 16, "span_id": "0x" + "cd" * 8}, "start_time": "2026-01-01T00:00:00Z",
+            "attributes": {"gen_ai.operation.name": "chat", "gen_ai.input.messages": messages}}  # fmt: skip
+
+
 SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what the line says)
     "openai-chat": [
         (NOT_JSON, "malformed JSON"),
@@ -159,6 +174,38 @@ SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what th
         (
             [dict(RUN, inputs={"messages": [{"role": "tool", "content": "1"}]})],
             "run 'r': input message 1: a tool result without a call id",
+        ),
+    ],
+    "otel": [
+        (NOT_JSON, "malformed JSON"),
+        ({"messages": []}, 'expected OTLP JSON {"resourceSpans": […]} or opentelemetry-sdk spans'),
+        ({"resourceSpans": {}}, "'resourceSpans' must be a list, got dict"),
+        (OTLP_SPAN({"spanId": None}), "record 1: a span without a span id"),
+        (OTLP_SPAN({"traceId": "not-an-id"}), "record 1: a span's trace id is not a 32-digit hex id"),
+        (OTLP_SPAN({"attributes": {}}), "a span's attributes must be a list"),
+        (SDK_SPAN("[{"), "gen_ai.input.messages is not JSON"),
+        (SDK_SPAN([{"role": "narrator", "parts": []}]), "input message 1: unknown message role 'narrator'"),
+        (
+            SDK_SPAN([{"role": "tool", "parts": [{"type": "tool_call_response", "response": "1"}]}]),
+            "input message 1: a tool_call_response without an id",
+        ),
+        (
+            SDK_SPAN([{"role": "user", "parts": [{"type": "blob", "mime_type": "image/png"}]}]),
+            "input message 1: a part of type 'blob' is not mapped in a user message",
+        ),
+        ({"resourceSpans": []}, "no model-call span (gen_ai.operation.name chat"),
+        (SDK_SPAN("[" * 50000), "gen_ai.input.messages nested too deeply"),
+        (
+            OTLP_SPAN(
+                {
+                    "startTimeUnixNano": "9" * 5000,
+                    "attributes": [
+                        {"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}},
+                        {"key": "gen_ai.input.messages", "value": {"stringValue": "[]"}},
+                    ],
+                }
+            ),
+            "a span without a readable start time",
         ),
     ],
 }

@@ -7,7 +7,6 @@ was sent. Skipped without ``opentelemetry-sdk``."""
 
 from __future__ import annotations
 
-import base64
 import json
 import random
 from collections.abc import Sequence
@@ -46,7 +45,9 @@ def answer(text: str) -> dict[str, Any]:
 
 
 def calls(*cities: tuple[str, str]) -> dict[str, Any]:
-    parts = [{"type": "tool_call", "id": cid, "name": "weather", "arguments": {"city": c}} for cid, c in cities]
+    parts = [
+        {"type": "tool_call", "id": cid, "name": "weather", "arguments": {"city": c}} for cid, c in cities
+    ]
     return {"role": "assistant", "parts": parts, "finish_reason": "tool_call"}
 
 
@@ -56,7 +57,9 @@ def record(model_calls: Sequence[Call]) -> list[ReadableSpan]:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tracer = provider.get_tracer("weather-agent")
-    with tracer.start_as_current_span("invoke_agent weather", attributes={"gen_ai.operation.name": "invoke_agent"}):
+    with tracer.start_as_current_span(
+        "invoke_agent weather", attributes={"gen_ai.operation.name": "invoke_agent"}
+    ):
         for inputs, outputs, attrs in model_calls:
             attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "test-model",
                           INPUT: json.dumps(inputs), OUTPUT: json.dumps(outputs), **attrs}  # fmt: skip
@@ -93,23 +96,13 @@ def console_file(path: Path, spans_: Sequence[ReadableSpan]) -> Path:
     return path
 
 
-def otlp_file(path: Path, spans_: Sequence[ReadableSpan], hex_ids: bool) -> Path:
-    """The OTLP export request as JSON, one document per line: protobuf's JSON mapping (ids in
-    base64), or with hex ids as the collector's file exporter writes them."""
-    common = pytest.importorskip("opentelemetry.exporter.otlp.proto.common.trace_encoder",
-                                 reason="opentelemetry-exporter-otlp-proto-common is not installed")  # fmt: skip
-    from google.protobuf.json_format import MessageToDict
+def otlp_tools() -> Any:
+    """docs.tools.otel_trace (the OTLP JSON writer), when the SDK's OTLP encoder is installed."""
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.common.trace_encoder",
+                        reason="opentelemetry-exporter-otlp-proto-common is not installed")  # fmt: skip
+    from docs.tools import otel_trace
 
-    doc = MessageToDict(common.encode_spans(spans_))
-    if hex_ids:
-        for rs in doc["resourceSpans"]:
-            for ss in rs["scopeSpans"]:
-                for s in ss["spans"]:
-                    for key in ("traceId", "spanId", "parentSpanId"):
-                        if key in s:
-                            s[key] = base64.b64decode(s[key]).hex()
-    path.write_text(json.dumps(doc) + "\n")
-    return path
+    return otel_trace
 
 
 PARALLEL_CALLS = agent(
@@ -134,7 +127,14 @@ def test_clean_trace_with_a_parallel_call(
     events = read_jsonl(out)
     assert [e.kind.name for e in events] == PARALLEL_LOG
     assert {e.session for e in events} == {"conv-1"}
-    assert [e.call_id for e in events if e.call_id] == ["call_1", "call_1", "call_2", "call_3", "call_2", "call_3"]
+    assert [e.call_id for e in events if e.call_id] == [
+        "call_1",
+        "call_1",
+        "call_2",
+        "call_3",
+        "call_2",
+        "call_3",
+    ]
     assert events[2].text == "rain" and events[9].text == "sun and fog"
     capsys.readouterr()
     assert main(["lint", "--from", "otel", str(src)]) == 0
@@ -142,8 +142,11 @@ def test_clean_trace_with_a_parallel_call(
 
 
 @pytest.mark.parametrize("hex_ids", [True, False], ids=["collector-hex", "protobuf-base64"])
-def test_otlp_json_reads_as_the_sdk_spans_do(parallel_spans: list[ReadableSpan], hex_ids: bool, tmp_path: Path) -> None:
-    otlp = otlp_file(tmp_path / "otlp.jsonl", parallel_spans, hex_ids)
+def test_otlp_json_reads_as_the_sdk_spans_do(
+    parallel_spans: list[ReadableSpan], hex_ids: bool, tmp_path: Path
+) -> None:
+    otlp = tmp_path / "otlp.jsonl"
+    otlp.write_text(otlp_tools().otlp_json(parallel_spans, hex_ids))
     sdk = console_file(tmp_path / "sdk.json", parallel_spans)
     got, want = import_log("otel", otlp), import_log("otel", sdk)
     assert got.events == want.events and len(got.sent) == 4
@@ -160,9 +163,13 @@ def test_spans_are_read_in_start_time_order(parallel_spans: list[ReadableSpan], 
     assert import_events("otel", a) == import_events("otel", b)
 
 
-def test_a_request_that_started_on_an_orphaned_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_request_that_started_on_an_orphaned_result(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A trimmer kept the newest messages and sent a window opening on a tool result whose call it dropped."""
-    sent = agent(["weather in Oslo?"], [calls(("call_1", "Oslo")), answer("rain")], {"gen_ai.conversation.id": "c"})
+    sent = agent(
+        ["weather in Oslo?"], [calls(("call_1", "Oslo")), answer("rain")], {"gen_ai.conversation.id": "c"}
+    )
     (first, _, attrs), (window, output, _) = sent
     trimmed = record([(first, [calls(("call_1", "Oslo"))], attrs), (window[3:], output, attrs)])
     src = console_file(tmp_path / "trace.json", trimmed)
@@ -170,7 +177,9 @@ def test_a_request_that_started_on_an_orphaned_result(tmp_path: Path, capsys: py
     out = capsys.readouterr().out
     chat = [s for s in trimmed if s.name.startswith("chat")][1]
     span = f"trace {chat.context.trace_id:032x} span {chat.context.span_id:016x}"
-    assert f"request {src}:" in out and f"{span}: input message 1: seq 0 session c turn 0 RESULT call_1" in out
+    assert (
+        f"request {src}:" in out and f"{span}: input message 1: seq 0 session c turn 0 RESULT call_1" in out
+    )
     assert "orphan-result" in out and "result-not-next" in out
     log = tmp_path / "log.jsonl"
     assert main(["import", "--from", "otel", str(src), "-o", str(log)]) == 0
@@ -178,21 +187,29 @@ def test_a_request_that_started_on_an_orphaned_result(tmp_path: Path, capsys: py
     assert "orphan-result" in capsys.readouterr().err
 
 
-def test_each_request_is_held_to_its_providers_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_each_request_is_held_to_its_providers_rules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Gemini pairs id-less responses by order and refuses a turn with fewer responses than
     calls; the older ``gen_ai.system`` attribute names the provider as well."""
     call = {"role": "assistant", "parts": [{"type": "tool_call", "name": "weather", "arguments": {"city": c}} for c in ("Rome", "Paris")]}  # fmt: skip
     short = {"role": "user", "parts": [{"type": "tool_call_response", "name": "weather", "response": {"forecast": "sun"}}]}  # fmt: skip
     window = [user("Rome and Paris?"), call, short]
-    src = console_file(tmp_path / "trace.json", record([(window, [answer("sun")], {"gen_ai.system": "gemini"})]))
+    src = console_file(
+        tmp_path / "trace.json", record([(window, [answer("sun")], {"gen_ai.system": "gemini"})])
+    )
     assert main(["lint", "--from", "otel", str(src)]) == 1
     out = capsys.readouterr().out
     assert "response-count-mismatch" in out and "input message 3: seq 3 session" in out
     assert main(["lint", "--from", "otel", "--provider", "openai-responses", str(src)]) == 1
-    assert "response-count-mismatch" not in capsys.readouterr().out  # --provider holds every request to one API
+    assert (
+        "response-count-mismatch" not in capsys.readouterr().out
+    )  # --provider holds every request to one API
 
 
-SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 def genai_messages(history: History) -> list[dict[str, Any]]:
@@ -230,3 +247,10 @@ def test_round_trips_the_structure(events: list[Event], tmp_path: Path) -> None:
         asked.append((messages, [], {}))
     src = console_file(tmp_path / "trace.json", record(asked))
     assert structure(import_events("otel", src)) == structure(events)
+
+
+def test_the_example_trace_is_what_its_generator_records(tmp_path: Path) -> None:
+    """examples/your-agent/trace.jsonl (docs/your-agent.md lints it) is regenerated byte for byte."""
+    tools = otlp_tools()
+    assert tools.main(["--out", str(tmp_path / "trace.jsonl")]) == 0
+    assert (tmp_path / "trace.jsonl").read_bytes() == tools.TRACE.read_bytes()

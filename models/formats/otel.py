@@ -6,7 +6,7 @@ document), or spans as ``opentelemetry-sdk`` writes them (``ReadableSpan.to_json
 A span whose ``gen_ai.operation.name`` is a model call (``chat``, ``generate_content``,
 ``text_completion``) and that carries ``gen_ai.input.messages`` is one request: that attribute
 (a JSON string, as the GenAI semantic conventions record it) is the exact window sent, and
-``gen_ai.output.messages`` what the model answered. Messages are ``{"role", "parts"}``; parts are
+``gen_ai.output.messages`` what the model answered (its first choice is the one kept). Messages are ``{"role", "parts"}``; parts are
 ``text``, ``tool_call`` (a CALL; its ``id`` is optional, so an id-less call pairs by name and
 order as Gemini's do) and ``tool_call_response`` (a RESULT, in a ``tool`` or ``user`` message);
 ``reasoning`` / ``thinking`` parts are the model's own and skipped, ``system`` messages are the
@@ -48,13 +48,14 @@ def documents(path: Path, text: str) -> Iterator[tuple[int, Any]]:
     """The JSON documents of ``text`` one after another (JSON lines, one document, or the SDK's
     pretty-printed spans back to back), each with the line it starts on."""
     decoder = json.JSONDecoder()
-    pos = 0
+    pos, line, counted = 0, 1, 0
     while True:
         while pos < len(text) and text[pos] in " \t\r\n":
             pos += 1
         if pos == len(text):
             return
-        line = text.count("\n", 0, pos) + 1
+        line += text.count("\n", counted, pos)
+        counted = pos
         try:
             value, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
@@ -131,10 +132,8 @@ def any_value(value: Any, key: str, where: str) -> Any:
     if not isinstance(value, Mapping) or len(value) > 1:
         raise ImportFormatError(f"{where}: attribute {key!r} is not an OTLP AnyValue")
     kind, inner = next(iter(value.items()), ("", None))
-    if kind in ("stringValue", "boolValue", "doubleValue", "bytesValue", ""):
+    if kind in ("stringValue", "boolValue", "intValue", "doubleValue", "bytesValue", ""):
         return inner
-    if kind == "intValue":
-        return int(inner) if isinstance(inner, int | str) and str(inner).lstrip("-").isdigit() else inner
     if kind == "arrayValue" and isinstance(inner, Mapping):
         return [any_value(v, key, where) for v in listed(inner, "values", where)]
     if kind == "kvlistValue" and isinstance(inner, Mapping):
@@ -145,10 +144,14 @@ def any_value(value: Any, key: str, where: str) -> Any:
 
 def attributes(span: Mapping[str, Any], otlp: bool, where: str) -> dict[str, Any]:
     """The GenAI attributes of a span (the others are not read)."""
-    raw = span.get("attributes") or ({} if not otlp else [])
+    raw = span.get("attributes")
+    raw = ([] if otlp else {}) if raw is None else raw
     if otlp and isinstance(raw, list):
         pairs = [(kv.get("key"), kv.get("value")) for kv in raw if isinstance(kv, Mapping)]
-        return {k: any_value(v, k, where) for k, v in pairs if k in WANTED}
+        try:
+            return {k: any_value(v, k, where) for k, v in pairs if k in WANTED}
+        except RecursionError:
+            raise ImportFormatError(f"{where}: an attribute nested too deeply") from None
     if not otlp and isinstance(raw, Mapping):
         return {k: raw[k] for k in WANTED if k in raw}
     raise ImportFormatError(f"{where}: a span's attributes must be {'a list' if otlp else 'an object'}")
@@ -188,7 +191,7 @@ def read_otel(path: Path) -> Imported:
             sent = SentRequest(str(attrs.get("gen_ai.conversation.id") or trace), where,
                                PROVIDERS.get(provider) if isinstance(provider, str) else None,
                                messages(attrs, "gen_ai.input.messages", where),
-                               messages(attrs, "gen_ai.output.messages", where))  # fmt: skip
+                               messages(attrs, "gen_ai.output.messages", where)[:1])  # fmt: skip
             calls.append((start_ns(span, otlp, where), sid, sent))
     if not calls:
         raise ImportFormatError(
@@ -217,9 +220,10 @@ def add_otel_message(b: SessionBuilder, message: Any, where: str) -> None:
         if not isinstance(kind, str):
             raise ImportFormatError(f"{where}: a part without a 'type'")
         if kind == "text" and role != "tool":
-            if not isinstance(part.get("content", ""), str):
+            content = part.get("content") or ""  # absent when the instrumentation keeps no content
+            if not isinstance(content, str):
                 raise ImportFormatError(f"{where}: a text part's content must be a string")
-            texts.append(part.get("content", ""))
+            texts.append(content)
         elif kind == "tool_call" and role == "assistant":
             name, call_id = part.get("name"), part.get("id") or ""
             if not isinstance(name, str) or not isinstance(call_id, str):

@@ -161,6 +161,10 @@ SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what th
             "observation 'g': input message 1: a tool call without an id",
         ),
         ({"id": "t", "observations": [dict(GEN, output=5)]}, "observation 'g': output is not a chat message"),
+        (
+            {"data": [{"id": "t", "observations": ["o1"]}]},
+            "trace 1: observations are ids only (the trace list)",
+        ),
     ],
     "langsmith": [
         (NOT_JSON, "malformed JSON"),

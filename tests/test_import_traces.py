@@ -79,6 +79,9 @@ def test_langfuse_session_export_round_trips(
     lines = tmp_path / "traces.jsonl"  # JSON lines of traces, in reverse: startTime orders the calls
     lines.write_text("".join(json.dumps(t) + "\n" for t in reversed(traces)))
     assert kinds(lines, "langfuse") == PARALLEL_LOG
+    bare = tmp_path / "observations.json"  # GET /api/public/observations: a conversation per trace
+    bare.write_text(json.dumps({"data": [o for t in traces for o in t["observations"]], "meta": {}}))
+    assert kinds(bare, "langfuse") == PARALLEL_LOG[:4] + PARALLEL_LOG
     one = tmp_path / "trace.json"  # one trace alone: its own conversation
     one.write_text(json.dumps(traces[0]))
     assert kinds(one, "langfuse") == PARALLEL_LOG[:4]

@@ -1,7 +1,8 @@
 """``--from langfuse``: Langfuse trace exports — a trace with its ``observations`` (``GET
 /api/public/traces/{id}``, the UI's JSON export), a list of them or ``{"data": […]}``, or JSON
 lines of traces; the shapes of the ``langfuse`` SDK's ``TraceWithFullDetails`` and
-``ObservationsView`` (camelCase, as the API writes them).
+``ObservationsView`` (camelCase, as the API writes them). Bare observations (``GET
+/api/public/observations``: no ``sessionId`` on them) make one conversation per ``traceId``.
 
 Every ``GENERATION`` observation is one model call: its ``input`` the Chat Completions messages
 sent (a list, or ``{"messages": […], "tools": …}`` as Langfuse's OpenAI integration records a
@@ -93,12 +94,20 @@ def read_langfuse(path: Path) -> Imported:
             at = f"{path}:{line}" + ("" if one else f": trace {n}")
             if not isinstance(trace, Mapping) or not isinstance(trace.get("id"), str):
                 raise ImportFormatError(f"{at}: expected a trace object with a string 'id'")
+            if "type" in trace and "observations" not in trace:  # GET /api/public/observations
+                trace = {"id": str(trace.get("traceId") or trace["id"]), "observations": [trace]}
+                at = f"{path}:{line}"  # the observation id names it
             if not isinstance(trace.get("observations"), list):
                 raise ImportFormatError(f"{at}: trace {trace['id']!r} has no 'observations' list")
             session = trace.get("sessionId") or trace["id"]
             if not isinstance(session, str):
                 raise ImportFormatError(f"{at}: sessionId must be a string")
             for obs in trace["observations"]:
+                if isinstance(obs, str):
+                    raise ImportFormatError(
+                        f"{at}: observations are ids only (the trace list); export each trace with "
+                        "GET /api/public/traces/{id}"
+                    )
                 if not isinstance(obs, Mapping) or not isinstance(obs.get("id"), str):
                     raise ImportFormatError(f"{at}: an observation without a string 'id'")
                 if obs.get("type") != "GENERATION":

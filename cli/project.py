@@ -341,7 +341,7 @@ def lint_command(
         typer.Option(
             "--provider",
             help="Also check what this API refuses: openai-chat, openai-responses, anthropic, gemini "
-            "(default with --from: the format's own API).",
+            "(default with --from: the format's own API; for a trace, each request's own, else openai-chat).",
         ),
     ] = None,
 ) -> None:

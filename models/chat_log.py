@@ -48,6 +48,9 @@ class SessionBuilder:
     unnamed: dict[str, list[str]] = field(default_factory=dict)
     """Open calls that came without an id, by tool name, oldest first: formats whose ids are
     optional (Gemini) pair a result by name and order, as the provider does."""
+    carrier: str | None = None
+    """While reading one model output after a ``reasoning`` item (Responses): ``""`` until its
+    first call, then that call's id, which the output's later calls are tied to; else ``None``."""
 
     def call_by_name(self, name: str, call_id: str, arguments: str, where: str) -> None:
         """A call whose id may be missing: it gets ``NAME@SEQ``, and the next id-less result of
@@ -69,7 +72,9 @@ class SessionBuilder:
     def next_seq(self) -> int:
         return self.first_seq + len(self.events)
 
-    def _add(self, kind: Kind, text: str, where: str, call_id: str | None = None) -> None:
+    def _add(
+        self, kind: Kind, text: str, where: str, call_id: str | None = None, tied_to: str | None = None
+    ) -> None:
         for value, what in ((text, "text"), (call_id or "", "call id"), (self.session, "session name")):
             try:
                 check_encodable(value, f"{where}: {what}")
@@ -89,6 +94,7 @@ class SessionBuilder:
                 text=text,
                 chars=len(text),
                 cjk=detect_cjk(text),
+                tied_to=tied_to,
             )
         )
 
@@ -96,10 +102,10 @@ class SessionBuilder:
         self.turn += 1 if self.events else 0
         self._add(Kind.USER, text, where)
 
-    def call(self, call_id: str, arguments: str, where: str) -> None:
+    def call(self, call_id: str, arguments: str, where: str, tied_to: str | None = None) -> None:
         if not call_id:
             raise ImportFormatError(f"{where}: a tool call without an id (cannot pair it with its result)")
-        self._add(Kind.CALL, arguments, where, call_id)
+        self._add(Kind.CALL, arguments, where, call_id, tied_to)
 
     def result(self, call_id: str, text: str, where: str) -> None:
         if not call_id:

@@ -14,7 +14,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum
 from pathlib import Path
 from typing import IO, Annotated, Any, Literal
@@ -100,6 +100,11 @@ class Event:
     tied. The size is ``text`` when present, else ``chars`` characters (``cjk`` marking CJK).
     A SUMMARY, and only a SUMMARY, carries ``covers = (first_seq, last_seq)``: the seqs of its
     session it stands for, inclusive, all before its own ``seq``.
+
+    ``tied_to`` (a CALL read from an OpenAI Responses log) names the call that carries the
+    ``reasoning`` item both were generated after: the API refuses a request holding this call
+    without that one (:mod:`models.provider_rules`). It is what the provider's request holds, not
+    the log's: our JSONL has no field for it, and equality ignores it.
     """
 
     seq: int
@@ -114,6 +119,7 @@ class Event:
     cjk: bool = False
     source: str | None = None
     covers: tuple[int, int] | None = None
+    tied_to: str | None = field(default=None, compare=False)
 
     @property
     def true_session(self) -> str:

@@ -223,6 +223,17 @@ class ProtocolModel(Generic[S, A]):
         the state itself when the model has no symmetry."""
         return state
 
+    def saturation(self) -> str | None:
+        """What :meth:`canonical` also merges beyond a symmetry, in one sentence, or None.
+
+        A model whose states grow for ever on some run (a counter that only climbs) may declare a
+        *counting abstraction*: ``canonical`` maps every value past a threshold to one class, so
+        the search ends. It must be exact — states it merges enable the same actions, lead to
+        merged states and agree on every property — which is what lets a lasso found over the
+        classes stand for an infinite run; the engines replay such a loop on the model's own
+        states several times (each pass must end in the class it started from) and say so."""
+        return None
+
     def is_enabled(self, state: S, action: A) -> bool:
         """``action in actions(state)``; a model may answer without building the list (the SimPy
         runner asks on every state change)."""

@@ -16,9 +16,15 @@ the message answering it (OpenAI's ``tool`` messages, Anthropic's ``user`` messa
   Gemini pairs id-less responses by order, so it refuses a turn whose counts differ.
 * ``orphan-output`` (openai-responses): a ``function_call_output`` whose ``call_id`` has no
   ``function_call`` earlier in the input (Responses pairs by id anywhere before, not by place).
+* ``reasoning-not-sent`` (openai-responses): a CALL :attr:`~models.events.Event.tied_to` a call
+  the request does not hold before it. A reasoning model's ``reasoning`` item must be sent with
+  the item that followed it, and every ``function_call`` it produced with it: the API answers
+  "Item 'fc_…' of type 'function_call' was provided without its required 'reasoning' item",
+  or "Item 'rs_…' of type 'reasoning' was provided without its required following item". The
+  reasoning rides with the first call of its output, so a request that keeps a later call of
+  that output but not the first is refused either way.
 
-Not checked here: the Responses ``reasoning`` ↔ ``function_call`` tie and Anthropic's
-``thinking`` blocks, which the importers do not keep as events.
+Not checked here: Anthropic's ``thinking`` blocks, which the importer does not keep.
 
 Invariant kept: a rule reads only the events given (one session, in send order), so the same
 functions judge a whole log (``lint --provider``) and every window sent
@@ -40,6 +46,7 @@ RULES: dict[str, str] = {
     "call-not-answered-next": "CALL whose RESULT is not in the next message (the provider refuses it)",
     "response-count-mismatch": "results not as many as the calls of their turn (Gemini refuses it)",
     "orphan-output": "function_call_output with no function_call before it (Responses refuses it)",
+    "reasoning-not-sent": "function_call sent without the reasoning item it came after (Responses refuses it)",
 }
 
 
@@ -76,11 +83,14 @@ def adjacency(events: Sequence[Event], count: bool = False) -> list[Finding]:
 
 
 def responses(events: Sequence[Event]) -> list[Finding]:
-    """``orphan-output``: the Responses API pairs an output with any earlier call of its id."""
+    """``orphan-output``: the Responses API pairs an output with any earlier call of its id;
+    ``reasoning-not-sent``: a tied call needs the call carrying its reasoning before it."""
     issued: set[str | None] = set()
     found: list[Finding] = []
     for i, e in enumerate(events):
         if e.kind is Kind.CALL:
+            if e.tied_to is not None and e.tied_to not in issued:
+                found.append(("reasoning-not-sent", i))
             issued.add(e.call_id)
         elif e.kind is Kind.RESULT and e.call_id not in issued:
             found.append(("orphan-output", i))

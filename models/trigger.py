@@ -213,6 +213,8 @@ class TriggerModel(ProtocolModel[State, Action]):
         self._cas = s.commit_needs_clean
         self._sync = s.trims_in_append
         self._anonymous: dict[int, _Writers] = {}
+        # cas with unbounded writers: the counting abstraction (see saturation); None: no cap
+        self._cap = p.max_turns + 2 if self._cas and p.turns == 0 and p.gap > 0 else None
 
     # -- the protocol -------------------------------------------------------------------------
 
@@ -351,10 +353,34 @@ class TriggerModel(ProtocolModel[State, Action]):
         raise BadParameter(f"model trigger: action {action!r} is not enabled in this state")
 
     def canonical(self, state: State) -> State:
-        """The state without its writers' names: the multiset alone."""
+        """The state without its writers' names: the multiset alone — and, under ``cas`` with
+        unbounded writers, with live turns past the cap merged (:meth:`saturation`)."""
+        cap = self._cap
+        if cap is not None:
+            live, peak, writers, pending, count, dirty, busy, fired, _names = state
+            if pending >= 0 and count > cap:
+                live, count = live - count + cap, cap
+            return (live, min(peak, cap), writers, pending, count, dirty, busy, fired, None)
         if state[8] is None:
             return state
         return (*state[:8], None)
+
+    def saturation(self) -> str | None:
+        """Under ``cas`` with unbounded writers (``turns=0``) every failed commit follows an
+        append, so live turns grow for ever while the compactor starves and no state repeats.
+        The abstraction merges them, exactly: while a compaction is in flight only the turns
+        appended since the read matter (a clean commit finds none and leaves ``maxTurns``, a failed
+        one re-reads), so a count read past the cap ``C = maxTurns + 2`` is kept as ``C`` with
+        those turns on top; ``C`` exceeds every threshold the properties test, and the peak (read
+        by no rule) is kept up to ``C``. The idle trigger never holds more than ``maxTurns``."""
+        cap = self._cap
+        if cap is None:
+            return None
+        return (
+            f"cas with unbounded writers: a count read above {cap} while a compaction is in flight is "
+            f"kept as {cap} with the turns appended since (exact: a clean commit leaves maxTurns "
+            f"whatever was read); past {cap}, live turns and the peak below are floors, not worst cases"
+        )
 
     def records(self, state: State) -> list[tuple[int, int]]:
         """Each writer's ``(used, left)``: by name, or class by class in an anonymous state."""
@@ -495,7 +521,7 @@ class TriggerModel(ProtocolModel[State, Action]):
             return text
         if verb == COMPACT:
             if self.strategy.commit_needs_clean and view.dirty:
-                return f"compactor's commit fails (appends since the read); re-reads count={view.live}"
+                return f"compactor: commit fails (turns appended since the read); re-reads count={view.live}"
             k = self.deletes(state)
             why = (
                 f"live {view.live} − maxTurns {self._m}"

@@ -254,6 +254,30 @@ def _peers(r: ScenarioResult) -> Finding | None:
             f"Google ADK's events compaction sends {_n(x['invented'])} summaries in {n} requests and is over "
             f"budget in {_n(x['overBudget'])} of them (it compacts after a prompt reached the threshold)"
         )
+    if "peer:spring-ai-window" in clean:
+        x = clean["peer:spring-ai-window"]
+        clause = (
+            f"Spring AI's real `MessageWindowChatMemory` (JVM, 1.1) sends an orphaned tool result in "
+            f"{_n(x['orphanResRequests'])} of {n}"
+        )
+        if "peer:spring-ai-window-2.0" in clean:
+            y = clean["peer:spring-ai-window-2.0"]
+            clause += (
+                f"; 2.0's turn-snapped window orphans {_n(y['orphanResRequests'])} but sends an empty "
+                f"window in {_n(total('peer:spring-ai-window-2.0', 'empty'))} requests over all cases"
+            )
+        parts.append(clause)
+    lc4j = [
+        (peer, name)
+        for peer, name in (("peer:langchain4j-window", "message"), ("peer:langchain4j-token-window", "token"))
+        if peer in clean
+    ]
+    if lc4j:
+        orphans = sum(total(peer, "orphanRes") for peer, _ in lc4j)
+        parts.append(
+            f"langchain4j's {' and '.join(name for _, name in lc4j)} windows "
+            + ("never orphan a result" if orphans == 0 else f"orphan {_n(orphans)} results over all cases")
+        )
     if "peer:langchainjs-trim" in clean and "peer:langchain" in clean:
         twin = same("peer:langchainjs-trim", "peer:langchain")
         parts.append(

@@ -35,7 +35,7 @@ from turncheck.models.protocol import (
     as_model,
     lane_in_text,
 )
-from turncheck.sim.trace import Trace, loads_no_code, recording, replay
+from turncheck.sim.trace import Trace, loads_no_code, loop_closes, recording, replay
 
 Value: TypeAlias = FieldValue  # a field's text, or a list of texts
 __all__ = ["Field", "PropertyView", "StepView", "TraceView", "WindowItem", "WindowPanel", "diff_fields",
@@ -122,6 +122,7 @@ class TraceView:
     broken_at: int | None
     replayed: bool = True
     loop: int | None = None
+    back: str = ""  # how the loop closes, in words (sim.trace.loop_closes), when it was replayed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -137,6 +138,7 @@ class TraceView:
             "steps": self._steps_json(),
             "broken_at": self.broken_at,
             "replayed": self.replayed,
+            **({"back": self.back} if self.back else {}),
         }
 
     def _steps_json(self) -> list[dict[str, Any]]:
@@ -272,4 +274,5 @@ def trace_view(trace: Trace, model: ProtocolModel[Any, Any] | None = None) -> Tr
         model.order_lanes(lanes),
         tuple(PropertyView(p.name, p.expectation, p.doc) for p in props), tuple(steps),
         result.step if result.still_fails else None, loop=result.loop,
+        back=loop_closes(model, states, result.loop) if result.loop is not None and result.loop < len(actions) else "",
     )  # fmt: skip

@@ -58,7 +58,7 @@ def _loop_row(view: TraceView) -> str:
         return ""
     first = loop + 1 if loop < n else n
     words = (
-        f"↻ {repeating(loop, n)} for ever: step {n} is back in the state after step {loop}"
+        f"↻ {repeating(loop, n)} for ever: {view.back or f'step {n} is back in the state after step {loop}'}"
         if loop < n
         else f"↻ stutters: nothing is enabled after step {n}, so the run stays there for ever"
     )

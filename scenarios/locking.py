@@ -10,7 +10,10 @@ compactor's acts, failed commits (``cas`` retries) and longest run of consecutiv
 progress while live turns kept growing. Both peak readings are reported: ``peak`` (instantaneous,
 the headline) against ``worst_case``, and ``post_peak`` (live turns right after a compaction, the
 seed's reading) against ``post_worst``; ``bound`` says whether the declared bound ``holds``, is
-``broken``, or whether the strategy is ``unbounded`` (declares none). After every turn the live turns are projected with the
+``broken``, or whether the strategy is ``unbounded`` (declares none). Next to the peaks, the two
+waits the liveness properties are about, in slots (:class:`sim.simulation.SimulationResult`):
+``compaction_wait``, the longest a due compaction waited for its delete, and ``writer_wait``, the
+longest a writer was kept from a waiting turn. After every turn the live turns are projected with the
 projector core (``budget``, ``strategy``) and the windows over budget counted.
 """
 
@@ -49,7 +52,7 @@ COLUMNS = (
     "locking", "writers", "gap", "max_turns", "peak", "declared_bound", "worst_case", "within_bound",
     "latency_p50", "latency_p99", "latency_max", "throughput", "compactions", "retries",
     "max_retry_streak", "starved", "final_live", "requests", "over_budget", "post_peak", "post_worst",
-    "bound",
+    "bound", "compaction_wait", "writer_wait",
 )  # fmt: skip
 
 
@@ -107,7 +110,7 @@ def run_cell(p: LockingParams, strategy: str, writers: int, gap: int) -> tuple[C
         r.max_retry_streak, r.max_retry_streak >= STARVED_STREAK, r.final_live,
         int(proj.get("windows", 0)), int(proj.get("overBudget", 0)),
         r.post_compaction_peak, post_compaction_peak(writers, gap, p.max_turns, strategy),
-        bound_verdict(declared, r.peak),
+        bound_verdict(declared, r.peak), r.compaction_wait_max, r.writer_wait_max,
     )  # fmt: skip
 
 
@@ -125,7 +128,9 @@ READING = (
     "compacts back to exactly maxTurns fires again on the next append, so once the log is full every "
     "append under mutex or append-sync waits behind a G-slot compaction: the bound is bought with "
     "throughput (one turn per G slots). cas keeps appends free but its commit fails whenever a turn "
-    "lands in the gap; under contention it starves and live turns grow without bound."
+    "lands in the gap; under contention it starves and live turns grow without bound. Waits in slots: "
+    "compaction_wait from the compactor's being due to its delete (a starving one waits to the end of "
+    "the run), writer_wait from a writer's finding a turn it may not take to its next append."
 )
 
 

@@ -122,6 +122,7 @@ class Exploration:
     levels: Sequence[int] = field(repr=False)
     edges: Sequence[tuple[int, int, Any]] | None = field(default=None, repr=False)
     lassos: Mapping[str, Lasso] = field(default_factory=dict, repr=False)
+    saturation: str | None = None  # what canonical merged beyond a symmetry (ProtocolModel.saturation)
 
     @property
     def states_per_second(self) -> float:
@@ -162,6 +163,8 @@ class Exploration:
             f"time: {self.seconds:.2f} s, {self.states_per_second:,.0f} distinct states/s",
             f"coverage: {self.completeness()}",
         ]
+        if self.saturation is not None:
+            lines.append(f"saturation: {self.saturation}")
         if raw is not None:
             factor = reduction_factor(self, raw)
             if factor is not None:
@@ -243,6 +246,7 @@ def _follow(
 
 
 ROUNDS = 1000  # most passes of a loop found up to symmetry before its own states repeat
+SATURATED_PASSES = 3  # passes of a loop found over a counting abstraction replayed on the model
 
 
 def lasso_run(model: ProtocolModel[Any, Any], result: Exploration, name: str) -> ConcretePath:
@@ -250,7 +254,10 @@ def lasso_run(model: ProtocolModel[Any, Any], result: Exploration, name: str) ->
 
     Up to symmetry the loop returns to its first state's *class*; on the model's own states one
     pass may end in a renamed copy (writers swapped), so the loop is followed round again until
-    a state at the start of a pass repeats. The run is then judged by
+    a state at the start of a pass repeats. Over a counting abstraction
+    (:meth:`ProtocolModel.saturation`) the model's own states never repeat: the loop is followed
+    :data:`SATURATED_PASSES` times, each pass ending in the class it started from, and the last
+    pass is the loop. The run is then judged by
     :func:`sim.liveness.fair_loop` on the unreduced model: a loop that is not really fair, or on
     which the property holds, raises :class:`NotASymmetry`.
     """
@@ -265,7 +272,11 @@ def lasso_run(model: ProtocolModel[Any, Any], result: Exploration, name: str) ->
     else:
         first = concretize(model, path)
         actions, states = list(first.actions), list(first.states)
-        if not lasso.stutters:
+        if not lasso.stutters and result.saturation is not None:
+            for _ in range(SATURATED_PASSES - 1):
+                loop = len(actions)
+                _follow(model, path[lasso.loop + 1 :], actions, states)
+        elif not lasso.stutters:
             passes = {states[loop]: loop}
             for _ in range(ROUNDS):
                 if states[-1] in passes:
@@ -417,6 +428,7 @@ def explore(
         levels=tuple(search.levels),
         edges=search.edges,
         lassos=lassos,
+        saturation=model.saturation() if symmetry else None,
     )
 
 

@@ -374,9 +374,14 @@ def fair_loop(
     """Why the run ``states`` (``states[k + 1] = step(states[k], actions[k])``) is *not* a lasso
     violating ``prop`` from step ``loop`` on, or None when it is: its last state is the loop's
     first (or, with ``loop == len(actions)``, enables nothing), ``prop`` fails on every state of
-    the loop, and the loop is fair under the model's declared fairness."""
+    the loop, and the loop is fair under the model's declared fairness. Under a counting
+    abstraction (:meth:`ProtocolModel.saturation`) the last state need only be in the first's
+    class: the abstraction is exact, so the loop's actions repeat from it for ever."""
     ring = list(states[loop:-1]) if loop < len(actions) else [states[-1]]
-    if loop < len(actions) and states[-1] != states[loop]:
+    closes = states[-1] == states[loop] or (
+        model.saturation() is not None and model.canonical(states[-1]) == model.canonical(states[loop])
+    )
+    if loop < len(actions) and not closes:
         return (
             f"the loop does not close: the state after step {len(actions)} is not the one after step {loop}"
         )

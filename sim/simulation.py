@@ -78,7 +78,12 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class SimulationResult:
-    """What one run observed. Latencies are in slots from arrival to append."""
+    """What one run observed. Latencies are in slots from arrival to append; the two waits are
+    the longest stretches of simulated time the model kept an actor from what it was owed:
+    ``compaction_wait_max`` from the compactor's first being due (after its last delete) to the
+    act that deletes, ``writer_wait_max`` from a writer's finding a turn it may not take to its
+    next append (or the queue's emptying). A wait still open when the run ends counts to the
+    end: a compaction that starves waited the rest of the run."""
 
     peak: int
     final_live: int
@@ -94,6 +99,8 @@ class SimulationResult:
     events: int
     projection: dict[str, int | float] = field(default_factory=dict)
     post_compaction_peak: int = 0  # most live turns right after any step that deleted turns
+    compaction_wait_max: float = 0.0
+    writer_wait_max: float = 0.0
 
     @property
     def throughput(self) -> float:
@@ -136,6 +143,9 @@ class Simulation:
         self.arrived = self.appends = self.compactions = self.retries = 0
         self.streak = self.max_streak = 0
         self.latencies: list[float] = []
+        self.due_since: float | None = None  # when the compactor fell due, until it deletes
+        self.blocked_since: dict[int, float] = {}  # writer -> when it found a turn it may not take
+        self.compaction_wait = self.writer_wait = 0.0
         self._projecting = spec.budget > 0
         if self._projecting:
             self._cost = EstimateCost()
@@ -201,12 +211,22 @@ class Simulation:
         """Writer ``w`` takes the oldest waiting turn only when the model lets it append now: a
         writer the model blocks (a lock, or it already appended this slot) leaves it to others."""
         action, requests, enabled = ("append", w), self.requests, self.model.is_enabled
+        blocked = self.blocked_since
         while True:
             while not (requests and enabled(self.state, action)):
+                if requests:
+                    blocked.setdefault(w, self.env.now)
+                elif w in blocked:
+                    self._writer_waited(w)
                 yield self._changed if requests else self._arrival
+            if w in blocked:
+                self._writer_waited(w)
             self.latencies.append(self.env.now - requests.popleft())
             self.appends += 1
             self._apply(action)
+
+    def _writer_waited(self, w: int) -> None:
+        self.writer_wait = max(self.writer_wait, self.env.now - self.blocked_since.pop(w))
 
     def _clock(self) -> Process:
         enabled = self.model.is_enabled
@@ -222,10 +242,14 @@ class Simulation:
             while not enabled(self.state, _COMPACT):
                 yield self._changed
             live = self.live
+            if self.due_since is None:
+                self.due_since = self.env.now
             self._apply(_COMPACT)
             if self.live < live:
                 self.compactions += 1
                 self.streak = 0
+                self.compaction_wait = max(self.compaction_wait, self.env.now - self.due_since)
+                self.due_since = None
             else:
                 self.retries += 1
                 self.streak += 1
@@ -284,6 +308,11 @@ class Simulation:
         while env.peek() < end:
             env.step()
             events += 1
+        open_waits = [end - t for t in self.blocked_since.values()]
+        writer_wait = max([self.writer_wait, *open_waits])
+        compaction_wait = max(
+            self.compaction_wait, end - self.due_since if self.due_since is not None else 0.0
+        )
         lat = np.asarray(self.latencies, dtype=np.float64)
         p50, p99, mx = (
             (float(np.percentile(lat, 50)), float(np.percentile(lat, 99)), float(lat.max()))
@@ -305,6 +334,8 @@ class Simulation:
             events=events,
             projection=self.aggregate.as_dict() if self._projecting else {},
             post_compaction_peak=self.post_peak,
+            compaction_wait_max=round(compaction_wait, 6),
+            writer_wait_max=round(writer_wait, 6),
         )
 
 

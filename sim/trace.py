@@ -510,8 +510,7 @@ def transcript(
     for i, lane_cells in enumerate([["(initial)"] + [""] * (len(lanes) - 1), *cells]):
         if loop is not None and i == loop + 1:
             out.append(
-                f"  ↻ loop: {repeating(loop, len(actions))} for ever "
-                f"(step {len(actions)} is back in the state after step {loop})"
+                f"  ↻ loop: {repeating(loop, len(actions))} for ever ({loop_closes(model, states, loop)})"
             )
         out += line(str(i), [str(col_rows[i].get(n, "")) for n in col_names], lane_cells)
     if loop is not None and loop == len(actions):
@@ -530,6 +529,18 @@ def transcript(
         verdict = "broken" if holds is False else "holds here" if holds else "unknown"
         out.append(f"invariant {violated} {verdict} after step {len(actions)}" + (f": {doc}" if doc else ""))
     return "\n".join(out)
+
+
+def loop_closes(model: ProtocolModel[Any, Any], states: Sequence[Any], loop: int) -> str:
+    """How the loop closes: on the state itself, or — over a counting abstraction
+    (:meth:`ProtocolModel.saturation`), after passes replayed on the model — on its class."""
+    n = len(states) - 1
+    if states[-1] == states[loop] or model.saturation() is None:
+        return f"step {n} is back in the state after step {loop}"
+    return (
+        f"step {n} is back in the class of the state after step {loop}, its counts saturated; "
+        "the steps before the loop include its earlier passes, replayed on the model's own states"
+    )
 
 
 def repeating(loop: int, steps: int) -> str:

@@ -49,6 +49,7 @@ IMPORT_FORMATS = (
     "llamaindex",
     "anthropic",
     "gemini",
+    "vercel",
     "otel",
     "langfuse",
     "langsmith",

@@ -252,3 +252,22 @@ def test_a_hand_edit_of_a_full_scale_figure_fails_the_quick_check(tmp_path: Path
         page.write_text(text, encoding="utf-8")
         _, diffs, _ = regenerate(text, page, full=False)
         assert bool(diffs) is differs and all("edited by hand" in d.why for d in diffs)
+
+
+def test_only_limits_a_full_run_to_the_blocks_it_names(tmp_path: Path) -> None:
+    """``--full --only REGEX`` reruns just the full blocks whose command matches; the others keep
+    their text (and their text hash is still checked)."""
+    from docs.tools.doc_figures import text_hash
+
+    cmd = "turncheck scenario trigger-gap --param writers=4 --param gap=2 --param iterations=20"
+    other = cmd.replace("iterations=20", "iterations=10")
+    page = tmp_path / "page.md"
+    stale = "| 99 |\n"
+    page.write_text(
+        f"<!-- figures kind=table columns=peak scale=full sha256=0 text={text_hash(stale)} cmd='{other}' -->\n"
+        f"{stale}<!-- /figures -->\n"
+        f"<!-- figures kind=table columns=peak scale=full sha256=0 text=0 cmd='{cmd}' -->\n{stale}<!-- /figures -->\n"
+    )
+    assert main([str(page), "--write", "--full", "--only", "iterations=20"]) == 0
+    first, second = page.read_text().split("<!-- /figures -->")[:2]
+    assert first.endswith(stale) and "| 99 |" not in second

@@ -110,6 +110,37 @@ SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what th
             "record 1: a part holding inlineData is not text",
         ),
     ],
+    "vercel": [
+        (NOT_JSON, "malformed JSON"),
+        ({"messages": "hi"}, "expected a list of records"),
+        ([[]], "record 1: expected a message object, got list"),
+        ([{"role": "data", "content": "x"}], "record 1: unknown message role 'data'"),
+        ([{"role": "tool", "content": "1"}], "record 1: content must be a list of parts, got str"),
+        (
+            [{"role": "assistant", "content": [{"type": "tool-call", "toolName": "f", "input": {}}]}],
+            "record 1: a tool call without an id",
+        ),
+        (
+            [
+                {
+                    "role": "tool",
+                    "content": [
+                        {"type": "tool-result", "toolName": "f", "output": {"type": "text", "value": "1"}}
+                    ],
+                }
+            ],
+            "record 1: a tool result without a call id",
+        ),
+        (
+            [
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool-call", "toolCallId": "a", "toolName": "f", "args": {}}],
+                }
+            ],
+            "record 1: a tool-call part with 'args' (AI SDK 4); expected 'input'",
+        ),
+    ],
     "langchain": [
         (NOT_JSON, "malformed JSON"),
         (7, "expected a list of records"),

@@ -293,15 +293,100 @@ def test_without_fair_appends_a_trigger_writer_waits_for_ever_and_the_lasso_is_r
     assert run.actions == (("tick",),) and run.loop == 0 and run.states[0][8] is not None
 
 
-def test_cas_starvation_is_no_loop_in_the_model() -> None:
-    """Every failed ``cas`` commit means a turn was appended, so live turns only grow while the
-    compactor starves: with bounded turns the writers run out and the compaction commits; with
-    unbounded turns no state repeats, and the search is bounded, never a lasso."""
+@pytest.mark.parametrize(("writers", "gap", "turns"), [(2, 1, 6), (3, 1, 4), (2, 2, 4)])
+def test_cas_never_starves_a_writer_only_the_compactor(writers: int, gap: int, turns: int) -> None:
+    """Measured: under ``cas`` no lock ever keeps a writer out, so every writer appends all its
+    turns; what starves is the compaction, and only while writers keep appending."""
+    from turncheck.models.trigger import DUE_COMPACTION_RUNS, WRITERS_FINISH, TriggerModel
+
+    result = explore(TriggerModel(writers=writers, gap=gap, locking="cas", turns=turns))
+    assert result.exhausted and result.saturation is None
+    assert result.outcome(WRITERS_FINISH).status == result.outcome(DUE_COMPACTION_RUNS).status == "holds"
+
+
+@pytest.fixture(scope="module")
+def cas_unbounded() -> Any:
+    from turncheck.models.trigger import TriggerModel
+
+    model = TriggerModel(writers=2, gap=1, locking="cas", turns=0)
+    return model, explore(model)
+
+
+def test_with_unbounded_writers_cas_starves_the_compactor_in_a_lasso_the_model_replays(
+    cas_unbounded: Any,
+) -> None:
+    """Live turns grow for ever, so the loop is found over the counting abstraction; on the
+    model's own states it is replayed three passes, each ending in the class it began in with
+    more live turns, and every commit on it fails."""
+    from turncheck.models.trigger import DUE_COMPACTION_RUNS
+    from turncheck.sim.explorer import SATURATED_PASSES
+
+    model, result = cas_unbounded
+    o = result.outcome(DUE_COMPACTION_RUNS)
+    assert result.exhausted and o.status == "violated" and o.loop == 7
+    run = counterexample(model, result, DUE_COMPACTION_RUNS)
+    assert run.loop is not None and len(run.actions) - run.loop == o.loop
+    starts = [run.states[run.loop - k * o.loop] for k in reversed(range(SATURATED_PASSES))] + [run.states[-1]]
+    assert len({model.canonical(s) for s in starts}) == 1
+    assert [s[0] for s in starts] == sorted({s[0] for s in starts}) and len(set(starts)) == len(starts)
+    loop = run.states[run.loop :]
+    assert all(s[3] >= 0 for s in loop) and ("compact",) in run.actions[run.loop :]
+    assert all(
+        model.deletes(s) == 0
+        for s, a in zip(loop, run.actions[run.loop :], strict=False)
+        if a[0] == "compact"
+    )
+    assert fair_loop(model, model.properties()[-1], run.states, run.actions, run.loop) is None
+    short = fair_loop(model, model.properties()[-1], run.states[:-1], run.actions[:-1], run.loop)
+    assert short is not None and "does not close" in short
+
+
+def test_the_counting_abstraction_is_exact_on_random_runs(cas_unbounded: Any) -> None:
+    """Merged states enable the same actions, lead to merged states and agree on every
+    property: what makes a loop over the classes an infinite run of the model."""
+    model, _result = cas_unbounded
+    props = model.properties()
+    rng, highest = random.Random(7), 0
+    for _run in range(20):
+        s = next(iter(model.init_states()))
+        for _step in range(120):
+            c = model.canonical(s)
+            assert model.canonical(c) == c
+            assert [p.holds(s) for p in props] == [p.holds(c) for p in props]
+            acts, abstract = model.actions(model.canonical(s)), model.actions((*s[:8], None))
+            assert [a[0] for a in acts] == [a[0] for a in abstract]
+            a = rng.choice(acts)
+            nxt = model.step((*s[:8], None), a)
+            assert model.canonical(nxt) == model.canonical(model.step(c, a))
+            s, highest = nxt, max(highest, nxt[0])
+    assert highest > model.config.max_turns + 2 + 4  # the runs went well past the cap
+
+
+@pytest.mark.parametrize("locking", ["mutex", "append-sync", "none"])
+def test_with_unbounded_writers_a_due_compaction_runs_under_every_other_strategy(locking: str) -> None:
     from turncheck.models.trigger import DUE_COMPACTION_RUNS, TriggerModel
 
-    result = explore(TriggerModel(writers=2, gap=2, locking="cas", turns=0), max_states=20_000)
-    assert not result.exhausted and result.outcome(DUE_COMPACTION_RUNS).status == "holds"
-    assert result.outcome("bounded-peak-turns").status == "violated"
+    result = explore(TriggerModel(writers=2, gap=1, locking=locking, turns=0))
+    assert result.exhausted and result.saturation is None
+    assert result.outcome(DUE_COMPACTION_RUNS).status == "holds"
+
+
+def test_the_cas_lasso_is_printed_saved_and_replays(cli: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = ("check", "trigger", "--param", "locking=cas", "--param", "turns=0", "--engine", "explore")
+    code, out, _err = cli(*args, "--trace-out", "t.json")
+    assert (
+        code == 1 and "due-compaction-runs    eventually  violated: lasso of 7 steps to a 7-step loop" in out
+    )
+    assert "saturation: cas with unbounded writers" in out
+    assert (
+        "↻ loop: steps 22–28 repeat for ever (step 28 is back in the class of the state after step 21" in out
+    )
+    assert "commit fails (turns appended since the read); re-reads count=13" in " ".join(out.split())
+    code, out, _err = cli("replay", "t.due-compaction-runs.json", "--html", "t.html")
+    assert "still fails the same way: due-compaction-runs never holds on the loop" in out
+    page = Path("t.html").read_text()
+    assert "steps 22–28 repeat for ever: step 28 is back in the class of the state after step 21" in page
 
 
 # -- the catalogue's liveness models ----------------------------------------------------------------

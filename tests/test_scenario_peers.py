@@ -73,6 +73,12 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
     assert finding.headline.startswith(
         "Popular trimmers"
     ) and "LangChain's `trim_messages` behaves exactly" in (finding.sentence)
+    assert (
+        "Spring AI's real `MessageWindowChatMemory` (JVM, 1.1) sends an orphaned tool result in"
+        in finding.sentence
+    )
+    assert "2.0's turn-snapped window orphans 0 but sends an empty window in" in finding.sentence
+    assert "langchain4j's message and token windows never orphan a result" in finding.sentence
     again = run("peers", *args)
     assert files(first, tmp_path / "a") == files(again, tmp_path / "b")
     saved = json.loads((tmp_path / "a" / "peers.json").read_text())

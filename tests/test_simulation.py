@@ -61,6 +61,24 @@ def test_cas_starves_under_contention() -> None:
     assert r.peak > worst_case_peak(4, 3, 4, "none")  # type: ignore[operator]
 
 
+def test_the_waits_are_what_each_strategy_makes_an_actor_wait() -> None:
+    """A due compaction waits only under cas, G slots per failed commit, and a starving one to
+    the end of the run; a writer waits only behind a lock, exactly the G slots it is held."""
+    spec = RunSpec(slots=300, seed=1)
+    cas = simulate(TriggerModel(4, 3, 4, "cas", turns=0), spec)
+    assert cas.compaction_wait_max >= 3 * (cas.max_retry_streak - 1) > 0 and cas.writer_wait_max == 0
+    assert cas.compaction_wait_max not in (cas.peak, cas.post_compaction_peak, cas.latency_max)
+    longer = simulate(TriggerModel(4, 3, 4, "cas", turns=0), RunSpec(slots=600, seed=1))
+    assert longer.compaction_wait_max > cas.compaction_wait_max  # still waiting when the run ends
+    for strategy in ("mutex", "append-sync"):
+        one = simulate(TriggerModel(1, 2, 8, strategy, turns=0), spec)
+        assert (one.writer_wait_max, one.compaction_wait_max) == (2.0, 0.0)  # held for the gap
+        many = simulate(TriggerModel(4, 2, 4, strategy, turns=0), spec)
+        assert many.writer_wait_max > 2.0 and many.writer_wait_max != many.peak
+    free = simulate(TriggerModel(4, 2, 4, "none", turns=0), spec)
+    assert (free.writer_wait_max, free.compaction_wait_max) == (0.0, 0.0)
+
+
 def test_bad_run_specs() -> None:
     with pytest.raises(BadParameter, match="slots"):
         RunSpec(slots=0)

@@ -61,6 +61,10 @@ def test_locking_scenario_bounds_and_costs() -> None:
     assert by[("mutex", 4, 2)]["throughput"] < 1.0
     assert by[("cas", 4, 2)]["starved"] is True and by[("cas", 4, 2)]["retries"] > 0
     assert by[("none", 4, 2)]["peak"] > 8  # type: ignore[operator]
+    cas, mutex, free = by[("cas", 4, 2)], by[("mutex", 4, 2)], by[("none", 4, 2)]
+    assert cas["compaction_wait"] >= 2 * (cas["max_retry_streak"] - 1) > 0 and cas["writer_wait"] == 0  # type: ignore[operator]
+    assert mutex["writer_wait"] >= 2 and mutex["compaction_wait"] == 0  # type: ignore[operator]
+    assert (free["compaction_wait"], free["writer_wait"]) == (0, 0)
     assert all(j.passed for j in result.judgements)
 
 

@@ -295,9 +295,12 @@ def regenerate(
     path: Path,
     full: bool,
     runner: Callable[[str], ScenarioResult] = run_command,
+    only: re.Pattern[str] | None = None,
 ) -> tuple[str, list[Difference], int]:
     """``text`` with every block of the selected scale regenerated; the differences found and the
-    number of blocks regenerated. Full-scale blocks are left alone unless ``full``."""
+    number of blocks regenerated. Full-scale blocks are left alone unless ``full`` — and, with
+    ``only``, unless one of their commands matches it (a full block whose input did not change
+    costs minutes to confirm)."""
     import tempfile
 
     cache: dict[str, Any] = {}
@@ -309,7 +312,7 @@ def regenerate(
         nonlocal done
         spec = BlockSpec.parse(m.group("spec"))
         line = text.count("\n", 0, m.start()) + 1
-        if spec.full and not full:
+        if spec.full and (not full or (only is not None and not any(only.search(c) for c in spec.commands))):
             if spec.text != text_hash(m.group("body")):
                 why = (
                     f"text hash {spec.text} != {text_hash(m.group('body'))}: edited by hand? (--write --full)"
@@ -515,6 +518,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode.add_argument("--check", action="store_true", help="exit 1 if any block differs")
     mode.add_argument("--scan", action="store_true", help="list the lines holding figures typed by hand")
     ap.add_argument("--full", action="store_true", help="also the full-scale blocks (minutes)")
+    ap.add_argument("--only", type=re.compile, metavar="REGEX",
+                    help="with --full: only the full-scale blocks with a command matching REGEX")  # fmt: skip
     args = ap.parse_args(argv)
     bad = 0
     for path in args.files:
@@ -525,7 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for number, line in hand_typed_figures(text):
                 print(f"{path}:{number}: {line}")
             continue
-        new, diffs, n = regenerate(text, path, args.full)
+        new, diffs, n = regenerate(text, path, args.full, only=args.only)
         for d in diffs:
             print(f"{d.path}:{d.line}: {d.why} ({'; '.join(d.commands)})")
         bad += len(diffs)

@@ -13,6 +13,7 @@ for _module in (
     "llamaindex",
     "anthropic",
     "gemini",
+    "vercel",
     "otel",
     "langfuse",
     "langsmith",

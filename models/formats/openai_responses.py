@@ -11,11 +11,13 @@ from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
 
 
 def add_response_item(b: SessionBuilder, item: Any, where: str) -> None:
-    """One Responses API input item: a message, ``function_call`` or ``function_call_output``;
-    reasoning items are skipped (they are not sent back as context by the SDKs)."""
+    """One Responses API input item: a message, ``function_call`` or ``function_call_output``.
+    A ``reasoning`` item is no event, but the calls of the output it opens are tied: it rides
+    with the first (its required following item), and each later call is ``tied_to`` that one."""
     if not isinstance(item, Mapping):
         raise ImportFormatError(f"{where}: expected an input item object, got {type(item).__name__}")
     kind = item.get("type", "message" if "role" in item else None)
+    carrier, b.carrier = b.carrier, "" if kind == "reasoning" else None
     if kind == "message":
         role = item.get("role")
         if role in ("system", "developer"):
@@ -27,7 +29,9 @@ def add_response_item(b: SessionBuilder, item: Any, where: str) -> None:
         else:
             raise ImportFormatError(f"{where}: unknown message role {role!r}")
     elif kind == "function_call":
-        b.call(str(item.get("call_id") or ""), arguments_text(item.get("arguments", "")), where)
+        call_id = str(item.get("call_id") or "")
+        b.call(call_id, arguments_text(item.get("arguments", "")), where, carrier or None)
+        b.carrier = carrier or (call_id if carrier == "" else None)
     elif kind == "function_call_output":
         output = item.get("output")
         b.result(str(item.get("call_id") or ""), text_of(output, where) if output is not None else "", where)

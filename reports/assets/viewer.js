@@ -89,7 +89,7 @@
     var lasso = d.loop !== null && d.loop !== undefined;
     if (d.broken_at === k) now.appendChild(tag(lasso ? "loop starts: " + d.violated + " never holds from here" : "broken: " + d.violated));
     if (lasso && k > d.loop) now.appendChild(tag("on the loop"));
-    if (lasso && k === this.n) now.appendChild(tag(d.loop < k ? "back in the state after step " + d.loop + ": next goes round again" : "stutters here for ever"));
+    if (lasso && k === this.n) now.appendChild(tag(d.loop < k ? (d.back || "back in the state after step " + d.loop) + ": next goes round again" : "stutters here for ever"));
 
     var panels = root.querySelector(".tcv-panels");
     panels.textContent = "";

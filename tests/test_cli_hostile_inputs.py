@@ -52,6 +52,8 @@ IMPORT_FORMATS = (
     "vercel",
     "otel",
     "adk",
+    "langfuse",
+    "langsmith",
 )
 
 

@@ -15,6 +15,15 @@ from turncheck.cli.app import main
 
 CALL = {"role": "assistant", "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}  # fmt: skip
 NOT_JSON = '[{"role": '
+NO_ID = {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "f"}}]}
+GEN = {"id": "g", "type": "GENERATION", "startTime": "2026-01-01T00:00:00Z", "input": [], "output": None}
+RUN = {
+    "id": "r",
+    "run_type": "llm",
+    "start_time": "2026-01-01T00:00:00",
+    "inputs": {"messages": []},
+    "outputs": None,
+}
 
 
 def OTLP_SPAN(changes: dict[str, Any]) -> dict[str, Any]:  # noqa: N802  (reads as a constant)
@@ -185,6 +194,44 @@ SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what th
         ),
         ([{"role": "tool", "content": "1"}], "record 1: a tool result without a call id"),
         ([{"role": "user", "blocks": [{"block_type": "image"}]}], "record 1: content block of type 'image'"),
+    ],
+    "langfuse": [
+        (NOT_JSON, "malformed JSON"),
+        ({"id": "t"}, "expected a Langfuse trace with 'observations', a list of traces"),
+        ([3], "trace 1: expected a trace object with a string 'id'"),
+        ([{"id": "t"}], "trace 1: trace 't' has no 'observations' list"),
+        ({"id": "t", "observations": [{"type": "GENERATION"}]}, "an observation without a string 'id'"),
+        (
+            {"id": "t", "observations": [dict(GEN, startTime="today")]},
+            "observation 'g': startTime 'today' is not an ISO 8601 time",
+        ),
+        (
+            {"id": "t", "observations": [dict(GEN, input="hi")]},
+            "observation 'g': input is not a list of chat messages",
+        ),
+        (
+            {"id": "t", "observations": [dict(GEN, input=[NO_ID])]},
+            "observation 'g': input message 1: a tool call without an id",
+        ),
+        ({"id": "t", "observations": [dict(GEN, output=5)]}, "observation 'g': output is not a chat message"),
+        (
+            {"data": [{"id": "t", "observations": ["o1"]}]},
+            "trace 1: observations are ids only (the trace list)",
+        ),
+    ],
+    "langsmith": [
+        (NOT_JSON, "malformed JSON"),
+        ([3], "record 1: expected a LangSmith run object with a string 'id'"),
+        ([{"id": "r"}], "record 1: run 'r' has no 'run_type'"),
+        ([dict(RUN, start_time=None)], "run 'r': start_time must be an ISO 8601 time string"),
+        ([dict(RUN, inputs={"prompts": ["hi"]})], "run 'r': inputs hold no 'messages' list"),
+        ([dict(RUN, outputs="hi")], "run 'r': outputs must be an object, got str"),
+        ([dict(RUN, outputs={"choices": [{"text": "hi"}]})], "run 'r': output choices without a message"),
+        ([dict(RUN, outputs={"generations": [[]]})], "run 'r': outputs' generations without a message"),
+        (
+            [dict(RUN, inputs={"messages": [{"role": "tool", "content": "1"}]})],
+            "run 'r': input message 1: a tool result without a call id",
+        ),
     ],
     "otel": [
         (NOT_JSON, "malformed JSON"),

@@ -16,5 +16,7 @@ for _module in (
     "vercel",
     "otel",
     "adk",
+    "langfuse",
+    "langsmith",
 ):
     importlib.import_module(f"{__name__}.{_module}")

@@ -1,0 +1,130 @@
+"""``--from langfuse``: Langfuse trace exports — a trace with its ``observations`` (``GET
+/api/public/traces/{id}``, the UI's JSON export), a list of them or ``{"data": […]}``, or JSON
+lines of traces; the shapes of the ``langfuse`` SDK's ``TraceWithFullDetails`` and
+``ObservationsView`` (camelCase, as the API writes them). Bare observations (``GET
+/api/public/observations``: no ``sessionId`` on them) make one conversation per ``traceId``.
+
+Every ``GENERATION`` observation is one model call: its ``input`` the Chat Completions messages
+sent (a list, or ``{"messages": […], "tools": …}`` as Langfuse's OpenAI integration records a
+call with tools), its ``output`` the reply. The traces of one ``sessionId`` (else each trace
+alone) are one conversation, its calls in ``startTime`` order; each call is checked as sent and
+the log is rebuilt from the last one (:mod:`models.sent_windows`). Other observations (spans,
+events, tools) are the agent's own bookkeeping and skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from turncheck.models.chat_log import ImportFormatError
+from turncheck.models.formats.openai_chat import add_openai_message
+from turncheck.models.formats.otel import documents
+from turncheck.models.importers import AddRecord, Imported, LogFormat, read_text, register_format
+from turncheck.models.sent_windows import SentRequest, sent_log
+
+Timed = tuple[datetime, SentRequest]
+
+
+def iso_time(value: Any, where: str, field: str) -> datetime:
+    """An ISO 8601 time as an aware datetime (naive ones are UTC), to order the calls by."""
+    if not isinstance(value, str):
+        raise ImportFormatError(f"{where}: {field} must be an ISO 8601 time string")
+    try:
+        t = datetime.fromisoformat(value)
+    except ValueError:
+        raise ImportFormatError(f"{where}: {field} {value[:40]!r} is not an ISO 8601 time") from None
+    return t if t.tzinfo else t.replace(tzinfo=UTC)
+
+
+def chat_reply(output: Any, where: str) -> list[Any]:
+    """A call's output as Chat Completions messages: a message, a list of them, a completion
+    (``choices``: the first is the one an agent goes on with), or plain text; none for none."""
+    if output is None:
+        return []
+    if isinstance(output, str):
+        return [{"role": "assistant", "content": output}]
+    if isinstance(output, list):
+        return output
+    if isinstance(output, Mapping) and isinstance(output.get("choices"), list):
+        first = output["choices"][0] if output["choices"] else None
+        if not isinstance(first, Mapping) or not isinstance(first.get("message"), Mapping):
+            raise ImportFormatError(f"{where}: output choices without a message")
+        return [first["message"]]
+    if isinstance(output, Mapping) and "role" in output:
+        return [output]
+    raise ImportFormatError(f"{where}: output is not a chat message, a completion or text")
+
+
+def in_send_order(calls: list[Timed], where: str, add: AddRecord = add_openai_message) -> Imported:
+    """The log of ``calls`` sorted by start time (file order breaking ties)."""
+    if not calls:
+        raise ImportFormatError(f"{where}: no model call in the export")
+    calls.sort(key=lambda c: c[0])
+    return sent_log([c[1] for c in calls], add)
+
+
+def traces_of(value: Any, where: str) -> list[Any]:
+    if isinstance(value, Mapping) and "observations" in value:
+        return [value]
+    if isinstance(value, Mapping) and isinstance(value.get("data"), list):
+        return value["data"]
+    if isinstance(value, list):
+        return value
+    raise ImportFormatError(
+        f"{where}: expected a Langfuse trace with 'observations', a list of traces, or {{'data': […]}}"
+    )
+
+
+def input_messages(value: Any, where: str) -> list[Any]:
+    if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
+        return value["messages"]
+    if not isinstance(value, list):
+        raise ImportFormatError(f"{where}: input is not a list of chat messages")
+    return value
+
+
+def read_langfuse(path: Path) -> Imported:
+    calls: list[Timed] = []
+    for line, value in documents(path, read_text(path)):
+        one = isinstance(value, Mapping) and "observations" in value
+        for n, trace in enumerate(traces_of(value, f"{path}:{line}"), start=1):
+            at = f"{path}:{line}" + ("" if one else f": trace {n}")
+            if not isinstance(trace, Mapping) or not isinstance(trace.get("id"), str):
+                raise ImportFormatError(f"{at}: expected a trace object with a string 'id'")
+            if "type" in trace and "observations" not in trace:  # GET /api/public/observations
+                trace = {"id": str(trace.get("traceId") or trace["id"]), "observations": [trace]}
+                at = f"{path}:{line}"  # the observation id names it
+            if not isinstance(trace.get("observations"), list):
+                raise ImportFormatError(f"{at}: trace {trace['id']!r} has no 'observations' list")
+            session = trace.get("sessionId") or trace["id"]
+            if not isinstance(session, str):
+                raise ImportFormatError(f"{at}: sessionId must be a string")
+            for obs in trace["observations"]:
+                if isinstance(obs, str):
+                    raise ImportFormatError(
+                        f"{at}: observations are ids only (the trace list); export each trace with "
+                        "GET /api/public/traces/{id}"
+                    )
+                if not isinstance(obs, Mapping) or not isinstance(obs.get("id"), str):
+                    raise ImportFormatError(f"{at}: an observation without a string 'id'")
+                if obs.get("type") != "GENERATION":
+                    continue
+                call = f"{at}: observation {obs['id']!r}"
+                sent = SentRequest(session, call, "openai-chat", input_messages(obs.get("input"), call),
+                                   chat_reply(obs.get("output"), call))  # fmt: skip
+                calls.append((iso_time(obs.get("startTime"), call, "startTime"), sent))
+    return in_send_order(calls, str(path))
+
+
+register_format(
+    LogFormat(
+        "langfuse",
+        read_langfuse,
+        "Langfuse traces with their observations (each GENERATION a model call, checked as sent): "
+        'a trace, a list of traces, {"data": […]}, or JSON lines of traces',
+        provider="openai-chat",
+    )
+)

@@ -1,0 +1,106 @@
+"""``--from langsmith``: LangSmith runs as JSON lines (one ``Run`` per line, as
+``Client.list_runs`` yields them and ``Run.model_dump_json()`` writes them), or a JSON list.
+
+Every ``llm`` run is one model call: ``inputs["messages"]`` the messages sent — Chat Completions
+dicts as ``wrap_openai`` records them, or a LangChain chat model's batch ``[[…]]`` of one prompt
+in ``dumpd`` form (``{"lc": 1, "id": [… "AIMessage"], "kwargs": {…}}``) as its tracer does —
+and ``outputs`` the reply (a completion's ``choices``, LangChain's ``generations``, a message,
+or ``{"messages": […]}``). A run's thread is
+its conversation — the ``thread_id``, ``session_id`` or ``conversation_id`` of its metadata, the
+keys LangSmith groups threads by — else its ``trace_id``; its calls are in ``start_time`` order.
+Each call is checked as sent and the log is rebuilt from the last one
+(:mod:`models.sent_windows`). Chains, tools and retrievers are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from turncheck.models.chat_log import ImportFormatError, SessionBuilder
+from turncheck.models.formats.langchain import add_langchain_message
+from turncheck.models.formats.langfuse import Timed, chat_reply, in_send_order, iso_time
+from turncheck.models.formats.openai_chat import add_openai_message
+from turncheck.models.formats.otel import documents
+from turncheck.models.importers import Imported, LogFormat, read_text, register_format
+from turncheck.models.sent_windows import SentRequest
+
+THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
+LC_TYPES = {"HumanMessage": "human", "AIMessage": "ai", "ToolMessage": "tool", "SystemMessage": "system"}
+
+
+def add_run_message(b: SessionBuilder, message: Any, where: str) -> None:
+    """A message a run holds: LangChain's ``dumpd`` form, else a Chat Completions dict."""
+    if isinstance(message, Mapping) and message.get("lc") and isinstance(message.get("kwargs"), Mapping):
+        kwargs, path = message["kwargs"], message.get("id")
+        kind = kwargs.get("type") or (LC_TYPES.get(path[-1]) if isinstance(path, list) and path else None)
+        add_langchain_message(b, {"type": kind, "data": kwargs}, where)
+    else:
+        add_openai_message(b, message, where)
+
+
+def thread_of(run: Mapping[str, Any]) -> str:
+    extra = run.get("extra")
+    meta = extra.get("metadata") if isinstance(extra, Mapping) else None
+    for key in THREAD_KEYS:
+        if isinstance(meta, Mapping) and meta.get(key):
+            return str(meta[key])
+    return str(run.get("trace_id") or run["id"])
+
+
+def sent_messages(inputs: Any, where: str) -> list[Any]:
+    messages = inputs.get("messages") if isinstance(inputs, Mapping) else None
+    if isinstance(messages, list) and len(messages) == 1 and isinstance(messages[0], list):
+        messages = messages[0]
+    if not isinstance(messages, list):
+        raise ImportFormatError(f"{where}: inputs hold no 'messages' list")
+    return messages
+
+
+def reply_of(outputs: Any, where: str) -> list[Any]:
+    if isinstance(outputs, Mapping) and isinstance(outputs.get("messages"), list):
+        return outputs["messages"]
+    generations = outputs.get("generations") if isinstance(outputs, Mapping) else None
+    if isinstance(generations, list):
+        first = (
+            generations[0][0] if generations and isinstance(generations[0], list) and generations[0] else None
+        )
+        if not isinstance(first, Mapping) or not isinstance(first.get("message"), Mapping):
+            raise ImportFormatError(f"{where}: outputs' generations without a message")
+        return [first["message"]]
+    if outputs is not None and not isinstance(outputs, Mapping):
+        raise ImportFormatError(f"{where}: outputs must be an object, got {type(outputs).__name__}")
+    return chat_reply(outputs or None, where)
+
+
+def read_langsmith(path: Path) -> Imported:
+    runs: list[tuple[str, Any]] = []
+    for line, value in documents(path, read_text(path)):
+        if isinstance(value, list):
+            runs += [(f"{path}:{line}: record {n}", run) for n, run in enumerate(value, start=1)]
+        else:
+            runs.append((f"{path}:{line}", value))
+    calls: list[Timed] = []
+    for where, run in runs:
+        if not isinstance(run, Mapping) or not isinstance(run.get("id"), str):
+            raise ImportFormatError(f"{where}: expected a LangSmith run object with a string 'id'")
+        if not isinstance(run.get("run_type"), str):
+            raise ImportFormatError(f"{where}: run {run['id']!r} has no 'run_type'")
+        if run["run_type"] != "llm":
+            continue
+        call = f"{where}: run {run['id']!r}"
+        sent = SentRequest(thread_of(run), call, "openai-chat", sent_messages(run.get("inputs"), call),
+                           reply_of(run.get("outputs"), call))  # fmt: skip
+        calls.append((iso_time(run.get("start_time"), call, "start_time"), sent))
+    return in_send_order(calls, str(path), add_run_message)
+
+
+register_format(
+    LogFormat(
+        "langsmith",
+        read_langsmith,
+        "LangSmith runs as JSON lines or a JSON list (each llm run a model call, checked as sent)",
+        provider="openai-chat",
+    )
+)

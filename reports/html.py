@@ -15,23 +15,20 @@ order, :func:`~turncheck.scenarios.base.section_order`), not the directory's.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from turncheck.models.errors import TurncheckError
+from turncheck.models.display import esc, html_table
 from turncheck.reports.plots.canvas import data_uri
 from turncheck.reports.plots.gallery import Drawn, Missing, gallery
 from turncheck.reports.results_dir import ResultFile, ResultsDir, TraceFile, read_results_dir
-from turncheck.reports.tables import cell_text
 from turncheck.reports.viewer import page_path, report_viewer, viewer_head, write_page
 from turncheck.scenarios.base import Table, section_order
 from turncheck.sim.trace import Trace
 
-THIN_SPACE = "\u202f"  # groups the digits of large numbers: a narrow NO-BREAK space, so they never wrap
 LONG_TABLE = 12  # more rows than this: a preview, and the full table behind a <details>
 PREVIEW_ROWS = 5
 
@@ -63,11 +60,6 @@ section.findings li{margin:.35em 0}section.findings code{background:#eee;padding
 """
 
 
-def esc(value: Any) -> str:
-    """Text from a file, made safe to place in HTML (quotes included)."""
-    return html.escape(str(value), quote=True)
-
-
 def table_html(table: Table) -> str:
     """A result table: title, its reading, and the rows (numbers right-aligned). A long table
     shows its first rows and keeps the whole table behind a ``<details>`` (:func:`long_table_html`)."""
@@ -89,19 +81,8 @@ def long_table_html(table: Table) -> str:
 
 
 def _plain_table_html(table: Table) -> str:
-    head = "".join(f"<th>{esc(c)}</th>" for c in table.columns)
-    rows = []
-    for row in table.rows:
-        cells = []
-        for v in row:
-            cls = ' class="num"' if isinstance(v, (int, float)) and not isinstance(v, bool) else ""
-            cells.append(f"<td{cls}>{esc(cell_text(v, THIN_SPACE))}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
     reading = f'<p class="reading">{esc(table.reading)}</p>' if table.reading else ""
-    return (
-        f"<h3>{esc(table.title)}</h3>{reading}"
-        f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
-    )
+    return f"<h3>{esc(table.title)}</h3>{reading}" + html_table(table.columns, table.rows)
 
 
 def _param_text(value: Any) -> str:
@@ -166,46 +147,10 @@ def result_section(rf: ResultFile, k: int, plots: Sequence[Drawn], directory: Re
 
 
 def _transcript(tf: TraceFile) -> str:
-    """The trace replayed against the current code for a catalog model; for a user's model
-    (``module:Class``), the model's own words recorded with the trace when ``turncheck check`` ran
-    — a report never imports code a data file names."""
-    from turncheck.models.catalog import build_model
-    from turncheck.sim.trace import loads_no_code, replay, transcript
+    """The trace's transcript as the report shows it (:func:`turncheck.sim.trace.readable_transcript`)."""
+    from turncheck.sim.trace import readable_transcript
 
-    t = tf.trace
-    if not loads_no_code(t):
-        return user_transcript(tf)
-    try:
-        model = build_model(t.model, t.params)
-        result = replay(model, t)
-        text = transcript(
-            model, result.states[0], result.actions, result.violated or t.violated, loop=result.loop
-        )
-        return text + "\n" + result.message
-    except TurncheckError as exc:
-        return f"cannot replay this trace: {exc}"
-
-
-def user_transcript(tf: TraceFile) -> str:
-    """A user's model's run in its own words (saved by ``turncheck check``), or — for a trace saved
-    without them — the recorded actions, saying so."""
-    t = tf.trace
-    words = t.extra.get("words")
-    if isinstance(words, list) and len(words) == len(t.actions):
-        lines = [f"{k:>4}  {w}" for k, w in enumerate(words, start=1)]
-        if t.loop is not None:
-            lines.insert(t.loop, f"  ↻ loop: the steps after {t.loop} repeat for ever")
-        head = f"in the words of {t.model}, recorded when the check ran (not replayed: this page imports no user code)"
-        end = (
-            f"eventually {t.violated} never holds on the loop"
-            if t.loop is not None
-            else f"invariant {t.violated} broken after step {len(t.actions)}"
-        )
-        return "\n".join([head, *lines, end])
-    raw = "\n".join(f"{k:>4}  {list(a)}" for k, a in enumerate(t.actions, start=1))
-    return (
-        f"recorded actions of {t.model} (the trace carries no words; this page imports no user code)\n{raw}"
-    )
+    return readable_transcript(tf.trace)
 
 
 def peer_of(t: Trace) -> str:

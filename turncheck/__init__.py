@@ -47,6 +47,9 @@ _PUBLIC: dict[str, str] = {
     "build_model": "turncheck.models.catalog",
     "explore": "turncheck.sim.explorer",
     "machine_for": "turncheck.sim.stateful",
+    "select_properties": "turncheck.sim.checking",
+    "Trace": "turncheck.sim.trace",
+    "load_trace": "turncheck.sim.trace",
     # experiments
     "sweep": "turncheck.scenarios.sweep",
     "TurncheckError": "turncheck.models.errors",
@@ -97,6 +100,9 @@ __all__ = [
     "build_model",
     "explore",
     "machine_for",
+    "select_properties",
+    "Trace",
+    "load_trace",
     "sweep",
     "TurncheckError",
     "register_strategy",
@@ -144,9 +150,11 @@ if TYPE_CHECKING:
     from turncheck.reports.plots.plot import Plot, register_plot
     from turncheck.scenarios.base import Judgement, Scenario, ScenarioResult, Table, register_scenario
     from turncheck.scenarios.sweep import sweep
+    from turncheck.sim.checking import select_properties
     from turncheck.sim.explorer import explore
     from turncheck.sim.stateful import machine_for
     from turncheck.sim.stress.stores import Store, register_store
+    from turncheck.sim.trace import Trace, load_trace
 
 
 def __getattr__(name: str) -> Any:

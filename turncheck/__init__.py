@@ -67,6 +67,12 @@ _PUBLIC: dict[str, str] = {
     "Plot": "turncheck.reports.plots.plot",
     "register_store": "turncheck.sim.stress.stores",
     "Store": "turncheck.sim.stress.stores",
+    "SessionStore": "turncheck.models.session_store",
+    "WriteTx": "turncheck.models.session_store",
+    "SessionHeader": "turncheck.models.session_store",
+    "JournalEntry": "turncheck.models.session_store",
+    "StoreBusy": "turncheck.models.session_store",
+    "ConnectionLost": "turncheck.models.session_store",
     "register_peer": "turncheck.models.peers",
     "Peer": "turncheck.models.peers",
     "register_locking": "turncheck.models.locking",
@@ -117,6 +123,12 @@ __all__ = [
     "Plot",
     "register_store",
     "Store",
+    "SessionStore",
+    "WriteTx",
+    "SessionHeader",
+    "JournalEntry",
+    "StoreBusy",
+    "ConnectionLost",
     "register_peer",
     "Peer",
     "register_locking",
@@ -147,6 +159,14 @@ if TYPE_CHECKING:
         window_from_start,
     )
     from turncheck.models.protocol import Property, ProtocolModel
+    from turncheck.models.session_store import (
+        ConnectionLost,
+        JournalEntry,
+        SessionHeader,
+        SessionStore,
+        StoreBusy,
+        WriteTx,
+    )
     from turncheck.reports.plots.plot import Plot, register_plot
     from turncheck.scenarios.base import Judgement, Scenario, ScenarioResult, Table, register_scenario
     from turncheck.scenarios.sweep import sweep

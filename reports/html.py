@@ -42,7 +42,8 @@ h3{font-size:1.05em;margin:1.4em 0 .2em}
 table{border-collapse:collapse;font-size:.85em;background:#fff}
 th,td{border:1px solid #ddd;padding:.25em .55em;text-align:left;vertical-align:top}
 th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.scroll{overflow-x:auto;max-width:100%}
+.scroll{overflow-x:auto;max-width:100%;width:fit-content;background:linear-gradient(90deg,#fff 30%,#fff0) 0 0/2em 100% no-repeat local,linear-gradient(270deg,#fff 30%,#fff0) 100% 0/2em 100% no-repeat local,radial-gradient(farthest-side at 0 50%,#0004,#0000) 0 0/.9em 100% no-repeat scroll,radial-gradient(farthest-side at 100% 50%,#0004,#0000) 100% 0/.9em 100% no-repeat scroll,#fff}
+.scroll table{background:transparent}
 ul.judgements{list-style:none;padding-left:0;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em}
 ul.judgements li{padding:.15em .4em;margin:.1em 0;border-left:4px solid #999;background:#fff}
 li.pass{border-color:#2ca02c!important}li.fail{border-color:#d62728!important;background:#fff3f3!important}
@@ -184,18 +185,21 @@ def trace_section(tf: TraceFile, k: int, plots: Sequence[Drawn], directory: Resu
 
 
 def findings_html(results: Sequence[ResultFile]) -> str:
-    """The page's opening: one finding per result file (:mod:`reports.findings`, the same
-    sentences as the README's "What it finds"), each linking to its section."""
-    from turncheck.reports.findings import findings
+    """The page's opening: the finding of each result file that has one (:mod:`reports.findings`,
+    the same sentences as the README's "What it finds"), each linking to its section."""
+    from turncheck.reports.findings import finding
 
-    if not results:
-        return ""
     items = []
-    for k, f in enumerate(findings([rf.result for rf in results])):
+    for k, rf in enumerate(results):
+        f = finding(rf.result)
+        if f is None:
+            continue
         items.append(
             f"<li><b>{_code_spans(f.headline)}</b> {_code_spans(f.sentence)} "
             f'<a href="#{_anchor("result", k)}">→ {esc(f.scenario)}</a></li>'
         )
+    if not items:
+        return ""
     return f'<section class="findings" id="findings"><h2>Findings</h2><ul>{"".join(items)}</ul></section>'
 
 

@@ -144,3 +144,11 @@ def test_to_pandas_keeps_the_columns_of_an_empty_table() -> None:
     pd = pytest.importorskip("pandas", reason="needs pandas (the notebook extra)")
     frame = tc.project(tc.History(), 10, "M0", tc.make_cost("estimate")).to_pandas()
     assert isinstance(frame, pd.DataFrame) and len(frame) == 0 and "kind" in frame.columns
+
+
+def test_a_trace_only_for_a_violated_property() -> None:
+    model = tc.build_model("trigger", {"locking": "none", "gap": 1})
+    result = tc.explore(model)
+    assert result.trace(model, "within-max-turns").actions[-1] == ("append", 0)
+    with pytest.raises(tc.TurncheckError, match="trigger-fires was not violated"):
+        result.trace(model, "trigger-fires")

@@ -25,7 +25,14 @@ from turncheck.models.errors import TurncheckError
 
 
 class Kind(IntEnum):
-    """What an event is; the integer values are the codes used in columnar arrays."""
+    """What an event is. An ``IntEnum``: each member equals its code, the integer the columnar
+    arrays and :attr:`History.kind <turncheck.History>` hold, so ``history.kind[i] == Kind.RESULT``
+    reads a position's kind.
+
+    ``USER = 0`` a user message (starts a turn) · ``CALL = 1`` a tool call · ``RESULT = 2`` the
+    result of the call with the same ``call_id`` · ``TERM = 3`` the final reply that closes the turn ·
+    ``SUMMARY = 4`` a compaction summary standing for the seqs in its ``covers`` range.
+    """
 
     USER = 0
     CALL = 1

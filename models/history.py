@@ -37,6 +37,20 @@ class History:
 
     Projection never mutates a history. ``append`` is the only door through which state
     changes, and it keeps every index consistent with the events.
+
+    What a strategy reads, per position ``i`` (``0 <= i < len(history)``), all plain lists to be
+    read, never written:
+
+    * ``events[i]``: the :class:`Event` itself;
+    * ``kind[i]``: its kind's code, an ``int`` equal to a :class:`Kind` member
+      (``history.kind[i] == Kind.RESULT``);
+    * ``partner[i]``: the position of the other end of its CALL/RESULT pair (pairing as in the
+      module docstring: a RESULT pairs with the oldest open CALL of its ``call_id``), or ``-1``
+      for an event of another kind, and for a CALL or RESULT whose partner is not (yet) in the
+      history. A window starting at ``start`` orphans the RESULT at ``i`` exactly when
+      ``kind[i] == Kind.RESULT and partner[i] < start``.
+
+    The other attributes are the projector's internal index and may change between versions.
     """
 
     __slots__ = (

@@ -26,6 +26,7 @@ from operator import itemgetter
 from typing import Any
 
 from turncheck.models.cost import CostModel, Utf8JsonCost, message_of, placeholder_event
+from turncheck.models.display import data_frame, esc, html_table
 from turncheck.models.errors import BadParameter, TurncheckError, UnknownName
 from turncheck.models.events import CALL_CODE, RESULT_CODE, Event
 from turncheck.models.history import History
@@ -150,6 +151,46 @@ class Window(tuple):  # type: ignore[type-arg]
     def payload(self, cost: Utf8JsonCost) -> str:
         """The exact request text; its UTF-8 length equals ``self.cost`` under ``cost``."""
         return cost.request(message_of(e) for e in self.events)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One record per event sent, in read order: its fields (``kind`` by name, ``size`` in
+        characters) and whether it is one of M2's placeholder RESULTs."""
+        marks = set(self.placeholders)
+        out = []
+        for pos in range(self.start, self.end):
+            e = self.history.events[pos]
+            out.append(_event_record(e, False))
+            if pos in marks:
+                out.append(_event_record(placeholder_event(e), True))
+        return out
+
+    def to_pandas(self) -> Any:
+        """:meth:`to_records` as a ``pandas.DataFrame`` (pandas is optional: ``turncheck[notebook]``)."""
+        return data_frame(self.to_records(), EVENT_COLUMNS)
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the trace viewer's window panel (events, estimated cost, orphans)."""
+        from turncheck.models.window_panel import window_panel
+
+        panel = window_panel(self)
+        rows = [(i.label, ", ".join(i.marks), i.cost) for i in panel.items]
+        head = f"{panel.title}: {self.end - self.start} of {len(self.history)} events, from position {self.start}"
+        return f"<p><b>{esc(head)}</b><br>{esc(panel.summary)}</p>" + html_table(
+            ("event", "marks", "estimated cost"), rows
+        )
+
+
+EVENT_COLUMNS = ("seq", "session", "turn", "kind", "call_id", "size", "placeholder")
+
+
+def _event_record(e: Event, placeholder: bool) -> dict[str, Any]:
+    return dict(
+        zip(
+            EVENT_COLUMNS,
+            (e.seq, e.session, e.turn, e.kind.name, e.call_id, e.size, placeholder),
+            strict=True,
+        )
+    )
 
 
 def _rebuild(cls: type[Window], fields: tuple[Any, ...]) -> Window:

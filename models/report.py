@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from turncheck.models.display import data_frame, html_table
 
 
 class Report(NamedTuple):
@@ -32,6 +34,17 @@ class Report(NamedTuple):
     mixedSources: int
     turnSrcMix: int
     dupCallId: int
+
+    def to_records(self) -> list[dict[str, int]]:
+        """The counters as one record (a row of a table of windows)."""
+        return [self._asdict()]
+
+    def to_pandas(self) -> Any:
+        """:meth:`to_records` as a one-row ``pandas.DataFrame`` (pandas is optional: ``turncheck[notebook]``)."""
+        return data_frame(self.to_records())
+
+    def _repr_html_(self) -> str:
+        return "<p><b>structural report of the window</b></p>" + html_table(self._fields, [self])
 
 
 COUNTERS: tuple[str, ...] = Report._fields

@@ -15,8 +15,8 @@ so the committed history can be replayed exactly afterwards — Jepsen-style che
 store's own order of commits, not client clocks, and a process killed between commit and
 acknowledgement must not make a commit invisible.
 
-Invariants a store keeps (the contract tests in ``tests/test_session_store_contract.py`` check
-them for every backend): turn ids grow with commit order; ``delete_oldest(n)`` removes exactly the
+Invariants a store keeps (the ``test_contract_*`` tests of ``tests/test_stress.py`` check them
+for every built-in backend, SQLite and PostgreSQL): turn ids grow with commit order; ``delete_oldest(n)`` removes exactly the
 ``n`` smallest live ids (fewer only when fewer are live); a transaction either commits all its
 changes and one journal entry, or none; :meth:`SessionStore.read_window` sees one committed
 snapshot, named by its header version.

@@ -3,8 +3,8 @@
 The report opens with these and the README's "What it finds" is the same list (through
 :mod:`docs.tools.doc_figures`), so a finding is never typed by hand and never outlives its data.
 Each :class:`Finding` names the scenario whose section holds the evidence (the report links to
-it). A result this module has no sentence for gets a plain one from its judgement lines, so
-every result file contributes exactly one finding; results it cannot read are passed over.
+it). A result this module has no sentence for speaks through its judgement lines; one without
+judgements contributes no finding (a count of its rows would be filler).
 
 Invariant: the sentence's figures are read from the result, never computed from constants.
 """
@@ -327,12 +327,27 @@ def _peers(r: ScenarioResult) -> Finding | None:
     )
 
 
-def _plain(r: ScenarioResult) -> Finding:
-    n = len(r.judgements)
-    ok = sum(j.passed for j in r.judgements)
-    rows = sum(len(t.rows) for t in r.tables)
-    judged = f"{ok} of {n} judgement lines pass" if n else "no judgement lines"
-    return Finding(r.scenario, f"{r.scenario}:", f"{rows} rows in {len(r.tables)} table(s); {judged}.")
+SHOWN_JUDGEMENTS = 2  # judgement lines a plain finding quotes; the rest are counted
+
+
+def _plain(r: ScenarioResult) -> Finding | None:
+    """A result without a sentence of its own speaks through its judgement lines: the failed ones
+    first (a failure is the finding), else the first passing ones under its first table's title.
+    Without judgements there is nothing to say, and no finding (no filler)."""
+    if not r.judgements:
+        return None
+    failed = [j for j in r.judgements if not j.passed]
+    shown = (failed or list(r.judgements))[:SHOWN_JUDGEMENTS]
+    quoted = "; ".join(f"{j.name}: {j.detail}" if j.detail else j.name for j in shown)
+    rest = len(failed or r.judgements) - len(shown)
+    if failed:
+        more = f"; {rest} more fail" if rest else ""
+        return Finding(
+            r.scenario, f"{len(failed)} of {len(r.judgements)} judgement lines fail.", quoted + more + "."
+        )
+    title = r.tables[0].title if r.tables else r.scenario
+    more = f"; {rest} more pass" if rest else ""
+    return Finding(r.scenario, f"{title}.", quoted + more + ".")
 
 
 _SENTENCES: dict[str, Callable[[ScenarioResult], Finding | None]] = {
@@ -348,15 +363,16 @@ _SENTENCES: dict[str, Callable[[ScenarioResult], Finding | None]] = {
 }
 
 
+def finding(r: ScenarioResult) -> Finding | None:
+    """The result's finding: its own sentence, or its judgement lines (None: nothing to say)."""
+    make = _SENTENCES.get(r.scenario)
+    try:
+        f = make(r) if make is not None else None
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        f = None  # an older result file without the columns: fall back to its judgements
+    return f if f is not None else _plain(r)
+
+
 def findings(results: Sequence[ScenarioResult]) -> list[Finding]:
-    """One finding per result, in the order given."""
-    out = []
-    for r in results:
-        make = _SENTENCES.get(r.scenario)
-        f = None
-        try:
-            f = make(r) if make is not None else None
-        except (KeyError, TypeError, ValueError, ZeroDivisionError):
-            f = None  # an older result file without the columns: fall back to its judgements
-        out.append(f if f is not None else _plain(r))
-    return out
+    """The findings of the results that have one, in the order given."""
+    return [f for f in map(finding, results) if f is not None]

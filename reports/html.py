@@ -15,23 +15,20 @@ order, :func:`~turncheck.scenarios.base.section_order`), not the directory's.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from turncheck.models.errors import TurncheckError
+from turncheck.models.display import esc, html_table
 from turncheck.reports.plots.canvas import data_uri
 from turncheck.reports.plots.gallery import Drawn, Missing, gallery
 from turncheck.reports.results_dir import ResultFile, ResultsDir, TraceFile, read_results_dir
-from turncheck.reports.tables import cell_text
 from turncheck.reports.viewer import page_path, report_viewer, viewer_head, write_page
 from turncheck.scenarios.base import Table, section_order
 from turncheck.sim.trace import Trace
 
-THIN_SPACE = "\u202f"  # groups the digits of large numbers: a narrow NO-BREAK space, so they never wrap
 LONG_TABLE = 12  # more rows than this: a preview, and the full table behind a <details>
 PREVIEW_ROWS = 5
 
@@ -45,7 +42,8 @@ h3{font-size:1.05em;margin:1.4em 0 .2em}
 table{border-collapse:collapse;font-size:.85em;background:#fff}
 th,td{border:1px solid #ddd;padding:.25em .55em;text-align:left;vertical-align:top}
 th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.scroll{overflow-x:auto;max-width:100%}
+.scroll{overflow-x:auto;max-width:100%;width:fit-content;background:linear-gradient(90deg,#fff 30%,#fff0) 0 0/2em 100% no-repeat local,linear-gradient(270deg,#fff 30%,#fff0) 100% 0/2em 100% no-repeat local,radial-gradient(farthest-side at 0 50%,#0004,#0000) 0 0/.9em 100% no-repeat scroll,radial-gradient(farthest-side at 100% 50%,#0004,#0000) 100% 0/.9em 100% no-repeat scroll,#fff}
+.scroll table{background:transparent}
 ul.judgements{list-style:none;padding-left:0;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.85em}
 ul.judgements li{padding:.15em .4em;margin:.1em 0;border-left:4px solid #999;background:#fff}
 li.pass{border-color:#2ca02c!important}li.fail{border-color:#d62728!important;background:#fff3f3!important}
@@ -61,11 +59,6 @@ details.full>summary{cursor:pointer;color:#1f4e9c;margin:.3em 0}
 section.findings{background:#fff;border:1px solid #e3e3e3;border-left:4px solid #1f77b4;padding:.4em 1em;margin:1em 0}
 section.findings li{margin:.35em 0}section.findings code{background:#eee;padding:0 .2em;border-radius:3px}
 """
-
-
-def esc(value: Any) -> str:
-    """Text from a file, made safe to place in HTML (quotes included)."""
-    return html.escape(str(value), quote=True)
 
 
 def table_html(table: Table) -> str:
@@ -89,19 +82,8 @@ def long_table_html(table: Table) -> str:
 
 
 def _plain_table_html(table: Table) -> str:
-    head = "".join(f"<th>{esc(c)}</th>" for c in table.columns)
-    rows = []
-    for row in table.rows:
-        cells = []
-        for v in row:
-            cls = ' class="num"' if isinstance(v, (int, float)) and not isinstance(v, bool) else ""
-            cells.append(f"<td{cls}>{esc(cell_text(v, THIN_SPACE))}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
     reading = f'<p class="reading">{esc(table.reading)}</p>' if table.reading else ""
-    return (
-        f"<h3>{esc(table.title)}</h3>{reading}"
-        f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
-    )
+    return f"<h3>{esc(table.title)}</h3>{reading}" + html_table(table.columns, table.rows)
 
 
 def _param_text(value: Any) -> str:
@@ -166,46 +148,10 @@ def result_section(rf: ResultFile, k: int, plots: Sequence[Drawn], directory: Re
 
 
 def _transcript(tf: TraceFile) -> str:
-    """The trace replayed against the current code for a catalog model; for a user's model
-    (``module:Class``), the model's own words recorded with the trace when ``turncheck check`` ran
-    — a report never imports code a data file names."""
-    from turncheck.models.catalog import build_model
-    from turncheck.sim.trace import loads_no_code, replay, transcript
+    """The trace's transcript as the report shows it (:func:`turncheck.sim.trace.readable_transcript`)."""
+    from turncheck.sim.trace import readable_transcript
 
-    t = tf.trace
-    if not loads_no_code(t):
-        return user_transcript(tf)
-    try:
-        model = build_model(t.model, t.params)
-        result = replay(model, t)
-        text = transcript(
-            model, result.states[0], result.actions, result.violated or t.violated, loop=result.loop
-        )
-        return text + "\n" + result.message
-    except TurncheckError as exc:
-        return f"cannot replay this trace: {exc}"
-
-
-def user_transcript(tf: TraceFile) -> str:
-    """A user's model's run in its own words (saved by ``turncheck check``), or — for a trace saved
-    without them — the recorded actions, saying so."""
-    t = tf.trace
-    words = t.extra.get("words")
-    if isinstance(words, list) and len(words) == len(t.actions):
-        lines = [f"{k:>4}  {w}" for k, w in enumerate(words, start=1)]
-        if t.loop is not None:
-            lines.insert(t.loop, f"  ↻ loop: the steps after {t.loop} repeat for ever")
-        head = f"in the words of {t.model}, recorded when the check ran (not replayed: this page imports no user code)"
-        end = (
-            f"eventually {t.violated} never holds on the loop"
-            if t.loop is not None
-            else f"invariant {t.violated} broken after step {len(t.actions)}"
-        )
-        return "\n".join([head, *lines, end])
-    raw = "\n".join(f"{k:>4}  {list(a)}" for k, a in enumerate(t.actions, start=1))
-    return (
-        f"recorded actions of {t.model} (the trace carries no words; this page imports no user code)\n{raw}"
-    )
+    return readable_transcript(tf.trace)
 
 
 def peer_of(t: Trace) -> str:
@@ -239,18 +185,21 @@ def trace_section(tf: TraceFile, k: int, plots: Sequence[Drawn], directory: Resu
 
 
 def findings_html(results: Sequence[ResultFile]) -> str:
-    """The page's opening: one finding per result file (:mod:`reports.findings`, the same
-    sentences as the README's "What it finds"), each linking to its section."""
-    from turncheck.reports.findings import findings
+    """The page's opening: the finding of each result file that has one (:mod:`reports.findings`,
+    the same sentences as the README's "What it finds"), each linking to its section."""
+    from turncheck.reports.findings import finding
 
-    if not results:
-        return ""
     items = []
-    for k, f in enumerate(findings([rf.result for rf in results])):
+    for k, rf in enumerate(results):
+        f = finding(rf.result)
+        if f is None:
+            continue
         items.append(
             f"<li><b>{_code_spans(f.headline)}</b> {_code_spans(f.sentence)} "
             f'<a href="#{_anchor("result", k)}">→ {esc(f.scenario)}</a></li>'
         )
+    if not items:
+        return ""
     return f'<section class="findings" id="findings"><h2>Findings</h2><ul>{"".join(items)}</ul></section>'
 
 

@@ -14,23 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from turncheck.models.display import cell_text as cell_text
 from turncheck.scenarios.base import Cell, Judgement, ScenarioResult, Table
 
 RESULT_FORMAT = "turncheck-result/1"
-
-
-def cell_text(value: Cell, group: str = " ") -> str:
-    """A table cell as shown: — for missing, yes/no, digits of large integers grouped with
-    ``group``, floats to 3 places. Markdown and HTML render cells through this one rule."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.3f}" if abs(value) < 1e6 else f"{value:.4g}"
-    if isinstance(value, int):
-        return f"{value:,}".replace(",", group) if abs(value) >= 10_000 else str(value)
-    return str(value)
 
 
 def _markdown_cell(value: Cell) -> str:

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
+from turncheck.models.display import Cell as Cell
+from turncheck.models.display import data_frame, esc, html_table
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.parameters import parse_value
 from turncheck.models.registry import Registry
 from turncheck.sim.executor import Progress as Progress
 from turncheck.sim.executor import no_progress as no_progress
-
-Cell = int | float | str | bool | None
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,19 @@ class Table:
         return [row[i] for row in self.rows]
 
     def records(self) -> list[dict[str, Cell]]:
+        """One dict per row, column name → value (what ``to_records`` gives for any result type)."""
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+    to_records = records
+
+    def to_pandas(self) -> Any:
+        """The rows as a ``pandas.DataFrame`` (pandas is optional: ``turncheck[notebook]``)."""
+        return data_frame(self.records(), self.columns)
+
+    def _repr_html_(self) -> str:
+        """The table as the HTML report shows it: title, reading, rows."""
+        reading = f"<br><i>{esc(self.reading)}</i>" if self.reading else ""
+        return f"<p><b>{esc(self.title)}</b>{reading}</p>" + html_table(self.columns, self.rows)
 
 
 @dataclass(frozen=True)
@@ -82,6 +94,32 @@ class ScenarioResult:
             if t.name == name:
                 return t
         raise UnknownName(f"result of {self.scenario} has no table {name!r}")
+
+    def to_records(self, table: str | None = None) -> list[dict[str, Cell]]:
+        """The rows of the table named ``table`` (may be omitted when the result has one table)."""
+        return self._only(table).records()
+
+    def to_pandas(self, table: str | None = None) -> Any:
+        """The table named ``table`` as a ``pandas.DataFrame`` (see :meth:`to_records`)."""
+        return self._only(table).to_pandas()
+
+    def _only(self, table: str | None) -> Table:
+        if table is not None:
+            return self.table(table)
+        if len(self.tables) != 1:
+            names = ", ".join(t.name for t in self.tables) or "none"
+            raise UnknownName(f"result of {self.scenario} has {len(self.tables)} tables ({names}): name one")
+        return self.tables[0]
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the judgement lines, then every table."""
+        params = ", ".join(f"{k}={v}" for k, v in sorted(self.params.items())) or "none"
+        lines = "".join(f"<li>{esc(j.line())}</li>" for j in self.judgements)
+        return (
+            f"<p><b>{esc(self.scenario)}</b>: seed {esc(self.seed)}; parameters: {esc(params)}</p>"
+            + (f"<ul>{lines}</ul>" if lines else "")
+            + "".join(t._repr_html_() for t in self.tables)
+        )
 
 
 UNPLACED = 1000

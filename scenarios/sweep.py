@@ -153,6 +153,17 @@ class SweepResult:
         params = {"grid": {k: list(v) for k, v in self.grid.items()}, "seeds": self.seeds}
         return ScenarioResult(f"sweep-{self.scenario}", params, self.seed, (table,))
 
+    def to_records(self) -> list[dict[str, Cell]]:
+        """The rows of :meth:`merged`: one per row of each cell's first table, with its grid values."""
+        return self.merged().to_records()
+
+    def to_pandas(self) -> Any:
+        """:meth:`to_records` as a ``pandas.DataFrame`` (pandas is optional: ``turncheck[notebook]``)."""
+        return self.merged().to_pandas()
+
+    def _repr_html_(self) -> str:
+        return self.merged()._repr_html_()
+
     def json_lines(self) -> list[str]:
         """One JSON object per cell: its parameters, seed and every table's records."""
         out = []

@@ -31,12 +31,15 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from turncheck.models.display import data_frame, esc, html_table
 from turncheck.models.errors import TurncheckError
 from turncheck.models.protocol import Property, ProtocolModel, as_model
 from turncheck.sim.liveness import Graph, Lasso, fair_loop, find_lasso
 
 if TYPE_CHECKING:
     import networkx as nx
+
+    from turncheck.sim.trace import Trace
 
 Status = Literal["holds", "violated", "reached", "unreached"]
 
@@ -191,6 +194,54 @@ class Exploration:
     def canonical_actions(self, state_id: int) -> list[Any]:
         """Actions along the BFS path, as applied to the canonical representatives."""
         return [self.via[i] for i in self.path_to(state_id)[1:]]
+
+    def trace(self, model: ProtocolModel[Any, Any], name: str) -> Trace:
+        """The shortest counterexample of the violated property ``name`` as the trace ``turncheck
+        check`` saves (with the run as ``model`` tells it), to show or to ``save_trace``.
+
+        Raises ``KeyError`` when ``name`` is no property of this search, :class:`TurncheckError`
+        when it was not violated.
+        """
+        from turncheck.sim.trace import Trace, recording_of
+
+        if self.outcome(name).status != "violated":
+            raise TurncheckError(f"{name} was not violated in this search: no counterexample")
+        cx = counterexample(model, self, name)
+        actions = tuple(tuple(a) if isinstance(a, (list, tuple)) else (a,) for a in cx.actions)
+        extra = recording_of(model, cx.init, cx.actions, name, cx.loop)
+        return Trace(
+            self.model, dict(self.params), actions, name, cx.init, "explore", self.model, extra, cx.loop
+        )
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One record per property: what the search established, and where (see
+        :class:`PropertyOutcome`)."""
+        return [
+            {"property": p.name, "expectation": p.expectation, "status": p.status, "depth": p.depth,
+             "loop": p.loop, "state_id": p.state_id}
+            for p in self.properties
+        ]  # fmt: skip
+
+    def to_pandas(self) -> Any:
+        """:meth:`to_records` as a ``pandas.DataFrame`` (pandas is optional: ``turncheck[notebook]``)."""
+        return data_frame(
+            self.to_records(), ("property", "expectation", "status", "depth", "loop", "state_id")
+        )
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: the search in the lines ``turncheck explore`` prints, each property's
+        outcome and the worst case of each metric."""
+        head = (
+            f"<p><b>exploration of {esc(self.model)}</b><br>"
+            + "<br>".join(esc(x) for x in self.lines())
+            + "</p>"
+        )
+        props = html_table(
+            ("property", "expectation", "outcome"),
+            [(p.name, p.expectation, p.reading) for p in self.properties],
+        )
+        worst = [(w.metric, w.value, w.depth) for w in self.worst]
+        return head + props + (html_table(("metric", "worst", "first at depth"), worst) if worst else "")
 
     def graph(self) -> nx.DiGraph:
         """The explored state graph (see :func:`sim.state_graph.state_graph`)."""

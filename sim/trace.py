@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from turncheck.models.display import data_frame, esc
 from turncheck.models.errors import TurncheckError, read_json
 from turncheck.models.protocol import Property, ProtocolModel, as_model
 
@@ -82,6 +83,33 @@ class Trace:
         body = ",\n".join(f"  {compact(a)}" for a in actions)
         lines.append(' "actions": [' + (f"\n{body}\n ]" if actions else "]"))
         return "{\n" + "\n".join(lines) + "\n}\n"
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One record per step: its number, the action as compact JSON, and the model's words for
+        it when the trace recorded them (None otherwise)."""
+        words = self.extra.get("words")
+        said = (
+            words
+            if isinstance(words, list) and len(words) == len(self.actions)
+            else [None] * len(self.actions)
+        )
+        return [
+            {"step": k, "action": json.dumps(list(a), ensure_ascii=False, default=str), "words": w}
+            for k, (a, w) in enumerate(zip(self.actions, said, strict=True), start=1)
+        ]
+
+    def to_pandas(self) -> Any:
+        """:meth:`to_records` as a ``pandas.DataFrame`` (pandas is optional: ``turncheck[notebook]``)."""
+        return data_frame(self.to_records(), ("step", "action", "words"))
+
+    def _repr_html_(self) -> str:
+        """A notebook's view: what broke, in how many steps, and the transcript the report shows."""
+        params = ", ".join(f"{k}={v}" for k, v in sorted(self.params.items())) or "none"
+        return (
+            f"<p><b>Counterexample: {esc(self.violated)}</b> ({esc(self.model)}), {len(self.actions)} steps"
+            f"{', engine ' + esc(self.engine) if self.engine else ''}; parameters: {esc(params)}</p>"
+            f"<pre>{esc(readable_transcript(self))}</pre>"
+        )
 
 
 def save_trace(trace: Trace, path: str | Path) -> Path:
@@ -569,3 +597,43 @@ def loads_no_code(trace: Trace) -> bool:
     from turncheck.models.user_code import names_code
 
     return trace.model in model_names() and not any(names_code(v) for v in trace.params.values())
+
+
+def readable_transcript(t: Trace) -> str:
+    """The trace replayed against the current code for a catalog model; for a user's model
+    (``module:Class``), the model's own words recorded with the trace when ``turncheck check`` ran
+    — rendering a trace never imports code a data file names (the report and a notebook show this)."""
+    from turncheck.models.catalog import build_model
+
+    if not loads_no_code(t):
+        return _recorded_transcript(t)
+    try:
+        model = build_model(t.model, t.params)
+        result = replay(model, t)
+        text = transcript(
+            model, result.states[0], result.actions, result.violated or t.violated, loop=result.loop
+        )
+        return text + "\n" + result.message
+    except TurncheckError as exc:
+        return f"cannot replay this trace: {exc}"
+
+
+def _recorded_transcript(t: Trace) -> str:
+    """A user's model's run in its own words (saved by ``turncheck check``), or — for a trace saved
+    without them — the recorded actions, saying so."""
+    words = t.extra.get("words")
+    if isinstance(words, list) and len(words) == len(t.actions):
+        lines = [f"{k:>4}  {w}" for k, w in enumerate(words, start=1)]
+        if t.loop is not None:
+            lines.insert(t.loop, f"  ↻ loop: the steps after {t.loop} repeat for ever")
+        head = f"in the words of {t.model}, recorded when the check ran (not replayed: this page imports no user code)"
+        end = (
+            f"eventually {t.violated} never holds on the loop"
+            if t.loop is not None
+            else f"invariant {t.violated} broken after step {len(t.actions)}"
+        )
+        return "\n".join([head, *lines, end])
+    raw = "\n".join(f"{k:>4}  {list(a)}" for k, a in enumerate(t.actions, start=1))
+    return (
+        f"recorded actions of {t.model} (the trace carries no words; this page imports no user code)\n{raw}"
+    )

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 from turncheck.models.errors import TurncheckError
 from turncheck.reports.plots import (
@@ -20,6 +21,7 @@ from turncheck.reports.plots import (
     plot_strategies_vs_budget,
     write_figure,
 )
+from turncheck.reports.plots.canvas import figure_bytes
 from turncheck.reports.plots.timeline import timeline_of
 from turncheck.reports.results_dir import ResultFileError, WrongResultKind, load_result
 from turncheck.reports.tables import write_result
@@ -276,3 +278,41 @@ def test_wrong_kind_of_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{", encoding="utf-8")
     with pytest.raises(ResultFileError, match="malformed JSON"):
         load_result(tmp_path / "bad.json")
+
+
+def _text_outside(fig: Figure) -> list[str]:
+    """The titles, labels and notes a reader must see that reach past the figure's edges."""
+    figure_bytes(fig, "png")  # lays the figure out as written
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    texts: list[Text] = [fig._suptitle, *fig.texts] if fig._suptitle is not None else list(fig.texts)  # type: ignore[attr-defined]
+    texts += [t for ax in fig.axes if ax.get_visible() for t in (ax.title, ax.xaxis.label, ax.yaxis.label)]
+    box = fig.bbox
+    out = []
+    for t in texts:
+        if t.get_visible() and t.get_text().strip():
+            e = t.get_window_extent(renderer)
+            if e.x0 < -1 or e.y0 < -1 or e.x1 > box.x1 + 1 or e.y1 > box.y1 + 1:
+                out.append(t.get_text())
+    return out
+
+
+def _one_max_turns(result: ScenarioResult) -> ScenarioResult:
+    t = result.tables[0]
+    rows = tuple(r for r in t.rows if r[0] == t.rows[0][0])
+    return ScenarioResult(
+        result.scenario, result.params, result.seed, (Table(t.name, t.title, t.columns, rows),)
+    )
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda: plot_peak_ratio_heatmap(_one_max_turns(peaks_result())),  # one panel: narrower than its title
+        lambda: plot_peak_ratio_heatmap(peaks_result()),
+        lambda: plot_peaks_vs_max_turns(peaks_result()),
+        lambda: plot_locking_price(locking_result()),
+    ],
+    ids=["heatmap-one-panel", "heatmap", "peaks-vs-max-turns", "locking-price"],
+)
+def test_titles_and_notes_stay_inside_the_figure(draw) -> None:  # type: ignore[no-untyped-def]
+    assert _text_outside(draw()) == []

@@ -14,7 +14,7 @@ from turncheck.models.catalog import build_model
 from turncheck.reports.findings import findings
 from turncheck.reports.html import LONG_TABLE, write_report
 from turncheck.reports.tables import write_result
-from turncheck.scenarios.base import ScenarioResult, Table, get_scenario, no_progress, parse_params
+from turncheck.scenarios.base import Judgement, ScenarioResult, Table, get_scenario, no_progress, parse_params
 from turncheck.sim.checking import run_check, select_properties
 from turncheck.sim.trace import Trace, load_trace, recording_of, save_trace
 
@@ -79,8 +79,19 @@ def test_findings_read_their_numbers_from_the_result() -> None:
     row = result.table("peaks").records()[0]
     assert f"the peak at any moment is {row['peak']}" in f.sentence
     assert f"right after each compaction it is {row['post_peak']}" in f.sentence
-    (plain,) = findings([ScenarioResult("projection", {}, 1, ())])
-    assert plain.sentence == "0 rows in 0 table(s); no judgement lines."
+    assert findings([ScenarioResult("projection", {}, 1, ())]) == []  # nothing to say: no filler
+
+
+def test_a_result_without_a_sentence_speaks_through_its_judgements() -> None:
+    table = Table("t", "Key collapse: 20 sessions on 4 keys", ("a",), ())
+    passed = [Judgement(f"check {k}", True, f"detail {k}") for k in range(4)]
+    (f,) = findings([ScenarioResult("key-collapse", {}, 1, (table,), tuple(passed))])
+    assert f.headline == "Key collapse: 20 sessions on 4 keys."
+    assert f.sentence == "check 0: detail 0; check 1: detail 1; 2 more pass."
+    failing = (*passed, Judgement("bound holds", False, "peak 9 > 8"))
+    (f,) = findings([ScenarioResult("key-collapse", {}, 1, (table,), failing)])
+    assert f.headline == "1 of 5 judgement lines fail." and f.sentence == "bound holds: peak 9 > 8."
+    assert "rows in" not in f.sentence
 
 
 def test_numbers_never_wrap_and_long_tables_collapse(page: str) -> None:
@@ -133,3 +144,20 @@ def test_token_estimate_and_framing_findings_read_their_numbers() -> None:
     resync = {(x["framing"], x["reader"]): x for x in frame.table("flipped_digit").records()}
     assert f"(phantom {resync[('lines', 'store resync')]['phantom']})" in f_frame.sentence
     assert f_frame.scenario == "framing" and "(2000 records)" in f_frame.sentence
+
+
+def test_a_wide_table_scrolls_in_its_own_box_and_shows_that_it_does(open_page: Any, page_file: Path) -> None:
+    """At 1400 px the locking table (one column per figure of a cell) is wider than the page's
+    column: it scrolls inside its box, and the box's edge shadow tells the reader there is more."""
+    opened = open_page(page_file, width=1400)
+    boxes = opened.page.evaluate(
+        """() => [...document.querySelectorAll('div.scroll > table')].filter(t => t.offsetParent).map(t => {
+            const box = t.parentElement, style = getComputedStyle(box);
+            return {overflow: style.overflowX, cue: style.backgroundImage.includes('radial-gradient'),
+                    wide: box.scrollWidth > box.clientWidth + 1, right: box.getBoundingClientRect().right,
+                    cols: t.rows[0].cells.length};
+        })"""
+    )
+    opened.page.close()
+    assert any(b["wide"] and b["cols"] >= 17 for b in boxes), boxes
+    assert all(b["overflow"] == "auto" and b["cue"] and b["right"] <= 1400 for b in boxes), boxes

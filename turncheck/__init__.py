@@ -47,6 +47,9 @@ _PUBLIC: dict[str, str] = {
     "build_model": "turncheck.models.catalog",
     "explore": "turncheck.sim.explorer",
     "machine_for": "turncheck.sim.stateful",
+    "select_properties": "turncheck.sim.checking",
+    "Trace": "turncheck.sim.trace",
+    "load_trace": "turncheck.sim.trace",
     # experiments
     "sweep": "turncheck.scenarios.sweep",
     "TurncheckError": "turncheck.models.errors",
@@ -64,6 +67,12 @@ _PUBLIC: dict[str, str] = {
     "Plot": "turncheck.reports.plots.plot",
     "register_store": "turncheck.sim.stress.stores",
     "Store": "turncheck.sim.stress.stores",
+    "SessionStore": "turncheck.models.session_store",
+    "WriteTx": "turncheck.models.session_store",
+    "SessionHeader": "turncheck.models.session_store",
+    "JournalEntry": "turncheck.models.session_store",
+    "StoreBusy": "turncheck.models.session_store",
+    "ConnectionLost": "turncheck.models.session_store",
     "register_peer": "turncheck.models.peers",
     "Peer": "turncheck.models.peers",
     "register_locking": "turncheck.models.locking",
@@ -97,6 +106,9 @@ __all__ = [
     "build_model",
     "explore",
     "machine_for",
+    "select_properties",
+    "Trace",
+    "load_trace",
     "sweep",
     "TurncheckError",
     "register_strategy",
@@ -111,6 +123,12 @@ __all__ = [
     "Plot",
     "register_store",
     "Store",
+    "SessionStore",
+    "WriteTx",
+    "SessionHeader",
+    "JournalEntry",
+    "StoreBusy",
+    "ConnectionLost",
     "register_peer",
     "Peer",
     "register_locking",
@@ -141,12 +159,22 @@ if TYPE_CHECKING:
         window_from_start,
     )
     from turncheck.models.protocol import Property, ProtocolModel
+    from turncheck.models.session_store import (
+        ConnectionLost,
+        JournalEntry,
+        SessionHeader,
+        SessionStore,
+        StoreBusy,
+        WriteTx,
+    )
     from turncheck.reports.plots.plot import Plot, register_plot
     from turncheck.scenarios.base import Judgement, Scenario, ScenarioResult, Table, register_scenario
     from turncheck.scenarios.sweep import sweep
+    from turncheck.sim.checking import select_properties
     from turncheck.sim.explorer import explore
     from turncheck.sim.stateful import machine_for
     from turncheck.sim.stress.stores import Store, register_store
+    from turncheck.sim.trace import Trace, load_trace
 
 
 def __getattr__(name: str) -> Any:

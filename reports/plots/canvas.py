@@ -140,9 +140,9 @@ def new_figure(width: float, height: float) -> Figure:
 
 def titled(fig: Figure, title: str, subtitle: str = "", width: int | None = None) -> None:
     """The figure's title (what it shows, in words) and a smaller line of parameters and seed,
-    wrapped to the figure's width."""
+    both wrapped to the figure's width: a one-panel figure is narrower than its title."""
     width = width if width is not None else int(fig.get_figwidth() * 12.5)
-    text = title if not subtitle else title + "\n" + "\n".join(textwrap.wrap(subtitle, width))
+    text = "\n".join(textwrap.wrap(title, width) + textwrap.wrap(subtitle, width))
     fig.suptitle(text, fontsize=10.5, x=0.01, ha="left")
 
 

@@ -10,6 +10,7 @@ compaction is not.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -98,7 +99,10 @@ def plot_locking_price(result: ScenarioResult) -> Figure:
     bottom.set_ylabel("append latency p99 (slots, symlog)")
     bottom.grid(True, axis="y", alpha=0.3)
     bottom.set_xticks(x, [f"A={a}, G={g}" for a, g in cells], rotation=0, fontsize=8)
-    bottom.set_xlabel("cell: A writers (turns per slot, at most), gap G in slots between read and delete")
+    label = "cell: A writers (turns per slot, at most), gap G in slots between read and delete"
+    bottom.set_xlabel(
+        "\n".join(textwrap.wrap(label, int(fig.get_figwidth() * 9)))
+    )  # a few cells: a narrow figure
     handles: list[Artist] = [
         Patch(color=LOCKING_COLOURS.get(s, PALETTE[i % len(PALETTE)]), label=s)
         for i, s in enumerate(strategies)

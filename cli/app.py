@@ -27,6 +27,7 @@ from typing import Annotated
 import typer
 
 import turncheck
+from turncheck.cli.config import default_map
 from turncheck.cli.interrupt import swallowed_interrupts_redelivered
 from turncheck.cli.messages import one_line
 from turncheck.models.errors import TurncheckError
@@ -133,11 +134,13 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script and of ``python -m turncheck``; returns the exit status.
 
     typer runs the command (``standalone_mode=False``: it returns the status, turns Ctrl-C into
-    130 and leaves the errors to this function).
+    130 and leaves the errors to this function), with the defaults of the nearest
+    ``[tool.turncheck]`` (:mod:`turncheck.cli.config`) under the flags given.
     """
     try:
+        defaults = default_map()
         with swallowed_interrupts_redelivered():
-            status = app(args=argv, standalone_mode=False, prog_name="turncheck")
+            status = app(args=argv, standalone_mode=False, prog_name="turncheck", default_map=defaults)
     except (TurncheckError, typer.TyperException, OSError) as exc:
         return error(_refusal(exc))
     except KeyboardInterrupt:

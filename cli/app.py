@@ -20,6 +20,7 @@ Exit statuses: 0 success; 1 a check that ran and found a violation (or a failed 
 
 from __future__ import annotations
 
+import logging
 import sys
 import traceback
 from typing import Annotated
@@ -27,6 +28,7 @@ from typing import Annotated
 import typer
 
 import turncheck
+from turncheck.cli.config import default_map
 from turncheck.cli.interrupt import swallowed_interrupts_redelivered
 from turncheck.cli.messages import one_line
 from turncheck.models.errors import TurncheckError
@@ -52,6 +54,29 @@ def print_help_if_bare(ctx: typer.Context) -> None:
         print(ctx.get_help())
 
 
+class _VerboseHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The stderr handler ``-v`` puts on turncheck's loggers, removed when the command ends."""
+
+
+def _log_to_stderr(verbosity: int) -> None:
+    """``-v``: turncheck's INFO lines (engine chosen, states explored, files written) on stderr,
+    ``-vv`` its DEBUG lines too. Only stderr: stdout and the result files are the same with or
+    without it."""
+    if verbosity > 0:
+        logger = logging.getLogger("turncheck")
+        handler = _VerboseHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("turncheck: %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO if verbosity == 1 else logging.DEBUG)
+
+
+def _stop_logging() -> None:
+    logger = logging.getLogger("turncheck")
+    for handler in [h for h in logger.handlers if isinstance(h, _VerboseHandler)]:
+        logger.removeHandler(handler)
+    logger.setLevel(logging.NOTSET)
+
+
 def _show_version(value: bool) -> None:
     if value:
         print(f"turncheck {turncheck.__version__}")
@@ -67,12 +92,22 @@ def _root(
             "--version", "-V", help="Print the version and exit.", callback=_show_version, is_eager=True
         ),
     ] = False,
+    verbose: Annotated[
+        int,
+        typer.Option(
+            "--verbose",
+            "-v",
+            count=True,
+            help="Log what runs to stderr: -v INFO, -vv DEBUG (before the command).",
+        ),
+    ] = 0,
 ) -> None:
     """Simulate and model-check the context layer of LLM agents.
 
     Exit status: 0 ok, 1 a violation or failed judgement, 2 a usage, input or I/O error,
     70 a bug in turncheck (please report it), 130 interrupted.
     """
+    _log_to_stderr(verbose)
     print_help_if_bare(ctx)
 
 
@@ -133,11 +168,13 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script and of ``python -m turncheck``; returns the exit status.
 
     typer runs the command (``standalone_mode=False``: it returns the status, turns Ctrl-C into
-    130 and leaves the errors to this function).
+    130 and leaves the errors to this function), with the defaults of the nearest
+    ``[tool.turncheck]`` (:mod:`turncheck.cli.config`) under the flags given.
     """
     try:
+        defaults = default_map()
         with swallowed_interrupts_redelivered():
-            status = app(args=argv, standalone_mode=False, prog_name="turncheck")
+            status = app(args=argv, standalone_mode=False, prog_name="turncheck", default_map=defaults)
     except (TurncheckError, typer.TyperException, OSError) as exc:
         return error(_refusal(exc))
     except KeyboardInterrupt:
@@ -150,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_BUG
+    finally:
+        _stop_logging()
     if status == EXIT_INTERRUPTED:  # typer turns Ctrl-C into a silent exit code 130
         return interrupted()
     return status if isinstance(status, int) else 0

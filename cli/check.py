@@ -27,6 +27,7 @@ import typer
 
 from turncheck.cli.options import FormatOpt, QuietOpt
 from turncheck.cli.outputs import check_output_file
+from turncheck.cli.stdout_json import print_json
 from turncheck.models.errors import BadParameter
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ def check_command(
     trace_path = traces.pop(report.violated, None) if report.violated is not None else None
     code = report.exit_code
     if fmt == "json":
-        print(json.dumps(report.to_json(model_ref, trace_path), ensure_ascii=False))
+        print_json(report.to_json(model_ref, trace_path))
         raise typer.Exit(code)
     print("\n".join(report.lines(steps, seed, trace_path, traces, preamble)))
     raise typer.Exit(code)
@@ -239,7 +240,7 @@ def explore_command(
         obj = report.to_json()
         if page is not None:
             obj["html"] = {"page": str(page.path), "states": page.states, "drawn": page.drawn}
-        print(json.dumps(obj, ensure_ascii=False))
+        print_json(obj)
         return
     out = report.lines()
     graphs = ((dot, "DOT"), (graphml, "GraphML"))

@@ -9,7 +9,6 @@ commands take their names from, so what this lists is exactly what they accept.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, get_args
@@ -17,6 +16,7 @@ from typing import Annotated, Any, Literal, get_args
 import typer
 
 from turncheck.cli.options import FormatOpt
+from turncheck.cli.stdout_json import print_json
 from turncheck.models.errors import UnknownName
 from turncheck.models.registry import load_plugins
 
@@ -80,7 +80,7 @@ def list_command(
     if kind is not None:
         names = {kind: names[kind]}
     if fmt == "json":
-        sys.stdout.write(json.dumps(names, ensure_ascii=False) + "\n")
+        print_json(names)
     elif kind == "models":
         sys.stdout.write(_described(names[kind]))
     elif kind is not None:

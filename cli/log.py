@@ -13,7 +13,6 @@ unless ``--quiet``.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import sys
@@ -24,6 +23,7 @@ import typer
 
 from turncheck.cli.options import FormatOpt, QuietOpt
 from turncheck.cli.progress import end_line, progress_for
+from turncheck.cli.stdout_json import print_json
 from turncheck.models.errors import BadParameter
 from turncheck.models.log_format import FRAME_MAGIC, LINE_HEADER, NotALog
 
@@ -91,7 +91,7 @@ def verify_command(
         events = sum(len(t.events) for t in turns)
     damaged = not rec.clean and not (rec.header_missing and rec.torn_bytes == 0)
     if fmt == "json":
-        print(json.dumps(verify_json(path, rec, sessions, events, turns, damaged), ensure_ascii=False))
+        print_json(verify_json(path, rec, sessions, events, turns, damaged))
     else:
         print(f"{path}: {rec.summary()}")
         shown = ", ".join(sessions[:5]) + (", …" if len(sessions) > 5 else "")

@@ -9,7 +9,6 @@ line and write nothing, and show progress on stderr unless ``--quiet`` (``projec
 
 from __future__ import annotations
 
-import json
 import sys
 import typing
 from collections.abc import Callable, Iterable, Iterator
@@ -22,6 +21,7 @@ import typer
 from turncheck.cli.import_log import FromOpt
 from turncheck.cli.options import Format, FormatOpt, QuietOpt, format_option, names_in_help, strategy_names
 from turncheck.cli.progress import end_line, progress_for
+from turncheck.cli.stdout_json import print_json
 from turncheck.models.errors import BadParameter, require_regular_file
 from turncheck.models.events import Event, EventFormatError, Kind
 
@@ -161,7 +161,7 @@ def project_command(
         raise
     if fmt == "json":
         for row in rows:
-            sys.stdout.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+            print_json(row, separators=(",", ":"))
     else:
         sys.stdout.write(render_table(rows))
     if checks:
@@ -234,7 +234,7 @@ def project_per_request(
     total.update({k: sum(r[k] for r in rows) for k in ("requests", *shown)})
     if fmt == "json":
         for row in [*rows, total]:
-            sys.stdout.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+            print_json(row, separators=(",", ":"))
     else:
         cols = ["session", "strategy", "budget", "requests", *shown]
         lines = markdown_rows(cols, [[str(r[c]) for c in cols] for r in [*rows, total]])
@@ -248,7 +248,7 @@ def project_per_request(
         if fmt == "json":
             fail = {"session": req.session, "request": req.index, "after_events": req.end, "checks": bad,
                     "cost": w.cost, "budget": budget, "first_events": describe_events(w.events)}  # fmt: skip
-            sys.stdout.write(json.dumps({"fail": fail}, ensure_ascii=False, separators=(",", ":")) + "\n")
+            print_json({"fail": fail}, separators=(",", ":"))
             raise typer.Exit(1)
         print(
             f"FAIL: session {req.session}, request {req.index} (after {req.end} events): "
@@ -385,7 +385,7 @@ def lint_command(
 def print_lint(history: Path, report: LintReport, fmt: str) -> None:
     """``lint``'s output; exit 1 unless the log is clean."""
     if fmt == "json":
-        sys.stdout.write(json.dumps(report.to_json(str(history)), ensure_ascii=False) + "\n")
+        print_json(report.to_json(str(history)))
     else:
         print("\n".join(report.lines(str(history))))
     if not report.clean:

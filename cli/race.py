@@ -10,7 +10,6 @@ test or a malformed token. ``--schedule TOKEN`` runs that one schedule.
 from __future__ import annotations
 
 import inspect
-import json
 import shlex
 import sys
 from pathlib import Path
@@ -21,6 +20,7 @@ import typer
 from turncheck.cli.options import FormatOpt, QuietOpt, SeedOpt
 from turncheck.cli.outputs import check_output_file
 from turncheck.cli.progress import end_line, progress_for
+from turncheck.cli.stdout_json import print_json
 from turncheck.models.errors import BadParameter
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def race_command(
         write_view_page(race_view(test_ref, run), html, f"turncheck race: {test_ref}")
     failed = run is not None and run.failure is not None
     if fmt == "json":
-        print(json.dumps(_json(test_ref, result, run, replay)))
+        print_json(_json(test_ref, result, run, replay), ensure_ascii=True)
         return 1 if failed else 0
     lines: list[str] = []
     if result is not None:

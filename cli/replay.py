@@ -8,13 +8,13 @@ projector it names is loaded only when the command line names it too (``--model`
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from turncheck.cli.options import FormatOpt, QuietOpt
+from turncheck.cli.stdout_json import print_json
 from turncheck.models.errors import BadParameter
 
 if TYPE_CHECKING:
@@ -66,7 +66,7 @@ def replay_command(
 
         write_trace_page(trace, html, model=model)
     if fmt == "json":
-        print(json.dumps(result.to_json(trace_path, model, trace), ensure_ascii=False))
+        print_json(result.to_json(trace_path, model, trace))
     else:
         print("\n".join(result.lines(trace_path, model, trace)))
         if html is not None:

@@ -10,7 +10,6 @@ three print a short summary (``--format json`` for scripts); ``demo`` shows prog
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -20,6 +19,7 @@ import typer
 from turncheck.cli.options import FormatOpt, JobsOpt, QuietOpt, ScaleOpt
 from turncheck.cli.outputs import check_output_dir, check_output_file
 from turncheck.cli.progress import progress_for
+from turncheck.cli.stdout_json import print_json
 
 DEMO_OUT = Path("turncheck-demo")
 
@@ -39,7 +39,7 @@ def demo_command(
     check_output_dir(out)
     run = run_demo(out, scale, jobs, progress_for=lambda label: progress_for(label, quiet or fmt == "json"))
     if fmt == "json":
-        print(json.dumps(run.to_json(), ensure_ascii=False, indent=1))
+        print_json(run.to_json(), indent=1)
     else:
         print("\n".join(run.lines()))
     if not run.ok:
@@ -59,7 +59,7 @@ def report_command(
     check_output_file(out)
     summary = write_report(results_dir, out, title, progress_for("report: drawing plots", quiet, "plots"))
     if fmt == "json":
-        print(json.dumps(summary.to_json(), ensure_ascii=False, indent=1))
+        print_json(summary.to_json(), indent=1)
         return
     print("\n".join(summary.lines()))
 
@@ -93,7 +93,7 @@ def plot_command(
             ],  # fmt: skip
             "missing": [{"plot": m.name, "source": str(m.source), "reason": m.reason} for m in missing],
         }
-        print(json.dumps(obj, ensure_ascii=False, indent=1))
+        print_json(obj, indent=1)
         return
     lines = [f"{len(drawn)} plot(s) in {out}/"]
     for d in drawn:

@@ -26,6 +26,7 @@ import typer
 from turncheck.cli.options import FormatOpt, QuietOpt, SeedOpt, out_option
 from turncheck.cli.outputs import check_output_file
 from turncheck.cli.progress import ProgressBar, end_line, silent
+from turncheck.cli.stdout_json import print_json
 from turncheck.models.errors import BadParameter, TurncheckError
 from turncheck.models.locking import LockingName
 
@@ -183,7 +184,7 @@ def _show(raw: RawRun, report: StressReport, fmt: str, out: Path | None, html: P
             stress_view(raw, report), html, f"turncheck stress: {report.store} · {report.locking}"
         )
     if fmt == "json":
-        print(json.dumps(report.as_json()))
+        print_json(report.as_json(), ensure_ascii=True)
     else:
         print("\n".join(report_lines(report)))
         if html is not None:

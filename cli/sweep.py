@@ -28,6 +28,7 @@ from turncheck.cli.options import (
 )
 from turncheck.cli.outputs import check_output_dir
 from turncheck.cli.progress import progress_for
+from turncheck.cli.stdout_json import print_json
 from turncheck.models.errors import BadParameter
 
 
@@ -56,7 +57,7 @@ def sweep_command(
     from turncheck.reports.tables import table_markdown, write_result
     from turncheck.scenarios.base import get_scenario, split_assignments
     from turncheck.scenarios.presets import preset
-    from turncheck.scenarios.sweep import sweep
+    from turncheck.scenarios.sweep import JSON_LINE, sweep
     from turncheck.sim.executor_dask import make_executor
 
     if seeds < 1:
@@ -81,7 +82,8 @@ def sweep_command(
         write_result(merged, out)
         (Path(out) / f"{merged.scenario}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     if fmt == "json":
-        sys.stdout.write("\n".join(lines) + "\n")
+        for obj in result.json_objects():
+            print_json(obj, **JSON_LINE)
     else:
         sys.stdout.write(table_markdown(merged.tables[0]))
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from turncheck.models.display import cell_text as cell_text
 from turncheck.scenarios.base import Cell, Judgement, ScenarioResult, Table
+
+log = logging.getLogger(__name__)
 
 RESULT_FORMAT = "turncheck-result/1"
 
@@ -129,4 +132,5 @@ def write_result(result: ScenarioResult, out_dir: str | Path) -> list[Path]:
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+        log.info("wrote %s", path)
     return list(files)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import json
+import logging
 import os
 import tempfile
 from importlib import resources
@@ -25,6 +26,8 @@ from turncheck.models.errors import TurncheckError
 from turncheck.models.protocol import ProtocolModel
 from turncheck.reports.trace_view import TraceView, trace_view
 from turncheck.sim.trace import Trace, load_trace, repeating
+
+log = logging.getLogger(__name__)
 
 SIZE_TARGET = 300_000  # bytes per trace the viewer aims to stay under (tests hold it to this)
 
@@ -217,6 +220,7 @@ def write_page(path: Path, page: str) -> Path:
         if isinstance(exc, OSError):
             raise TurncheckError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
+    log.info("wrote %s", path)
     return path
 
 

@@ -37,6 +37,9 @@ from turncheck.scenarios.base import (
 )
 from turncheck.sim.executor import Executor, LocalExecutor
 
+#: how a cell's object is dumped as one line (the ``.jsonl`` file and ``sweep --format json``)
+JSON_LINE: dict[str, Any] = {"ensure_ascii": False, "sort_keys": True, "separators": (",", ":")}
+
 # -- the grid -----------------------------------------------------------------------------------
 
 
@@ -164,11 +167,10 @@ class SweepResult:
     def _repr_html_(self) -> str:
         return self.merged()._repr_html_()
 
-    def json_lines(self) -> list[str]:
-        """One JSON object per cell: its parameters, seed and every table's records."""
-        out = []
-        for cell, res in zip(self.cells, self.results, strict=True):
-            obj = {
+    def json_objects(self) -> list[dict[str, Any]]:
+        """One object per cell: its parameters, seed and every table's records."""
+        return [
+            {
                 "cell": cell.index,
                 "scenario": self.scenario,
                 "grid": {k: _typed(cell.grid[k]) for k in self.grid},
@@ -177,8 +179,12 @@ class SweepResult:
                 "params": params_dict_of(res),
                 "tables": {t.name: t.records() for t in res.tables},
             }
-            out.append(json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
-        return out
+            for cell, res in zip(self.cells, self.results, strict=True)
+        ]
+
+    def json_lines(self) -> list[str]:
+        """:meth:`json_objects`, one compact JSON line each (``sweep-SCENARIO.jsonl``)."""
+        return [json.dumps(obj, **JSON_LINE) for obj in self.json_objects()]
 
 
 def params_dict_of(result: ScenarioResult) -> dict[str, Any]:

@@ -15,6 +15,7 @@ violated invariant gets its own shortest counterexample (:attr:`CheckReport.coun
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,8 @@ from turncheck.sim.explorer import (
 )
 from turncheck.sim.stateful import DEFAULT_DATABASE, StatefulOutcome, check_stateful
 from turncheck.sim.trace import params_text, transcript
+
+log = logging.getLogger(__name__)
 
 Engine = Literal["hypothesis", "explore", "both"]
 ENGINES: tuple[str, ...] = ("hypothesis", "explore", "both")
@@ -419,6 +422,8 @@ def run_check(
     """
     model = as_model(model)
     props = tuple(properties)
+    log.info("check %s: engine %s, %d properties", model.name, engine, len(props))
+    log.debug("properties: %s", ", ".join(p.name for p in props))
     exploration = stateful = None
     if engine in ("explore", "both"):
         exploration = explore(
@@ -429,11 +434,17 @@ def run_check(
             timeout=timeout,
             progress=progress,
         )
+        log.info(
+            "explorer: %d distinct states, %d transitions, depth %d, %s in %.2f s",
+            exploration.distinct, exploration.generated, exploration.max_depth_seen,
+            "exhaustive" if exploration.exhausted else f"bounded ({exploration.bound})", exploration.seconds,
+        )  # fmt: skip
     if engine in ("hypothesis", "both"):
         finite = tuple(p for p in props if p.expectation != "eventually")  # a finite run shows no "never"
         stateful = check_stateful(
             model, finite, max_examples=max_examples, steps=steps, seed=seed, database=database
         )
+        log.info("hypothesis: %d examples, violated: %s", stateful.examples, stateful.violated)
     path: ConcretePath | None = None
     violated: str | None = None
     source = ""

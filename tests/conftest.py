@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import venv
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any, NamedTuple
 import pytest
 
 os.environ["TURNCHECK_PLUGINS"] = "0"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -39,23 +41,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # -- the built wheel -----------------------------------------------------------------------------
 
 
+def _shared_temp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's temporary folder every xdist worker sees (each worker's own is one below it)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session")
 def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The package's wheel, built once per test run from a copy of the checkout (its ``build/``
     folder would leak stale modules into the wheel) and shared by every xdist worker: the first
     worker builds under a lock, the others wait and take its file."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = _shared_temp(tmp_path_factory)
     dist = shared / "wheel-dist"
     with open(shared / "wheel.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not list(dist.glob("turncheck-*.whl")):
-            root = Path(__file__).resolve().parent.parent
             source = shared / "wheel-source"
             junk = shutil.ignore_patterns(".git", ".hypothesis", ".turncheck", "*_cache", "build",
                                           "*.egg-info", ".benchmarks", "node_modules", "target")  # fmt: skip
             shutil.rmtree(source, ignore_errors=True)
-            shutil.copytree(root, source, ignore=junk)
+            shutil.copytree(ROOT, source, ignore=junk)
             env = {
                 k: v
                 for k, v in os.environ.items()
@@ -69,6 +75,34 @@ def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
                 )
     (wheel,) = dist.glob("turncheck-*.whl")
     return wheel
+
+
+@pytest.fixture(scope="session")
+def wheel_venv(tmp_path_factory: pytest.TempPathFactory, built_wheel: Path) -> Path:
+    """The ``bin`` folder of a fresh venv (without the system's site-packages, so without
+    pytest-xdist or any extra) holding the built wheel and its dependencies at the pins of
+    constraints.txt: what a user's ``pip install .`` gives. Made once per run under a lock and
+    shared by every worker; skips when the package index cannot be reached."""
+    shared = _shared_temp(tmp_path_factory)
+    home = shared / "wheel-venv"
+    python = home / "bin" / "python"
+    with open(shared / "wheel-venv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (home / "installed").exists():
+            shutil.rmtree(home, ignore_errors=True)
+            venv.create(home, with_pip=True)
+            env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+            pins = str(ROOT / "constraints.txt")
+            argv = [str(python), "-m", "pip", "install", "-q", str(built_wheel), "-c", pins]
+            done = subprocess.run(argv, cwd=shared, env=env, capture_output=True, text=True, timeout=600)
+            if done.returncode != 0:
+                message = done.stderr[-2000:]
+                if "Could not find a version" in message or "No matching distribution" in message:
+                    pytest.skip(f"the package index cannot be reached to install the wheel's dependencies: "
+                                f"{message[-300:]}")  # fmt: skip
+                pytest.fail(f"installing the wheel failed: {message}")
+            (home / "installed").touch()
+    return home / "bin"
 
 
 # -- the command line ----------------------------------------------------------------------------

@@ -7,6 +7,8 @@ public name, and its code blocks run.
   through :func:`turncheck.cli.app.main` in that scratch directory and every line shown must
   appear, in order, in what it printed (a ``...`` line elides lines, a trailing ``...`` the end of
   a line, such as a timing).
+* a ``toml`` block opening with ``# pyproject.toml`` is written to the scratch directory's
+  ``pyproject.toml`` before the blocks after it run.
 * ``bash``/``sh`` blocks are setup: ``pip install`` lines must name extras ``pyproject.toml``
   declares, ``turncheck`` lines must name real commands and options, anything else must be one of
   the few setup commands listed here (a new kind of line fails until it is checked).
@@ -35,7 +37,7 @@ from turncheck.cli.app import app, main
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 RUN_PAGES = ("index.md", "getting-started.md", "concepts.md", "own-agent.md", "scale-out.md", "viewer.md",
-             "races.md", "known-failures.md")  # fmt: skip
+             "races.md", "known-failures.md", "config.md")  # fmt: skip
 SETUP_COMMANDS = ("python -m pytest", "mkdocs build --strict", "dask scheduler ", "dask worker ")
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
 
@@ -166,6 +168,10 @@ def test_code_blocks_run(page: str, scratch: Path, capsys: pytest.CaptureFixture
             _run_console(code, capsys)
         elif lang in ("bash", "sh"):
             _check_setup(code)
+        elif lang == "toml" and code.startswith("# pyproject.toml\n"):
+            (scratch / "pyproject.toml").write_text(code, encoding="utf-8")
+        elif lang == "yaml" and page == "config.md":
+            pass  # the workflow and the pre-commit configuration: run by tests/test_ci_gate.py
         else:
             raise AssertionError(f"{page}: a {lang or 'plain'} block that nothing runs")
         ran += 1

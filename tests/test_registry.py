@@ -69,6 +69,7 @@ def test_turncheck_list_shows_every_registry_built_ins_in_their_order(cli: Any) 
     code, out, _ = cli("list", "--format", "json")
     assert code == 0
     names = json.loads(out)
+    assert names.pop("format") == "turncheck/1"  # stdout JSON names its format
     assert names["strategies"][:7] == ["M0", "M1", "M2", "M3", "M4", "M5", "REQ"]
     assert names["scenarios"][:3] == ["trigger-gap", "locking", "testbench"]  # the story order
     assert {"trigger", "projector", "clock", "keys"} <= set(names["models"])
@@ -109,7 +110,7 @@ def test_every_kind_is_listed_by_its_singular_too(cli: Any) -> None:
     for kind, word in zip(KINDS, words, strict=True):
         assert cli("list", word) == cli("list", kind) and cli("list", kind).code == 0, word
         one, many = (json.loads(cli("list", w, "--format", "json").out) for w in (word, kind))
-        assert one == many and list(one) == [kind]
+        assert one == many and list(one) == ["format", kind]  # the stdout JSON format key, then the kind
     code, out, _ = cli("list", "--help")
     assert code == 0 and "each also in the singular ('list model' is 'list models')" in " ".join(out.split())
     code, out, err = cli("list", "modle")

@@ -4,14 +4,14 @@ What an editable install hides: the wheel must carry every sub-package and data 
 one import name ``turncheck``, and a user's project with its own ``models``, ``sim`` and
 ``reports`` packages on ``PYTHONPATH`` must not shadow any of it. This builds the wheel with pip,
 installs it (its dependencies at the versions of constraints.txt) into a new venv without the
-system's site-packages, and runs the README's first commands from such a project folder.
+system's site-packages (the ``wheel_venv`` fixture of conftest.py), and runs the README's first
+commands from such a project folder.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-import venv
 from pathlib import Path
 
 import pytest
@@ -35,25 +35,6 @@ def _run(
     args: list[str], cwd: Path, env: dict[str, str], timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-
-
-@pytest.fixture(scope="module")
-def wheel_venv(tmp_path_factory: pytest.TempPathFactory, built_wheel: Path) -> Path:
-    home = tmp_path_factory.mktemp("wheel")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    wheel = built_wheel
-    venv.create(home / "venv", with_pip=True)
-    python = home / "venv" / "bin" / "python"
-    installed = _run([str(python), "-m", "pip", "install", "-q", str(wheel), "-c", str(ROOT / "constraints.txt")],
-                     home, env)  # fmt: skip
-    if installed.returncode != 0:
-        message = installed.stderr[-2000:]
-        if "Could not find a version" in message or "No matching distribution" in message:
-            pytest.skip(
-                f"the package index cannot be reached to install the wheel's dependencies: {message[-300:]}"
-            )
-        pytest.fail(f"installing the wheel failed: {message}")
-    return home / "venv" / "bin"
 
 
 @pytest.fixture

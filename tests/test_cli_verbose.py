@@ -1,0 +1,35 @@
+"""``-v/--verbose``: turncheck's log lines on stderr (INFO, ``-vv`` DEBUG too), the same stdout
+and byte-identical result files with or without it, and no handler left behind."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+
+def test_verbose_logs_to_stderr_only_and_changes_no_result_file(cli, tmp_path: Path) -> None:
+    quiet = cli("scenario", "clock-skew", "--scale", "tiny", "-q", "-o", str(tmp_path / "a"))
+    loud = cli("-v", "scenario", "clock-skew", "--scale", "tiny", "-q", "-o", str(tmp_path / "b"))
+    assert (quiet.code, loud.code) == (0, 0) and quiet.out == loud.out and quiet.err == ""
+    a, b = sorted((tmp_path / "a").iterdir()), sorted((tmp_path / "b").iterdir())
+    assert [p.name for p in a] == [p.name for p in b] and all(
+        x.read_bytes() == y.read_bytes() for x, y in zip(a, b, strict=True)
+    )
+    assert loud.err.splitlines() == [f"turncheck: INFO turncheck.reports.tables: wrote {p}" for p in b]
+    assert logging.getLogger("turncheck").handlers == []
+
+
+def test_verbose_names_the_engine_and_the_states_and_vv_adds_debug(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # the counterexample's trace goes to .turncheck/traces
+    plain = cli("check", "projector", "--engine", "explore", "--format", "json")
+    info = cli("-v", "check", "projector", "--engine", "explore", "--format", "json")
+    debug = cli("-vv", "check", "projector", "--engine", "explore", "--format", "json")
+    assert plain.code == info.code == debug.code == 1 and plain.out == info.out == debug.out
+    assert "INFO turncheck.sim.checking: check projector: engine explore, 3 properties" in info.err
+    assert "INFO turncheck.sim.checking: explorer: 585 distinct states, 596 transitions, depth 6" in info.err
+    assert "DEBUG" not in info.err and "DEBUG turncheck.sim.checking: properties: " in debug.err
+    assert plain.err == "" and logging.getLogger("turncheck").level == logging.NOTSET

@@ -246,9 +246,11 @@ def encode_turn(events: Sequence[Event]) -> tuple[bytes, bool]:
     :func:`check_readback` is not needed. Any other turn is spelled by ``json`` over
     :func:`~models.events.event_to_dict` (the bytes never depend on which path ran). A value that
     cannot be serialized at all (a lone surrogate, an integer past Python's digit limit, a
-    non-number ``ts``) is :class:`BadTurn`.
+    non-number ``ts``) is :class:`BadTurn`. A turn holding a SUMMARY is never plain: the rules of
+    a summary (``covers``, no call id) live in the reader's validator alone, so its bytes are read
+    back before they are written.
     """
-    out = wire(events)
+    out = None if any(e.kind is Kind.SUMMARY for e in events) else wire(events)
     try:
         if out is not None:
             return encode_wire(out), True

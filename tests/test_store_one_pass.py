@@ -38,7 +38,7 @@ ODD = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.floats(), st.te
 
 @st.composite
 def turns(draw: Any) -> list[Event]:
-    """Turns near the rules' edges: kinds in any order, call ids paired or not, a second
+    """Turns near the rules' edges: kinds in any order (a SUMMARY with a range before it), call ids paired or not, a second
     session or turn number, seqs that repeat or go back, turn and seq at the integer limit,
     text with a stale ``chars``, ``source`` equal to the session, now and then an odd value."""
     size = draw(st.integers(0, 6))
@@ -65,6 +65,8 @@ def turns(draw: Any) -> list[Event]:
         }  # fmt: skip
         if draw(st.integers(0, 14)) == 0:
             fields[draw(st.sampled_from(sorted(fields)))] = draw(ODD)
+        if kind is Kind.SUMMARY and draw(st.booleans()):  # a range, or none (the reader refuses)
+            fields["covers"] = (0, max(0, seq - 1))
         events.append(Event(**fields))
     return events
 
@@ -88,7 +90,8 @@ def test_the_plain_flag_never_claims_more_than_the_readback(events: list[Event])
     if plain and passes(check_turn, turn, -1):  # what commit checks first
         check_readback(body, turn)  # the reader reads back exactly these events
     values = all(
-        type(e.seq) is int and type(e.turn) is int and type(e.kind) is Kind and type(e.session) is str
+        type(e.seq) is int and type(e.turn) is int and type(e.kind) is Kind and e.kind is not Kind.SUMMARY
+        and type(e.session) is str
         and type(e.writer) is str and (e.cjk is True or e.cjk is False)
         and (e.text is not None or (type(e.chars) is int and 0 <= e.chars <= MAX_CHARS))
         and all(v is None or type(v) is str for v in (e.call_id, e.text, e.source))

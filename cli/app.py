@@ -20,9 +20,10 @@ Exit statuses: 0 success; 1 a check that ran and found a violation (or a failed 
 
 from __future__ import annotations
 
+import functools
 import sys
 import traceback
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -30,6 +31,9 @@ import turncheck
 from turncheck.cli.interrupt import swallowed_interrupts_redelivered
 from turncheck.cli.messages import one_line
 from turncheck.models.errors import TurncheckError
+
+if TYPE_CHECKING:
+    from typer._click import Command
 
 EXIT_USAGE = 2
 EXIT_BUG = 70
@@ -112,6 +116,17 @@ def _register_commands() -> None:
 _register_commands()
 
 
+@functools.cache
+def _command() -> Command:
+    """The click command behind ``app``, built once per process.
+
+    ``app(...)`` rebuilds it from every command's signature on each call (a tenth of a second or
+    more, most of a small run); the commands are all registered at import, so one build serves
+    every call, in-process callers (tests, notebooks) included.
+    """
+    return typer.main.get_command(app)
+
+
 def _refusal(exc: Exception) -> str:
     """The one line of a refused command: ours as raised, click's with where help is."""
     if isinstance(exc, typer.TyperException):
@@ -137,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     try:
         with swallowed_interrupts_redelivered():
-            status = app(args=argv, standalone_mode=False, prog_name="turncheck")
+            status = _command().main(args=argv, standalone_mode=False, prog_name="turncheck")
     except (TurncheckError, typer.TyperException, OSError) as exc:
         return error(_refusal(exc))
     except KeyboardInterrupt:

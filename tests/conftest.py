@@ -183,6 +183,25 @@ def _one_gib() -> None:  # pragma: no cover - runs in the child
 
 
 @pytest.fixture
+def extra_or_skip() -> Callable[[], Any]:
+    """``with extra_or_skip(): …``: a run refused for a missing optional dependency
+    (:class:`~turncheck.models.tokenizer.MissingExtra`, which names the extra) skips with that
+    reason; with the extra installed nothing is caught, so the test is as strict as before."""
+    import contextlib
+
+    from turncheck.models.tokenizer import MissingExtra
+
+    @contextlib.contextmanager
+    def guard() -> Iterator[None]:
+        try:
+            yield
+        except MissingExtra as exc:
+            pytest.skip(str(exc))
+
+    return guard
+
+
+@pytest.fixture
 def run_limited() -> Callable[..., list[tuple[int, float, str]]]:
     """``run_limited(runs, cwd=None)``: run each argument list through ``main`` in ONE child
     process under a 1 GiB address-space limit and a 10 s wall limit per run; per run its exit

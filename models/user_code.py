@@ -93,8 +93,9 @@ def load_module(module_ref: str, what: str) -> Any:
     return _module_by_name(module_ref, what)
 
 
-def load_object(ref: str, what: str, *, noun: str = "function") -> Any:
-    """The callable named by ``package.module:name`` or ``path/file.py:name``.
+def load_object(ref: str, what: str, *, noun: str = "function", values: tuple[type, ...] = ()) -> Any:
+    """The callable (or instance of one of ``values``) named by ``package.module:name`` or
+    ``path/file.py:name``.
 
     Parameters
     ----------
@@ -117,6 +118,6 @@ def load_object(ref: str, what: str, *, noun: str = "function") -> Any:
     obj: Any = module
     for part in attr.split("."):
         obj = getattr(obj, part, None)
-    if obj is None or not callable(obj):
+    if obj is None or not (callable(obj) or isinstance(obj, values)):
         raise UnknownName(f"{ref!r}: module {module_ref!r} has no {noun} {attr!r}")
     return obj

@@ -166,6 +166,10 @@ def test_code_blocks_run(page: str, scratch: Path, capsys: pytest.CaptureFixture
             _run_console(code, capsys)
         elif lang in ("bash", "sh"):
             _check_setup(code)
+        elif lang == "toml":  # a file the page's commands read, named on its first line
+            name = code.splitlines()[0].removeprefix("# ").strip()
+            assert name.endswith(".toml") and "/" not in name, f"{page}: a toml block starts '# NAME.toml'"
+            Path(name).write_text(code, encoding="utf-8")
         else:
             raise AssertionError(f"{page}: a {lang or 'plain'} block that nothing runs")
         ran += 1

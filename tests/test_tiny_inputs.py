@@ -2,7 +2,8 @@
 
 One table: each command that reads a file (every ``--from`` format of ``lint`` and ``import``,
 ``project`` with a log or a user's code, ``replay``, ``report``, ``plot``, ``stress --check`` and
-``--store FILE.py:Class``, ``check``/``explore``/``race`` with a user's file, every ``log``
+``--store FILE.py:Class``, ``check``/``explore``/``race`` with a user's file, ``check
+policy.toml``, every ``log``
 subcommand) × a set of small hostile inputs (empty, one NUL, seeded random bytes, truncated JSON,
 nesting to 1 KB, ``1e999999``, lone surrogates raw and escaped, a SUMMARY's ``covers``
 reversed, sizes of 2⁶³, NaN, ANSI escapes, a trace naming 10⁹ writers, a 1 KB SQLite file, a
@@ -113,6 +114,10 @@ COMMANDS: dict[str, tuple[str, Args]] = {
         lambda f, o: ["stress", "--store", f"{f}:Store", "--seconds", "0.1", "-q", "--db", str(o / "s.db")],
     ),
     "check FILE.py:Class": ("model.py", lambda f, o: ["check", f"{f}:Model", "-q"]),
+    "check policy.toml": (
+        "policy.toml",
+        lambda f, o: ["check", str(f), "-q", "--trace-out", str(o / "t.json")],
+    ),
     "explore FILE.py:Class": ("model.py", lambda f, o: ["explore", f"{f}:Model", "-q", "--timeout", "2"]),
     "race FILE.py:test": ("t.py", lambda f, o: ["race", f"{f}:test_it", "-n", "2", "-q"]),
     "log verify": ("turns.log", lambda f, o: ["log", "verify", str(f), "-q"]),

@@ -45,6 +45,7 @@ _PUBLIC: dict[str, str] = {
     "ProtocolModel": "turncheck.models.protocol",
     "Property": "turncheck.models.protocol",
     "build_model": "turncheck.models.catalog",
+    "Policy": "turncheck.models.policy",
     "explore": "turncheck.sim.explorer",
     "machine_for": "turncheck.sim.stateful",
     # experiments
@@ -95,6 +96,7 @@ __all__ = [
     "ProtocolModel",
     "Property",
     "build_model",
+    "Policy",
     "explore",
     "machine_for",
     "sweep",
@@ -131,6 +133,7 @@ if TYPE_CHECKING:
     from turncheck.models.locking import Locking, register_locking
     from turncheck.models.messages import message_trimmer
     from turncheck.models.peers import Peer, register_peer
+    from turncheck.models.policy import Policy
     from turncheck.models.projector import (
         STRATEGIES,
         Window,

@@ -549,7 +549,7 @@ class _Search:
                 head = stop
                 batch = min(1024, max(1, 2048 * (stop - first) // max(1, generated - before)))
                 took = time.perf_counter() - batch_started
-                if took > BATCH_SECONDS:
+                if took > 0:  # as many states as fit in BATCH_SECONDS at this batch's pace
                     batch = max(1, min(batch, int((stop - first) * BATCH_SECONDS / took)))
                 continue
             break

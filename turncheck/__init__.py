@@ -27,6 +27,7 @@ _PUBLIC: dict[str, str] = {
     "read_jsonl": "turncheck.models.events",
     "write_jsonl": "turncheck.models.events",
     "History": "turncheck.models.history",
+    "TurnLog": "turncheck.models.store",
     # the projector
     "Window": "turncheck.models.projector",
     "project": "turncheck.models.projector",
@@ -81,6 +82,7 @@ __all__ = [
     "read_jsonl",
     "write_jsonl",
     "History",
+    "TurnLog",
     "Window",
     "project",
     "STRATEGIES",
@@ -144,6 +146,7 @@ if TYPE_CHECKING:
         window_from_start,
     )
     from turncheck.models.protocol import Property, ProtocolModel
+    from turncheck.models.store import TurnLog
     from turncheck.reports.plots.plot import Plot, register_plot
     from turncheck.scenarios.base import Judgement, Scenario, ScenarioResult, Table, register_scenario
     from turncheck.scenarios.sweep import sweep

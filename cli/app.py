@@ -20,10 +20,11 @@ Exit statuses: 0 success; 1 a check that ran and found a violation (or a failed 
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 import traceback
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -32,6 +33,9 @@ from turncheck.cli.config import default_map
 from turncheck.cli.interrupt import swallowed_interrupts_redelivered
 from turncheck.cli.messages import one_line
 from turncheck.models.errors import TurncheckError
+
+if TYPE_CHECKING:
+    from typer._click import Command
 
 EXIT_USAGE = 2
 EXIT_BUG = 70
@@ -147,6 +151,17 @@ def _register_commands() -> None:
 _register_commands()
 
 
+@functools.cache
+def _command() -> Command:
+    """The click command behind ``app``, built once per process.
+
+    ``app(...)`` rebuilds it from every command's signature on each call (a tenth of a second or
+    more, most of a small run); the commands are all registered at import, so one build serves
+    every call, in-process callers (tests, notebooks) included.
+    """
+    return typer.main.get_command(app)
+
+
 def _refusal(exc: Exception) -> str:
     """The one line of a refused command: ours as raised, click's with where help is."""
     if isinstance(exc, typer.TyperException):
@@ -174,7 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         defaults = default_map()
         with swallowed_interrupts_redelivered():
-            status = app(args=argv, standalone_mode=False, prog_name="turncheck", default_map=defaults)
+            status = _command().main(
+                args=argv, standalone_mode=False, prog_name="turncheck", default_map=defaults
+            )
     except (TurncheckError, typer.TyperException, OSError) as exc:
         return error(_refusal(exc))
     except KeyboardInterrupt:

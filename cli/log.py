@@ -1,5 +1,6 @@
-"""``turncheck log verify|export|repair PATH``: check a durable log, export its events as JSONL,
-or move a damaged tail aside (``repair``: the one command that removes bytes from a log).
+"""``turncheck log verify|export|repair|create PATH``: check a durable log, export its events as
+JSONL, move a damaged tail aside (``repair``: the one command that removes bytes from a log), or
+create an empty one (``create``: a new path only).
 
 Both open the log read-only (a shared lock; nothing is ever cut or rewritten), after checking
 its first bytes are the framed log's magic. ``verify`` decodes every turn and prints the recovery report (``--format json``: one
@@ -204,6 +205,22 @@ def export_command(
     write_page(out, text)  # beside it, then renamed: the user's umask, never through a link
 
 
+def create_command(
+    path: Annotated[Path, typer.Argument(help="The new log file (an existing path is refused).")],
+) -> None:
+    """Create an empty durable log, the framed format ``turncheck.TurnLog`` writes: a program then
+    commits whole turns to it (``TurnLog.open(PATH).commit(events)``). Never replaces a file."""
+    from turncheck.cli.outputs import check_output_file
+    from turncheck.models.store import TurnLog
+
+    check_output_file(path, "PATH")
+    if path.exists():
+        raise BadParameter(f"PATH {path} exists; log create never replaces a file")
+    with TurnLog.open(path, create=True):
+        pass
+    print(f"created {path}")
+
+
 def repair_command(
     path: Annotated[Path, typer.Argument(help="The log file.")],
 ) -> None:
@@ -233,6 +250,9 @@ def register(app: typer.Typer) -> None:
         verify_command
     )
     log_app.command("export", help="Export a log's events as JSONL.")(export_command)
+    log_app.command("create", help="Create an empty log (turncheck.TurnLog commits turns to it).")(
+        create_command
+    )
     log_app.command("repair", help="Move a damaged tail to PATH.damaged-OFFSET and cut the log there.")(
         repair_command
     )

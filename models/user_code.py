@@ -8,7 +8,8 @@ one-line errors (:class:`~models.errors.UnknownName`) are the same everywhere.
 
 Invariant kept: code is loaded only from the reference given — never from a path found in a
 data file — and a file is executed at most once per process (its module is cached under a name
-derived from its absolute path), so two resolutions of one reference return the same object.
+derived from its absolute path), so two resolutions of one reference return the same object;
+loading a file writes nothing beside it (no ``__pycache__``).
 """
 
 from __future__ import annotations
@@ -56,11 +57,14 @@ def _module_from_file(module_ref: str, what: str) -> Any:
         raise UnknownName(f"cannot load {what} file {module_ref!r}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up while the file runs
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ beside it
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[name]
         raise UnknownName(f"cannot load {what} file {module_ref!r}: {type(exc).__name__}: {exc}") from None
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
     return module
 
 
@@ -89,8 +93,9 @@ def load_module(module_ref: str, what: str) -> Any:
     return _module_by_name(module_ref, what)
 
 
-def load_object(ref: str, what: str, *, noun: str = "function") -> Any:
-    """The callable named by ``package.module:name`` or ``path/file.py:name``.
+def load_object(ref: str, what: str, *, noun: str = "function", values: tuple[type, ...] = ()) -> Any:
+    """The callable (or instance of one of ``values``) named by ``package.module:name`` or
+    ``path/file.py:name``.
 
     Parameters
     ----------
@@ -113,6 +118,6 @@ def load_object(ref: str, what: str, *, noun: str = "function") -> Any:
     obj: Any = module
     for part in attr.split("."):
         obj = getattr(obj, part, None)
-    if obj is None or not callable(obj):
+    if obj is None or not (callable(obj) or isinstance(obj, values)):
         raise UnknownName(f"{ref!r}: module {module_ref!r} has no {noun} {attr!r}")
     return obj

@@ -386,6 +386,9 @@ class StderrProgress:
             self.shown = False
 
 
+BATCH_SECONDS = 0.05  # longest run between two clock reads when states are costly to expand
+
+
 def explore(
     model: ProtocolModel[Any, Any],
     *,
@@ -536,8 +539,10 @@ class _Search:
     def run(self, started: float) -> None:
         # Locals only, and nothing per state but the search: the level, clock and progress checks
         # run once per batch of states (a batch never crosses a level), and a batch holds about
-        # 2048 transitions (at most 1024 states), so a wide model (1000 writers, ~1000 actions a
-        # state) still reads the clock often.
+        # 2048 transitions (at most 1024 states) and lasts at most about BATCH_SECONDS, so a wide
+        # model (1000 writers, ~1000 actions a state) or one with huge states (each transition
+        # costing milliseconds) still reads the clock often: a timeout is honoured within about
+        # one state's expansion.
         actions_of, successors, canon = self.model.actions, self.model.successors, self.canon
         states, index, parent, via, levels = self.states, self.index, self.parent, self.via, self.levels
         edges = self.edges
@@ -567,7 +572,7 @@ class _Search:
             if progress is not None and now >= next_tick:
                 progress(generated, n, n - head, d, now - started)
                 next_tick = now + self.progress_every
-            first, stop, before = head, min(level_end, head + batch), generated
+            first, stop, before, batch_started = head, min(level_end, head + batch), generated, now
             for head in range(first, stop):  # noqa: B020 - head is the search's cursor
                 moves = successors(states[head])
                 if not moves:
@@ -606,6 +611,9 @@ class _Search:
             else:
                 head = stop
                 batch = min(1024, max(1, 2048 * (stop - first) // max(1, generated - before)))
+                took = time.perf_counter() - batch_started
+                if took > 0:  # as many states as fit in BATCH_SECONDS at this batch's pace
+                    batch = max(1, min(batch, int((stop - first) * BATCH_SECONDS / took)))
                 continue
             break
         if levels[-1] >= n:

@@ -4,7 +4,9 @@ Every command that takes ``MODEL --param k=v`` (``check``, ``explore``, ``replay
 model here, so a user's locking scheme is checked exactly like ours. A reference containing a
 colon names a class: ``examples.my_lock:FlagLock`` is imported as a module (the working
 directory is on the import path, as for ``python -m``), ``path/to/file.py:FlagLock`` is loaded
-from that file. The class's constructor takes keyword parameters with defaults; ``k=v`` strings
+from that file; the object it names may also be a :class:`~turncheck.models.policy.Policy`,
+as may ``policy.toml`` (a TOML file's ``[policy]`` table): both run as the trigger model with
+the policy's parameters. The class's constructor takes keyword parameters with defaults; ``k=v`` strings
 are converted to the type of each default, exactly as for catalog models. A class that does not
 subclass :class:`models.protocol.ProtocolModel` is wrapped by :func:`models.protocol.as_model`,
 which supplies the base's defaults for the hooks it lacks (no symmetry, no metrics, actions
@@ -17,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from turncheck.models.catalog import build_model, construct, model_kwargs
+from turncheck.models.policy import Policy, read_policy
 from turncheck.models.protocol import ProtocolModel, as_model
 from turncheck.models.user_code import load_object
 
@@ -25,9 +28,15 @@ def is_user_reference(ref: str) -> bool:
     return ":" in ref
 
 
-def user_model_class(ref: str) -> Callable[..., Any]:
-    """The class named by ``package.module:Class`` or ``file.py:Class`` (:mod:`models.user_code`)."""
-    return load_object(ref, "model", noun="class")  # type: ignore[no-any-return]
+def is_policy_file(ref: str) -> bool:
+    """``policy.toml``: a :class:`~turncheck.models.policy.Policy` stated in a TOML file."""
+    return ref.endswith(".toml") and not is_user_reference(ref)
+
+
+def user_model_class(ref: str) -> Callable[..., Any] | Policy:
+    """The class (or :class:`~turncheck.models.policy.Policy`) named by ``package.module:Class``
+    or ``file.py:Class`` (:mod:`models.user_code`)."""
+    return load_object(ref, "model", noun="class", values=(Policy,))  # type: ignore[no-any-return]
 
 
 def load_model(ref: str, params: Mapping[str, Any] | None = None) -> ProtocolModel[Any, Any]:
@@ -47,9 +56,19 @@ def load_model(ref: str, params: Mapping[str, Any] | None = None) -> ProtocolMod
     BadParameter
         A value of the wrong type or out of range, naming the parameter.
     """
+    if is_policy_file(ref):
+        return _policy_model(read_policy(ref), params)
     if not is_user_reference(ref):
         return build_model(ref, params)
     cls = user_model_class(ref)
+    if isinstance(cls, Policy):
+        return _policy_model(cls, params)
     kwargs = model_kwargs(cls, ref, params)
     model = construct(cls, ref, kwargs)
     return as_model(model, ref, kwargs)
+
+
+def _policy_model(policy: Policy, params: Mapping[str, Any] | None) -> ProtocolModel[Any, Any]:
+    """The trigger model a policy is; ``--param`` (or a trace's parameters) override its values
+    under the trigger model's names (``max_turns=…``), so a saved trace replays on the policy."""
+    return build_model("trigger", {**policy.trigger_params(), **(params or {})})

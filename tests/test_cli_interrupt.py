@@ -177,6 +177,9 @@ def test_ctrl_c_stops_the_command_promptly_and_leaves_nothing(
 ) -> None:
     """One retry, in a fresh folder, for a run slow to stop: a machine that stalls a process
     for seconds is not the command's doing, and a command that cannot stop fails both runs."""
+    if command == "scenario token-estimate":
+        for module in ("tiktoken", "faker"):
+            pytest.importorskip(module, reason="token-estimate needs the peers extra (tiktoken, faker)")
     stop = interrupt(tmp_path / "first", inputs, command)
     if stop.seconds >= STOP_WITHIN:
         first = stop

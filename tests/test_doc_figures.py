@@ -6,8 +6,10 @@ blocks must carry the hash of their result file, and the ``slow`` test reruns th
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,9 +28,13 @@ def test_the_docs_have_generated_blocks() -> None:
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
-def test_quick_blocks_match_what_their_commands_print(path: Path) -> None:
+def test_quick_blocks_match_what_their_commands_print(path: Path, extra_or_skip: Any) -> None:
     text = path.read_text(encoding="utf-8")
-    new, diffs, _ = regenerate(text, path, full=False)
+    with extra_or_skip():  # a block whose command needs an extra (a BPE cost: tiktoken)
+        new, diffs, _ = regenerate(text, path, full=False)
+    missing = [m for m in ("tiktoken", "faker") if importlib.util.find_spec(m) is None]
+    if diffs and missing:  # the demo passes over what needs the peers extra, so it prints less
+        pytest.skip(f"the figures were made with the peers extra; without {', '.join(missing)} they differ")
     assert not diffs, "stale figures (run python -m docs.tools.doc_figures --write FILE): " + "; ".join(
         f"line {d.line}: {d.why}" for d in diffs
     )

@@ -168,8 +168,10 @@ def test_code_blocks_run(page: str, scratch: Path, capsys: pytest.CaptureFixture
             _run_console(code, capsys)
         elif lang in ("bash", "sh"):
             _check_setup(code)
-        elif lang == "toml" and code.startswith("# pyproject.toml\n"):
-            (scratch / "pyproject.toml").write_text(code, encoding="utf-8")
+        elif lang == "toml":  # a file the page's commands read, named on its first line
+            name = code.splitlines()[0].removeprefix("# ").strip()
+            assert name.endswith(".toml") and "/" not in name, f"{page}: a toml block starts '# NAME.toml'"
+            (scratch / name).write_text(code, encoding="utf-8")
         elif lang == "yaml" and page == "config.md":
             pass  # the workflow and the pre-commit configuration: run by tests/test_ci_gate.py
         else:

@@ -128,6 +128,7 @@ def test_the_store_runs_under_stress(site: Path, tmp_path: Path) -> None:
 
 
 def test_the_peer_projects_and_runs_in_the_peers_scenario(site: Path, tmp_path: Path) -> None:
+    pytest.importorskip("faker", reason="the peers scenario needs the peers extra (faker)")
     run = turncheck(
         site, tmp_path, "project", "--example", "-b", "4000", "-s", "peer:ext-newest", "--format", "json"
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from turncheck.cli.app import main
-from turncheck.models.cost import EstimateCost, Utf8JsonCost, make_cost
+from turncheck.models.cost import EstimateCost, make_cost
 from turncheck.models.events import read_jsonl
 from turncheck.models.history import History
 from turncheck.models.messages import MessageWindow, history_messages, message_projector, message_trimmer
@@ -25,9 +25,13 @@ def example(cost=None) -> History:
     return History(sorted(events, key=lambda e: e.seq), costs=(cost or EstimateCost(),))
 
 
-@pytest.mark.parametrize("cost", [EstimateCost(), Utf8JsonCost(), make_cost("bpe:o200k_base")],
-                         ids=["estimate", "utf8-json", "bpe"])  # fmt: skip
-def test_a_suffix_of_messages_is_exactly_our_window(cost) -> None:
+@pytest.mark.parametrize(
+    "name", ["estimate", "utf8-json", "bpe:o200k_base"], ids=["estimate", "utf8-json", "bpe"]
+)
+def test_a_suffix_of_messages_is_exactly_our_window(name: str) -> None:
+    if name.startswith("bpe:"):
+        pytest.importorskip("tiktoken", reason="the BPE cost needs the peers extra (tiktoken)")
+    cost = make_cost(name)
     h = example(cost)
     spans, messages = history_messages(h)
     for k, span in enumerate(spans):
@@ -53,6 +57,10 @@ def test_dropped_and_invented_messages_are_reported_and_costed() -> None:
 
 
 def test_decorator_and_langchain_flavour() -> None:
+    pytest.importorskip(
+        "langchain_core", reason="the langchain flavour needs the peers extra (langchain-core)"
+    )
+
     @message_trimmer
     def keep_two(messages, budget):
         return messages[-2:]
@@ -73,6 +81,7 @@ def test_decorator_and_langchain_flavour() -> None:
 def test_cli_messages_spelling_costs_with_the_chosen_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    pytest.importorskip("tiktoken", reason="the BPE cost needs the peers extra (tiktoken)")
     shutil.copy(TESTS / "my_trim.py", tmp_path / "my_trim.py")
     monkeypatch.chdir(tmp_path)
     rows = {}

@@ -53,6 +53,7 @@ def test_without_node_or_npm_ci_a_node_peer_is_missing_with_the_reason(
         MissingExtra, match=r"^peer:vercel-prune needs the node bridge: node is not installed"
     ):
         project(History([]), 100, EstimateCost())
+    pytest.importorskip("faker", reason="the peers scenario needs the peers extra (faker)")
     with pytest.raises(MissingExtra, match="node is not installed"):
         check(parse_params(get_scenario("peers"), ["strategies=M0,peer:agents-js-session", "cost=estimate"]))
     monkeypatch.chdir(tmp_path)

@@ -134,8 +134,9 @@ def test_check_saves_the_models_words_with_its_trace(
     assert saved.extra["words"][-1] == "worker 1 sets the flag and compacts"
 
 
-def test_token_estimate_and_framing_findings_read_their_numbers() -> None:
-    est = real("token-estimate", sessions="4", turns="10")
+def test_token_estimate_and_framing_findings_read_their_numbers(extra_or_skip: Any) -> None:
+    with extra_or_skip():
+        est = real("token-estimate", sessions="4", turns="10")
     frame = real("framing", records="2000")
     f_est, f_frame = findings([est, frame])
     everything = [x for x in est.table("estimator-error").records() if x["textKind"] == "all"]

@@ -27,6 +27,7 @@ _PUBLIC: dict[str, str] = {
     "read_jsonl": "turncheck.models.events",
     "write_jsonl": "turncheck.models.events",
     "History": "turncheck.models.history",
+    "TurnLog": "turncheck.models.store",
     # the projector
     "Window": "turncheck.models.projector",
     "project": "turncheck.models.projector",
@@ -45,6 +46,7 @@ _PUBLIC: dict[str, str] = {
     "ProtocolModel": "turncheck.models.protocol",
     "Property": "turncheck.models.protocol",
     "build_model": "turncheck.models.catalog",
+    "Policy": "turncheck.models.policy",
     "explore": "turncheck.sim.explorer",
     "machine_for": "turncheck.sim.stateful",
     "select_properties": "turncheck.sim.checking",
@@ -89,6 +91,7 @@ __all__ = [
     "read_jsonl",
     "write_jsonl",
     "History",
+    "TurnLog",
     "Window",
     "project",
     "STRATEGIES",
@@ -104,6 +107,7 @@ __all__ = [
     "ProtocolModel",
     "Property",
     "build_model",
+    "Policy",
     "explore",
     "machine_for",
     "select_properties",
@@ -149,6 +153,7 @@ if TYPE_CHECKING:
     from turncheck.models.locking import Locking, register_locking
     from turncheck.models.messages import message_trimmer
     from turncheck.models.peers import Peer, register_peer
+    from turncheck.models.policy import Policy
     from turncheck.models.projector import (
         STRATEGIES,
         Window,
@@ -167,6 +172,7 @@ if TYPE_CHECKING:
         StoreBusy,
         WriteTx,
     )
+    from turncheck.models.store import TurnLog
     from turncheck.reports.plots.plot import Plot, register_plot
     from turncheck.scenarios.base import Judgement, Scenario, ScenarioResult, Table, register_scenario
     from turncheck.scenarios.sweep import sweep

@@ -344,11 +344,22 @@ def lint_command(
             "(default with --from: the format's own API; for a trace, each request's own, else openai-chat).",
         ),
     ] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget",
+            "-b",
+            help="A trace's requests (--from otel, langfuse, langsmith): also flag each whose messages "
+            "cost more than this many tokens, counted with its model's tokenizer when tiktoken knows "
+            "the model, else the estimate.",
+        ),
+    ] = None,
 ) -> None:
     """Check a log's structure; exit 0 when clean, 1 with a per-problem summary."""
     from turncheck.models.events import event_from_dict, load_json_line
     from turncheck.models.importers import FORMATS, import_log
     from turncheck.models.lint import lint_events
+    from turncheck.models.projector import check_budget
     from turncheck.models.provider_rules import check_provider
     from turncheck.models.sent_windows import lint_imported
 
@@ -359,9 +370,18 @@ def lint_command(
     elif source is not None:
         provider = FORMATS[source].provider
     require_regular_file(history, EventFormatError)
+    if budget is not None:
+        check_budget(budget)
     if source is not None:  # a foreign log: lint what it imports as, each finding naming its record
-        print_lint(history, lint_imported(import_log(source, history), examples, provider), fmt)
+        imported = import_log(source, history)
+        if budget is not None and not imported.sent:
+            raise BadParameter(
+                f"--budget checks the requests of a trace: {history} (--from {source}) holds none"
+            )
+        print_lint(history, lint_imported(imported, examples, provider, budget), fmt)
         return
+    if budget is not None:
+        raise BadParameter("--budget checks the requests of a trace: give --from otel, langfuse or langsmith")
     located: list[tuple[int, Event]] = []
     size = history.stat().st_size
     progress = progress_for(f"lint {history.name}", quiet, "B")

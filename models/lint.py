@@ -30,6 +30,7 @@ PROBLEMS: dict[str, str] = {
 }
 PROBLEMS.update(RULES)  # a provider's rules, checked with --provider (models.provider_rules)
 PROBLEMS.update(COVERAGE_PROBLEMS)
+PROBLEMS["over-budget"] = "a request of a trace whose messages cost more than --budget tokens of its model"
 
 
 @dataclass

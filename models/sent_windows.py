@@ -25,10 +25,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from turncheck.models.chat_log import SessionBuilder
+from turncheck.models.cost import CostModel, make_cost
 from turncheck.models.events import Event
 from turncheck.models.importers import AddRecord, Imported
 from turncheck.models.lint import LintReport, lint_events
 from turncheck.models.provider_rules import RULES
+from turncheck.models.tokenizer import ENCODINGS
 
 WINDOW_PROBLEMS = ("orphan-result", "dangling-call", "result-before-call", "answered-twice",
                    "reused-call-id", *RULES)  # fmt: skip
@@ -42,13 +44,15 @@ DEFAULT_PROVIDER = "openai-chat"
 class SentRequest:
     """One model call read from a trace. ``where`` names it (``FILE:3: trace T span S``);
     ``provider`` is a name of :data:`~models.provider_rules.PROVIDERS` or ``None`` (unknown);
-    ``inputs`` / ``outputs`` are its messages as the format holds them."""
+    ``inputs`` / ``outputs`` are its messages as the format holds them; ``model`` the model the
+    trace says was asked (it picks the tokenizer a ``--budget`` check counts with)."""
 
     conversation: str
     where: str
     provider: str | None
     inputs: Sequence[Any]
     outputs: Sequence[Any]
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class SentWindow:
     where: str
     provider: str | None
     window: Imported
+    model: str | None = None
 
 
 def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
@@ -70,7 +75,7 @@ def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
         b = SessionBuilder(r.conversation)
         for i, message in enumerate(r.inputs, start=1):
             add(b, message, f"{r.where}: input message {i}")
-        windows.append(SentWindow(r.where, r.provider, Imported(b.events, b.origins)))
+        windows.append(SentWindow(r.where, r.provider, Imported(b.events, b.origins), r.model))
     firsts = list(dict.fromkeys(r.conversation for r in requests))
     events: list[Event] = []
     origins: list[str] = []
@@ -85,10 +90,43 @@ def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
     return Imported(events, origins, tuple(windows))
 
 
-def lint_imported(imported: Imported, keep: int = 5, provider: str | None = None) -> LintReport:
+def model_of(value: Any) -> str | None:
+    """A trace's model name, if it holds one (a string); anything else is no name."""
+    return value if isinstance(value, str) and value else None
+
+
+def request_cost(model: str | None) -> CostModel:
+    """What a request of ``model`` is counted in: its own BPE encoding when ``tiktoken`` maps the
+    model to one we read offline (``gpt-4o`` → ``bpe:o200k_base``), else the token estimate —
+    a budget is a count of *that model's* tokens, never of another's."""
+    if model:
+        try:
+            from tiktoken.model import encoding_name_for_model
+
+            encoding = encoding_name_for_model(model)
+        except (ImportError, KeyError):
+            encoding = ""
+        if encoding in ENCODINGS:
+            return make_cost(f"bpe:{encoding}")
+    return make_cost("estimate")
+
+
+def flag_over_budget(report: LintReport, sent: SentWindow, budget: int) -> None:
+    """``over-budget``: the request's messages cost more than ``budget`` tokens of its model."""
+    cost = request_cost(sent.model)
+    spent = sum(cost.event_cost(e) for e in sent.window.events)
+    if spent > budget:
+        report.flag("over-budget", f"request {sent.where}: {spent} tokens ({cost.name}"
+                    f"{', ' + sent.model if sent.model else ''}) > budget {budget}")  # fmt: skip
+
+
+def lint_imported(
+    imported: Imported, keep: int = 5, provider: str | None = None, budget: int | None = None
+) -> LintReport:
     """The imported log linted as usual (with ``provider``'s rules when given), then each sent
     window for :data:`WINDOW_PROBLEMS` under ``provider``, else the window's own provider, else
-    :data:`DEFAULT_PROVIDER`; ``report.requests`` counts the windows checked."""
+    :data:`DEFAULT_PROVIDER`, and against ``budget`` (:func:`flag_over_budget`) when given;
+    ``report.requests`` counts the windows checked."""
     report = lint_events(imported.located(), keep, provider)
     for sent in imported.sent:
         found = lint_events(sent.window.located(), keep, provider or sent.provider or DEFAULT_PROVIDER)
@@ -96,5 +134,7 @@ def lint_imported(imported: Imported, keep: int = 5, provider: str | None = None
             for example in found.examples.get(problem, []):
                 report.flag(problem, f"request {example}")
             report.counts[problem] += found.counts[problem] - len(found.examples.get(problem, []))
+        if budget is not None:
+            flag_over_budget(report, sent, budget)
     report.requests = len(imported.sent)
     return report

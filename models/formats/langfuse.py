@@ -23,7 +23,7 @@ from turncheck.models.chat_log import ImportFormatError
 from turncheck.models.formats.openai_chat import add_openai_message
 from turncheck.models.formats.otel import documents
 from turncheck.models.importers import AddRecord, Imported, LogFormat, read_text, register_format
-from turncheck.models.sent_windows import SentRequest, sent_log
+from turncheck.models.sent_windows import SentRequest, model_of, sent_log
 
 Timed = tuple[datetime, SentRequest]
 
@@ -114,7 +114,7 @@ def read_langfuse(path: Path) -> Imported:
                     continue
                 call = f"{at}: observation {obs['id']!r}"
                 sent = SentRequest(session, call, "openai-chat", input_messages(obs.get("input"), call),
-                                   chat_reply(obs.get("output"), call))  # fmt: skip
+                                   chat_reply(obs.get("output"), call), model_of(obs.get("model")))  # fmt: skip
                 calls.append((iso_time(obs.get("startTime"), call, "startTime"), sent))
     return in_send_order(calls, str(path))
 

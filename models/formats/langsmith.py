@@ -24,7 +24,7 @@ from turncheck.models.formats.langfuse import Timed, chat_reply, in_send_order, 
 from turncheck.models.formats.openai_chat import add_openai_message
 from turncheck.models.formats.otel import documents
 from turncheck.models.importers import Imported, LogFormat, read_text, register_format
-from turncheck.models.sent_windows import SentRequest
+from turncheck.models.sent_windows import SentRequest, model_of
 
 THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
 LC_TYPES = {"HumanMessage": "human", "AIMessage": "ai", "ToolMessage": "tool", "SystemMessage": "system"}
@@ -47,6 +47,16 @@ def thread_of(run: Mapping[str, Any]) -> str:
         if isinstance(meta, Mapping) and meta.get(key):
             return str(meta[key])
     return str(run.get("trace_id") or run["id"])
+
+
+def run_model(run: Mapping[str, Any]) -> Any:
+    """The model asked: the metadata's ``ls_model_name`` (LangSmith's own key), else the
+    ``model`` the inputs were called with (``wrap_openai`` records the call's arguments)."""
+    extra, inputs = run.get("extra"), run.get("inputs")
+    meta = extra.get("metadata") if isinstance(extra, Mapping) else None
+    if isinstance(meta, Mapping) and meta.get("ls_model_name"):
+        return meta["ls_model_name"]
+    return inputs.get("model") if isinstance(inputs, Mapping) else None
 
 
 def sent_messages(inputs: Any, where: str) -> list[Any]:
@@ -91,7 +101,7 @@ def read_langsmith(path: Path) -> Imported:
             continue
         call = f"{where}: run {run['id']!r}"
         sent = SentRequest(thread_of(run), call, "openai-chat", sent_messages(run.get("inputs"), call),
-                           reply_of(run.get("outputs"), call))  # fmt: skip
+                           reply_of(run.get("outputs"), call), model_of(run_model(run)))  # fmt: skip
         calls.append((iso_time(run.get("start_time"), call, "start_time"), sent))
     return in_send_order(calls, str(path), add_run_message)
 

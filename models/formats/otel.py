@@ -30,7 +30,7 @@ from typing import Any
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text
 from turncheck.models.importers import Imported, LogFormat, read_text, register_format
-from turncheck.models.sent_windows import SentRequest, sent_log
+from turncheck.models.sent_windows import SentRequest, model_of, sent_log
 
 MODEL_CALLS = ("chat", "generate_content", "text_completion")
 SKIPPED_PARTS = ("reasoning", "thinking")
@@ -39,7 +39,8 @@ PROVIDERS = {"openai": "openai-chat", "azure.ai.openai": "openai-chat", "az.ai.o
              "gcp.gen_ai": "gemini", "gemini": "gemini", "vertex_ai": "gemini"}  # fmt: skip
 """``gen_ai.provider.name`` / ``gen_ai.system`` values → the provider rules a request answers to."""
 WANTED = ("gen_ai.operation.name", "gen_ai.conversation.id", "gen_ai.provider.name", "gen_ai.system",
-          "gen_ai.input.messages", "gen_ai.output.messages")  # fmt: skip
+          "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.request.model",
+          "gen_ai.response.model")  # fmt: skip
 NOT_OTEL = 'expected OTLP JSON {"resourceSpans": […]} or opentelemetry-sdk spans (to_json)'
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -191,7 +192,8 @@ def read_otel(path: Path) -> Imported:
             sent = SentRequest(str(attrs.get("gen_ai.conversation.id") or trace), where,
                                PROVIDERS.get(provider) if isinstance(provider, str) else None,
                                messages(attrs, "gen_ai.input.messages", where),
-                               messages(attrs, "gen_ai.output.messages", where)[:1])  # fmt: skip
+                               messages(attrs, "gen_ai.output.messages", where)[:1],
+                               model_of(attrs.get("gen_ai.request.model", attrs.get("gen_ai.response.model"))))  # fmt: skip
             calls.append((start_ns(span, otlp, where), sid, sent))
     if not calls:
         raise ImportFormatError(

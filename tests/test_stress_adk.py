@@ -89,8 +89,11 @@ def target(request: pytest.FixtureRequest, tmp_path: Path, adk: None) -> Target:
 def test_none_breaks_the_bound_and_the_locks_hold_theirs(
     capsys: pytest.CaptureFixture[str], target: Target
 ) -> None:
-    args, url = target("none")
-    code, none = _stress(capsys, args, "--locking", "none", "--gap-ms", "300", "--seconds", "6")
+    for attempt, gap in enumerate(("300", "1200")):  # a loaded machine lands fewer appends in a gap
+        args, url = target(f"none-{attempt}")
+        code, none = _stress(capsys, args, "--locking", "none", "--gap-ms", gap, "--seconds", "6")
+        if code == 1 or not url.startswith("sqlite"):
+            break
     assert none["store"] == "adk-database" and none["lost"] == 0 and none["appends"] > 0
     if url.startswith("sqlite"):  # a server's appends are slower: fewer land in a gap (real-stores.md)
         assert code == 1 and none["peak"] > 9

@@ -11,8 +11,9 @@ its choices: a :class:`typer.TyperException`), every error the domain raises on 
 (:class:`~turncheck.models.errors.TurncheckError`) and what the operating system reports for a
 path (:class:`OSError`) — is exactly one line on stderr, ``turncheck: error: …``, and exit
 status 2. Commands check their inputs before writing, so a refused command has written nothing.
-Only a bug in turncheck itself prints a traceback, followed by a line asking to report it, and
-exits 70 (``EX_SOFTWARE``).
+A fault raised in the user's own loaded code (a model, a trimmer) is theirs: one line naming the
+exception and the line of their file, exit 2. Only a bug in turncheck itself prints a traceback,
+followed by a line asking to report it, and exits 70 (``EX_SOFTWARE``).
 
 Exit statuses: 0 success; 1 a check that ran and found a violation (or a failed judgement);
 2 a usage, input or I/O error; 70 a bug in turncheck; 130 interrupted.
@@ -196,7 +197,11 @@ def main(argv: list[str] | None = None) -> int:
         return error(_refusal(exc))
     except KeyboardInterrupt:
         status = EXIT_INTERRUPTED
-    except Exception:
+    except Exception as exc:
+        from turncheck.models.user_code import fault_in_user_code
+
+        if (fault := fault_in_user_code(exc)) is not None:  # the user's model or trimmer failed
+            return error(f"your code raised {fault}")
         traceback.print_exc()
         print(
             f"turncheck {turncheck.__version__}: this is a bug in turncheck, not in your input; "

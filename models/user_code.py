@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,22 @@ def names_code(value: object) -> bool:
     return is_reference(value.removeprefix("messages:"))
 
 
+LOADED: set[str] = set()
+"""The files of every module of the user's this process loaded: a fault raised in one of them is
+the user's code failing (one line, exit 2), not a bug in turncheck (:func:`fault_in_user_code`)."""
+
+
+def fault_in_user_code(exc: BaseException) -> str | None:
+    """One line for ``exc`` when its innermost frame in the user's own loaded code is known:
+    ``ValueError: boom (in step, ./model.py:12)``; else ``None``."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename in LOADED]
+    if not frames:
+        return None
+    where = frames[-1]
+    detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return f"{type(exc).__name__}{': ' + detail if detail else ''} (in {where.name}, {where.filename}:{where.lineno})"
+
+
 def is_file_reference(module_ref: str) -> bool:
     return module_ref.endswith(".py") or "/" in module_ref or "\\" in module_ref
 
@@ -57,6 +74,7 @@ def _module_from_file(module_ref: str, what: str) -> Any:
         raise UnknownName(f"cannot load {what} file {module_ref!r}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up while the file runs
+    LOADED.add(str(spec.origin))
     writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ beside it
     try:
         spec.loader.exec_module(module)
@@ -74,7 +92,10 @@ def _module_by_name(module_ref: str, what: str) -> Any:
     if added:
         sys.path.insert(0, cwd)
     try:
-        return importlib.import_module(module_ref)
+        module = importlib.import_module(module_ref)
+        if isinstance(getattr(module, "__file__", None), str):
+            LOADED.add(module.__file__)
+        return module
     except ImportError as exc:
         raise UnknownName(f"cannot import {what} module {module_ref!r}: {exc}") from None
     except Exception as exc:  # the module itself raised while importing

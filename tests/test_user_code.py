@@ -153,3 +153,42 @@ def test_sweep_command_line_takes_a_users_strategy(
     assert main(argv) == 0
     text = (out / "sweep-key-collapse.jsonl").read_text()
     assert '"strategy": "./my_trim.py:cut"' in text or '"strategy":"./my_trim.py:cut"' in text
+
+
+BROKEN_MODEL = """
+from turncheck import Property
+
+
+class Broken:
+    def init_states(self):
+        return [0]
+
+    def actions(self, state):
+        return ["up"] if state < 3 else []
+
+    def step(self, state, action):
+        return [1, 2][state]  # IndexError at state 2
+
+    def properties(self):
+        return [Property("small", "always", lambda s: s < 10)]
+"""
+
+
+@pytest.mark.parametrize("engine", ["explore", "hypothesis"])
+def test_a_users_model_that_raises_is_their_error_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    """A fault in the user's own code is theirs: one line naming the exception, the method and
+    the line of their file, exit 2 — never a traceback saying turncheck has a bug."""
+    model = tmp_path / "broken_model.py"
+    model.write_text(BROKEN_MODEL)
+    code = main(["check", f"{model}:Broken", "--engine", engine])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    (line,) = err.splitlines()
+    assert line.startswith(
+        "turncheck: error: your code raised IndexError: list index out of range (in step, "
+    )
+    assert line.endswith(
+        f"broken_model.py:{BROKEN_MODEL.splitlines().index('        return [1, 2][state]  # IndexError at state 2') + 1})"
+    )

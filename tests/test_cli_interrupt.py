@@ -192,6 +192,14 @@ def test_ctrl_c_stops_the_command_promptly_and_leaves_nothing(
     assert stop.left == []
 
 
+def _ctrl_c_as_a_terminal_gives_it() -> None:
+    """SIGINT at its default in the child, as a shell prompt starts a command: a suite started in
+    the background (``nohup``, ``cmd &`` in a script) ignores SIGINT, every child inherits that,
+    and the script rightly keeps ignoring it — the run then went on past the wait (the "flaky"
+    failure under load was this: three runs launched with ``nohup``)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_the_imports_is_one_line_too(tmp_path: Path) -> None:
     """The real script, interrupted before the command line is imported: no import traceback."""
     script = shutil.which("turncheck", path=str(Path(sys.executable).parent))
@@ -200,6 +208,7 @@ def test_ctrl_c_during_the_imports_is_one_line_too(tmp_path: Path) -> None:
     child = subprocess.Popen(
         [script, "demo", "--scale", "full", "--out", str(tmp_path / "out"), "-q"],
         cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=_ctrl_c_as_a_terminal_gives_it,
     )  # fmt: skip
     try:
         time.sleep(0.3)  # inside the imports (they take about a second)

@@ -4,13 +4,26 @@ again, silently, while a command runs; other unraisable exceptions still reach t
 from __future__ import annotations
 
 import gc
+import signal
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from turncheck.cli.interrupt import swallowed_interrupts_redelivered
+
+
+@pytest.fixture(autouse=True)
+def ctrl_c_as_a_terminal_gives_it() -> Iterator[None]:
+    """Python's own SIGINT handler, as a shell prompt gives it: a suite started in the background
+    (``nohup``, ``cmd &`` in a script) ignores SIGINT, and then ``interrupt_main`` does nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class InterruptedWhileCollected:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from turncheck.cli.app import main
+from turncheck.models.importers import FORMATS
 
 EV = '{"seq":0,"session":"s","turn":0,"kind":"USER","chars":3}\n{"seq":1,"session":"s","turn":0,"kind":"TERM","chars":3}\n'
 TURN_END = '{"seq":1,"session":"s","turn":0,"kind":"TERM"}\n'
@@ -40,20 +41,7 @@ HUGE_TRACE = json.dumps({
     "format": "turncheck-trace/1", "model": "trigger", "params": {"writers": 10**9},
     "violated": "bounded-peak-turns", "actions": [["append", 0]],
 })  # fmt: skip
-IMPORT_FORMATS = (
-    "openai-chat",
-    "openai-responses",
-    "langchain",
-    "agents-sqlite",
-    "llamaindex",
-    "anthropic",
-    "gemini",
-    "vercel",
-    "otel",
-    "adk",
-    "langfuse",
-    "langsmith",
-)
+IMPORT_FORMATS = tuple(FORMATS)  # every registered format, in registration order
 
 
 def _importer(fmt: str) -> Callable[[str], list[str]]:

@@ -138,10 +138,15 @@ def test_responses_compact_output_keeps_its_user_messages(tmp_path: Path) -> Non
 # -- Google ADK --------------------------------------------------------------------------------
 
 
+def needs_adk() -> None:
+    """Skip, naming the extra, where google-adk is not installed (.ci/lowest installs no extra)."""
+    pytest.importorskip("google.adk", reason="the adk extra (google-adk) is not installed")
+
+
 def adk_session(records: list[tuple[str, float, Any]], by_alias: bool = False) -> dict[str, Any]:
     """A real ADK session of ``(author, timestamp, content or EventCompaction)`` events, as
     ``Session.model_dump(mode="json")`` writes it."""
-    pytest.importorskip("google.adk", reason="the adk extra (google-adk) is not installed")
+    needs_adk()
     from google.adk.events import Event as AdkEvent
     from google.adk.events import EventActions
     from google.adk.events.event_actions import EventCompaction
@@ -165,6 +170,7 @@ def adk_session(records: list[tuple[str, float, Any]], by_alias: bool = False) -
 
 
 def adk_records(compaction: tuple[float, float], skewed: bool = False) -> list[tuple[str, float, Any]]:
+    needs_adk()
     from google.adk.events.event_actions import EventCompaction
     from google.genai import types as gt
 
@@ -237,7 +243,7 @@ def test_adk_timestamp_range_hiding_an_unsummarised_event_is_named(
 def test_adk_round_trips_what_the_adk_peer_writes(events: list[Event], tmp_path: Path) -> None:
     """Our events → the ADK peer's own ``Event`` objects (one per message, a batch's responses
     merged) in a real session → its dump → ``--from adk``: the same structure."""
-    pytest.importorskip("google.adk", reason="the adk extra (google-adk) is not installed")
+    needs_adk()
     from google.adk.sessions import InMemorySessionService
 
     from turncheck.models.peers.adk_compaction import adk_event
@@ -267,6 +273,7 @@ def test_adk_sliding_window_overlap_and_recompaction_lint_clean(
     """ADK's sliding window with overlap writes a second compaction whose range starts inside the
     first's: ADK keeps both, and so does the import (the second covers from after the first);
     a compaction whose range contains an earlier one's replaces it (re-compaction)."""
+    needs_adk()
     from google.adk.events.event_actions import EventCompaction
     from google.genai import types as gt
 

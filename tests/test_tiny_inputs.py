@@ -27,15 +27,9 @@ from typing import Any
 
 import pytest
 
-FORMATS = (
-    "openai-chat",
-    "openai-responses",
-    "langchain",
-    "agents-sqlite",
-    "llamaindex",
-    "anthropic",
-    "gemini",
-)
+from turncheck.models.importers import FORMATS as IMPORT_FORMATS
+
+FORMATS = tuple(IMPORT_FORMATS)  # every registered --from format, the trace formats included
 _CHAT = json.dumps([{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi there"}])
 
 

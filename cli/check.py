@@ -81,7 +81,14 @@ def check_command(
     ] = False,
     max_states: MaxStatesOpt = 2_000_000,
     max_depth: MaxDepthOpt = None,
-    timeout: TimeoutOpt = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            help="Seconds the whole check may take: the explorer first, Hypothesis in what is left; "
+            "each stops at its next step and says so.",
+        ),
+    ] = None,
     quiet: QuietOpt = False,
     fmt: FormatOpt = "table",
     database: Annotated[

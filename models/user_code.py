@@ -93,8 +93,9 @@ def _module_by_name(module_ref: str, what: str) -> Any:
         sys.path.insert(0, cwd)
     try:
         module = importlib.import_module(module_ref)
-        if isinstance(getattr(module, "__file__", None), str):
-            LOADED.add(module.__file__)
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str):
+            LOADED.add(file)
         return module
     except ImportError as exc:
         raise UnknownName(f"cannot import {what} module {module_ref!r}: {exc}") from None

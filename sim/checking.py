@@ -16,6 +16,7 @@ violated invariant gets its own shortest counterexample (:attr:`CheckReport.coun
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -214,6 +215,7 @@ class CheckReport:
                 "violated": hy.violated,
                 "steps": len(hy.actions) if hy.violated else None,
                 "goals": hy.goals,
+                "stopped": hy.stopped,
             }
         if self.counterexample is not None:
             out["counterexample"] = {
@@ -246,7 +248,8 @@ class CheckReport:
         if self.exploration is not None:
             out += ["explorer:"] + ["  " + line for line in self.exploration.lines()]
         if self.stateful is not None:
-            out.append(f"hypothesis: {self.stateful.examples} runs of up to {steps} steps, seed {seed}")
+            stop = " (stopped at --timeout)" if self.stateful.stopped else ""
+            out.append(f"hypothesis: {self.stateful.examples} runs of up to {steps} steps, seed {seed}{stop}")
         out += self._property_rows()
         if self.exploration is not None and self.exploration.worst:
             worst = ", ".join(f"{w.metric} {w.value} (depth {w.depth})" for w in self.exploration.worst)
@@ -425,6 +428,7 @@ def run_check(
     log.info("check %s: engine %s, %d properties", model.name, engine, len(props))
     log.debug("properties: %s", ", ".join(p.name for p in props))
     exploration = stateful = None
+    started = time.monotonic()
     if engine in ("explore", "both"):
         exploration = explore(
             model,
@@ -441,8 +445,9 @@ def run_check(
         )  # fmt: skip
     if engine in ("hypothesis", "both"):
         finite = tuple(p for p in props if p.expectation != "eventually")  # a finite run shows no "never"
+        left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))  # one budget
         stateful = check_stateful(
-            model, finite, max_examples=max_examples, steps=steps, seed=seed, database=database
+            model, finite, max_examples=max_examples, steps=steps, seed=seed, database=database, timeout=left
         )
         log.info("hypothesis: %d examples, violated: %s", stateful.examples, stateful.violated)
     path: ConcretePath | None = None

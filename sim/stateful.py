@@ -31,6 +31,7 @@ import contextlib
 import hashlib
 import json
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -69,6 +70,13 @@ class PropertyViolation(AssertionError):
         self.actions = tuple(actions)
 
 
+class OutOfTime(KeyboardInterrupt):
+    """Raised inside a machine once the run's time budget is spent. A ``KeyboardInterrupt``, the one
+    exception Hypothesis lets through at once — any other it takes for a failure, saves, replays
+    and then calls flaky — so the run simply ends, and :func:`check_stateful` (which alone catches
+    it) reports the examples done and the shortest violation seen."""
+
+
 @dataclass(frozen=True)
 class StatefulOutcome:
     """The verdict of one Hypothesis run over a model.
@@ -77,7 +85,8 @@ class StatefulOutcome:
     ``actions`` are then the counterexample as Hypothesis shrank it, ending at the step that
     broke the property (the explorer, when it runs, gives a shortest one). ``goals`` maps
     each ``sometimes`` goal to whether any example reached it; ``examples`` counts the machines
-    Hypothesis ran.
+    Hypothesis ran; ``stopped`` says the time budget ended the run before ``max_examples`` (a
+    violation found before then is still reported, shrunk as far as the budget allowed).
     """
 
     model: str
@@ -87,6 +96,7 @@ class StatefulOutcome:
     init: int = 0
     actions: tuple[Any, ...] = ()
     goals: dict[str, bool] = field(default_factory=dict)
+    stopped: bool = False
 
     @property
     def inconclusive(self) -> bool:
@@ -120,6 +130,8 @@ def machine_for(
     *,
     reached: set[str] | None = None,
     runs: list[int] | None = None,
+    deadline: float | None = None,
+    found: list[PropertyViolation] | None = None,
 ) -> type[RuleBasedStateMachine]:
     """Build a ``RuleBasedStateMachine`` class driving ``model``.
 
@@ -134,6 +146,11 @@ def machine_for(
         A set the machine adds reached goal names to (shared across examples of a run).
     runs
         A one-element list counting machine instances (examples run).
+    deadline
+        A ``time.monotonic()`` value past which each step raises :class:`OutOfTime`.
+    found
+        A list the machine keeps the shortest violation seen in (as the last element), so a run
+        cut short while shrinking still has its counterexample.
 
     Returns
     -------
@@ -173,6 +190,8 @@ def machine_for(
         @precondition(lambda self: bool(self.enabled))
         @rule(data=st.data())
         def act(self, data: st.DataObject) -> None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise OutOfTime
             k = data.draw(st.integers(0, len(self.enabled) - 1), label="enabled action number")
             action = self.enabled[k]
             words = _format(model, self.state, action)
@@ -186,6 +205,8 @@ def machine_for(
         @rule()
         def stutter(self) -> None:
             """Nothing is enabled (a terminal state): keep the run going without a step."""
+            if deadline is not None and time.monotonic() > deadline:
+                raise OutOfTime
 
         @invariant()
         def properties_hold(self) -> None:
@@ -193,7 +214,10 @@ def machine_for(
                 return
             for p in always:
                 if not p.holds(self.state):
-                    raise PropertyViolation(p.name, self.init, self.trace, self.steps)
+                    violation = PropertyViolation(p.name, self.init, self.trace, self.steps)
+                    if found is not None and (not found or len(found[-1].actions) > len(self.trace)):
+                        found.append(violation)
+                    raise violation
             for g in goals:
                 if g.name not in goal_set and g.holds(self.state):
                     goal_set.add(g.name)
@@ -233,6 +257,7 @@ def check_stateful(
     seed: int | None = None,
     database: str | Path | None = DEFAULT_DATABASE,
     shrink: bool = True,
+    timeout: float | None = None,
 ) -> StatefulOutcome:
     """Search ``model`` with Hypothesis and return the shrunk counterexample, if any.
 
@@ -248,6 +273,9 @@ def check_stateful(
         Directory of saved failures (tried first next time); None disables it.
     shrink
         Shrink a failure to a minimal action sequence (default).
+    timeout
+        Seconds the run may take; past them it stops at the next step (``stopped``), reporting
+        the shortest violation seen, if any.
 
     Returns
     -------
@@ -257,7 +285,9 @@ def check_stateful(
     props = tuple(model.properties()) if properties is None else tuple(properties)
     reached: set[str] = set()
     runs = [0]
-    machine = machine_for(model, props, reached=reached, runs=runs)
+    found: list[PropertyViolation] = []
+    deadline = None if timeout is None else time.monotonic() + timeout
+    machine = machine_for(model, props, reached=reached, runs=runs, deadline=deadline, found=found)
     if seed is not None:
         fixed_seed(seed)(machine)
     phases = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target]
@@ -282,6 +312,14 @@ def check_stateful(
     except PropertyViolation as exc:
         goals = {g: g in reached for g in goal_names}
         return StatefulOutcome(model.name, params, runs[0], exc.prop, exc.init, exc.actions, goals)
+    except OutOfTime:
+        goals = {g: g in reached for g in goal_names}
+        if found:
+            v = found[-1]
+            return StatefulOutcome(
+                model.name, params, runs[0], v.prop, v.init, v.actions, goals, stopped=True
+            )
+        return StatefulOutcome(model.name, params, runs[0], goals=goals, stopped=True)
     return StatefulOutcome(model.name, params, runs[0], goals={g: g in reached for g in goal_names})
 
 

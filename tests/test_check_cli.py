@@ -86,6 +86,17 @@ def test_trace_out_never_inverts_the_verdict(cli: Any, tmp_path: Path) -> None:
     assert code == 1 and "trace saved: " in out
 
 
+def test_timeout_bounds_the_hypothesis_engine_too(cli: Any) -> None:
+    """``--timeout`` is the whole check's budget: Hypothesis asked for a million runs stops at it
+    and says so (in the table and in JSON), with the verdict of what it ran."""
+    args = ("check", "trigger", "-p", "locking=mutex", "-i", "bounded-peak-turns", "--engine", "hypothesis",
+            "--max-examples", "1000000", "--timeout", "1")  # fmt: skip
+    code, out, _ = cli(*args)
+    assert code == 0 and "(stopped at --timeout)" in out, out
+    code, out, _ = cli(*args, "--format", "json")
+    assert code == 0 and json.loads(out)["hypothesis"]["stopped"] is True
+
+
 def test_default_trace_path_is_printed(cli: Any, capsys: Any, tmp_path: Path) -> None:
     code, out, _ = cli("check", "trigger", "-p", "gap=1", *FAST)
     assert code == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +119,48 @@ def test_the_machine_runs_under_the_profile_active_when_it_is_built_without_a_de
         settings.load_profile("turncheck-test-previous")
     assert built.max_examples == 7 and built.deadline is None
     assert machine_for(FlagLock(workers=2)).TestCase.settings.max_examples == previous.max_examples
+
+
+class _Counter:
+    """A counter every step adds one to; ``slow_after_failure`` makes each step after the first
+    violation take a second, so a run's time budget ends while Hypothesis is still shrinking (or
+    replaying the failure: either takes three such steps)."""
+
+    name = "counter"
+    params: dict[str, Any] = {}
+
+    def __init__(self, limit: int, step_seconds: float = 0.0, slow_after_failure: bool = False) -> None:
+        self.limit, self.step_seconds, self.slow_after_failure = limit, step_seconds, slow_after_failure
+        self.failed = False
+
+    def init_states(self) -> list[int]:
+        return [0]
+
+    def actions(self, state: int) -> list[str]:
+        return ["add"]
+
+    def step(self, state: int, action: str) -> int:
+        time.sleep(1.0 if self.failed else self.step_seconds)
+        if state + 1 >= self.limit and self.slow_after_failure:
+            self.failed = True
+        return state + 1
+
+    def properties(self) -> tuple[Property[int], ...]:
+        return (Property("below-limit", "always", lambda s: s < self.limit),)
+
+
+def test_a_timeout_ends_a_run_that_finds_nothing_at_its_next_step() -> None:
+    started = time.monotonic()
+    out = check_stateful(_Counter(10**9, step_seconds=0.01), max_examples=10**6, database=None, timeout=0.5)
+    assert out.stopped and out.violated is None and 0 < out.examples < 10**6
+    assert time.monotonic() - started < 0.5 + 5  # one 0.01 s step past the budget, and slack for load
+
+
+def test_a_violation_found_before_the_timeout_is_reported_though_shrinking_was_cut_short() -> None:
+    out = check_stateful(_Counter(3, slow_after_failure=True), max_examples=10**6, database=None, timeout=2.0)
+    assert out.stopped and out.violated == "below-limit" and len(out.actions) >= 3
+
+
+def test_without_a_timeout_the_run_is_not_stopped() -> None:
+    out = check_stateful(_Counter(10**9), max_examples=5, steps=3, database=None)
+    assert not out.stopped and out.examples >= 5

@@ -16,13 +16,14 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 
-from benchmarks import check, peers, projector, store, stress, testbench, trigger
+from benchmarks import check, demo_cost, peers, projector, store, stress, testbench, trigger
 from turncheck.models.errors import UnknownName
 
 Benchmark = Callable[[str], Iterable[str]]
 
 BENCHMARKS: dict[str, Benchmark] = {
     "check": check.run,
+    "demo": demo_cost.run,
     "peers": peers.run,
     "projector": projector.run,
     "store": store.run,

@@ -64,6 +64,7 @@ CHECKS: tuple[tuple[str, dict[str, str], tuple[str, ...], str, str], ...] = (
     ),
 )
 CHECK_EXAMPLES = {"full": 500, "quick": 100, "tiny": 25}
+WRITING = "plots and report"  # the last phase's progress label, and its row in cli/demo_cost.py
 
 
 @dataclass(frozen=True)
@@ -332,8 +333,10 @@ def run_demo(
     scale: str = "quick",
     jobs: int = 1,
     progress_for: Callable[[str], Callable[[int, int], None]] | None = None,
+    announce: Callable[[str], None] | None = None,
 ) -> DemoRun:
-    """Run every step, write results, traces, plots (PNG+SVG) and ``report.html`` under ``out``.
+    """Run every step, write results, traces, plots (PNG+SVG) and ``report.html`` under ``out``;
+    ``announce`` is first given the line saying how long the run will take (:func:`cost_line`).
 
     Raises
     ------
@@ -352,6 +355,8 @@ def run_demo(
     bars = progress_for or (lambda label: no_progress)
     started = time.perf_counter()
     steps, skips = plan(scale)
+    if announce is not None:
+        announce(cost_line(scale, steps, jobs))
     run = DemoRun(root, scale, skips=skips)
     if jobs == 1:
         for i, step in enumerate(steps, start=1):
@@ -362,12 +367,43 @@ def run_demo(
         )
     before = _present(root)
     try:
-        _write_outputs(run, bars("plots and report"))
+        _write_outputs(run, bars(WRITING))
     except BaseException:  # interrupted or failed while writing: take back only what this run made
         _remove_new(root, before)
         raise
     run.seconds = time.perf_counter() - started
     return run
+
+
+def cost_line(scale: str, steps: Sequence[Step], jobs: int = 1) -> str:
+    """How long the run will take, from the CPU each step took when last measured
+    (``cli/demo_cost.py``, written by ``benchmarks/demo_cost.py``). A scenario whose parameters are
+    refused here (an extra not installed) will be skipped and costs nothing; steps with no figure
+    (a model registered since, a changed preset) are named as not measured, never guessed."""
+    from turncheck.cli.demo_cost import CPU_SECONDS
+
+    known = CPU_SECONDS.get(scale, {})
+    refused = 0
+    labels = [WRITING]
+    for step in steps:
+        try:
+            if step.kind == "scenario":
+                parse_params(get_scenario(step.name), dict(step.params))
+            labels.append(step.label)
+        except TurncheckError:
+            refused += 1
+    measured = [known[label] for label in labels if label in known]
+    head = f"demo at {scale} scale: {len(steps)} steps" + (
+        f", {refused} to be skipped here" if refused else ""
+    )
+    if not measured:
+        return f"{head}; their cost at this scale was never measured (python benchmarks/demo_cost.py {scale})"
+    spread = f", over {jobs} workers" if jobs > 1 else ""
+    missing = len(labels) - len(measured)
+    tail = f" for the measured ones, {missing} step(s) not measured" if missing else ""
+    return (
+        f"{head}, about {sum(measured):.0f} s of CPU{spread}{tail} (as measured by benchmarks/demo_cost.py)"
+    )
 
 
 _OWN = ("results", "traces", "plots")

@@ -37,7 +37,9 @@ def demo_command(
     from turncheck.cli.demo import run_demo
 
     check_output_dir(out)
-    run = run_demo(out, scale, jobs, progress_for=lambda label: progress_for(label, quiet or fmt == "json"))
+    quiet = quiet or fmt == "json"
+    announce = None if quiet else lambda line: print(line, file=sys.stderr, flush=True)
+    run = run_demo(out, scale, jobs, progress_for=lambda label: progress_for(label, quiet), announce=announce)
     if fmt == "json":
         print_json(run.to_json(), indent=1)
     else:

@@ -171,3 +171,48 @@ def test_a_demo_interrupted_while_writing_leaves_the_folder_as_it_found_it(
     with pytest.raises(KeyboardInterrupt):
         demo.run_demo(tmp_path / "new", "tiny")
     assert not (tmp_path / "new").exists()
+
+
+def test_every_step_the_demo_plans_has_a_measured_cost_and_no_stale_row_is_kept() -> None:
+    """cli/demo_cost.py is generated (benchmarks/demo_cost.py --write): a preset, check or scenario
+    changed without a new measurement fails here, so the start line never sums stale figures."""
+    from benchmarks.demo_cost import MEASURED
+    from turncheck.cli.demo import WRITING
+    from turncheck.cli.demo_cost import CPU_SECONDS
+
+    assert set(CPU_SECONDS) == set(MEASURED)
+    for scale in MEASURED:
+        assert list(CPU_SECONDS[scale]) == [s.label for s in plan(scale)[0]] + [WRITING], scale
+
+
+def test_the_start_line_counts_refused_steps_as_skipped_and_names_unmeasured_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from turncheck.cli.demo import WRITING, Step, cost_line
+
+    steps = [
+        Step("scenario", "projection"),
+        Step("scenario", "framing", (("records", "-5"),)),
+        Step("check", "x"),
+    ]
+    table = {"quick": {"scenario projection": 2.0, WRITING: 3.0, "scenario framing records=-5": 50.0}}
+    monkeypatch.setattr("turncheck.cli.demo_cost.CPU_SECONDS", table)
+    line = cost_line("quick", steps)
+    assert line.startswith(
+        "demo at quick scale: 3 steps, 1 to be skipped here, about 5 s of CPU for the measured"
+    )
+    assert "1 step(s) not measured" in line
+    assert "never measured" in cost_line("full", steps)
+
+
+def test_the_demo_says_at_its_start_how_long_it_will_take(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from turncheck.cli.demo import Step, cost_line
+
+    one = [Step("scenario", "projection")]
+    monkeypatch.setattr("turncheck.cli.demo.plan", lambda scale: (one, []))
+    code, _, err = cli("demo", "--scale", "quick", "-o", str(tmp_path / "d"))
+    assert code == 0 and err.splitlines()[0] == cost_line("quick", one), err
+    code, _, err = cli("demo", "--scale", "quick", "-o", str(tmp_path / "e"), "-q")
+    assert code == 0 and err == ""

@@ -96,7 +96,7 @@ def run(scale: str = "full") -> list[str]:
     bound = worst_case_peak(params["writers"], params["gap"], params["max_turns"], "none")
     say(f"  explored worst-case peak {result.worst_of('peak_turns')}, closed form M + 2·A·G − 1 = {bound}")
 
-    unlocked = build_model("trigger", {"locking": "none", "gap": 1})
+    unlocked = build_model("trigger", {"locking": "none", "gap": 1, "turns": 4})
     times, lengths = [], []
     for seed in range(5 if full else 3):
         t0 = time.perf_counter()

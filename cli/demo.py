@@ -235,7 +235,7 @@ def checks_result(outcomes: Sequence[Outcome], traces: dict[int, Path], out: Pat
     table = Table(
         "checks", "Model checking: the unlocked trigger fails, the locked one passes", columns, tuple(rows),
         "Each check runs the exhaustive explorer and Hypothesis on the trigger model (writers=2, maxTurns=2, "
-        "4 turns per writer). A failing check saves its counterexample as a trace that `turncheck replay` "
+        "writers that never stop). A failing check saves its counterexample as a trace that `turncheck replay` "
         "re-executes; the timeline plot below it is drawn from that trace.",
     )  # fmt: skip
     return ScenarioResult("checks", {"checks": [o.step.label for o in outcomes if o.check]}, 0, (table,),

@@ -106,13 +106,15 @@ successors of one state (W states of W names each) take well under a second, so 
 @dataclass(frozen=True)
 class TriggerParams:
     """The configuration: writers ``W`` (= arrivals per slot ``A``), gap ``G``, ``maxTurns``,
-    the locking strategy, and the turns each writer appends in all (0: unbounded)."""
+    the locking strategy, and the turns each writer appends in all. ``turns`` is 0 (unbounded:
+    writers that never stop) by default, because a starvation is an infinite run — with a bound
+    the writers finish and a starved compaction commits after them."""
 
     writers: int = 2
     gap: int = 1
     max_turns: int = 2
     locking: str = "none"
-    turns: int = 4
+    turns: int = 0
 
     def __post_init__(self) -> None:
         if isinstance(self.writers, bool) or not isinstance(self.writers, int) or self.writers < 1:
@@ -190,7 +192,7 @@ class TriggerModel(ProtocolModel[State, Action]):
     name = "trigger"
 
     def __init__(
-        self, writers: int = 2, gap: int = 1, max_turns: int = 2, locking: str = "none", turns: int = 4
+        self, writers: int = 2, gap: int = 1, max_turns: int = 2, locking: str = "none", turns: int = 0
     ) -> None:
         p = TriggerParams(writers, gap, max_turns, locking, turns)
         self.config = p

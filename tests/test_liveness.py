@@ -372,8 +372,10 @@ def test_with_unbounded_writers_a_due_compaction_runs_under_every_other_strategy
 
 
 def test_the_cas_lasso_is_printed_saved_and_replays(cli: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    """Issue 28's command as written: the default trigger's writers never stop (``turns=0``),
+    so the starvation of the compaction under ``cas`` is found without a parameter for it."""
     monkeypatch.chdir(tmp_path)
-    args = ("check", "trigger", "--param", "locking=cas", "--param", "turns=0", "--engine", "explore")
+    args = ("check", "trigger", "--param", "locking=cas", "--engine", "explore")
     code, out, _err = cli(*args, "--trace-out", "t.json")
     assert (
         code == 1 and "due-compaction-runs    eventually  violated: lasso of 7 steps to a 7-step loop" in out
@@ -387,6 +389,27 @@ def test_the_cas_lasso_is_printed_saved_and_replays(cli: Any, tmp_path: Path, mo
     assert "still fails the same way: due-compaction-runs never holds on the loop" in out
     page = Path("t.html").read_text()
     assert "steps 22–28 repeat for ever: step 28 is back in the class of the state after step 21" in page
+
+
+@pytest.mark.parametrize(("locking", "code"), [("cas", 1), ("mutex", 0), ("append-sync", 0)])
+def test_the_due_compaction_checked_alone_fails_only_under_cas(
+    cli: Any, tmp_path: Path, monkeypatch: Any, locking: str, code: int
+) -> None:
+    """``-i due-compaction-runs`` leaves out the safety invariants (``mutex`` breaks
+    ``within-max-turns`` by design), so the exit status is the liveness verdict alone: the
+    compaction starves under ``cas`` (a lasso of failing commits), never under the locks."""
+    monkeypatch.chdir(tmp_path)
+    only = ("-i", "due-compaction-runs", "--engine", "explore", "--trace-out", "t.json")
+    ran = cli("check", "trigger", "--param", f"locking={locking}", *only)
+    assert ran.code == code
+    if code:
+        assert "due-compaction-runs  eventually  violated: lasso of 7 steps to a 7-step loop" in ran.out
+        assert "counterexample: due-compaction-runs never holds — a lasso of" in ran.out
+        assert "commit fails (turns appended since the read)" in " ".join(ran.out.split())
+        assert "FAIL: due-compaction-runs is violated" in ran.out and Path("t.json").is_file()
+    else:
+        assert "due-compaction-runs  eventually  holds" in ran.out and "lasso" not in ran.out
+        assert ran.out.rstrip().endswith("every eventually-property holds on every fair run")
 
 
 # -- the catalogue's liveness models ----------------------------------------------------------------

@@ -11,7 +11,7 @@ from turncheck.models.catalog import MODELS, build_model
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.invariants import BOUNDED_PEAK_TURNS
 from turncheck.models.locking import LOCKING_NAMES, LOCKINGS, turns_to_reach_worst_case, worst_case_peak
-from turncheck.models.trigger import TriggerModel, TriggerParams, TriggerState
+from turncheck.models.trigger import WRITERS_FINISH, TriggerModel, TriggerParams, TriggerState
 from turncheck.models.trigger_slots import drive_slots, fast_slots
 
 
@@ -98,7 +98,7 @@ def test_none_exceeds_max_turns_when_turns_arrive_in_the_gap() -> None:
 
 
 def test_properties_and_metrics() -> None:
-    model = TriggerModel(writers=2, gap=1, max_turns=2, locking="none")
+    model = TriggerModel(writers=2, gap=1, max_turns=2, locking="none", turns=4)
     props = {p.name: p for p in model.properties()}
     assert props[BOUNDED_PEAK_TURNS].expectation == "always"
     (s,) = model.init_states()
@@ -132,6 +132,10 @@ def test_catalog_builds_from_strings_and_refuses_bad_input() -> None:
     assert "trigger" in MODELS
     m = build_model("trigger", {"writers": "3", "gap": "0", "max-turns": "4", "locking": "mutex"})
     assert m.params["writers"] == 3 and m.params["max_turns"] == 4 and m.params["locking"] == "mutex"
+    # writers are unbounded by default (the starvation under cas and the seed's row need it):
+    # so the default has no writers-finish property
+    default = build_model("trigger")
+    assert default.params["turns"] == 0 and WRITERS_FINISH not in {p.name for p in default.properties()}
     with pytest.raises(BadParameter, match="gap"):
         build_model("trigger", {"gap": "-1"})
     with pytest.raises(BadParameter, match="writers"):

@@ -194,3 +194,69 @@ def _command_lines(page: str) -> list[str]:
 def test_every_turncheck_command_in_the_docs_exists(page: str) -> None:
     for line in _command_lines(page):
         _check_command_line(line)
+
+
+# -- the runner can fail --------------------------------------------------------------------------
+
+SELF_TEST = f"""
+```console
+$ turncheck --version
+turncheck {turncheck.__version__}
+$ turncheck --version
+turncheck 0.0.0-not-this
+$ turncheck lint no-such-file.jsonl
+```
+
+```python
+import docs.tools  # the repository's doc tooling: in the checkout, not in the wheel
+```
+"""
+
+
+@pytest.fixture(scope="module")
+def self_test(
+    tmp_path_factory: pytest.TempPathFactory, wheel_venv: Path, built_wheel: Path
+) -> tuple[list[doc_pages.Step], list[dict[str, Any]]]:
+    steps = doc_pages.read("self-test.md", SELF_TEST)
+    return steps, doc_pages.run(
+        steps, doc_pages.scratch(tmp_path_factory.mktemp("self-test")), wheel_venv, built_wheel
+    )
+
+
+def test_the_runner_fails_on_a_line_not_printed(
+    self_test: tuple[list[doc_pages.Step], list[dict[str, Any]]],
+) -> None:
+    steps, results = self_test
+    assert doc_pages.check("self-test.md", steps[:1], results[:1]) == 1
+    with pytest.raises(AssertionError, match="did not print 'turncheck 0.0.0-not-this'"):
+        doc_pages.check("self-test.md", steps[1:2], results[1:2])
+    with pytest.raises(AssertionError, match="no-such-file.jsonl exited 2"):  # shows nothing, yet fails
+        doc_pages.check("self-test.md", steps[2:3], results[2:3])
+
+
+def test_a_block_that_works_only_from_the_checkout_fails_in_the_venv(
+    self_test: tuple[list[doc_pages.Step], list[dict[str, Any]]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same block runs in this process (the checkout is on ``sys.path``) and fails in the venv."""
+    steps, results = self_test
+    with pytest.raises(AssertionError, match="ModuleNotFoundError: No module named 'docs'"):
+        doc_pages.check("self-test.md", steps[3:], results[3:])
+    monkeypatch.chdir(doc_pages.scratch(tmp_path))
+    assert doc_pages.run(steps[3:], tmp_path) == [{"error": None}]
+
+
+def test_whole_output_is_every_line_but_those_elided() -> None:
+    printed = ["head", "middle", "tail 1.2s"]
+    assert doc_pages.shown_in(printed, ["head", "tail ..."], whole=False) is None
+    assert doc_pages.shown_in(printed, ["head", "...", "tail ..."], whole=True) is None
+    assert doc_pages.shown_in(printed, ["head", "mid..."], whole=True) is None  # a last '...' ends it
+    assert (
+        doc_pages.shown_in(printed, ["head", "tail ..."], whole=True) == "did not print 'tail ...' as line 2"
+    )
+    assert (
+        doc_pages.shown_in(printed, ["head", "middle"], whole=True)
+        == "printed more than is shown: 'tail 1.2s'"
+    )
+    assert doc_pages.shown_in(printed, ["middle", "head"], whole=False) == "did not print 'head'"

@@ -65,17 +65,24 @@ class Step:
 
 
 def install_line(line: str) -> tuple[set[str], list[str]]:
-    """The extras and the other packages a ``pip install`` line names (``.``, ``-e .`` and
-    ``.[x,y]`` stand for turncheck; ``-c FILE``/``-r FILE`` name files, not packages)."""
+    """The extras of turncheck and the other packages a ``pip install`` line names (``.``,
+    ``-e .``, ``.[x,y]``, ``turncheck[x]`` are turncheck; ``-c FILE``/``-r FILE`` name files)."""
     words = shlex.split(line)[2:]
-    named = [w for i, w in enumerate(words) if not w.startswith("-") and words[i - 1 : i] not in (["-c"], ["-r"])]
-    extras = {e for w in named for group in re.findall(r"^\.\[([\w,-]+)\]$", w) for e in group.split(",")}
-    return extras, [w for w in named if not w.startswith(".")]
+    files = {i + 1 for i, w in enumerate(words) if w in ("-c", "-r")}
+    named = [w for i, w in enumerate(words) if not w.startswith("-") and i not in files]
+    ours = [m for m in (re.match(r"^(?:\.|turncheck)(?:\[([\w,-]+)\])?$", w) for w in named) if m]
+    extras = {e for m in ours if m.group(1) for e in m.group(1).split(",")}
+    return extras, [w for w in named if not re.match(r"^(?:\.|turncheck)(?:\[|$)", w)]
+
+
+def setup_lines(code: str) -> list[str]:
+    """The commands of a ``bash`` block: continued lines joined, comments dropped, ``&&`` split."""
+    lines = (raw.split("#", 1)[0] for raw in code.replace("\\\n", " ").splitlines())
+    return [part.strip() for line in lines for part in line.split("&&") if part.strip()]
 
 
 def install_lines(code: str) -> list[str]:
-    lines = (raw.split("#", 1)[0].strip() for raw in code.replace("\\\n", " ").splitlines())
-    return [p.strip() for line in lines for p in line.split("&&") if p.strip().startswith("pip install")]
+    return [line for line in setup_lines(code) if line.startswith("pip install")]
 
 
 def page_extras(text: str) -> set[str]:

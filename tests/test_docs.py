@@ -104,20 +104,14 @@ def _check_setup(page: str) -> Callable[[str, str], None]:
         if lang == "yaml" and page == "config.md":
             return
         assert lang in ("bash", "sh"), f"{page}: a {lang or 'plain'} block that nothing runs"
-        for raw in block.replace("\\\n", " ").splitlines():
-            line = raw.split("#", 1)[0].strip()
-            for part in (p.strip() for p in line.split("&&") if p.strip()):
-                if part.startswith("pip install"):
-                    extras = re.findall(r"\[([\w,\[\]-]+)\]", part)
-                    for group in extras:
-                        for extra in group.split(","):
-                            assert extra in _pyproject_extras() | {"distributed"}, (
-                                f"no extra {extra!r}: {part}"
-                            )
-                elif part.startswith("turncheck "):
-                    _check_command_line(part)
-                else:
-                    assert part.startswith(SETUP_COMMANDS), f"unchecked setup line: {part!r}"
+        for part in doc_pages.setup_lines(block):
+            if part.startswith("pip install"):
+                unknown = doc_pages.install_line(part)[0] - _pyproject_extras()
+                assert not unknown, f"no extra {sorted(unknown)}: {part}"
+            elif part.startswith("turncheck "):
+                _check_command_line(part)
+            else:
+                assert part.startswith(SETUP_COMMANDS), f"unchecked setup line: {part!r}"
 
     return check
 

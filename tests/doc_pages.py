@@ -1,4 +1,5 @@
-"""Docs pages run as written: the one runner of tests/test_docs.py and tests/test_your_agent_doc.py.
+"""Docs pages run as written: the one runner of tests/test_docs.py, tests/test_your_agent_doc.py
+and tests/test_exec_protocol.py.
 
 A page is read into steps, the steps run by :mod:`doc_driver` — in a fresh venv holding the built
 wheel (``wheel_venv``), one process per page, in a scratch folder holding a copy of the
@@ -17,8 +18,8 @@ and what each command printed is checked against what the page shows:
   printed, spacing and timings aside (pytest's layout is pytest's, and varies by version).
 * ``python`` blocks run in order, one namespace per page: their ``assert`` lines are the figures
   the page states. A block whose first line is ``# PATH.py`` is that committed file, line for line
-  after it, and is not run; on a page in :data:`EXCERPTS` every other block is a verbatim excerpt
-  of the file named there.
+  after it, and is not run; on a page in :data:`EXCERPTS` every other block of the language named
+  there (python, javascript) is a verbatim excerpt of the file named there.
 * a ``toml`` block opening with ``# NAME.toml`` is written to the scratch folder before the blocks
   after it run; a ``bash`` line ``pip install . PKG…`` installs what the venv lacks (``.`` and
   ``-e .`` are the wheel the venv already holds). Any other block kind is the caller's to check
@@ -44,8 +45,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
 GENERATED = re.compile(r"<!-- figures .*?<!-- /figures -->", re.S)  # checked by tests/test_doc_figures.py
-WHOLE = {"your-agent.md"}
-EXCERPTS = {"your-agent.md": "examples/your-agent/trim.py"}
+WHOLE = {"your-agent.md", "exec-protocol.md"}
+EXCERPTS = {("your-agent.md", "python"): "examples/your-agent/trim.py",
+            ("exec-protocol.md", "javascript"): "examples/exec/keep_last.mjs"}  # fmt: skip
 TOOLS = ("pip", "pytest")
 DRIVER = Path(doc_driver.__file__)
 
@@ -95,15 +97,17 @@ def read(page: str, text: str, setup: Callable[[str, str], None] | None = None) 
     """The steps of a page's blocks, in order; files it shows are checked here."""
     steps: list[Step] = []
     module = f"docs_{page.replace('-', '_').removesuffix('.md')}"
-    excerpts = (ROOT / EXCERPTS[page]).read_text(encoding="utf-8") if page in EXCERPTS else None
     for n, (lang, code) in enumerate(blocks(text)):
         first, _, rest = code.partition("\n")
         if lang == "python" and first.startswith("# ") and first.endswith(".py"):
             assert (ROOT / first[2:]).read_text(encoding="utf-8") == rest, (
                 f"{page}: {first[2:]} is not as shown"
             )
-        elif lang == "python" and excerpts is not None:
-            assert code in excerpts, f"{page}: snippet is not in {EXCERPTS[page]}:\n{code}"
+        elif (page, lang) in EXCERPTS:
+            source = EXCERPTS[page, lang]
+            assert code in (ROOT / source).read_text(encoding="utf-8"), (
+                f"{page}: snippet is not in {source}:\n{code}"
+            )
         elif lang == "python":
             steps.append(Step({"python": code, "name": f"{page} (python block {n + 1})", "module": module}))
         elif lang == "console":

@@ -23,6 +23,7 @@ are imported here.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
 import json
 import os
@@ -65,15 +66,13 @@ def run(steps: list[dict[str, Any]], module: str, venv: dict[str, str] | None = 
 
 
 def _tool(argv: list[str], venv: dict[str, str]) -> dict[str, Any]:
+    """pip changes the venv: alone; a pytest run reads it: beside others, never during a pip."""
     if argv[:2] == ["pip", "install"]:
-        args = [venv["wheel"] if a == "." else a for a in argv[2:]]
+        args = [venv["wheel"] if a == "." else a for a in argv[2:] if a != "-e"]
         argv = ["pip", "install", "-q", "-c", venv["constraints"], *args]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH", "VIRTUAL_ENV"))}
-    with open(venv["lock"], "w") as lock:
-        if argv[0] == "pip":
-            import fcntl
-
-            fcntl.flock(lock, fcntl.LOCK_EX)
+    with open(venv["lock"], "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if argv[0] == "pip" else fcntl.LOCK_SH)
         done = subprocess.run([venv["python"], "-m", *argv], env=env, capture_output=True, text=True,
                               timeout=600)  # fmt: skip
     return {"out": done.stdout, "err": done.stderr, "code": done.returncode}

@@ -1,7 +1,9 @@
 """Fixtures every test module may use: the command line run in-process, and a real browser.
 
 No ``sys.path`` edits: the package is installed (``pip install -e .``), so tests import
-``turncheck.*`` like any user, and no test module imports another.
+``turncheck.*`` like any user, and no test module imports another; what two of them share is a
+module of tests/ that is not a test (``doc_pages``, the docs runner, and ``doc_driver``, its half
+that runs in the fresh venv).
 
 Entry-point plugins are switched off for the whole suite (``TURNCHECK_PLUGINS=0``, set in
 ``os.environ`` before anything imports turncheck's command line, so every subprocess a test starts

@@ -1,14 +1,9 @@
 """The documentation site: it builds with ``mkdocs build --strict``, its API reference covers every
-public name, and its code blocks run.
+public name, and its code blocks run as a user who installed turncheck runs them.
 
-* ``python`` blocks of the guide pages run in order, one namespace per page, in a scratch
-  directory (with a copy of ``examples/``): their ``assert`` lines are the figures the page states.
-* ``console`` blocks are ``$ turncheck …`` commands followed by what they print; each command runs
-  through :func:`turncheck.cli.app.main` in that scratch directory and every line shown must
-  appear, in order, in what it printed (a ``...`` line elides lines, a trailing ``...`` the end of
-  a line, such as a timing).
-* a ``toml`` block opening with ``# pyproject.toml`` is written to the scratch directory's
-  ``pyproject.toml`` before the blocks after it run.
+* The guide pages' ``python``, ``console`` and ``toml`` blocks run through :mod:`doc_pages` (the
+  one docs runner; its docstring gives the rules): in the fresh venv of the built wheel, one
+  process per page — or, for a page whose install line names extras, in this process.
 * ``bash``/``sh`` blocks are setup: ``pip install`` lines must name extras ``pyproject.toml``
   declares, ``turncheck`` lines must name real commands and options, anything else must be one of
   the few setup commands listed here (a new kind of line fails until it is checked).
@@ -21,33 +16,34 @@ from __future__ import annotations
 import importlib.util
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import doc_pages
 import pytest
 import typer
 
 import turncheck
-from turncheck.cli.app import app, main
+from turncheck.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 RUN_PAGES = ("index.md", "getting-started.md", "concepts.md", "own-agent.md", "scale-out.md", "viewer.md",
              "races.md", "known-failures.md", "config.md")  # fmt: skip
 SETUP_COMMANDS = ("python -m pytest", "mkdocs build --strict", "dask scheduler ", "dask worker ")
-FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
+EXTRA_MODULES = {"dask": ("distributed",)}  # what a page run in this process needs of its extras
 
 
-GENERATED = re.compile(r"<!-- figures .*?<!-- /figures -->", re.S)  # checked by tests/test_doc_figures.py
+def _text(page: str) -> str:
+    return (DOCS / page).read_text(encoding="utf-8")
 
 
 def blocks(page: str) -> list[tuple[str, str]]:
-    text = GENERATED.sub("", (DOCS / page).read_text(encoding="utf-8"))
-    return [(m.group(1), m.group(2)) for m in FENCE.finditer(text)]
+    return doc_pages.blocks(_text(page))
 
 
 def all_pages() -> list[str]:
@@ -95,89 +91,55 @@ def test_every_page_is_in_the_nav() -> None:
 # -- the code blocks run --------------------------------------------------------------------------
 
 
-@pytest.fixture()
-def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    shutil.copytree(ROOT / "examples", tmp_path / "examples")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
-def _run_console(block: str, capsys: pytest.CaptureFixture[str]) -> None:
-    commands: list[tuple[str, list[str]]] = []
-    for line in block.splitlines():
-        if line.startswith("$ "):
-            commands.append((line[2:], []))
-        else:
-            assert commands, f"output before any command: {line!r}"
-            commands[-1][1].append(line)
-    for command, shown in commands:
-        argv = shlex.split(command)
-        assert argv[0] == "turncheck", command
-        capsys.readouterr()
-        main(argv[1:])
-        printed = capsys.readouterr().out.splitlines()
-        at = 0
-        for want in (s for s in shown if s != "..."):
-            while at < len(printed) and not _shows(printed[at], want):
-                at += 1
-            assert at < len(printed), f"{command!r} did not print {want!r}; it printed:\n" + "\n".join(
-                printed
-            )
-            at += 1
-
-
-def _shows(printed: str, want: str) -> bool:
-    """A shown line equals the printed one; a trailing ``...`` elides what varies (timings)."""
-    if want.endswith("..."):
-        return printed.startswith(want[:-3].rstrip())
-    return printed.rstrip() == want.rstrip()
-
-
 def _pyproject_extras() -> set[str]:
     data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     return set(data["project"]["optional-dependencies"])
 
 
-def _check_setup(block: str) -> None:
-    for raw in block.replace("\\\n", " ").splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        for part in (p.strip() for p in line.split("&&")):
+def _check_setup(page: str) -> Callable[[str, str], None]:
+    """The blocks :mod:`doc_pages` leaves to this page: ``bash``/``sh`` setup lines, and the
+    workflow and pre-commit ``yaml`` of config.md (run by tests/test_ci_gate.py)."""
+
+    def check(lang: str, block: str) -> None:
+        if lang == "yaml" and page == "config.md":
+            return
+        assert lang in ("bash", "sh"), f"{page}: a {lang or 'plain'} block that nothing runs"
+        for part in doc_pages.setup_lines(block):
             if part.startswith("pip install"):
-                extras = re.findall(r"\[([\w,\[\]-]+)\]", part)
-                for group in extras:
-                    for extra in group.split(","):
-                        assert extra in _pyproject_extras() | {"distributed"}, f"no extra {extra!r}: {part}"
+                unknown = doc_pages.install_line(part)[0] - _pyproject_extras()
+                assert not unknown, f"no extra {sorted(unknown)}: {part}"
             elif part.startswith("turncheck "):
                 _check_command_line(part)
             else:
                 assert part.startswith(SETUP_COMMANDS), f"unchecked setup line: {part!r}"
 
+    return check
 
-@pytest.mark.parametrize("page", RUN_PAGES)
-def test_code_blocks_run(page: str, scratch: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    namespace: dict[str, Any] = {"__name__": f"docs_{page.replace('-', '_').removesuffix('.md')}"}
-    ran = 0
-    for lang, code in blocks(page):
-        if lang == "python":
-            if "import distributed" in code and importlib.util.find_spec("distributed") is None:
-                pytest.skip("optional extra dask[distributed] is not installed")
-            exec(compile(code, f"{page} (python block)", "exec"), namespace)  # noqa: S102
-        elif lang == "console":
-            _run_console(code, capsys)
-        elif lang in ("bash", "sh"):
-            _check_setup(code)
-        elif lang == "toml":  # a file the page's commands read, named on its first line
-            name = code.splitlines()[0].removeprefix("# ").strip()
-            assert name.endswith(".toml") and "/" not in name, f"{page}: a toml block starts '# NAME.toml'"
-            (scratch / name).write_text(code, encoding="utf-8")
-        elif lang == "yaml" and page == "config.md":
-            pass  # the workflow and the pre-commit configuration: run by tests/test_ci_gate.py
-        else:
-            raise AssertionError(f"{page}: a {lang or 'plain'} block that nothing runs")
-        ran += 1
-    assert ran > 0
+
+@pytest.mark.parametrize("page", [p for p in RUN_PAGES if not doc_pages.page_extras(_text(p))])
+def test_code_blocks_run_from_a_fresh_venv(
+    page: str, tmp_path: Path, wheel_venv: Path, built_wheel: Path
+) -> None:
+    """The page's blocks in one process of the fresh ``wheel_venv`` (the built wheel, no extras,
+    no checkout on ``sys.path``): a command that works only from the checkout fails here."""
+    doc_pages.run_page(page, doc_pages.scratch(tmp_path), wheel_venv, built_wheel, _check_setup(page))
+
+
+@pytest.mark.parametrize("page", [p for p in RUN_PAGES if doc_pages.page_extras(_text(p))])
+def test_code_blocks_run_with_their_extras(
+    page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page whose install line names extras runs in this process, where every extra of the
+    test command is installed, and skips naming the extra where it is not. Why not a second
+    venv holding the extras: for scale-out.md (``.[dask]``, the only such page with blocks to run;
+    index.md's developer line names every extra, and its blocks are all setup) installing
+    ``dask[distributed]`` costs about 11 s a run (8.5 s for its packages from pip's cache, plus the
+    venv), for blocks that take 1.5 s and use only turncheck's public API and ``distributed``."""
+    for extra in doc_pages.page_extras(_text(page)):
+        for module in EXTRA_MODULES.get(extra, ()):
+            pytest.importorskip(module, reason=f"optional extra {extra} is not installed")
+    monkeypatch.chdir(doc_pages.scratch(tmp_path))
+    doc_pages.run_page(page, tmp_path, setup=_check_setup(page))
 
 
 # -- every turncheck command line in the docs is a real command ---------------------------------
@@ -228,7 +190,67 @@ def test_every_turncheck_command_in_the_docs_exists(page: str) -> None:
         _check_command_line(line)
 
 
-def test_the_console_runner_fails_on_a_line_not_printed(capsys: pytest.CaptureFixture[str]) -> None:
-    _run_console(f"$ turncheck --version\nturncheck {turncheck.__version__}\n", capsys)
-    with pytest.raises(AssertionError, match="did not print"):
-        _run_console("$ turncheck --version\nturncheck 0.0.0-not-this\n", capsys)
+# -- the runner can fail --------------------------------------------------------------------------
+
+SELF_TEST = f"""
+```console
+$ turncheck --version
+turncheck {turncheck.__version__}
+$ turncheck --version
+turncheck 0.0.0-not-this
+$ turncheck lint no-such-file.jsonl
+```
+
+```python
+import docs.tools  # the repository's doc tooling: in the checkout, not in the wheel
+```
+"""
+
+
+@pytest.fixture(scope="module")
+def self_test(
+    tmp_path_factory: pytest.TempPathFactory, wheel_venv: Path, built_wheel: Path
+) -> tuple[list[doc_pages.Step], list[dict[str, Any]]]:
+    steps = doc_pages.read("self-test.md", SELF_TEST)
+    return steps, doc_pages.run(
+        steps, doc_pages.scratch(tmp_path_factory.mktemp("self-test")), wheel_venv, built_wheel
+    )
+
+
+def test_the_runner_fails_on_a_line_not_printed(
+    self_test: tuple[list[doc_pages.Step], list[dict[str, Any]]],
+) -> None:
+    steps, results = self_test
+    assert doc_pages.check("self-test.md", steps[:1], results[:1]) == 1
+    with pytest.raises(AssertionError, match="did not print 'turncheck 0.0.0-not-this'"):
+        doc_pages.check("self-test.md", steps[1:2], results[1:2])
+    with pytest.raises(AssertionError, match="no-such-file.jsonl exited 2"):  # shows nothing, yet fails
+        doc_pages.check("self-test.md", steps[2:3], results[2:3])
+
+
+def test_a_block_that_works_only_from_the_checkout_fails_in_the_venv(
+    self_test: tuple[list[doc_pages.Step], list[dict[str, Any]]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same block runs in this process (the checkout is on ``sys.path``) and fails in the venv."""
+    steps, results = self_test
+    with pytest.raises(AssertionError, match="ModuleNotFoundError: No module named 'docs'"):
+        doc_pages.check("self-test.md", steps[3:], results[3:])
+    monkeypatch.chdir(doc_pages.scratch(tmp_path))
+    assert doc_pages.run(steps[3:], tmp_path) == [{"error": None}]
+
+
+def test_whole_output_is_every_line_but_those_elided() -> None:
+    printed = ["head", "middle", "tail 1.2s"]
+    assert doc_pages.shown_in(printed, ["head", "tail ..."], whole=False) is None
+    assert doc_pages.shown_in(printed, ["head", "...", "tail ..."], whole=True) is None
+    assert doc_pages.shown_in(printed, ["head", "mid..."], whole=True) is None  # a last '...' ends it
+    assert (
+        doc_pages.shown_in(printed, ["head", "tail ..."], whole=True) == "did not print 'tail ...' as line 2"
+    )
+    assert (
+        doc_pages.shown_in(printed, ["head", "middle"], whole=True)
+        == "printed more than is shown: 'tail 1.2s'"
+    )
+    assert doc_pages.shown_in(printed, ["middle", "head"], whole=False) == "did not print 'head'"

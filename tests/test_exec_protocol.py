@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import shutil
 import sys
 import time
@@ -254,33 +253,19 @@ def test_an_exec_strategy_is_code_a_trace_never_runs() -> None:
 
 
 @needs_node
-def test_the_page_runs_as_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """docs/exec-protocol.md: each console block prints exactly what it shows, the Python block
-    runs, and the JavaScript is the example file's."""
-    import re
+def test_the_page_runs_as_written(tmp_path: Path, wheel_venv: Path, built_wheel: Path) -> None:
+    """docs/exec-protocol.md through the docs runner (tests/doc_pages.py), in the fresh venv: each
+    console block prints exactly what it shows, the Python block runs, and the JavaScript is the
+    example file's; the protocol's JSON lines and the bash line are illustrations."""
+    import doc_pages
 
-    shutil.copytree(ROOT / "examples", tmp_path / "examples")
-    monkeypatch.chdir(tmp_path)
-    page = (ROOT / "docs" / "exec-protocol.md").read_text(encoding="utf-8")
-    source = (EXAMPLES / "keep_last.mjs").read_text()
-    ran = {"console": 0, "python": 0, "javascript": 0}
-    for lang, body in re.findall(r"^```(\w+)\n(.*?)^```", page, re.S | re.M):
-        if lang == "console":
-            command, *shown = body.splitlines()
-            assert command.startswith("$ turncheck ")
-            capsys.readouterr()
-            assert main(shlex.split(command[2:])[1:]) == 0
-            assert capsys.readouterr().out.splitlines() == shown
-        elif lang == "python":
-            exec(compile(body, "exec-protocol.md", "exec"), {})  # noqa: S102
-        elif lang == "javascript":
-            assert body in source
-        else:
-            continue
-        ran[lang] += 1
-    assert ran == {"console": 2, "python": 1, "javascript": 1}
+    def illustration(lang: str, code: str) -> None:
+        assert lang in ("json", "bash"), f"exec-protocol.md: a {lang or 'plain'} block that nothing runs"
+
+    steps = doc_pages.read("exec-protocol.md", (ROOT / "docs" / "exec-protocol.md").read_text(), illustration)
+    assert [next(iter(s.run)) for s in steps] == ["turncheck", "turncheck", "python"]
+    results = doc_pages.run(steps, doc_pages.scratch(tmp_path), wheel_venv, built_wheel)
+    assert doc_pages.check("exec-protocol.md", steps, results) == 2
 
 
 def test_a_finished_run_leaves_no_process_behind(tmp_path: Path) -> None:

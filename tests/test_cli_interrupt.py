@@ -73,7 +73,7 @@ COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
     "stress, 4 writer processes": lambda out, inp: [
         "stress", "--seconds", "600", "--writers", "4", "-o", str(out), "-q",
     ],
-    "explore": lambda out, inp: ["explore", "trigger", "-p", "writers=6", "--dot", str(out / "g.dot"), "-q"],
+    "explore": lambda out, inp: ["explore", "trigger", "-p", "writers=6", "-p", "turns=4", "--dot", str(out / "g.dot"), "-q"],
     "check": lambda out, inp: [
         "check", "clock", "--max-examples", "1000000", "--trace-out", str(out / "t.json"), "-q",
         "--database", str(out.parent / "cache" / "db"),

@@ -10,7 +10,10 @@ commands from such a project folder.
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -82,3 +85,26 @@ def test_readme_commands_run_next_to_a_users_own_packages(wheel_venv: Path, user
     assert (user_project / "demo-out" / "report.html").is_file()
     usage = _run([turncheck, "project", "--example", "--budget", "abc"], user_project, env)
     assert usage.returncode == 2 and len(usage.stderr.splitlines()) == 1 and "Traceback" not in usage.stderr
+
+
+def test_the_readme_projector_and_its_command_run_from_the_wheel_as_printed(
+    wheel_venv: Path, tmp_path: Path
+) -> None:
+    """The README's ``my_trim.py``, saved as printed, and its ``PYTHONPATH=. turncheck project …``
+    line, run word for word by the installed wheel on a log of the user's own (the wheel's example
+    history as ``my.jsonl``): exit 0, and the window it sends never orphans a result."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n# my_trim.py\n(.*?)```", readme, re.S)
+    line = re.search(r"```bash\n(PYTHONPATH=\. turncheck project [^\n]*my_trim[^\n]*)\n```", readme)
+    assert code and line, "the README's my_trim.py block and its command line"
+    (tmp_path / "my_trim.py").write_text(code.group(1), encoding="utf-8")
+    (tmp_path / "my.jsonl").write_bytes((ROOT / "scenarios" / "data" / "example.jsonl").read_bytes())
+    assign, *argv = shlex.split(line.group(1))
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env[assign.split("=")[0]] = assign.split("=", 1)[1]
+    argv[0] = str(wheel_venv / argv[0])
+    shown = _run(argv, tmp_path, env)
+    assert shown.returncode == 0 and "my_trim:keep_whole_calls" in shown.stdout, shown.stdout + shown.stderr
+    rows = _run([*argv, "--format", "json"], tmp_path, env)
+    records = [json.loads(r) for r in rows.stdout.splitlines()]
+    assert rows.returncode == 0 and records and all(r["orphanRes"] == 0 for r in records), rows.stderr

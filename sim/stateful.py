@@ -168,6 +168,10 @@ def machine_for(
     counter = runs if runs is not None else [0]
     init_index = st.just(0) if len(inits) == 1 else st.integers(0, len(inits) - 1)
 
+    def in_time() -> None:
+        if deadline is not None and time.monotonic() > deadline:
+            raise OutOfTime
+
     @settings(deadline=None)  # the profile active now, as every @settings Hypothesis test reads it
     class ModelMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -190,8 +194,7 @@ def machine_for(
         @precondition(lambda self: bool(self.enabled))
         @rule(data=st.data())
         def act(self, data: st.DataObject) -> None:
-            if deadline is not None and time.monotonic() > deadline:
-                raise OutOfTime
+            in_time()
             k = data.draw(st.integers(0, len(self.enabled) - 1), label="enabled action number")
             action = self.enabled[k]
             words = _format(model, self.state, action)
@@ -205,8 +208,7 @@ def machine_for(
         @rule()
         def stutter(self) -> None:
             """Nothing is enabled (a terminal state): keep the run going without a step."""
-            if deadline is not None and time.monotonic() > deadline:
-                raise OutOfTime
+            in_time()
 
         @invariant()
         def properties_hold(self) -> None:

@@ -15,12 +15,8 @@ from turncheck.scenarios import base
 from turncheck.scenarios.base import Scenario, ScenarioResult
 
 
-def test_demo_tiny_end_to_end(cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
-    cwd = tmp_path / "cwd"
-    cwd.mkdir()
-    monkeypatch.chdir(cwd)
-    out = tmp_path / "demo"
-    code, text, err = cli("demo", "--scale", "tiny", "-o", str(out), "--quiet", "--format", "json")
+def test_demo_tiny_end_to_end(tiny_demo: Any) -> None:
+    (code, text, err), out, cwd = tiny_demo
     assert code == 0, text + err
     assert err == ""  # --quiet: no progress bars
     summary = json.loads(text)

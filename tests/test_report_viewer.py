@@ -17,9 +17,9 @@ from turncheck.sim.trace import Trace, save_trace
 
 
 @pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("demo") / "demo"
-    assert main(["demo", "--scale", "tiny", "-o", str(out), "--quiet", "--format", "json"]) == 0
+def demo_dir(tiny_demo: Any) -> Path:
+    (code, text, err), out, _ = tiny_demo
+    assert code == 0, text + err
     return out
 
 

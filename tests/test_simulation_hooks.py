@@ -140,6 +140,9 @@ def disagreements(model: TriggerModel, states: Sequence[State]) -> list[tuple[St
 
 
 CONFIGS = [(3, 2, 2, 2), (2, 0, 2, 3), (2, 1, 1, 4), (1, 3, 2, 5), (3, 1, 2, 0)]
+STATES = 5_000
+"""Enough for every config but one: cas with unbounded writers (the last, ``turns=0``) has no end
+of named states (only its canonical form saturates), and a million of them took half a minute."""
 
 
 @pytest.mark.parametrize("locking", LOCKING_NAMES)
@@ -148,7 +151,7 @@ def test_the_ways_of_asking_agree_on_every_explored_state(locking: str) -> None:
     for writers, gap, max_turns, turns in CONFIGS:
         model = TriggerModel(writers, gap, max_turns, locking, turns=turns)
         for symmetry in (True, False):  # anonymous states, then named ones
-            states = explore(model, symmetry=symmetry).states
+            states = explore(model, symmetry=symmetry, max_states=STATES).states
             assert disagreements(model, states) == []
             checked += len(states)
     assert checked > 100

@@ -58,7 +58,7 @@ class Policy:
     locking: str = "none"
     delete: str = ""
     writers: int = 2
-    turns: int = 4
+    turns: int = 0
 
     def __post_init__(self) -> None:
         if self.delete not in ("", *DELETES):

@@ -102,3 +102,13 @@ def test_a_bad_policy_file_is_one_line_exit_2(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("turncheck: error: ") and says in err, err
     assert [p.name for p in tmp_path.iterdir()] == ["p.toml"]
+
+
+def test_a_policy_without_turns_has_unbounded_writers_as_the_trigger_model_does() -> None:
+    """``turns`` defaults to 0 like the trigger model's: cas's starved compaction is a lasso
+    then, while writers that stop after four turns let it commit after them."""
+    from turncheck import explore
+
+    assert Policy().turns == 0 == Policy().model().config.turns
+    assert explore(Policy(locking="cas").model()).outcome("due-compaction-runs").status == "violated"
+    assert explore(Policy(locking="cas", turns=4).model()).outcome("due-compaction-runs").status == "holds"

@@ -158,7 +158,11 @@ def tiny_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[CliRun, Path, P
         if not printed.exists():
             cwd.mkdir(parents=True, exist_ok=True)
             stdout, stderr = io.StringIO(), io.StringIO()
-            with contextlib.chdir(cwd), contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            with (
+                contextlib.chdir(cwd),
+                contextlib.redirect_stdout(stdout),
+                contextlib.redirect_stderr(stderr),
+            ):
                 code = main(["demo", "--scale", "tiny", "-o", str(out), "--quiet", "--format", "json"])
             printed.write_text(json.dumps([code, stdout.getvalue(), stderr.getvalue()]), encoding="utf-8")
     code, text, err = json.loads(printed.read_text(encoding="utf-8"))

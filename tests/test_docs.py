@@ -33,7 +33,7 @@ from turncheck.cli.app import app
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 RUN_PAGES = ("index.md", "getting-started.md", "concepts.md", "own-agent.md", "scale-out.md", "viewer.md",
-             "races.md", "known-failures.md", "config.md")  # fmt: skip
+             "races.md", "known-failures.md", "config.md", "checking.md")  # fmt: skip
 SETUP_COMMANDS = ("python -m pytest", "mkdocs build --strict", "dask scheduler ", "dask worker ")
 EXTRA_MODULES = {"dask": ("distributed",)}  # what a page run in this process needs of its extras
 
@@ -254,3 +254,29 @@ def test_whole_output_is_every_line_but_those_elided() -> None:
         == "printed more than is shown: 'tail 1.2s'"
     )
     assert doc_pages.shown_in(printed, ["middle", "head"], whole=False) == "did not print 'head'"
+
+
+def test_an_excerpt_is_the_files_lines_in_the_order_shown() -> None:
+    (code,) = [c for lang, c in blocks("checking.md") if c.startswith("# from examples/my_lock.py\n")]
+    doc_pages.read("excerpt.md", f"```python\n{code}```\n")
+    changed = code.replace("<= 1,", "<= 2,")
+    assert changed != code
+    with pytest.raises(AssertionError, match="not in examples/my_lock.py"):
+        doc_pages.read("excerpt.md", f"```python\n{changed}```\n")
+    swapped = "# from examples/my_lock.py\nclass FlagLock(ProtocolModel[State, Action]):\n...\nIDLE, SAW_CLEAR, COMPACTING = 0, 1, 2\n"
+    with pytest.raises(AssertionError, match="not in examples/my_lock.py"):
+        doc_pages.read("excerpt.md", f"```python\n{swapped}```\n")
+
+
+def test_a_json_block_is_the_file_it_names_field_by_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.json").write_text('{"format": "f/1", "steps": 4, "words": ["a"]}', encoding="utf-8")
+    page = '```json title="t.json"\n{"format": "f/1", "steps": 4}\n```\n'
+    steps = doc_pages.read("json.md", page)
+    doc_pages.check("json.md", steps, doc_pages.run(steps, tmp_path))
+    for shown, problem in (("4", "steps is 4, shown 5"), ('"f/1"', "format is 'f/1', shown 'f/2'")):
+        wrong = doc_pages.read("json.md", page.replace(shown, shown.replace("4", "5").replace("1", "2"), 1))
+        with pytest.raises(AssertionError, match=re.escape(problem)):
+            doc_pages.check("json.md", wrong, doc_pages.run(wrong, tmp_path))

@@ -16,8 +16,8 @@ its place, as ``python`` run in that folder has it. The steps, in page order:
 * ``{"write": NAME, "text": …}``: a file the page shows (``# pyproject.toml``) the later steps read;
 * ``{"json": NAME, "text": …}``: a file an earlier step wrote, each field the page shows as shown.
 
-The test imports :func:`run` to run a page in its own process (a page whose install line names
-extras the venv does not hold): one runner either way. Only the standard library and turncheck
+The runner's own tests import :func:`run` to run steps in the test process (a block that works
+only from the checkout, a file a page shows): one runner either way. Only the standard library and turncheck
 are imported here.
 """
 

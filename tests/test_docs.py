@@ -1,9 +1,10 @@
 """The documentation site: it builds with ``mkdocs build --strict``, its API reference covers every
 public name, and its code blocks run as a user who installed turncheck runs them.
 
-* The guide pages' ``python``, ``console`` and ``toml`` blocks run through :mod:`doc_pages` (the
-  one docs runner; its docstring gives the rules): in the fresh venv of the built wheel, one
-  process per page — or, for a page whose install line names extras, in this process.
+* The guide pages' ``python``, ``console``, ``json`` and ``toml`` blocks run through
+  :mod:`doc_pages` (the one docs runner; its docstring gives the rules): in the fresh venv of the
+  built wheel, one process per page — for a page whose install line names extras, in a copy of
+  that venv holding them too.
 * ``bash``/``sh`` blocks are setup: ``pip install`` lines must name extras ``pyproject.toml``
   declares, ``turncheck`` lines must name real commands and options, anything else must be one of
   the few setup commands listed here (a new kind of line fails until it is checked).
@@ -13,9 +14,12 @@ public name, and its code blocks run as a user who installed turncheck runs them
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -35,7 +39,6 @@ DOCS = ROOT / "docs"
 RUN_PAGES = ("index.md", "getting-started.md", "concepts.md", "own-agent.md", "scale-out.md", "viewer.md",
              "races.md", "known-failures.md", "config.md", "checking.md", "store.md")  # fmt: skip
 SETUP_COMMANDS = ("python -m pytest", "mkdocs build --strict", "dask scheduler ", "dask worker ")
-EXTRA_MODULES = {"dask": ("distributed",)}  # what a page run in this process needs of its extras
 
 
 def _text(page: str) -> str:
@@ -125,21 +128,56 @@ def test_code_blocks_run_from_a_fresh_venv(
     doc_pages.run_page(page, doc_pages.scratch(tmp_path), wheel_venv, built_wheel, _check_setup(page))
 
 
+@pytest.fixture(scope="session")
+def venv_with_extras(wheel_venv: Path, built_wheel: Path) -> Callable[[frozenset[str]], Path]:
+    """The ``bin`` folder of a venv holding the built wheel with ``extras``, as a user's
+    ``pip install '.[EXTRA]'`` gives: a copy of ``wheel_venv`` (taken under its lock, never
+    during a page's ``pip`` step) into which pip installs only the extras' packages, at the pins of
+    constraints.txt, without byte-compiling. Made once per run for each set of extras and shared
+    by every xdist worker. Why a copy: the core dependencies are already in ``wheel_venv``, and a
+    second venv from nothing costs three times as long (for ``dask``: about 20 s against about 7 s,
+    copy and install)."""
+    shared = wheel_venv.parent.parent  # conftest.py's wheel_venv is shared/wheel-venv/bin
+
+    def make(extras: frozenset[str]) -> Path:
+        home = shared / f"wheel-venv-{'-'.join(sorted(extras))}"
+        with open(home.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (home / "installed").exists():
+                shutil.rmtree(home, ignore_errors=True)
+                with open(shared / "wheel-venv.lock", "a") as pristine:
+                    fcntl.flock(pristine, fcntl.LOCK_SH)
+                    shutil.copytree(wheel_venv.parent, home, symlinks=True,
+                                    ignore=shutil.ignore_patterns("__pycache__", "installed"))  # fmt: skip
+                env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+                wanted = f"{built_wheel}[{','.join(sorted(extras))}]"
+                argv = [str(home / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", wanted,
+                        "-c", str(ROOT / "constraints.txt")]  # fmt: skip
+                done = subprocess.run(argv, cwd=shared, env=env, capture_output=True, text=True, timeout=600)
+                if done.returncode != 0:
+                    if "Could not find a version" in done.stderr or "No matching distribution" in done.stderr:
+                        pytest.skip(
+                            f"the package index cannot be reached to install {wanted}: {done.stderr[-300:]}"
+                        )
+                    pytest.fail(f"installing {wanted} failed: {done.stderr[-2000:]}")
+                (home / "installed").touch()
+        return home / "bin"
+
+    return make
+
+
 @pytest.mark.parametrize("page", [p for p in RUN_PAGES if doc_pages.page_extras(_text(p))])
 def test_code_blocks_run_with_their_extras(
-    page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    page: str, tmp_path: Path, built_wheel: Path, venv_with_extras: Callable[[frozenset[str]], Path]
 ) -> None:
-    """A page whose install line names extras runs in this process, where every extra of the
-    test command is installed, and skips naming the extra where it is not. Why not a second
-    venv holding the extras: for scale-out.md (``.[dask]``, the only such page with blocks to run;
-    index.md's developer line names every extra, and its blocks are all setup) installing
-    ``dask[distributed]`` costs about 11 s a run (8.5 s for its packages from pip's cache, plus the
-    venv), for blocks that take 1.5 s and use only turncheck's public API and ``distributed``."""
-    for extra in doc_pages.page_extras(_text(page)):
-        for module in EXTRA_MODULES.get(extra, ()):
-            pytest.importorskip(module, reason=f"optional extra {extra} is not installed")
-    monkeypatch.chdir(doc_pages.scratch(tmp_path))
-    doc_pages.run_page(page, tmp_path, setup=_check_setup(page))
+    """A page whose install line names extras runs, like any other, in one process of a venv
+    without the checkout: one that holds the wheel with exactly those extras (scale-out.md's
+    ``.[dask]``). A page whose blocks are all setup (index.md's developer line names every extra)
+    has nothing to run, and no venv is made for it."""
+    text = _text(page)
+    steps = doc_pages.read(page, text, _check_setup(page))
+    venv = venv_with_extras(frozenset(doc_pages.page_extras(text))) if steps else None
+    doc_pages.check(page, steps, doc_pages.run(steps, doc_pages.scratch(tmp_path), venv, built_wheel))
 
 
 # -- every turncheck command line in the docs is a real command ---------------------------------

@@ -13,10 +13,11 @@ its place, as ``python`` run in that folder has it. The steps, in page order:
 * ``{"tool": ARGV}``: ``pip``/``pytest`` as the venv's own modules, a process each (``pip
   install`` with ``.`` standing for the built wheel, at the pins of constraints.txt, under the
   venv's lock: xdist workers share the venv);
-* ``{"write": NAME, "text": …}``: a file the page shows (``# pyproject.toml``) the later steps read.
+* ``{"write": NAME, "text": …}``: a file the page shows (``# pyproject.toml``) the later steps read;
+* ``{"json": NAME, "text": …}``: a file an earlier step wrote, each field the page shows as shown.
 
-The test imports :func:`run` to run a page in its own process (a page whose install line names
-extras the venv does not hold): one runner either way. Only the standard library and turncheck
+The runner's own tests import :func:`run` to run steps in the test process (a block that works
+only from the checkout, a file a page shows): one runner either way. Only the standard library and turncheck
 are imported here.
 """
 
@@ -59,10 +60,24 @@ def run(steps: list[dict[str, Any]], module: str, venv: dict[str, str] | None = 
         elif "tool" in step:
             assert venv is not None, f"{step['tool'][0]} runs only in a venv"
             results.append(_tool(step["tool"], venv))
+        elif "json" in step:
+            results.append({"error": _fields_differ(step["json"], step["text"])})
         else:
             Path(step["write"]).write_text(step["text"], encoding="utf-8")
             results.append({"error": None})
     return results
+
+
+def _fields_differ(name: str, shown_text: str) -> str | None:
+    """None when every field the page shows is in the file ``name`` with the value shown."""
+    try:
+        shown, written = json.loads(shown_text), json.loads(Path(name).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        return f"{name}: {e}"
+    wrong = next((k for k in shown if k not in written or written[k] != shown[k]), None)
+    if wrong is None:
+        return None
+    return f"{name}: {wrong} is {written.get(wrong, '(absent)')!r}, shown {shown[wrong]!r}"
 
 
 def _tool(argv: list[str], venv: dict[str, str]) -> dict[str, Any]:

@@ -18,8 +18,12 @@ and what each command printed is checked against what the page shows:
   printed, spacing and timings aside (pytest's layout is pytest's, and varies by version).
 * ``python`` blocks run in order, one namespace per page: their ``assert`` lines are the figures
   the page states. A block whose first line is ``# PATH.py`` is that committed file, line for line
-  after it, and is not run; on a page in :data:`EXCERPTS` every other block of the language named
-  there (python, javascript) is a verbatim excerpt of the file named there.
+  after it, and is not run; one whose first line is ``# from PATH`` is an excerpt of that file:
+  each run of lines between elision lines (``...`` alone, indented or not) is in it verbatim, in
+  the order shown. On a page in :data:`EXCERPTS` every other block of the language named there
+  (python, javascript) is a verbatim excerpt of the file named there.
+* a ``json`` block titled ``title="NAME"`` is a file an earlier step wrote: each field shown has
+  the value shown in it (fields not shown are the reader's to skip).
 * a ``toml`` block opening with ``# NAME.toml`` is written to the scratch folder before the blocks
   after it run; a ``bash`` line ``pip install . PKG…`` installs what the venv lacks (``.`` and
   ``-e .`` are the wheel the venv already holds). Any other block kind is the caller's to check
@@ -43,7 +47,8 @@ import doc_driver
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
+FENCE = re.compile(r"^```(\w*)([^\n]*)\n(.*?)^```", re.S | re.M)
+TITLE = re.compile(r'\btitle="([^"/]+)"')
 GENERATED = re.compile(r"<!-- figures .*?<!-- /figures -->", re.S)  # checked by tests/test_doc_figures.py
 WHOLE = {"your-agent.md", "exec-protocol.md"}
 EXCERPTS = {("your-agent.md", "python"): "examples/your-agent/trim.py",
@@ -53,7 +58,12 @@ DRIVER = Path(doc_driver.__file__)
 
 
 def blocks(text: str) -> list[tuple[str, str]]:
-    return [(m.group(1), m.group(2)) for m in FENCE.finditer(GENERATED.sub("", text))]
+    return [(lang, code) for lang, _info, code in fenced(text)]
+
+
+def fenced(text: str) -> list[tuple[str, str, str]]:
+    """Each fenced block's language, the rest of its opening line (a ``title="…"``) and body."""
+    return [(m.group(1), m.group(2), m.group(3)) for m in FENCE.finditer(GENERATED.sub("", text))]
 
 
 @dataclass
@@ -97,9 +107,12 @@ def read(page: str, text: str, setup: Callable[[str, str], None] | None = None) 
     """The steps of a page's blocks, in order; files it shows are checked here."""
     steps: list[Step] = []
     module = f"docs_{page.replace('-', '_').removesuffix('.md')}"
-    for n, (lang, code) in enumerate(blocks(text)):
+    for n, (lang, info, code) in enumerate(fenced(text)):
         first, _, rest = code.partition("\n")
-        if lang == "python" and first.startswith("# ") and first.endswith(".py"):
+        title = TITLE.search(info)
+        if lang == "python" and first.startswith("# from "):
+            excerpt(page, first.removeprefix("# from "), rest)
+        elif lang == "python" and first.startswith("# ") and first.endswith(".py"):
             assert (ROOT / first[2:]).read_text(encoding="utf-8") == rest, (
                 f"{page}: {first[2:]} is not as shown"
             )
@@ -110,6 +123,8 @@ def read(page: str, text: str, setup: Callable[[str, str], None] | None = None) 
             )
         elif lang == "python":
             steps.append(Step({"python": code, "name": f"{page} (python block {n + 1})", "module": module}))
+        elif lang == "json" and title:
+            steps.append(Step({"json": title[1], "text": code, "name": f"{page} ({title[1]})"}))
         elif lang == "console":
             steps.extend(_console(page, code))
         elif lang == "toml":
@@ -127,6 +142,19 @@ def read(page: str, text: str, setup: Callable[[str, str], None] | None = None) 
     return steps
 
 
+def excerpt(page: str, source: str, code: str) -> None:
+    """Assert each run of lines between elision lines of ``code`` is in ``source``, in order."""
+    text, at = "\n" + (ROOT / source).read_text(encoding="utf-8"), 0
+    runs = re.split(r"^[ \t]*\.\.\.[ \t]*\n", code, flags=re.M)
+    for piece in (r.strip("\n") for r in runs):
+        if piece:
+            found = text.find(f"\n{piece}\n", at)
+            assert found >= 0, (
+                f"{page}: these lines are not in {source} (after the lines before them):\n{piece}"
+            )
+            at = found + len(piece) + 1
+
+
 def _console(page: str, block: str) -> list[Step]:
     steps: list[Step] = []
     for line in block.splitlines():
@@ -134,7 +162,7 @@ def _console(page: str, block: str) -> list[Step]:
             assert steps and steps[-1].status is None, f"{page}: echo $? after no command"
             steps[-1].status = -1  # the next line is the status
         elif line.startswith("$ "):
-            argv = shlex.split(line[2:])
+            argv = shlex.split(line[2:], comments=True)
             assert argv[0] in ("turncheck", *TOOLS), f"{page}: a command the runner cannot run: {line}"
             run = {"turncheck": argv[1:]} if argv[0] == "turncheck" else {"tool": argv}
             steps.append(Step(run, line[2:]))

@@ -1,9 +1,10 @@
 """The documentation site: it builds with ``mkdocs build --strict``, its API reference covers every
 public name, and its code blocks run as a user who installed turncheck runs them.
 
-* The guide pages' ``python``, ``console`` and ``toml`` blocks run through :mod:`doc_pages` (the
-  one docs runner; its docstring gives the rules): in the fresh venv of the built wheel, one
-  process per page — or, for a page whose install line names extras, in this process.
+* The guide pages' ``python``, ``console``, ``json`` and ``toml`` blocks run through
+  :mod:`doc_pages` (the one docs runner; its docstring gives the rules): in the fresh venv of the
+  built wheel, one process per page — for a page whose install line names extras, in a venv
+  layered on it that holds them too.
 * ``bash``/``sh`` blocks are setup: ``pip install`` lines must name extras ``pyproject.toml``
   declares, ``turncheck`` lines must name real commands and options, anything else must be one of
   the few setup commands listed here (a new kind of line fails until it is checked).
@@ -13,12 +14,16 @@ public name, and its code blocks run as a user who installed turncheck runs them
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tomllib
+import venv
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,9 +38,8 @@ from turncheck.cli.app import app
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 RUN_PAGES = ("index.md", "getting-started.md", "concepts.md", "own-agent.md", "scale-out.md", "viewer.md",
-             "races.md", "known-failures.md", "config.md")  # fmt: skip
+             "races.md", "known-failures.md", "config.md", "checking.md", "store.md")  # fmt: skip
 SETUP_COMMANDS = ("python -m pytest", "mkdocs build --strict", "dask scheduler ", "dask worker ")
-EXTRA_MODULES = {"dask": ("distributed",)}  # what a page run in this process needs of its extras
 
 
 def _text(page: str) -> str:
@@ -125,21 +129,60 @@ def test_code_blocks_run_from_a_fresh_venv(
     doc_pages.run_page(page, doc_pages.scratch(tmp_path), wheel_venv, built_wheel, _check_setup(page))
 
 
+@pytest.fixture(scope="session")
+def venv_with_extras(wheel_venv: Path, built_wheel: Path) -> Callable[[frozenset[str]], Path]:
+    """The ``bin`` folder of a venv that holds what a user's ``pip install '.[EXTRA]'`` gives:
+    a new venv (no system site-packages, no checkout) layered on ``wheel_venv`` — a ``.pth``
+    adds its site-packages, the wheel and its dependencies, after the new venv's own — into which
+    pip installs the wheel with ``extras``, so only the extras' packages, at the pins of
+    constraints.txt, without byte-compiling. Made once per run for each set of extras and shared
+    by every xdist worker. Why layered: for ``dask`` it costs about 5 s, a copy of ``wheel_venv``
+    about 8 s (copying its 190 MB), a second venv from nothing about 20 s."""
+    shared = wheel_venv.parent.parent  # conftest.py's wheel_venv is shared/wheel-venv/bin
+    (base,) = wheel_venv.parent.glob("lib/python*/site-packages")
+
+    def make(extras: frozenset[str]) -> Path:
+        home = shared / f"wheel-venv-{'-'.join(sorted(extras))}"
+        with open(home.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (home / "installed").exists():
+                shutil.rmtree(home, ignore_errors=True)
+                venv.create(home, with_pip=False, symlinks=True)
+                (site,) = home.glob("lib/python*/site-packages")
+                (site / "wheel-venv.pth").write_text(f"import site; site.addsitedir({str(base)!r})\n")
+                env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+                wanted = f"{built_wheel}[{','.join(sorted(extras))}]"
+                argv = [str(home / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", wanted,
+                        "-c", str(ROOT / "constraints.txt")]  # fmt: skip
+                with open(shared / "wheel-venv.lock", "a") as pristine:  # its pip runs from wheel_venv
+                    fcntl.flock(pristine, fcntl.LOCK_SH)
+                    done = subprocess.run(
+                        argv, cwd=shared, env=env, capture_output=True, text=True, timeout=600
+                    )
+                if done.returncode != 0:
+                    if "Could not find a version" in done.stderr or "No matching distribution" in done.stderr:
+                        pytest.skip(
+                            f"the package index cannot be reached to install {wanted}: {done.stderr[-300:]}"
+                        )
+                    pytest.fail(f"installing {wanted} failed: {done.stderr[-2000:]}")
+                (home / "installed").touch()
+        return home / "bin"
+
+    return make
+
+
 @pytest.mark.parametrize("page", [p for p in RUN_PAGES if doc_pages.page_extras(_text(p))])
 def test_code_blocks_run_with_their_extras(
-    page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    page: str, tmp_path: Path, built_wheel: Path, venv_with_extras: Callable[[frozenset[str]], Path]
 ) -> None:
-    """A page whose install line names extras runs in this process, where every extra of the
-    test command is installed, and skips naming the extra where it is not. Why not a second
-    venv holding the extras: for scale-out.md (``.[dask]``, the only such page with blocks to run;
-    index.md's developer line names every extra, and its blocks are all setup) installing
-    ``dask[distributed]`` costs about 11 s a run (8.5 s for its packages from pip's cache, plus the
-    venv), for blocks that take 1.5 s and use only turncheck's public API and ``distributed``."""
-    for extra in doc_pages.page_extras(_text(page)):
-        for module in EXTRA_MODULES.get(extra, ()):
-            pytest.importorskip(module, reason=f"optional extra {extra} is not installed")
-    monkeypatch.chdir(doc_pages.scratch(tmp_path))
-    doc_pages.run_page(page, tmp_path, setup=_check_setup(page))
+    """A page whose install line names extras runs, like any other, in one process of a venv
+    without the checkout: one that holds the wheel with exactly those extras (scale-out.md's
+    ``.[dask]``). A page whose blocks are all setup (index.md's developer line names every extra)
+    has nothing to run, and no venv is made for it."""
+    text = _text(page)
+    steps = doc_pages.read(page, text, _check_setup(page))
+    bin_dir = venv_with_extras(frozenset(doc_pages.page_extras(text))) if steps else None
+    doc_pages.check(page, steps, doc_pages.run(steps, doc_pages.scratch(tmp_path), bin_dir, built_wheel))
 
 
 # -- every turncheck command line in the docs is a real command ---------------------------------
@@ -254,3 +297,29 @@ def test_whole_output_is_every_line_but_those_elided() -> None:
         == "printed more than is shown: 'tail 1.2s'"
     )
     assert doc_pages.shown_in(printed, ["middle", "head"], whole=False) == "did not print 'head'"
+
+
+def test_an_excerpt_is_the_files_lines_in_the_order_shown() -> None:
+    (code,) = [c for lang, c in blocks("checking.md") if c.startswith("# from examples/my_lock.py\n")]
+    doc_pages.read("excerpt.md", f"```python\n{code}```\n")
+    changed = code.replace("<= 1,", "<= 2,")
+    assert changed != code
+    with pytest.raises(AssertionError, match="not in examples/my_lock.py"):
+        doc_pages.read("excerpt.md", f"```python\n{changed}```\n")
+    swapped = "# from examples/my_lock.py\nclass FlagLock(ProtocolModel[State, Action]):\n...\nIDLE, SAW_CLEAR, COMPACTING = 0, 1, 2\n"
+    with pytest.raises(AssertionError, match="not in examples/my_lock.py"):
+        doc_pages.read("excerpt.md", f"```python\n{swapped}```\n")
+
+
+def test_a_json_block_is_the_file_it_names_field_by_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.json").write_text('{"format": "f/1", "steps": 4, "words": ["a"]}', encoding="utf-8")
+    page = '```json title="t.json"\n{"format": "f/1", "steps": 4}\n```\n'
+    steps = doc_pages.read("json.md", page)
+    doc_pages.check("json.md", steps, doc_pages.run(steps, tmp_path))
+    for shown, problem in (("4", "steps is 4, shown 5"), ('"f/1"', "format is 'f/1', shown 'f/2'")):
+        wrong = doc_pages.read("json.md", page.replace(shown, shown.replace("4", "5").replace("1", "2"), 1))
+        with pytest.raises(AssertionError, match=re.escape(problem)):
+            doc_pages.check("json.md", wrong, doc_pages.run(wrong, tmp_path))

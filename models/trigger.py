@@ -413,7 +413,12 @@ class TriggerModel(ProtocolModel[State, Action]):
         bound = self.bound
         m = self._m
         declared = self.strategy.declared_bound(self._w, self._g, self._m)
-        what = "its declared bound" if declared is not None else "maxTurns (it declares no bound: unbounded)"
+        name = self.strategy.name
+        what = (
+            f"{name}'s declared bound"
+            if declared is not None
+            else f"maxTurns ({name} declares no bound: unbounded)"
+        )
         return self._safety(bound, m, what) + self._liveness()
 
     def _liveness(self) -> tuple[Property[State], ...]:
@@ -467,7 +472,7 @@ class TriggerModel(ProtocolModel[State, Action]):
                 BOUNDED_PEAK_TURNS,
                 "always",
                 lambda s: s[0] <= bound,
-                f"live turns never exceed {bound}: {self.strategy.name}'s {what}",
+                f"live turns never exceed {bound}: {what}",
             ),
             Property(
                 TRIGGER_FIRES,

@@ -14,16 +14,12 @@ public name, and its code blocks run as a user who installed turncheck runs them
 
 from __future__ import annotations
 
-import fcntl
 import importlib.util
-import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tomllib
-import venv
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -127,48 +123,6 @@ def test_code_blocks_run_from_a_fresh_venv(
     """The page's blocks in one process of the fresh ``wheel_venv`` (the built wheel, no extras,
     no checkout on ``sys.path``): a command that works only from the checkout fails here."""
     doc_pages.run_page(page, doc_pages.scratch(tmp_path), wheel_venv, built_wheel, _check_setup(page))
-
-
-@pytest.fixture(scope="session")
-def venv_with_extras(wheel_venv: Path, built_wheel: Path) -> Callable[[frozenset[str]], Path]:
-    """The ``bin`` folder of a venv that holds what a user's ``pip install '.[EXTRA]'`` gives:
-    a new venv (no system site-packages, no checkout) layered on ``wheel_venv`` — a ``.pth``
-    adds its site-packages, the wheel and its dependencies, after the new venv's own — into which
-    pip installs the wheel with ``extras``, so only the extras' packages, at the pins of
-    constraints.txt, without byte-compiling. Made once per run for each set of extras and shared
-    by every xdist worker. Why layered: for ``dask`` it costs about 5 s, a copy of ``wheel_venv``
-    about 8 s (copying its 190 MB), a second venv from nothing about 20 s."""
-    shared = wheel_venv.parent.parent  # conftest.py's wheel_venv is shared/wheel-venv/bin
-    (base,) = wheel_venv.parent.glob("lib/python*/site-packages")
-
-    def make(extras: frozenset[str]) -> Path:
-        home = shared / f"wheel-venv-{'-'.join(sorted(extras))}"
-        with open(home.with_suffix(".lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not (home / "installed").exists():
-                shutil.rmtree(home, ignore_errors=True)
-                venv.create(home, with_pip=False, symlinks=True)
-                (site,) = home.glob("lib/python*/site-packages")
-                (site / "wheel-venv.pth").write_text(f"import site; site.addsitedir({str(base)!r})\n")
-                env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-                wanted = f"{built_wheel}[{','.join(sorted(extras))}]"
-                argv = [str(home / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", wanted,
-                        "-c", str(ROOT / "constraints.txt")]  # fmt: skip
-                with open(shared / "wheel-venv.lock", "a") as pristine:  # its pip runs from wheel_venv
-                    fcntl.flock(pristine, fcntl.LOCK_SH)
-                    done = subprocess.run(
-                        argv, cwd=shared, env=env, capture_output=True, text=True, timeout=600
-                    )
-                if done.returncode != 0:
-                    if "Could not find a version" in done.stderr or "No matching distribution" in done.stderr:
-                        pytest.skip(
-                            f"the package index cannot be reached to install {wanted}: {done.stderr[-300:]}"
-                        )
-                    pytest.fail(f"installing {wanted} failed: {done.stderr[-2000:]}")
-                (home / "installed").touch()
-        return home / "bin"
-
-    return make
 
 
 @pytest.mark.parametrize("page", [p for p in RUN_PAGES if doc_pages.page_extras(_text(p))])

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from turncheck.models.display import data_frame, esc, html_table
 from turncheck.models.errors import TurncheckError
 from turncheck.models.protocol import Property, ProtocolModel, as_model
-from turncheck.sim.liveness import Graph, Lasso, fair_loop, find_lasso
+from turncheck.sim.liveness import Graph, Lasso, Transitions, fair_loop, find_lasso
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -123,7 +123,7 @@ class Exploration:
     parent: Sequence[int] = field(repr=False)
     via: Sequence[Any] = field(repr=False)
     levels: Sequence[int] = field(repr=False)
-    edges: Sequence[tuple[int, int, Any]] | None = field(default=None, repr=False)
+    edges: Transitions | None = field(default=None, repr=False)
     lassos: Mapping[str, Lasso] = field(default_factory=dict, repr=False)
     saturation: str | None = None  # what canonical merged beyond a symmetry (ProtocolModel.saturation)
 
@@ -441,6 +441,7 @@ def explore(
     search = _Search(
         model,
         canon,
+        model.successors if not symmetry or model.successors_are_canonical() else _canonical(model),
         max_states if max_states is not None else sys.maxsize,
         max_depth if max_depth is not None else sys.maxsize,
         timeout,
@@ -499,6 +500,7 @@ class _Search:
         self,
         model: ProtocolModel[Any, Any],
         canon: Callable[[Any], Hashable],
+        expand: Callable[[Any], list[tuple[Any, Any]]],
         max_states: int,
         max_depth: int,
         timeout: float | None,
@@ -507,7 +509,7 @@ class _Search:
         progress_every: float,
     ) -> None:
         self.model = model
-        self.canon = canon
+        self.expand = expand
         self.max_states = max_states
         self.max_depth = max_depth
         self.timeout = timeout
@@ -520,7 +522,7 @@ class _Search:
         self.parent = array("q")
         self.via: list[Any] = []
         self.levels = [0]
-        self.edges: list[tuple[int, int, Any]] | None = [] if record_edges else None
+        self.edges = Transitions(array("q"), array("q"), []) if record_edges else None
         self.generated = 0
         self.terminal = 0
         self.head = 0
@@ -543,10 +545,12 @@ class _Search:
         # model (1000 writers, ~1000 actions a state) or one with huge states (each transition
         # costing milliseconds) still reads the clock often: a timeout is honoured within about
         # one state's expansion.
-        actions_of, successors, canon = self.model.actions, self.model.successors, self.canon
+        actions_of, successors = self.model.actions, self.expand
         states, index, parent, via, levels = self.states, self.index, self.parent, self.via, self.levels
         edges = self.edges
         append_state, append_parent, append_via = states.append, parent.append, via.append
+        if edges is not None:
+            append_src, append_dst, append_action = edges.src.append, edges.dst.append, edges.actions.append
         setdefault = index.setdefault
         limit_states, limit_depth, progress = self.max_states, self.max_depth, self.progress
         next_tick = started + self.progress_every
@@ -580,8 +584,7 @@ class _Search:
                     continue
                 generated += len(moves)
                 if edges is None:
-                    for action, after in moves:
-                        c = canon(after)
+                    for action, c in moves:
                         if c not in index:
                             if n >= limit_states:
                                 break
@@ -592,8 +595,7 @@ class _Search:
                     else:
                         continue
                 else:
-                    for action, after in moves:
-                        c = canon(after)
+                    for action, c in moves:
                         sid = setdefault(c, n)
                         if sid == n:
                             if n >= limit_states:
@@ -602,7 +604,9 @@ class _Search:
                             append_parent(head)
                             append_via(action)
                             n += 1
-                        edges.append((head, sid, action))
+                        append_src(head)
+                        append_dst(sid)
+                        append_action(action)
                     else:
                         continue
                     del index[c]
@@ -700,6 +704,16 @@ def _worst(
 
 def _identity(state: Any) -> Any:
     return state
+
+
+def _canonical(model: ProtocolModel[Any, Any]) -> Callable[[Any], list[tuple[Any, Any]]]:
+    """``model.successors`` with each next state replaced by its class's representative."""
+    successors, canon = model.successors, model.canonical
+
+    def expand(state: Any) -> list[tuple[Any, Any]]:
+        return [(action, canon(after)) for action, after in successors(state)]
+
+    return expand
 
 
 def witness(model: ProtocolModel[Any, Any], result: Exploration, state_id: int) -> ConcretePath:

@@ -522,7 +522,7 @@ class _Search:
         self.parent = array("q")
         self.via: list[Any] = []
         self.levels = [0]
-        self.edges = Transitions(array("q"), array("q"), []) if record_edges else None
+        self.edges = Transitions(array("q"), [], array("q")) if record_edges else None
         self.generated = 0
         self.terminal = 0
         self.head = 0
@@ -550,7 +550,7 @@ class _Search:
         edges = self.edges
         append_state, append_parent, append_via = states.append, parent.append, via.append
         if edges is not None:
-            append_src, append_dst, append_action = edges.src.append, edges.dst.append, edges.actions.append
+            append_out, append_dst, append_action = edges.out.append, edges.dst.append, edges.actions.append
         setdefault = index.setdefault
         limit_states, limit_depth, progress = self.max_states, self.max_depth, self.progress
         next_tick = started + self.progress_every
@@ -581,6 +581,8 @@ class _Search:
                 moves = successors(states[head])
                 if not moves:
                     terminal += 1
+                    if edges is not None:
+                        append_out(0)
                     continue
                 generated += len(moves)
                 if edges is None:
@@ -595,6 +597,7 @@ class _Search:
                     else:
                         continue
                 else:
+                    append_out(len(moves))
                     for action, c in moves:
                         sid = setdefault(c, n)
                         if sid == n:
@@ -604,12 +607,12 @@ class _Search:
                             append_parent(head)
                             append_via(action)
                             n += 1
-                        append_src(head)
                         append_dst(sid)
                         append_action(action)
                     else:
                         continue
                     del index[c]
+                    edges.out[-1] = len(edges.dst) - (generated - len(moves))  # recorded before the bound
                 bound = f"max states ({limit_states:,})"
                 break
             else:

@@ -58,19 +58,24 @@ class Lasso:
 
 @dataclass(frozen=True)
 class Transitions:
-    """Every transition a search recorded, as parallel arrays in the order it generated them, so
-    by source state in BFS order (``src`` never decreases): transition ``i`` goes from ``src[i]``
-    to ``dst[i]`` by ``actions[i]``. Iterating gives ``(src, dst, action)`` triples."""
+    """Every transition a search recorded, in the order it generated them: by source state in
+    BFS order, ``out[v]`` of them from state ``v`` (for each state it expanded), the ``i``-th
+    going to ``dst[i]`` by ``actions[i]``. Iterating gives ``(src, dst, action)`` triples."""
 
-    src: array[int]
     dst: array[int]
     actions: list[Any]
+    out: array[int]
 
     def __len__(self) -> int:
         return len(self.dst)
 
     def __iter__(self) -> Iterator[tuple[int, int, Any]]:
-        return zip(self.src, self.dst, self.actions, strict=True)
+        return zip(self.src.tolist(), self.dst, self.actions, strict=True)
+
+    @property
+    def src(self) -> np.ndarray[Any, Any]:
+        out = np.frombuffer(self.out, np.int64)
+        return np.repeat(np.arange(len(out)), out)
 
 
 class Graph:
@@ -95,10 +100,12 @@ class Graph:
         self.n, self.expanded, self.edges = n, expanded, edges
         self.fair = (*weak, *strong)
         self.weak_bits = (1 << len(weak)) - 1
-        self.src = np.frombuffer(edges.src, np.int64)
+        self.src = edges.src
         self.dst = np.frombuffer(edges.dst, np.int64)
-        self.start = start = _starts(self.src, n)
-        self.out = np.diff(start)
+        self.out = np.zeros(n, np.int64)
+        self.out[: len(edges.out)] = edges.out
+        self.start = start = np.zeros(n + 1, np.int64)
+        np.cumsum(self.out, out=start[1:])
         self._bits = bits = _Rows(self.bits)  # one entry per distinct action
         actions = edges.actions
         self.succ = _Rows(lambda v: edges.dst[start[v] : start[v + 1]].tolist())

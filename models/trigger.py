@@ -302,7 +302,9 @@ class TriggerModel(ProtocolModel[State, Action]):
             a_peak = a_live if a_live > peak else peak
             moves = known.moves if names is None and only is None else self._appends(state, only)
             for a, multiset, named in moves:
-                out.append((a, (a_live, a_peak, multiset, a_pending, a_count, a_dirty, a_busy, a_fired, named)))
+                out.append(
+                    (a, (a_live, a_peak, multiset, a_pending, a_count, a_dirty, a_busy, a_fired, named))
+                )
         if only is None or only == _TICK:
             if names is not None:
                 ticked = self.classes.ticked

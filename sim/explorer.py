@@ -11,7 +11,9 @@ maximum over all visited states.
 The hot loop keeps only compact arrays (the states in BFS order, which double as the queue, the
 parallel action array, and the first id of each depth level) and one dict from each state to its
 BFS parent — in discovery order, so the parent array is its values, read once at the end. Per
-transition it does what a minimal BFS does (``actions``, ``step``, ``canonical``, one lookup);
+transition it does what a minimal BFS does (``successors``; ``canonical`` unless the model's
+symmetry is structural, :meth:`ProtocolModel.successors_are_canonical`; one lookup), and when
+liveness needs the graph it appends the target's id and the action to two flat arrays;
 the level, clock and progress checks run once per batch of states. The networkx graph is
 built after the search, on demand, so the search itself does not pay for it. The cyclic garbage
 collector is paused during the search: states are acyclic tuples, and rescanning millions of

@@ -9,12 +9,13 @@ enabled in every state of the loop is taken on it; one that is strongly fair and
 state of the loop is taken on it.
 
 Every fair loop lies in a strongly connected component of the graph restricted to the states
-where the property is false. The pass reads the explorer's transitions as arrays once per search
-(:class:`Graph`: fair names as bits per transition and per state) and finds the candidates cheaply
-before it runs Python over any state: a single state is a fair loop when it stutters or steps back
-to itself taking every fair name it enables (one whole-array test); loops of several states need a
-transition back to a state found no later in breadth-first order, and when there is one, the
-states no loop can pass through are peeled off round by round before Tarjan's algorithm (an
+where the property is false. The pass reads the explorer's transitions as the flat arrays it
+recorded (:class:`Transitions`, :class:`Graph`: fair names as bits, read per row on demand) and
+finds the candidates cheaply before it runs Python over any state: a single state is a fair loop
+when it stutters or steps back to itself taking every fair name it enables (whole-array tests on
+the rows of such states); loops of several states need a transition back to a state found no
+later in breadth-first order, and when there is one, the states no loop can pass through are
+peeled off (Kahn's algorithm a frontier at a time, both ways) before Tarjan's algorithm (an
 iterative one, measured about twice as fast as networkx's on the explorer's graphs, four times
 with the ``DiGraph`` it would first need) splits the rest. A component is kept whole when it is
 fair, pruned of the states enabling a strongly fair action it never takes and split again when
@@ -100,12 +101,9 @@ class Graph:
         self.n, self.expanded, self.edges = n, expanded, edges
         self.fair = (*weak, *strong)
         self.weak_bits = (1 << len(weak)) - 1
-        self.src = edges.src
-        self.dst = np.frombuffer(edges.dst, np.int64)
-        self.out = np.zeros(n, np.int64)
-        self.out[: len(edges.out)] = edges.out
-        self.start = start = np.zeros(n + 1, np.int64)
-        np.cumsum(self.out, out=start[1:])
+        self.src, self.dst = edges.src, np.frombuffer(edges.dst, np.int64)
+        self.start = start = _starts(self.src, n)
+        self.out = np.diff(start)
         self._bits = bits = _Rows(self.bits)  # one entry per distinct action
         actions = edges.actions
         self.succ = _Rows(lambda v: edges.dst[start[v] : start[v + 1]].tolist())
@@ -133,8 +131,9 @@ class Graph:
         bits, actions = self._bits, self.edges.actions
         code = np.array([bits[actions[i]] for i in rows.tolist()], np.int64)
         kept = np.where(self.dst[rows] == np.repeat(looping, count), code, 0)
-        at = np.cumsum(count) - count
-        fair = looping[(_or_rows(code, at) & ~_or_rows(kept, at)) == 0]
+        at = np.cumsum(count) - count  # where each state's row begins among ``rows``
+        enabled, taken = np.bitwise_or.reduceat(code, at), np.bitwise_or.reduceat(kept, at)
+        fair = looping[(enabled & ~taken) == 0]
         return sorted(np.flatnonzero(self.out[: self.expanded] == 0).tolist() + fair.tolist())
 
     @functools.cached_property
@@ -194,11 +193,6 @@ def _starts(src: np.ndarray[Any, Any], n: int) -> np.ndarray[Any, Any]:
 def _spans(first: np.ndarray[Any, Any], count: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """The indices ``first[k] .. first[k] + count[k] - 1`` of every row ``k``, row after row."""
     return np.repeat(first - np.cumsum(count) + count, count) + np.arange(count.sum())
-
-
-def _or_rows(values: np.ndarray[Any, Any], at: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """The bitwise or of each row of ``values``, rows starting at ``at`` (none empty)."""
-    return np.bitwise_or.reduceat(values, at) if at.size else values[:0]
 
 
 class _Rows(dict[Any, Any]):

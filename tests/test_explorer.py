@@ -269,3 +269,26 @@ def test_only_a_model_without_a_canonical_of_its_own_says_its_successors_are_can
     assert as_model(_Counter()).successors_are_canonical()
     assert not as_model(_Renamed()).successors_are_canonical()
     assert explore(_Renamed()).distinct == explore(_Counter()).distinct == 4
+
+
+def test_the_search_leaves_the_collector_on_its_objects_old_and_a_callers_frozen_ones_frozen() -> None:
+    import gc
+
+    model = build_model("trigger", {"writers": 3, "gap": 1, "max_turns": 2, "turns": 3})
+    assert gc.isenabled()
+    result = explore(model)
+    assert gc.isenabled() and gc.get_count()[0] < 100
+    assert gc.is_tracked(result.states[-1])  # no collection has scanned (and untracked) it yet
+    gc.disable()
+    explore(model)
+    assert not gc.isenabled()
+    gc.enable()
+    kept = [object() for _ in range(3)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        explore(model)
+        assert gc.get_freeze_count() == frozen and gc.isenabled()
+    finally:
+        gc.unfreeze()
+    del kept

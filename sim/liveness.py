@@ -149,6 +149,8 @@ class Graph:
         alive = np.ones(n, dtype=bool)
         _peel(alive, src, dst)
         if alive.any():
+            inside = alive[src] & alive[dst]
+            src, dst = src[inside], dst[inside]
             order = np.argsort(dst, kind="stable")
             _peel(alive, dst[order], src[order])
         return np.flatnonzero(alive).tolist()
@@ -162,12 +164,10 @@ class Graph:
 
 
 def _peel(alive: np.ndarray[Any, Any], src: np.ndarray[Any, Any], dst: np.ndarray[Any, Any]) -> None:
-    """Clear in ``alive`` every state no loop of the graph ``src → dst`` (``src`` sorted) leads to,
-    among the states it keeps: Kahn's algorithm, taking a whole frontier of states with no
+    """Clear in ``alive`` every state no loop of the graph ``src → dst`` (``src`` sorted, between
+    states ``alive`` keeps) leads to: Kahn's algorithm, taking a whole frontier of states with no
     transition left into them at a time, so each transition is read once."""
     n = len(alive)
-    inside = alive[src] & alive[dst]
-    src, dst = src[inside], dst[inside]
     start = _starts(src, n)
     into = np.bincount(dst, minlength=n)
     frontier = np.flatnonzero(alive & (into == 0))

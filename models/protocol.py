@@ -223,6 +223,13 @@ class ProtocolModel(Generic[S, A]):
         the state itself when the model has no symmetry."""
         return state
 
+    def successors_are_canonical(self) -> bool:
+        """Whether :meth:`successors` of a canonical state are canonical already — the symmetry
+        is structural (interchangeable writers kept as a multiset) — so the explorer calls
+        :meth:`canonical` on the initial states alone. True only for a model without a
+        ``canonical`` of its own, unless it says so."""
+        return getattr(self.canonical, "__func__", None) is ProtocolModel.canonical
+
     def saturation(self) -> str | None:
         """What :meth:`canonical` also merges beyond a symmetry, in one sentence, or None.
 

@@ -174,7 +174,7 @@ class _Writers(NamedTuple):
     model keeps one per multiset it meets): the appends its classes allow (each class's first
     writer's) with the multiset each leaves, the same by writer, and the multiset after a tick."""
 
-    moves: list[tuple[Action, int]]
+    moves: list[tuple[Action, int, None]]
     appended: dict[int, int]
     ticked: int
 
@@ -241,18 +241,20 @@ class TriggerModel(ProtocolModel[State, Action]):
                 appended[first] = writers + c.moved[k]
             first += n
             ticked += n * c.unit[c.ticked[k]]
-        moves = [((APPEND, w), after) for w, after in appended.items()]
+        moves = [((APPEND, w), after, None) for w, after in appended.items()]
         known = self._anonymous[writers] = _Writers(moves, appended, ticked)
         return known
 
-    def _appends(self, state: State, only: Action | None) -> list[tuple[Action, int, tuple[int, ...] | None]]:
+    def _appends(
+        self, state: State, only: Action | None
+    ) -> Sequence[tuple[Action, int, tuple[int, ...] | None]]:
         """The appends the writers' classes allow (all, or just ``only``), each with the
         multiset and the names it leaves."""
         writers, names = state[2], state[8]
         if names is None:
             known = self._anonymous.get(writers) or self._writers(writers)
             if only is None:
-                return [(a, after, None) for a, after in known.moves]
+                return known.moves
             after = known.appended.get(only[1]) if len(only) == 2 else None
             return [] if after is None else [(only, after, None)]
         c = self.classes
@@ -282,9 +284,9 @@ class TriggerModel(ProtocolModel[State, Action]):
                 after = (live, peak, writers, -1, 0, False, busy, fired, names)
             return [(_COMPACT, after)]
         known = self._anonymous.get(writers) or self._writers(writers)
-        if not self._open(state) or (only is not None and only[0] != APPEND):
-            out: list[tuple[Action, State]] = []
-        else:  # what any append does to the fields but the writers'
+        out: list[tuple[Action, State]] = []  # plain loops: a comprehension costs a call a state
+        if (only is None or only[0] == APPEND) and self._open(state):
+            # what any append does to the fields but the writers'
             a_live, a_busy = live + 1, 0  # the store is open: no trim holds it
             a_pending, a_count, a_dirty, a_fired = pending, count, dirty, fired
             if pending > 0:
@@ -298,16 +300,11 @@ class TriggerModel(ProtocolModel[State, Action]):
                 else:
                     a_pending, a_count, a_dirty = self._g, a_live, False
             a_peak = a_live if a_live > peak else peak
-            if names is None and only is None:  # the explorer's case
-                out = [
-                    (a, (a_live, a_peak, after, a_pending, a_count, a_dirty, a_busy, a_fired, None))
-                    for a, after in known.moves
-                ]
-            else:
-                out = [
-                    (a, (a_live, a_peak, after, a_pending, a_count, a_dirty, a_busy, a_fired, named))
-                    for a, after, named in self._appends(state, only)
-                ]
+            moves = known.moves if names is None and only is None else self._appends(state, only)
+            for a, multiset, named in moves:
+                out.append(
+                    (a, (a_live, a_peak, multiset, a_pending, a_count, a_dirty, a_busy, a_fired, named))
+                )
         if only is None or only == _TICK:
             if names is not None:
                 ticked = self.classes.ticked
@@ -366,6 +363,11 @@ class TriggerModel(ProtocolModel[State, Action]):
         if state[8] is None:
             return state
         return (*state[:8], None)
+
+    def successors_are_canonical(self) -> bool:
+        """Anonymous states lead to anonymous states; only the counting abstraction (``cas``
+        with unbounded writers) needs :meth:`canonical` on each successor."""
+        return self._cap is None
 
     def saturation(self) -> str | None:
         """Under ``cas`` with unbounded writers (``turns=0``) every failed commit follows an

@@ -11,11 +11,15 @@ maximum over all visited states.
 The hot loop keeps only compact arrays (the states in BFS order, which double as the queue, the
 parallel action array, and the first id of each depth level) and one dict from each state to its
 BFS parent — in discovery order, so the parent array is its values, read once at the end. Per
-transition it does what a minimal BFS does (``actions``, ``step``, ``canonical``, one lookup);
+transition it does what a minimal BFS does (``successors``; ``canonical`` unless the model's
+symmetry is structural, :meth:`ProtocolModel.successors_are_canonical`; one lookup), and when
+liveness needs the graph it appends the target's id and the action to two flat arrays;
 the level, clock and progress checks run once per batch of states. The networkx graph is
 built after the search, on demand, so the search itself does not pay for it. The cyclic garbage
 collector is paused during the search: states are acyclic tuples, and rescanning millions of
-them on every collection would otherwise cost more than the search. Bounds (``max_states``,
+them on every collection would otherwise cost more than the search; after it they join the
+oldest generation directly (``gc.freeze``/``unfreeze``), not through a young-generation scan
+of every one of them (a tenth of the search's time). Bounds (``max_states``,
 ``max_depth``, ``timeout``) stop the search early; the result then says plainly that it is
 bounded, not exhaustive.
 """
@@ -34,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from turncheck.models.display import data_frame, esc, html_table
 from turncheck.models.errors import TurncheckError
 from turncheck.models.protocol import Property, ProtocolModel, as_model
-from turncheck.sim.liveness import Graph, Lasso, fair_loop, find_lasso
+from turncheck.sim.liveness import Graph, Lasso, Transitions, fair_loop, find_lasso
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -123,7 +127,7 @@ class Exploration:
     parent: Sequence[int] = field(repr=False)
     via: Sequence[Any] = field(repr=False)
     levels: Sequence[int] = field(repr=False)
-    edges: Sequence[tuple[int, int, Any]] | None = field(default=None, repr=False)
+    edges: Transitions | None = field(default=None, repr=False)
     lassos: Mapping[str, Lasso] = field(default_factory=dict, repr=False)
     saturation: str | None = None  # what canonical merged beyond a symmetry (ProtocolModel.saturation)
 
@@ -441,6 +445,7 @@ def explore(
     search = _Search(
         model,
         canon,
+        model.successors if not symmetry or model.successors_are_canonical() else _canonical(model),
         max_states if max_states is not None else sys.maxsize,
         max_depth if max_depth is not None else sys.maxsize,
         timeout,
@@ -458,6 +463,9 @@ def explore(
         worst = _worst(model, search.states, search.depth_of)
     finally:
         if gc_was_enabled:
+            if not gc.get_freeze_count():  # (a caller's frozen objects stay frozen)
+                gc.freeze()  # the search's objects join the oldest generation unscanned
+                gc.unfreeze()
             gc.enable()
     seconds = time.perf_counter() - started
     n = len(search.states)
@@ -499,6 +507,7 @@ class _Search:
         self,
         model: ProtocolModel[Any, Any],
         canon: Callable[[Any], Hashable],
+        expand: Callable[[Any], list[tuple[Any, Any]]],
         max_states: int,
         max_depth: int,
         timeout: float | None,
@@ -507,7 +516,7 @@ class _Search:
         progress_every: float,
     ) -> None:
         self.model = model
-        self.canon = canon
+        self.expand = expand
         self.max_states = max_states
         self.max_depth = max_depth
         self.timeout = timeout
@@ -520,7 +529,7 @@ class _Search:
         self.parent = array("q")
         self.via: list[Any] = []
         self.levels = [0]
-        self.edges: list[tuple[int, int, Any]] | None = [] if record_edges else None
+        self.edges = Transitions(array("q"), [], array("q")) if record_edges else None
         self.generated = 0
         self.terminal = 0
         self.head = 0
@@ -543,10 +552,12 @@ class _Search:
         # model (1000 writers, ~1000 actions a state) or one with huge states (each transition
         # costing milliseconds) still reads the clock often: a timeout is honoured within about
         # one state's expansion.
-        actions_of, successors, canon = self.model.actions, self.model.successors, self.canon
+        actions_of, successors = self.model.actions, self.expand
         states, index, parent, via, levels = self.states, self.index, self.parent, self.via, self.levels
         edges = self.edges
         append_state, append_parent, append_via = states.append, parent.append, via.append
+        if edges is not None:
+            append_out, append_dst, append_action = edges.out.append, edges.dst.append, edges.actions.append
         setdefault = index.setdefault
         limit_states, limit_depth, progress = self.max_states, self.max_depth, self.progress
         next_tick = started + self.progress_every
@@ -577,11 +588,12 @@ class _Search:
                 moves = successors(states[head])
                 if not moves:
                     terminal += 1
+                    if edges is not None:
+                        append_out(0)
                     continue
                 generated += len(moves)
                 if edges is None:
-                    for action, after in moves:
-                        c = canon(after)
+                    for action, c in moves:
                         if c not in index:
                             if n >= limit_states:
                                 break
@@ -592,8 +604,8 @@ class _Search:
                     else:
                         continue
                 else:
-                    for action, after in moves:
-                        c = canon(after)
+                    append_out(len(moves))
+                    for action, c in moves:
                         sid = setdefault(c, n)
                         if sid == n:
                             if n >= limit_states:
@@ -602,10 +614,12 @@ class _Search:
                             append_parent(head)
                             append_via(action)
                             n += 1
-                        edges.append((head, sid, action))
+                        append_dst(sid)
+                        append_action(action)
                     else:
                         continue
                     del index[c]
+                    edges.out[-1] = len(edges.dst) - (generated - len(moves))  # recorded before the bound
                 bound = f"max states ({limit_states:,})"
                 break
             else:
@@ -700,6 +714,16 @@ def _worst(
 
 def _identity(state: Any) -> Any:
     return state
+
+
+def _canonical(model: ProtocolModel[Any, Any]) -> Callable[[Any], list[tuple[Any, Any]]]:
+    """``model.successors`` with each next state replaced by its class's representative."""
+    successors, canon = model.successors, model.canonical
+
+    def expand(state: Any) -> list[tuple[Any, Any]]:
+        return [(action, canon(after)) for action, after in successors(state)]
+
+    return expand
 
 
 def witness(model: ProtocolModel[Any, Any], result: Exploration, state_id: int) -> ConcretePath:

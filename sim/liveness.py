@@ -9,12 +9,13 @@ enabled in every state of the loop is taken on it; one that is strongly fair and
 state of the loop is taken on it.
 
 Every fair loop lies in a strongly connected component of the graph restricted to the states
-where the property is false. The pass reads the explorer's transitions as arrays once per search
-(:class:`Graph`: fair names as bits per transition and per state) and finds the candidates cheaply
-before it runs Python over any state: a single state is a fair loop when it stutters or steps back
-to itself taking every fair name it enables (one whole-array test); loops of several states need a
-transition back to a state found no later in breadth-first order, and when there is one, the
-states no loop can pass through are peeled off round by round before Tarjan's algorithm (an
+where the property is false. The pass reads the explorer's transitions as the flat arrays it
+recorded (:class:`Transitions`, :class:`Graph`: fair names as bits, read per row on demand) and
+finds the candidates cheaply before it runs Python over any state: a single state is a fair loop
+when it stutters or steps back to itself taking every fair name it enables (whole-array tests on
+the rows of such states); loops of several states need a transition back to a state found no
+later in breadth-first order, and when there is one, the states no loop can pass through are
+peeled off (Kahn's algorithm a frontier at a time, both ways) before Tarjan's algorithm (an
 iterative one, measured about twice as fast as networkx's on the explorer's graphs, four times
 with the ``DiGraph`` it would first need) splits the rest. A component is kept whole when it is
 fair, pruned of the states enabling a strongly fair action it never takes and split again when
@@ -30,6 +31,8 @@ on the model's own states, and a saved lasso is checked again by ``turncheck rep
 from __future__ import annotations
 
 import functools
+import operator
+from array import array
 from collections import deque
 from collections.abc import Callable, Collection, Container, Hashable, Iterator, Sequence
 from dataclasses import dataclass
@@ -54,100 +57,142 @@ class Lasso:
         return self.loop == len(self.actions)
 
 
+@dataclass(frozen=True)
+class Transitions:
+    """Every transition a search recorded, in the order it generated them: by source state in
+    BFS order, ``out[v]`` of them from state ``v`` (for each state it expanded), the ``i``-th
+    going to ``dst[i]`` by ``actions[i]``. Iterating gives ``(src, dst, action)`` triples."""
+
+    dst: array[int]
+    actions: list[Any]
+    out: array[int]
+
+    def __len__(self) -> int:
+        return len(self.dst)
+
+    def __iter__(self) -> Iterator[tuple[int, int, Any]]:
+        return zip(self.src.tolist(), self.dst, self.actions, strict=True)
+
+    @property
+    def src(self) -> np.ndarray[Any, Any]:
+        out = np.frombuffer(self.out, np.int64)
+        return np.repeat(np.arange(len(out)), out)
+
+
 class Graph:
     """The explored transitions with the model's fairness read into them, as whole arrays.
 
-    Fair names are bits (weakly fair ones first, then strongly fair ones): ``code`` holds the
-    names each transition is, ``enabled[v]`` the names state ``v`` enables. Rows by source state
-    — ``succ[v]``, ``acts[v]``, ``codes[v]`` — are lists built on first use, so a pass that
-    finds no fair loop reads few of them. Only the first ``expanded`` states had their
-    successors generated.
+    Fair names are bits (weakly fair ones first, then strongly fair ones). Rows by source state
+    — ``succ[v]``, ``acts[v]``, ``codes[v]`` (the fair names each transition is) and
+    ``enabled[v]`` (the names state ``v`` enables) — are slices of the transition arrays (``src``
+    is sorted, so a state's transitions are contiguous) built on first use, so a pass that finds
+    no fair loop reads few of them. Only the first ``expanded`` states had their successors
+    generated.
     """
 
     def __init__(
         self,
         n: int,
         expanded: int,
-        edges: Sequence[tuple[int, int, Any]],
+        edges: Transitions,
         weak: Sequence[Hashable] = (),
         strong: Sequence[Hashable] = (),
     ) -> None:
-        m = len(edges)
         self.n, self.expanded, self.edges = n, expanded, edges
         self.fair = (*weak, *strong)
         self.weak_bits = (1 << len(weak)) - 1
-        self.src = np.fromiter((e[0] for e in edges), np.intp, m)
-        self.dst = np.fromiter((e[1] for e in edges), np.intp, m)
-        bits = _Rows(self.bits)  # one entry per distinct action
-        self.code = np.fromiter(map(bits.__getitem__, (e[2] for e in edges)), np.int64, m)
-        self.enabled = np.zeros(n, np.int64)
-        np.bitwise_or.at(self.enabled, self.src, self.code)
-        self.out = np.bincount(self.src, minlength=n)
-        self._rows: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None = None
-        self.succ = _Rows(lambda v: self.dst[self._row(v)].tolist())
-        self.codes = _Rows(lambda v: self.code[self._row(v)].tolist())
-        self.acts = _Rows(lambda v: [edges[i][2] for i in self._row(v).tolist()])
+        self.src, self.dst = edges.src, np.frombuffer(edges.dst, np.int64)
+        self.start = start = _starts(self.src, n)
+        self.out = np.diff(start)
+        self._bits = bits = _Rows(self.bits)  # one entry per distinct action
+        actions = edges.actions
+        self.succ = _Rows(lambda v: edges.dst[start[v] : start[v + 1]].tolist())
+        self.acts = _Rows(lambda v: actions[start[v] : start[v + 1]])
+        self.codes = _Rows(lambda v: [bits[a] for a in self.acts[v]])
+        self.enabled = _Rows(lambda v: functools.reduce(operator.or_, self.codes[v], 0))
         self._pred: _Rows | None = None
 
     def bits(self, action: Any) -> int:
         """The fair names ``action`` is, as bits."""
         return sum(1 << i for i, f in enumerate(self.fair) if matches(action, f))
 
-    def _row(self, v: int) -> np.ndarray[Any, Any]:
-        if self._rows is None:
-            order = np.argsort(self.src, kind="stable")
-            start = np.zeros(self.n + 1, np.intp)
-            np.cumsum(self.out, out=start[1:])
-            self._rows = (order, start)
-        order, start = self._rows
-        return order[start[v] : start[v + 1]]
-
     def terminal(self, v: int) -> bool:
         return v < self.expanded and self.out[v] == 0
 
+    @functools.cached_property
     def single_loops(self) -> list[int]:
-        """The states that are a fair loop alone: an expanded state with no enabled action
-        (it stutters), or one with a step back to itself that takes every fair name it
-        enables."""
-        ring = self.src == self.dst
-        kept = np.zeros(self.n, np.int64)
-        np.bitwise_or.at(kept, self.src[ring], self.code[ring])
-        looping = np.zeros(self.n, bool)
-        looping[self.src[ring]] = True
-        fair = looping & ((self.enabled & ~kept) == 0)
-        fair[: self.expanded] |= self.out[: self.expanded] == 0
-        return np.flatnonzero(fair).tolist()
+        """The states that are a fair loop alone, in ascending order: an expanded state with no
+        enabled action (it stutters), or one with a step back to itself that takes every fair
+        name it enables (whole-array tests over the rows of such states alone)."""
+        looping = np.unique(self.src[self.src == self.dst])
+        first = self.start[looping]
+        count = self.start[looping + 1] - first
+        rows = _spans(first, count)
+        bits, actions = self._bits, self.edges.actions
+        code = np.array([bits[actions[i]] for i in rows.tolist()], np.int64)
+        kept = np.where(self.dst[rows] == np.repeat(looping, count), code, 0)
+        at = np.cumsum(count) - count  # where each state's row begins among ``rows``
+        enabled, taken = np.bitwise_or.reduceat(code, at), np.bitwise_or.reduceat(kept, at)
+        fair = looping[(enabled & ~taken) == 0]
+        return sorted(np.flatnonzero(self.out[: self.expanded] == 0).tolist() + fair.tolist())
 
     @functools.cached_property
     def cyclic(self) -> list[int]:
         """A superset of the states on loops of two or more states: none when no transition
-        leads back to a state found no later (along a loop, BFS ids cannot only grow); else what
-        is left after peeling, round by round, every state no such transition enters or leaves."""
+        leads back to a state found no later (along a loop, BFS ids cannot only grow); else the
+        states both reached from a loop and reaching one (:func:`_peel`, forwards then
+        backwards)."""
         other = self.src != self.dst
         src, dst, n = self.src[other], self.dst[other], self.n
         if not np.any(dst < src):
             return []
         alive = np.ones(n, dtype=bool)
-        for _ in range(PEEL_ROUNDS):
-            kept = alive & (np.bincount(dst, minlength=n) > 0) & (np.bincount(src, minlength=n) > 0)
-            if np.array_equal(kept, alive):
-                break
-            alive = kept
+        _peel(alive, src, dst)
+        if alive.any():
             inside = alive[src] & alive[dst]
             src, dst = src[inside], dst[inside]
+            order = np.argsort(dst, kind="stable")
+            _peel(alive, dst[order], src[order])
         return np.flatnonzero(alive).tolist()
 
     def pred(self, v: int) -> list[int]:
         if self._pred is None:
             order = np.argsort(self.dst, kind="stable")
-            sources = self.src[order]
-            start = np.zeros(self.n + 1, np.intp)
-            np.cumsum(np.bincount(self.dst, minlength=self.n), out=start[1:])
+            sources, start = self.src[order], _starts(self.dst[order], self.n)
             self._pred = _Rows(lambda w: sources[start[w] : start[w + 1]].tolist())
         return self._pred[v]
 
 
-PEEL_ROUNDS = 512  # then Tarjan takes what is left, peeled or not
+def _peel(alive: np.ndarray[Any, Any], src: np.ndarray[Any, Any], dst: np.ndarray[Any, Any]) -> None:
+    """Clear in ``alive`` every state no loop of the graph ``src → dst`` (``src`` sorted, between
+    states ``alive`` keeps) leads to: Kahn's algorithm, taking a whole frontier of states with no
+    transition left into them at a time, so each transition is read once."""
+    n = len(alive)
+    start = _starts(src, n)
+    into = np.bincount(dst, minlength=n)
+    frontier = np.flatnonzero(alive & (into == 0))
+    place = np.empty(n, np.intp)
+    while frontier.size:
+        alive[frontier] = False
+        first = start[frontier]
+        reached = dst[_spans(first, start[frontier + 1] - first)]
+        np.subtract.at(into, reached, 1)
+        free = reached[into[reached] == 0]  # a state reached twice in one round is listed twice
+        ranks = np.arange(free.size)
+        place[free] = ranks
+        frontier = free[place[free] == ranks]
+
+
+def _starts(src: np.ndarray[Any, Any], n: int) -> np.ndarray[Any, Any]:
+    """Where each state's row begins in the sorted ``src`` (and, last, where the rows end)."""
+    start = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=start[1:])
+    return start
+
+
+def _spans(first: np.ndarray[Any, Any], count: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The indices ``first[k] .. first[k] + count[k] - 1`` of every row ``k``, row after row."""
+    return np.repeat(first - np.cumsum(count) + count, count) + np.arange(count.sum())
 
 
 class _Rows(dict[Any, Any]):
@@ -314,7 +359,7 @@ def find_lasso(
         if len(comp) > 1
         for core in cores(graph, comp)
     ]
-    found += [frozenset((v,)) for v in graph.single_loops() if not holds(states[v])]
+    found += [frozenset((v,)) for v in graph.single_loops if not holds(states[v])]
     if not found:
         return None
     target = frozenset().union(*found)

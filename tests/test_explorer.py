@@ -194,3 +194,101 @@ def test_progress_line_reports_generated_distinct_queue_depth_rate() -> None:
     for word in ("generated", "distinct", "queued", "depth", "states/s"):
         assert word in text
     assert text.endswith("\n")
+
+
+def test_recorded_transitions_are_each_expanded_states_successors_even_cut_short() -> None:
+    """Row by row the transitions are the canonical successors in their order; under a state
+    bound the last expanded state's row stops where the bound did."""
+    model = build_model("trigger", {"writers": 3, "gap": 1, "max_turns": 2, "turns": 3})
+    for bound in (None, 200):
+        result = explore(model, record_edges=True, max_states=bound)
+        assert result.edges is not None
+        rows: dict[int, list[tuple[Any, Any]]] = {}
+        for src, dst, action in result.edges:
+            rows.setdefault(src, []).append((action, result.states[dst]))
+        out = list(result.edges.out)
+        assert out == [len(rows.get(v, [])) for v in range(len(out))] and sum(out) == len(result.edges)
+        for v, row in rows.items():
+            full = [(a, model.canonical(s)) for a, s in model.successors(result.states[v])]
+            assert row == (full[: len(row)] if bound and v == len(out) - 1 else full)
+    assert result.bound is not None and 0 < out[-1] and len(result.edges) < result.generated
+
+
+@pytest.mark.parametrize("locking", ["none", "mutex", "cas", "append-sync", "trim-to"])
+def test_a_structural_symmetry_skips_canonical_and_searches_the_same_states(locking: str) -> None:
+    """The trigger keeps its writers as a multiset, so its successors are canonical already (but
+    under cas's counting abstraction, which unbounded writers turn on): the search that skips
+    ``canonical`` is the search that calls it."""
+    from turncheck.models.trigger import TriggerModel
+
+    class Asking(TriggerModel):
+        def successors_are_canonical(self) -> bool:
+            return False
+
+    params = {"writers": 3, "gap": 1, "max_turns": 2, "locking": locking, "turns": 3}
+    model = TriggerModel(**params)
+    assert model.successors_are_canonical()
+    assert TriggerModel(**{**params, "turns": 0}).successors_are_canonical() is (locking != "cas")
+    fast, slow = explore(model), explore(Asking(**params))
+    assert all(model.canonical(s) == s for s in fast.states)
+    assert (fast.states, list(fast.parent), fast.via, fast.generated) == (
+        slow.states, list(slow.parent), slow.via, slow.generated,
+    )  # fmt: skip
+    assert fast.properties == slow.properties and dict(fast.lassos) == dict(slow.lassos)
+
+
+class _Counter:
+    """A user's model (no base class) without symmetry."""
+
+    def init_states(self) -> list[int]:
+        return [0]
+
+    def actions(self, state: int) -> list[str]:
+        return ["inc"] if state < 3 else []
+
+    def step(self, state: int, action: str) -> int:
+        return state + 1
+
+    def properties(self) -> tuple[Property[int], ...]:
+        return ()
+
+
+class _Renamed(_Counter):
+    def canonical(self, state: int) -> int:
+        return state
+
+
+def test_only_a_model_without_a_canonical_of_its_own_says_its_successors_are_canonical() -> None:
+    from turncheck.models.protocol import ProtocolModel, as_model
+
+    class Unrenamed(FlagLock):
+        canonical = ProtocolModel.canonical
+
+    assert not FlagLock(workers=2).successors_are_canonical()  # it renames its workers
+    assert Unrenamed(workers=2).successors_are_canonical()
+    assert as_model(_Counter()).successors_are_canonical()
+    assert not as_model(_Renamed()).successors_are_canonical()
+    assert explore(_Renamed()).distinct == explore(_Counter()).distinct == 4
+
+
+def test_the_search_leaves_the_collector_on_its_objects_old_and_a_callers_frozen_ones_frozen() -> None:
+    import gc
+
+    model = build_model("trigger", {"writers": 3, "gap": 1, "max_turns": 2, "turns": 3})
+    assert gc.isenabled()
+    result = explore(model)
+    assert gc.isenabled() and gc.get_count()[0] < 100
+    assert gc.is_tracked(result.states[-1])  # no collection has scanned (and untracked) it yet
+    gc.disable()
+    explore(model)
+    assert not gc.isenabled()
+    gc.enable()
+    kept = [object() for _ in range(3)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        explore(model)
+        assert gc.get_freeze_count() == frozen and gc.isenabled()
+    finally:
+        gc.unfreeze()
+    del kept

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+from array import array
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 from turncheck.models.errors import BadParameter
 from turncheck.models.protocol import Property, ProtocolModel
 from turncheck.sim.explorer import NotASymmetry, counterexample, explore
-from turncheck.sim.liveness import components, fair_loop
+from turncheck.sim.liveness import Graph, Transitions, components, fair_loop
 from turncheck.sim.trace import load_trace, replay
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "orphan_compaction.py"
@@ -212,6 +213,50 @@ def test_tarjan_finds_the_components_networkx_finds() -> None:
     g.add_nodes_from(keep)
     g.add_edges_from((a, b) for a, b in edges if a in keep and b in keep)
     assert ours == {frozenset(c) for c in nx.strongly_connected_components(g)}
+
+
+def _graph(rng: random.Random, n: int, m: int) -> Graph:
+    """A random graph over ``n`` states (the last few unexpanded) as the explorer records one:
+    rows by source, each transition an action named by a fair kind or not."""
+    pairs = sorted((rng.randrange(n - 3), rng.randrange(n)) for _ in range(m))
+    out = array("q", [0] * (n - 3))
+    for a, _b in pairs:
+        out[a] += 1
+    actions = [(rng.choice("abc"), rng.randrange(2)) for _ in pairs]
+    edges = Transitions(array("q", [b for _a, b in pairs]), actions, out)
+    assert [(a, b) for a, b, _x in edges] == pairs
+    return Graph(n, n - 3, edges, ("a",), ("b",))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_array_passes_agree_with_the_plain_definitions(seed: int) -> None:
+    """``cyclic`` is the fixpoint of removing states with no transition in or out (self loops
+    aside) and keeps every component networkx finds; ``single_loops`` are the stuttering states
+    and the self-looping ones whose self loops take every fair name they enable."""
+    rng = random.Random(seed)
+    n = 60
+    graph = _graph(rng, n, rng.choice((40, 90, 150)))
+    ring = [(a, b) for a, b, _x in graph.edges if a != b]
+    alive = set(range(n))
+    while True:
+        kept = {v for v in alive if any(a == v and b in alive for a, b in ring)}
+        kept &= {v for v in kept if any(b == v and a in kept for a, b in ring)}
+        if kept == alive:
+            break
+        alive = kept
+    assert graph.cyclic == sorted(alive)
+    loops = [c for c in nx.strongly_connected_components(nx.DiGraph(ring)) if len(c) > 1]
+    assert all(c <= alive for c in loops)
+    single = []
+    for v in range(n - 3):
+        row = [(b, graph.bits(x)) for a, b, x in graph.edges if a == v]
+        enabled = taken = 0
+        for b, code in row:
+            enabled |= code
+            taken |= code if b == v else 0
+        if not row or (any(b == v for b, _c in row) and not enabled & ~taken):
+            single.append(v)
+    assert graph.single_loops == single
 
 
 def test_a_model_without_eventually_properties_records_no_transitions() -> None:

@@ -32,6 +32,7 @@ def minimal_bfs(model: Any) -> int:
     """Distinct canonical states reachable from the initial ones, with BFS parents, properties
     checked and metric maxima taken over every state (what the explorer reports, minus bounds)."""
     successors, canon = model.successors, model.canonical
+    structural = model.successors_are_canonical()
     parent: dict[Any, int] = {}
     queue: list[Any] = []
     for s in model.init_states():
@@ -43,7 +44,7 @@ def minimal_bfs(model: Any) -> int:
     while head < len(queue):
         state = queue[head]
         for _action, after in successors(state):
-            c = canon(after)
+            c = after if structural else canon(after)
             if c not in parent:
                 parent[c] = head
                 queue.append(c)

@@ -23,7 +23,10 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 def test_the_docs_have_generated_blocks() -> None:
     specs = [s for p in DOCS for s in blocks(p.read_text(encoding="utf-8"))]
     commands = {c for s in specs for c in s.commands}
-    assert "turncheck scenario trigger-gap" in commands and "turncheck scenario clock-skew" in commands
+    assert (
+        "turncheck scenario trigger-gap" in commands
+        and "turncheck scenario clock-skew --scale full" in commands
+    )
     assert any(s.full for s in specs) and any(not s.full for s in specs)
 
 
@@ -87,6 +90,25 @@ def test_only_scenario_commands_run() -> None:
         run_command("rm -rf /")
     with pytest.raises(BadParameter, match="cannot read"):
         run_command("turncheck scenario trigger-gap --iterations 5")
+    with pytest.raises(BadParameter, match="cannot read"):
+        run_command("turncheck scenario framing --scale huge")
+
+
+def test_a_block_command_means_what_it_means_on_the_command_line() -> None:
+    """No ``--scale`` is the command line's default, ``quick`` (its preset under the ``--param``
+    values); a block showing another scale's figures has to name it, as its reader must."""
+    params = {
+        cmd: run_command(cmd).params
+        for cmd in (
+            "turncheck scenario key-collapse",
+            "turncheck scenario key-collapse --scale tiny --param keys=5",
+            "turncheck scenario key-collapse --scale quick",
+        )
+    }
+    quick = params["turncheck scenario key-collapse"]
+    assert quick == params["turncheck scenario key-collapse --scale quick"]
+    assert (quick["sessions"], quick["keys"]) == (2000, 64)
+    assert params["turncheck scenario key-collapse --scale tiny --param keys=5"]["keys"] == 5
 
 
 def test_an_output_block_is_the_commands_printed_lines(tmp_path: Path) -> None:

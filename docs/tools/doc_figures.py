@@ -55,7 +55,14 @@ from typing import Any
 
 from turncheck.models.errors import BadParameter
 from turncheck.reports.tables import dumps_result, markdown_rows, table_markdown
-from turncheck.scenarios.base import ScenarioResult, get_scenario, no_progress, parse_params
+from turncheck.scenarios.base import (
+    ScenarioResult,
+    get_scenario,
+    no_progress,
+    parse_params,
+    split_assignments,
+)
+from turncheck.scenarios.presets import SCALES, preset
 
 BLOCK = re.compile(r"<!-- figures (?P<spec>.*?) -->\n(?P<body>.*?)<!-- /figures -->", re.S)
 KINDS = ("table", "join", "result", "judgements", "findings", "output", "bench", "pins", "log-format")
@@ -129,19 +136,25 @@ class BlockSpec:
 
 
 def run_command(command: str) -> ScenarioResult:
-    """Run ``turncheck scenario NAME [--param k=v …]`` in this process and return its result."""
+    """Run ``turncheck scenario NAME [--scale S] [--param k=v …]`` in this process exactly as the
+    command line runs it: the preset of ``S`` (``quick`` when not named, the command's default),
+    then the ``--param`` values over it — so a block shows what a reader typing its command gets."""
     words = shlex.split(command)
     if words[:2] != ["turncheck", "scenario"] or len(words) < 3:
         raise BadParameter(f"figures: only 'turncheck scenario NAME --param k=v' commands, got {command!r}")
     params: list[str] = []
+    scale = "quick"
     rest = words[3:]
     while rest:
-        if rest[0] not in ("--param", "-p") or len(rest) < 2:
+        if len(rest) >= 2 and rest[0] in ("--param", "-p"):
+            params.append(rest[1])
+        elif len(rest) >= 2 and rest[0] == "--scale" and rest[1] in SCALES:
+            scale = rest[1]
+        else:
             raise BadParameter(f"figures: cannot read {' '.join(rest)!r} in {command!r}")
-        params.append(rest[1])
         rest = rest[2:]
     sc = get_scenario(words[2])
-    assignments = dict(p.split("=", 1) for p in params)
+    assignments = {**preset(sc, scale), **split_assignments(params)}
     result: ScenarioResult = sc.run(parse_params(sc, assignments), no_progress)
     return result
 

@@ -13,7 +13,8 @@ its place, as ``python`` run in that folder has it. The steps, in page order:
 * ``{"tool": ARGV}``: ``pip``/``pytest`` as the venv's own modules, a process each (``pip
   install`` with ``.`` standing for the built wheel, at the pins of constraints.txt, under the
   venv's lock: xdist workers share the venv);
-* ``{"write": NAME, "text": …}``: a file the page shows (``# pyproject.toml``) the later steps read;
+* ``{"write": NAME, "text": …}``: a file the page shows (``# pyproject.toml``, a titled ``jsonl``
+  block) the later steps read, written in the page's folder (``NAME`` may name a subfolder);
 * ``{"json": NAME, "text": …}``: a file an earlier step wrote, each field the page shows as shown.
 
 The runner's own tests import :func:`run` to run steps in the test process (a block that works
@@ -63,7 +64,9 @@ def run(steps: list[dict[str, Any]], module: str, venv: dict[str, str] | None = 
         elif "json" in step:
             results.append({"error": _fields_differ(step["json"], step["text"])})
         else:
-            Path(step["write"]).write_text(step["text"], encoding="utf-8")
+            written = Path(step["write"])
+            written.parent.mkdir(parents=True, exist_ok=True)
+            written.write_text(step["text"], encoding="utf-8")
             results.append({"error": None})
     return results
 

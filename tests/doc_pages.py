@@ -24,6 +24,8 @@ and what each command printed is checked against what the page shows:
   (python, javascript) is a verbatim excerpt of the file named there.
 * a ``json`` block titled ``title="NAME"`` is a file an earlier step wrote: each field shown has
   the value shown in it (fields not shown are the reader's to skip).
+* a ``jsonl`` block titled ``title="DIR/NAME.jsonl"`` is a file the page gives the reader to save:
+  it is written there (in the scratch folder) for the blocks after it.
 * a ``toml`` block opening with ``# NAME.toml`` is written to the scratch folder before the blocks
   after it run; a ``bash`` line ``pip install . PKG…`` installs what the venv lacks (``.`` and
   ``-e .`` are the wheel the venv already holds). Any other block kind is the caller's to check
@@ -49,6 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^```(\w*)([^\n]*)\n(.*?)^```", re.S | re.M)
 TITLE = re.compile(r'\btitle="([^"/]+)"')
+FILE_TITLE = re.compile(r'\btitle="((?:[\w-]+/)*[\w.-]+\.jsonl)"')  # relative, inside the page's folder
 GENERATED = re.compile(r"<!-- figures .*?<!-- /figures -->", re.S)  # checked by tests/test_doc_figures.py
 WHOLE = {"your-agent.md", "exec-protocol.md"}
 EXCERPTS = {("your-agent.md", "python"): "examples/your-agent/trim.py",
@@ -127,6 +130,8 @@ def read(page: str, text: str, setup: Callable[[str, str], None] | None = None) 
             steps.append(Step({"json": title[1], "text": code, "name": f"{page} ({title[1]})"}))
         elif lang == "console":
             steps.extend(_console(page, code))
+        elif lang == "jsonl" and (path := FILE_TITLE.search(info)):
+            steps.append(Step({"write": path[1], "text": code}))
         elif lang == "toml":
             name = first.removeprefix("# ").strip()
             assert name.endswith(".toml") and "/" not in name, f"{page}: a toml block starts '# NAME.toml'"

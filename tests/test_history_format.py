@@ -62,10 +62,12 @@ def test_a_history_another_client_wrote_is_checked_against_its_final_state(
     _client_history(tmp_path / "ok", [1, 2])
     code, out, _ = _run(capsys, "stress", "--check", str(tmp_path / "ok"))
     assert code == 0 and "OK: every invariant holds" in out and "keeps no journal" in out
+    # its header says nothing of how long it ran: no rate (it read "appends 2 (2e+09/s)")
+    assert "\nappends 2 · p50 300 ms" in out and "/s)" not in out and "maxTurns 100\n" in out
     _client_history(tmp_path / "lost", [2, 2])
     code, out, _ = _run(capsys, "stress", "--check", str(tmp_path / "lost"), "--format", "json")
     report = json.loads(out)
-    assert code == 1 and report["lost"] == 1 and report["appends"] == 2
+    assert code == 1 and report["lost"] == 1 and report["appends"] == 2 and report["throughput"] == 0
     assert {v["invariant"] for v in report["violations"]} == {"lost", "duplicated"}
 
 

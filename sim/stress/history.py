@@ -438,7 +438,8 @@ def check_run(run: RawRun) -> StressReport:
     conflicts = sum(1 for e in run.journal if e.kind == REREAD)
     busy = sum(int(r.get("busy", 0)) for r in run.records)
     n_appends = len(rp.acks) if rp.acks else len(latencies)
-    elapsed = max(1e-9, min(run.ended - run.started, p.seconds))
+    measured = run.ended - run.started  # a client's header may give neither end: its seconds then
+    elapsed = min(measured, p.seconds) if measured > 0 else p.seconds
     return StressReport(
         store=p.store.kind,
         locking=p.locking,
@@ -458,7 +459,7 @@ def check_run(run: RawRun) -> StressReport:
         compactions=compactions,
         conflicts=conflicts,
         reads=len(rp.reads),
-        throughput=round(n_appends / elapsed, 1),
+        throughput=round(n_appends / elapsed, 1) if elapsed > 0 else 0.0,  # 0: no duration recorded
         p50_ms=round(1000 * _quantile(latencies, 0.5), 2),
         p99_ms=round(1000 * _quantile(latencies, 0.99), 2),
         retries=conflicts + busy,

@@ -34,7 +34,7 @@ from turncheck.cli.app import app
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 RUN_PAGES = ("index.md", "getting-started.md", "concepts.md", "own-agent.md", "scale-out.md", "viewer.md",
-             "races.md", "known-failures.md", "config.md", "checking.md", "store.md", "history-format.md")  # fmt: skip
+             "races.md", "known-failures.md", "config.md", "checking.md", "store.md", "history-format.md", "concurrency.md")  # fmt: skip
 SETUP_COMMANDS = ("python -m pytest", "mkdocs build --strict", "dask scheduler ", "dask worker ")
 
 

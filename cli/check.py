@@ -228,7 +228,8 @@ def explore_command(
     )
     raw = None
     left = None if timeout is None else timeout - (time.perf_counter() - started)  # one budget for both
-    if symmetry and reduction and (left is None or left > 0):
+    if symmetry and reduction and result.exhausted and (left is None or left > 0):
+        # (a bounded search has no class count to divide by: its raw twin would be time spent for nothing)
         raw = explore(model, symmetry=False, max_states=max_states, max_depth=max_depth, timeout=left)
     if progress is not None:
         progress.finish()

@@ -163,7 +163,8 @@ class Exploration:
 
     def lines(self, raw: Exploration | None = None) -> list[str]:
         """The search in three lines (states, time, coverage), and with the search without symmetry
-        ``raw`` a fourth: the reduction factor, or why there is none."""
+        ``raw`` a fourth: the reduction factor — a lower bound when only the raw search was
+        bounded — or why there is none."""
         lines = [
             f"states: {self.distinct:,} distinct ({'up to symmetry' if self.symmetry else 'no symmetry'}), "
             f"{self.generated:,} transitions, depth {self.max_depth_seen}, {self.terminal:,} terminal",
@@ -179,8 +180,13 @@ class Exploration:
                     f"symmetry: {raw.distinct:,} raw states / {self.distinct:,} classes "
                     f"= reduction ×{factor:.2f}"
                 )
+            elif self.exhausted and self.distinct:  # each raw state is in one of the classes counted
+                lines.append(
+                    f"symmetry: ≥ {raw.distinct:,} raw states (raw search {raw.completeness()}) / "
+                    f"{self.distinct:,} classes = reduction ≥ ×{raw.distinct / self.distinct:.2f}"
+                )
             else:
-                lines.append(f"symmetry: ≥ {raw.distinct:,} raw states (raw search bounded); reduction n/a")
+                lines.append("symmetry: reduction n/a (the search up to symmetry was bounded)")
         return lines
 
     def depth_of(self, state_id: int) -> int:

@@ -81,8 +81,14 @@ def test_symmetry_reduction_factor_is_measured() -> None:
     # the verdicts do not depend on the reduction
     assert [o.status for o in reduced.properties] == [o.status for o in raw.properties]
     assert reduced.worst_of("compacting") == raw.worst_of("compacting")
-    bounded = explore(model, symmetry=False, max_states=10)
+    bounded = explore(model, symmetry=False, max_states=20)
     assert reduction_factor(reduced, bounded) is None
+    assert reduced.lines(bounded)[-1] == (
+        "symmetry: ≥ 20 raw states (raw search bounded, not exhaustive: stopped by max states (20)) / "
+        "15 classes = reduction ≥ ×1.33"
+    )
+    partial = explore(model, max_states=5)
+    assert partial.lines(raw)[-1] == "symmetry: reduction n/a (the search up to symmetry was bounded)"
 
 
 @pytest.mark.parametrize(

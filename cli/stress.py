@@ -48,12 +48,13 @@ def report_lines(r: StressReport) -> list[str]:
         else "the store keeps no journal: checked against its final state (lost, duplicated, torn)"
     )
     timed = r.seconds > 0  # a client's history may not say how long it ran
+    rate = f" ({r.throughput:g}/s)" if timed or r.throughput else ""
     lines = [
         f"stress {r.store} · {r.locking} · {r.writers} writers · gap {r.gap_ms:g} ms · maxTurns {r.max_turns}"
         + (f" · {r.seconds:g} s" if timed else ""),
         peak,
         f"lost {r.lost} · over-deleted {r.over_deleted} · bad read windows {r.bad_reads}/{r.reads}",
-        f"appends {r.appends}{f' ({r.throughput:g}/s)' if timed else ''} · p50 {r.p50_ms:g} ms · p99 {r.p99_ms:g} ms · compactions "
+        f"appends {r.appends}{rate} · p50 {r.p50_ms:g} ms · p99 {r.p99_ms:g} ms · compactions "
         f"{r.compactions} · cas conflicts {r.conflicts} · retries {r.retries} · lock waits {r.lock_waits} · "
         f"busy errors {r.busy_errors}",
     ]

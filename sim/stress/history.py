@@ -438,8 +438,8 @@ def check_run(run: RawRun) -> StressReport:
     conflicts = sum(1 for e in run.journal if e.kind == REREAD)
     busy = sum(int(r.get("busy", 0)) for r in run.records)
     n_appends = len(rp.acks) if rp.acks else len(latencies)
-    measured = run.ended - run.started  # a client's header may give neither end: its seconds then
-    elapsed = min(measured, p.seconds) if measured > 0 else p.seconds
+    # a client's header may give neither end nor seconds: the shorter of those it gives, or none
+    elapsed = min((d for d in (run.ended - run.started, p.seconds) if d > 0), default=0.0)
     return StressReport(
         store=p.store.kind,
         locking=p.locking,

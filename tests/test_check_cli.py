@@ -338,7 +338,7 @@ def test_explore_prints_statistics_worst_cases_and_cross_check(cli: Any, capsys:
 def test_explore_bounded_says_so(cli: Any, capsys: Any) -> None:
     code, out, _ = cli("explore", "trigger", "-p", "writers=3", "-p", "turns=0", "--max-states", "20", "-q")
     assert code == 0 and "bounded, not exhaustive: stopped by max states (20)" in out
-    assert "symmetry" not in out  # no search without symmetry beside a bounded one: nothing to divide
+    assert "symmetry:" not in out  # no search without symmetry beside a bounded one: nothing to divide
     code, out, _ = cli("explore", "trigger", "-p", "writers=3", "-p", "turns=1", "--max-states", "20", "-q")
     assert code == 0 and "coverage: exhaustive" in out  # 11 classes, 28 raw states
     assert "symmetry: ≥ 20 raw states (raw search bounded" in out and "11 classes = reduction ≥ ×1.82" in out

@@ -26,22 +26,21 @@ from typing import Any
 
 from turncheck.models.catalog import build_model
 from turncheck.models.locking import worst_case_peak
-from turncheck.sim.explorer import explore
+from turncheck.sim.explorer import expansion, explore
 from turncheck.sim.stateful import check_stateful
 
 
 def _model_floor(model: Any, states: list[Any]) -> float:
     """Seconds the model alone needs to expand ``states`` as the explorer asks it (successors,
-    canonical unless they are canonical already, hash)."""
-    successors, canon = model.successors, model.canonical
-    structural = model.successors_are_canonical()
+    canonical unless they are canonical already: :func:`expansion`, hash)."""
+    expand = expansion(model)
     enabled = gc.isenabled()
     gc.disable()
     try:
         t0 = time.perf_counter()
         for s in states:
-            for _a, after in successors(s):
-                hash(after if structural else canon(after))
+            for _a, after in expand(s):
+                hash(after)
         return time.perf_counter() - t0
     finally:
         if enabled:

@@ -451,7 +451,7 @@ def explore(
     search = _Search(
         model,
         canon,
-        model.successors if not symmetry or model.successors_are_canonical() else _canonical(model),
+        expansion(model, symmetry),
         max_states if max_states is not None else sys.maxsize,
         max_depth if max_depth is not None else sys.maxsize,
         timeout,
@@ -722,8 +722,15 @@ def _identity(state: Any) -> Any:
     return state
 
 
-def _canonical(model: ProtocolModel[Any, Any]) -> Callable[[Any], list[tuple[Any, Any]]]:
-    """``model.successors`` with each next state replaced by its class's representative."""
+def expansion(
+    model: ProtocolModel[Any, Any], symmetry: bool = True
+) -> Callable[[Any], list[tuple[Any, Any]]]:
+    """What the search calls on each state: ``model.successors``, each next state replaced by its
+    class's representative when there is a symmetry the successors do not already keep
+    (:meth:`~turncheck.models.protocol.ProtocolModel.successors_are_canonical`). The benchmarks'
+    model floor and minimal BFS call it too, so they ask the model exactly what the explorer does."""
+    if not symmetry or model.successors_are_canonical():
+        return model.successors
     successors, canon = model.successors, model.canonical
 
     def expand(state: Any) -> list[tuple[Any, Any]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from benchmarks.compare import Comparison, Contender, interleave
 from turncheck.models.catalog import build_model
-from turncheck.sim.explorer import explore
+from turncheck.sim.explorer import expansion, explore
 
 FULL = {"writers": 4, "gap": 2, "max_turns": 4, "turns": 8}
 QUICK = {"writers": 3, "gap": 2, "max_turns": 3, "turns": 8}
@@ -31,8 +31,7 @@ median of three rounds could land either side of a 5 % target; five keep it stea
 def minimal_bfs(model: Any) -> int:
     """Distinct canonical states reachable from the initial ones, with BFS parents, properties
     checked and metric maxima taken over every state (what the explorer reports, minus bounds)."""
-    successors, canon = model.successors, model.canonical
-    structural = model.successors_are_canonical()
+    expand, canon = expansion(model), model.canonical
     parent: dict[Any, int] = {}
     queue: list[Any] = []
     for s in model.init_states():
@@ -43,8 +42,7 @@ def minimal_bfs(model: Any) -> int:
     head = 0
     while head < len(queue):
         state = queue[head]
-        for _action, after in successors(state):
-            c = after if structural else canon(after)
+        for _action, c in expand(state):
             if c not in parent:
                 parent[c] = head
                 queue.append(c)

@@ -32,7 +32,8 @@ from turncheck.models.errors import BadParameter
 
 if TYPE_CHECKING:
     from turncheck.sim.checking import CheckReport
-    from turncheck.sim.explorer import ConcretePath, Exploration
+    from turncheck.sim.explorer import Exploration
+    from turncheck.sim.witness import ConcretePath
 
 DEFAULT_TRACES = Path(".turncheck") / "traces"
 

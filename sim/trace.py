@@ -496,7 +496,7 @@ def transcript(
     (or its metrics) after each step; lane texts longer than :data:`LANE_WIDTH` wrap. The last lines
     show the window sent in the final state (``describe_window`` hook) and the property that
     broke, with its description. A lasso (``loop``: the steps after it repeat for ever, see
-    :class:`sim.explorer.ConcretePath`) gets a line where its loop starts.
+    :class:`sim.witness.ConcretePath`) gets a line where its loop starts.
     """
     model = as_model(model)
     states = [init]

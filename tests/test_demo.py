@@ -123,8 +123,9 @@ def test_the_demo_page_shows_what_a_scenario_writes_beside_its_result(tmp_path: 
     from turncheck.cli.demo import DemoRun, Outcome, Step, _write_outputs
     from turncheck.models.catalog import build_model
     from turncheck.scenarios.base import Table
-    from turncheck.sim.explorer import counterexample, explore
+    from turncheck.sim.explorer import explore
     from turncheck.sim.trace import Trace
+    from turncheck.sim.witness import counterexample
 
     model = build_model("projector", {"strategy": "M0"})
     cx = counterexample(model, explore(model), "no-orphan-results")

@@ -16,9 +16,10 @@ import pytest
 
 from turncheck.models.errors import BadParameter
 from turncheck.models.protocol import Property, ProtocolModel
-from turncheck.sim.explorer import NotASymmetry, counterexample, explore
+from turncheck.sim.explorer import explore
 from turncheck.sim.liveness import Graph, Transitions, components, fair_loop
 from turncheck.sim.trace import load_trace, replay
+from turncheck.sim.witness import NotASymmetry, counterexample
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "orphan_compaction.py"
 
@@ -364,7 +365,7 @@ def test_with_unbounded_writers_cas_starves_the_compactor_in_a_lasso_the_model_r
     model's own states it is replayed three passes, each ending in the class it began in with
     more live turns, and every commit on it fails."""
     from turncheck.models.trigger import DUE_COMPACTION_RUNS
-    from turncheck.sim.explorer import SATURATED_PASSES
+    from turncheck.sim.witness import SATURATED_PASSES
 
     model, result = cas_unbounded
     o = result.outcome(DUE_COMPACTION_RUNS)

@@ -12,8 +12,9 @@ import pytest
 
 from turncheck.cli.app import main
 from turncheck.models.catalog import build_model
-from turncheck.sim.explorer import explore, metric_witness
+from turncheck.sim.explorer import explore
 from turncheck.sim.trace import Trace, save_trace
+from turncheck.sim.witness import metric_witness
 
 
 @pytest.fixture(scope="module")

@@ -17,8 +17,9 @@ from turncheck.cli.app import main
 from turncheck.models.catalog import build_model
 from turncheck.reports.trace_view import diff_fields, trace_view
 from turncheck.reports.viewer import SIZE_TARGET, json_script, write_trace_page
-from turncheck.sim.explorer import explore, metric_witness
+from turncheck.sim.explorer import explore
 from turncheck.sim.trace import Trace
+from turncheck.sim.witness import metric_witness
 
 
 def _check_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:

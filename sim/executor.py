@@ -97,18 +97,24 @@ def _ignore_interrupt() -> None:
 def _terminate(pool: ProcessPoolExecutor) -> None:
     """Cancel what has not started and end the workers at once (``shutdown(wait=True)``, what
     the ``with`` block runs, waits for every queued task; a sweep once took minutes to stop).
-    ``terminate_workers`` is Python 3.14's public form of the loop below."""
+    ``terminate_workers`` is Python 3.14's public form of the loop below. The pool's manager
+    thread is joined last: it closes its wake-up pipe once it sees the workers gone, and the
+    interpreter's exit hook writes to that pipe unless it is closed — racing the close, it printed
+    ``OSError: [Errno 9] Bad file descriptor`` after "interrupted" (Python 3.11, a sweep on 2 workers)."""
     stop = getattr(pool, "terminate_workers", None)
     if stop is not None:
         stop()
         return
     workers = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in workers:
         if proc.is_alive():
             proc.terminate()
     for proc in workers:
         proc.join(timeout=5)
+    if manager is not None:
+        manager.join(timeout=5)
 
 
 __all__ = ["START_METHODS", "Executor", "LocalExecutor", "Progress", "no_progress"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,26 @@ def test_executor_keeps_cell_order() -> None:
     assert LocalExecutor(2).map(abs, [-3, 2, -1, 0]) == [3, 2, 1, 0]
     with pytest.raises(BadParameter, match="jobs"):
         LocalExecutor(0)
+
+
+def _fails_on_two(x: int) -> int:
+    if x == 2:
+        raise ValueError("task 2 fails")
+    time.sleep(0.5)
+    return x
+
+
+def test_a_stopped_pool_leaves_no_wakeup_pipe_for_the_exit_hook() -> None:
+    """A failing task (as Ctrl-C) ends the pool: its manager thread has closed its wake-up pipe
+    before ``map`` raises, so the interpreter's exit hook never writes to a pipe being closed
+    (the race printed ``OSError: [Errno 9]`` under "turncheck: interrupted")."""
+    from concurrent.futures import process
+
+    before = set(process._threads_wakeups)
+    with pytest.raises(ValueError, match="task 2 fails"):
+        LocalExecutor(2).map(_fails_on_two, [2, 3, 4, 5, 6])
+    left = {t: w for t, w in process._threads_wakeups.items() if t not in before}
+    assert all(not t.is_alive() and w._closed for t, w in left.items()), left
 
 
 def test_merged_table_has_grid_columns() -> None:

@@ -91,7 +91,7 @@ def test_none_breaks_the_bound_and_the_locks_hold_theirs(
 ) -> None:
     for attempt, gap in enumerate(("300", "1200")):  # a loaded machine lands fewer appends in a gap
         args, url = target(f"none-{attempt}")
-        code, none = _stress(capsys, args, "--locking", "none", "--gap-ms", gap, "--seconds", "6")
+        code, none = _stress(capsys, args, "--locking", "none", "--gap-ms", gap, "--seconds", "4")
         if code == 1 or not url.startswith("sqlite"):
             break
     assert none["store"] == "adk-database" and none["lost"] == 0 and none["appends"] > 0
@@ -100,7 +100,7 @@ def test_none_breaks_the_bound_and_the_locks_hold_theirs(
     assert {v["invariant"] for v in none["violations"]} == ({"bounded-peak-turns"} if code else set())
     for locking, bound in (("mutex", 9), ("append-sync", 8)):
         args, url = target(locking)
-        code, out = _stress(capsys, args, "--locking", locking, "--seconds", "4")
+        code, out = _stress(capsys, args, "--locking", locking, "--seconds", "2")
         if out["stuck"]:  # killed at the hard deadline on a loaded machine: a kill like --kill's
             assert out["verdict"] == "ok", out["violations"]
             continue
@@ -115,7 +115,7 @@ def test_none_breaks_the_bound_and_the_locks_hold_theirs(
 def test_the_other_strategies_run_and_lose_nothing(
     capsys: pytest.CaptureFixture[str], target: Target, locking: str
 ) -> None:
-    code, out = _stress(capsys, target(locking)[0], "--locking", locking, "--seconds", "3")
+    code, out = _stress(capsys, target(locking)[0], "--locking", locking, "--seconds", "1.5")
     assert code in (0, 1) and out["appends"] > 0 and out["lost"] == 0 and out["over_deleted"] == 0
     assert {v["invariant"] for v in out["violations"]} <= {"bounded-peak-turns"}, out["violations"]
 
@@ -125,7 +125,7 @@ def test_kill_is_rolled_back_and_the_run_is_ok(
     capsys: pytest.CaptureFixture[str], target: Target, locking: str
 ) -> None:
     args, url = target(f"kill-{locking}")
-    code, out = _stress(capsys, args, "--locking", locking, "--seconds", "6", "--kill", "--kills", "3",
+    code, out = _stress(capsys, args, "--locking", locking, "--seconds", "3", "--kill", "--kills", "3",
                         "--seed", "1")  # fmt: skip
     assert len(out["kills"]) == 3 and out["appends"] > 0 and out["lost"] == 0
     assert code == 0 and out["verdict"] == "ok", out["violations"]

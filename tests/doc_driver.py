@@ -9,7 +9,8 @@ its place, as ``python`` run in that folder has it. The steps, in page order:
 * ``{"python": CODE, "name": …}``: the page's python block, one namespace per page; the first
   one that raises ends the run (what comes after it builds on it);
 * ``{"turncheck": ARGV}``: :func:`turncheck.cli.app.main`, in this process (imports happen once
-  per page), its stdout and stderr captured and its exit status kept;
+  per page), its stdout and stderr captured and its exit status kept; with ``"env"`` (variables
+  the page sets for it), ``python -m turncheck`` in a process of its own with them set;
 * ``{"tool": ARGV}``: ``pip``/``pytest`` as the venv's own modules, a process each (``pip
   install`` with ``.`` standing for the built wheel, at the pins of constraints.txt, under the
   venv's lock: xdist workers share the venv);
@@ -54,6 +55,10 @@ def run(steps: list[dict[str, Any]], module: str, venv: dict[str, str] | None = 
                     results.append({"error": traceback.format_exc(), "out": out.getvalue()})
                     break
             results.append({"error": None})
+        elif "env" in step:
+            done = subprocess.run([sys.executable, "-m", "turncheck", *step["turncheck"]], capture_output=True,
+                                  text=True, env={**os.environ, **step["env"]}, timeout=600)  # fmt: skip
+            results.append({"out": done.stdout, "err": done.stderr, "code": done.returncode})
         elif "turncheck" in step:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 code = main(step["turncheck"])

@@ -3,7 +3,8 @@ and tests/test_exec_protocol.py.
 
 A page is read into steps, the steps run by :mod:`doc_driver` — in a fresh venv holding the built
 wheel (``wheel_venv``), one process per page, in a scratch folder holding a copy of the
-repository's ``examples/`` and ``pyproject.toml`` (the repository root, as far as a page uses it) —
+repository's ``examples/``, ``benchmarks/`` (``turncheck bench`` runs from a checkout) and
+``pyproject.toml`` (the repository root, as far as a page uses it) —
 and what each command printed is checked against what the page shows:
 
 * ``console`` blocks are ``$ command`` lines, each followed by what it prints: every shown line
@@ -14,6 +15,9 @@ and what each command printed is checked against what the page shows:
   does not show must exit 0 or 1 (1 is a finding; 2, a refused input, or 70, a crash, is a docs
   command that does not work, even one that shows no output).
 * ``turncheck`` commands run through the installed package's ``main`` in the driver's process;
+  one preceded by ``NAME=VALUE`` words (``TURNCHECK_PLUGINS=0 turncheck list``) runs as a process
+  of its own, ``python -m turncheck``, with those variables set: what a process reads once, at
+  start, is then read as from the reader's shell;
   ``pip``/``pytest`` (venv only) run as the venv's own, and each line shown appears in what they
   printed, spacing and timings aside (pytest's layout is pytest's, and varies by version).
 * ``python`` blocks run in order, one namespace per page: their ``assert`` lines are the figures
@@ -34,6 +38,7 @@ and what each command printed is checked against what the page shows:
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -57,6 +62,7 @@ WHOLE = {"your-agent.md", "exec-protocol.md"}
 EXCERPTS = {("your-agent.md", "python"): "examples/your-agent/trim.py",
             ("exec-protocol.md", "javascript"): "examples/exec/keep_last.mjs"}  # fmt: skip
 TOOLS = ("pip", "pytest")
+ENV_WORD = re.compile(r"[A-Z_][A-Z0-9_]*=.*")  # NAME=VALUE before a command
 DRIVER = Path(doc_driver.__file__)
 
 
@@ -168,8 +174,13 @@ def _console(page: str, block: str) -> list[Step]:
             steps[-1].status = -1  # the next line is the status
         elif line.startswith("$ "):
             argv = shlex.split(line[2:], comments=True)
+            env = dict(w.split("=", 1) for w in itertools.takewhile(ENV_WORD.fullmatch, argv))
+            argv = argv[len(env) :]
             assert argv[0] in ("turncheck", *TOOLS), f"{page}: a command the runner cannot run: {line}"
-            run = {"turncheck": argv[1:]} if argv[0] == "turncheck" else {"tool": argv}
+            assert not env or argv[0] == "turncheck", f"{page}: variables only before turncheck: {line}"
+            run: dict[str, Any] = {"turncheck": argv[1:]} if argv[0] == "turncheck" else {"tool": argv}
+            if env:
+                run["env"] = env
             steps.append(Step(run, line[2:]))
         else:
             assert steps, f"{page}: output before any command: {line!r}"
@@ -182,12 +193,13 @@ def _console(page: str, block: str) -> list[Step]:
 
 def scratch(folder: Path) -> Path:
     shutil.copytree(ROOT / "examples", folder / "examples")
+    shutil.copytree(ROOT / "benchmarks", folder / "benchmarks", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", folder / "pyproject.toml")
     return folder
 
 
 def run(
-    steps: list[Step], folder: Path, venv: Path | None = None, wheel: Path | None = None
+    steps: list[Step], folder: Path, venv: Path | None = None, wheel: Path | None = None, timeout: float = 900
 ) -> list[dict[str, Any]]:
     """What each step gave: in ``venv`` (the ``bin`` folder of ``wheel_venv``, whose lock its
     pip steps take), a driver process in ``folder``; without, in this process (its cwd)."""
@@ -205,7 +217,7 @@ def run(
     job.write_text(json.dumps({"steps": plain, "module": module, "venv": tools}), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH", "VIRTUAL_ENV"))}
     done = subprocess.run([tools["python"], str(DRIVER), str(job), str(answers)], cwd=folder, env=env,
-                          capture_output=True, text=True, timeout=900)  # fmt: skip
+                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
     assert done.returncode == 0 and answers.exists(), (
         f"the driver ended {done.returncode}: {done.stderr[-3000:]}"
     )

@@ -4,7 +4,13 @@ public name, and its code blocks run as a user who installed turncheck runs them
 * The guide pages' ``python``, ``console``, ``json`` and ``toml`` blocks run through
   :mod:`doc_pages` (the one docs runner; its docstring gives the rules): in the fresh venv of the
   built wheel, one process per page — for a page whose install line names extras, in a venv
-  layered on it that holds them too.
+  layered on it that holds them too. Pages come in two tiers, by what running them costs:
+  :data:`RUN_PAGES`, whose whole run costs a few seconds of CPU, run in the default suite (the
+  README's test command, held to its 6-minute budget); :data:`SLOW_PAGES`, whose commands are
+  full-scale runs (minutes), need heavy extras (peers, frameworks, adk, notebook), a PostgreSQL
+  server or the built JVM/Node bridges, are marked ``slow`` and run only with
+  ``TURNCHECK_SCALE=full`` — ``.ci/run`` runs them after the main command. Every page is in one of
+  them or is run by a test of its own (:data:`OWN_TEST`).
 * ``bash``/``sh`` blocks are setup: ``pip install`` lines must name extras ``pyproject.toml``
   declares, ``turncheck`` lines must name real commands and options, anything else must be one of
   the few setup commands listed here (a new kind of line fails until it is checked).
@@ -34,7 +40,12 @@ from turncheck.cli.app import app
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 RUN_PAGES = ("index.md", "getting-started.md", "concepts.md", "own-agent.md", "scale-out.md", "viewer.md",
-             "races.md", "known-failures.md", "config.md", "checking.md", "store.md", "history-format.md", "concurrency.md")  # fmt: skip
+             "races.md", "known-failures.md", "config.md", "checking.md", "store.md", "history-format.md", "concurrency.md", "cli.md")  # fmt: skip
+SLOW_PAGES = ("reports.md", "testbench.md", "performance.md", "api.md")  # see the module docstring
+OWN_TEST = {
+    "your-agent.md": "tests/test_your_agent_doc.py",
+    "exec-protocol.md": "tests/test_exec_protocol.py",
+}
 SETUP_COMMANDS = ("python -m pytest", "mkdocs build --strict", "dask scheduler ", "dask worker ")
 
 
@@ -116,27 +127,44 @@ def _check_setup(page: str) -> Callable[[str, str], None]:
     return check
 
 
-@pytest.mark.parametrize("page", [p for p in RUN_PAGES if not doc_pages.page_extras(_text(p))])
-def test_code_blocks_run_from_a_fresh_venv(
-    page: str, tmp_path: Path, wheel_venv: Path, built_wheel: Path
-) -> None:
-    """The page's blocks in one process of the fresh ``wheel_venv`` (the built wheel, no extras,
-    no checkout on ``sys.path``): a command that works only from the checkout fails here."""
-    doc_pages.run_page(page, doc_pages.scratch(tmp_path), wheel_venv, built_wheel, _check_setup(page))
-
-
-@pytest.mark.parametrize("page", [p for p in RUN_PAGES if doc_pages.page_extras(_text(p))])
-def test_code_blocks_run_with_their_extras(
-    page: str, tmp_path: Path, built_wheel: Path, venv_with_extras: Callable[[frozenset[str]], Path]
-) -> None:
-    """A page whose install line names extras runs, like any other, in one process of a venv
-    without the checkout: one that holds the wheel with exactly those extras (scale-out.md's
-    ``.[dask]``). A page whose blocks are all setup (index.md's developer line names every extra)
-    has nothing to run, and no venv is made for it."""
+def _run_page(page: str, folder: Path, wheel: Path, fresh: Path, layered: Callable[[frozenset[str]], Path],
+              timeout: float = 900) -> None:  # fmt: skip
+    """Run ``page`` in the fresh venv ``fresh``, or, when its install lines name extras, in one
+    ``layered`` on it that holds exactly those; a page whose blocks are all setup (index.md's
+    developer line names every extra) has nothing to run, and no venv is made for it."""
     text = _text(page)
     steps = doc_pages.read(page, text, _check_setup(page))
-    bin_dir = venv_with_extras(frozenset(doc_pages.page_extras(text))) if steps else None
-    doc_pages.check(page, steps, doc_pages.run(steps, doc_pages.scratch(tmp_path), bin_dir, built_wheel))
+    extras = frozenset(doc_pages.page_extras(text))
+    bin_dir = (layered(extras) if extras else fresh) if steps else None
+    doc_pages.check(page, steps, doc_pages.run(steps, doc_pages.scratch(folder), bin_dir, wheel, timeout))
+
+
+@pytest.mark.parametrize("page", RUN_PAGES)
+def test_code_blocks_run_from_a_fresh_venv(
+    page: str, tmp_path: Path, wheel_venv: Path, built_wheel: Path,
+    venv_with_extras: Callable[[frozenset[str]], Path],
+) -> None:  # fmt: skip
+    """The page's blocks in one process of the fresh ``wheel_venv`` (the built wheel, no extras,
+    no checkout on ``sys.path``): a command that works only from the checkout fails here. A page
+    whose install line names extras (scale-out.md's ``.[dask]``) runs in a venv holding them."""
+    _run_page(page, tmp_path, built_wheel, wheel_venv, venv_with_extras)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", SLOW_PAGES)
+def test_slow_pages_run_as_written(
+    page: str, tmp_path: Path, wheel_venv: Path, built_wheel: Path,
+    venv_with_extras: Callable[[frozenset[str]], Path],
+) -> None:  # fmt: skip
+    """The pages too costly for the default suite, run exactly as the fast ones are (a full-scale
+    page may take most of an hour on two cores)."""
+    _run_page(page, tmp_path, built_wheel, wheel_venv, venv_with_extras, timeout=3600)
+
+
+def test_every_page_runs_somewhere() -> None:
+    tiers = [*RUN_PAGES, *SLOW_PAGES, *OWN_TEST]
+    assert sorted(tiers) == all_pages(), "a page in no tier, or in two"
+    assert all((ROOT / test).exists() for test in OWN_TEST.values())
 
 
 # -- every turncheck command line in the docs is a real command ---------------------------------
@@ -196,6 +224,10 @@ turncheck {turncheck.__version__}
 $ turncheck --version
 turncheck 0.0.0-not-this
 $ turncheck lint no-such-file.jsonl
+$ COLUMNS=200 turncheck sweep --help
+  scenario <str>  Scenario name (turncheck scenario --list).  [required]
+$ COLUMNS=60 turncheck sweep --help
+  scenario <str>  Scenario name (turncheck scenario --list).  [required]
 ```
 
 ```python
@@ -225,6 +257,17 @@ def test_the_runner_fails_on_a_line_not_printed(
         doc_pages.check("self-test.md", steps[2:3], results[2:3])
 
 
+def test_a_variable_before_a_command_is_in_its_environment(
+    self_test: tuple[list[doc_pages.Step], list[dict[str, Any]]],
+) -> None:
+    """``COLUMNS=N turncheck …`` runs in a process that has it: the help wraps at N columns."""
+    steps, results = self_test
+    assert steps[3].run == {"turncheck": ["sweep", "--help"], "env": {"COLUMNS": "200"}}
+    assert doc_pages.check("self-test.md", steps[3:4], results[3:4]) == 1
+    with pytest.raises(AssertionError, match="did not print '  scenario <str>  Scenario name"):
+        doc_pages.check("self-test.md", steps[4:5], results[4:5])
+
+
 def test_a_block_that_works_only_from_the_checkout_fails_in_the_venv(
     self_test: tuple[list[doc_pages.Step], list[dict[str, Any]]],
     tmp_path: Path,
@@ -233,9 +276,9 @@ def test_a_block_that_works_only_from_the_checkout_fails_in_the_venv(
     """The same block runs in this process (the checkout is on ``sys.path``) and fails in the venv."""
     steps, results = self_test
     with pytest.raises(AssertionError, match="ModuleNotFoundError: No module named 'docs'"):
-        doc_pages.check("self-test.md", steps[3:], results[3:])
+        doc_pages.check("self-test.md", steps[5:], results[5:])
     monkeypatch.chdir(doc_pages.scratch(tmp_path))
-    assert doc_pages.run(steps[3:], tmp_path) == [{"error": None}]
+    assert doc_pages.run(steps[5:], tmp_path) == [{"error": None}]
 
 
 def test_whole_output_is_every_line_but_those_elided() -> None:

@@ -10,10 +10,14 @@ public name, and its code blocks run as a user who installed turncheck runs them
   full-scale runs (minutes), need heavy extras (peers, frameworks, adk, notebook), a PostgreSQL
   server or the built JVM/Node bridges, are marked ``slow`` and run only with
   ``TURNCHECK_SCALE=full`` — ``.ci/run`` runs them after the main command. Every page is in one of
-  them or is run by a test of its own (:data:`OWN_TEST`).
+  them or is run by a test of its own (:data:`OWN_TEST`). A page of :data:`PG_PAGES` runs beside a
+  throw-away PostgreSQL server, reached as its reader reaches theirs (``PGHOST``, port 5432); one
+  of :data:`BRIDGE_PAGES` skips, naming why, until ``java``, ``node`` and the built bridges are
+  there (``.ci/run`` builds them first).
 * ``bash``/``sh`` blocks are setup: ``pip install`` lines must name extras ``pyproject.toml``
-  declares, ``turncheck`` lines must name real commands and options, anything else must be one of
-  the few setup commands listed here (a new kind of line fails until it is checked).
+  declares, ``turncheck`` lines must name real commands and options, a bridge's build line must be
+  the one CI runs (:data:`BUILD_LINES`), anything else must be one of the few setup commands listed
+  here (a new kind of line fails until it is checked).
 * On every page, old and new, every ``turncheck`` command line in any code block names a real
   command and real options.
 """
@@ -23,10 +27,11 @@ from __future__ import annotations
 import importlib.util
 import re
 import shlex
+import socket
 import subprocess
 import sys
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +46,22 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 RUN_PAGES = ("index.md", "getting-started.md", "concepts.md", "own-agent.md", "scale-out.md", "viewer.md",
              "races.md", "known-failures.md", "config.md", "checking.md", "store.md", "history-format.md", "concurrency.md", "cli.md")  # fmt: skip
-SLOW_PAGES = ("reports.md", "testbench.md", "performance.md", "api.md")  # see the module docstring
+SLOW_PAGES = ("reports.md", "testbench.md", "performance.md", "api.md", "real-stores.md", "peers.md",
+              "other-languages.md")  # fmt: skip
+PG_PAGES = ("real-stores.md", "other-languages.md")  # beside a throw-away PostgreSQL server (pg_host)
+BRIDGE_PAGES = (
+    "peers.md",
+    "other-languages.md",
+)  # run the JVM and Node peers: skip, naming why, until the bridges are built
 OWN_TEST = {
     "your-agent.md": "tests/test_your_agent_doc.py",
     "exec-protocol.md": "tests/test_exec_protocol.py",
 }
+BUILD_LINES = {
+    "npm ci --prefix bridges/node": ".ci/setup-node.sh",
+    "mvn -q -f bridges/java package": ".ci/setup-java-bridge.sh",
+}
+"""The bridges' build steps a page shows (other-languages.md), each the one CI runs before the tests."""
 SETUP_COMMANDS = ("python -m pytest", "mkdocs build --strict", "dask scheduler ", "dask worker ")
 
 
@@ -121,6 +137,11 @@ def _check_setup(page: str) -> Callable[[str, str], None]:
                 assert not unknown, f"no extra {sorted(unknown)}: {part}"
             elif part.startswith("turncheck "):
                 _check_command_line(part)
+            elif part in BUILD_LINES:
+                script = (ROOT / BUILD_LINES[part]).read_text(encoding="utf-8").split()
+                assert all(w in script for w in shlex.split(part)), (
+                    f"{BUILD_LINES[part]} does not run {part!r}"
+                )
             else:
                 assert part.startswith(SETUP_COMMANDS), f"unchecked setup line: {part!r}"
 
@@ -128,7 +149,7 @@ def _check_setup(page: str) -> Callable[[str, str], None]:
 
 
 def _run_page(page: str, folder: Path, wheel: Path, fresh: Path, layered: Callable[[frozenset[str]], Path],
-              timeout: float = 900) -> None:  # fmt: skip
+              timeout: float = 900, env: dict[str, str] | None = None) -> None:  # fmt: skip
     """Run ``page`` in the fresh venv ``fresh``, or, when its install lines name extras, in one
     ``layered`` on it that holds exactly those; a page whose blocks are all setup (index.md's
     developer line names every extra) has nothing to run, and no venv is made for it."""
@@ -136,7 +157,9 @@ def _run_page(page: str, folder: Path, wheel: Path, fresh: Path, layered: Callab
     steps = doc_pages.read(page, text, _check_setup(page))
     extras = frozenset(doc_pages.page_extras(text))
     bin_dir = (layered(extras) if extras else fresh) if steps else None
-    doc_pages.check(page, steps, doc_pages.run(steps, doc_pages.scratch(folder), bin_dir, wheel, timeout))
+    doc_pages.check(
+        page, steps, doc_pages.run(steps, doc_pages.scratch(folder), bin_dir, wheel, timeout, env)
+    )
 
 
 @pytest.mark.parametrize("page", RUN_PAGES)
@@ -150,15 +173,69 @@ def test_code_blocks_run_from_a_fresh_venv(
     _run_page(page, tmp_path, built_wheel, wheel_venv, venv_with_extras)
 
 
+@pytest.fixture(scope="module")
+def pg_host() -> Iterator[str]:
+    """The socket folder of a throw-away PostgreSQL server (``sim/stress/pg_server.py``), for the
+    pages of :data:`PG_PAGES`, listening on ``127.0.0.1:5432`` too (PostgreSQL's default port,
+    which other-languages.md's JDBC URL names); skips, with the reason, where none can be started
+    or that port is taken."""
+    from turncheck.sim.stress.pg_server import throwaway_server, unavailable_reason
+
+    if (reason := unavailable_reason()) is not None:
+        pytest.skip(reason)
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 5432)) == 0:
+            pytest.skip("port 5432, which the pages name, is taken by a server the test did not start")
+    with throwaway_server(5432) as dsn:
+        yield dsn.split("host=", 1)[1].split()[0]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("page", SLOW_PAGES)
 def test_slow_pages_run_as_written(
     page: str, tmp_path: Path, wheel_venv: Path, built_wheel: Path,
-    venv_with_extras: Callable[[frozenset[str]], Path],
+    venv_with_extras: Callable[[frozenset[str]], Path], request: pytest.FixtureRequest,
 ) -> None:  # fmt: skip
     """The pages too costly for the default suite, run exactly as the fast ones are (a full-scale
-    page may take most of an hour on two cores)."""
-    _run_page(page, tmp_path, built_wheel, wheel_venv, venv_with_extras, timeout=3600)
+    page may take most of an hour on two cores). A page of :data:`PG_PAGES` names no server: it
+    reaches the one libpq finds, as its reader's does, and the test starts one and sets
+    ``PGHOST`` to its socket folder, as the page tells the reader to."""
+    if page in BRIDGE_PAGES and (reason := _bridges_missing()) is not None:
+        pytest.skip(f"{page} runs the JVM and Node peers: {reason}")
+    env = {"PGHOST": request.getfixturevalue("pg_host")} if page in PG_PAGES else None
+    _run_page(page, tmp_path, built_wheel, wheel_venv, venv_with_extras, timeout=3600, env=env)
+
+
+def _bridges_missing() -> str | None:
+    """Why some bridge peer cannot run here (``java``/``node`` absent, a bridge not built), or None."""
+    from turncheck.models.peers import PEERS
+
+    return next((r for peer in PEERS.values() if peer.bridge and (r := peer.missing())), None)
+
+
+PG_SELF_TEST = """
+```console
+$ turncheck stress --store postgres --dsn 'user=postgres dbname=postgres' --writers 1 --seconds 0.5
+```
+"""
+
+
+@pytest.mark.slow
+def test_a_postgres_page_reaches_the_server_through_pghost(
+    pg_host: str, tmp_path: Path, built_wheel: Path, venv_with_extras: Callable[[frozenset[str]], Path]
+) -> None:
+    """With ``PGHOST`` naming the test's server the command runs; naming no server, it fails."""
+    steps = doc_pages.read("pg.md", PG_SELF_TEST)
+    bin_dir = venv_with_extras(frozenset(doc_pages.page_extras(_text("real-stores.md"))))
+    for folder, host in (("served", pg_host), ("unserved", str(tmp_path / "no-server"))):
+        results = doc_pages.run(
+            steps, doc_pages.scratch(tmp_path / folder), bin_dir, built_wheel, env={"PGHOST": host}
+        )
+        if folder == "served":
+            assert doc_pages.check("pg.md", steps, results) == 1
+        else:
+            with pytest.raises(AssertionError, match="exited 2"):
+                doc_pages.check("pg.md", steps, results)
 
 
 def test_every_page_runs_somewhere() -> None:
@@ -303,6 +380,10 @@ def test_an_excerpt_is_the_files_lines_in_the_order_shown() -> None:
     assert changed != code
     with pytest.raises(AssertionError, match="not in examples/my_lock.py"):
         doc_pages.read("excerpt.md", f"```python\n{changed}```\n")
+    java = '```java title="examples/exec/KeepLast.java"\n...\npublic final class KeepLast {\n```\n'
+    doc_pages.read("excerpt.md", java)
+    with pytest.raises(AssertionError, match="not in examples/exec/KeepLast.java"):
+        doc_pages.read("excerpt.md", java.replace("final ", ""))
     swapped = "# from examples/my_lock.py\nclass FlagLock(ProtocolModel[State, Action]):\n...\nIDLE, SAW_CLEAR, COMPACTING = 0, 1, 2\n"
     with pytest.raises(AssertionError, match="not in examples/my_lock.py"):
         doc_pages.read("excerpt.md", f"```python\n{swapped}```\n")

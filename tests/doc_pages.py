@@ -20,8 +20,8 @@ and what each command printed is checked against what the page shows:
   by ``NAME=VALUE`` words (``TURNCHECK_PLUGINS=0 turncheck list``) runs as a process of its own,
   ``python -m turncheck``, with those variables set: what a process reads once, at start, is then
   read as from the reader's shell; ``pip``/``pytest``/``python`` (venv only) run as the venv's
-  own, ``java`` as the one on ``PATH``, and each line shown appears in what they printed, spacing and timings aside (pytest's
-  layout is pytest's, and varies by version).
+  own, ``java`` as the one on ``PATH``, and each line shown appears in what they printed, spacing
+  and timings aside (pytest's layout is pytest's, and varies by version).
 * ``python`` blocks run in order, one namespace per page: their ``assert`` lines are the figures
   the page states. A block whose first line is ``# PATH.py`` is that committed file, line for line
   after it, and is not run; one whose first line is ``# from PATH`` is an excerpt of that file:

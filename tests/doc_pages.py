@@ -5,7 +5,11 @@ A page is read into steps, the steps run by :mod:`doc_driver` — in a fresh ven
 wheel (``wheel_venv``), one process per page, in a scratch folder holding a copy of the
 repository's ``examples/``, ``benchmarks/`` (``turncheck bench`` runs from a checkout),
 ``pyproject.toml`` and a link to its ``bridges/`` (the repository root, as far as a page uses it) —
-and what each command printed is checked against what the page shows:
+and what each command printed is checked against what the page shows. Which pages run where is
+tests/test_docs.py's to say: the default suite runs the pages whose whole run costs a few seconds
+(``RUN_PAGES``), the slow tier (``SLOW_PAGES``, marked ``slow``, run by ``.ci/run`` after the
+README's test command) those whose commands take minutes, heavy extras, a PostgreSQL server or the
+built bridges — by the same rules:
 
 * ``console`` blocks are ``$ command`` lines, each followed by what it prints: every shown line
   appears, in order, in what it printed (a ``...`` line elides lines, a trailing ``...`` the end of

@@ -46,8 +46,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 RUN_PAGES = ("index.md", "getting-started.md", "concepts.md", "own-agent.md", "scale-out.md", "viewer.md",
              "races.md", "known-failures.md", "config.md", "checking.md", "store.md", "history-format.md", "concurrency.md", "cli.md")  # fmt: skip
+# measured on 2 cores, one at a time: from 15 s (api.md) to 5 min (peers.md) each, 14 min in all
 SLOW_PAGES = ("reports.md", "testbench.md", "performance.md", "api.md", "real-stores.md", "peers.md",
-              "other-languages.md")  # fmt: skip  (measured on 2 cores: 15 s to 5 min each, 14 min in all)
+              "other-languages.md")  # fmt: skip
 PG_PAGES = ("real-stores.md", "other-languages.md")  # beside a throw-away PostgreSQL server (pg_host)
 BRIDGE_PAGES = (
     "peers.md",

@@ -24,6 +24,7 @@ public name, and its code blocks run as a user who installed turncheck runs them
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import re
 import shlex
@@ -49,7 +50,10 @@ RUN_PAGES = ("index.md", "getting-started.md", "concepts.md", "own-agent.md", "s
 # measured on 2 cores, one at a time: from 15 s (api.md) to 5 min (peers.md) each, 14 min in all
 SLOW_PAGES = ("reports.md", "testbench.md", "performance.md", "api.md", "real-stores.md", "peers.md",
               "other-languages.md")  # fmt: skip
-PG_PAGES = ("real-stores.md", "other-languages.md")  # beside a throw-away PostgreSQL server (pg_host)
+PG_PAGES = {
+    "real-stores.md": None,
+    "other-languages.md": 5432,
+}  # beside a throw-away server, on that TCP port
 BRIDGE_PAGES = (
     "peers.md",
     "other-languages.md",
@@ -174,20 +178,21 @@ def test_code_blocks_run_from_a_fresh_venv(
     _run_page(page, tmp_path, built_wheel, wheel_venv, venv_with_extras)
 
 
-@pytest.fixture(scope="module")
-def pg_host() -> Iterator[str]:
-    """The socket folder of a throw-away PostgreSQL server (``sim/stress/pg_server.py``), for the
-    pages of :data:`PG_PAGES`, listening on ``127.0.0.1:5432`` too (PostgreSQL's default port,
-    which other-languages.md's JDBC URL names); skips, with the reason, where none can be started
-    or that port is taken."""
+@contextlib.contextmanager
+def _pg_host(port: int | None = None) -> Iterator[str]:
+    """The socket folder of a throw-away PostgreSQL server (``sim/stress/pg_server.py``), also on
+    ``127.0.0.1:port`` when given (other-languages.md's JDBC URL names PostgreSQL's default
+    port); skips, with the reason, where none can be started or the port is taken. One server per
+    test: an xdist worker's server never holds a port another's page names."""
     from turncheck.sim.stress.pg_server import throwaway_server, unavailable_reason
 
     if (reason := unavailable_reason()) is not None:
         pytest.skip(reason)
-    with socket.socket() as probe:
-        if probe.connect_ex(("127.0.0.1", 5432)) == 0:
-            pytest.skip("port 5432, which the pages name, is taken by a server the test did not start")
-    with throwaway_server(5432) as dsn:
+    if port is not None:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                pytest.skip(f"port {port}, which the page names, is taken by a server the test did not start")
+    with throwaway_server(port) as dsn:
         yield dsn.split("host=", 1)[1].split()[0]
 
 
@@ -195,16 +200,18 @@ def pg_host() -> Iterator[str]:
 @pytest.mark.parametrize("page", SLOW_PAGES)
 def test_slow_pages_run_as_written(
     page: str, tmp_path: Path, wheel_venv: Path, built_wheel: Path,
-    venv_with_extras: Callable[[frozenset[str]], Path], request: pytest.FixtureRequest,
+    venv_with_extras: Callable[[frozenset[str]], Path],
 ) -> None:  # fmt: skip
     """The pages too costly for the default suite, run exactly as the fast ones are (a full-scale
     page may take most of an hour on two cores). A page of :data:`PG_PAGES` names no server: it
-    reaches the one libpq finds, as its reader's does, and the test starts one and sets
-    ``PGHOST`` to its socket folder, as the page tells the reader to."""
+    reaches the one libpq finds, as its reader's does, and the test starts one (on the TCP port
+    the page names, if any) and sets ``PGHOST`` to its socket folder, as the page tells the
+    reader to."""
     if page in BRIDGE_PAGES and (reason := _bridges_missing()) is not None:
         pytest.skip(f"{page} runs the JVM and Node peers: {reason}")
-    env = {"PGHOST": request.getfixturevalue("pg_host")} if page in PG_PAGES else None
-    _run_page(page, tmp_path, built_wheel, wheel_venv, venv_with_extras, timeout=3600, env=env)
+    with contextlib.ExitStack() as server:
+        env = {"PGHOST": server.enter_context(_pg_host(PG_PAGES[page]))} if page in PG_PAGES else None
+        _run_page(page, tmp_path, built_wheel, wheel_venv, venv_with_extras, timeout=3600, env=env)
 
 
 def _bridges_missing() -> str | None:
@@ -223,20 +230,22 @@ $ turncheck stress --store postgres --dsn 'user=postgres dbname=postgres' --writ
 
 @pytest.mark.slow
 def test_a_postgres_page_reaches_the_server_through_pghost(
-    pg_host: str, tmp_path: Path, built_wheel: Path, venv_with_extras: Callable[[frozenset[str]], Path]
+    tmp_path: Path, built_wheel: Path, venv_with_extras: Callable[[frozenset[str]], Path]
 ) -> None:
     """With ``PGHOST`` naming the test's server the command runs; naming no server, it fails."""
     steps = doc_pages.read("pg.md", PG_SELF_TEST)
     bin_dir = venv_with_extras(frozenset(doc_pages.page_extras(_text("real-stores.md"))))
-    for folder, host in (("served", pg_host), ("unserved", str(tmp_path / "no-server"))):
-        results = doc_pages.run(
-            steps, doc_pages.scratch(tmp_path / folder), bin_dir, built_wheel, env={"PGHOST": host}
+    with _pg_host() as served:
+        ok = doc_pages.run(
+            steps, doc_pages.scratch(tmp_path / "served"), bin_dir, built_wheel, env={"PGHOST": served}
         )
-        if folder == "served":
-            assert doc_pages.check("pg.md", steps, results) == 1
-        else:
-            with pytest.raises(AssertionError, match="exited 2"):
-                doc_pages.check("pg.md", steps, results)
+    assert doc_pages.check("pg.md", steps, ok) == 1
+    nowhere = {"PGHOST": str(tmp_path / "no-server")}
+    refused = doc_pages.run(
+        steps, doc_pages.scratch(tmp_path / "unserved"), bin_dir, built_wheel, env=nowhere
+    )
+    with pytest.raises(AssertionError, match="exited 2"):
+        doc_pages.check("pg.md", steps, refused)
 
 
 def test_every_page_runs_somewhere() -> None:

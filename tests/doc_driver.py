@@ -9,8 +9,10 @@ its place, as ``python`` run in that folder has it. The steps, in page order:
 * ``{"python": CODE, "name": …}``: the page's python block, one namespace per page; the first
   one that raises ends the run (what comes after it builds on it);
 * ``{"turncheck": ARGV}``: :func:`turncheck.cli.app.main`, in this process (imports happen once
-  per page), its stdout and stderr captured and its exit status kept;
-* ``{"tool": ARGV}``: ``pip``/``pytest`` as the venv's own modules, a process each (``pip
+  per page), its stdout and stderr captured and its exit status kept; with ``"env"`` (variables
+  the page sets for it), ``python -m turncheck`` in a process of its own with them set;
+* ``{"tool": ARGV}``: ``pip``/``pytest`` as the venv's own modules, ``python`` as its
+  interpreter, ``java`` as found on ``PATH``, a process each (``pip
   install`` with ``.`` standing for the built wheel, at the pins of constraints.txt, under the
   venv's lock: xdist workers share the venv);
 * ``{"write": NAME, "text": …}``: a file the page shows (``# pyproject.toml``, a titled ``jsonl``
@@ -54,6 +56,10 @@ def run(steps: list[dict[str, Any]], module: str, venv: dict[str, str] | None = 
                     results.append({"error": traceback.format_exc(), "out": out.getvalue()})
                     break
             results.append({"error": None})
+        elif "env" in step:
+            done = subprocess.run([sys.executable, "-m", "turncheck", *step["turncheck"]], capture_output=True,
+                                  text=True, env={**os.environ, **step["env"]}, timeout=600)  # fmt: skip
+            results.append({"out": done.stdout, "err": done.stderr, "code": done.returncode})
         elif "turncheck" in step:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 code = main(step["turncheck"])
@@ -89,10 +95,12 @@ def _tool(argv: list[str], venv: dict[str, str]) -> dict[str, Any]:
         args = [venv["wheel"] if a == "." else a for a in argv[2:] if a != "-e"]
         argv = ["pip", "install", "-q", "-c", venv["constraints"], *args]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH", "VIRTUAL_ENV"))}
+    command = {"python": [venv["python"], *argv[1:]], "java": argv}.get(
+        argv[0], [venv["python"], "-m", *argv]
+    )
     with open(venv["lock"], "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX if argv[0] == "pip" else fcntl.LOCK_SH)
-        done = subprocess.run([venv["python"], "-m", *argv], env=env, capture_output=True, text=True,
-                              timeout=600)  # fmt: skip
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600)
     return {"out": done.stdout, "err": done.stderr, "code": done.returncode}
 
 

@@ -3,8 +3,13 @@ and tests/test_exec_protocol.py.
 
 A page is read into steps, the steps run by :mod:`doc_driver` — in a fresh venv holding the built
 wheel (``wheel_venv``), one process per page, in a scratch folder holding a copy of the
-repository's ``examples/`` and ``pyproject.toml`` (the repository root, as far as a page uses it) —
-and what each command printed is checked against what the page shows:
+repository's ``examples/``, ``benchmarks/`` (``turncheck bench`` runs from a checkout),
+``pyproject.toml`` and a link to its ``bridges/`` (the repository root, as far as a page uses it) —
+and what each command printed is checked against what the page shows. Which pages run where is
+tests/test_docs.py's to say: the default suite runs the pages whose whole run costs a few seconds
+(``RUN_PAGES``), the slow tier (``SLOW_PAGES``, marked ``slow``, run by ``.ci/run`` after the
+README's test command) those whose commands take minutes, heavy extras, a PostgreSQL server or the
+built bridges — by the same rules:
 
 * ``console`` blocks are ``$ command`` lines, each followed by what it prints: every shown line
   appears, in order, in what it printed (a ``...`` line elides lines, a trailing ``...`` the end of
@@ -13,15 +18,23 @@ and what each command printed is checked against what the page shows:
 * ``$ echo $?`` shows the exit status of the command before it; a command whose status the page
   does not show must exit 0 or 1 (1 is a finding; 2, a refused input, or 70, a crash, is a docs
   command that does not work, even one that shows no output).
-* ``turncheck`` commands run through the installed package's ``main`` in the driver's process;
-  ``pip``/``pytest`` (venv only) run as the venv's own, and each line shown appears in what they
-  printed, spacing and timings aside (pytest's layout is pytest's, and varies by version).
+* ``turncheck`` commands run through the installed package's ``main`` in the driver's process,
+  which finds a checkout's bridges as an editable install does (``TURNCHECK_NODE_BRIDGE`` and
+  ``TURNCHECK_JAVA_BRIDGE`` name the repository's ``bridges/`` unless already set); one preceded
+  by ``NAME=VALUE`` words (``TURNCHECK_PLUGINS=0 turncheck list``) runs as a process of its own,
+  ``python -m turncheck``, with those variables set: what a process reads once, at start, is then
+  read as from the reader's shell; ``pip``/``pytest``/``python`` (venv only) run as the venv's
+  own, ``java`` as the one on ``PATH``, and each line shown appears in what they printed, spacing
+  and timings aside (pytest's layout is pytest's, and varies by version).
 * ``python`` blocks run in order, one namespace per page: their ``assert`` lines are the figures
   the page states. A block whose first line is ``# PATH.py`` is that committed file, line for line
   after it, and is not run; one whose first line is ``# from PATH`` is an excerpt of that file:
   each run of lines between elision lines (``...`` alone, indented or not) is in it verbatim, in
   the order shown. On a page in :data:`EXCERPTS` every other block of the language named there
   (python, javascript) is a verbatim excerpt of the file named there.
+* a block of another language (``javascript``, ``java``, ``json``…) titled ``title="DIR/NAME"``
+  (a path from the repository's root, which the site shows above the block) is an excerpt of
+  that committed file, by the rule above (the whole file when it elides nothing).
 * a ``json`` block titled ``title="NAME"`` is a file an earlier step wrote: each field shown has
   the value shown in it (fields not shown are the reader's to skip).
 * a ``jsonl`` block titled ``title="DIR/NAME.jsonl"`` is a file the page gives the reader to save:
@@ -34,6 +47,7 @@ and what each command printed is checked against what the page shows:
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -51,12 +65,14 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^```(\w*)([^\n]*)\n(.*?)^```", re.S | re.M)
 TITLE = re.compile(r'\btitle="([^"/]+)"')
+SOURCE_TITLE = re.compile(r'\btitle="((?:[\w.-]+/)+[\w.-]+)"')  # a committed file, named from the root
 FILE_TITLE = re.compile(r'\btitle="((?:[\w-]+/)*[\w.-]+\.jsonl)"')  # relative, inside the page's folder
 GENERATED = re.compile(r"<!-- figures .*?<!-- /figures -->", re.S)  # checked by tests/test_doc_figures.py
 WHOLE = {"your-agent.md", "exec-protocol.md"}
 EXCERPTS = {("your-agent.md", "python"): "examples/your-agent/trim.py",
             ("exec-protocol.md", "javascript"): "examples/exec/keep_last.mjs"}  # fmt: skip
-TOOLS = ("pip", "pytest")
+TOOLS = ("pip", "pytest", "python", "java")
+ENV_WORD = re.compile(r"[A-Z_][A-Z0-9_]*=.*")  # NAME=VALUE before a command
 DRIVER = Path(doc_driver.__file__)
 
 
@@ -119,6 +135,8 @@ def read(page: str, text: str, setup: Callable[[str, str], None] | None = None) 
             assert (ROOT / first[2:]).read_text(encoding="utf-8") == rest, (
                 f"{page}: {first[2:]} is not as shown"
             )
+        elif lang not in ("python", "jsonl") and (source := SOURCE_TITLE.search(info)):
+            excerpt(page, source[1], code)
         elif (page, lang) in EXCERPTS:
             source = EXCERPTS[page, lang]
             assert code in (ROOT / source).read_text(encoding="utf-8"), (
@@ -168,8 +186,13 @@ def _console(page: str, block: str) -> list[Step]:
             steps[-1].status = -1  # the next line is the status
         elif line.startswith("$ "):
             argv = shlex.split(line[2:], comments=True)
+            env = dict(w.split("=", 1) for w in itertools.takewhile(ENV_WORD.fullmatch, argv))
+            argv = argv[len(env) :]
             assert argv[0] in ("turncheck", *TOOLS), f"{page}: a command the runner cannot run: {line}"
-            run = {"turncheck": argv[1:]} if argv[0] == "turncheck" else {"tool": argv}
+            assert not env or argv[0] == "turncheck", f"{page}: variables only before turncheck: {line}"
+            run: dict[str, Any] = {"turncheck": argv[1:]} if argv[0] == "turncheck" else {"tool": argv}
+            if env:
+                run["env"] = env
             steps.append(Step(run, line[2:]))
         else:
             assert steps, f"{page}: output before any command: {line!r}"
@@ -182,15 +205,20 @@ def _console(page: str, block: str) -> list[Step]:
 
 def scratch(folder: Path) -> Path:
     shutil.copytree(ROOT / "examples", folder / "examples")
+    shutil.copytree(ROOT / "benchmarks", folder / "benchmarks", ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "bridges").symlink_to(ROOT / "bridges")  # built in place (node_modules, target/): not copied
     shutil.copy(ROOT / "pyproject.toml", folder / "pyproject.toml")
     return folder
 
 
 def run(
-    steps: list[Step], folder: Path, venv: Path | None = None, wheel: Path | None = None
-) -> list[dict[str, Any]]:
+    steps: list[Step], folder: Path, venv: Path | None = None, wheel: Path | None = None,
+    timeout: float = 900, env: dict[str, str] | None = None,
+) -> list[dict[str, Any]]:  # fmt: skip
     """What each step gave: in ``venv`` (the ``bin`` folder of ``wheel_venv``, whose lock its
-    pip steps take), a driver process in ``folder``; without, in this process (its cwd)."""
+    pip steps take), a driver process in ``folder`` whose environment has ``env`` too (what a
+    reader's shell would hold: ``PGHOST`` for a page that uses a PostgreSQL server); without, in
+    this process (its cwd)."""
     module = next((s.run["module"] for s in steps if "module" in s.run), "docs_page")
     plain = [{k: v for k, v in s.run.items() if k != "module"} for s in steps]
     if venv is None or not steps:
@@ -203,9 +231,10 @@ def run(
     }  # fmt: skip  (conftest.py's wheel_venv)
     job, answers = folder / ".doc-job.json", folder / ".doc-results.json"
     job.write_text(json.dumps({"steps": plain, "module": module, "venv": tools}), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH", "VIRTUAL_ENV"))}
-    done = subprocess.run([tools["python"], str(DRIVER), str(job), str(answers)], cwd=folder, env=env,
-                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    own = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHONPATH", "VIRTUAL_ENV"))}
+    own = {f"TURNCHECK_{b.upper()}_BRIDGE": str(ROOT / "bridges" / b) for b in ("node", "java")} | own
+    done = subprocess.run([tools["python"], str(DRIVER), str(job), str(answers)], cwd=folder, env=own | (env or {}),
+                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
     assert done.returncode == 0 and answers.exists(), (
         f"the driver ended {done.returncode}: {done.stderr[-3000:]}"
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_docs import RUN_PAGES
+from test_docs import RUN_PAGES, SLOW_PAGES
 
 from docs.tools.doc_figures import main
 from docs.tools.hand_figures import hand_typed_figures
@@ -21,8 +21,9 @@ from docs.tools.hand_figures import hand_typed_figures
 ROOT = Path(__file__).resolve().parent.parent
 PENDING = ROOT / "tests" / "hand_figures_pending.txt"
 ELSEWHERE: set[str] = set()  # every page is scanned
-# pages whose ``console`` blocks a test runs and compares with what the commands print
-RUN_CONSOLE = {f"docs/{page}" for page in RUN_PAGES} | {
+# pages whose ``console`` blocks a test runs and compares with what the commands print (the slow
+# tier's in CI's slow run)
+RUN_CONSOLE = {f"docs/{page}" for page in (*RUN_PAGES, *SLOW_PAGES)} | {
     "docs/your-agent.md",  # test_your_agent_doc.py
     "docs/exec-protocol.md",  # test_exec_protocol.py
 }

@@ -202,8 +202,8 @@ def test_slow_pages_run_as_written(
     page: str, tmp_path: Path, wheel_venv: Path, built_wheel: Path,
     venv_with_extras: Callable[[frozenset[str]], Path],
 ) -> None:  # fmt: skip
-    """The pages too costly for the default suite, run exactly as the fast ones are (a full-scale
-    page may take most of an hour on two cores). A page of :data:`PG_PAGES` names no server: it
+    """The pages too costly for the default suite, run exactly as the fast ones are (the longest,
+    peers.md's full-scale run, about five minutes on two cores). A page of :data:`PG_PAGES` names no server: it
     reaches the one libpq finds, as its reader's does, and the test starts one (on the TCP port
     the page names, if any) and sets ``PGHOST`` to its socket folder, as the page tells the
     reader to."""

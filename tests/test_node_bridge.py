@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import doc_pages
 import pytest
 
 from turncheck.models.cost import EstimateCost
@@ -79,10 +80,10 @@ def test_the_guide_shows_the_pins_and_the_loop_of_the_example() -> None:
     import re
 
     page = (ROOT / "docs" / "other-languages.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"^```(\w+)\n(.*?)^```", page, re.S | re.M)
-    pins = [json.loads(body) for lang, body in blocks if lang == "json"]
-    assert pins == [json.loads((ROOT / "bridges" / "node" / "package.json").read_text())["dependencies"]]
-    loop = next(body for lang, body in blocks if lang == "javascript")
-    assert loop in (ROOT / "examples" / "exec" / "keep_last.mjs").read_text()
+    (shown,) = re.findall(r'^```json title="bridges/node/package\.json"\n(.*?)^```', page, re.S | re.M)
+    pins = json.loads((ROOT / "bridges" / "node" / "package.json").read_text())["dependencies"]
+    assert re.findall(r'^ +"([^"]+)": "([^"]+)",?$', shown, re.M) == list(pins.items())
+    (loop,) = re.findall(r'^```javascript title="examples/exec/keep_last\.mjs"\n(.*?)^```', page, re.S | re.M)
+    doc_pages.excerpt("other-languages.md", "examples/exec/keep_last.mjs", loop)  # the runner's rule
     typescript = page[page.index("## TypeScript") :].split("\n## ", 1)[0]  # the Java half has its own
     assert [t for t in re.findall(r"^\| `(peer:[\w-]+)`", typescript, re.M)] == [row[0] for row in TABLE]

@@ -35,7 +35,8 @@ from turncheck.models.protocol import (
     as_model,
     lane_in_text,
 )
-from turncheck.sim.trace import Trace, loads_no_code, loop_closes, recording, replay
+from turncheck.sim.trace import Trace, loads_no_code, recording, replay
+from turncheck.sim.transcript import loop_closes
 
 Value: TypeAlias = FieldValue  # a field's text, or a list of texts
 __all__ = ["Field", "PropertyView", "StepView", "TraceView", "WindowItem", "WindowPanel", "diff_fields",
@@ -122,7 +123,7 @@ class TraceView:
     broken_at: int | None
     replayed: bool = True
     loop: int | None = None
-    back: str = ""  # how the loop closes, in words (sim.trace.loop_closes), when it was replayed
+    back: str = ""  # how the loop closes, in words (sim.transcript.loop_closes), when it was replayed
 
     def to_json(self) -> dict[str, Any]:
         return {

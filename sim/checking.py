@@ -27,7 +27,7 @@ from turncheck.models.invariants import INVARIANTS
 from turncheck.models.protocol import Property, ProtocolModel, as_model
 from turncheck.sim.explorer import Exploration, ProgressLine, explore, reduction_factor
 from turncheck.sim.stateful import DEFAULT_DATABASE, StatefulOutcome, check_stateful
-from turncheck.sim.trace import params_text, transcript
+from turncheck.sim.transcript import params_text, transcript
 from turncheck.sim.witness import ConcretePath, counterexample
 
 log = logging.getLogger(__name__)

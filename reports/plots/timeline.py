@@ -35,7 +35,8 @@ from turncheck.models.catalog import build_model
 from turncheck.models.protocol import ProtocolModel, lane_in_text, order_lanes
 from turncheck.reports.plots.canvas import PALETTE, footnote, new_figure, titled
 from turncheck.reports.plots.plot import Plot, register_plot
-from turncheck.sim.trace import Recording, Trace, load_trace, loads_no_code, recording, replay, strip_actor
+from turncheck.sim.trace import Recording, Trace, load_trace, loads_no_code, recording, replay
+from turncheck.sim.transcript import strip_actor
 
 WINDOW_COLOUR = "#2ca02c"
 BREAK_COLOUR = "#d62728"

@@ -177,27 +177,21 @@ def run_printed(command: str, folder: Path) -> Printed:
     import contextlib
     import io
     import os
+    from unittest import mock
 
     from turncheck.cli.app import main as cli_main
 
     words = shlex.split(command)
     if words[:1] != ["turncheck"] or len(words) < 2:
         raise BadParameter(f"figures kind=output: only 'turncheck …' commands, got {command!r}")
-    wide = {"COLUMNS": "120", "NO_COLOR": "1"}
-    before = {k: os.environ.get(k) for k in wide}
-    out, here = io.StringIO(), Path.cwd()
-    os.environ.update(wide)
-    try:
-        os.chdir(folder)
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            status = cli_main(words[1:])
-    finally:
-        os.chdir(here)
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    out = io.StringIO()
+    with (
+        mock.patch.dict(os.environ, {"COLUMNS": "120", "NO_COLOR": "1"}),
+        contextlib.chdir(folder),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(io.StringIO()),
+    ):
+        status = cli_main(words[1:])
     return Printed(command, out.getvalue(), status)
 
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import os
+import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +20,44 @@ pytest.importorskip("tiktoken")
 pytest.importorskip("faker")
 
 
+# A fresh process with sockets refused runs the scenario as a user types it, then projects the
+# peers' shared history at budget 90: every peer imports and trims offline, no library even
+# tries to connect (litellm would fetch its cost map without our settings), and the files it
+# writes are the in-process run's bytes (deterministic however run).
+OFFLINE_RUN = """
+import json, socket, sys, time
+attempts = []
+def refuse(*args, **kwargs):
+    attempts.append(repr(args[1:] or args)[:80])
+    raise OSError("network disabled by the test")
+socket.socket.connect = socket.socket.connect_ex = refuse
+socket.create_connection = socket.getaddrinfo = refuse
+import base64, pickle
+from turncheck.cli.app import main
+from turncheck.models.cost import EstimateCost
+from turncheck.models.history import History
+from turncheck.models.projector import project
+code = main(json.loads(sys.argv[1]))
+h = History(pickle.loads(base64.b64decode(sys.argv[2])))
+windows = {p: [e.seq for e in project(h, 90, p, EstimateCost()).events] for p in json.loads(sys.argv[3])}
+time.sleep(0.5)  # let a background fetch, if any, try
+print(json.dumps({"code": code, "windows": windows, "attempts": attempts}))
+"""
+
+
+def run_offline(out: Path, assignments: tuple[str, ...], peers: list[str]) -> dict:  # type: ignore[type-arg]
+    from test_peers import EVENTS
+
+    argv = ["scenario", "peers", "--scale", "full", "-q", "--out", str(out)]
+    argv += [a for kv in assignments for a in ("--param", kv)]
+    events = base64.b64encode(pickle.dumps(EVENTS)).decode()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
+    done = subprocess.run([sys.executable, "-c", OFFLINE_RUN, json.dumps(argv), events, json.dumps(peers)],
+                          cwd=out.parent, env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+
+
 def run(name: str, *assignments: str):  # type: ignore[no-untyped-def]
     scenario = get_scenario(name)
     return scenario.run(parse_params(scenario, list(assignments)), no_progress)
@@ -23,6 +66,10 @@ def run(name: str, *assignments: str):  # type: ignore[no-untyped-def]
 def files(result, out: Path) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
     """Every file written, but the measured one (peers.timing.json varies run to run by design)."""
     write_result(result, out)
+    return files_in(out)
+
+
+def files_in(out: Path) -> dict[str, bytes]:
     return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
             if p.is_file() and p.name != "peers.timing.json"}  # fmt: skip
 
@@ -79,8 +126,12 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
     )
     assert "2.0's turn-snapped window orphans 0 but sends an empty window in" in finding.sentence
     assert "langchain4j's message and token windows never orphan a result" in finding.sentence
-    again = run("peers", *args)
-    assert files(first, tmp_path / "a") == files(again, tmp_path / "b")
+    from test_peers import EXPECTED
+
+    offline = run_offline(tmp_path / "b", args, sorted(PEERS))
+    assert offline["code"] == 0 and offline["attempts"] == []
+    assert offline["windows"] == {p: EXPECTED[p][90][0] for p in sorted(PEERS)}
+    assert files(first, tmp_path / "a") == files_in(tmp_path / "b")
     saved = json.loads((tmp_path / "a" / "peers.json").read_text())
     assert saved["params"]["cost"] == "bpe:o200k_base"
     # the measured file: a result of its own, every strategy timed at each size, said to be measured

@@ -10,13 +10,13 @@ repository checkout and calls :func:`run`); ``python -m benchmarks`` is the same
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 from collections.abc import Callable, Iterable
 
 from benchmarks import check, demo_cost, peers, projector, store, stress, testbench, trigger
+from turncheck.cli.stdout_json import print_json
 from turncheck.models.errors import UnknownName
 
 Benchmark = Callable[[str], Iterable[str]]
@@ -63,7 +63,7 @@ def run(topic: str, scale: str, fmt: str, quiet: bool, compare: bool) -> None:
             lines = list(BENCHMARKS[name](scale))
             seconds = round(time.perf_counter() - started, 3)
             obj = {"topic": name, "scale": scale, "lines": lines, "seconds": seconds}
-            print(json.dumps(obj, ensure_ascii=False), flush=True)
+            print_json(obj)
         else:
             print(header, flush=True)
             for line in BENCHMARKS[name](scale):
@@ -95,7 +95,7 @@ def _compare(chosen: list[str], scale: str, fmt: str, quiet: bool) -> None:
                 "cores": os.cpu_count(),
                 "seconds": round(time.perf_counter() - started, 3),
             }
-            print(json.dumps(obj, ensure_ascii=False), flush=True)
+            print_json(obj)
         else:
             for c in results:
                 for line in c.lines():

@@ -18,6 +18,9 @@ STDOUT_FORMAT = "turncheck/1"
 
 def print_json(obj: Mapping[str, Any], **options: Any) -> None:
     """Print ``obj`` on stdout as one JSON document (``options`` as for :func:`json.dumps`;
-    non-ASCII text as it is unless ``ensure_ascii=True``), ``format`` its first key."""
+    non-ASCII text as it is unless ``ensure_ascii=True``), ``format`` its first key.
+
+    Flushed, since a long run prints one such line per topic."""
     options.setdefault("ensure_ascii", False)
     sys.stdout.write(json.dumps({"format": STDOUT_FORMAT, **obj}, **options) + "\n")
+    sys.stdout.flush()  # a long run's lines (one per bench topic) reach a pipe as they come

@@ -147,7 +147,7 @@ def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[
         == ["projector", "store", "trigger", "testbench", "check"]
     )
     for o in objects:
-        assert o["scale"] == "tiny" and o["compare"]
+        assert o["format"] == "turncheck/1" and o["scale"] == "tiny" and o["compare"]
         assert o["load_average"]["start"] is None or len(o["load_average"]["start"]) == 3
         for comparison in o["compare"]:
             roles = [c["role"] for c in comparison["contenders"]]

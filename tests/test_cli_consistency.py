@@ -61,6 +61,7 @@ def test_bench_json_is_one_object_per_topic(cli: Any, capsys: pytest.CaptureFixt
     assert code == 0
     objs = [json.loads(line) for line in out.splitlines()]
     assert [o["topic"] for o in objs] == ["alpha", "beta"]
+    assert all(list(o)[0] == "format" and o["format"] == "turncheck/1" for o in objs)
     assert objs[0]["lines"] == ["a 1 (quick)", "a 2 (quick)"] and objs[1]["lines"] == ["b ×3 (quick)"]
     assert all(o["scale"] == "quick" and isinstance(o["seconds"], float) for o in objs)
     assert "== bench alpha (quick)" in err and "== bench beta (quick)" in err  # progress, not results

@@ -159,7 +159,7 @@ def footnote(fig: Figure, text: str, width: int | None = None) -> None:
 
 
 def figure_bytes(fig: Figure, fmt: str) -> bytes:
-    """The figure rendered as ``png`` or ``svg`` bytes."""
+    """The figure rendered as ``png`` or ``svg`` bytes; the first render fixes its layout."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown image format {fmt!r}")
     buf = io.BytesIO()
@@ -172,6 +172,9 @@ def figure_bytes(fig: Figure, fmt: str) -> bytes:
         text.set_parse_math(False)  # a "$\\frac{$" must not reach mathtext
     with matplotlib.rc_context(_RC):  # text created while drawing (ticks) reads the rc: no math
         fig.savefig(buf, format=fmt, metadata=_METADATA[fmt])
+    # The constrained layout, a third of a render, was solved by this draw: a later format (the
+    # SVG after the PNG) places the axes where it put them rather than solving it again.
+    fig.set_layout_engine("none")
     return buf.getvalue()
 
 

@@ -50,7 +50,7 @@ class Policy:
         The load it is checked under: concurrent writers, turns each appends (0: unbounded).
 
     Invariant: a constructed policy always names a registered locking, so :meth:`model` cannot
-    fail on it; every other value is checked by :class:`~turncheck.models.trigger.TriggerParams`.
+    fail on it; every other value is checked by :class:`~turncheck.models.trigger_state.TriggerParams`.
     """
 
     trigger: int = 2

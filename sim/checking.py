@@ -25,7 +25,8 @@ from typing import Any, Literal
 from turncheck.models.errors import UnknownName
 from turncheck.models.invariants import INVARIANTS
 from turncheck.models.protocol import Property, ProtocolModel, as_model
-from turncheck.sim.explorer import Exploration, ProgressLine, explore, reduction_factor
+from turncheck.sim.exploration import Exploration, reduction_factor
+from turncheck.sim.explorer import ProgressLine, explore
 from turncheck.sim.stateful import DEFAULT_DATABASE, StatefulOutcome, check_stateful
 from turncheck.sim.transcript import params_text, transcript
 from turncheck.sim.witness import ConcretePath, counterexample

@@ -21,7 +21,7 @@ def state_graph(result: Exploration) -> nx.DiGraph:
     Parameters
     ----------
     result
-        An :class:`sim.explorer.Exploration`.
+        An :class:`sim.exploration.Exploration`.
 
     Returns
     -------

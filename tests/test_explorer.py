@@ -15,7 +15,8 @@ from turncheck.models.catalog import build_model
 from turncheck.models.locking import turns_to_reach_worst_case, worst_case_peak
 from turncheck.models.protocol import Property
 from turncheck.sim.checking import cross_check
-from turncheck.sim.explorer import StderrProgress, explore, reduction_factor
+from turncheck.sim.exploration import reduction_factor
+from turncheck.sim.explorer import StderrProgress, explore
 from turncheck.sim.state_graph import write_dot, write_graphml
 from turncheck.sim.witness import counterexample, metric_witness
 

@@ -10,7 +10,8 @@ from turncheck.models.catalog import build_model
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.invariants import INVARIANTS, invariant, seq_ordered_turns
 from turncheck.models.projector_model import CALL, RESULT, ProjectorModel
-from turncheck.sim.explorer import explore, reduction_factor
+from turncheck.sim.exploration import reduction_factor
+from turncheck.sim.explorer import explore
 from turncheck.sim.witness import counterexample
 
 # strategy -> (no-orphan-results, within-budget, non-empty) with fresh call ids: the seed's picture

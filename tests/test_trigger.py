@@ -152,7 +152,7 @@ def test_catalog_builds_from_strings_and_refuses_bad_input() -> None:
 
 def test_a_writer_count_whose_one_state_no_limit_could_cut_short_is_refused() -> None:
     from turncheck.cli.app import main
-    from turncheck.models.trigger import MAX_WRITERS, TriggerParams
+    from turncheck.models.trigger_state import MAX_WRITERS, TriggerParams
 
     assert TriggerParams(writers=MAX_WRITERS).writers == MAX_WRITERS
     with pytest.raises(BadParameter, match=f"writers must be <= {MAX_WRITERS}"):

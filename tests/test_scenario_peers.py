@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from turncheck.models.errors import BadParameter
+from turncheck.reports.results_dir import load_result
 from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import get_scenario, no_progress, parse_params
 
@@ -20,10 +21,11 @@ pytest.importorskip("tiktoken")
 pytest.importorskip("faker")
 
 
-# A fresh process with sockets refused runs the scenario as a user types it, then projects the
-# peers' shared history at budget 90: every peer imports and trims offline, no library even
-# tries to connect (litellm would fetch its cost map without our settings), and the files it
-# writes are the in-process run's bytes (deterministic however run).
+# A fresh process with sockets refused runs the scenario twice as a user types it (to two
+# folders), then projects the peers' shared history at budget 90: every peer imports and trims
+# offline, no library even tries to connect (litellm would fetch its cost map without our
+# settings), and the second run's files are the first's bytes. One process, because importing
+# the peer libraries costs more than the runs.
 OFFLINE_RUN = """
 import json, socket, sys, time
 attempts = []
@@ -37,23 +39,23 @@ from turncheck.cli.app import main
 from turncheck.models.cost import EstimateCost
 from turncheck.models.history import History
 from turncheck.models.projector import project
-code = main(json.loads(sys.argv[1]))
+codes = [main(argv) for argv in json.loads(sys.argv[1])]
 h = History(pickle.loads(base64.b64decode(sys.argv[2])))
 windows = {p: [e.seq for e in project(h, 90, p, EstimateCost()).events] for p in json.loads(sys.argv[3])}
 time.sleep(0.5)  # let a background fetch, if any, try
-print(json.dumps({"code": code, "windows": windows, "attempts": attempts}))
+print(json.dumps({"codes": codes, "windows": windows, "attempts": attempts}))
 """
 
 
-def run_offline(out: Path, assignments: tuple[str, ...], peers: list[str]) -> dict:  # type: ignore[type-arg]
+def run_offline(outs: list[Path], assignments: tuple[str, ...], peers: list[str]) -> dict:  # type: ignore[type-arg]
     from test_peers import EVENTS
 
-    argv = ["scenario", "peers", "--scale", "full", "-q", "--out", str(out)]
-    argv += [a for kv in assignments for a in ("--param", kv)]
+    argvs = [["scenario", "peers", "--scale", "full", "-q", "--out", str(out)]
+             + [a for kv in assignments for a in ("--param", kv)] for out in outs]  # fmt: skip
     events = base64.b64encode(pickle.dumps(EVENTS)).decode()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
-    done = subprocess.run([sys.executable, "-c", OFFLINE_RUN, json.dumps(argv), events, json.dumps(peers)],
-                          cwd=out.parent, env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", OFFLINE_RUN, json.dumps(argvs), events, json.dumps(peers)],
+                          cwd=outs[0].parent, env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
 
@@ -88,7 +90,13 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
         "timing_sizes=20,40",  # the measured file is not compared: its sizes cost only time
         "timing_cap=5",
     )
-    first = run("peers", *args)
+    from test_peers import EXPECTED
+
+    offline = run_offline([tmp_path / "a", tmp_path / "b"], args, sorted(PEERS))
+    assert offline["codes"] == [0, 0] and offline["attempts"] == []
+    assert offline["windows"] == {p: EXPECTED[p][90][0] for p in sorted(PEERS)}
+    assert files_in(tmp_path / "a") == files_in(tmp_path / "b")
+    first = load_result(tmp_path / "a" / "peers.json")
     peers = first.table("peers")
     assert peers.columns[:5] == ("strategy", "case", "p_result", "p_parallel", "requests")
     strategies = {r["strategy"] for r in peers.records()}
@@ -126,12 +134,6 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
     )
     assert "2.0's turn-snapped window orphans 0 but sends an empty window in" in finding.sentence
     assert "langchain4j's message and token windows never orphan a result" in finding.sentence
-    from test_peers import EXPECTED
-
-    offline = run_offline(tmp_path / "b", args, sorted(PEERS))
-    assert offline["code"] == 0 and offline["attempts"] == []
-    assert offline["windows"] == {p: EXPECTED[p][90][0] for p in sorted(PEERS)}
-    assert files(first, tmp_path / "a") == files_in(tmp_path / "b")
     saved = json.loads((tmp_path / "a" / "peers.json").read_text())
     assert saved["params"]["cost"] == "bpe:o200k_base"
     # the measured file: a result of its own, every strategy timed at each size, said to be measured

@@ -23,4 +23,4 @@ def print_json(obj: Mapping[str, Any], **options: Any) -> None:
     Flushed, since a long run prints one such line per topic."""
     options.setdefault("ensure_ascii", False)
     sys.stdout.write(json.dumps({"format": STDOUT_FORMAT, **obj}, **options) + "\n")
-    sys.stdout.flush()  # a long run's lines (one per bench topic) reach a pipe as they come
+    sys.stdout.flush()

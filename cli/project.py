@@ -252,7 +252,8 @@ def project_per_request(
             raise typer.Exit(1)
         print(
             f"FAIL: session {req.session}, request {req.index} (after {req.end} events): "
-            f"{', '.join(bad)}; window cost {w.cost}/{budget}: {describe_events(w.events)}"
+            f"{', '.join(bad)}; window cost {w.cost} {'>' if w.cost > budget else '≤'} budget {budget}: "
+            f"{describe_events(w.events)}"
         )
         raise typer.Exit(1)
 

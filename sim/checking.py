@@ -253,7 +253,7 @@ class CheckReport:
         if self.counterexample is not None and self.violated is not None:
             cx = self.counterexample
             how = "shortest, by breadth-first search" if self.source == "explore" else "shrunk by Hypothesis"
-            title = _title(self.violated, cx, how)
+            title = _title(self.violated, cx, how, self._found(self.violated))
             out += ["", transcript(model, cx.states[0], cx.actions, self.violated, title=title, loop=cx.loop)]
             hy = self.stateful
             if self.source == "explore" and hy is not None and hy.violated is not None:
@@ -326,6 +326,12 @@ class CheckReport:
         widths = [max(len(r[i]) for r in rows) for i in range(4)]
         return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
 
+    def _found(self, name: str) -> int | None:
+        """The explorer's depth for ``name`` (a lasso's prefix over its classes), if it searched."""
+        if self.source != "explore" or self.exploration is None:
+            return None
+        return self.exploration.outcome(name).depth
+
     def _other_counterexamples(self, traces: Mapping[str, Path]) -> list[str]:
         """The shortest run of every further violated invariant; a run identical to one already
         shown is named, not printed again."""
@@ -339,15 +345,20 @@ class CheckReport:
                 out.append(f"{name}: broken by the same {len(cx.actions)} steps as {shown[key]}")
                 continue
             shown[key] = name
-            title = _title(name, cx, "shortest, by breadth-first search")
+            title = _title(name, cx, "shortest, by breadth-first search", self._found(name))
             out += ["", transcript(self.model, cx.states[0], cx.actions, name, title=title, loop=cx.loop)]
             if name in traces:
                 out.append(f"trace saved: {traces[name]}   (turncheck replay {traces[name]})")
         return out
 
 
-def _title(name: str, cx: ConcretePath, how: str) -> str:
-    """A counterexample's heading: an invariant broken in n steps, or a lasso."""
+def _title(name: str, cx: ConcretePath, how: str, found: int | None = None) -> str:
+    """A counterexample's heading: an invariant broken in n steps, or a lasso.
+
+    ``found`` is the lasso's prefix as the search found it (the explorer's property row). The run
+    replayed on the model's own states may go round the loop first (over symmetry classes or a
+    counting abstraction one pass need not close it), so a longer prefix says where its steps
+    come from and the two figures never read as a contradiction."""
     if cx.loop is None:
         return f"counterexample: {name} broken in {len(cx.actions)} steps ({how})"
     around = (
@@ -355,7 +366,10 @@ def _title(name: str, cx: ConcretePath, how: str) -> str:
         if cx.loop < len(cx.actions)
         else "a state that stutters"
     )
-    return f"counterexample: {name} never holds — a lasso of {cx.loop} steps to {around}, repeated for ever (shortest prefix, by breadth-first search)"
+    prefix = f"{cx.loop} steps"
+    if found is not None and found < cx.loop:
+        prefix += f" (the search's {found}, then {cx.loop - found} round the loop on the model's own states)"
+    return f"counterexample: {name} never holds — a lasso of {prefix} to {around}, repeated for ever (shortest prefix, by breadth-first search)"
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from turncheck.reports.plots import (
     write_figure,
 )
 from turncheck.reports.plots.canvas import figure_bytes
+from turncheck.reports.plots.locking_price import locking_reading
 from turncheck.reports.plots.timeline import timeline_of
 from turncheck.reports.results_dir import ResultFileError, WrongResultKind, load_result
 from turncheck.reports.tables import write_result
@@ -153,6 +154,11 @@ def test_locking_price_bars_bounds_and_latency(tmp_path: Path) -> None:
     assert [b.get_height() for b in lat[2]] == [0.0, 20.0]
     assert "latency p99" in bottom.get_ylabel() and "peak live turns" in top.get_ylabel()
     assert [t.get_text() for t in bottom.get_xticklabels()] == ["A=1, G=0", "A=4, G=2"]
+    assert locking_reading(result) == (
+        "none: no bound, peak ≤ 32, appends never wait; "
+        "cas: no bound, peak ≤ 408, appends never wait, starved in 1 cell(s); "
+        "mutex: bound held, peak ≤ 9, append wait p99 ≤ 20 slots."
+    )
 
 
 def test_strategies_vs_budget_reads_long_and_wide_tables(tmp_path: Path) -> None:

@@ -155,7 +155,8 @@ def locking_reading(result: ScenarioResult) -> str:
         starved = sum(1 for r in mine if r.get("starved"))
         word = "no bound" if held is None else "bound held" if held else "BOUND BROKEN"
         extra = f", starved in {starved} cell(s)" if starved else ""
-        parts.append(f"{s}: {word}, peak ≤ {peak}, p99 ≤ {p99:g} slots{extra}")
+        wait = "appends never wait" if p99 == 0 else f"append wait p99 ≤ {p99:g} slots"
+        parts.append(f"{s}: {word}, peak ≤ {peak}, {wait}{extra}")
     return "; ".join(parts) + "."
 
 

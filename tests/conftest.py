@@ -26,7 +26,6 @@ import shutil
 import subprocess
 import sys
 import tomllib
-import venv
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,19 +106,22 @@ def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return wheel
 
 
-def _pip_install(python: Path, wanted: str, cwd: Path) -> None:
-    """``pip install wanted`` into ``python``'s venv at the pins of constraints.txt; skips when
-    the package index cannot be reached, fails on any other error. ``--no-compile``:
-    byte-compiling every dependency is half the install, and Python compiles (and caches) what a
-    page imports when it imports it, as a user's first run does."""
+def _install(python: Path, wanted: str, cwd: Path) -> None:
+    """Install ``wanted`` into ``python``'s venv at the pins of constraints.txt, with uv (the test
+    extra's): the same packages at the same versions as ``pip install``, in a second of CPU where
+    pip's resolving and unpacking took fifteen. Skips when the package index cannot be reached,
+    fails on any other error. Nothing is byte-compiled: Python compiles (and caches) what a page
+    imports when it imports it, as a user's first run does."""
+    from uv import find_uv_bin
+
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     argv = [
-        str(python),
-        "-m",
+        find_uv_bin(),
         "pip",
         "install",
         "-q",
-        "--no-compile",
+        "--python",
+        str(python),
         wanted,
         "-c",
         str(ROOT / "constraints.txt"),
@@ -127,58 +129,50 @@ def _pip_install(python: Path, wanted: str, cwd: Path) -> None:
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         message = done.stderr[-2000:]
-        if "Could not find a version" in message or "No matching distribution" in message:
+        if "Failed to fetch" in message:
             pytest.skip(f"the package index cannot be reached to install {wanted}: {message[-300:]}")
         pytest.fail(f"installing {wanted} failed: {message}")
 
 
-@pytest.fixture(scope="session")
-def wheel_venv(tmp_path_factory: pytest.TempPathFactory, built_wheel: Path) -> Path:
-    """The ``bin`` folder of a fresh venv (without the system's site-packages, so without
-    pytest-xdist or any extra) holding the built wheel and its dependencies at the pins of
-    constraints.txt: what a user's ``pip install .`` gives. Made once per run under a lock and
-    shared by every worker; skips when the package index cannot be reached."""
-    shared = _shared_temp(tmp_path_factory)
-    home = shared / "wheel-venv"
-    python = home / "bin" / "python"
-    with open(shared / "wheel-venv.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (home / "installed").exists():
-            shutil.rmtree(home, ignore_errors=True)
-            venv.create(home, with_pip=True)
-            _pip_install(python, str(built_wheel), shared)
-            (home / "installed").touch()
+def _fresh_venv(home: Path, wanted: str, cwd: Path) -> Path:
+    """A new venv at ``home`` (no system site-packages, so no pytest-xdist or other extra) with
+    pip in it, as ``python -m venv`` gives, for the pages' own ``pip install`` lines, and
+    ``wanted`` installed; its ``bin`` folder. ``installed`` marks it complete."""
+    from uv import find_uv_bin
+
+    if not (home / "installed").exists():
+        shutil.rmtree(home, ignore_errors=True)
+        argv = [find_uv_bin(), "venv", "-q", "--seed", "--python", sys.executable, str(home)]
+        subprocess.run(argv, cwd=cwd, check=True, capture_output=True, timeout=600)
+        _install(home / "bin" / "python", wanted, cwd)
+        (home / "installed").touch()
     return home / "bin"
 
 
 @pytest.fixture(scope="session")
+def wheel_venv(tmp_path_factory: pytest.TempPathFactory, built_wheel: Path) -> Path:
+    """The ``bin`` folder of a fresh venv holding the built wheel and its dependencies at the pins
+    of constraints.txt: what a user's ``pip install .`` gives. Made once per run under a lock and
+    shared by every worker; skips when the package index cannot be reached."""
+    shared = _shared_temp(tmp_path_factory)
+    with open(shared / "wheel-venv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _fresh_venv(shared / "wheel-venv", str(built_wheel), shared)
+
+
+@pytest.fixture(scope="session")
 def venv_with_extras(wheel_venv: Path, built_wheel: Path) -> Callable[[frozenset[str]], Path]:
-    """The ``bin`` folder of a venv that holds what a user's ``pip install '.[EXTRA]'`` gives:
-    a new venv (no system site-packages, no checkout) layered on ``wheel_venv`` — a ``.pth``
-    adds its site-packages, the wheel and its dependencies, after the new venv's own — into which
-    pip installs the wheel with ``extras``, so only the extras' packages, at the pins of
-    constraints.txt, without byte-compiling. Made once per run for each set of extras and shared
-    by every xdist worker. Why layered: for ``dask`` it costs about 5 s, a copy of ``wheel_venv``
-    about 8 s (copying its 190 MB), a second venv from nothing about 20 s."""
-    shared = wheel_venv.parent.parent  # conftest.py's wheel_venv is shared/wheel-venv/bin
-    (base,) = wheel_venv.parent.glob("lib/python*/site-packages")
+    """The ``bin`` folder of a fresh venv that holds what a user's ``pip install '.[EXTRA]'``
+    gives, at the pins of constraints.txt. Made once per run for each set of extras and shared by
+    every xdist worker (each under its own lock, beside ``wheel_venv``, whose lock the docs
+    runner takes around a page's ``pip`` line)."""
+    shared = wheel_venv.parent.parent
 
     def make(extras: frozenset[str]) -> Path:
         home = shared / f"wheel-venv-{'-'.join(sorted(extras))}"
         with open(home.with_suffix(".lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if not (home / "installed").exists():
-                shutil.rmtree(home, ignore_errors=True)
-                venv.create(home, with_pip=False, symlinks=True)
-                (site,) = home.glob("lib/python*/site-packages")
-                (site / "wheel-venv.pth").write_text(f"import site; site.addsitedir({str(base)!r})\n")
-                with open(shared / "wheel-venv.lock", "a") as pristine:  # its pip runs from wheel_venv
-                    fcntl.flock(pristine, fcntl.LOCK_SH)
-                    _pip_install(
-                        home / "bin" / "python", f"{built_wheel}[{','.join(sorted(extras))}]", shared
-                    )
-                (home / "installed").touch()
-        return home / "bin"
+            return _fresh_venv(home, f"{built_wheel}[{','.join(sorted(extras))}]", shared)
 
     return make
 
@@ -277,9 +271,13 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def shots() -> Path:
-    """Where page tests save the screenshots the docs show."""
-    return Path(__file__).resolve().parent.parent / "docs" / "assets" / "screenshots"
+def shots(tmp_path: Path) -> Path:
+    """Where page tests save their screenshots: under ``tmp_path``, so a run leaves the checkout
+    as it found it (a re-rendered PNG differs in bytes every time); with ``TURNCHECK_SHOTS=1``,
+    docs/assets/screenshots, to refresh the pictures the docs show."""
+    if os.environ.get("TURNCHECK_SHOTS") == "1":
+        return ROOT / "docs" / "assets" / "screenshots"
+    return tmp_path / "screenshots"
 
 
 @pytest.fixture

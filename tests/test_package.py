@@ -52,7 +52,8 @@ def _layer(module: str) -> int | None:
 # fails exactly as in a new process), at the cost of a fork instead of a start-up.
 _FORKED_IMPORTS = r"""
 import importlib, os, sys, traceback
-import numpy, matplotlib, hypothesis, hypothesis.stateful, simpy, networkx, typer, rich.progress
+import numpy, matplotlib, hypothesis, hypothesis.stateful, simpy, networkx, typer, rich.progress, msgspec
+import matplotlib.figure, matplotlib.backends.backend_agg, matplotlib.backends.backend_svg
 assert not [m for m in sys.modules if m == "turncheck" or m.startswith("turncheck.")]
 failed = 0
 for name in sys.argv[1:]:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -190,6 +191,38 @@ def turncheck(
     )
 
 
+RUNS = r"""
+import contextlib, io, json, sys
+from turncheck.cli.app import main
+done = []
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    done.append({"code": code, "out": out.getvalue(), "err": err.getvalue()})
+print(json.dumps(done))
+"""
+
+
+class Run(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def turncheck_runs(site: Path, cwd: Path, *argvs: list[str], plugins: str = "my_turncheck_ext") -> list[Run]:
+    """Each of ``argvs`` through turncheck's ``main``, in order, in one new interpreter with
+    ``site`` on the import path and only the ``plugins`` named switched on (the suite runs with
+    them off, tests/conftest.py; any other plugin installed here stays off): entry-point
+    discovery is real and happens once, as in any process, and the commands share the start-up
+    (the import of the command line and the extension) that separate processes would each pay."""
+    env = {**os.environ, "PYTHONPATH": str(site), "MPLBACKEND": "Agg", "TURNCHECK_PLUGINS": plugins}
+    done = subprocess.run([sys.executable, "-c", RUNS, json.dumps(argvs)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [Run(r["code"], r["out"], r["err"]) for r in json.loads(done.stdout.splitlines()[-1])]
+
+
 @pytest.fixture()
 def site(tmp_path: Path) -> Path:
     site = tmp_path / "site"
@@ -199,7 +232,15 @@ def site(tmp_path: Path) -> Path:
 
 
 def test_an_extension_module_is_listed_run_and_drawn(site: Path, tmp_path: Path) -> None:
-    listed = turncheck(site, tmp_path, "list", "--format", "json")
+    listed, scenarios, helped, outside, checked, demo = turncheck_runs(
+        site, tmp_path,
+        ["list", "--format", "json"],
+        ["scenario", "--list"],
+        ["project", "--help"],
+        ["bench", "--scale", "tiny"],  # no benchmarks/ here: one line
+        ["check", "ext-counter", "--param", "limit=3"],
+        ["demo", "--scale", "tiny", "--out", "out", "--quiet", "--format", "json"],
+    )  # fmt: skip
     assert listed.returncode == 0, listed.stderr
     names = json.loads(listed.stdout)
     assert names["strategies"][-1] == "LAST" and names["strategies"][0] == "M0"  # built-ins first
@@ -208,18 +249,15 @@ def test_an_extension_module_is_listed_run_and_drawn(site: Path, tmp_path: Path)
     assert names["plots"][-1] == "ext-bars"
     assert names["extensions"] == ["my_turncheck_ext"]
 
-    assert "ext-echo: The extension's scenario" in turncheck(site, tmp_path, "scenario", "--list").stdout
-    assert "LAST" in turncheck(site, tmp_path, "project", "--help").stdout
-    outside = turncheck(site, tmp_path, "bench", "--scale", "tiny")  # no benchmarks/ here: one line
+    assert "ext-echo: The extension's scenario" in scenarios.stdout
+    assert "LAST" in helped.stdout
     assert (
         outside.returncode == 2
         and outside.stderr.count("\n") == 1
         and "repository checkout" in outside.stderr
     )
-    checked = turncheck(site, tmp_path, "check", "ext-counter", "--param", "limit=3")
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
-    demo = turncheck(site, tmp_path, "demo", "--scale", "tiny", "--out", "out", "--quiet", "--format", "json")
     assert demo.returncode == 0, demo.stdout[-2000:] + demo.stderr[-2000:]
     out = tmp_path / "out"
     echo = json.loads((out / "results" / "ext-echo.json").read_text(encoding="utf-8"))
@@ -282,9 +320,11 @@ def test_plugins_switched_off_leave_the_results_as_without_them(site: Path, tmp_
     bare.mkdir()
     runs: dict[str, tuple[dict[str, list[str]], bytes]] = {}
     for name, where, plugins in (("absent", bare, "0"), ("off", site, "0"), ("on", site, "my_turncheck_ext")):
-        listed = turncheck(where, tmp_path, "list", "--format", "json", plugins=plugins)
-        scenario = turncheck(where, tmp_path, "scenario", "testbench", "--scale", "tiny", "--out", name,
-                             "--quiet", "--format", "json", plugins=plugins)  # fmt: skip
+        listed, scenario = turncheck_runs(
+            where, tmp_path, ["list", "--format", "json"],
+            ["scenario", "testbench", "--scale", "tiny", "--out", name, "--quiet", "--format", "json"],
+            plugins=plugins,
+        )  # fmt: skip
         assert listed.returncode == scenario.returncode == 0, listed.stderr + scenario.stderr
         runs[name] = json.loads(listed.stdout), (tmp_path / name / "testbench.json").read_bytes()
     assert runs["off"] == runs["absent"]  # and the greedy extension, installed too, never loaded

@@ -29,6 +29,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from uv import find_uv_bin
 
 ROOT = Path(__file__).resolve().parents[1]
 AGENTS = "examples/races/agents_compaction.py:test_runs_compact_safely"
@@ -57,7 +58,7 @@ def agents_at(version: str) -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=CACHE))
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(scratch),
+        [find_uv_bin(), "pip", "install", "-q", "--no-deps", "--target", str(scratch),
          f"openai-agents=={version}", f"openai=={OPENAI}"],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip

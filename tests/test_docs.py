@@ -3,8 +3,8 @@ public name, and its code blocks run as a user who installed turncheck runs them
 
 * The guide pages' ``python``, ``console``, ``json`` and ``toml`` blocks run through
   :mod:`doc_pages` (the one docs runner; its docstring gives the rules): in the fresh venv of the
-  built wheel, one process per page — for a page whose install line names extras, in a venv
-  layered on it that holds them too. Pages come in two tiers, by what running them costs:
+  built wheel, one process per page — for a page whose install line names extras, in a fresh
+  venv that holds them too. Pages come in two tiers, by what running them costs:
   :data:`RUN_PAGES`, whose whole run costs a few seconds of CPU, run in the default suite (the
   README's test command, held to its 6-minute budget); :data:`SLOW_PAGES`, whose commands are
   full-scale runs (minutes), need heavy extras (peers, frameworks, adk, notebook), a PostgreSQL
@@ -153,15 +153,15 @@ def _check_setup(page: str) -> Callable[[str, str], None]:
     return check
 
 
-def _run_page(page: str, folder: Path, wheel: Path, fresh: Path, layered: Callable[[frozenset[str]], Path],
+def _run_page(page: str, folder: Path, wheel: Path, fresh: Path, with_extras: Callable[[frozenset[str]], Path],
               timeout: float = 900, env: dict[str, str] | None = None) -> None:  # fmt: skip
-    """Run ``page`` in the fresh venv ``fresh``, or, when its install lines name extras, in one
-    ``layered`` on it that holds exactly those; a page whose blocks are all setup (index.md's
+    """Run ``page`` in the fresh venv ``fresh``, or, when its install lines name extras, in the
+    one ``with_extras`` makes for exactly those; a page whose blocks are all setup (index.md's
     developer line names every extra) has nothing to run, and no venv is made for it."""
     text = _text(page)
     steps = doc_pages.read(page, text, _check_setup(page))
     extras = frozenset(doc_pages.page_extras(text))
-    bin_dir = (layered(extras) if extras else fresh) if steps else None
+    bin_dir = (with_extras(extras) if extras else fresh) if steps else None
     doc_pages.check(
         page, steps, doc_pages.run(steps, doc_pages.scratch(folder), bin_dir, wheel, timeout, env)
     )

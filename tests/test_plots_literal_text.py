@@ -45,3 +45,23 @@ def test_log_axes_read_as_numbers_not_mathtext_source() -> None:
     fig.canvas.draw()
     labels = [t.get_text() for t in top.get_xticklabels() if t.get_text()]
     assert "1,000" in labels and all("$" not in x for x in labels)
+
+
+def test_a_log_axis_under_two_decades_labels_its_2s_and_5s() -> None:
+    """Peaks of 6 to 90 on a log axis would show one labelled tick (10); the 20 and 50 are
+    labelled too. Across three decades only the powers of ten are."""
+    fig = new_figure(4, 3)
+    narrow, wide = fig.subplots(2)
+    narrow.bar([0, 1, 2], [6, 21, 85])
+    narrow.set_yscale("log")
+    wide.plot([0, 1], [1, 1500])
+    wide.set_yscale("log")
+    figure_bytes(fig, "png")
+
+    def labels(ax: object) -> list[str]:
+        ticks = ax.yaxis.get_majorticklabels() + ax.yaxis.get_minorticklabels()  # type: ignore[attr-defined]
+        low, high = ax.get_ylim()  # type: ignore[attr-defined]
+        return [t.get_text() for t in ticks if t.get_text() and low <= t.get_position()[1] <= high]
+
+    assert sorted(labels(narrow), key=float) == ["10", "20", "50"]
+    assert labels(wide) == ["1", "10", "100", "1,000"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 import textwrap
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import matplotlib
+from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
@@ -167,7 +169,7 @@ def figure_bytes(fig: Figure, fmt: str) -> bytes:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() in ("log", "symlog"):
                 axis.set_major_formatter(FuncFormatter(_plain_tick))
-                axis.set_minor_formatter(NullFormatter())
+                axis.set_minor_formatter(_minor_ticks(axis) if axis.get_scale() == "log" else NullFormatter())
     for text in fig.findobj(Text):  # data text (session names, labels from files) is literal:
         text.set_parse_math(False)  # a "$\\frac{$" must not reach mathtext
     with matplotlib.rc_context(_RC):  # text created while drawing (ticks) reads the rc: no math
@@ -181,6 +183,20 @@ def figure_bytes(fig: Figure, fmt: str) -> bytes:
 def _plain_tick(value: float, _position: object) -> str:
     """A log axis's tick as a reader writes it: 1, 10, 1,000, 0.01 (never mathtext)."""
     return f"{value:,.0f}" if abs(value) >= 1 else f"{value:g}"
+
+
+def _minor_ticks(axis: Axis) -> FuncFormatter:
+    """Labels for a log axis's 2s and 5s while it spans under two decades: with a single power
+    of ten in view (peaks of 6 to 90), the reader would otherwise have one labelled tick."""
+
+    def label(value: float, position: object) -> str:
+        low, high = sorted(axis.get_view_interval())
+        if value <= 0 or low <= 0 or high / low >= 100:
+            return ""
+        mantissa = round(value / 10 ** math.floor(math.log10(value)), 6)
+        return _plain_tick(value, position) if mantissa in (2.0, 5.0) else ""
+
+    return FuncFormatter(label)
 
 
 def data_uri(png: bytes) -> str:

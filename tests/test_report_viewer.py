@@ -78,3 +78,47 @@ def test_demo_report_fits_a_1280_px_window(open_page: Any, demo_dir: Path) -> No
     scroll_width, inner = opened.page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     opened.page.close()
     assert scroll_width <= inner == 1280, f"page is {scroll_width} px wide in a {inner} px window"
+
+
+# The parts of the report docs/reports.md shows, found as a reader finds them. With
+# TURNCHECK_SHOTS=1 the pictures are those docs/assets/screenshots holds (the tiny demo's report).
+PARTS = {
+    "report-findings.png": "#findings",
+    "report-heatmap.png": "#peak-ratio-heatmap--trigger-gap",
+    "report-locking-plot.png": "#locking-price--locking",
+}
+
+# The locking result's widest table, and a copy of it scrolled to its right end, side by side
+# in one box of header and five rows: the shading says which edge has more.
+BOTH_EDGES = """() => {
+  const section = [...document.querySelectorAll('section')].find(s => s.querySelector('h2')?.textContent === 'locking');
+  const box = [...section.querySelectorAll('.scroll')].find(b => b.scrollWidth > b.clientWidth);
+  const pair = document.createElement('div');
+  pair.id = 'both-edges';
+  box.replaceWith(pair);
+  const scrolled = box.cloneNode(true);
+  for (const b of [box, scrolled]) { b.style.maxHeight = '9.6em'; b.style.overflowY = 'hidden'; pair.append(b); }
+  scrolled.scrollLeft = scrolled.scrollWidth;
+  return [box.scrollWidth - box.clientWidth, box.scrollLeft, scrolled.scrollLeft];
+}"""
+
+
+def test_the_parts_the_docs_show_render_whole(open_page: Any, shots: Path, demo_dir: Path) -> None:
+    """Each part is on the page, drawn, and inside a 1280 px window; a table wider than the page
+    scrolls inside its own box (the reader reaches its last column), not the page."""
+    opened = open_page(demo_dir / "report.html", width=1280)
+    page = opened.page
+    shots.mkdir(parents=True, exist_ok=True)
+    for name, selector in PARTS.items():
+        part = page.locator(selector)
+        assert part.count() == 1, selector
+        box = part.bounding_box()
+        assert box and box["width"] > 300 and box["height"] > 150 and box["x"] + box["width"] <= 1280, (name, box)
+        if part.locator("img").count():
+            assert part.locator("img").evaluate("i => i.complete && i.naturalWidth > 0"), name
+        part.screenshot(path=str(shots / name))
+    hidden, left, scrolled = page.evaluate(BOTH_EDGES)
+    assert hidden > 100 and left == 0 and scrolled == hidden  # more to the right, reached by scrolling
+    page.locator("#both-edges").screenshot(path=str(shots / "report-wide-table.png"))
+    assert opened.errors == []
+    page.close()

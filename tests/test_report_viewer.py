@@ -113,7 +113,8 @@ def test_the_parts_the_docs_show_render_whole(open_page: Any, shots: Path, demo_
         part = page.locator(selector)
         assert part.count() == 1, selector
         box = part.bounding_box()
-        assert box and box["width"] > 300 and box["height"] > 150 and box["x"] + box["width"] <= 1280, (name, box)
+        drawn = box is not None and box["width"] > 300 and box["height"] > 150
+        assert drawn and box["x"] + box["width"] <= 1280, (name, box)
         if part.locator("img").count():
             assert part.locator("img").evaluate("i => i.complete && i.naturalWidth > 0"), name
         part.screenshot(path=str(shots / name))

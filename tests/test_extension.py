@@ -193,7 +193,11 @@ def turncheck(
 
 RUNS = r"""
 import contextlib, io, json, sys
+from turncheck.cli import demo
 from turncheck.cli.app import main
+keep, found = json.loads(sys.argv[2]), demo.scenarios
+if keep:  # the demo's plan over the scenarios named, as discovered (extensions included)
+    demo.scenarios = lambda: {k: v for k, v in found().items() if k in keep}
 done = []
 for argv in json.loads(sys.argv[1]):
     out, err = io.StringIO(), io.StringIO()
@@ -210,15 +214,17 @@ class Run(NamedTuple):
     stderr: str
 
 
-def turncheck_runs(site: Path, cwd: Path, *argvs: list[str], plugins: str = "my_turncheck_ext") -> list[Run]:
+def turncheck_runs(site: Path, cwd: Path, *argvs: list[str], plugins: str = "my_turncheck_ext",
+                   demo_scenarios: tuple[str, ...] = ()) -> list[Run]:  # fmt: skip
     """Each of ``argvs`` through turncheck's ``main``, in order, in one new interpreter with
     ``site`` on the import path and only the ``plugins`` named switched on (the suite runs with
     them off, tests/conftest.py; any other plugin installed here stays off): entry-point
     discovery is real and happens once, as in any process, and the commands share the start-up
-    (the import of the command line and the extension) that separate processes would each pay."""
+    (the import of the command line and the extension) that separate processes would each pay.
+    ``demo_scenarios``, when given, keeps a ``demo``'s plan to those scenarios (the checks stay)."""
     env = {**os.environ, "PYTHONPATH": str(site), "MPLBACKEND": "Agg", "TURNCHECK_PLUGINS": plugins}
-    done = subprocess.run([sys.executable, "-c", RUNS, json.dumps(argvs)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    argv = [sys.executable, "-c", RUNS, json.dumps(argvs), json.dumps(demo_scenarios)]
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return [Run(r["code"], r["out"], r["err"]) for r in json.loads(done.stdout.splitlines()[-1])]
 
@@ -240,6 +246,7 @@ def test_an_extension_module_is_listed_run_and_drawn(site: Path, tmp_path: Path)
         ["bench", "--scale", "tiny"],  # no benchmarks/ here: one line
         ["check", "ext-counter", "--param", "limit=3"],
         ["demo", "--scale", "tiny", "--out", "out", "--quiet", "--format", "json"],
+        demo_scenarios=("ext-echo", "trigger-gap", "testbench"),  # the rest: tests/test_demo.py
     )  # fmt: skip
     assert listed.returncode == 0, listed.stderr
     names = json.loads(listed.stdout)

@@ -88,8 +88,8 @@ PARTS = {
     "report-locking-plot.png": "#locking-price--locking",
 }
 
-# The locking result's widest table, and a copy of it scrolled to its right end, side by side
-# in one box of header and five rows: the shading says which edge has more.
+# The locking result's widest table, and below it a copy scrolled to its right end, each cut
+# to its header and about four rows: the shading says which edge has more.
 BOTH_EDGES = """() => {
   const section = [...document.querySelectorAll('section')].find(s => s.querySelector('h2')?.textContent === 'locking');
   const box = [...section.querySelectorAll('.scroll')].find(b => b.scrollWidth > b.clientWidth);

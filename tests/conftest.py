@@ -274,10 +274,14 @@ def browser() -> Iterator[Any]:
 def shots(tmp_path: Path) -> Path:
     """Where page tests save their screenshots: under ``tmp_path``, so a run leaves the checkout
     as it found it (a re-rendered PNG differs in bytes every time); with ``TURNCHECK_SHOTS=1``,
-    docs/assets/screenshots, to refresh the pictures the docs show."""
-    if os.environ.get("TURNCHECK_SHOTS") == "1":
-        return ROOT / "docs" / "assets" / "screenshots"
-    return tmp_path / "screenshots"
+    docs/assets/screenshots, to refresh the pictures the docs show. The folder exists."""
+    folder = (
+        ROOT / "docs" / "assets" / "screenshots"
+        if os.environ.get("TURNCHECK_SHOTS") == "1"
+        else tmp_path / "screenshots"
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ mathtext parser, so no page was written.
 from __future__ import annotations
 
 import pytest
+from matplotlib.axes import Axes
 
 from turncheck.reports.plots.canvas import figure_bytes, footnote, new_figure, titled
 
@@ -58,9 +59,9 @@ def test_a_log_axis_under_two_decades_labels_its_2s_and_5s() -> None:
     wide.set_yscale("log")
     figure_bytes(fig, "png")
 
-    def labels(ax: object) -> list[str]:
-        ticks = ax.yaxis.get_majorticklabels() + ax.yaxis.get_minorticklabels()  # type: ignore[attr-defined]
-        low, high = ax.get_ylim()  # type: ignore[attr-defined]
+    def labels(ax: Axes) -> list[str]:
+        ticks = ax.yaxis.get_majorticklabels() + ax.yaxis.get_minorticklabels()
+        low, high = ax.get_ylim()
         return [t.get_text() for t in ticks if t.get_text() and low <= t.get_position()[1] <= high]
 
     assert sorted(labels(narrow), key=float) == ["10", "20", "50"]

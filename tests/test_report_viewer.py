@@ -67,7 +67,6 @@ def test_report_viewers_step_independently(
     assert first.get_attribute("data-current") == first.get_attribute("data-steps")
     assert second.get_attribute("data-current") == "2"
     assert opened.errors == [] and opened.requests == []
-    shots.mkdir(parents=True, exist_ok=True)
     first.screenshot(path=str(shots / "report-viewer.png"))
     page.close()
 
@@ -108,7 +107,6 @@ def test_the_parts_the_docs_show_render_whole(open_page: Any, shots: Path, demo_
     scrolls inside its own box (the reader reaches its last column), not the page."""
     opened = open_page(demo_dir / "report.html", width=1280)
     page = opened.page
-    shots.mkdir(parents=True, exist_ok=True)
     for name, selector in PARTS.items():
         part = page.locator(selector)
         assert part.count() == 1, selector

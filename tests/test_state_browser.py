@@ -95,7 +95,6 @@ def test_browser_expands_successors_and_follows_the_shortest_violation(
     cell = page.locator('.tce-state tr[data-property="bounded-peak-turns"] td')
     assert cell.inner_text() == "BROKEN"
     assert page.locator(".tce-edges line.onpath").count() == 4
-    shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shots / "state-space-graph.png"), full_page=True)
     page.keyboard.press("ArrowLeft")
     assert cell.inner_text() == "holds"
@@ -124,7 +123,6 @@ def test_browser_searches_a_large_space(open_page: Any, shots: Path, tmp_path: P
     page.locator("[data-jump='violation:no-orphan-results']").click()
     assert "step 0 of 5" in page.locator(".tce-pathbar").inner_text()
     page.fill(".tce-q", "")
-    shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shots / "state-space-search.png"), full_page=False)
     assert opened.errors == [] and opened.requests == []
     page.close()

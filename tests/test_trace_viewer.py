@@ -225,7 +225,6 @@ def test_browser_shows_the_uncounted_gap_turn_at_the_step_it_arrives(
     assert page.locator(".tcv-win li.uncounted").count() == 1
     assert "step 5: writer 1" in page.locator(".tcv-win li.uncounted").inner_text()
     assert "1 arrived inside the gap" in page.locator(".tcv-win .tcv-summary").inner_text()
-    shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shots / "trace-viewer.png"), full_page=True)
     page.click("button[data-act=first]")
     assert page.locator("section.tcv").get_attribute("data-current") == "0"
@@ -244,7 +243,6 @@ def test_browser_shows_the_projector_window(open_page: Any, shots: Path, tmp_pat
     assert "seq 2: RESULT c0 (turn 1) — cost 3" in page.locator(".tcv-win li.orphan").inner_text()
     assert "1 orphan RESULT(s)" in page.locator(".tcv-win .tcv-summary").inner_text()
     assert page.locator('.tcv-state tr[data-field="history"] li.tcv-newitem').inner_text().startswith("seq 3")
-    shots.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(shots / "trace-viewer-projector.png"), full_page=True)
     page.click("button[data-act=prev]")
     assert page.locator(".tcv-win li.orphan").count() == 0

@@ -167,9 +167,9 @@ def figure_bytes(fig: Figure, fmt: str) -> bytes:
     buf = io.BytesIO()
     for ax in fig.axes:  # with math off, matplotlib's log ticks would read "$\mathdefault{10^{3}}$"
         for axis in (ax.xaxis, ax.yaxis):
-            if axis.get_scale() in ("log", "symlog"):
+            if (scale := axis.get_scale()) in ("log", "symlog"):
                 axis.set_major_formatter(FuncFormatter(_plain_tick))
-                axis.set_minor_formatter(_minor_ticks(axis) if axis.get_scale() == "log" else NullFormatter())
+                axis.set_minor_formatter(_minor_ticks(axis) if scale == "log" else NullFormatter())
     for text in fig.findobj(Text):  # data text (session names, labels from files) is literal:
         text.set_parse_math(False)  # a "$\\frac{$" must not reach mathtext
     with matplotlib.rc_context(_RC):  # text created while drawing (ticks) reads the rc: no math

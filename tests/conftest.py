@@ -29,9 +29,12 @@ import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
+
+if TYPE_CHECKING:
+    from docs.tools.doc_figures import Printed
 
 os.environ["TURNCHECK_PLUGINS"] = "0"
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -188,33 +191,30 @@ class CliRun(NamedTuple):
     err: str
 
 
+TINY_DEMO = "turncheck demo --scale tiny -o demo --quiet"
+"""docs/getting-started.md's first command: the suite's one run of the whole tiny demo."""
+
+
 @pytest.fixture(scope="session")
-def tiny_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[CliRun, Path, Path]:
-    """``turncheck demo --scale tiny -o OUT --quiet --format json`` run once for the whole test
-    run (in process, by the first worker to ask, under a lock; the others read what it left):
-    what it printed, OUT, and the folder it was started in. Tests only read OUT."""
-    import contextlib
-    import io
+def tiny_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Printed, Path, Path]:
+    """:data:`TINY_DEMO` run once for the whole test run as the docs' figures run a page's commands
+    (:func:`docs.tools.doc_figures.run_printed`: in process, in a folder of its own), by the first
+    worker to ask, under a lock; the others read what it left: what it printed, its ``demo/``
+    folder, and the folder it was started in. Tests only read them; tests/test_doc_figures.py
+    compares the print with the page's block instead of running the demo again."""
+    import dataclasses
     import json
 
-    from turncheck.cli.app import main
+    from docs.tools.doc_figures import Printed, run_printed
 
     shared = _shared_temp(tmp_path_factory) / "tiny-demo"
-    out, cwd, printed = shared / "demo", shared / "cwd", shared / "printed.json"
+    cwd, saved = shared / "cwd", shared / "printed.json"
     with open(_shared_temp(tmp_path_factory) / "tiny-demo.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not printed.exists():
+        if not saved.exists():
             cwd.mkdir(parents=True, exist_ok=True)
-            stdout, stderr = io.StringIO(), io.StringIO()
-            with (
-                contextlib.chdir(cwd),
-                contextlib.redirect_stdout(stdout),
-                contextlib.redirect_stderr(stderr),
-            ):
-                code = main(["demo", "--scale", "tiny", "-o", str(out), "--quiet", "--format", "json"])
-            printed.write_text(json.dumps([code, stdout.getvalue(), stderr.getvalue()]), encoding="utf-8")
-    code, text, err = json.loads(printed.read_text(encoding="utf-8"))
-    return CliRun(code, text, err), out, cwd
+            saved.write_text(json.dumps(dataclasses.asdict(run_printed(TINY_DEMO, cwd))), encoding="utf-8")
+    return Printed(**json.loads(saved.read_text(encoding="utf-8"))), cwd / "demo", cwd
 
 
 @pytest.fixture

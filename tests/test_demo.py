@@ -4,6 +4,7 @@ verdicts, nothing left in the working directory — and the rule for scenarios i
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -16,63 +17,86 @@ from turncheck.scenarios.base import Scenario, ScenarioResult
 
 
 def test_demo_tiny_end_to_end(tiny_demo: Any) -> None:
-    (code, text, err), out, cwd = tiny_demo
-    assert code == 0, text + err
-    assert err == ""  # --quiet: no progress bars
-    summary = json.loads(text)
-    files = [Path(f) for f in summary["files"]]
-    assert files and all(f.is_file() and f.stat().st_size > 0 for f in files)
-    names = {f.relative_to(out).as_posix() for f in files}
+    """The getting-started page's ``turncheck demo --scale tiny -o demo --quiet``, as printed."""
+    printed, out, cwd = tiny_demo
+    assert printed.status == 0, printed.stdout + printed.stderr
+    assert printed.stderr == ""  # --quiet: no progress bars
+    lines = printed.stdout.splitlines()
+    assert lines[0].startswith("turncheck demo — tiny scale") and lines[0].endswith("files under demo/")
+    names = {f.relative_to(out).as_posix() for f in out.rglob("*") if f.is_file() and f.stat().st_size > 0}
     for promised in ("report.html", "results/trigger-gap.json", "results/sweep-trigger-gap.json",
                      "results/sweep-trigger-gap.jsonl", "results/locking.json", "results/checks.json",
                      "results/testbench.json", "traces/trigger-locking-none-gap-1.json"):  # fmt: skip
         assert promised in names, promised
-    plots = set(summary["plots"])
+    plots = {n.removeprefix("plots/").removesuffix(".png") for n in names if n.endswith(".png")}
     for stem in ("peaks-vs-max-turns--sweep-trigger-gap", "peak-ratio-heatmap--sweep-trigger-gap",
                  "locking-price--locking", "strategies-vs-budget--testbench",
                  "counterexample--trigger-locking-none-gap-1"):  # fmt: skip
-        assert stem in plots
-        assert f"plots/{stem}.png" in names and f"plots/{stem}.svg" in names
-    checks = [s for s in summary["steps"] if "verdict" in s]
-    assert [(c["verdict"], c["expected"]) for c in checks] == [("fail", "fail"), ("pass", "pass")]
-    assert checks[0]["violated"] == "no-uncounted-gap-turn" and checks[0]["steps"] == 5
-    assert summary["judgements"]["fail"] == 0 and summary["judgements"]["pass"] > 20
-    ran = {s["result"] for s in summary["steps"] if "result" in s}
-    refused = {s["step"].split()[1]: s["skipped"] for s in summary["steps"] if "skipped" in s}
-    listed_tiny = {n for n, sc in base.scenarios().items() if "tiny" in sc.presets} - {"peers"}
-    # a scenario whose optional extra is not installed is skipped with the reason, never silently
-    assert all("pip install" in why or "extra" in why for why in refused.values()), refused
-    assert listed_tiny <= ran | set(refused)
-    page = (out / "report.html").read_text(encoding="utf-8")
-    assert page.count('<img src="data:image/png;base64,') == len(plots)
-    assert list(cwd.iterdir()) == []  # nothing written where the demo was started (Hypothesis included)
-
-
-def test_demo_table_summary_names_the_report(
-    cli: Any, tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The table summary; steps kept to the checks by a one-scenario registry (the rest is above)."""
-    only = {"trigger-gap": base.scenarios()["trigger-gap"]}
-    monkeypatch.setattr("turncheck.cli.demo.scenarios", lambda: only)
-    monkeypatch.chdir(tmp_path)
-    code, text, _ = cli("demo", "--scale", "tiny", "-o", str(tmp_path / "d"), "--quiet")
-    assert code == 0
-    lines = text.splitlines()
-    assert lines[0].startswith("turncheck demo — tiny scale")
+        assert stem in plots and f"plots/{stem}.svg" in names
+    assert f"plots: {len(plots)} (PNG + SVG) in demo/plots/" in lines
     # the same named invariant on both: the unlocked trigger breaks it with the 5-step run in which
     # a turn arrives uncounted in the gap; mutex holds it
+    checks = [
+        line.split(":")[0].split(None, 2)
+        for line in lines
+        if line.startswith(("  FAIL  check", "  PASS  check"))
+    ]
+    assert [(verdict, words.split()[1]) for verdict, _, words in checks] == [
+        ("FAIL", "locking=none"), ("PASS", "locking=mutex")
+    ]  # fmt: skip
     assert any(line.startswith("  FAIL  check trigger locking=none gap=1 -i no-uncounted-gap-turn: "
                                "no-uncounted-gap-turn broken in 5 steps (expected)")
-               for line in lines), text  # fmt: skip
+               for line in lines), printed.stdout  # fmt: skip
     assert any(
         line.startswith(
             "  PASS  check trigger locking=mutex gap=1 -i no-uncounted-gap-turn -i bounded-peak-turns: "
             "every invariant holds"
         )
+        and "(expected)" in line
         for line in lines
-    ), text
+    ), printed.stdout
+    judged = re.fullmatch(r"judgement lines: (\d+) PASS, (\d+) FAIL", lines[-3])
+    assert judged and int(judged[1]) > 20 and judged[2] == "0", lines[-3]
     assert lines[-2].startswith("done in ")
-    assert lines[-1] == f"report: {tmp_path / 'd' / 'report.html'}"  # the last line: the README says so
+    assert lines[-1] == "report: demo/report.html"  # the last line: the README says so
+    steps = [re.match(r"  (ran|skip)  +scenario ([\w-]+)\b[^:]*: ?(.*)", line) for line in lines]
+    ran = {m[2] for m in steps if m and m[1] == "ran"}
+    refused = {m[2]: m[3] for m in steps if m and m[1] == "skip"}
+    listed_tiny = {n for n, sc in base.scenarios().items() if "tiny" in sc.presets} - {"peers"}
+    # a scenario whose optional extra is not installed is skipped with the reason, never silently
+    missing = {n: why for n, why in refused.items() if n in listed_tiny}
+    assert all("pip install" in why or "extra" in why for why in missing.values()), missing
+    assert listed_tiny <= ran | set(refused)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.count('<img src="data:image/png;base64,') == len(plots)
+    assert [p.name for p in cwd.iterdir()] == ["demo"]  # nothing else where it started (Hypothesis included)
+
+
+def test_demo_json_summary(cli: Any, tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--format json``; steps kept to the checks by a one-scenario registry (the whole demo is above)."""
+    only = {"trigger-gap": base.scenarios()["trigger-gap"]}
+    monkeypatch.setattr("turncheck.cli.demo.scenarios", lambda: only)
+    monkeypatch.chdir(tmp_path)
+    code, text, err = cli("demo", "--scale", "tiny", "-o", "d", "--quiet", "--format", "json")
+    assert code == 0 and err == "", err
+    summary = json.loads(text)
+    assert summary["out"] == "d" and summary["scale"] == "tiny" and summary["report"] == "d/report.html"
+    files = [Path(f) for f in summary["files"]]
+    assert files and all(f.is_file() and f.stat().st_size > 0 for f in files)
+    assert "d/results/trigger-gap.json" in summary["files"] and "d/report.html" in summary["files"]
+    assert {f"d/plots/{stem}.{fmt}" for stem in summary["plots"] for fmt in ("png", "svg")} <= set(
+        summary["files"]
+    )
+    checks = [s for s in summary["steps"] if "verdict" in s]
+    assert [(c["verdict"], c["expected"]) for c in checks] == [("fail", "fail"), ("pass", "pass")]
+    assert checks[0]["violated"] == "no-uncounted-gap-turn" and checks[0]["steps"] == 5
+    assert checks[1]["violated"] is None and checks[1]["steps"] is None
+    ran = [s for s in summary["steps"] if "result" in s]
+    assert [s["result"] for s in ran] == ["trigger-gap", "sweep-trigger-gap"]
+    assert all(j["passed"] for s in ran for j in s["judgements"]) and ran[0]["judgements"]
+    judged = sum(len(s["judgements"]) for s in ran) + len(checks)  # a check as expected is a PASS line
+    assert summary["judgements"] == {"pass": judged, "fail": 0}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d"]
 
 
 def test_bad_demo_input_writes_nothing(cli: Any, tmp_path: Path, capsys: Any) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import TINY_DEMO
 
 from docs.tools.doc_figures import BLOCK, BlockSpec, blocks, main, regenerate, run_command
 from turncheck.models.errors import BadParameter
@@ -31,10 +32,14 @@ def test_the_docs_have_generated_blocks() -> None:
 
 
 @pytest.mark.parametrize("path", DOCS, ids=lambda p: p.name)
-def test_quick_blocks_match_what_their_commands_print(path: Path, extra_or_skip: Any) -> None:
+def test_quick_blocks_match_what_their_commands_print(
+    path: Path, extra_or_skip: Any, request: pytest.FixtureRequest
+) -> None:
     text = path.read_text(encoding="utf-8")
+    # the page that shows the whole tiny demo is compared with the suite's one run of it
+    printed = [request.getfixturevalue("tiny_demo")[0]] if f"cmd='{TINY_DEMO}'" in text else []
     with extra_or_skip():  # a block whose command needs an extra (a BPE cost: tiktoken)
-        new, diffs, _ = regenerate(text, path, full=False)
+        new, diffs, _ = regenerate(text, path, full=False, printed=printed)
     missing = [m for m in ("tiktoken", "faker") if importlib.util.find_spec(m) is None]
     if diffs and missing:  # the demo passes over what needs the peers extra, so it prints less
         pytest.skip(f"the figures were made with the peers extra; without {', '.join(missing)} they differ")
@@ -130,6 +135,22 @@ def test_an_output_block_is_the_commands_printed_lines(tmp_path: Path) -> None:
     assert main([str(path), "--check"]) == 0
     path.write_text(text.replace("broken in 4 steps", "broken in 3 steps", 1))
     assert main([str(path), "--check"]) == 1
+
+
+def test_an_output_block_already_printed_is_taken_as_printed(tmp_path: Path) -> None:
+    """``printed``: a command the caller already ran (the suite's tiny demo) is not run again, its
+    lines are the block's; a command not among them runs."""
+    from docs.tools.doc_figures import Printed
+
+    path = tmp_path / "page.md"
+    text = (
+        "<!-- figures kind=output cmd='turncheck demo --scale tiny -o demo --quiet' -->\n<!-- /figures -->\n"
+        "<!-- figures kind=output keep=^turncheck cmd='turncheck --version' -->\n<!-- /figures -->\n"
+    )
+    ran = Printed("turncheck demo --scale tiny -o demo --quiet", "turncheck demo — as printed before\n", 0)
+    new, _, done = regenerate(text, path, full=False, printed=[ran])
+    assert done == 2 and "turncheck demo — as printed before\n" in new
+    assert "\nturncheck 0." in new and not (tmp_path / "demo").exists()
 
 
 def test_output_blocks_run_only_turncheck_and_copy_only_repository_folders(tmp_path: Path) -> None:

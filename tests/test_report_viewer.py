@@ -19,8 +19,8 @@ from turncheck.sim.witness import metric_witness
 
 @pytest.fixture(scope="module")
 def demo_dir(tiny_demo: Any) -> Path:
-    (code, text, err), out, _ = tiny_demo
-    assert code == 0, text + err
+    printed, out, _ = tiny_demo
+    assert printed.status == 0, printed.stdout + printed.stderr
     return out
 
 

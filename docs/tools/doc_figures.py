@@ -161,18 +161,19 @@ def run_command(command: str) -> ScenarioResult:
 
 @dataclass(frozen=True)
 class Printed:
-    """What a ``turncheck …`` command printed on stdout, and its exit status."""
+    """What a ``turncheck …`` command printed on stdout and stderr, and its exit status."""
 
     command: str
     stdout: str
     status: int
+    stderr: str = ""
 
 
 def run_printed(command: str, folder: Path) -> Printed:
     """Run ``turncheck ARGS`` through the command line's ``main`` in this process, inside
     ``folder`` — the page's scratch folder, so a later command reads what an earlier one wrote, as
-    a reader following the page would — and capture its stdout (stderr, the progress, is
-    dropped). In this process, not a ``python -m turncheck`` child: a page's twenty commands
+    a reader following the page would — and capture its stdout and stderr (the progress: kept
+    apart, never in a block). In this process, not a ``python -m turncheck`` child: a page's twenty commands
     would pay the command line's imports twenty times (about 0.7 s of CPU each)."""
     import contextlib
     import io
@@ -184,15 +185,15 @@ def run_printed(command: str, folder: Path) -> Printed:
     words = shlex.split(command)
     if words[:1] != ["turncheck"] or len(words) < 2:
         raise BadParameter(f"figures kind=output: only 'turncheck …' commands, got {command!r}")
-    out = io.StringIO()
+    out, err = io.StringIO(), io.StringIO()
     with (
         mock.patch.dict(os.environ, {"COLUMNS": "120", "NO_COLOR": "1"}),
         contextlib.chdir(folder),
         contextlib.redirect_stdout(out),
-        contextlib.redirect_stderr(io.StringIO()),
+        contextlib.redirect_stderr(err),
     ):
         status = cli_main(words[1:])
-    return Printed(command, out.getvalue(), status)
+    return Printed(command, out.getvalue(), status, err.getvalue())
 
 
 def _output_lines(spec: BlockSpec, printed: Printed) -> list[str]:
@@ -318,14 +319,17 @@ def regenerate(
     full: bool,
     runner: Callable[[str], ScenarioResult] = run_command,
     only: re.Pattern[str] | None = None,
+    printed: Sequence[Printed] = (),
 ) -> tuple[str, list[Difference], int]:
     """``text`` with every block of the selected scale regenerated; the differences found and the
     number of blocks regenerated. Full-scale blocks are left alone unless ``full`` — and, with
     ``only``, unless one of their commands matches it (a full block whose input did not change
-    costs minutes to confirm)."""
+    costs minutes to confirm). ``printed``: output-block commands already run by
+    :func:`run_printed` in a folder of their own, taken as printed instead of run again (the
+    suite's one tiny demo; only for a command that reads nothing an earlier block wrote)."""
     import tempfile
 
-    cache: dict[str, Any] = {}
+    cache: dict[str, Any] = {f"printed {p.command}": p for p in printed}
     scratch = tempfile.TemporaryDirectory(prefix="turncheck-doc-")  # one per page, for kind=output
     diffs: list[Difference] = []
     done = 0

@@ -50,12 +50,60 @@ def imported(argv: list[str], cwd: Path, env: dict[str, str] | None = None, stat
 
 
 COMMANDS = [" ".join(path) for path in _command_paths(typer.main.get_command(app))]
+PROBE = ["check", "keys", "--engine", "hypothesis", "--max-examples", "1", "--steps", "1", "-q"]
+"""A command that runs Hypothesis, so it does import it (the keys model's goal is not reached in
+one one-step run: inconclusive, exit 3): the probe's control."""
+HELP_RUNS = """
+import contextlib, io, json, sys
+seen = set(sys.modules)
+heavy, runs = set(json.loads(sys.argv[1])), []
+for argv in json.loads(sys.argv[2]):
+    sys.argv = ["turncheck", *argv]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        from turncheck.__main__ import run
+        try:
+            status = run()
+        except SystemExit as exit:
+            status = exit.code
+    new = set(sys.modules) - seen
+    seen |= new
+    runs.append([status, sorted({m.split(".")[0] for m in new} & heavy)])
+print(json.dumps(runs))
+"""
+"""Every ``--help`` through the real entry point (``python -m turncheck``'s ``run``), one after
+another in one fresh interpreter, each charged with the modules it added to ``sys.modules``. An
+engine, once imported, stays: it is charged to the first command that imports it, whose test
+fails. One interpreter rather than one for each: 22 start-ups cost 11 s of the suite's CPU."""
+
+
+@pytest.fixture(scope="module")
+def help_imports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, list[str]]]:
+    """``COMMAND --help`` → (exit status, the engines it imported), and the same for :data:`PROBE`."""
+    cwd = tmp_path_factory.mktemp("help")
+    cases = {command: [*command.split(), "--help"] for command in ["", *COMMANDS]}
+    cases[" ".join(PROBE)] = [*PROBE, "--database", str(cwd / "db")]
+    argvs = json.dumps(list(cases.values()))
+    proc = subprocess.run([sys.executable, "-c", HELP_RUNS, json.dumps(HEAVY), argvs],
+                          capture_output=True, text=True, cwd=cwd)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return {
+        case: (status, heavy) for case, (status, heavy) in zip(cases, json.loads(proc.stdout), strict=True)
+    }
 
 
 @pytest.mark.parametrize("command", ["", *COMMANDS])
-def test_help_imports_no_engine(command: str, tmp_path: Path) -> None:
-    heavy = imported([*command.split(), "--help"], tmp_path) & set(HEAVY)
-    assert not heavy, f"turncheck {command} --help imported {sorted(heavy)}"
+def test_help_imports_no_engine(command: str, help_imports: dict[str, tuple[int, list[str]]]) -> None:
+    status, heavy = help_imports[command]
+    assert status == 0 and not heavy, f"turncheck {command} --help: exit {status}, imported {heavy}"
+
+
+def test_the_help_probe_sees_an_engine_a_command_imports(
+    help_imports: dict[str, tuple[int, list[str]]],
+) -> None:
+    """The one-interpreter probe can fail: run after every ``--help``, :data:`PROBE` is charged
+    with Hypothesis."""
+    status, heavy = help_imports[" ".join(PROBE)]
+    assert status == 3 and "hypothesis" in heavy
 
 
 LOADED_AFTER = """
@@ -95,8 +143,7 @@ def test_completion_imports_no_engine(words: str, cword: int, tmp_path: Path) ->
 def test_the_probe_sees_an_engine_a_command_imports(tmp_path: Path) -> None:
     """The probe can fail: a command that runs Hypothesis does import it (the keys model's goal
     is not reached in one one-step run: inconclusive, exit 3)."""
-    argv = ["check", "keys", "--engine", "hypothesis", "--max-examples", "1", "--steps", "1", "-q"]
-    assert "hypothesis" in imported([*argv, "--database", str(tmp_path / "db")], tmp_path, status=3)
+    assert "hypothesis" in imported([*PROBE, "--database", str(tmp_path / "db")], tmp_path, status=3)
 
 
 WITHOUT_POSIX = """

@@ -21,9 +21,15 @@ from turncheck.models.peers.llamaindex_memory import llamaindex_messages
 from turncheck.models.peers.messages import openai_message, spans
 from turncheck.testing import well_formed
 
-pytest.importorskip("langchain_core", reason="the peers extra (langchain-core) is not installed")
-pytest.importorskip("agents", reason="the peers extra (openai-agents) is not installed")
-pytest.importorskip("llama_index.core", reason="the peers extra (llama-index-core) is not installed")
+
+@pytest.fixture(scope="module", autouse=True)
+def _peers_extra() -> None:
+    """The libraries that write these formats (the peers extra), imported when the first test
+    runs, not while the module is collected: every xdist worker collects every module (4 s here)."""
+    for module, package in (("langchain_core", "langchain-core"), ("agents", "openai-agents"),
+                            ("llama_index.core", "llama-index-core")):  # fmt: skip
+        pytest.importorskip(module, reason=f"the peers extra ({package}) is not installed")
+
 
 SETTINGS = settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
@@ -32,7 +38,7 @@ SETTINGS = settings(
 
 def structure(events: list[Event]) -> list[tuple[str, str | None, int]]:
     """What must survive an import: kinds, call ids (the pairing) and turn boundaries."""
-    firsts = {}
+    firsts: dict[int, int] = {}
     for e in events:
         firsts.setdefault(e.turn, len(firsts))
     return [(e.kind.name, e.call_id, firsts[e.turn]) for e in events]

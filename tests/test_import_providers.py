@@ -19,12 +19,26 @@ from turncheck.models.importers import import_events
 from turncheck.models.peers.messages import openai_message, spans
 from turncheck.testing import well_formed
 
-anthropic = pytest.importorskip("anthropic", reason="the formats extra (anthropic) is not installed")
-genai = pytest.importorskip("google.genai", reason="the formats extra (google-genai) is not installed")
-import httpx  # noqa: E402  (google-genai's transport)
-import httpx2  # noqa: E402  (anthropic's transport)
-from anthropic import types as at  # noqa: E402
-from google.genai import types as gt  # noqa: E402
+anthropic: Any = None
+genai: Any = None
+at: Any = None
+gt: Any = None
+httpx: Any = None  # google-genai's transport
+httpx2: Any = None  # anthropic's transport
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _formats_extra() -> None:
+    """The SDKs (the formats extra), imported when the first test runs, not while the module is
+    collected: every xdist worker collects every module (3 s here)."""
+    global anthropic, genai, at, gt, httpx, httpx2
+    anthropic = pytest.importorskip("anthropic", reason="the formats extra (anthropic) is not installed")
+    genai = pytest.importorskip("google.genai", reason="the formats extra (google-genai) is not installed")
+    import httpx
+    import httpx2
+    from anthropic import types as at
+    from google.genai import types as gt
+
 
 SETTINGS = settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

@@ -17,8 +17,13 @@ from turncheck.reports.results_dir import load_result
 from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import get_scenario, no_progress, parse_params
 
-pytest.importorskip("tiktoken")
-pytest.importorskip("faker")
+
+@pytest.fixture(scope="module", autouse=True)
+def _text_libraries() -> None:
+    """tiktoken and Faker (the peers extra), imported when the first test runs, not while every
+    xdist worker collects the module."""
+    pytest.importorskip("tiktoken")
+    pytest.importorskip("faker")
 
 
 # A fresh process with sockets refused runs the scenario twice as a user types it (to two

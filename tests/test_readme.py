@@ -25,11 +25,11 @@ def test_readme_opens_with_two_setup_commands_and_ci_runs_the_second():
     setup = [line for line in ci if line.startswith("bash .ci/setup-")]  # services CI must install
     timing = [line for line in ci if line.startswith(("start=", "main=", "pages=", "echo "))]  # wall times
     install = commands[1].split(" && ")[0]  # run once before, so the command's own is a no-op
-    slow_pages = "TURNCHECK_SCALE=full python -m pytest -n logical -m slow tests/test_docs.py"  # SLOW_PAGES
+    slow_docs = "TURNCHECK_SCALE=full python -m pytest -n logical -m slow tests/test_docs.py tests/test_doc_figures.py"
     assert [line for line in ci if line not in setup + timing] == [
         install,
         commands[1],
-        slow_pages,
+        slow_docs,
         "bash .ci/lowest",
     ]
 

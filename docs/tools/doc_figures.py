@@ -172,9 +172,9 @@ class Printed:
 def run_printed(command: str, folder: Path) -> Printed:
     """Run ``turncheck ARGS`` through the command line's ``main`` in this process, inside
     ``folder`` — the page's scratch folder, so a later command reads what an earlier one wrote, as
-    a reader following the page would — and capture its stdout and stderr (the progress: kept
-    apart, never in a block). In this process, not a ``python -m turncheck`` child: a page's twenty commands
-    would pay the command line's imports twenty times (about 0.7 s of CPU each)."""
+    a reader following the page would — and capture its stdout and its stderr (the progress,
+    kept apart: never in a block). In this process, not a ``python -m turncheck`` child: a page's
+    twenty commands would pay the command line's imports twenty times (about 0.7 s of CPU each)."""
     import contextlib
     import io
     import os

@@ -45,22 +45,22 @@ from turncheck.cli.app import main
 from turncheck.models.cost import EstimateCost
 from turncheck.models.history import History
 from turncheck.models.projector import project
-codes = [main(argv) for argv in json.loads(sys.argv[1])]
+code = main(json.loads(sys.argv[1]))
 h = History(pickle.loads(base64.b64decode(sys.argv[2])))
 windows = {p: [e.seq for e in project(h, 90, p, EstimateCost()).events] for p in json.loads(sys.argv[3])}
 time.sleep(0.5)  # let a background fetch, if any, try
-print(json.dumps({"codes": codes, "windows": windows, "attempts": attempts}))
+print(json.dumps({"code": code, "windows": windows, "attempts": attempts}))
 """
 
 
 def run_offline(out: Path, assignments: tuple[str, ...], peers: list[str]) -> dict:  # type: ignore[type-arg]
     from test_peers import EVENTS
 
-    argvs = [["scenario", "peers", "--scale", "full", "-q", "--out", str(out)]
-             + [a for kv in assignments for a in ("--param", kv)]]  # fmt: skip
+    argv = ["scenario", "peers", "--scale", "full", "-q", "--out", str(out)]
+    argv += [a for kv in assignments for a in ("--param", kv)]
     events = base64.b64encode(pickle.dumps(EVENTS)).decode()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
-    done = subprocess.run([sys.executable, "-c", OFFLINE_RUN, json.dumps(argvs), events, json.dumps(peers)],
+    done = subprocess.run([sys.executable, "-c", OFFLINE_RUN, json.dumps(argv), events, json.dumps(peers)],
                           cwd=out.parent, env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])  # type: ignore[no-any-return]
@@ -95,7 +95,7 @@ def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> 
     from test_peers import EXPECTED
 
     offline = run_offline(tmp_path / "a", args, sorted(PEERS))
-    assert offline["codes"] == [0] and offline["attempts"] == []
+    assert offline["code"] == 0 and offline["attempts"] == []
     assert offline["windows"] == {p: EXPECTED[p][90][0] for p in sorted(PEERS)}
     first = load_result(tmp_path / "a" / "peers.json")
     peers = first.table("peers")

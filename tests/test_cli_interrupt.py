@@ -89,14 +89,16 @@ COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Inputs big enough that reading them takes seconds: a JSONL workload and a framed log."""
+    """Inputs big enough that reading them outlasts :data:`WORKING` several times over on the
+    fastest machine seen: a JSONL workload (≈ 30 MB: lint and project read it for 2.5 s there)
+    and a framed log (≈ 60 MB: export decodes it for 2.5 s; at a quarter of that size it once
+    finished before the Ctrl-C)."""
     d = tmp_path_factory.mktemp("interrupt-inputs")
-    params = WorkloadParams(sessions=1200, turns=20, seed=1)  # ≈ 14 MB: lint reads it for 3 s
     with (d / "big.jsonl").open("w", encoding="utf-8") as fh:
-        write_jsonl(generate_events(params), fh)
+        write_jsonl(generate_events(WorkloadParams(sessions=2400, turns=20, seed=1)), fh)
     with TurnLog.open(d / "big.log", create=True, fsync="never", max_bytes=1 << 40) as log:
         turn: list = []
-        for e in generate_events(WorkloadParams(sessions=1200, turns=20, seed=2)):
+        for e in generate_events(WorkloadParams(sessions=4800, turns=20, seed=2)):
             turn.append(e)
             if e.kind.name == "TERM":
                 log.commit(turn)

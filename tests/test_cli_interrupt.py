@@ -89,10 +89,10 @@ COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Inputs big enough that reading them outlasts :data:`WORKING` several times over on the
-    fastest machine seen: a JSONL workload (≈ 30 MB: lint and project read it for 2.5 s there)
-    and a framed log (≈ 60 MB: export decodes it for 2.5 s; at a quarter of that size it once
-    finished before the Ctrl-C)."""
+    """Inputs big enough that reading them outlasts :data:`WORKING` more than twice over on the
+    fastest machine seen: a JSONL workload (≈ 30 MB: lint and project work on it for 2.6–2.9 s
+    there) and a framed log (≈ 64 MB: export works on it for 3.4 s; at a quarter of that size
+    it finished before the Ctrl-C)."""
     d = tmp_path_factory.mktemp("interrupt-inputs")
     with (d / "big.jsonl").open("w", encoding="utf-8") as fh:
         write_jsonl(generate_events(WorkloadParams(sessions=2400, turns=20, seed=1)), fh)

@@ -1,5 +1,7 @@
-"""A Ctrl-C the interpreter swallows (raised inside a ``__del__`` or a gc callback) is raised
-again, silently, while a command runs; other unraisable exceptions still reach the old hook."""
+"""A Ctrl-C the interpreter swallows (raised inside a ``__del__`` or a gc callback) or a library
+drops (numpy, inside a lookup on an operand's type) is raised again, silently, while a command
+runs; one being handled on the way out is left alone; other unraisable exceptions still reach the
+old hook."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 
 from turncheck.cli.interrupt import swallowed_interrupts_redelivered
@@ -90,3 +93,49 @@ def test_other_unraisables_reach_the_previous_hook_which_is_restored() -> None:
     finally:
         sys.unraisablehook = previous
     assert [u.exc_type for u in seen] == [ValueError]
+
+
+class LandsInTheLookup(type):
+    """Stands for ``EnumType`` on Python 3.11: a type whose attribute lookups run Python code, where
+    the Ctrl-C arrives while numpy looks for ``__array_ufunc__`` on an operand's type."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if name == "__array_ufunc__":
+            signal.raise_signal(signal.SIGINT)
+        raise AttributeError(name)
+
+
+class Operand(metaclass=LandsInTheLookup):
+    pass
+
+
+def test_without_the_watch_numpy_drops_it() -> None:
+    """The second failure the watch exists for (numpy issue 14801): numpy clears every error of
+    that lookup, the interrupt included, and the code runs on without a word."""
+    assert not (np.arange(3) == Operand()).any()
+    spin(0.1)
+
+
+def test_an_interrupt_numpy_dropped_is_raised_again(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(KeyboardInterrupt), swallowed_interrupts_redelivered():
+        np.arange(3) == Operand()  # noqa: B015
+        spin()
+    assert capsys.readouterr().err == ""
+
+
+def test_cleanup_on_the_way_out_is_not_interrupted_again() -> None:
+    """While the interrupt is being handled (caught, or the context of what is), the watch looks
+    many times and hands nothing back: cleanup runs to its end; then Python's handler is back."""
+    cleaned = []
+    with pytest.raises(KeyboardInterrupt), swallowed_interrupts_redelivered():
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            try:
+                raise OSError("a cleanup step's own error")
+            except OSError:
+                spin(0.3)
+            cleaned.append(True)
+            raise
+    assert cleaned == [True]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

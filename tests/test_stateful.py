@@ -94,6 +94,8 @@ def test_failures_are_saved_and_tried_first(tmp_path: Path) -> None:
 
 
 def test_factory_machine_raises_a_property_violation_with_the_run() -> None:
+    """Derandomized: Hypothesis's shrinking reaches a local minimum, and from a random start it
+    stopped at 7 or 10 steps in 2 of 60 runs (the shortest, 4, in the rest)."""
     machine = machine_for(FlagLock(workers=2))
     with pytest.raises(PropertyViolation) as info:
         from hypothesis.stateful import run_state_machine_as_test
@@ -101,7 +103,11 @@ def test_factory_machine_raises_a_property_violation_with_the_run() -> None:
         run_state_machine_as_test(
             machine,
             settings=settings(
-                max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+                max_examples=200,
+                deadline=None,
+                database=None,
+                derandomize=True,
+                suppress_health_check=list(HealthCheck),
             ),
         )
     assert info.value.prop == "one-compactor"

@@ -46,7 +46,12 @@ def test_locking_holds_its_bound_on_langgraph_checkpoints(
 ) -> None:
     db = tmp_path / "lg.db"
     code, out = _stress(capsys, db, locking)
-    assert code == 0 and out["verdict"] == "ok" and out["store"] == "langgraph-sqlite"
+    assert code == 0 and out["verdict"] == "ok" and out["store"] == "langgraph-sqlite", (
+        out["violations"],
+        out["stuck"],
+        out["peak"],
+        out["appends"],
+    )
     assert out["peak"] <= bound and out["lost"] == 0 and out["over_deleted"] == 0 and out["appends"] > 0
     with sqlite3.connect(db) as conn:  # the saver's own tables hold the thread, one checkpoint per change
         checkpoints = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]

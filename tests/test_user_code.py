@@ -209,19 +209,23 @@ def plain(messages, budget):
 '''
 
 
-@pytest.mark.parametrize("trimmer,verdict", [("pair_safe", 0), ("plain", 1)])
+@pytest.mark.parametrize(
+    "ref,verdict",
+    [("messages:keep_last:pair_safe", 0), ("messages:keep_last:plain", 1), ("my_trim:pair_safe", 0),
+     ("./my_trim.py:cut", 1)],
+)  # fmt: skip
 def test_check_projector_and_the_fixture_agree_on_a_users_trimmer(
-    cli: Any, user_dir: Path, capsys: pytest.CaptureFixture[str], trimmer: str, verdict: int
+    cli: Any, user_dir: Path, capsys: pytest.CaptureFixture[str], ref: str, verdict: int
 ) -> None:
-    """A keep-last-N written as a user would: the command's exhaustive check and the pytest
-    fixture give one verdict. The command used to draw reused call ids for every projector, so
-    it failed the pair-safe one on a RESULT whose id an earlier, unanswered CALL had used."""
+    """A keep-last-N written as a user would (message-level, or a projector ``module:function``):
+    the command's exhaustive check and the pytest fixture give one verdict. The command used to
+    draw reused call ids for every projector, so it failed the pair-safe keep-last-N on a RESULT
+    whose id an earlier, unanswered CALL had used."""
     from hypothesis import settings
 
     from turncheck.testing import check_projector
 
     (user_dir / "keep_last.py").write_text(KEEP_LAST)
-    ref = f"messages:keep_last:{trimmer}"
     code, out, _ = cli("check", "projector", "-p", f"strategy={ref}", "-i", "no-orphan-results",
                        "--engine", "explore")  # fmt: skip
     assert code == verdict, out

@@ -66,7 +66,9 @@ def list_command(
         str | None,
         typer.Argument(
             metavar="kind",
-            help="One kind only, one name per line (models: each with its one-line description): "
+            help="One kind only, one name per line (models: each with its one-line description, "
+            "and a model of a real system with each variant's kind — buggy, upstream, proposed — "
+            "and source): "
             f"{', '.join(KINDS)}, each also in the singular ('list model' is 'list models').",
             show_default=False,
         ),
@@ -91,11 +93,19 @@ def list_command(
 
 def _described(models: list[str]) -> str:
     """One line per model: its name, then its registered description (none for a model an
-    extension registered without one)."""
-    from turncheck.models.catalog import DESCRIPTIONS
+    extension registered without one); under a model of a real system, one line per variant —
+    its ``variant=`` name, its kind (buggy, upstream, proposed) and its source, so no listing
+    calls a design of ours a vendor's fix."""
+    from turncheck.models.catalog import DESCRIPTIONS, model_variants
 
     width = max((len(n) for n in models), default=0)
-    return "".join(f"{n:<{width}}  {DESCRIPTIONS[n]}\n" if n in DESCRIPTIONS else f"{n}\n" for n in models)
+    lines = []
+    for n in models:
+        lines.append(f"{n:<{width}}  {DESCRIPTIONS[n]}\n" if n in DESCRIPTIONS else f"{n}\n")
+        variants = model_variants(n)
+        named = max((len(v.name) for v in variants), default=0)
+        lines += [f"  variant={v.name:<{named}}  {v.kind:<8}  {v.source}\n" for v in variants]
+    return "".join(lines)
 
 
 def register(app: typer.Typer) -> None:

@@ -49,6 +49,23 @@ class DemoCheck:
     params: Mapping[str, str] = field(default_factory=dict)
 
 
+VariantKind = Literal["buggy", "upstream", "proposed"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One variant of a model of a real system, as ``--param variant=NAME`` names it, with what
+    it is — ``buggy`` (the behaviour a report shows, in the releases ``source`` names),
+    ``upstream`` (what a merged change or a release ships, named in ``source``) or ``proposed``
+    (a design not merged anywhere: ours, or an open pull request ``source`` names) — so no
+    listing or page calls a design of ours the vendor's fix. A passing check of a ``proposed``
+    variant says the design holds in the model, not that any release does."""
+
+    name: str
+    kind: VariantKind
+    source: str
+
+
 DEMO_CHECKS: dict[str, DemoCheck] = {}
 """Registered models' demo checks, in registration order (the built-in trigger's two are the
 demo's own, :data:`turncheck.cli.demo.CHECKS`)."""
@@ -88,6 +105,12 @@ register_model("projector", ProjectorModel, description="every small history pro
 register_model(
     "trigger", TriggerModel, description="writers, TurnCountTrigger(maxTurns), a gap and a locking"
 )
+
+
+def model_variants(name: str) -> tuple[Variant, ...]:
+    """The variants model ``name`` declares (its factory's ``variants``), none for a model
+    without them."""
+    return tuple(v for v in getattr(MODELS[name], "variants", ()) if isinstance(v, Variant))
 
 
 def model_names() -> list[str]:

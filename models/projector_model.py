@@ -30,6 +30,14 @@ properties. Reused ids add one more: a RESULT pairs with the oldest open CALL of
 history's pairing rule), so reusing a dangling call's id orphans the new RESULT even under M1–M3;
 ``reuse=False`` removes it and reproduces the seed's picture exactly. Call ids are
 interchangeable: :meth:`ProjectorModel.canonical` renames them in order of first appearance.
+
+Which ids a check draws depends on whose projector it judges (``reuse`` left unset): our
+strategies and the peer libraries' trimmers (``peer:NAME``) get reused ids, the picture the docs
+and saved traces show; a user's trimmer (``pkg.mod:fn``, ``messages:…``, ``exec:…``, a function)
+gets a fresh id per call, as :func:`turncheck.testing.check_projector` draws — so the command and
+the pytest fixture judge a user's trimmer on the same histories and agree. ``reuse=true`` asks for
+reused ids explicitly; a counterexample that rests on one then says which earlier CALL the
+RESULT answers (:meth:`ProjectorModel.describe_window`).
 """
 
 from __future__ import annotations
@@ -43,8 +51,9 @@ from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.invariants import NO_ORPHAN_RESULTS, NON_EMPTY, WITHIN_BUDGET, non_empty
+from turncheck.models.parameters import parse_value
 from turncheck.models.peers.selection import PeerWindow
-from turncheck.models.projector import Window, check_strategy, project, resolve_strategy
+from turncheck.models.projector import STRATEGIES, Window, check_strategy, project, resolve_strategy
 from turncheck.models.protocol import FieldValue, Limit, Property, ProtocolModel, WindowPanel, field_text
 from turncheck.models.window_panel import covered, window_panel
 
@@ -67,6 +76,45 @@ def unanswered_calls(w: Window) -> int:
     return sum(1 for e in sent if e.kind is Kind.CALL and e.call_id in answered and e.call_id not in results)
 
 
+def reused_ids(reuse: bool | str | None, strategy: Any) -> bool:
+    """Whether calls draw reused ids: ``reuse`` when given (a bool, or ``true``/``false`` from
+    the command line), else yes for our strategies and the peers' (the histories every figure
+    and saved trace was made on) and no for a user's trimmer, whose pytest fixture draws a
+    fresh id per call (:func:`turncheck.testing.histories`)."""
+    if isinstance(reuse, str):
+        return bool(parse_value(reuse, bool, "reuse"))
+    if reuse is not None:
+        return bool(reuse)
+    return isinstance(strategy, str) and (
+        STRATEGIES.lookup(strategy) is not None or strategy.startswith("peer:")
+    )
+
+
+def reused_id_orphans(w: Window) -> list[str]:
+    """Why each RESULT the window sends counts as orphaned when the window also sends a CALL of
+    its id: the history pairs a RESULT with the oldest unanswered CALL of its id, so a RESULT
+    after a reused id answers the earlier CALL, which the window left out."""
+    h = w.history
+    sent = {e.seq for e in w.events}
+    out = []
+    for e in w.events:
+        if e.kind is not Kind.RESULT or not 0 <= e.seq < len(h.events) or h.partner[e.seq] < 0:
+            continue
+        call = h.events[h.partner[e.seq]]
+        if call.seq in sent:
+            continue
+        reusing = [
+            c.seq for c in w.events if c.kind is Kind.CALL and c.call_id == e.call_id and c.seq < e.seq
+        ]
+        if reusing:
+            out.append(
+                f"RESULT {e.call_id} (seq {e.seq}) answers the CALL {call.call_id} at seq {call.seq}, "
+                f"turn {call.turn}, which the window leaves out, not the CALL at seq {reusing[-1]} that "
+                f"reuses its id: a RESULT pairs with the oldest unanswered CALL of its id"
+            )
+    return out
+
+
 _COST = EstimateCost()
 _CHARS_PER_TOKEN = 4
 
@@ -83,7 +131,7 @@ class ProjectorModel(ProtocolModel[State, Action]):
         events: int = 6,
         call_ids: int = 2,
         result_sizes: tuple[int, ...] = (1, 3),
-        reuse: bool = True,
+        reuse: bool | str | None = None,
         pairing: bool = False,
         late: bool = False,
     ) -> None:
@@ -102,6 +150,7 @@ class ProjectorModel(ProtocolModel[State, Action]):
         self.max_events = events
         self.call_ids = call_ids
         self.result_sizes = sizes
+        reuse = reused_ids(reuse, strategy)
         self.params: Mapping[str, Any] = {
             "strategy": strategy,
             "budget": budget,
@@ -280,7 +329,8 @@ class ProjectorModel(ProtocolModel[State, Action]):
         if r.overBudget:
             notes.append("over budget")
         span = f"{self.strategy} sends seq {w.start}..{w.end - 1}: "
-        return span + " ".join(kept) + "  (" + ", ".join(notes) + ")"
+        why = "".join(f"; {line}" for line in reused_id_orphans(w)) if r.orphanRes else ""
+        return span + " ".join(kept) + "  (" + ", ".join(notes) + ")" + why
 
     # -- projection ---------------------------------------------------------------------------
 

@@ -464,7 +464,7 @@ def test_the_due_compaction_checked_alone_fails_only_under_cas(
 def test_fairness_by_kind_lets_the_roots_compactions_excuse_the_branch() -> None:
     from turncheck.models.catalog import build_model
 
-    model = build_model("spring-ai-session-branch", {"variant": "fixed"})
+    model = build_model("spring-ai-session-branch", {"variant": "scoped"})
     assert explore(model).outcome("branch-compacted").status == "holds"
     model.fair_actions = lambda: ("compact",)  # type: ignore[method-assign]
     run = counterexample(model, explore(model), "branch-compacted")

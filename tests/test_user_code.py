@@ -192,3 +192,67 @@ def test_a_users_model_that_raises_is_their_error_in_one_line(
     assert line.endswith(
         f"broken_model.py:{BROKEN_MODEL.splitlines().index('        return [1, 2][state]  # IndexError at state 2') + 1})"
     )
+
+
+KEEP_LAST = '''
+def pair_safe(messages, budget):
+    """Keep the newest ``budget`` messages, never opening on a tool message."""
+    kept = messages[-budget:] if budget > 0 else []
+    while kept and kept[0]["role"] == "tool":
+        kept = kept[1:]
+    return kept
+
+
+def plain(messages, budget):
+    """Keep the newest ``budget`` messages."""
+    return messages[-budget:] if budget > 0 else []
+'''
+
+
+@pytest.mark.parametrize(
+    "ref,verdict",
+    [("messages:keep_last:pair_safe", 0), ("messages:keep_last:plain", 1), ("my_trim:pair_safe", 0),
+     ("./my_trim.py:cut", 1)],
+)  # fmt: skip
+def test_check_projector_and_the_fixture_agree_on_a_users_trimmer(
+    cli: Any, user_dir: Path, capsys: pytest.CaptureFixture[str], ref: str, verdict: int
+) -> None:
+    """A keep-last-N written as a user would (message-level, or a projector ``module:function``):
+    the command's exhaustive check and the pytest fixture give one verdict. The command used to
+    draw reused call ids for every projector, so it failed the pair-safe keep-last-N on a RESULT
+    whose id an earlier, unanswered CALL had used."""
+    from hypothesis import settings
+
+    from turncheck.testing import check_projector
+
+    (user_dir / "keep_last.py").write_text(KEEP_LAST)
+    code, out, _ = cli("check", "projector", "-p", f"strategy={ref}", "-i", "no-orphan-results",
+                       "--engine", "explore")  # fmt: skip
+    assert code == verdict, out
+    assert "reuse=false" in out
+    fixture = settings(max_examples=300, database=None, deadline=None)
+    if verdict == 0:
+        check_projector(ref, settings=fixture)
+    else:
+        assert "orphan" in out and "reuses its id" not in out
+        with pytest.raises(AssertionError, match="breaks orphanRes"):
+            check_projector(ref, settings=fixture)
+
+
+def test_reused_ids_are_a_named_option_and_the_counterexample_says_which_call_the_result_answers(
+    cli: Any, user_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (user_dir / "keep_last.py").write_text(KEEP_LAST)
+    code, out, _ = cli("check", "projector", "-p", "strategy=messages:keep_last:pair_safe", "-p", "reuse=true",
+                       "-i", "no-orphan-results", "--engine", "explore")  # fmt: skip
+    assert code == 1 and "reuse=true" in out
+    assert "appends CALL c0 (reused id)" in out
+    assert (
+        "RESULT c0 (seq 5) answers the CALL c0 at seq 1, turn 1, which the window leaves out, not the CALL "
+        "at seq 4 that reuses its id: a RESULT pairs with the oldest unanswered CALL of its id"
+    ) in out
+    # our strategies keep reused ids by default (the docs' figures and saved traces), and say so too
+    code, out, _ = cli(
+        "check", "projector", "-p", "strategy=M1", "-i", "no-orphan-results", "--engine", "explore"
+    )
+    assert code == 1 and "reuse=true" in out and "that reuses its id" in out

@@ -3,8 +3,10 @@
 Every model is checked by the real command (``turncheck check NAME --param variant=… --engine
 explore``): a ``buggy`` variant exits 1 with the shortest run of the expected length ending in
 the expected step (a liveness model's: the lasso of the expected prefix and loop, its loop's
-step), a ``fixed`` one exits 0 over its whole state space, ADK's raise-on-stale ends
-inconclusive (a goal no run reaches, not a broken invariant). The traces committed under
+step), a fix (``upstream`` or ``proposed``) exits 0 over its whole state space — except
+Spring AI's merged ``turn-snapped``, which still fails — and ADK's raise-on-stale ends
+inconclusive (a goal no run reaches, not a broken invariant). Each variant's kind and source are
+what ``turncheck list models`` and docs/known-failures.md show. The traces committed under
 docs/vendor-traces/ are regenerated here byte for byte, replayed, and one is opened in Chromium.
 """
 
@@ -37,7 +39,7 @@ VENDORS = (
 CHECKS: list[tuple[str, dict[str, str], str, str | None, int, int | None, str]] = [
     ("anthropic-background-compaction", {"variant": "buggy"}, "fail", "tool-result-follows-its-use", 5, None,
      "compactor swaps the summary in for the 2 messages sent"),
-    ("anthropic-background-compaction", {"variant": "fixed"}, "pass", None, 0, None, ""),
+    ("anthropic-background-compaction", {"variant": "guarded"}, "pass", None, 0, None, ""),
     ("openai-agents-compaction", {"variant": "buggy"}, "fail", "compaction-accepted", 5, None,
      "session compacts the latest response: 400, no tool output for c0"),
     ("openai-agents-compaction", {"variant": "fixed"}, "pass", None, 0, None, ""),
@@ -46,28 +48,28 @@ CHECKS: list[tuple[str, dict[str, str], str, str | None, int, int | None, str]] 
     ("agents-js-compaction", {"variant": "fixed"}, "pass", None, 0, None, ""),
     ("adk-sliding-window", {"variant": "buggy"}, "fail", "no-pending-call-summarised", 3, None,
      "compactor summarises seq 0..1, range ts 0..2"),
-    ("adk-sliding-window", {"variant": "fixed"}, "pass", None, 0, None, ""),
+    ("adk-sliding-window", {"variant": "seq-cut"}, "pass", None, 0, None, ""),
     ("adk-session-store", {"variant": "buggy"}, "fail", "runs-not-interleaved", 5, None,
      "server A appends A2: stale, reloads and continues"),
-    ("adk-session-store", {"variant": "fixed"}, "pass", None, 0, None, ""),
+    ("adk-session-store", {"variant": "occ-rerun"}, "pass", None, 0, None, ""),
     ("adk-session-store", {"variant": "raise-on-stale"}, "inconclusive", None, 0, None, ""),
     ("spring-ai-window", {"variant": "buggy"}, "fail", "no-orphan-tool-response", 5, None,
      "writer 1 adds tool_response c1 (keeps 3)"),
     ("spring-ai-window", {"variant": "turn-snapped"}, "fail", "non-empty", 4, None,
      "writer 1 adds tool_call c1 (keeps 0)"),
     ("spring-ai-window", {"variant": "langchain4j"}, "pass", None, 0, None, ""),
-    ("spring-ai-window", {"variant": "fixed"}, "pass", None, 0, None, ""),
+    ("spring-ai-window", {"variant": "append-only"}, "pass", None, 0, None, ""),
     ("spring-ai-window", {"variant": "buggy", "writers": "2"}, "fail", "no-lost-append", 4, None,
      "writer 2 saveAll: deletes all, inserts its window + user from request 2"),
     ("spring-ai-window", {"variant": "langchain4j", "writers": "2"}, "fail", "no-lost-append", 4, None,
      "writer 2 saveAll: deletes all, inserts its window + user from request 2"),
-    ("spring-ai-window", {"variant": "fixed", "writers": "2"}, "pass", None, 0, None, ""),
+    ("spring-ai-window", {"variant": "append-only", "writers": "2"}, "pass", None, 0, None, ""),
     ("adk-orphan-compaction", {"variant": "buggy"}, "fail", "compaction-runs-when-over-threshold", 7, 1,
      "user sends a turn: the prompt grows, over token_threshold, safe_length 0"),
-    ("adk-orphan-compaction", {"variant": "fixed"}, "pass", None, 0, None, ""),
+    ("adk-orphan-compaction", {"variant": "dead-call-retry"}, "pass", None, 0, None, ""),
     ("spring-ai-session-branch", {"variant": "buggy"}, "fail", "branch-compacted", 3, 1,
      "user adds a turn on the branch (branch turns over 2; the trigger counts none)"),
-    ("spring-ai-session-branch", {"variant": "fixed"}, "pass", None, 0, None, ""),
+    ("spring-ai-session-branch", {"variant": "scoped"}, "pass", None, 0, None, ""),
 ]  # fmt: skip
 
 
@@ -129,15 +131,55 @@ def test_the_default_engines_agree(cli: Any) -> None:
 def test_a_variant_the_model_lacks_is_one_line_exit_2(cli: Any) -> None:
     code, out, err = cli("check", "adk-session-store", "--param", "variant=eventual")
     assert code == 2 and out == "" and len(err.splitlines()) == 1
-    assert "buggy, fixed, raise-on-stale" in err
+    assert "buggy (buggy), raise-on-stale (upstream), occ-rerun (proposed)" in err
 
 
-def test_list_models_shows_each_vendor_model_on_one_line(cli: Any) -> None:
+@pytest.mark.parametrize(
+    ("model", "now", "kind"),
+    [("adk-session-store", "occ-rerun", "proposed"), ("spring-ai-window", "append-only", "proposed"),
+     ("adk-sliding-window", "seq-cut", "proposed"), ("anthropic-background-compaction", "guarded", "proposed"),
+     ("adk-orphan-compaction", "dead-call-retry", "proposed"), ("spring-ai-session-branch", "scoped", "proposed")],
+)  # fmt: skip
+def test_a_former_fixed_that_no_vendor_merged_is_refused_naming_what_it_is_now(
+    cli: Any, model: str, now: str, kind: str
+) -> None:
+    code, out, err = cli("check", model, "--param", "variant=fixed")
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert f"variant 'fixed' is now '{now}' ({kind}: " in err
+
+
+# each variant's kind, and a word its source must hold (the pull request, release or report)
+KINDS = {
+    "adk-orphan-compaction": {"buggy": ("buggy", "#7236"), "dead-call-retry": ("proposed", "PR #7237 (open)")},
+    "adk-session-store": {"buggy": ("buggy", "1.24-1.26"), "raise-on-stale": ("upstream", "current since google-adk 1.27"),
+                          "occ-rerun": ("proposed", "ours")},
+    "adk-sliding-window": {"buggy": ("buggy", "#4740"), "seq-cut": ("proposed", "ours")},
+    "agents-js-compaction": {"buggy": ("buggy", "before PR #1842"), "fixed": ("upstream", "PR #1842 (merged)")},
+    "anthropic-background-compaction": {"buggy": ("buggy", "compaction-background"), "guarded": ("proposed", "ours")},
+    "openai-agents-compaction": {"buggy": ("buggy", "#2317"), "fixed": ("upstream", "PR #2322 (merged)")},
+    "spring-ai-session-branch": {"buggy": ("buggy", "#35"), "scoped": ("proposed", "#36-#38 (open)")},
+    "spring-ai-window": {"buggy": ("buggy", "#5940"), "turn-snapped": ("upstream", "PR #6312 (merged)"),
+                         "langchain4j": ("upstream", "PR #666 (merged)"), "append-only": ("proposed", "ours")},
+}  # fmt: skip
+
+
+def test_list_models_shows_each_vendor_model_and_each_variants_kind_and_source(cli: Any) -> None:
     code, out, _ = cli("list", "models")
-    lines = {line.split()[0]: line for line in out.splitlines()}
-    assert code == 0 and len(lines) == len(out.splitlines()) == len(MODELS)
+    models = [line for line in out.splitlines() if not line.startswith(" ")]
+    lines = {line.split()[0]: line for line in models}
+    assert code == 0 and len(lines) == len(models) == len(MODELS)
     for name in VENDORS:
         assert DESCRIPTIONS[name] and lines[name].endswith(DESCRIPTIONS[name])
+        block = out.split(lines[name] + "\n")[1].split("\n")
+        shown = {}
+        for row in block:
+            if not row.startswith("  variant="):
+                break
+            variant, kind, source = row.split(maxsplit=2)
+            shown[variant.removeprefix("variant=")] = (kind, source)
+        assert list(shown) == list(KINDS[name]), name  # the default (buggy) first, as the model declares
+        for variant, (kind, word) in KINDS[name].items():
+            assert shown[variant][0] == kind and word in shown[variant][1], (name, variant)
     assert list(MODELS)[:4] == ["clock", "keys", "projector", "trigger"]  # built-ins list first
 
 

@@ -2,9 +2,12 @@
 
 Each module of this folder reproduces one public report — an issue, a pull request, a vendor's
 documented procedure — as a small protocol model with ``variant=buggy`` (what shipped, or what the
-docs allow) and ``variant=fixed`` (the fix that was merged or proposed), and registers itself with
-:func:`turncheck.models.catalog.register_model` and a one-line description. ``buggy`` fails with
-the shortest counterexample in the report's words; ``fixed`` passes over every interleaving.
+docs allow) and other variants, each declared with its kind and its source
+(:class:`turncheck.models.catalog.Variant`): ``upstream`` where a merged pull request or a release
+ships it, ``proposed`` for a design merged nowhere (ours, or an open pull request). It registers
+itself with :func:`turncheck.models.catalog.register_model` and a one-line description. ``buggy``
+fails with the shortest counterexample in the report's words; what the other variants give is
+what the catalogue page shows — an upstream fix may still fail (Spring AI's ``turn-snapped``).
 
 This package is the home of the model registry (:data:`turncheck.models.catalog.MODELS`): it is
 imported on the registry's first use — never by ``turncheck --help`` — and imports every module

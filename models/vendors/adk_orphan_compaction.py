@@ -10,7 +10,8 @@ no compaction, no log and no error. Nothing is ever wrong in any one state: the 
 is liveness — *whenever the window is over the threshold, a compaction eventually runs* — and the
 counterexample is a lasso.
 
-``variant=buggy`` is that helper; ``variant=fixed`` is PR #7237's retry: when the strict pass
+``variant=buggy`` is that helper; ``variant=dead-call-retry`` is the retry of PR #7237 (open,
+not merged): when the strict pass
 finds no cut, cut again ignoring the calls provably dead (no response anywhere in the session,
 and no tool still running them).
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator, Sequence
 from typing import NamedTuple
 
-from turncheck.models.catalog import register_model
+from turncheck.models.catalog import Variant, register_model
 from turncheck.models.protocol import FieldValue, Property
 from turncheck.models.vendors._vendor import Action, VendorModel
 
@@ -47,6 +48,15 @@ class OrphanCompaction(VendorModel[State]):
     """A user, an agent calling a tool that may die, and ADK's token-threshold compactor."""
 
     name = "adk-orphan-compaction"
+    variants = (
+        Variant("buggy", "buggy", "google-adk's _longest_self_contained_prefix (2.9.2 in adk-python #7236)"),
+        Variant(
+            "dead-call-retry",
+            "proposed",
+            "adk-python PR #7237 (open): retry the cut ignoring calls provably dead",
+        ),
+    )
+    renamed = {"fixed": "dead-call-retry"}
     lanes = ("user", "agent", "tool", "compactor")
 
     def __init__(self, variant: str = "buggy", threshold: int = 3) -> None:
@@ -59,7 +69,7 @@ class OrphanCompaction(VendorModel[State]):
 
     def safe_length(self, window: Sequence[str]) -> int:
         """``_longest_self_contained_prefix``: the longest prefix with no call left open — with
-        ``fixed``, retried ignoring orphans when the strict pass finds none."""
+        ``dead-call-retry``, retried ignoring orphans when the strict pass finds none."""
         strict = _balanced_prefix(window, ignore_orphans=False)
         if strict or self.variant == "buggy":
             return strict

@@ -1,16 +1,19 @@
 """Google ADK's ``DatabaseSessionService`` under two runs of one session: adk-python #4751 and #1733.
 
 Each ``run_async`` loads the session, then appends its invocation's events one
-``append_event`` at a time; the storage row's update time tells a handle that is stale. Since
-ADK 1.24 a stale append reloads the session and carries on writing (``variant=buggy``):
-issue #4751 ("reload-and-continue in 1.24+ corrupts session under concurrent run_async") shows
-two servers resuming one session and interleaving their events, a trajectory the model reads
-back as duplicate and contradictory tool calls on every later turn. Before 1.24 a stale append
-raised ``ValueError("… Please check if it is a stale session")`` (issue #1733,
-``variant=raise-on-stale``): the session stays clean, but the run that lost the race never
-answers — safe, and no progress. ``variant=fixed`` is optimistic concurrency with retry: a run
-writes its invocation as one append conditional on the version it loaded; refused, it reloads
-and runs again on what it now sees.
+``append_event`` at a time; the storage row's update time tells a handle that is stale. In ADK
+1.24–1.26 a stale append reloads the session and carries on writing (``variant=buggy``): issue
+#4751 ("reload-and-continue in 1.24+ corrupts session under concurrent run_async") shows two
+servers resuming one session and interleaving their events, a trajectory the model reads back as
+duplicate and contradictory tool calls on every later turn. Up to 1.23, and again since 1.27 —
+the current behaviour — a stale append raises (``variant=raise-on-stale``): up to 1.23
+``ValueError("… Please check if it is a stale session")`` (issue #1733), since 1.27
+``ValueError("The session has been modified in storage since it was loaded. Please reload the
+session before appending more events.")`` (adk-python ``sessions/database_session_service.py``;
+the 1.27 change as ag-ui-protocol/ag-ui #1732 reports it). The session stays clean, but the run
+that lost the race never answers — safe, and no progress. ``variant=occ-rerun`` is a design of
+ours, optimistic concurrency with retry: a run writes its invocation as one append conditional on
+the version it loaded; refused, it reloads and runs again on what it now sees.
 
 The invariant ``runs-not-interleaved``: each run's events are one block of the session. The goals
 ``both-runs-answered`` and ``stale-run-answered`` (a run whose handle went stale still writes its
@@ -23,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from turncheck.models.catalog import register_model
+from turncheck.models.catalog import Variant, register_model
 from turncheck.models.protocol import Property
 from turncheck.models.vendors._vendor import Action, VendorModel
 
@@ -34,7 +37,7 @@ RUNS = ("A", "B")
 class State(NamedTuple):
     """``session``: the stored events, oldest first (``A1`` is run A's first event);
     ``handles``: the version each run's handle loaded (-1: not loaded); ``written``: events
-    each run has produced (appended, or staged under ``fixed``); ``stale``: a run found its
+    each run has produced (appended, or staged under ``occ-rerun``); ``stale``: a run found its
     handle stale; ``failed``: a run raised on a stale handle."""
 
     session: tuple[str, ...]
@@ -59,7 +62,27 @@ class SessionStore(VendorModel[State]):
     """Two runs (servers A and B) loading and appending to one stored session."""
 
     name = "adk-session-store"
-    variants = ("buggy", "fixed", "raise-on-stale")
+    variants = (
+        Variant(
+            "buggy",
+            "buggy",
+            "google-adk 1.24-1.26: a stale append reloads and carries on writing (adk-python #4751)",
+        ),
+        Variant(
+            "raise-on-stale",
+            "upstream",
+            "current since google-adk 1.27 (and up to 1.23): a stale append "
+            "raises ValueError 'The session has been modified in storage since it was loaded' "
+            "(ag-ui-protocol/ag-ui #1732, #1754; up to 1.23 as adk-python #4751 reports)",
+        ),
+        Variant(
+            "occ-rerun",
+            "proposed",
+            "ours: one append per invocation, conditional on the version loaded; "
+            "refused, the run reloads and runs again",
+        ),
+    )
+    renamed = {"fixed": "occ-rerun"}
     lanes = ("server",)
 
     def __init__(self, variant: str = "buggy", events: int = 2) -> None:
@@ -82,7 +105,7 @@ class SessionStore(VendorModel[State]):
                 out.append(("load", r))
             elif state.written[r] < self.events:
                 out.append(("append", r))
-            else:  # fixed: the whole invocation is staged, written by one conditional append
+            else:  # occ-rerun: the whole invocation is staged, written by one conditional append
                 out.append(("commit", r))
         return out
 
@@ -100,7 +123,7 @@ class SessionStore(VendorModel[State]):
             return state._replace(
                 session=(*state.session, *block), handles=_set(state.handles, r, version + self.events)
             )
-        if self.variant == "fixed":
+        if self.variant == "occ-rerun":
             return state._replace(written=_set(state.written, r, state.written[r] + 1))
         if not current and self.variant == "raise-on-stale":
             return state._replace(failed=_set(state.failed, r, True), stale=_set(state.stale, r, True))
@@ -143,7 +166,7 @@ class SessionStore(VendorModel[State]):
                 return f"{who} commits its invocation: refused, stale (version {version}); reloads"
             return f"{who} commits its {self.events} events at version {version}"
         event = f"{RUNS[r]}{state.written[r] + 1}"
-        if self.variant == "fixed":
+        if self.variant == "occ-rerun":
             return f"{who} produces {event} (staged)"
         if current:
             return f"{who} appends {event}"
@@ -178,5 +201,6 @@ class SessionStore(VendorModel[State]):
 register_model(
     SessionStore.name,
     SessionStore,
-    description="ADK DatabaseSessionService reload-and-continue interleaving runs (#4751) vs OCC with retry",
+    description="ADK DatabaseSessionService: reload-and-continue interleaves runs (#4751); raising on a stale handle "
+    "(current since 1.27) answers no stale run",
 )

@@ -15,9 +15,11 @@ against it:
   inside a range, written after the window was cut) is hidden from every later prompt "having
   been summarized by nothing".
 
-``variant=fixed`` summarises the longest self-contained prefix of the events not yet covered —
-cut by ``seq``, stopping before a call still waiting for its response — and hides exactly the
-``seq`` range it covers.
+``variant=seq-cut`` (a design of ours) summarises the longest self-contained prefix of the
+events not yet covered — cut by ``seq``, stopping before a call still waiting for its response —
+and hides exactly the ``seq`` range it covers. Neither upstream fix is modelled: adk-python now
+cuts at ``_longest_self_contained_prefix`` (the helper of #7236), and adk-go PR #1231 (merged)
+keeps the timestamp range but lists the events inside it a summary does not stand for.
 
 Invariants: ``no-pending-call-summarised`` (a summary that covers a confirmation call covers its
 response too) and ``hidden-only-if-summarised`` (every event left out of the prompt is one a
@@ -31,13 +33,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from turncheck.models.catalog import register_model
+from turncheck.models.catalog import Variant, register_model
 from turncheck.models.protocol import FieldValue, Property
 from turncheck.models.vendors._vendor import Action, VendorModel
 
 NONE = -1
 Event = tuple[str, int, int]  # (kind, invocation, timestamp); its seq is its place in the session
-Summary = tuple[int, int, tuple[int, ...]]  # (start, end) by ts (buggy) or seq (fixed), seqs covered
+Summary = tuple[int, int, tuple[int, ...]]  # (start, end) by ts (buggy) or seq (seq-cut), seqs covered
 
 
 class State(NamedTuple):
@@ -67,6 +69,16 @@ class SlidingWindow(VendorModel[State]):
     """A user, an agent that may ask for a confirmation, a lagging writer and the compactor."""
 
     name = "adk-sliding-window"
+    variants = (
+        Variant(
+            "buggy",
+            "buggy",
+            "adk-python #4740 (a pending confirmation call summarised) and the "
+            "timestamp-range coverage adk-go PR #1231 describes (an event hidden, summarised by nothing)",
+        ),
+        Variant("seq-cut", "proposed", "ours: the longest self-contained prefix, cut and hidden by seq"),
+    )
+    renamed = {"fixed": "seq-cut"}
     lanes = ("user", "agent", "writer", "compactor")
 
     def __init__(self, variant: str = "buggy", invocations: int = 3, compactions: int = 2) -> None:
@@ -82,7 +94,7 @@ class SlidingWindow(VendorModel[State]):
 
     def hidden(self, state: State) -> set[int]:
         """Seqs of the raw events the rebuilt prompt leaves out: inside a summary's range, by
-        timestamp (buggy) or by seq (fixed)."""
+        timestamp (buggy) or by seq (seq-cut)."""
         key = (lambda seq, e: e[2]) if self.variant == "buggy" else (lambda seq, e: seq)
         return {
             seq
@@ -229,5 +241,5 @@ class SlidingWindow(VendorModel[State]):
 register_model(
     SlidingWindow.name,
     SlidingWindow,
-    description="ADK sliding window summarising a pending confirmation, hiding by ts (#4740, adk-go #1231) vs seq",
+    description="ADK sliding window summarising a pending confirmation, hiding by ts (#4740, adk-go #1231) vs by seq (proposed)",
 )

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from turncheck.models.catalog import register_model
+from turncheck.models.catalog import Variant, register_model
 from turncheck.models.protocol import Property
 from turncheck.models.vendors._vendor import Action, VendorModel
 
@@ -51,6 +51,20 @@ class AutomaticCompaction(VendorModel[State]):
     """One run (read, append, compact) and concurrent writes through the same session."""
 
     name = "agents-js-compaction"
+    variants = (
+        Variant(
+            "buggy",
+            "buggy",
+            "openai-agents-js before PR #1842: the compacted output replaces the "
+            "session's items, writes made after the snapshot included",
+        ),
+        Variant(
+            "fixed",
+            "upstream",
+            "openai-agents-js PR #1842 (merged): the ownership receipt; a stale "
+            "receipt skips automatic compaction",
+        ),
+    )
     lanes = ("run", "writer", "compactor")
 
     def __init__(self, variant: str = "buggy", writes: int = 1) -> None:

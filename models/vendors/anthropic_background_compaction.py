@@ -9,7 +9,8 @@ right after an assistant message with a ``tool_use`` (``variant=buggy``), the re
 ``tool_use`` but not its ``tool_result``, which is appended while the request runs; the swap then
 drops the ``tool_use`` and leaves a ``tool_result`` with no ``tool_use`` before it — the next
 request is refused by the Messages API. Not starting a compaction on an unanswered ``tool_use``
-(``variant=fixed``) keeps every pair on one side of the cut.
+(``variant=guarded``, a design of ours: the docs name no guard) keeps every pair on one side of the
+cut.
 
 The invariant ``tool-result-follows-its-use``: every ``tool_result`` in the history is the
 message right after the ``tool_use`` it answers. The goal ``compaction-swapped-in``: some run
@@ -22,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from turncheck.models.catalog import register_model
+from turncheck.models.catalog import Variant, register_model
 from turncheck.models.protocol import Property
 from turncheck.models.vendors._vendor import Action, VendorModel
 
@@ -55,6 +56,16 @@ class BackgroundCompaction(VendorModel[State]):
     """A user, an agent with one tool, and a background compactor swapping a summary in."""
 
     name = "anthropic-background-compaction"
+    variants = (
+        Variant(
+            "buggy",
+            "buggy",
+            "the procedure of platform.claude.com/docs/en/build-with-claude/compaction-background, "
+            "which never says where a compaction request may start",
+        ),
+        Variant("guarded", "proposed", "ours: no compaction request starts on an unanswered tool_use"),
+    )
+    renamed = {"fixed": "guarded"}
     lanes = ("user", "agent", "tool", "compactor")
 
     def __init__(self, variant: str = "buggy", messages: int = 6, compactions: int = 2) -> None:
@@ -141,5 +152,5 @@ class BackgroundCompaction(VendorModel[State]):
 register_model(
     BackgroundCompaction.name,
     BackgroundCompaction,
-    description="Anthropic docs' background compaction swap: started after a tool_use (buggy) vs guarded (fixed)",
+    description="Anthropic docs' background compaction swap: started after a tool_use (buggy) vs guarded (proposed)",
 )

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from turncheck.models.catalog import register_model
+from turncheck.models.catalog import Variant, register_model
 from turncheck.models.protocol import Property
 from turncheck.models.vendors._vendor import Action, VendorModel
 
@@ -56,6 +56,20 @@ class StreamedCompaction(VendorModel[State]):
     """A streamed run: user inputs, model responses, local tools, saves and compactions."""
 
     name = "openai-agents-compaction"
+    variants = (
+        Variant(
+            "buggy",
+            "buggy",
+            "openai-agents-python before PR #2322: compaction at the save of a turn "
+            "with local tool outputs (issue #2317)",
+        ),
+        Variant(
+            "fixed",
+            "upstream",
+            "openai-agents-python PR #2322 (merged): compaction deferred while "
+            "the saved turn holds local tool outputs",
+        ),
+    )
     lanes = ("user", "model", "tool", "runner", "session")
 
     def __init__(self, variant: str = "buggy", inputs: int = 2, calls: int = 2) -> None:

@@ -8,7 +8,8 @@ branch grows — "compaction starvation", as PR #38 names it. No state is ever w
 property is liveness — *whenever the active branch holds more than maxTurns turns, a compaction
 eventually archives them* — and its counterexample is a lasso.
 
-``variant=buggy`` counts and compacts root turns only; ``variant=fixed`` is PRs #36–#38's
+``variant=buggy`` counts and compacts root turns only; ``variant=scoped`` is the open (not
+merged) PRs #36–#38's
 ``CompactionScope``: the trigger counts the turns each scope owns (the root's, the branch's) and
 a compaction archives only that scope's events.
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator, Sequence
 from typing import NamedTuple
 
-from turncheck.models.catalog import register_model
+from turncheck.models.catalog import Variant, register_model
 from turncheck.models.protocol import FieldValue, Property
 from turncheck.models.vendors._vendor import Action, VendorModel
 
@@ -43,6 +44,16 @@ class BranchCompaction(VendorModel[State]):
     """A user talking on the session's root and on a branch, and ``TurnCountTrigger(maxTurns)``."""
 
     name = "spring-ai-session-branch"
+    variants = (
+        Variant("buggy", "buggy", "spring-ai-session: TurnCountTrigger counts root turns only (issue #35)"),
+        Variant(
+            "scoped",
+            "proposed",
+            "spring-ai-session PRs #36-#38 (open): CompactionScope, each scope "
+            "counted and compacted on its own",
+        ),
+    )
+    renamed = {"fixed": "scoped"}
     lanes = ("user", "trigger")
 
     def __init__(self, variant: str = "buggy", max_turns: int = 2) -> None:
@@ -60,7 +71,7 @@ class BranchCompaction(VendorModel[State]):
         )
 
     def counts(self, scope: str) -> bool:
-        """Whether the trigger counts ``scope``'s turns: the root's always, a branch's once fixed."""
+        """Whether the trigger counts ``scope``'s turns: the root's always, a branch's when scoped."""
         return scope == "root" or self.variant != "buggy"
 
     def actions(self, state: State) -> list[Action]:

@@ -16,9 +16,9 @@ The store is the second half. ``MessageWindowChatMemory.add`` reads the conversa
 repository, applies the window and writes it back with ``saveAll`` — delete every message of the
 conversation, insert the new list (langchain4j's ``ChatMemoryStore.updateMessages`` replaces
 the list the same way). Two requests on one conversation (``writers=2``) both read, both write:
-the second ``saveAll`` deletes what the first inserted. ``variant=fixed`` is langchain4j's cut
-over an append-only store: a message is inserted on its own and the window is applied when the
-conversation is read.
+the second ``saveAll`` deletes what the first inserted. ``variant=append-only``, a design of
+ours, is langchain4j's cut over an append-only store: a message is inserted on its own and the
+window is applied when the conversation is read.
 
 Invariants, in the order a check reports them: ``no-lost-append`` (every message added is stored
 or was evicted by the window), ``non-empty`` (the window is not empty while a suffix of the
@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
-from turncheck.models.catalog import register_model
+from turncheck.models.catalog import Variant, register_model
 from turncheck.models.errors import BadParameter
 from turncheck.models.protocol import FieldValue, Property, plain_fields
 from turncheck.models.vendors._vendor import Action, VendorModel
@@ -79,12 +79,12 @@ CUTS: dict[str, Callable[[Messages, int], Messages]] = {
     "buggy": count_cut,
     "turn-snapped": turn_snapped_cut,
     "langchain4j": pair_safe_cut,
-    "fixed": orphan_free_cut,
+    "append-only": orphan_free_cut,
 }
 
 
 class State(NamedTuple):
-    """``store``: the conversation's rows in the repository (under ``fixed`` every message;
+    """``store``: the conversation's rows in the repository (under ``append-only`` every message;
     otherwise the window last saved); ``added``: every message added, in order; ``evicted``:
     messages the window rule dropped; ``reads``: what each writer read for the add it is making
     (None: not reading); ``calls``: tool calls handed out; ``sent``: messages the conversation
@@ -102,7 +102,31 @@ class MessageWindow(VendorModel[State]):
     """A conversation (writer 1), a second request (writer 2) and the window of ``max_messages``."""
 
     name = "spring-ai-window"
-    variants = ("buggy", "fixed", "turn-snapped", "langchain4j")
+    variants = (
+        Variant(
+            "buggy",
+            "buggy",
+            "Spring AI's MessageWindowChatMemory before PR #6312: a plain count cut "
+            "(spring-ai #5940) over a saveAll store",
+        ),
+        Variant(
+            "turn-snapped",
+            "upstream",
+            "spring-ai PR #6312 (merged): the cut advances to the next USER message",
+        ),
+        Variant(
+            "langchain4j",
+            "upstream",
+            "langchain4j PR #666 (merged): an evicted tool call takes its tool "
+            "results with it — langchain4j's MessageWindowChatMemory, not Spring AI's",
+        ),
+        Variant(
+            "append-only",
+            "proposed",
+            "ours: langchain4j's cut over an append-only store, the window applied when read",
+        ),
+    )
+    renamed = {"fixed": "append-only"}
     lanes = ("writer",)
 
     def __init__(
@@ -130,8 +154,8 @@ class MessageWindow(VendorModel[State]):
         return CUTS[self.variant](messages, self.size)
 
     def window(self, state: State) -> Messages:
-        """What the next request sends: the stored rows, cut when read under ``fixed``."""
-        return self.keep(state.store) if self.variant == "fixed" else state.store
+        """What the next request sends: the stored rows, cut when read under ``append-only``."""
+        return self.keep(state.store) if self.variant == "append-only" else state.store
 
     def next_message(self, state: State, w: int) -> str | None:
         """The message writer ``w`` adds next (None: it has no more to add)."""
@@ -153,7 +177,7 @@ class MessageWindow(VendorModel[State]):
             message = self.next_message(state, w)
             if message is None:
                 continue
-            if self.writers == 1 or self.variant == "fixed":
+            if self.writers == 1 or self.variant == "append-only":
                 out.append(("add", w))
                 if w == 0 and message.startswith("tool_call"):
                     out.append(("answer", w))  # the assistant answers in text instead
@@ -181,7 +205,7 @@ class MessageWindow(VendorModel[State]):
         calls = state.calls + message.startswith("tool_call")
         sent = state.sent + (w == 0)
         added = (*state.added, message)
-        if self.variant == "fixed":
+        if self.variant == "append-only":
             return state._replace(store=(*state.store, message), added=added, calls=calls, sent=sent)
         read = state.store if verb in ("add", "answer") else state.reads[w] or ()
         kept = self.keep((*read, message))
@@ -231,7 +255,7 @@ class MessageWindow(VendorModel[State]):
             return f"{who} reads the conversation: {len(state.store)} stored"
         message = self._message(state, action)
         if verb in ("add", "answer"):
-            if self.variant == "fixed":
+            if self.variant == "append-only":
                 return f"{who} inserts {message}"
             kept = self.keep((*state.store, message))
             return f"{who} adds {message} (keeps {len(kept)})"

@@ -132,16 +132,14 @@ def results_not_first(events: Sequence[Event]) -> list[int]:
 
 
 def response_counts(events: Sequence[Event]) -> list[int]:
-    """A function call turn not followed by as many responses, or responses after no call turn;
-    names the first event after the calls, or the first response."""
-    found = [nstart for start, end, nstart, nend in _answered_calls(events) if nend - nstart != end - start]
+    """A function call turn not followed by as many responses (:func:`results_not_first`), or
+    responses after no call turn; names the first event after the calls, or the first response."""
     runs = _runs(events)
-    found += [
+    return results_not_first(events) + [
         start
         for r, (kind, start, _) in enumerate(runs)
         if kind is Kind.RESULT and (not r or runs[r - 1][0] is not Kind.CALL)
     ]
-    return found
 
 
 def call_turns_misplaced(events: Sequence[Event]) -> list[int]:

@@ -61,6 +61,7 @@ CASES = [  # history, provider -> the rules broken, as (rule, position); a provi
                      "gemini": [("response-count-mismatch", 2), ("response-count-mismatch", 3)],
                      "openai-responses": [("output-missing", 1)], "bedrock": [("call-not-answered-next", 1)]}),
     ("U Ca Ra U T", NONE),  # text after the result
+    ("U Ca Ra Ra T", {"anthropic": [("results-not-first", 2)], "gemini": [("response-count-mismatch", 2)]}),
     ("U Ca Cb Ra Cc Rc Rb T", {"openai-chat": [("call-not-answered-next", 2), ("result-not-next", 6)],
                                "anthropic": [("call-not-answered-next", 2), ("results-not-first", 3),
                                              ("results-not-first", 5), ("result-not-next", 6)],

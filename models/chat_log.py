@@ -130,6 +130,13 @@ class SessionBuilder:
             raise ImportFormatError(f"{where}: a tool call without an id (cannot pair it with its result)")
         self._add(Kind.CALL, arguments, where, call_id, tied_to=tied_to)
 
+    def turn_call(self, call_id: str, arguments: str, where: str, thinking: bool) -> None:
+        """A call of an assistant turn run with Anthropic's thinking: the first call after a
+        ``thinking`` block (``thinking``) carries it, and every later call of the turn, up to the
+        next user message, is tied to that one (``thinking-not-sent``, :mod:`models.provider_rules`)."""
+        self.call(call_id, arguments, where, None if thinking else self.carrier)
+        self.carrier = call_id if thinking else self.carrier
+
     def result(self, call_id: str, text: str, where: str) -> None:
         if not call_id:
             raise ImportFormatError(f"{where}: a tool result without a call id")

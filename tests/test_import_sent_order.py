@@ -82,6 +82,26 @@ def test_anthropic_thinking_rides_with_its_turns_calls(tmp_path: Path) -> None:
     assert provider_findings("anthropic", [events[0], *events[5:]]) == []  # the turn is finished
 
 
+def test_langchain_keeps_the_thinking_tie_summarization_cut(tmp_path: Path) -> None:
+    """langchain-ai/langchain#34794: SummarizationMiddleware keeps the newest tool pair of a turn
+    and summarises the AIMessage whose thinking block the turn's calls need."""
+
+    def ai(cid: str, *blocks: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "ai", "data": {"content": [*blocks, tool_use(cid)],
+                                       "tool_calls": [{"id": cid, "name": "weather", "args": {}}]}}  # fmt: skip
+
+    def tool(cid: str) -> dict[str, Any]:
+        return {"type": "tool", "data": {"content": "rain", "tool_call_id": cid}}
+
+    thinking = {"type": "thinking", "thinking": "look it up", "signature": "sig"}
+    src = write(tmp_path, "chat.json", [{"type": "human", "data": {"content": "weather?"}},
+                                        ai("t1", thinking), tool("t1"), ai("t2"), tool("t2")])  # fmt: skip
+    events = import_events("langchain", src)
+    assert [e.tied_to for e in events if e.kind.name == "CALL"] == [None, "t1"]
+    assert provider_findings("anthropic", events) == []
+    assert provider_findings("anthropic", [events[0], *events[3:]]) == [("thinking-not-sent", 1)]
+
+
 def test_gemini_text_before_a_function_response_stays_there(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

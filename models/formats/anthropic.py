@@ -69,8 +69,8 @@ def add_anthropic_message(b: SessionBuilder, message: Any, where: str) -> None:
                 b.summary(text_of(block["content"], where), where)
         elif kind in ("tool_use", "server_tool_use") and role == "assistant":
             call_id = str(block.get("id") or "")
-            b.call(call_id, arguments_text(block.get("input", {})), where, None if thinking else b.carrier)
-            b.carrier, thinking = call_id if thinking else b.carrier, False
+            b.turn_call(call_id, arguments_text(block.get("input", {})), where, thinking)
+            thinking = False
             calls = calls or kind == "tool_use"  # a server tool's answer comes in this same message
         elif (
             kind == "tool_result" and role == "user" or kind.endswith("_tool_result") and role == "assistant"

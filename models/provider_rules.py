@@ -28,9 +28,13 @@ Two choices the examples pin down:
   start with a thinking block"); Responses asks for the reasoning wherever the call is sent.
 
 Not checked (no field of an event holds it): a tool_use's ``caller`` reference to a server tool
-(vercel/ai#12504), Gemini's thought signatures, Bedrock's "conversation blocks and tool result
-blocks cannot be provided in the same turn" (text and results in one message read as a USER next
-to RESULTs, which the Anthropic rule ``results-not-first`` flags only when the text comes first).
+(vercel/ai#12504); a server tool's use without its ``*_tool_result`` (AnswerDotAI/lisette#108)
+other than as any call left unanswered; Gemini's thought signatures; Bedrock's "conversation
+blocks and tool result blocks cannot be provided in the same turn" (text and results in one
+message read as a USER next to RESULTs, which ``results-not-first`` flags only when the text
+comes first). A tie is seen only where the importer read its carrier: a request logged after
+its thinking or reasoning was already dropped (a trace's cut window, a trimmed request body)
+holds no tie, and is not flagged for it.
 
 Invariant kept: a rule reads only the events given (one session, in send order), so the same
 functions judge a whole log (``lint --provider``) and every window sent

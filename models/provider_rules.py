@@ -287,6 +287,10 @@ REGISTRY: tuple[ProviderRule, ...] = (
           "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_jQ912rboYgzgLULQpRxWot, "
           "tooluse_sX1A7q9kipz4qAW36LUR1H, …",
           "agno-agi/agno#6698", "U Ca Cb Ra T", "U Ca Cb Rb Ra T", calls_not_answered_next),
+    ProviderRule("result-not-next", "bedrock",
+          "The number of toolResult blocks at messages.2.content exceeds the number of toolUse blocks of "
+          "previous turn.",
+          "Just-Curieous/Curie#16, langgenius/dify-official-plugins#765", "Ra T U", "U Ca Ra T U", results_not_next),
 )  # fmt: skip
 
 PROVIDERS: dict[str, tuple[ProviderRule, ...]] = {}

@@ -46,12 +46,13 @@ CASES = [  # history, provider -> the rules broken, as (rule, position); a provi
     ("U Ca Ra Cb Rb T", NONE),
     ("U Ca Cb", NONE),  # the calls are out: no request holds them unanswered yet
     ("Ra U T", {"openai-chat": [("result-not-next", 0)], "anthropic": [("result-not-next", 0)],
+                "bedrock": [("result-not-next", 0)],
                 "gemini": [("response-count-mismatch", 0)], "openai-responses": [("orphan-output", 0)]}),
     ("U Ca T U Ra T", {"openai-chat": [("call-not-answered-next", 1), ("result-not-next", 4)],
                        "anthropic": [("call-not-answered-next", 1), ("results-not-first", 2), ("result-not-next", 4)],
                        "gemini": [("response-count-mismatch", 2), ("response-count-mismatch", 4)],
                        "openai-responses": [("output-missing", 1)],  # refused at the second USER's request
-                       "bedrock": [("call-not-answered-next", 1)]}),
+                       "bedrock": [("call-not-answered-next", 1), ("result-not-next", 4)]}),
     ("U Ca Cb Ra T", {"openai-chat": [("call-not-answered-next", 2)],
                       "anthropic": [("call-not-answered-next", 2), ("results-not-first", 3)],
                       "gemini": [("response-count-mismatch", 3)], "openai-responses": [("output-missing", 2)],
@@ -59,7 +60,7 @@ CASES = [  # history, provider -> the rules broken, as (rule, position); a provi
     ("U Ca U Ra T", {"openai-chat": [("call-not-answered-next", 1), ("result-not-next", 3)],  # text before the result
                      "anthropic": [("call-not-answered-next", 1), ("results-not-first", 2), ("result-not-next", 3)],
                      "gemini": [("response-count-mismatch", 2), ("response-count-mismatch", 3)],
-                     "openai-responses": [("output-missing", 1)], "bedrock": [("call-not-answered-next", 1)]}),
+                     "openai-responses": [("output-missing", 1)], "bedrock": [("call-not-answered-next", 1), ("result-not-next", 3)]}),
     ("U Ca Ra U T", NONE),  # text after the result
     ("U Ca Ra Ra T", {"anthropic": [("results-not-first", 2)], "gemini": [("response-count-mismatch", 2)]}),
     ("U Ca Cb Ra Cc Rc Rb T", {"openai-chat": [("call-not-answered-next", 2), ("result-not-next", 6)],
@@ -67,7 +68,7 @@ CASES = [  # history, provider -> the rules broken, as (rule, position); a provi
                                              ("results-not-first", 5), ("result-not-next", 6)],
                                "gemini": [("response-count-mismatch", 3), ("response-count-mismatch", 5)],
                                "openai-responses": [("output-missing", 2)],  # the request after Ra lacks Rb
-                               "bedrock": [("call-not-answered-next", 2)]}),
+                               "bedrock": [("call-not-answered-next", 2), ("result-not-next", 6)]}),
     ("U T Ca Ra T", {"gemini": [("call-turn-misplaced", 2)]}),
     ("Ca Ra T U", {"gemini": [("call-turn-misplaced", 0)], "bedrock": [("first-not-user", 0)]}),
     ("T U Ca Ra", {"bedrock": [("first-not-user", 0)]}),

@@ -3,7 +3,9 @@
 The conversion is :func:`models.importers.import_log`; this command only writes the result,
 atomically (a ``.part`` file renamed into place), so a refused input leaves nothing behind. A log
 that reads but is broken (an orphaned result, a call answered twice…) is written as it is, with
-one warning line on stderr: ``lint`` names each finding's record.
+one warning line on stderr naming every finding ``lint --from`` makes — the rules of the format's
+own API among them (``results-not-first``, ``response-count-mismatch``…), which are what the
+provider refuses the log for — while ``lint`` names each finding's record.
 """
 
 from __future__ import annotations
@@ -40,14 +42,14 @@ def import_command(
 ) -> None:
     """Convert a chat log into a turncheck JSONL event log (kinds, call pairing, turns)."""
     from turncheck.models.events import write_jsonl
-    from turncheck.models.importers import import_log
+    from turncheck.models.importers import FORMATS, import_log
     from turncheck.models.sent_windows import lint_imported
 
     if out is not None and out.exists() and not force:
         raise BadParameter(f"{out} exists; pass --force to overwrite")
     imported = import_log(source, path)
     events = imported.events
-    report = lint_imported(imported, keep=1)
+    report = lint_imported(imported, keep=1, provider=FORMATS[source].provider)
     if not report.clean:
         found = ", ".join(f"{n} {problem}" for problem, n in report.counts.items() if n)
         print(f"warning: {path} is written as it is, with {found} (turncheck lint --from {source} {path})",

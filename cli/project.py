@@ -123,7 +123,7 @@ def project_command(
         typer.Option(
             "--fail-on",
             help="Exit 1 at the first window breaking one of these checks, e.g. orphanRes,orphanCall,overBudget,empty,"
-            " or a provider's rules: openai-chat, openai-responses, anthropic, gemini.",
+            " or a provider's rules: openai-chat, openai-responses, anthropic, gemini, bedrock.",
         ),
     ] = None,
 ) -> None:
@@ -341,7 +341,7 @@ def lint_command(
         str | None,
         typer.Option(
             "--provider",
-            help="Also check what this API refuses: openai-chat, openai-responses, anthropic, gemini "
+            help="Also check what this API refuses: openai-chat, openai-responses, anthropic, gemini, bedrock "
             "(default with --from: the format's own API; for a trace, each request's own, else openai-chat).",
         ),
     ] = None,

@@ -3,7 +3,9 @@
 An agent's chat history is a list of messages; our log is a list of events. The mapping is the
 inverse of :func:`models.cost.message_of`:
 
-* a user message → USER, and opens a new turn;
+* a user message → USER, and opens a new turn; a message mixing text and tool results keeps
+  its blocks in the order sent (text before a result is a USER before that RESULT), since that
+  order is what a provider refuses or accepts;
 * an assistant message with tool calls → one CALL per call (parallel calls stay consecutive),
   carrying the call's id and its arguments as text (text the model wrote alongside its calls is
   not kept: a CALL event carries the call, and our request format sends only the arguments);
@@ -54,7 +56,8 @@ class SessionBuilder:
     optional (Gemini) pair a result by name and order, as the provider does."""
     carrier: str | None = None
     """While reading one model output after a ``reasoning`` item (Responses): ``""`` until its
-    first call, then that call's id, which the output's later calls are tied to; else ``None``."""
+    first call, then that call's id, which the output's later calls are tied to; else ``None``.
+    Anthropic: the first ``tool_use`` after a ``thinking`` block, until the next user message."""
     clock: float | None = None
     """The writer's stamp of the record being read, for formats that keep one (ADK's
     ``timestamp``); ``None``: an event's ``ts`` is its position."""
@@ -111,12 +114,28 @@ class SessionBuilder:
 
     def user(self, text: str, where: str) -> None:
         self.turn += 1 if self.events else 0
+        self.carrier = None  # a user message ends the assistant turn a tie can reach across
         self._add(Kind.USER, text, where)
+
+    def user_text(self, texts: list[str], where: str) -> None:
+        """The text of a user message read so far, as its USER, before the block that comes next
+        (a tool result): blocks keep their order, so text sent before a result stays before it,
+        where the provider's rules see it (:mod:`models.provider_rules`). Empties ``texts``."""
+        if texts:
+            self.user("".join(texts), where)
+            texts.clear()
 
     def call(self, call_id: str, arguments: str, where: str, tied_to: str | None = None) -> None:
         if not call_id:
             raise ImportFormatError(f"{where}: a tool call without an id (cannot pair it with its result)")
         self._add(Kind.CALL, arguments, where, call_id, tied_to=tied_to)
+
+    def turn_call(self, call_id: str, arguments: str, where: str, thinking: bool) -> None:
+        """A call of an assistant turn run with Anthropic's thinking: the first call after a
+        ``thinking`` block (``thinking``) carries it, and every later call of the turn, up to the
+        next user message, is tied to that one (``thinking-not-sent``, :mod:`models.provider_rules`)."""
+        self.call(call_id, arguments, where, None if thinking else self.carrier)
+        self.carrier = call_id if thinking else self.carrier
 
     def result(self, call_id: str, text: str, where: str) -> None:
         if not call_id:

@@ -1,30 +1,40 @@
-"""What each provider's API refuses in a request, as checks over our events.
+"""What each provider's API refuses in a request: every rule a registered value, cited.
 
 An API does not see events but messages: a run of consecutive CALLs is one assistant message
-(its ``tool_calls``, ``tool_use`` blocks or ``functionCall`` parts), a run of consecutive RESULTs
-the message answering it (OpenAI's ``tool`` messages, Anthropic's ``user`` message of
-``tool_result`` blocks, Gemini's content of ``functionResponse`` parts). The rules:
+(its ``tool_calls``, ``tool_use`` blocks, ``functionCall`` parts or ``toolUse`` blocks), a run of
+consecutive RESULTs the message answering it (OpenAI's ``tool`` messages, Anthropic's ``user``
+message of ``tool_result`` blocks, Gemini's content of ``functionResponse`` parts, Bedrock's
+``user`` message of ``toolResult`` blocks). Each :class:`ProviderRule` holds the API's own error
+text as a thread we read quotes it (ids as there; ``…`` marks ids left out), the thread, a
+minimal history the API refuses and one it accepts (:func:`events_of` shapes), and the check:
+a function from one session's events in send order to the positions of the events it names.
+:data:`REGISTRY` is every rule; :data:`PROVIDERS` groups them by API, and the test suite runs
+every rule on both its examples, so a rule cannot be added without them.
 
-* ``result-not-next`` (openai-chat, anthropic, gemini): a RESULT outside the run that directly
-  follows the CALL run holding its call — orphaned, late, or after another message. Chat
-  Completions wants each ``tool`` message to answer the assistant message before it; Anthropic
-  wants every ``tool_result`` in the very next message after its ``tool_use``; Gemini wants the
-  function response turn right after the function call turn.
-* ``call-not-answered-next`` (openai-chat, anthropic, gemini): a CALL whose result is not in that
-  next run (a run at the very end is a request not sent yet, and not flagged).
-* ``response-count-mismatch`` (gemini): a run of results not as many as the calls before it —
-  Gemini pairs id-less responses by order, so it refuses a turn whose counts differ.
-* ``orphan-output`` (openai-responses): a ``function_call_output`` whose ``call_id`` has no
-  ``function_call`` earlier in the input (Responses pairs by id anywhere before, not by place).
-* ``reasoning-not-sent`` (openai-responses): a CALL :attr:`~models.events.Event.tied_to` a call
-  the request does not hold before it. A reasoning model's ``reasoning`` item must be sent with
-  the item that followed it, and every ``function_call`` it produced with it: the API answers
-  "Item 'fc_…' of type 'function_call' was provided without its required 'reasoning' item",
-  or "Item 'rs_…' of type 'reasoning' was provided without its required following item". The
-  reasoning rides with the first call of its output, so a request that keeps a later call of
-  that output but not the first is refused either way.
+Two choices the examples pin down:
 
-Not checked here: Anthropic's ``thinking`` blocks, which the importer does not keep.
+* A *pending* call batch — CALLs with nothing after them — is a request not made yet (the agent
+  is running the tools; its next request will hold their results), never an unanswered call.
+  Every other call was in a request the log implies: the next one after it is made at the next
+  USER, or at the end of the next run of RESULTs, or (nothing later) by the events as they stand.
+  For Responses, which pairs by id anywhere in the input, ``output-missing`` flags a call whose
+  output is not in that request: ``U Ca T U Ra T`` is refused at the second USER, whatever the
+  log holds later (openai/openai-agents-python#2317, where compaction sends exactly that).
+* A tie (:attr:`~models.events.Event.tied_to`) is what the importer read: a Responses
+  ``reasoning`` item rides with the first call of its output and every later call of it is tied
+  there; an Anthropic ``thinking`` block rides with the first ``tool_use`` of its message, and
+  every later ``tool_use`` of that assistant turn is tied there. Anthropic asks for the thinking
+  only in the turn in progress (after the last user message: "a final `assistant` message must
+  start with a thinking block"); Responses asks for the reasoning wherever the call is sent.
+
+Not checked (no field of an event holds it): a tool_use's ``caller`` reference to a server tool
+(vercel/ai#12504); a server tool's use without its ``*_tool_result`` (AnswerDotAI/lisette#108)
+other than as any call left unanswered; Gemini's thought signatures; Bedrock's "conversation
+blocks and tool result blocks cannot be provided in the same turn" (text and results in one
+message read as a USER next to RESULTs, which ``results-not-first`` flags only when the text
+comes first). A tie is seen only where the importer read its carrier: a request logged after
+its thinking or reasoning was already dropped (a trace's cut window, a trimmed request body)
+holds no tie, and is not flagged for it.
 
 Invariant kept: a rule reads only the events given (one session, in send order), so the same
 functions judge a whole log (``lint --provider``) and every window sent
@@ -34,20 +44,44 @@ functions judge a whole log (``lint --provider``) and every window sent
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
 
 Finding = tuple[str, int]
 """A rule broken, and the position of the event it names."""
+Check = Callable[[Sequence[Event]], list[int]]
+
+
+@dataclass(frozen=True)
+class ProviderRule:
+    """One rule of one API: ``id`` (shared by APIs refusing the same shape, each with its own
+    text), ``provider``, ``error`` (the API's text), ``source`` (the threads it was read in),
+    ``refused`` / ``clean`` (:func:`events_of` shapes the API refuses / accepts) and ``check``."""
+
+    id: str
+    provider: str
+    error: str
+    source: str
+    refused: str
+    clean: str
+    check: Check
+
 
 RULES: dict[str, str] = {
     "result-not-next": "RESULT not in the message right after its CALL's (the provider refuses it)",
     "call-not-answered-next": "CALL whose RESULT is not in the next message (the provider refuses it)",
+    "results-not-first": "message after tool calls not starting with as many results (Anthropic refuses it)",
+    "thinking-not-sent": "tool_use of the turn in progress sent without its thinking block (Anthropic refuses it)",
     "response-count-mismatch": "results not as many as the calls of their turn (Gemini refuses it)",
+    "call-turn-misplaced": "function call turn not right after a user or function response turn (Gemini refuses it)",
     "orphan-output": "function_call_output with no function_call before it (Responses refuses it)",
+    "output-missing": "function_call whose output is not in the next request (Responses refuses it)",
     "reasoning-not-sent": "function_call sent without the reasoning item it came after (Responses refuses it)",
+    "first-not-user": "conversation not starting with a user message (Bedrock refuses it)",
 }
+"""Every rule id and what it flags (``lint``'s problem table)."""
 
 
 def _runs(events: Sequence[Event]) -> list[tuple[Kind, int, int]]:
@@ -61,48 +95,207 @@ def _runs(events: Sequence[Event]) -> list[tuple[Kind, int, int]]:
     return out
 
 
-def adjacency(events: Sequence[Event], count: bool = False) -> list[Finding]:
-    """``result-not-next`` and ``call-not-answered-next`` (and, with ``count``,
-    ``response-count-mismatch``) over one session's events in send order."""
-    found: list[Finding] = []
+def _answered_calls(events: Sequence[Event]) -> list[tuple[int, int, int, int]]:
+    """Each CALL run with something after it, and the run after it: (start, end, next start,
+    next end) — the next run's span is empty when it is no RESULT run. A CALL run at the very
+    end is pending (no request holds it yet) and left out."""
+    runs = _runs(events)
+    out = []
+    for r, (kind, start, end) in enumerate(runs[:-1]):
+        if kind is Kind.CALL:
+            nkind, nstart, nend = runs[r + 1]
+            out.append((start, end, nstart, nend if nkind is Kind.RESULT else nstart))
+    return out
+
+
+def results_not_next(events: Sequence[Event]) -> list[int]:
+    """RESULTs outside the run that directly follows the CALL run holding their call."""
+    found: list[int] = []
     runs = _runs(events)
     for r, (kind, start, end) in enumerate(runs):
         if kind is Kind.RESULT:
             before = runs[r - 1] if r and runs[r - 1][0] is Kind.CALL else None
-            ids = {events[i].call_id for i in range(*before[1:])} if before else set()
-            found += [("result-not-next", i) for i in range(start, end) if events[i].call_id not in ids]
-            if count and before and before[2] - before[1] != end - start:
-                found.append(("response-count-mismatch", start))
-        elif kind is Kind.CALL and r + 1 < len(runs):
-            nxt = runs[r + 1]
-            answered = {events[i].call_id for i in range(*nxt[1:])} if nxt[0] is Kind.RESULT else set()
-            found += [
-                ("call-not-answered-next", i) for i in range(start, end) if events[i].call_id not in answered
-            ]
+            ids = {events[i].call_id for i in range(before[1], before[2])} if before else set()
+            found += [i for i in range(start, end) if events[i].call_id not in ids]
     return found
 
 
-def responses(events: Sequence[Event]) -> list[Finding]:
-    """``orphan-output``: the Responses API pairs an output with any earlier call of its id;
-    ``reasoning-not-sent``: a tied call needs the call carrying its reasoning before it."""
+def calls_not_answered_next(events: Sequence[Event]) -> list[int]:
+    """CALLs whose result is not in the run right after theirs (a pending run is not flagged)."""
+    found: list[int] = []
+    for start, end, nstart, nend in _answered_calls(events):
+        answered = {events[i].call_id for i in range(nstart, nend)}
+        found += [i for i in range(start, end) if events[i].call_id not in answered]
+    return found
+
+
+def results_not_first(events: Sequence[Event]) -> list[int]:
+    """The message after a tool_use message does not begin with a matching number of results —
+    text before them, too few, or too many; names the first event after the calls."""
+    return [nstart for start, end, nstart, nend in _answered_calls(events) if nend - nstart != end - start]
+
+
+def response_counts(events: Sequence[Event]) -> list[int]:
+    """A function call turn not followed by as many responses (:func:`results_not_first`), or
+    responses after no call turn; names the first event after the calls, or the first response."""
+    runs = _runs(events)
+    return results_not_first(events) + [
+        start
+        for r, (kind, start, _) in enumerate(runs)
+        if kind is Kind.RESULT and (not r or runs[r - 1][0] is not Kind.CALL)
+    ]
+
+
+def call_turns_misplaced(events: Sequence[Event]) -> list[int]:
+    """Function call turns that open the history or follow anything but a user turn (a USER or
+    the SUMMARY sent as one) or a function response turn."""
+    after = (Kind.USER, Kind.SUMMARY, Kind.RESULT)
+    return [
+        start
+        for kind, start, _ in _runs(events)
+        if kind is Kind.CALL and (not start or events[start - 1].kind not in after)
+    ]
+
+
+def orphan_outputs(events: Sequence[Event]) -> list[int]:
+    """``function_call_output`` items with no ``function_call`` of their id anywhere before."""
     issued: set[str | None] = set()
-    found: list[Finding] = []
+    found: list[int] = []
     for i, e in enumerate(events):
         if e.kind is Kind.CALL:
-            if e.tied_to is not None and e.tied_to not in issued:
-                found.append(("reasoning-not-sent", i))
             issued.add(e.call_id)
         elif e.kind is Kind.RESULT and e.call_id not in issued:
-            found.append(("orphan-output", i))
+            found.append(i)
     return found
 
 
-PROVIDERS: dict[str, Callable[[Sequence[Event]], list[Finding]]] = {
-    "openai-chat": adjacency,
-    "openai-responses": responses,
-    "anthropic": adjacency,
-    "gemini": lambda events: adjacency(events, count=True),
-}
+def _next_request(events: Sequence[Event], i: int) -> int | None:
+    """Where the first request holding the CALL at ``i`` ends: the next USER, or the last RESULT
+    of the next run of RESULTs, after the call's batch; the last event when neither comes;
+    ``None`` when only CALLs follow (the batch is pending)."""
+    j = i + 1
+    while j < len(events) and events[j].kind is Kind.CALL:
+        j += 1
+    if j == len(events):
+        return None
+    for k in range(j, len(events)):
+        kind = events[k].kind
+        if (
+            kind is Kind.USER
+            or kind is Kind.RESULT
+            and (k + 1 == len(events) or events[k + 1].kind is not Kind.RESULT)
+        ):
+            return k
+    return len(events) - 1
+
+
+def outputs_missing(events: Sequence[Event]) -> list[int]:
+    """``function_call`` items whose output is not in the first request holding them."""
+    found: list[int] = []
+    for i, e in enumerate(events):
+        end = _next_request(events, i) if e.kind is Kind.CALL else None
+        if end is not None and not any(
+            r.kind is Kind.RESULT and r.call_id == e.call_id for r in events[i + 1 : end + 1]
+        ):
+            found.append(i)
+    return found
+
+
+def _ties_broken(events: Sequence[Event], start: int = 0) -> list[int]:
+    """Tied CALLs from ``start`` on whose carrier is not a CALL before them in the events."""
+    issued: set[str | None] = set()
+    found: list[int] = []
+    for i, e in enumerate(events):
+        if e.kind is Kind.CALL:
+            if i >= start and e.tied_to is not None and e.tied_to not in issued:
+                found.append(i)
+            issued.add(e.call_id)
+    return found
+
+
+def reasoning_not_sent(events: Sequence[Event]) -> list[int]:
+    """Calls sent without the call their ``reasoning`` item rides with, anywhere in the input."""
+    return _ties_broken(events)
+
+
+def thinking_not_sent(events: Sequence[Event]) -> list[int]:
+    """Calls of the turn in progress (after the last USER) sent without the call their thinking
+    block rides with: the API asks for thinking only in the final assistant turn."""
+    users = [i for i, e in enumerate(events) if e.kind is Kind.USER]
+    return _ties_broken(events, users[-1] + 1 if users else 0)
+
+
+def first_not_user(events: Sequence[Event]) -> list[int]:
+    """A history whose first message is an assistant's (a CALL or a TERM)."""
+    return [0] if events and events[0].kind in (Kind.CALL, Kind.TERM) else []
+
+
+REGISTRY: tuple[ProviderRule, ...] = (
+    ProviderRule("result-not-next", "openai-chat",
+          "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+          "smarter-sh/smarter#264, miurla/morphic#136", "Ra T U", "U Ca Ra T U", results_not_next),
+    ProviderRule("call-not-answered-next", "openai-chat",
+          "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+          "'tool_call_id'. The following tool_call_ids did not have response messages: call_DAZJkqyYW8JTJdkO76E5MoPH",
+          "BerriAI/litellm#10083, aliasrobotics/cai#111", "U Ca Cb Ra T", "U Ca Cb Rb Ra T", calls_not_answered_next),
+    ProviderRule("result-not-next", "anthropic",
+          "messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: toolu_016ahFC3cNKqGN57sx7pMW1D. "
+          "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+          "anthropics/claude-code#24670", "Ra T U", "U Ca Ra T U", results_not_next),
+    ProviderRule("call-not-answered-next", "anthropic",
+          "messages.6: `tool_use` ids were found without `tool_result` blocks immediately after: "
+          "toolu_01AbmHJypDhKqBF7NKdRPJ6d. Each `tool_use` block must have a corresponding `tool_result` block "
+          "in the next message.",
+          "anthropics/claude-code#5060", "U Ca Cb Ra T", "U Ca Cb Rb Ra T", calls_not_answered_next),
+    ProviderRule("results-not-first", "anthropic",
+          "messages.224: Did not find 1 `tool_result` block(s) at the beginning of this message. Messages "
+          "following `tool_use` blocks must begin with a matching number of `tool_result` blocks.",
+          "anthropics/claude-code#37, apify/tester-mcp-client#12, theredsix/cerebellum#5",
+          "U Ca U Ra T", "U Ca Ra U T", results_not_first),
+    ProviderRule("thinking-not-sent", "anthropic",
+          "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When "
+          "`thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the "
+          "lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from "
+          "previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at "
+          "https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking",
+          "openai/openai-agents-python#1704, langchain-ai/langchain#34794",
+          "U Cb>a Rb", "U Ca Ra Cb>a Rb", thinking_not_sent),
+    ProviderRule("orphan-output", "openai-responses",
+          "No tool call found for function call output with call_id call_jRznqKc4nwQo80WbWXIZJz7d.",
+          "binaricat/Netcatty#684, OpenMinis/OpenMinis#222", "Ra T U", "U Ca Ra T U", orphan_outputs),
+    ProviderRule("output-missing", "openai-responses",
+          "No tool output found for function call call_WdnUUKXKvwy3jksn4I9ERdRT.",
+          "openai/openai-agents-python#2317, openai/openai-agents-python#1061",
+          "U Ca T U Ra T", "U Ca Cb", outputs_missing),
+    ProviderRule("reasoning-not-sent", "openai-responses",
+          "Item 'fc_07b27acff2b3b34800697bc13c9a408195a3a79b346cfc2714' of type 'function_call' was provided "
+          "without its required 'reasoning' item: 'rs_07b27acff2b3b34800697bc10b56608195bfcb7755c43d483c'.",
+          "continuedev/continue#10018, cline/cline#12242", "U Cb>a Rb T", "U Ca Cb>a Ra Rb T", reasoning_not_sent),
+    ProviderRule("response-count-mismatch", "gemini",
+          "Please ensure that the number of function response parts is equal to the number of function call "
+          "parts of the function call turn.",
+          "google-gemini/gemini-cli#4217", "U Ca Cb Ra T", "U Ca Cb Rb Ra T", response_counts),
+    ProviderRule("call-turn-misplaced", "gemini",
+          "Please ensure that function call turn comes immediately after a user turn or after a function "
+          "response turn.",
+          "google-gemini/gemini-cli#11814", "Ca Ra T U", "U Ca Ra T U", call_turns_misplaced),
+    ProviderRule("first-not-user", "bedrock",
+          "A conversation must start with a user message. Try again with a conversation that starts with a "
+          "user message.",
+          "langgenius/dify#12340, elastic/kibana#246393", "T U", "U T U", first_not_user),
+    ProviderRule("call-not-answered-next", "bedrock",
+          "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_jQ912rboYgzgLULQpRxWot, "
+          "tooluse_sX1A7q9kipz4qAW36LUR1H, …",
+          "agno-agi/agno#6698", "U Ca Cb Ra T", "U Ca Cb Rb Ra T", calls_not_answered_next),
+    ProviderRule("result-not-next", "bedrock",
+          "The number of toolResult blocks at messages.2.content exceeds the number of toolUse blocks of "
+          "previous turn.",
+          "Just-Curieous/Curie#16, langgenius/dify-official-plugins#765", "Ra T U", "U Ca Ra T U", results_not_next),
+)  # fmt: skip
+
+PROVIDERS: dict[str, tuple[ProviderRule, ...]] = {}
+for _r in REGISTRY:
+    PROVIDERS[_r.provider] = (*PROVIDERS.get(_r.provider, ()), _r)
 
 
 def check_provider(name: str) -> str:
@@ -113,4 +306,29 @@ def check_provider(name: str) -> str:
 
 def provider_findings(provider: str, events: Sequence[Event]) -> list[Finding]:
     """Every rule of ``provider`` the events of one session break, in event order."""
-    return sorted(PROVIDERS[check_provider(provider)](events), key=lambda f: f[1])
+    found = [(rule.id, i) for rule in PROVIDERS[check_provider(provider)] for i in rule.check(events)]
+    return sorted(found, key=lambda f: f[1])
+
+
+SHAPE_KINDS = {"U": Kind.USER, "C": Kind.CALL, "R": Kind.RESULT, "T": Kind.TERM}
+
+
+def events_of(shape: str, session: str = "s") -> list[Event]:
+    """A history from its shape, the examples' notation: ``U`` a user message (a new turn),
+    ``Ca`` a call with id ``a``, ``Cb>a`` a call ``b`` tied to the call ``a`` (its reasoning or
+    thinking rides with ``a``), ``Ra`` a result of ``a``, ``T`` a final answer.
+
+    >>> [(e.kind.name, e.call_id, e.tied_to) for e in events_of("U Ca Cb>a")]
+    [('USER', None, None), ('CALL', 'a', None), ('CALL', 'b', 'a')]
+    """
+    out: list[Event] = []
+    turn = -1
+    for i, word in enumerate(shape.split()):
+        if word[:1] not in SHAPE_KINDS:
+            raise BadParameter(f"history shape: {word!r} is not U, T, C<id>[>carrier] or R<id>")
+        turn += word == "U"
+        call_id, _, tie = word[1:].partition(">")
+        out.append(
+            Event(i, session, max(turn, 0), SHAPE_KINDS[word[0]], call_id or None, tied_to=tie or None)
+        )
+    return out

@@ -267,6 +267,30 @@ def test_log_format_blocks_follow_the_format_code(tmp_path: Path, monkeypatch: p
         )
 
 
+def test_the_provider_rules_table_follows_the_registry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/your-agent.md's rules table is the registry: each rule's API, error text and source
+    are on the page, and a rule added to the registry makes the page stale."""
+    import dataclasses
+
+    from docs.tools import provider_rules_doc
+    from turncheck.models.provider_rules import REGISTRY
+
+    page = tmp_path / "rules.md"
+    page.write_text(
+        "<!-- figures kind=provider-rules cmd='python -m docs.tools.provider_rules_doc' -->\n<!-- /figures -->\n"
+    )
+    assert main([str(page), "--write"]) == 0 and main([str(page), "--check"]) == 0
+    text = page.read_text()
+    for rule in REGISTRY:
+        row = next(line for line in text.splitlines() if f"| {rule.provider} | `{rule.id}` |" in line)
+        assert rule.error in row and all(s in row for s in rule.source.split(", ")), rule.id
+    extra = dataclasses.replace(REGISTRY[0], provider="mistral")
+    monkeypatch.setattr(provider_rules_doc, "REGISTRY", (*REGISTRY, extra))
+    assert main([str(page), "--check"]) == 1
+
+
 def test_a_block_can_read_a_committed_result_file(tmp_path: Path) -> None:
     from turncheck.reports.tables import dumps_result
 

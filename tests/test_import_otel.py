@@ -242,7 +242,9 @@ def test_round_trips_the_structure(events: list[Event], tmp_path: Path) -> None:
     """One span per assistant message (its input all the messages before it): the log rebuilt
     from the last call is the history drawn."""
     messages = genai_messages(History(events))
-    asked = [(messages[:k], [m], {}) for k, m in enumerate(messages) if m["role"] == "assistant"]
+    asked: list[tuple[list[Any], list[Any], dict[str, str]]] = [
+        (messages[:k], [m], {}) for k, m in enumerate(messages) if m["role"] == "assistant"
+    ]
     if not asked or asked[-1][0] + asked[-1][1] != messages:
         asked.append((messages, [], {}))
     src = console_file(tmp_path / "trace.json", record(asked))

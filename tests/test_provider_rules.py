@@ -4,38 +4,77 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from turncheck.cli.app import main
-from turncheck.models.events import Event, Kind
-from turncheck.models.provider_rules import PROVIDERS, provider_findings
-
-K = {"U": Kind.USER, "C": Kind.CALL, "R": Kind.RESULT, "T": Kind.TERM}
+from turncheck.models.events import Event
+from turncheck.models.provider_rules import (
+    PROVIDERS,
+    REGISTRY,
+    RULES,
+    ProviderRule,
+    events_of,
+    provider_findings,
+)
 
 
 def log(spec: str) -> list[Event]:
-    """``"U Ca Ra T"``: kinds with call ids, one turn per USER."""
-    out: list[Event] = []
-    turn = -1
-    for i, word in enumerate(spec.split()):
-        turn += word == "U"
-        out.append(Event(i, "s", max(turn, 0), K[word[0]], word[1:] or None))
-    return out
+    """``"U Ca Ra T"``: kinds with call ids, one turn per USER (:func:`events_of`)."""
+    return events_of(spec)
 
 
-CASES = [  # history, provider -> the rules broken, as (rule, position)
-    ("U Ca Cb Rb Ra T", {p: [] for p in PROVIDERS}),
-    ("U Ca Ra Cb Rb T", {p: [] for p in PROVIDERS}),
+@pytest.mark.parametrize("rule", REGISTRY, ids=[f"{r.provider}:{r.id}" for r in REGISTRY])
+def test_every_registered_rule_refuses_its_example_and_accepts_the_clean_one(rule: ProviderRule) -> None:
+    """The registry walked both ways: a rule without a refused and a clean example, an error text
+    and a source fails here."""
+    assert rule.id in RULES and rule.error.strip() and rule.provider in PROVIDERS
+    assert all(re.fullmatch(r"[\w.-]+/[\w.-]+#\d+|https://\S+", s) for s in rule.source.split(", ")), (
+        rule.source
+    )
+    refused, clean = log(rule.refused), log(rule.clean)
+    assert rule.check(refused), f"{rule.refused!r} does not break {rule.id}"
+    assert rule.id in {r for r, _ in provider_findings(rule.provider, refused)}
+    assert rule.check(clean) == [] and provider_findings(rule.provider, clean) == []
+
+
+NONE: dict[str, list[tuple[str, int]]] = {p: [] for p in PROVIDERS}
+CASES = [  # history, provider -> the rules broken, as (rule, position); a provider left out breaks none
+    ("U Ca Cb Rb Ra T", NONE),
+    ("U Ca Ra Cb Rb T", NONE),
+    ("U Ca Cb", NONE),  # the calls are out: no request holds them unanswered yet
     ("Ra U T", {"openai-chat": [("result-not-next", 0)], "anthropic": [("result-not-next", 0)],
-                "gemini": [("result-not-next", 0)], "openai-responses": [("orphan-output", 0)]}),
+                "bedrock": [("result-not-next", 0)],
+                "gemini": [("response-count-mismatch", 0)], "openai-responses": [("orphan-output", 0)]}),
     ("U Ca T U Ra T", {"openai-chat": [("call-not-answered-next", 1), ("result-not-next", 4)],
-                       "anthropic": [("call-not-answered-next", 1), ("result-not-next", 4)],
-                       "gemini": [("call-not-answered-next", 1), ("result-not-next", 4)], "openai-responses": []}),
-    ("U Ca Cb Ra T", {"openai-chat": [("call-not-answered-next", 2)], "anthropic": [("call-not-answered-next", 2)],
-                      "gemini": [("call-not-answered-next", 2), ("response-count-mismatch", 3)], "openai-responses": []}),
-    ("U Ca Cb", {p: [] for p in PROVIDERS}),  # the calls are out: no request holds them unanswered yet
+                       "anthropic": [("call-not-answered-next", 1), ("results-not-first", 2), ("result-not-next", 4)],
+                       "gemini": [("response-count-mismatch", 2), ("response-count-mismatch", 4)],
+                       "openai-responses": [("output-missing", 1)],  # refused at the second USER's request
+                       "bedrock": [("call-not-answered-next", 1), ("result-not-next", 4)]}),
+    ("U Ca Cb Ra T", {"openai-chat": [("call-not-answered-next", 2)],
+                      "anthropic": [("call-not-answered-next", 2), ("results-not-first", 3)],
+                      "gemini": [("response-count-mismatch", 3)], "openai-responses": [("output-missing", 2)],
+                      "bedrock": [("call-not-answered-next", 2)]}),
+    ("U Ca U Ra T", {"openai-chat": [("call-not-answered-next", 1), ("result-not-next", 3)],  # text before the result
+                     "anthropic": [("call-not-answered-next", 1), ("results-not-first", 2), ("result-not-next", 3)],
+                     "gemini": [("response-count-mismatch", 2), ("response-count-mismatch", 3)],
+                     "openai-responses": [("output-missing", 1)], "bedrock": [("call-not-answered-next", 1), ("result-not-next", 3)]}),
+    ("U Ca Ra U T", NONE),  # text after the result
+    ("U Ca Ra Ra T", {"anthropic": [("results-not-first", 2)], "gemini": [("response-count-mismatch", 2)]}),
+    ("U Ca Cb Ra Cc Rc Rb T", {"openai-chat": [("call-not-answered-next", 2), ("result-not-next", 6)],
+                               "anthropic": [("call-not-answered-next", 2), ("results-not-first", 3),
+                                             ("results-not-first", 5), ("result-not-next", 6)],
+                               "gemini": [("response-count-mismatch", 3), ("response-count-mismatch", 5)],
+                               "openai-responses": [("output-missing", 2)],  # the request after Ra lacks Rb
+                               "bedrock": [("call-not-answered-next", 2), ("result-not-next", 6)]}),
+    ("U T Ca Ra T", {"gemini": [("call-turn-misplaced", 2)]}),
+    ("Ca Ra T U", {"gemini": [("call-turn-misplaced", 0)], "bedrock": [("first-not-user", 0)]}),
+    ("T U Ca Ra", {"bedrock": [("first-not-user", 0)]}),
+    ("U Ca Ra Cb>a Rb", NONE),  # the thinking (or reasoning) rides with a, which is sent
+    ("U Cb>a Rb", {"anthropic": [("thinking-not-sent", 1)], "openai-responses": [("reasoning-not-sent", 1)]}),
+    ("U Cb>a Rb T U", {"openai-responses": [("reasoning-not-sent", 1)]}),  # Anthropic: a finished turn's thinking may go
 ]  # fmt: skip
 
 
@@ -43,10 +82,9 @@ CASES = [  # history, provider -> the rules broken, as (rule, position)
 def test_each_provider_refuses_what_its_api_refuses(
     spec: str, expected: dict[str, list[tuple[str, int]]]
 ) -> None:
-    for provider, found in expected.items():
-        assert sorted(provider_findings(provider, log(spec)), key=lambda f: (f[1], f[0])) == sorted(
-            found, key=lambda f: (f[1], f[0])
-        ), provider
+    for provider in PROVIDERS:
+        found = sorted(provider_findings(provider, log(spec)), key=lambda f: (f[1], f[0]))
+        assert found == sorted(expected.get(provider, []), key=lambda f: (f[1], f[0])), provider
 
 
 def write(tmp_path: Path, spec: str) -> Path:
@@ -63,11 +101,18 @@ def test_lint_provider_names_the_result_and_the_format_chooses_the_default(
     f = write(tmp_path, "U Ca Cb Ra T U Rb T")  # b answered a turn later, after a user message
     assert main(["lint", str(f), "--provider", "gemini", "--format", "json"]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert report["counts"]["response-count-mismatch"] == 1 and report["counts"]["result-not-next"] == 1
-    assert report["examples"]["result-not-next"] == ["line 7: seq 6 session s turn 1 RESULT b"]
+    assert report["counts"]["response-count-mismatch"] == 2 and report["counts"]["result-not-next"] == 0
+    assert report["examples"]["response-count-mismatch"][1] == "line 7: seq 6 session s turn 1 RESULT b"
+    assert main(["lint", str(f), "--provider", "openai-chat", "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["examples"]["result-not-next"] == [
+        "line 7: seq 6 session s turn 1 RESULT b"
+    ]
     assert main(["lint", str(f), "--provider", "openai-responses", "--format", "json"]) == 1
-    assert json.loads(capsys.readouterr().out)["counts"]["orphan-output"] == 0
-    assert main(["lint", str(f), "--provider", "bedrock"]) == 2
+    counts = json.loads(capsys.readouterr().out)["counts"]
+    assert counts["orphan-output"] == 0 and counts["output-missing"] == 1
+    assert main(["lint", str(f), "--provider", "bedrock", "--format", "json"]) == 1
+    assert json.loads(capsys.readouterr().out)["counts"]["call-not-answered-next"] == 1
+    assert main(["lint", str(f), "--provider", "mistral"]) == 2
     src = tmp_path / "chat.json"  # adjacent in the log, but another message stands between
     src.write_text(json.dumps([
         {"role": "user", "content": "hi"},

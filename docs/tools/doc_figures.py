@@ -25,7 +25,8 @@ per topic, and the test checks the table against the file. A ``kind=table``/``re
 that committed result file instead of running ``cmd`` (a live run that no test can repeat, such as
 ``real-locking``). ``kind=pins src=constraints.txt
 columns=PKG,…`` lists the versions that file pins; ``kind=log-format table=PART`` shows a part of the
-durable log's byte layout computed from ``models/log_format.py``. Nothing between the markers is typed
+durable log's byte layout computed from ``models/log_format.py``; ``kind=provider-rules`` the table of
+every provider rule, from the registry of ``models/provider_rules.py``. Nothing between the markers is typed
 by hand; :func:`~docs.tools.hand_figures.hand_typed_figures` finds numbers typed anywhere
 else (``--scan``).
 
@@ -65,7 +66,18 @@ from turncheck.scenarios.base import (
 from turncheck.scenarios.presets import SCALES, preset
 
 BLOCK = re.compile(r"<!-- figures (?P<spec>.*?) -->\n(?P<body>.*?)<!-- /figures -->", re.S)
-KINDS = ("table", "join", "result", "judgements", "findings", "output", "bench", "pins", "log-format")
+KINDS = (
+    "table",
+    "join",
+    "result",
+    "judgements",
+    "findings",
+    "output",
+    "bench",
+    "pins",
+    "log-format",
+    "provider-rules",
+)
 
 
 @dataclass(frozen=True)
@@ -348,7 +360,9 @@ def regenerate(
         read = _read_body(spec, path)
         if read is not None:
             if read != m.group("body"):
-                source = spec.src or "models/log_format.py"
+                source = spec.src or {"provider-rules": "models/provider_rules.py"}.get(
+                    spec.kind, "models/log_format.py"
+                )
                 diffs.append(Difference(path, line, spec.commands, f"text differs from {source}"))
             done += 1
             return f"{spec.marker()}\n{read}<!-- /figures -->"
@@ -383,7 +397,7 @@ def _repository(page: Path) -> Path:
 
 def _read_body(spec: BlockSpec, page: Path) -> str | None:
     """The text of a block read rather than run — a committed file (``kind=bench``, ``kind=pins``,
-    a result kind with ``src=``) or the code (``kind=log-format``) — or ``None`` for a block whose
+    a result kind with ``src=``) or the code (``kind=log-format``, ``kind=provider-rules``) — or ``None`` for a block whose
     commands run."""
     if spec.kind == "bench":
         return render_bench(spec, _read_bench(page, spec))
@@ -391,6 +405,12 @@ def _read_body(spec: BlockSpec, page: Path) -> str | None:
         return render_pins(spec, page)
     if spec.kind == "log-format":
         return render_log_format(spec)
+    if spec.kind == "provider-rules":
+        from docs.tools.provider_rules_doc import render
+
+        named = ", ".join(f"`{c}`" for c in spec.commands)
+        lead = f"<sub>Generated from the registry of `models/provider_rules.py` by {named} (checked by tests/test_doc_figures.py).</sub>"
+        return "\n".join([lead, "", *render()]) + "\n"
     if spec.src and spec.kind in ("table", "result", "judgements", "findings"):
         return render_block(spec, [_read_result(page, spec)])
     return None

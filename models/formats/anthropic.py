@@ -5,10 +5,14 @@ A message's ``content`` is a string or a list of blocks. An assistant message's 
 blocks are its calls (one CALL each, so parallel calls stay side by side; text written beside
 them is not kept, as for every format); without any, its text is the TERM. Results travel in a
 *user* message as ``tool_result`` blocks (one RESULT each, paired by ``tool_use_id``); text in a
-user message is the USER. Server tools run inside the assistant message: ``server_tool_use`` is
-a CALL and the block answering it (``web_search_tool_result``, ``code_execution_tool_result``…,
-any ``*_tool_result`` carrying a ``tool_use_id``) its RESULT. ``thinking`` and
-``redacted_thinking`` blocks are the model's own and skipped, like Responses reasoning items.
+user message is the USER, where it stands: text sent before a ``tool_result`` is a USER before
+that RESULT (the API refuses it: ``results-not-first``), text after it a USER after. Server tools
+run inside the assistant message: ``server_tool_use`` is a CALL and the block answering it
+(``web_search_tool_result``, ``code_execution_tool_result``…, any ``*_tool_result`` carrying a
+``tool_use_id``) its RESULT. A ``thinking`` or ``redacted_thinking`` block is no event, but with
+thinking on the API wants it sent with the tool calls of the turn in progress: it rides with the
+first ``tool_use`` after it, and every later call of that assistant turn (up to the next user
+message) is :attr:`~models.events.Event.tied_to` that one, for ``thinking-not-sent``.
 
 A ``compaction`` block (context management's server-side compaction, in an assistant message)
 is a SUMMARY covering every earlier event of the session: the API drops everything before the
@@ -53,7 +57,7 @@ def add_anthropic_message(b: SessionBuilder, message: Any, where: str) -> None:
             f"{where}: content must be text or a list of blocks, got {type(content).__name__}"
         )
     texts: list[str] = []
-    calls = False
+    calls = thinking = False
     for block in content:
         kind = block.get("type") if isinstance(block, Mapping) else None
         if not isinstance(kind, str):
@@ -64,19 +68,25 @@ def add_anthropic_message(b: SessionBuilder, message: Any, where: str) -> None:
             if block.get("content") is not None:
                 b.summary(text_of(block["content"], where), where)
         elif kind in ("tool_use", "server_tool_use") and role == "assistant":
-            b.call(str(block.get("id") or ""), arguments_text(block.get("input", {})), where)
+            call_id = str(block.get("id") or "")
+            b.turn_call(call_id, arguments_text(block.get("input", {})), where, thinking)
+            thinking = False
             calls = calls or kind == "tool_use"  # a server tool's answer comes in this same message
         elif (
             kind == "tool_result" and role == "user" or kind.endswith("_tool_result") and role == "assistant"
         ):
+            if role == "user":
+                b.user_text(texts, where)
             b.result(str(block.get("tool_use_id") or ""), result_text(block, where), where)
-        elif kind not in SKIPPED:
+        elif kind in SKIPPED:
+            thinking = role == "assistant"
+        else:
             raise ImportFormatError(
                 f"{where}: content block of type {kind!r} is not mapped in a {role} message"
             )
-    if role == "user" and texts:
-        b.user("".join(texts), where)
-    elif role == "assistant" and not calls:
+    if role == "user":
+        b.user_text(texts, where)
+    elif not calls:
         b.answer("".join(texts), where)
 
 

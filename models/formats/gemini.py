@@ -9,7 +9,8 @@ by side); without any, its text is the TERM. ``functionResponse`` parts are the 
 ``user`` content, or the older ``function`` / ``tool`` role). Ids are optional in Gemini: a part
 with an ``id`` pairs by it, one without pairs by name and order — a response answers the oldest
 open call of its name (:meth:`~models.chat_log.SessionBuilder.result_by_name`), as the API
-does. Thought parts (``thought: true``) are the model's own and skipped.
+does. Text in a user content is the USER where it stands (text before a ``functionResponse`` a
+USER before that RESULT). Thought parts (``thought: true``) are the model's own and skipped.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def add_gemini_content(b: SessionBuilder, content: Any, where: str) -> None:
                 b.call_by_name(fn["name"], call_id, arguments_text(fn.get("args") or {}), where)
                 calls = True
             elif response is not None and role != "model":
+                b.user_text(texts, where)  # text before a response stays before it
                 b.result_by_name(fn["name"], call_id, arguments_text(fn.get("response") or {}), where)
             else:
                 raise ImportFormatError(
@@ -71,8 +73,8 @@ def add_gemini_content(b: SessionBuilder, content: Any, where: str) -> None:
             )
     if role == "model" and not calls:
         b.answer("".join(texts), where)
-    elif role != "model" and texts:
-        b.user("".join(texts), where)
+    elif role != "model":
+        b.user_text(texts, where)
 
 
 register_format(

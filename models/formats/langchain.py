@@ -1,5 +1,10 @@
 """``--from langchain``: ``langchain_core.messages.messages_to_dict`` output (a list), or an object
-of such lists by session."""
+of such lists by session.
+
+An ``ai`` message's ``tool_calls`` are its CALLs (its content is not kept beside them), but a
+``thinking`` or ``redacted_thinking`` block in that content — ``ChatAnthropic`` with extended
+thinking — ties the later calls of the turn to the first call after it, as the Anthropic importer
+does, so ``--provider anthropic`` sees a window that cut it (langchain-ai/langchain#34794)."""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ from typing import Any
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text, text_of
 from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
+
+THINKING = ("thinking", "redacted_thinking")
 
 
 def add_langchain_message(b: SessionBuilder, record: Any, where: str) -> None:
@@ -23,8 +30,13 @@ def add_langchain_message(b: SessionBuilder, record: Any, where: str) -> None:
         calls = data.get("tool_calls") or []
         if not calls:
             b.answer(text_of(data.get("content"), where), where)
-        for call in calls:
-            b.call(str(call.get("id") or ""), arguments_text(call.get("args", {})), where)
+        content = data.get("content")
+        blocks = content if isinstance(content, list) else []
+        thinking = any(isinstance(x, Mapping) and x.get("type") in THINKING for x in blocks)
+        for i, call in enumerate(calls):
+            b.turn_call(
+                str(call.get("id") or ""), arguments_text(call.get("args", {})), where, thinking and not i
+            )
     elif kind == "tool":
         b.result(str(data.get("tool_call_id") or ""), text_of(data.get("content"), where), where)
     else:

@@ -8,7 +8,8 @@ A span whose ``gen_ai.operation.name`` is a model call (``chat``, ``generate_con
 (a JSON string, as the GenAI semantic conventions record it) is the exact window sent, and
 ``gen_ai.output.messages`` what the model answered (its first choice is the one kept). Messages are ``{"role", "parts"}``; parts are
 ``text``, ``tool_call`` (a CALL; its ``id`` is optional, so an id-less call pairs by name and
-order as Gemini's do) and ``tool_call_response`` (a RESULT, in a ``tool`` or ``user`` message);
+order as Gemini's do) and ``tool_call_response`` (a RESULT, in a ``tool`` or ``user`` message,
+where it stands among the message's text parts);
 ``reasoning`` / ``thinking`` parts are the model's own and skipped, ``system`` messages are the
 frame. ``gen_ai.conversation.id`` (else the trace id) is the session. Spans are taken in start
 time order, then span id, so the same file always reads the same; other spans (agents, tools)
@@ -237,6 +238,7 @@ def add_otel_message(b: SessionBuilder, message: Any, where: str) -> None:
             if not isinstance(call_id, str) or not call_id and not isinstance(name, str):
                 raise ImportFormatError(f"{where}: a tool_call_response without an id")
             reply = part.get("response", part.get("result", ""))
+            b.user_text(texts, where)  # text before a response stays before it
             b.result_by_name(
                 str(name), call_id, reply if isinstance(reply, str) else arguments_text(reply), where
             )
@@ -244,8 +246,8 @@ def add_otel_message(b: SessionBuilder, message: Any, where: str) -> None:
             raise ImportFormatError(f"{where}: a part of type {kind!r} is not mapped in a {role} message")
     if role == "assistant" and not calls:
         b.answer("".join(texts), where)
-    elif role == "user" and texts:
-        b.user("".join(texts), where)
+    elif role == "user":
+        b.user_text(texts, where)
 
 
 register_format(

@@ -1,8 +1,8 @@
 """Per-request replay: project a session at every point where a running agent calls its model.
 
 An agent does not project its history once, at the end: it builds a window before *every*
-model request — after each USER message (to answer it) and after each batch of tool RESULTs
-(to continue the turn). A projector that orphans results in the middle of a conversation may
+model request — after each USER message (to answer it), after each complete batch of tool
+RESULTs (to continue the turn), and before every model output the log holds. A projector that orphans results in the middle of a conversation may
 well look clean at the end of the log. :func:`request_points` finds those points, in log order;
 :func:`replay_requests` projects the prefix of the history at each one, exactly as the agent
 would have, and :func:`offences` says which of the chosen counters a window breaks.
@@ -45,16 +45,55 @@ class Request:
     window: Window
 
 
-def request_points(kinds: Sequence[int]) -> list[int]:
-    """Prefix lengths at which the agent calls its model: after each USER and after the last
-    RESULT of each run of consecutive RESULTs."""
-    user, result = int(Kind.USER), int(Kind.RESULT)
-    n = len(kinds)
-    return [
-        i + 1
-        for i, k in enumerate(kinds)
-        if k == user or (k == result and (i + 1 == n or kinds[i + 1] != result))
-    ]
+def request_points(events: Sequence[Event]) -> list[int]:
+    """Every ``p`` such that the agent calls its model with ``events[:p]``, in order: the one
+    definition of a request, used by every engine, command and scenario.
+
+    A default agent loop (openai-agents-python's ``AgentRunner.run``: the run's input is saved
+    to the session, then each pass of ``while True`` calls the model once, and after the tools
+    run ``NextStepRunAgain`` saves the calls and their outputs and loops to call it again)
+    calls the model whenever it holds input the model has not answered:
+
+    * after each USER — also the first of two in a row, and a USER right after a RESULT: a call
+      that raised (a refused request) leaves the session ending on its input, and the user
+      writes again, so the request before the second USER was made;
+    * after the last RESULT of a batch whose every call is answered (not mid-batch: the loop
+      waits for the rest);
+    * before every model output (a TERM, or the first CALL of a run) — the output proves the
+      request, even after a dangling call or a RESULT that came a turn late.
+
+    A SUMMARY is written by compaction before the request it shrinks, so a request point never
+    falls just before one: it moves past it (and a log that opens on summaries makes its first
+    request with them). Invariant: ``0 < p ≤ len(events)``, strictly increasing; an empty log
+    has none; ``len(events)`` is included exactly when a request is pending at the end.
+    """
+    skeleton = [i for i, e in enumerate(events) if e.kind is not Kind.SUMMARY]
+    kinds = [events[i].kind for i in skeleton]
+    m, out = len(kinds), []
+    for k in range(m + 1):
+        prev, nxt = (kinds[k - 1] if k else None), (kinds[k] if k < m else None)
+        output_next = nxt is Kind.TERM or (nxt is Kind.CALL and prev is not Kind.CALL)
+        input_waits = prev is Kind.USER or (
+            prev is Kind.RESULT and nxt is not Kind.RESULT and batch_answered(kinds, events, skeleton, k)
+        )
+        p = skeleton[k] if k < m else len(events)  # past the summaries written before the request
+        if (output_next or input_waits) and p > 0:
+            out.append(p)
+    return out
+
+
+def batch_answered(kinds: Sequence[Kind], events: Sequence[Event], skeleton: Sequence[int], k: int) -> bool:
+    """Whether every call of the newest run of CALLs before skeleton position ``k`` has a RESULT
+    after it (the agent has all the tool results it waits for, so its next step is a model call)."""
+    answered: set[str | None] = set()
+    while k and kinds[k - 1] is Kind.RESULT:
+        k -= 1
+        answered.add(events[skeleton[k]].call_id)
+    calls: set[str | None] = set()
+    while k and kinds[k - 1] is Kind.CALL:
+        k -= 1
+        calls.add(events[skeleton[k]].call_id)
+    return calls <= answered
 
 
 def replay_requests(
@@ -63,8 +102,7 @@ def replay_requests(
     """Every request of one session (events in read order), projected as the agent would: over
     the prompt its log implied then (:func:`models.summaries.prompt_events`: only the summaries
     written before the request count)."""
-    kinds = [int(e.kind) for e in events]
-    for index, end in enumerate(request_points(kinds)):
+    for index, end in enumerate(request_points(events)):
         h = History(prompt_events(events[:end]), costs=(cost,))
         yield Request(session, index, end, project(h, budget, strategy, cost))
 

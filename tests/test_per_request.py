@@ -8,22 +8,82 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from turncheck.cli.app import main
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
+from turncheck.models.peers.requests import replay
 from turncheck.models.per_request import parse_checks, replay_requests, request_points
 from turncheck.models.workload import WorkloadParams, generate_events
 
 TESTS = Path(__file__).parent
 
 
-def test_requests_come_after_each_user_and_each_result_batch() -> None:
-    u, c, r, t = (int(k) for k in (Kind.USER, Kind.CALL, Kind.RESULT, Kind.TERM))
-    assert request_points([u, c, c, r, r, c, r, t, u]) == [1, 5, 7, 9]
-    assert request_points([]) == []
+def log(spec: str) -> list[Event]:
+    """A session from words: ``U`` user, ``Ca`` call a, ``Ra`` result a, ``T`` reply, ``S`` a
+    summary covering every event before it (seqs start at 1: seq 0 was compacted away)."""
+    kinds = {"U": Kind.USER, "C": Kind.CALL, "R": Kind.RESULT, "T": Kind.TERM, "S": Kind.SUMMARY}
+    out: list[Event] = []
+    for seq, word in enumerate(spec.split(), start=1):
+        kind, cid = kinds[word[0]], word[1:] or None
+        covers = (0, seq - 1) if kind is Kind.SUMMARY else None
+        out.append(Event(seq, "s", 0, kind, cid, chars=40, covers=covers))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("spec", "points"),
+    [
+        ("", []),  # an empty log: no request
+        ("U Ca Cb Rb Ra Cc Rc T U", [1, 5, 7, 9]),  # parallel batch, sequential call, one pending
+        ("U Ca Ra U T", [1, 3, 4]),  # a RESULT then a USER: the loop called the model after the result
+        ("U U T", [1, 2]),  # consecutive USERs: a request after each (the first one's may have failed)
+        ("U Ca T", [1, 2]),  # a dangling call: the reply proves a request held it
+        ("U Ca Cb Ra", [1]),  # ends mid-batch: the agent still waits for b, no request pending
+        ("U Ca Cb Ra T", [1, 4]),  # b dangles, the reply proves the request
+        ("U Ca Cb Ra U T", [1, 5]),  # mid-batch, then the user writes: no request before the USER
+        ("U Ca T U Ra T", [1, 2, 4, 5]),  # a result a turn late: after its USER, and after it
+        ("U Ca Ra S Cb Rb T", [1, 4, 6]),  # compaction before the request: the summary is in it
+        ("U Ca Ra T S", [1, 3]),  # a summary after the reply: no request pending
+        ("U S", [2]),  # a pending request sees the summary written before it
+        ("S Ca Ra", [1, 3]),  # a log that opens on a summary: its first request holds it
+        ("Ca Ra T", [2]),  # a log cut before its USER: no request before the first event
+        ("T T", [1]),  # a reply after a reply: proved by the second
+    ],
+)
+def test_the_one_definition_of_a_request(spec: str, points: list[int]) -> None:
+    assert request_points(log(spec)) == points
+
+
+WORDS = ("U", "T", "S", "Ca", "Cb", "Cc", "Ra", "Rb", "Rc")
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(WORDS), max_size=14), st.sampled_from(["M0", "M1", "M3", "M5"]))
+def test_project_per_request_and_the_peers_replay_see_the_same_requests(
+    words: list[str], strategy: str
+) -> None:
+    """The two former definitions (``project --per-request``'s and the peers scenario's) now
+    agree on every history: the same requests, each with the same window."""
+    events, cost = log(" ".join(words)), EstimateCost()
+    ours = list(replay_requests("s", events, 120, strategy, cost))
+    theirs = replay(events, 120, strategy, cost)
+    assert [r.end for r in ours] == request_points(events)
+    assert [[e.seq for e in r.window.events] for r in ours] == [[e.seq for e in w.events] for w in theirs]
+
+
+def test_the_generated_workloads_requests_agree_between_the_two_callers() -> None:
+    params = WorkloadParams(sessions=6, turns=8, seed=11, p_result=0.9, p_parallel=0.5, p_late_result=0.2)
+    events, cost = list(generate_events(params)), EstimateCost()
+    for name in sorted({e.session for e in events}):
+        evs = [e for e in events if e.session == name]
+        ours = [(r.end, r.window.start) for r in replay_requests(name, evs, 2000, "M3", cost)]
+        theirs = replay(evs, 2000, "M3", cost)
+        assert ours == [(len(w.history), w.start) for w in theirs]
 
 
 def test_each_request_sees_only_the_events_before_it() -> None:

@@ -435,6 +435,16 @@ class ReadProgress:
             yield line
 
 
+GENERATE_P_PARALLEL = 0.5
+"""``generate``'s share of multi-call turns whose calls are one parallel batch. Parallel calls are
+the APIs' default — OpenAI's ``parallel_tool_calls`` is ``default: true`` in its OpenAPI spec,
+Anthropic's "By default, Claude may use multiple tools to answer a user query"
+(``disable_parallel_tool_use`` defaults to false) — while a call that needs the previous one's
+result still comes alone; no provider publishes the share, so half of the turns with calls take
+each shape. The seed-004 manifold (:class:`~models.workload.WorkloadParams`, whose figures the
+seed scenarios reproduce) keeps its own 0.0."""
+
+
 def generate_command(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Output JSONL file (default: stdout).")
@@ -448,8 +458,13 @@ def generate_command(
         float, typer.Option("--p-result", help="Probability a call's result is written.")
     ] = 1.0,
     p_parallel: Annotated[
-        float, typer.Option("--p-parallel", help="Probability a turn's calls run in parallel.")
-    ] = 0.0,
+        float,
+        typer.Option(
+            "--p-parallel",
+            help="Probability a turn's calls run in parallel (the APIs allow parallel calls by default; "
+            "0 writes one call at a time).",
+        ),
+    ] = GENERATE_P_PARALLEL,
     p_late_result: Annotated[
         float,
         typer.Option(
@@ -461,7 +476,9 @@ def generate_command(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Write a seeded seed-004 workload as JSONL (sizes only, no text)."""
+    """Write a seeded seed-004 workload as JSONL (sizes only, no text), with turns of both
+    shapes by default: a keep-the-newest-N trimmer orphans results only where a batch of
+    parallel calls is cut, so a log without them cannot show it (:data:`GENERATE_P_PARALLEL`)."""
     from turncheck.models.events import write_jsonl
     from turncheck.models.workload import SEED, WorkloadParams, generate_events
 
@@ -521,4 +538,6 @@ def register(app: typer.Typer) -> None:
     app.command("lint", help="Check a JSONL log's structure (orphans, dangling calls, seq, turns).")(
         lint_command
     )
-    app.command("generate", help="Write a seeded seed-004 workload as JSONL.")(generate_command)
+    app.command("generate", help="Write a seeded seed-004 workload as JSONL, parallel calls included.")(
+        generate_command
+    )

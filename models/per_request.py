@@ -107,6 +107,47 @@ def replay_requests(
         yield Request(session, index, end, project(h, budget, strategy, cost))
 
 
+@dataclass(frozen=True)
+class Shapes:
+    """What a log holds of the shapes a trimmer gets wrong. A replay can only fail on shapes its
+    log holds, so a passing replay says which it met: a log with no parallel batch cannot show a
+    trimmer cutting one. Counts add over sessions (``+``)."""
+
+    parallel: int = 0
+    """Batches of two or more CALLs from one model output."""
+    dangling: int = 0
+    """CALLs that never get a RESULT."""
+    late: int = 0
+    """RESULTs written after a USER that came after their CALL (a result a turn late)."""
+
+    def __add__(self, other: Shapes) -> Shapes:
+        return Shapes(self.parallel + other.parallel, self.dangling + other.dangling, self.late + other.late)
+
+    def words(self) -> str:
+        """``2 parallel batches, 0 dangling calls, 1 late result``."""
+        counts = ((self.parallel, "parallel batch", "es"), (self.dangling, "dangling call", "s"),
+                  (self.late, "late result", "s"))  # fmt: skip
+        return ", ".join(f"{n} {name}{'' if n == 1 else plural}" for n, name, plural in counts)
+
+
+def log_shapes(events: Sequence[Event]) -> Shapes:
+    """The :class:`Shapes` of one session's events, in read order."""
+    parallel = run = users = late = 0
+    asked: dict[str | None, int] = {}  # call id -> USERs seen when it was called
+    answered: set[str | None] = set()
+    for e in events:
+        run = run + 1 if e.kind is Kind.CALL else 0
+        parallel += run == 2
+        if e.kind is Kind.USER:
+            users += 1
+        elif e.kind is Kind.CALL:
+            asked.setdefault(e.call_id, users)
+        elif e.kind is Kind.RESULT:
+            answered.add(e.call_id)
+            late += e.call_id in asked and users > asked[e.call_id]
+    return Shapes(parallel, len(asked.keys() - answered), late)
+
+
 def check_value(window: Window, check: str) -> int:
     """The value of one check for a window (a counter of its report, or an extra check)."""
     if check == "nonSuffix":

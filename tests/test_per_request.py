@@ -6,6 +6,7 @@ import asyncio
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -17,7 +18,7 @@ from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.peers.requests import replay
-from turncheck.models.per_request import parse_checks, replay_requests, request_points
+from turncheck.models.per_request import Shapes, log_shapes, parse_checks, replay_requests, request_points
 from turncheck.models.workload import WorkloadParams, generate_events
 
 TESTS = Path(__file__).parent
@@ -84,6 +85,36 @@ def test_the_generated_workloads_requests_agree_between_the_two_callers() -> Non
         ours = [(r.end, r.window.start) for r in replay_requests(name, evs, 2000, "M3", cost)]
         theirs = replay(evs, 2000, "M3", cost)
         assert ours == [(len(w.history), w.start) for w in theirs]
+
+
+@pytest.mark.parametrize(
+    ("spec", "shapes"),
+    [
+        ("", Shapes()),
+        ("U Ca Ra Cb Rb T", Shapes()),  # calls one at a time
+        ("U Ca Cb Rb Ra T U Cc T", Shapes(parallel=1, dangling=1)),  # a batch; c never answered
+        ("U Ca T U Ra T", Shapes(late=1)),  # answered after the next USER
+        ("U Ca Cb Cc Rc Rb Ra T U Cd Ce Rd Re T", Shapes(parallel=2)),
+    ],
+)
+def test_a_log_says_which_shapes_it_holds(spec: str, shapes: Shapes) -> None:
+    assert log_shapes(log(spec)) == shapes
+
+
+def test_a_passing_replay_names_the_shapes_it_covered(cli: Any, tmp_path: Path) -> None:
+    """Exit 0 says what the replay covered: a one-call-at-a-time log passes keep-last-4, and the
+    OK line says it held no parallel batch and names the check that tries every history."""
+    log_file = tmp_path / "sequential.jsonl"
+    assert cli("generate", "-q", "--p-parallel", "0", "-o", str(log_file))[0] == 0
+    trim = f"messages:{TESTS.parent / 'examples' / 'exec' / 'keep_last.py'}:fn"
+    code, out, _ = cli("project", "-q", "-H", str(log_file), "-b", "4", "--strategy", trim,
+                       "--per-request", "--fail-on", "orphanRes")  # fmt: skip
+    assert code == 0
+    assert out.splitlines()[-1] == (
+        "OK: no request breaks orphanRes. A replay covers the shapes this log holds (0 parallel batches, "
+        f"0 dangling calls, 0 late results) and no others: `turncheck check projector -p strategy={trim}` "
+        "tries every small history (orphans, budget, empty windows)."
+    )
 
 
 def test_each_request_sees_only_the_events_before_it() -> None:

@@ -13,6 +13,7 @@ a later event — so a window here is byte-for-byte the window the agent would h
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -45,7 +46,7 @@ class Request:
     window: Window
 
 
-def request_points(events: Sequence[Event]) -> list[int]:
+def request_points(events: Sequence[Event] | Sequence[int]) -> list[int]:
     """Every ``p`` such that the agent calls its model with ``events[:p]``, in order: the one
     definition of a request, used by every engine, command and scenario.
 
@@ -64,36 +65,41 @@ def request_points(events: Sequence[Event]) -> list[int]:
 
     A SUMMARY is written by compaction before the request it shrinks, so a request point never
     falls just before one: it moves past it (and a log that opens on summaries makes its first
-    request with them). Invariant: ``0 < p ≤ len(events)``, strictly increasing; an empty log
-    has none; ``len(events)`` is included exactly when a request is pending at the end.
+    request with them). ``events`` may also be their kinds alone (``Kind`` or its int code, as
+    :attr:`History.kind <turncheck.History>` holds): without ids, a batch is answered once it has
+    as many RESULTs as CALLs. Invariant: ``0 < p ≤ len(events)``, strictly increasing; an empty
+    log has none; ``len(events)`` is included exactly when a request is pending at the end.
     """
-    skeleton = [i for i, e in enumerate(events) if e.kind is not Kind.SUMMARY]
-    kinds = [events[i].kind for i in skeleton]
-    m, out = len(kinds), []
+    marks = [
+        (i, e.kind, e.call_id) if isinstance(e, Event) else (i, Kind(e), None) for i, e in enumerate(events)
+    ]
+    skeleton = [mark for mark in marks if mark[1] is not Kind.SUMMARY]
+    m, out = len(skeleton), []
     for k in range(m + 1):
-        prev, nxt = (kinds[k - 1] if k else None), (kinds[k] if k < m else None)
+        prev, nxt = (skeleton[k - 1][1] if k else None), (skeleton[k][1] if k < m else None)
         output_next = nxt is Kind.TERM or (nxt is Kind.CALL and prev is not Kind.CALL)
         input_waits = prev is Kind.USER or (
-            prev is Kind.RESULT and nxt is not Kind.RESULT and batch_answered(kinds, events, skeleton, k)
+            prev is Kind.RESULT and nxt is not Kind.RESULT and batch_answered(skeleton, k)
         )
-        p = skeleton[k] if k < m else len(events)  # past the summaries written before the request
+        p = skeleton[k][0] if k < m else len(events)  # past the summaries written before the request
         if (output_next or input_waits) and p > 0:
             out.append(p)
     return out
 
 
-def batch_answered(kinds: Sequence[Kind], events: Sequence[Event], skeleton: Sequence[int], k: int) -> bool:
-    """Whether every call of the newest run of CALLs before skeleton position ``k`` has a RESULT
-    after it (the agent has all the tool results it waits for, so its next step is a model call)."""
-    answered: set[str | None] = set()
-    while k and kinds[k - 1] is Kind.RESULT:
+def batch_answered(skeleton: Sequence[tuple[int, Kind, str | None]], k: int) -> bool:
+    """Whether every call of the newest run of CALLs before ``skeleton[k]`` has a RESULT after it
+    (the agent has all the tool results it waits for, so its next step is a model call). Calls
+    and results pair by id, counted, so a batch that reuses an id needs a RESULT for each."""
+    answered: Counter[str | None] = Counter()
+    while k and skeleton[k - 1][1] is Kind.RESULT:
         k -= 1
-        answered.add(events[skeleton[k]].call_id)
-    calls: set[str | None] = set()
-    while k and kinds[k - 1] is Kind.CALL:
+        answered[skeleton[k][2]] += 1
+    calls: Counter[str | None] = Counter()
+    while k and skeleton[k - 1][1] is Kind.CALL:
         k -= 1
-        calls.add(events[skeleton[k]].call_id)
-    return calls <= answered
+        calls[skeleton[k][2]] += 1
+    return not calls - answered
 
 
 def replay_requests(

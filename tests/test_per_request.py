@@ -54,10 +54,14 @@ def log(spec: str) -> list[Event]:
         ("S Ca Ra", [1, 3]),  # a log that opens on a summary: its first request holds it
         ("Ca Ra T", [2]),  # a log cut before its USER: no request before the first event
         ("T T", [1]),  # a reply after a reply: proved by the second
+        ("U Ca Ca Ra", [1]),  # a batch reusing an id waits for a RESULT per call
+        ("U Ca Ca Ra Ra", [1, 5]),
     ],
 )
 def test_the_one_definition_of_a_request(spec: str, points: list[int]) -> None:
-    assert request_points(log(spec)) == points
+    events = log(spec)
+    assert request_points(events) == points
+    assert request_points([int(e.kind) for e in events]) == points  # kinds alone, as History.kind
 
 
 WORDS = ("U", "T", "S", "Ca", "Cb", "Cc", "Ra", "Rb", "Rc")

@@ -117,7 +117,8 @@ def project_command(
         bool,
         typer.Option(
             "--per-request",
-            help="Project before every model request (after each USER and each RESULT batch), in log order.",
+            help="Project before every model request (after each USER and each answered batch of RESULTs, "
+            "before each reply), in log order.",
         ),
     ] = False,
     fail_on: Annotated[

@@ -2,8 +2,8 @@
 
 An agent does not project its history once, at the end: it builds a window before *every*
 model request — after each USER message (to answer it), after each complete batch of tool
-RESULTs (to continue the turn), and before every model output the log holds. A projector that orphans results in the middle of a conversation may
-well look clean at the end of the log. :func:`request_points` finds those points, in log order;
+RESULTs (to continue the turn), and before every model output the log holds. A projector that
+orphans results in the middle of a conversation may well look clean at the end of the log. :func:`request_points` finds those points, in log order;
 :func:`replay_requests` projects the prefix of the history at each one, exactly as the agent
 would have, and :func:`offences` says which of the chosen counters a window breaks.
 

@@ -9,6 +9,7 @@ line and write nothing, and show progress on stderr unless ``--quiet`` (``projec
 
 from __future__ import annotations
 
+import shlex
 import sys
 import typing
 from collections.abc import Callable, Iterable, Iterator
@@ -28,6 +29,7 @@ from turncheck.models.events import Event, EventFormatError, Kind
 if TYPE_CHECKING:
     from turncheck.models.cost import CostModel
     from turncheck.models.lint import LintReport
+    from turncheck.models.per_request import Request, Shapes
     from turncheck.models.workload import WorkloadParams
 
 Order = Literal["seq", "ts-seq", "ts", "file"]
@@ -115,7 +117,8 @@ def project_command(
         bool,
         typer.Option(
             "--per-request",
-            help="Project before every model request (after each USER and each RESULT batch), in log order.",
+            help="Project before every model request (after each USER and each answered batch of RESULTs, "
+            "before each reply), in log order.",
         ),
     ] = False,
     fail_on: Annotated[
@@ -208,15 +211,17 @@ def project_per_request(
     """``--per-request``: every session projected before each of its model requests, in log
     order; per-session and total counts of requests breaking each check (``--fail-on`` or the
     usual four), and exit 1 with the first offending request when ``--fail-on`` is given."""
-    from turncheck.models.per_request import Request, check_value, describe_events, offences, replay_requests
+    from turncheck.models.per_request import Shapes, check_value, log_shapes, offences, replay_requests
     from turncheck.reports.tables import markdown_rows
 
     shown = checks or ("orphanRes", "orphanCall", "overBudget", "empty")
     progress = progress_for("project --per-request", quiet, "sessions")
     rows: list[dict[str, Any]] = []
     first: tuple[Request, list[str]] | None = None
+    shapes = Shapes()
     try:
         for name, evs in groups.items():
+            shapes += log_shapes(evs)
             row: dict[str, Any] = {"session": name, "strategy": strategy, "budget": budget, "requests": 0}
             row.update({c: 0 for c in shown})
             for req in replay_requests(name, evs, budget, strategy, cost):
@@ -242,20 +247,42 @@ def project_per_request(
         print(
             f"cells count requests whose window breaks the check; {total['requests']} requests in {len(rows)} sessions"
         )
-    if first is not None:
-        req, bad = first
-        w = req.window
-        if fmt == "json":
-            fail = {"session": req.session, "request": req.index, "after_events": req.end, "checks": bad,
-                    "cost": w.cost, "budget": budget, "first_events": describe_events(w.events)}  # fmt: skip
-            print_json({"fail": fail}, separators=(",", ":"))
-            raise typer.Exit(1)
-        print(
-            f"FAIL: session {req.session}, request {req.index} (after {req.end} events): "
-            f"{', '.join(bad)}; window cost {w.cost} {'>' if w.cost > budget else '≤'} budget {budget}: "
-            f"{describe_events(w.events)}"
-        )
+    print_verdict(first, checks, shapes, strategy, budget, fmt)
+
+
+def print_verdict(
+    first: tuple[Request, list[str]] | None,
+    checks: tuple[str, ...],
+    shapes: Shapes,
+    strategy: str,
+    budget: int,
+    fmt: str,
+) -> None:
+    """The gate's last line: the first offending request (exit 1), or, when ``--fail-on`` passed,
+    what the pass covered — the shapes of the log — and the command that covers every other."""
+    from turncheck.models.per_request import describe_events
+
+    if first is None:
+        if checks and fmt != "json":
+            every = f"turncheck check projector -p {shlex.quote('strategy=' + strategy)}"
+            print(
+                f"OK: no request breaks {', '.join(checks)}. A replay covers the shapes this log holds "
+                f"({shapes.words()}) and no others: `{every}` tries every small history (orphans, budget, empty windows)."
+            )
+        return
+    req, bad = first
+    w = req.window
+    if fmt == "json":
+        fail = {"session": req.session, "request": req.index, "after_events": req.end, "checks": bad,
+                "cost": w.cost, "budget": budget, "first_events": describe_events(w.events)}  # fmt: skip
+        print_json({"fail": fail}, separators=(",", ":"))
         raise typer.Exit(1)
+    print(
+        f"FAIL: session {req.session}, request {req.index} (after {req.end} events): "
+        f"{', '.join(bad)}; window cost {w.cost} {'>' if w.cost > budget else '≤'} budget {budget}: "
+        f"{describe_events(w.events)}"
+    )
+    raise typer.Exit(1)
 
 
 def refuse_malformed_turns(events: list[Event], path: Path) -> None:
@@ -435,6 +462,16 @@ class ReadProgress:
             yield line
 
 
+GENERATE_P_PARALLEL = 0.5
+"""``generate``'s share of multi-call turns whose calls are one parallel batch. Parallel calls are
+the APIs' default — OpenAI's ``parallel_tool_calls`` is ``default: true`` in its OpenAPI spec,
+Anthropic's "By default, Claude may use multiple tools to answer a user query"
+(``disable_parallel_tool_use`` defaults to false) — while a call that needs the previous one's
+result still comes alone; no provider publishes the share, so half of the turns with calls take
+each shape. The seed-004 manifold (:class:`~models.workload.WorkloadParams`, whose figures the
+seed scenarios reproduce) keeps its own 0.0."""
+
+
 def generate_command(
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Output JSONL file (default: stdout).")
@@ -448,8 +485,13 @@ def generate_command(
         float, typer.Option("--p-result", help="Probability a call's result is written.")
     ] = 1.0,
     p_parallel: Annotated[
-        float, typer.Option("--p-parallel", help="Probability a turn's calls run in parallel.")
-    ] = 0.0,
+        float,
+        typer.Option(
+            "--p-parallel",
+            help="Probability a turn's calls run in parallel (the APIs allow parallel calls by default; "
+            "0 writes one call at a time).",
+        ),
+    ] = GENERATE_P_PARALLEL,
     p_late_result: Annotated[
         float,
         typer.Option(
@@ -461,7 +503,9 @@ def generate_command(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Write a seeded seed-004 workload as JSONL (sizes only, no text)."""
+    """Write a seeded seed-004 workload as JSONL (sizes only, no text), with turns of both
+    shapes by default: a keep-the-newest-N trimmer orphans results only where a batch of
+    parallel calls is cut, so a log without them cannot show it (:data:`GENERATE_P_PARALLEL`)."""
     from turncheck.models.events import write_jsonl
     from turncheck.models.workload import SEED, WorkloadParams, generate_events
 
@@ -521,4 +565,6 @@ def register(app: typer.Typer) -> None:
     app.command("lint", help="Check a JSONL log's structure (orphans, dangling calls, seq, turns).")(
         lint_command
     )
-    app.command("generate", help="Write a seeded seed-004 workload as JSONL.")(generate_command)
+    app.command("generate", help="Write a seeded seed-004 workload as JSONL, parallel calls included.")(
+        generate_command
+    )

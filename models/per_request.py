@@ -1,9 +1,9 @@
 """Per-request replay: project a session at every point where a running agent calls its model.
 
 An agent does not project its history once, at the end: it builds a window before *every*
-model request — after each USER message (to answer it) and after each batch of tool RESULTs
-(to continue the turn). A projector that orphans results in the middle of a conversation may
-well look clean at the end of the log. :func:`request_points` finds those points, in log order;
+model request — after each USER message (to answer it), after each complete batch of tool
+RESULTs (to continue the turn), and before every model output the log holds. A projector that
+orphans results in the middle of a conversation may well look clean at the end of the log. :func:`request_points` finds those points, in log order;
 :func:`replay_requests` projects the prefix of the history at each one, exactly as the agent
 would have, and :func:`offences` says which of the chosen counters a window breaks.
 
@@ -13,6 +13,7 @@ a later event — so a window here is byte-for-byte the window the agent would h
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -45,16 +46,60 @@ class Request:
     window: Window
 
 
-def request_points(kinds: Sequence[int]) -> list[int]:
-    """Prefix lengths at which the agent calls its model: after each USER and after the last
-    RESULT of each run of consecutive RESULTs."""
-    user, result = int(Kind.USER), int(Kind.RESULT)
-    n = len(kinds)
-    return [
-        i + 1
-        for i, k in enumerate(kinds)
-        if k == user or (k == result and (i + 1 == n or kinds[i + 1] != result))
+def request_points(events: Sequence[Event] | Sequence[int]) -> list[int]:
+    """Every ``p`` such that the agent calls its model with ``events[:p]``, in order: the one
+    definition of a request, used by every engine, command and scenario.
+
+    A default agent loop (openai-agents-python's ``AgentRunner.run``: the run's input is saved
+    to the session, then each pass of ``while True`` calls the model once, and after the tools
+    run ``NextStepRunAgain`` saves the calls and their outputs and loops to call it again)
+    calls the model whenever it holds input the model has not answered:
+
+    * after each USER — also the first of two in a row, and a USER right after a RESULT: a call
+      that raised (a refused request) leaves the session ending on its input, and the user
+      writes again, so the request before the second USER was made;
+    * after the last RESULT of a batch whose every call is answered (not mid-batch: the loop
+      waits for the rest);
+    * before every model output (a TERM, or the first CALL of a run) — the output proves the
+      request, even after a dangling call or a RESULT that came a turn late.
+
+    A SUMMARY is written by compaction before the request it shrinks, so a request point never
+    falls just before one: it moves past it (and a log that opens on summaries makes its first
+    request with them). ``events`` may also be their kinds alone (``Kind`` or its int code, as
+    :attr:`History.kind <turncheck.History>` holds): without ids, a batch is answered once it has
+    as many RESULTs as CALLs. Invariant: ``0 < p ≤ len(events)``, strictly increasing; an empty
+    log has none; ``len(events)`` is included exactly when a request is pending at the end.
+    """
+    marks = [
+        (i, e.kind, e.call_id) if isinstance(e, Event) else (i, Kind(e), None) for i, e in enumerate(events)
     ]
+    skeleton = [mark for mark in marks if mark[1] is not Kind.SUMMARY]
+    m, out = len(skeleton), []
+    for k in range(m + 1):
+        prev, nxt = (skeleton[k - 1][1] if k else None), (skeleton[k][1] if k < m else None)
+        output_next = nxt is Kind.TERM or (nxt is Kind.CALL and prev is not Kind.CALL)
+        input_waits = prev is Kind.USER or (
+            prev is Kind.RESULT and nxt is not Kind.RESULT and batch_answered(skeleton, k)
+        )
+        p = skeleton[k][0] if k < m else len(events)  # past the summaries written before the request
+        if (output_next or input_waits) and p > 0:
+            out.append(p)
+    return out
+
+
+def batch_answered(skeleton: Sequence[tuple[int, Kind, str | None]], k: int) -> bool:
+    """Whether every call of the newest run of CALLs before ``skeleton[k]`` has a RESULT after it
+    (the agent has all the tool results it waits for, so its next step is a model call). Calls
+    and results pair by id, counted, so a batch that reuses an id needs a RESULT for each."""
+    answered: Counter[str | None] = Counter()
+    while k and skeleton[k - 1][1] is Kind.RESULT:
+        k -= 1
+        answered[skeleton[k][2]] += 1
+    calls: Counter[str | None] = Counter()
+    while k and skeleton[k - 1][1] is Kind.CALL:
+        k -= 1
+        calls[skeleton[k][2]] += 1
+    return not calls - answered
 
 
 def replay_requests(
@@ -63,10 +108,50 @@ def replay_requests(
     """Every request of one session (events in read order), projected as the agent would: over
     the prompt its log implied then (:func:`models.summaries.prompt_events`: only the summaries
     written before the request count)."""
-    kinds = [int(e.kind) for e in events]
-    for index, end in enumerate(request_points(kinds)):
+    for index, end in enumerate(request_points(events)):
         h = History(prompt_events(events[:end]), costs=(cost,))
         yield Request(session, index, end, project(h, budget, strategy, cost))
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """What a log holds of the shapes a trimmer gets wrong. A replay can only fail on shapes its
+    log holds, so a passing replay says which it met: a log with no parallel batch cannot show a
+    trimmer cutting one. Counts add over sessions (``+``)."""
+
+    parallel: int = 0
+    """Batches of two or more CALLs from one model output."""
+    dangling: int = 0
+    """CALLs that never get a RESULT."""
+    late: int = 0
+    """RESULTs written after a USER that came after their CALL (a result a turn late)."""
+
+    def __add__(self, other: Shapes) -> Shapes:
+        return Shapes(self.parallel + other.parallel, self.dangling + other.dangling, self.late + other.late)
+
+    def words(self) -> str:
+        """``2 parallel batches, 0 dangling calls, 1 late result``."""
+        counts = ((self.parallel, "parallel batch", "es"), (self.dangling, "dangling call", "s"),
+                  (self.late, "late result", "s"))  # fmt: skip
+        return ", ".join(f"{n} {name}{'' if n == 1 else plural}" for n, name, plural in counts)
+
+
+def log_shapes(events: Sequence[Event]) -> Shapes:
+    """The :class:`Shapes` of one session's events, in read order."""
+    parallel = run = users = late = 0
+    asked: dict[str | None, int] = {}  # call id -> USERs seen when it was called
+    answered: set[str | None] = set()
+    for e in events:
+        run = run + 1 if e.kind is Kind.CALL else 0
+        parallel += run == 2
+        if e.kind is Kind.USER:
+            users += 1
+        elif e.kind is Kind.CALL:
+            asked.setdefault(e.call_id, users)
+        elif e.kind is Kind.RESULT:
+            answered.add(e.call_id)
+            late += e.call_id in asked and users > asked[e.call_id]
+    return Shapes(parallel, len(asked.keys() - answered), late)
 
 
 def check_value(window: Window, check: str) -> int:

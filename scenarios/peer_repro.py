@@ -6,7 +6,7 @@ data, where every call is answered, so the fault is the library's, not the log's
 finds them by exhaustive search, shortest first: every well-formed history of up to
 ``max_events`` events — USER, then rounds of one or two parallel CALLs each answered by its
 RESULT (oldest or newest open call first), then TERM, and so on — with each event small or
-large, ending where an agent calls its model (on a USER or a RESULT, no call open), at a few
+large, ending where an agent calls its model (a request is pending at the end), at a few
 budgets under the estimate cost model. The first hit per property is a shortest one; the order
 is fixed, so the answer is deterministic.
 
@@ -27,6 +27,7 @@ from pathlib import Path
 from turncheck.models.cost import EstimateCost
 from turncheck.models.events import Event, Kind, dumps_event
 from turncheck.models.history import History
+from turncheck.models.per_request import request_points
 from turncheck.models.projector import project
 
 PROPERTIES = ("orphanRes", "orphanCall")
@@ -94,12 +95,13 @@ def successors(shape: Shape) -> Iterator[Shape]:
 
 
 def histories(max_events: int) -> Iterator[tuple[Event, ...]]:
-    """Clean histories ending at a model call, by length, in a fixed order."""
+    """Clean histories ending at a model call (their end is a request point of
+    :func:`models.per_request.request_points`), by length, in a fixed order."""
     level = [Shape()]
     for _ in range(max_events):
         level = [nxt for shape in level for nxt in successors(shape)]
         for shape in level:
-            if not shape.open_calls and shape.events[-1].kind in (Kind.USER, Kind.RESULT):
+            if request_points(shape.events)[-1:] == [len(shape.events)]:
                 yield shape.events
 
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from turncheck.cli.project import example_history
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_project_json_has_the_promised_fields(cli: Any, capsys):
@@ -189,3 +192,23 @@ def test_lint_names_a_result_two_turns_after_its_call(cli: Any, tmp_path):
     rows[6]["turn"] = 0
     f.write_text("".join(json.dumps(r) + "\n" for r in sorted(rows, key=lambda r: (r["turn"], r["seq"]))))
     assert "result-in-later-turn" not in cli("lint", str(f))[1]
+
+
+@pytest.mark.parametrize("keep", [2, 4, 6])
+def test_a_keep_last_n_trimmer_fails_the_default_generated_workload(
+    cli: Any, tmp_path: Path, keep: int
+) -> None:
+    """The commonest trimmer bug — keep the newest N messages — cuts a batch of parallel calls
+    from its results; ``generate``'s default workload holds such batches, so replaying it shows
+    the bug. The one-call-at-a-time workload (the default before) cannot: with an even N every
+    cut falls between whole pairs, and the replay passes."""
+    trim = f"messages:{ROOT / 'examples' / 'exec' / 'keep_last.py'}:fn"
+    verdicts = {}
+    for name, extra in (("default", []), ("sequential", ["--p-parallel", "0"])):
+        log = tmp_path / f"{name}.jsonl"
+        assert cli("generate", "-q", "-o", str(log), *extra)[0] == 0
+        code, out, _ = cli("project", "-q", "-H", str(log), "-b", str(keep), "--strategy", trim,
+                           "--per-request", "--fail-on", "orphanRes")  # fmt: skip
+        verdicts[name] = (code, out.splitlines()[-1] if code else "")
+    assert verdicts["default"][0] == 1 and "orphanRes" in verdicts["default"][1]
+    assert verdicts["sequential"][0] == 0

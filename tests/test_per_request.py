@@ -6,24 +6,119 @@ import asyncio
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from turncheck.cli.app import main
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
-from turncheck.models.per_request import parse_checks, replay_requests, request_points
+from turncheck.models.peers.requests import replay
+from turncheck.models.per_request import Shapes, log_shapes, parse_checks, replay_requests, request_points
 from turncheck.models.workload import WorkloadParams, generate_events
 
 TESTS = Path(__file__).parent
 
 
-def test_requests_come_after_each_user_and_each_result_batch() -> None:
-    u, c, r, t = (int(k) for k in (Kind.USER, Kind.CALL, Kind.RESULT, Kind.TERM))
-    assert request_points([u, c, c, r, r, c, r, t, u]) == [1, 5, 7, 9]
-    assert request_points([]) == []
+def log(spec: str) -> list[Event]:
+    """A session from words: ``U`` user, ``Ca`` call a, ``Ra`` result a, ``T`` reply, ``S`` a
+    summary covering every event before it (seqs start at 1: seq 0 was compacted away)."""
+    kinds = {"U": Kind.USER, "C": Kind.CALL, "R": Kind.RESULT, "T": Kind.TERM, "S": Kind.SUMMARY}
+    out: list[Event] = []
+    for seq, word in enumerate(spec.split(), start=1):
+        kind, cid = kinds[word[0]], word[1:] or None
+        covers = (0, seq - 1) if kind is Kind.SUMMARY else None
+        out.append(Event(seq, "s", 0, kind, cid, chars=40, covers=covers))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("spec", "points"),
+    [
+        ("", []),  # an empty log: no request
+        ("U Ca Cb Rb Ra Cc Rc T U", [1, 5, 7, 9]),  # parallel batch, sequential call, one pending
+        ("U Ca Ra U T", [1, 3, 4]),  # a RESULT then a USER: the loop called the model after the result
+        ("U U T", [1, 2]),  # consecutive USERs: a request after each (the first one's may have failed)
+        ("U Ca T", [1, 2]),  # a dangling call: the reply proves a request held it
+        ("U Ca Cb Ra", [1]),  # ends mid-batch: the agent still waits for b, no request pending
+        ("U Ca Cb Ra T", [1, 4]),  # b dangles, the reply proves the request
+        ("U Ca Cb Ra U T", [1, 5]),  # mid-batch, then the user writes: no request before the USER
+        ("U Ca T U Ra T", [1, 2, 4, 5]),  # a result a turn late: after its USER, and after it
+        ("U Ca Ra S Cb Rb T", [1, 4, 6]),  # compaction before the request: the summary is in it
+        ("U Ca Ra T S", [1, 3]),  # a summary after the reply: no request pending
+        ("U S", [2]),  # a pending request sees the summary written before it
+        ("S Ca Ra", [1, 3]),  # a log that opens on a summary: its first request holds it
+        ("Ca Ra T", [2]),  # a log cut before its USER: no request before the first event
+        ("T T", [1]),  # a reply after a reply: proved by the second
+        ("U Ca Ca Ra", [1]),  # a batch reusing an id waits for a RESULT per call
+        ("U Ca Ca Ra Ra", [1, 5]),
+    ],
+)
+def test_the_one_definition_of_a_request(spec: str, points: list[int]) -> None:
+    events = log(spec)
+    assert request_points(events) == points
+    assert request_points([int(e.kind) for e in events]) == points  # kinds alone, as History.kind
+
+
+WORDS = ("U", "T", "S", "Ca", "Cb", "Cc", "Ra", "Rb", "Rc")
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(WORDS), max_size=14), st.sampled_from(["M0", "M1", "M3", "M5"]))
+def test_project_per_request_and_the_peers_replay_see_the_same_requests(
+    words: list[str], strategy: str
+) -> None:
+    """The two former definitions (``project --per-request``'s and the peers scenario's) now
+    agree on every history: the same requests, each with the same window."""
+    events, cost = log(" ".join(words)), EstimateCost()
+    ours = list(replay_requests("s", events, 120, strategy, cost))
+    theirs = replay(events, 120, strategy, cost)
+    assert [r.end for r in ours] == request_points(events)
+    assert [[e.seq for e in r.window.events] for r in ours] == [[e.seq for e in w.events] for w in theirs]
+
+
+def test_the_generated_workloads_requests_agree_between_the_two_callers() -> None:
+    params = WorkloadParams(sessions=6, turns=8, seed=11, p_result=0.9, p_parallel=0.5, p_late_result=0.2)
+    events, cost = list(generate_events(params)), EstimateCost()
+    for name in sorted({e.session for e in events}):
+        evs = [e for e in events if e.session == name]
+        ours = [(r.end, r.window.start) for r in replay_requests(name, evs, 2000, "M3", cost)]
+        theirs = replay(evs, 2000, "M3", cost)
+        assert ours == [(len(w.history), w.start) for w in theirs]
+
+
+@pytest.mark.parametrize(
+    ("spec", "shapes"),
+    [
+        ("", Shapes()),
+        ("U Ca Ra Cb Rb T", Shapes()),  # calls one at a time
+        ("U Ca Cb Rb Ra T U Cc T", Shapes(parallel=1, dangling=1)),  # a batch; c never answered
+        ("U Ca T U Ra T", Shapes(late=1)),  # answered after the next USER
+        ("U Ca Cb Cc Rc Rb Ra T U Cd Ce Rd Re T", Shapes(parallel=2)),
+    ],
+)
+def test_a_log_says_which_shapes_it_holds(spec: str, shapes: Shapes) -> None:
+    assert log_shapes(log(spec)) == shapes
+
+
+def test_a_passing_replay_names_the_shapes_it_covered(cli: Any, tmp_path: Path) -> None:
+    """Exit 0 says what the replay covered: a one-call-at-a-time log passes keep-last-4, and the
+    OK line says it held no parallel batch and names the check that tries every history."""
+    log_file = tmp_path / "sequential.jsonl"
+    assert cli("generate", "-q", "--p-parallel", "0", "-o", str(log_file))[0] == 0
+    trim = f"messages:{TESTS.parent / 'examples' / 'exec' / 'keep_last.py'}:fn"
+    code, out, _ = cli("project", "-q", "-H", str(log_file), "-b", "4", "--strategy", trim,
+                       "--per-request", "--fail-on", "orphanRes")  # fmt: skip
+    assert code == 0
+    assert out.splitlines()[-1] == (
+        "OK: no request breaks orphanRes. A replay covers the shapes this log holds (0 parallel batches, "
+        f"0 dangling calls, 0 late results) and no others: `turncheck check projector -p strategy={trim}` "
+        "tries every small history (orphans, budget, empty windows)."
+    )
 
 
 def test_each_request_sees_only_the_events_before_it() -> None:

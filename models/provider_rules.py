@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
+from turncheck.models.requests import request_points
 
 Finding = tuple[str, int]
 """A rule broken, and the position of the event it names."""
@@ -169,33 +170,18 @@ def orphan_outputs(events: Sequence[Event]) -> list[int]:
     return found
 
 
-def _next_request(events: Sequence[Event], i: int) -> int | None:
-    """Where the first request holding the CALL at ``i`` ends: the next USER, or the last RESULT
-    of the next run of RESULTs, after the call's batch; the last event when neither comes;
-    ``None`` when only CALLs follow (the batch is pending)."""
-    j = i + 1
-    while j < len(events) and events[j].kind is Kind.CALL:
-        j += 1
-    if j == len(events):
-        return None
-    for k in range(j, len(events)):
-        kind = events[k].kind
-        if (
-            kind is Kind.USER
-            or kind is Kind.RESULT
-            and (k + 1 == len(events) or events[k + 1].kind is not Kind.RESULT)
-        ):
-            return k
-    return len(events) - 1
-
-
 def outputs_missing(events: Sequence[Event]) -> list[int]:
-    """``function_call`` items whose output is not in the first request holding them."""
+    """``function_call`` items whose output is not in the first request holding them (the one
+    definition of a request, :func:`models.requests.request_points`); a call no request holds
+    yet (a pending batch) is not flagged."""
+    points = request_points(events)
     found: list[int] = []
     for i, e in enumerate(events):
-        end = _next_request(events, i) if e.kind is Kind.CALL else None
+        if e.kind is not Kind.CALL:
+            continue
+        end = next((p for p in points if p > i), None)
         if end is not None and not any(
-            r.kind is Kind.RESULT and r.call_id == e.call_id for r in events[i + 1 : end + 1]
+            r.kind is Kind.RESULT and r.call_id == e.call_id for r in events[i + 1 : end]
         ):
             found.append(i)
     return found

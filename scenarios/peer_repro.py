@@ -27,8 +27,8 @@ from pathlib import Path
 from turncheck.models.cost import EstimateCost
 from turncheck.models.events import Event, Kind, dumps_event
 from turncheck.models.history import History
-from turncheck.models.per_request import request_points
 from turncheck.models.projector import project
+from turncheck.models.requests import request_points
 
 PROPERTIES = ("orphanRes", "orphanCall")
 BUDGETS = (8, 20, 40)
@@ -96,7 +96,7 @@ def successors(shape: Shape) -> Iterator[Shape]:
 
 def histories(max_events: int) -> Iterator[tuple[Event, ...]]:
     """Clean histories ending at a model call (their end is a request point of
-    :func:`models.per_request.request_points`), by length, in a fixed order."""
+    :func:`models.requests.request_points`), by length, in a fixed order."""
     level = [Shape()]
     for _ in range(max_events):
         level = [nxt for shape in level for nxt in successors(shape)]

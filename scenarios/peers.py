@@ -5,7 +5,7 @@ manifold with parallel tool calls (``p_parallel``) and one where every turn alon
 budget, dressed with real text (:mod:`scenarios.real_text`), every strategy under one cost model
 (default ``bpe:o200k_base``, real tokens). Each peer runs the library itself
 (:mod:`models.peers`) **per request**: at every point a running agent calls its model
-(:func:`models.per_request.request_points`), on exactly the history it had then. A peer
+(:func:`models.requests.request_points`), on exactly the history it had then. A peer
 whose answer is not a suffix of the history is judged on exactly what it sends.
 
 Tables:
@@ -49,8 +49,8 @@ from turncheck.models.history import History
 from turncheck.models.peers import PEERS
 from turncheck.models.peers.requests import replay
 from turncheck.models.peers.selection import PeerWindow
-from turncheck.models.per_request import request_points
 from turncheck.models.projector import Window, check_strategy, compared_strategies, project
+from turncheck.models.requests import request_points
 from turncheck.models.summarising import coverage_errors
 from turncheck.models.tokenizer import ENCODINGS, EXTRA, MissingExtra
 from turncheck.models.workload import SEED, WorkloadParams, generate_columns

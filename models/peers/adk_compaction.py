@@ -59,8 +59,8 @@ from turncheck.models.peers import Peer, register_peer
 from turncheck.models.peers.library import require
 from turncheck.models.peers.messages import TOOL_NAME, Span, arguments, spans
 from turncheck.models.peers.selection import Selection, window_of
-from turncheck.models.per_request import request_points
 from turncheck.models.projector import Window
+from turncheck.models.requests import request_points
 
 PEER = "peer:adk-compaction"
 NAME = "turncheck"

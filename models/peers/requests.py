@@ -2,7 +2,7 @@
 
 A session's log is what an agent wrote while it ran; the requests of ``events`` are the
 prefixes ``events[:p]`` at every point the agent called its model
-(:func:`models.per_request.request_points`, the one definition ``project --per-request`` and
+(:func:`models.requests.request_points`, the one definition ``project --per-request`` and
 the pytest fixture use too), in order, and a trimmer must be judged on each of them, not only
 on the whole session: the window a library sends mid-turn, right after a tool result, is the
 one a provider rejects.
@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 from turncheck.models.cost import CostModel
 from turncheck.models.events import Event
 from turncheck.models.history import History
-from turncheck.models.per_request import request_points
 from turncheck.models.projector import Window, project
+from turncheck.models.requests import request_points
 from turncheck.models.summaries import prompt_events
 
 Replayer = Callable[[Sequence[Event], Sequence[int], int, CostModel], list[Window]]

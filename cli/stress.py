@@ -96,8 +96,9 @@ def stress_command(
         Path | None,
         typer.Option(
             "--db",
-            help="Database file for file stores (default: a temporary one); a new or empty file, since the"
-            " run empties its tables (an existing non-empty one is refused).",
+            help="Database file for file stores (default: a temporary one): a path, never a SQLite URI"
+            " (file:…); a new or empty file, since the run empties its tables (an existing non-empty"
+            " one is refused).",
         ),
     ] = None,
     kill: Annotated[
@@ -145,6 +146,8 @@ def stress_command(
             check_output_file(out / "stress.json", "--out")
         raw = run_of(read_history(check))
         return _show(raw, check_run(raw), fmt, out, html)
+    if db is not None:
+        db = _db_path(db)
     scratch = Path(tempfile.mkdtemp(prefix="turncheck-stress-"))
     try:
         target = (
@@ -193,6 +196,15 @@ def _show(raw: RawRun, report: StressReport, fmt: str, out: Path | None, html: P
             print(f"trace viewer: {html}")
     sys.stdout.flush()
     return 0 if report.ok else 1
+
+
+def _db_path(db: Path) -> Path:
+    """``--db`` as the absolute path SQLite will open. A name starting ``file:`` is refused: a
+    SQLite built with ``SQLITE_USE_URI`` (Debian's is) reads it as a URI and opens another file
+    than the one the fresh-database check looked at; an absolute path never starts so."""
+    if str(db).startswith("file:"):
+        raise BadParameter(f"--db {db}: a database is named by its path, not a SQLite URI (file:…)")
+    return db.absolute()
 
 
 def _check_fresh_db(db: Path) -> None:

@@ -72,6 +72,36 @@ def test_stress_refuses_a_database_it_did_not_create(
     assert snapshot(tmp_path) == before
 
 
+@pytest.mark.parametrize("store", ["sqlite", "langgraph-sqlite", "agents-sqlite"])
+@pytest.mark.parametrize(
+    "uri", ["file:mine.db", "file:mine.db?mode=rwc", "file:{d}/mine.db", "file://{d}/mine.db"]
+)
+def test_stress_db_is_a_path_never_a_sqlite_uri(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, store: str, uri: str
+) -> None:
+    """Issue 57: Debian's SQLite (SQLITE_USE_URI) opened ``file:mine.db`` as ``mine.db``, past the
+    fresh-database check, and replaced the user's ``turns`` table."""
+    users_db(tmp_path / "mine.db")
+    monkeypatch.chdir(tmp_path)
+    before = snapshot(tmp_path)
+    argv = ["stress", "--store", store, "--db", uri.format(d=tmp_path), "--seconds", "0.2", "--quiet"]
+    refused(capsys, argv, "not a SQLite URI")
+    assert snapshot(tmp_path) == before
+
+
+def test_a_sqlite_store_opens_a_file_uri_name_as_a_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from turncheck.sim.stress.sqlite import SqliteStore
+
+    users_db(tmp_path / "mine.db")
+    monkeypatch.chdir(tmp_path)
+    before = snapshot(tmp_path)
+    SqliteStore("file:mine.db?mode=rwc").setup()
+    assert set(snapshot(tmp_path)) - set(before) >= {"file:mine.db?mode=rwc"}
+    assert {k: v for k, v in snapshot(tmp_path).items() if k in before} == before
+
+
 def test_stress_takes_an_empty_file_as_its_database(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -167,8 +167,9 @@ def stress_command(
             check_output_file(out / "stress.json", "--out")
         folder = (out / "history") if out is not None else scratch / "history"
         _clear_history(folder)
+        made = next((p for p in (folder, *folder.parents) if p.parent.exists()), folder)
         progress = silent if quiet else ProgressBar(f"stress {store} {locking}", "ms")
-        raw = _run(params, folder, progress, store)
+        raw = _run(params, folder, progress, store, made)
         report = check_run(raw)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -236,20 +237,24 @@ def _clear_history(folder: Path) -> None:
     folder.rmdir()
 
 
-def _run(params: StressParams, folder: Path, progress: Callable[[int, int], None], store: str) -> RawRun:
+def _run(
+    params: StressParams, folder: Path, progress: Callable[[int, int], None], store: str, made: Path
+) -> RawRun:
     """The stress run, its history in ``folder``: the store driver's own failure (a refused
-    connection, a bad path) is one line, and a Ctrl-C leaves no partial history behind."""
+    connection, a bad path) is one line, and a Ctrl-C, a full disk or any failure leaves no
+    partial history behind: ``made``, the outermost folder this run creates (``folder`` itself,
+    or the missing ``--out`` above it), is removed — all of it is this run's."""
     from turncheck.sim.stress.runner import run_stress
 
     try:
         return run_stress(params, folder, progress)
-    except TurncheckError:
-        raise
-    except KeyboardInterrupt:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    except Exception as exc:
+    except BaseException as exc:
+        shutil.rmtree(made, ignore_errors=True)
+        if not isinstance(exc, Exception):
+            raise
         end_line(progress)
+        if isinstance(exc, TurncheckError):
+            raise
         raise StoreUnavailable(f"store {store}: {type(exc).__name__}: {exc}") from None
 
 

@@ -1,11 +1,11 @@
 """Issue 57, hostile input round 3: what turncheck writes appears whole or not at all and never
-through a symlink, and ``log verify`` exits as its help says.
+through a symlink, and an evidence check says when its evidence is missing.
 
 Each class is tried on every writer it concerns: a symlinked member of an output folder
 (``scenario``/``sweep``/``plot -o DIR``, the default trace folder), a symlinked log
 (``log repair``, ``TurnLog.open``), a full disk (a file-size limit set with ``RLIMIT_FSIZE`` in a
 subprocess, and a real 64 KiB tmpfs for ``stress -o`` where root may mount one in a private mount
-namespace), and a missing folder for ``--trace-out``.
+namespace), a missing folder for ``--trace-out``, and histories ``stress --check`` cannot read.
 """
 
 from __future__ import annotations
@@ -252,6 +252,82 @@ def test_stress_out_on_a_full_disk_is_one_line_and_leaves_no_history(tmp_path: P
     assert code == "2", done
     one_line(done.stderr, f"{disk}/run/history/", "no space left on device", "history is incomplete")
     assert listing.strip() == ""
+
+
+# -- evidence that cannot be read -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def stress_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("stress") / "run"
+    argv = [
+        "stress",
+        "--seconds",
+        "0.5",
+        "--quiet",
+        "--locking",
+        "mutex",
+        "--kill",
+        "--kills",
+        "1",
+        "-o",
+        str(out),
+    ]
+    assert main(argv) == 0
+    return out / "history"
+
+
+def _fifo(p: Path) -> None:
+    os.mkfifo(p)
+
+
+def _dev_zero(p: Path) -> None:
+    p.symlink_to("/dev/zero")
+
+
+def _folder(p: Path) -> None:
+    p.mkdir()
+
+
+@pytest.mark.parametrize(
+    "replace", [_fifo, _dev_zero, _folder, None], ids=["fifo", "dev-zero", "folder", "missing"]
+)
+@pytest.mark.parametrize("victim", ["w1.0.jsonl", "c.0.jsonl", "restart"])
+def test_stress_check_refuses_a_history_it_could_not_read(
+    stress_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    replace: Callable[[Path], None] | None,
+    victim: str,
+) -> None:
+    history = tmp_path / "history"
+    shutil.copytree(stress_run, history)
+    header = json.loads((history / "store.jsonl").read_text().splitlines()[0])
+    if victim == "restart":
+        role, _, k = header["kills"][0].rpartition(".")
+        victim = f"{role}.{int(k) + 1}.jsonl"
+    (history / victim).unlink()
+    if replace is not None:
+        replace(history / victim)
+    assert main(["stress", "--check", str(tmp_path)]) == 2
+    one_line(capsys.readouterr().err, "evidence is incomplete")
+    assert main(["stress", "--check", str(stress_run)]) == 0
+
+
+def test_stress_check_of_another_clients_history_counts_no_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A client with its own file names (a JVM harness's) is checked, not refused for them."""
+    lines = [
+        {"op": "history", "format": "turncheck-history", "version": 1, "store": "mine", "locking": "none",
+         "max_turns": 8, "writers": 2, "journal": False},
+        {"op": "final", "live": []},
+    ]  # fmt: skip
+    (tmp_path / "store.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (tmp_path / "thread-7.jsonl").write_text("")
+    assert main(["stress", "--check", str(tmp_path)]) == 1  # checked: no append, so no progress
+    out, err = capsys.readouterr()
+    assert err == "" and "VIOLATED no-progress" in out
 
 
 # -- log verify's exit codes are its help's ------------------------------------------------------

@@ -157,6 +157,7 @@ def stress_command(
             StoreSpec(store, target), locking, writers, gap_ms, max_turns, seconds, seed, kill, kills
         )
         check_params(params)
+        _refuse_file_dsn(store, dsn)
         if db is not None:
             _check_fresh_db(db)
         if html is not None:
@@ -206,6 +207,23 @@ def _db_path(db: Path) -> Path:
     if str(db).startswith("file:"):
         raise BadParameter(f"--db {db}: a database is named by its path, not a SQLite URI (file:…)")
     return db.absolute()
+
+
+def _refuse_file_dsn(store: str, dsn: str) -> None:
+    """A SQLite database named by ``--dsn`` (a path for a file store, a ``sqlite…://`` URL for
+    adk-database) would pass by the fresh-database check: it is named with ``--db`` only."""
+    from turncheck.sim.stress.stores import STORES
+
+    if (
+        dsn
+        and store in STORES
+        and not STORES[store].needs_dsn
+        and ("://" not in dsn or dsn.startswith("sqlite"))
+    ):
+        raise BadParameter(
+            f"--store {store} --dsn {dsn}: a SQLite database is named with --db PATH (checked to be new or"
+            " empty), never --dsn"
+        )
 
 
 def _check_fresh_db(db: Path) -> None:

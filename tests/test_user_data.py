@@ -89,6 +89,28 @@ def test_stress_db_is_a_path_never_a_sqlite_uri(
     assert snapshot(tmp_path) == before
 
 
+@pytest.mark.parametrize(
+    ("store", "dsn"),
+    [
+        ("sqlite", "mine.db"),
+        ("sqlite", "{d}/mine.db"),
+        ("langgraph-sqlite", "mine.db"),
+        ("agents-sqlite", "file:mine.db"),
+        ("adk-database", "sqlite+aiosqlite:///{d}/mine.db"),
+    ],
+)
+def test_stress_takes_a_sqlite_database_from_db_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, store: str, dsn: str
+) -> None:
+    """``--dsn PATH`` for a file store went past the fresh-database check: the user's rows went."""
+    users_db(tmp_path / "mine.db")
+    monkeypatch.chdir(tmp_path)
+    before = snapshot(tmp_path)
+    argv = ["stress", "--store", store, "--dsn", dsn.format(d=tmp_path), "--seconds", "0.2", "--quiet"]
+    refused(capsys, argv, "never --dsn")
+    assert snapshot(tmp_path) == before
+
+
 def test_a_sqlite_store_opens_a_file_uri_name_as_a_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -101,6 +101,13 @@ def stress_command(
             " one is refused).",
         ),
     ] = None,
+    overwrite_db: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite-db",
+            help="Let the run empty the tables of an existing, non-empty --db (refused otherwise).",
+        ),
+    ] = False,
     kill: Annotated[
         bool, typer.Option("--kill", help="SIGKILL a random writer or the compactor, restart it.")
     ] = False,
@@ -159,7 +166,7 @@ def stress_command(
         check_params(params)
         _refuse_file_dsn(store, dsn)
         if db is not None:
-            _check_fresh_db(db)
+            _check_fresh_db(db, overwrite_db)
         if html is not None:
             check_output_file(html, "--html")
         if out is not None and out.exists() and not out.is_dir():
@@ -226,13 +233,17 @@ def _refuse_file_dsn(store: str, dsn: str) -> None:
         )
 
 
-def _check_fresh_db(db: Path) -> None:
+def _check_fresh_db(db: Path, overwrite: bool) -> None:
     """The stores empty the tables they stress, so ``--db`` (and the files SQLite and the
-    sidecar keep beside it) must be new or empty: a user's database is refused, never wiped."""
+    sidecar keep beside it) must be new or empty: a user's database is refused, never wiped,
+    unless ``--overwrite-db`` says to. A symlink or a special file is refused either way."""
     for path in (db, Path(f"{db}-wal"), Path(f"{db}.turncheck")):
-        if path.is_symlink() or (path.exists() and (not path.is_file() or path.stat().st_size > 0)):
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise BadParameter(f"--db {db}: {path} is a symlink or not a regular file; give a new file")
+        if not overwrite and path.exists() and path.stat().st_size > 0:
             raise BadParameter(
-                f"--db {db}: {path} exists and is not empty; give a new file (the run empties its tables)"
+                f"--db {db}: {path} exists and is not empty; give a new file (the run empties its tables),"
+                " or pass --overwrite-db to empty them"
             )
 
 

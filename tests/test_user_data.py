@@ -62,13 +62,20 @@ def _db_sidecar(d: Path) -> Path:
     return d / "mine.db"
 
 
-@pytest.mark.parametrize("make", [_db_with_rows, _db_symlink, _db_sidecar])
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (_db_with_rows, "exists and is not empty"),
+        (_db_symlink, "is a symlink"),
+        (_db_sidecar, "is not empty"),
+    ],
+)
 def test_stress_refuses_a_database_it_did_not_create(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Callable[[Path], Path]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Callable[[Path], Path], says: str
 ) -> None:
     db = make(tmp_path)
     before = snapshot(tmp_path)
-    refused(capsys, ["stress", "--db", str(db), "--seconds", "0.2", "--quiet"], "exists and is not empty")
+    refused(capsys, ["stress", "--db", str(db), "--seconds", "0.2", "--quiet"], says)
     assert snapshot(tmp_path) == before
 
 
@@ -122,6 +129,33 @@ def test_a_sqlite_store_opens_a_file_uri_name_as_a_path(
     SqliteStore("file:mine.db?mode=rwc").setup()
     assert set(snapshot(tmp_path)) - set(before) >= {"file:mine.db?mode=rwc"}
     assert {k: v for k, v in snapshot(tmp_path).items() if k in before} == before
+
+
+def test_stress_empties_a_users_database_only_when_told_to(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "mine.db"
+    users_db(db, rows=1000)
+    argv = [
+        "stress",
+        "--db",
+        str(db),
+        "--locking",
+        "mutex",
+        "--seconds",
+        "0.3",
+        "--quiet",
+        "--format",
+        "json",
+    ]
+    refused(capsys, argv, "--overwrite-db")
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM turns").fetchone()[0] == 1000
+    link = tmp_path / "link.db"
+    link.symlink_to(db)
+    refused(capsys, ["stress", "--db", str(link), "--overwrite-db", "--seconds", "0.2", "--quiet"], "symlink")
+    main([*argv, "--overwrite-db"])  # the user's own schema: refused by the store, or replaced
+    capsys.readouterr()
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM turns").fetchone()[0] != 1000
 
 
 def test_stress_takes_an_empty_file_as_its_database(

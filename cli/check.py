@@ -106,7 +106,7 @@ def check_command(
 
     _check_bounds(max_states, max_depth, timeout)
     if trace_out is not None:
-        check_output_file(trace_out, "--trace-out")
+        check_output_file(trace_out, "--trace-out", make_folders=False)
     if max_examples < 1 or steps < 1:
         raise BadParameter("--max-examples and --steps must be >= 1")
     assignments = split_assignments(param or [])
@@ -155,7 +155,8 @@ def _save_traces(report: CheckReport, model_ref: str, trace_out: Path | None) ->
     """Save the counterexample of every violated invariant: the reported one at ``--trace-out``,
     each further one next to it as ``STEM.INVARIANT.json``; without ``--trace-out`` each at its
     default path, named by the model, the invariant and a digest of the configuration."""
-    from turncheck.sim.trace import Trace, recording_of, save_trace
+    from turncheck.models.output_files import write_outputs
+    from turncheck.sim.trace import Trace, recording_of
 
     model = report.model
     digest = hashlib.sha256(
@@ -163,6 +164,7 @@ def _save_traces(report: CheckReport, model_ref: str, trace_out: Path | None) ->
     ).hexdigest()[:8]
     safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in model.name)
     paths: dict[str, Path] = {}
+    files: dict[Path, str] = {}
     for name, cx in report.counterexamples:
         trace = Trace(
             model=model_ref, params=dict(model.params), actions=_actions(cx), violated=name,
@@ -173,7 +175,10 @@ def _save_traces(report: CheckReport, model_ref: str, trace_out: Path | None) ->
             where = DEFAULT_TRACES / f"{safe}-{name}-{digest}.json"
         else:
             where = trace_out if not paths else trace_out.with_name(f"{trace_out.stem}.{name}.json")
-        paths[name] = save_trace(trace, where)
+        paths[name] = where
+        files[where] = trace.dumps()
+    # all or none, never through a symlink; --trace-out's folder must exist, the default one is made
+    write_outputs(files, folder=DEFAULT_TRACES if trace_out is None else None)
     return paths
 
 

@@ -1,22 +1,31 @@
 """``[tool.turncheck]`` in the nearest ``pyproject.toml``: a project's own defaults for the flags
 its commands would otherwise repeat.
 
-The table is found as ruff and pytest find theirs: the first ``pyproject.toml`` holding it, from
-the working directory upward. Each key stands for one flag of the commands listed in
-:data:`KEYS` and becomes that flag's default (click's ``default_map``), so a flag given on the
-command line always wins and the command checks the value exactly as it checks the flag's. An
-unknown key or a value of the wrong type is refused here, naming the file: one line, exit 2,
-before any command runs. ``out`` is relative to the folder of that ``pyproject.toml``; the other
-values are used as if typed on the command line. Only the standard library is imported.
+The search goes from the working directory upward and stops at the first ``pyproject.toml`` (as
+pytest's rootdir does), at a repository's root (a folder holding ``.git`` or ``.hg``) and at the
+filesystem's root: a file in a parent folder (a clone's parent, ``/tmp``) never applies to the
+project below it. Each key stands for one flag of the commands listed in :data:`KEYS` and becomes
+that flag's default (click's ``default_map``), so a flag given on the command line always wins and
+the command checks the value exactly as it checks the flag's.
+
+Config never runs code and never writes outside the project: a value naming code (``exec:…``,
+``module:function``, ``file.py:function``) is refused — programs are named on the command line —
+and ``out`` must resolve inside the folder of that ``pyproject.toml``. An unknown key, a value of
+the wrong type, or a file that cannot be parsed (bad TOML, bad UTF-8, nesting deep enough to
+exhaust the parser) is one line naming the file, exit 2, before any command runs, ``--version``
+included; a file that cannot be parsed and never mentions ``turncheck`` is not ours and is ignored.
+Only the standard library and ``models`` are imported.
 """
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from turncheck.models.errors import BadParameter
+from turncheck.models.user_code import names_code
 
 #: key -> (the type its value must have, the parameter it is the default of, the commands)
 KEYS: dict[str, tuple[type, str, tuple[str, ...]]] = {
@@ -28,23 +37,42 @@ KEYS: dict[str, tuple[type, str, tuple[str, ...]]] = {
 }
 
 
+REPOSITORY_MARKERS = (".git", ".hg")
+"""A folder holding one of these is a repository's root: the search goes no higher."""
+
+
 def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
-    """The nearest ``pyproject.toml`` at or above ``start`` with a ``[tool.turncheck]`` table,
-    and that table; None when there is none."""
+    """The ``[tool.turncheck]`` table of the first ``pyproject.toml`` at or above ``start``
+    (stopping at a repository's or the filesystem's root), and its file; None when that file
+    has no table, is not a regular file, or there is no such file."""
     for folder in (start, *start.parents):
         path = folder / "pyproject.toml"
-        if not path.is_file():
-            continue
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise BadParameter(f"{path}: not valid TOML ({exc})") from None
-        table = data.get("tool", {}).get("turncheck")
-        if table is not None:
-            if not isinstance(table, dict):
-                raise BadParameter(f"{path}: [tool.turncheck] must be a table")
-            return path, table
+        if os.path.lexists(path):
+            return _table(path) if path.is_file() else None  # a FIFO, a link to a device: not ours
+        if any(os.path.lexists(folder / marker) for marker in REPOSITORY_MARKERS):
+            return None
     return None
+
+
+def _table(path: Path) -> tuple[Path, dict[str, Any]] | None:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise BadParameter(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
+        if b"turncheck" not in raw:
+            return None  # not parsable and not ours: another tool's problem, not a reason to refuse
+        reason = "nested too deeply to parse" if isinstance(exc, RecursionError) else str(exc)
+        raise BadParameter(f"{path}: not valid TOML ({reason})") from None
+    tool = data.get("tool", {})
+    table = tool.get("turncheck") if isinstance(tool, dict) else None
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise BadParameter(f"{path}: [tool.turncheck] must be a table")
+    return path, table
 
 
 def _checked(path: Path, key: str, value: Any) -> Any:
@@ -59,7 +87,19 @@ def _checked(path: Path, key: str, value: Any) -> Any:
             kind
         ]
         raise BadParameter(f"{path}: [tool.turncheck] {key} must be {want}, got {value!r}")
+    for item in value if isinstance(value, list) else [value]:
+        if key != "out" and names_code(item):
+            raise BadParameter(
+                f"{path}: [tool.turncheck] {key} = {item!r} names code to run; config never starts a"
+                " program or imports code: name it on the command line"
+            )
     if key == "out":
+        root = path.parent.resolve()
+        out = (root / value).resolve()
+        if not out.is_relative_to(root):
+            raise BadParameter(
+                f"{path}: [tool.turncheck] out = {value!r} is outside the project folder {root}"
+            )
         return str(path.parent / value)
     return value
 

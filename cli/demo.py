@@ -433,6 +433,7 @@ def _write_outputs(run: DemoRun, progress: Callable[[int, int], None]) -> None:
     from turncheck.reports.html import render_report
     from turncheck.reports.plots import gallery
     from turncheck.reports.results_dir import ResultsDir, TraceFile, file_kind, load_result
+    from turncheck.reports.viewer import write_page
     from turncheck.sim.trace import Trace, load_trace, save_trace
 
     root = run.out
@@ -442,19 +443,16 @@ def _write_outputs(run: DemoRun, progress: Callable[[int, int], None]) -> None:
     attached_traces: list[Path] = []  # a scenario's own traces (the peers' pairing breaks)
     for k, o in enumerate(run.outcomes):
         if o.result is not None:
-            paths = write_result(o.result, results_dir)
+            lines = {f"{o.result.scenario}.jsonl": "\n".join(o.lines) + "\n"} if o.lines else {}
+            paths = write_result(o.result, results_dir, beside=lines)
             run.files += paths
             result_files.append(paths[0])
-            for p in paths[1:]:  # attachments: a measured result of its own, or traces
+            for p in paths[1 : len(paths) - len(lines)]:  # attachments: a measured result, or traces
                 kind = file_kind(p)
                 if kind == "result":
                     result_files.append(p)
                 elif kind == "trace":
                     attached_traces.append(p)
-            if o.lines:
-                jsonl = results_dir / f"{o.result.scenario}.jsonl"
-                jsonl.write_text("\n".join(o.lines) + "\n", encoding="utf-8")
-                run.files.append(jsonl)
         c = o.check
         if c is not None and c.violated:
             trace = Trace(c.model, c.params, c.actions, c.violated, c.init, c.source, c.model)
@@ -480,7 +478,7 @@ def _write_outputs(run: DemoRun, progress: Callable[[int, int], None]) -> None:
     run.missing = [f"{m.name} from {m.source.name}: {m.reason}" for m in missing]
     page = render_report(directory, drawn, missing, f"turncheck demo ({run.scale} scale)")
     run.report = root / "report.html"
-    run.report.write_text(page, encoding="utf-8")
+    write_page(run.report, page)
     run.files.append(run.report)
     judgements = [j for rf in directory.results for j in rf.result.judgements]
     run.passed = sum(j.passed for j in judgements)

@@ -57,16 +57,10 @@ def import_command(
     if out is None:
         write_jsonl(events, sys.stdout)
         return
-    tmp = out.with_name(out.name + ".part")
-    try:
-        with tmp.open("w", encoding="utf-8") as fh:
-            n = write_jsonl(events, fh)
-    except BaseException as exc:  # the .part file is ours: never left behind
-        tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise BadParameter(f"cannot write {out}: {exc.strerror}") from None
-        raise
-    tmp.replace(out)
+    from turncheck.models.output_files import output_file
+
+    with output_file(out, text=True) as fh:  # whole or nothing, never through a symlink
+        n = write_jsonl(events, fh)
     sessions = len({e.session for e in events})
     print(f"wrote {n} events in {sessions} sessions to {out}", file=sys.stderr)
 

@@ -85,11 +85,25 @@ def verify_command(
     fmt: FormatOpt = "table",
     quiet: QuietOpt = False,
 ) -> None:
-    with open_readonly(path, policy) as log:
-        turns = decoded_turns(log, "log verify: decoding", quiet)
-        rec = log.recovery
-        sessions = log.sessions()
-        events = sum(len(t.events) for t in turns)
+    """Exit 0 for a clean log, 1 for a damaged one — a torn tail, corruption skipped under
+    ``resync`` or refused under ``stop`` alike: damage is the verdict, not an input error — and 2
+    only for a path that is no readable log (missing, another format, busy)."""
+    from turncheck.models.log_format import LogCorrupt
+
+    try:
+        with open_readonly(path, policy) as log:
+            turns = decoded_turns(log, "log verify: decoding", quiet)
+            rec = log.recovery
+            sessions = log.sessions()
+            events = sum(len(t.events) for t in turns)
+    except LogCorrupt as exc:
+        if fmt == "json":
+            print_json(
+                {"path": str(path), "policy": policy, "clean": False, "damaged": True, "error": str(exc)}
+            )
+        else:
+            print(f"damaged: {exc}")
+        raise typer.Exit(1) from None
     damaged = not rec.clean and not (rec.header_missing and rec.torn_bytes == 0)
     if fmt == "json":
         print_json(verify_json(path, rec, sessions, events, turns, damaged))
@@ -223,13 +237,19 @@ def create_command(
 
 def repair_command(
     path: Annotated[Path, typer.Argument(help="The log file.")],
+    follow_symlink: Annotated[
+        bool,
+        typer.Option(
+            "--follow-symlink", help="Repair the target of PATH when PATH is a symlink (refused otherwise)."
+        ),
+    ] = False,
 ) -> None:
     """Move damage at the end of a log (a torn tail, or a complete record failing its check) to
     ``PATH.damaged-OFFSET`` and cut it: the only command that removes bytes from a log."""
     from turncheck.models.store import TurnLog
 
     check_log_file(path)
-    rec, side = TurnLog.repair(path)
+    rec, side = TurnLog.repair(path, follow_symlinks=follow_symlink)
     if side is None:
         print(f"{path}: nothing to repair at the end ({rec.summary()})")
         return
@@ -246,9 +266,11 @@ def register(app: typer.Typer) -> None:
         invoke_without_command=True,
         callback=print_help_if_bare,
     )
-    log_app.command("verify", help="Recover a log read-only and report its state (exit 1 if damaged).")(
-        verify_command
-    )
+    log_app.command(
+        "verify",
+        help="Recover a log read-only and report its state: exit 0 clean, 1 damaged (under either"
+        " policy), 2 not a readable log.",
+    )(verify_command)
     log_app.command("export", help="Export a log's events as JSONL.")(export_command)
     log_app.command("create", help="Create an empty log (turncheck.TurnLog commits turns to it).")(
         create_command

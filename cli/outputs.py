@@ -39,9 +39,10 @@ def check_output_dir(path: Path, option: str = "--out") -> None:
     _check_writable_ancestor(path, option)
 
 
-def check_output_file(path: Path, option: str = "--out") -> None:
-    """``path`` is, or can become, a file we may write (its folders are created if missing); a
-    symlink there is refused, since turncheck never writes through one onto its target."""
+def check_output_file(path: Path, option: str = "--out", make_folders: bool = True) -> None:
+    """``path`` is, or can become, a file we may write (its folders are created if missing, or,
+    without ``make_folders``, must exist); a symlink there is refused, since turncheck never
+    writes through one onto its target."""
     if path.is_symlink():
         raise BadParameter(f"{option} {path} is a symlink; turncheck does not write through it")
     if path.is_dir():
@@ -52,4 +53,6 @@ def check_output_file(path: Path, option: str = "--out") -> None:
         if not os.access(path, os.W_OK):
             raise BadParameter(f"{option} {path}: file is not writable")
         return
+    if not make_folders and not path.parent.absolute().is_dir():
+        raise BadParameter(f"{option} {path}: folder {path.parent} does not exist")
     _check_writable_ancestor(path.parent, option)

@@ -519,14 +519,10 @@ def generate_command(
     if out is None:
         write_jsonl(events, sys.stdout)
         return
-    tmp = out.with_name(out.name + ".part")
-    try:
-        with tmp.open("w", encoding="utf-8") as fh:
-            n = write_jsonl(events, fh)
-        tmp.replace(out)
-    except BaseException:  # Ctrl-C, a full disk: nothing left behind
-        tmp.unlink(missing_ok=True)
-        raise
+    from turncheck.models.output_files import output_file
+
+    with output_file(out, text=True) as fh:  # Ctrl-C, a full disk: nothing left behind
+        n = write_jsonl(events, fh)
     if not quiet:
         print(f"wrote {n} events in {sessions} sessions to {out}", file=sys.stderr)
 

@@ -96,10 +96,18 @@ def stress_command(
         Path | None,
         typer.Option(
             "--db",
-            help="Database file for file stores (default: a temporary one); a new or empty file, since the"
-            " run empties its tables (an existing non-empty one is refused).",
+            help="Database file for file stores (default: a temporary one): a path, never a SQLite URI"
+            " (file:…); a new or empty file, since the run empties its tables (an existing non-empty"
+            " one is refused).",
         ),
     ] = None,
+    overwrite_db: Annotated[
+        bool,
+        typer.Option(
+            "--overwrite-db",
+            help="Let the run empty the tables of an existing, non-empty --db (refused otherwise).",
+        ),
+    ] = False,
     kill: Annotated[
         bool, typer.Option("--kill", help="SIGKILL a random writer or the compactor, restart it.")
     ] = False,
@@ -145,6 +153,8 @@ def stress_command(
             check_output_file(out / "stress.json", "--out")
         raw = run_of(read_history(check))
         return _show(raw, check_run(raw), fmt, out, html)
+    if db is not None:
+        db = _db_path(db)
     scratch = Path(tempfile.mkdtemp(prefix="turncheck-stress-"))
     try:
         target = (
@@ -154,8 +164,9 @@ def stress_command(
             StoreSpec(store, target), locking, writers, gap_ms, max_turns, seconds, seed, kill, kills
         )
         check_params(params)
+        _refuse_file_dsn(store, dsn)
         if db is not None:
-            _check_fresh_db(db)
+            _check_fresh_db(db, overwrite_db)
         if html is not None:
             check_output_file(html, "--html")
         if out is not None and out.exists() and not out.is_dir():
@@ -164,8 +175,9 @@ def stress_command(
             check_output_file(out / "stress.json", "--out")
         folder = (out / "history") if out is not None else scratch / "history"
         _clear_history(folder)
+        made = next((p for p in (folder, *folder.parents) if p.parent.exists()), folder)
         progress = silent if quiet else ProgressBar(f"stress {store} {locking}", "ms")
-        raw = _run(params, folder, progress, store)
+        raw = _run(params, folder, progress, store, made)
         report = check_run(raw)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -195,13 +207,43 @@ def _show(raw: RawRun, report: StressReport, fmt: str, out: Path | None, html: P
     return 0 if report.ok else 1
 
 
-def _check_fresh_db(db: Path) -> None:
+def _db_path(db: Path) -> Path:
+    """``--db`` as the absolute path SQLite will open. A name starting ``file:`` is refused: a
+    SQLite built with ``SQLITE_USE_URI`` (Debian's is) reads it as a URI and opens another file
+    than the one the fresh-database check looked at; an absolute path never starts so."""
+    if str(db).startswith("file:"):
+        raise BadParameter(f"--db {db}: a database is named by its path, not a SQLite URI (file:…)")
+    return db.absolute()
+
+
+def _refuse_file_dsn(store: str, dsn: str) -> None:
+    """A SQLite database named by ``--dsn`` (a path for a file store, a ``sqlite…://`` URL for
+    adk-database) would pass by the fresh-database check: it is named with ``--db`` only."""
+    from turncheck.sim.stress.stores import STORES
+
+    if (
+        dsn
+        and store in STORES
+        and not STORES[store].needs_dsn
+        and ("://" not in dsn or dsn.startswith("sqlite"))
+    ):
+        raise BadParameter(
+            f"--store {store} --dsn {dsn}: a SQLite database is named with --db PATH (checked to be new or"
+            " empty), never --dsn"
+        )
+
+
+def _check_fresh_db(db: Path, overwrite: bool) -> None:
     """The stores empty the tables they stress, so ``--db`` (and the files SQLite and the
-    sidecar keep beside it) must be new or empty: a user's database is refused, never wiped."""
+    sidecar keep beside it) must be new or empty: a user's database is refused, never wiped,
+    unless ``--overwrite-db`` says to. A symlink or a special file is refused either way."""
     for path in (db, Path(f"{db}-wal"), Path(f"{db}.turncheck")):
-        if path.is_symlink() or (path.exists() and (not path.is_file() or path.stat().st_size > 0)):
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise BadParameter(f"--db {db}: {path} is a symlink or not a regular file; give a new file")
+        if not overwrite and path.exists() and path.stat().st_size > 0:
             raise BadParameter(
-                f"--db {db}: {path} exists and is not empty; give a new file (the run empties its tables)"
+                f"--db {db}: {path} exists and is not empty; give a new file (the run empties its tables),"
+                " or pass --overwrite-db to empty them"
             )
 
 
@@ -224,20 +266,24 @@ def _clear_history(folder: Path) -> None:
     folder.rmdir()
 
 
-def _run(params: StressParams, folder: Path, progress: Callable[[int, int], None], store: str) -> RawRun:
+def _run(
+    params: StressParams, folder: Path, progress: Callable[[int, int], None], store: str, made: Path
+) -> RawRun:
     """The stress run, its history in ``folder``: the store driver's own failure (a refused
-    connection, a bad path) is one line, and a Ctrl-C leaves no partial history behind."""
+    connection, a bad path) is one line, and a Ctrl-C, a full disk or any failure leaves no
+    partial history behind: ``made``, the outermost folder this run creates (``folder`` itself,
+    or the missing ``--out`` above it), is removed — all of it is this run's."""
     from turncheck.sim.stress.runner import run_stress
 
     try:
         return run_stress(params, folder, progress)
-    except TurncheckError:
-        raise
-    except KeyboardInterrupt:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    except Exception as exc:
+    except BaseException as exc:
+        shutil.rmtree(made, ignore_errors=True)
+        if not isinstance(exc, Exception):
+            raise
         end_line(progress)
+        if isinstance(exc, TurncheckError):
+            raise
         raise StoreUnavailable(f"store {store}: {type(exc).__name__}: {exc}") from None
 
 

@@ -79,8 +79,7 @@ def sweep_command(
     merged = result.merged()
     lines = result.json_lines()
     if out is not None:
-        write_result(merged, out)
-        (Path(out) / f"{merged.scenario}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_result(merged, out, beside={f"{merged.scenario}.jsonl": "\n".join(lines) + "\n"})
     if fmt == "json":
         for obj in result.json_objects():
             print_json(obj, **JSON_LINE)

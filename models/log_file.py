@@ -31,11 +31,14 @@ class LogBusy(StoreError):
     """Another opener — in this process or another — owns the log."""
 
 
-def open_fd(path: Path, readonly: bool, create: bool) -> int:
+def open_fd(path: Path, readonly: bool, create: bool, follow_symlinks: bool = False) -> int:
     """A descriptor on the log (read-only, or read-write and created when asked); every OS
-    refusal becomes a one-line :class:`StoreError` naming the path."""
+    refusal becomes a one-line :class:`StoreError` naming the path. A writer never follows a
+    symlink at ``path`` onto its target (``O_NOFOLLOW``) unless ``follow_symlinks`` says so."""
     flags = os.O_RDONLY if readonly else os.O_RDWR | (os.O_CREAT if create else 0)
     flags |= getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)  # a FIFO must not block the open
+    if not readonly and not follow_symlinks:
+        flags |= os.O_NOFOLLOW
     try:
         fd = os.open(path, flags, 0o644)
     except FileNotFoundError:
@@ -48,6 +51,11 @@ def open_fd(path: Path, readonly: bool, create: bool) -> int:
         need = "read" if readonly else "read and write"
         raise LogPermission(f"{path}: permission denied (opening the log needs {need} access)") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP and os.path.islink(path):
+            raise StoreError(
+                f"{path}: is a symlink; a writer does not follow it onto its target (open the target,"
+                " or pass follow_symlinks=True)"
+            ) from None
         raise StoreError(f"{path}: cannot open ({exc.strerror})") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)

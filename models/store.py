@@ -239,6 +239,7 @@ class TurnStore(TurnReading):
         max_bytes: int = DEFAULT_MAX_BYTES,
         wait: float = 0.0,
         batch: int = DEFAULT_BATCH,
+        follow_symlinks: bool = False,
     ) -> TurnStore:
         """Open (and recover) a log, taking ownership.
 
@@ -263,16 +264,20 @@ class TurnStore(TurnReading):
             Seconds to wait for another owner to close (default: fail at once).
         batch : int
             Commits per fsync under ``fsync='batch'``.
+        follow_symlinks : bool
+            Let a writer open a log whose path is a symlink (refused by default: a commit would
+            land in the link's target).
 
         Raises
         ------
         LogNotFound, LogPermission, LogBusy, NotALog, NewerFormat, LogCorrupt
-            Each a one-line :class:`StoreError`; the file is left as it was.
+            Each a one-line :class:`StoreError`; the file is left as it was, and a file this call
+            created is removed again (a full disk leaves no 0-byte log).
         """
         _check_options(fsync, policy, max_bytes, wait, batch)
         p = Path(path)
-        existed = os.path.exists(p)
-        fd = open_fd(p, readonly, create)
+        existed = os.path.lexists(p)
+        fd = open_fd(p, readonly, create, follow_symlinks)
         try:
             lock(fd, p, readonly, wait)
             st = os.fstat(fd)
@@ -290,13 +295,17 @@ class TurnStore(TurnReading):
                 store._size = cls._repair(fd, p, recovery, existed)
             except BaseException:
                 store.close()
+                if not existed:
+                    p.unlink(missing_ok=True)
                 raise
             if recovery.torn_offset is not None:
                 store.recovery = store.recovery.with_cut()
         return store
 
     @classmethod
-    def repair(cls, path: str | os.PathLike[str], wait: float = 0.0) -> tuple[Recovery, Path | None]:
+    def repair(
+        cls, path: str | os.PathLike[str], wait: float = 0.0, follow_symlinks: bool = False
+    ) -> tuple[Recovery, Path | None]:
         """Move damage at the end of the log to a side file and cut it there: the one operation
         that removes bytes a reader may count as acknowledged, run only on a user's request.
 
@@ -304,11 +313,12 @@ class TurnStore(TurnReading):
         a complete record that fails its check) are written and fsynced to
         ``PATH.damaged-OFFSET`` first, then the log is truncated. Damage in the middle is left
         (``resync`` skips it). Returns the recovery report before the repair and the side file
-        (``None`` when there was nothing to move).
+        (``None`` when there was nothing to move). A log whose path is a symlink is refused
+        unless ``follow_symlinks``: the cut would land in the link's target.
         """
         p = Path(path)
         _check_options("always", "resync", DEFAULT_MAX_BYTES, wait, DEFAULT_BATCH)
-        fd = open_fd(p, False, False)
+        fd = open_fd(p, False, False, follow_symlinks)
         try:
             lock(fd, p, False, wait)
             st = os.fstat(fd)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from turncheck.models.display import cell_text as cell_text
+from turncheck.models.output_files import write_outputs
 from turncheck.scenarios.base import Cell, Judgement, ScenarioResult, Table
 
 log = logging.getLogger(__name__)
@@ -112,12 +113,15 @@ def dumps_result(result: ScenarioResult) -> str:
     return json.dumps(result_to_json(result), ensure_ascii=False, indent=1, sort_keys=False) + "\n"
 
 
-def write_result(result: ScenarioResult, out_dir: str | Path) -> list[Path]:
-    """Write ``NAME.json``, ``NAME.md``, one ``NAME.TABLE.csv`` per table and the result's
-    attachments (:class:`ScenarioResult`); returns the paths.
+def write_result(
+    result: ScenarioResult, out_dir: str | Path, beside: Mapping[str, str] | None = None
+) -> list[Path]:
+    """Write ``NAME.json``, ``NAME.md``, one ``NAME.TABLE.csv`` per table, the result's
+    attachments (:class:`ScenarioResult`) and the files ``beside`` (name -> text, a sweep's
+    JSONL); returns the paths.
 
-    Everything is rendered before the first byte is written, so a rendering error leaves no
-    half-written result behind.
+    Everything is rendered before the first byte is written, and the set is written whole or
+    not at all, never through a symlinked member (:func:`models.output_files.write_outputs`).
     """
     out = Path(out_dir)
     files: dict[Path, str] = {
@@ -128,9 +132,8 @@ def write_result(result: ScenarioResult, out_dir: str | Path) -> list[Path]:
         files[out / f"{result.scenario}.{t.name}.csv"] = table_csv(t)
     for name, attached in result.attachments.items():  # measured files, traces: beside the result
         files[out / name] = attached if isinstance(attached, str) else dumps_result(attached)
-    out.mkdir(parents=True, exist_ok=True)
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    files.update({out / name: text for name, text in (beside or {}).items()})
+    write_outputs(files, folder=out)
+    for path in files:
         log.info("wrote %s", path)
     return list(files)

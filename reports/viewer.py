@@ -16,13 +16,12 @@ from __future__ import annotations
 import html
 import json
 import logging
-import os
-import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from turncheck.models.errors import TurncheckError
+from turncheck.models.output_files import refuse_unsafe_target, write_outputs
 from turncheck.models.protocol import ProtocolModel
 from turncheck.reports.trace_view import TraceView, trace_view
 from turncheck.sim.trace import Trace, load_trace, repeating
@@ -189,45 +188,16 @@ def page_path(out: str | Path, example: str) -> Path:
     path = Path(out)
     if path.is_dir():
         raise TurncheckError(f"{path} is a directory; give the page's file name (e.g. {path / example})")
-    _refuse_non_regular(path)
+    refuse_unsafe_target(path)
     return path
-
-
-def _refuse_non_regular(path: Path) -> None:
-    if path.is_symlink():
-        raise TurncheckError(f"{path} is a symlink; turncheck does not write through it (give another name)")
-    if path.exists() and not path.is_file():
-        raise TurncheckError(f"{path} exists and is not a regular file")
 
 
 def write_page(path: Path, page: str) -> Path:
-    """Write ``page``, rendered whole beforehand, to ``path``: into a temporary file beside it,
-    then renamed over it, so an error leaves nothing behind and a symlink or special file put at
-    ``path`` is refused, never followed (the rename replaces a name, never a link's target)."""
-    _refuse_non_regular(path)
-    tmp: Path | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        tmp = Path(name)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            os.fchmod(fh.fileno(), 0o666 & ~_umask())
-            fh.write(page)
-        os.replace(tmp, path)
-    except BaseException as exc:  # an interrupt too: the temporary file is ours, the name untouched
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise TurncheckError(f"cannot write {path}: {exc.strerror or exc}") from None
-        raise
+    """Write ``page``, rendered whole beforehand, to ``path`` (its folders created), whole or not at
+    all and never through a symlink (:func:`turncheck.models.output_files.write_outputs`)."""
+    write_outputs({path: page}, folder=path.parent)
     log.info("wrote %s", path)
     return path
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def report_viewer(trace: Trace, anchor: str) -> str:

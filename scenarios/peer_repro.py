@@ -168,20 +168,20 @@ def main(argv: list[str]) -> int:
     out = Path(argv[0])
     max_events = int(argv[1]) if len(argv) > 1 else 6
     peers = argv[2:] or list(PEERS)
-    out.mkdir(parents=True, exist_ok=True)
+    from turncheck.models.output_files import write_outputs
     from turncheck.scenarios.peer_trace import TRACE_DIR, trace_rows
 
     for peer in peers:
         found = reproductions(peer, max_events)
         for r in found:
-            (out / r.file).write_text(r.jsonl(), encoding="utf-8")
+            write_outputs({out / r.file: r.jsonl()}, folder=out)
             print(f"{r.file}: {r.transcript()}  →  turncheck project -H {out / r.file} -b {r.budget} -s {peer} "
                   f"--cost estimate")  # fmt: skip
         traces: dict[str, str] = {}
         trace_rows(peer, [r.broken for r in found], traces)
         for name, text in traces.items():  # the same finding as a viewer trace (scenarios.peer_trace)
             path = out / name.removeprefix(f"{TRACE_DIR}/")
-            path.write_text(text, encoding="utf-8")
+            write_outputs({path: text}, folder=out)
             print(f"{path.name}: turncheck replay {path} --html {path.with_suffix('.html').name}")
     return 0
 

@@ -7,9 +7,12 @@ a search that is never drawn never pays for it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
+
+from turncheck.models.output_files import output_file, write_outputs
 
 if TYPE_CHECKING:
     from turncheck.sim.explorer import Exploration
@@ -55,10 +58,10 @@ def write_dot(graph: nx.DiGraph, path: str) -> None:
     for src, dst, data in graph.edges(data=True):
         lines.append(f"  {src} -> {dst} [label={_quoted(data.get('label', ''))}];")
     lines.append("}")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines) + "\n")
+    write_outputs({Path(path): "\n".join(lines) + "\n"}, folder=Path(path).parent)
 
 
 def write_graphml(graph: nx.DiGraph, path: str) -> None:
-    """Write the graph as GraphML (networkx's writer)."""
-    nx.write_graphml(graph, path)
+    """Write the graph as GraphML (networkx's writer), whole or not at all (:mod:`models.output_files`)."""
+    with output_file(Path(path), folder=Path(path).parent) as fh:
+        nx.write_graphml(graph, fh)

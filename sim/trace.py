@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from turncheck.models.display import data_frame, esc
 from turncheck.models.errors import TurncheckError, read_json
+from turncheck.models.output_files import write_outputs
 from turncheck.models.protocol import Property, ProtocolModel, as_model
 from turncheck.sim.transcript import params_text, repeating, transcript
 
@@ -110,13 +111,10 @@ class Trace:
 
 
 def save_trace(trace: Trace, path: str | Path) -> Path:
-    """Write the trace as JSON (parent directories created); returns the path."""
+    """Write the trace as JSON (parent directories created), whole or not at all and never
+    through a symlink (:func:`models.output_files.write_outputs`); returns the path."""
     p = Path(path)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(trace.dumps(), encoding="utf-8")
-    except OSError as exc:
-        raise TurncheckError(f"cannot save the trace to {p}: {exc.strerror or exc}") from None
+    write_outputs({p: trace.dumps()}, folder=p.parent)
     return p
 
 

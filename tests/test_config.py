@@ -4,6 +4,7 @@ default of its flag, the flag given on the command line winning; a bad table is 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -95,3 +96,111 @@ def test_a_value_the_command_refuses_is_refused_as_the_flag_would_be(cli, projec
     project('[tool.turncheck]\ncost = "bytes"\n')
     done = cli("project", "--example", "-q")
     assert done.code == 2 and done.err.startswith("turncheck: error: --cost must be one of")
+
+
+# -- issue 57: config never runs code, never writes outside the project, never a traceback ---------
+
+DEEP = "x = " + "[" * 1000 + "]" * 1000 + "\n"
+
+
+@pytest.mark.parametrize(
+    "toml",
+    [
+        '[tool.turncheck]\nstrategy = "exec:touch {marker}"\n',
+        '[tool.turncheck]\nstrategy = "messages:exec:touch {marker}"\n',
+        '[tool.turncheck]\nstrategy = "os:system"\n',
+        '[tool.turncheck]\nstrategy = "plugin.py:trim"\n',
+        '[tool.turncheck]\ncost = "exec:touch {marker}"\n',
+        '[tool.turncheck]\ninvariants = ["no-orphan-results", "exec:touch {marker}"]\n',
+    ],
+    ids=["exec", "messages-exec", "module", "file", "cost-exec", "invariants-exec"],
+)
+def test_config_naming_code_is_refused_and_nothing_runs(cli, project, tmp_path: Path, toml: str) -> None:
+    marker = tmp_path / "ran"
+    (tmp_path / "plugin.py").write_text(f"open({str(marker)!r}, 'w')\ndef trim(*a): return a\n")
+    root = project(toml.format(marker=marker))
+    for argv in (("project", "--example", "-q"), ("check", "projector", "-q"), ("--version",)):
+        done = cli(*argv)
+        assert done.code == 2 and done.err.count("\n") == 1, done
+        assert str(root / "pyproject.toml") in done.err and "names code" in done.err
+    assert not marker.exists()
+
+
+def test_the_search_stops_at_the_first_pyproject_toml(cli, tmp_path: Path, monkeypatch) -> None:
+    marker = tmp_path / "ran"
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.turncheck]\nstrategy = "exec:touch {marker}"\nbudget = 7\n'
+    )
+    (tmp_path / "clone" / "src").mkdir(parents=True)
+    (tmp_path / "clone" / "pyproject.toml").write_text('[project]\nname = "theirs"\n')
+    monkeypatch.chdir(tmp_path / "clone" / "src")
+    assert default_map() is None
+    row = rows(cli("project", "--example", "-q", "--format", "json").out)[0]
+    assert (row["strategy"], row["budget"]) == ("M1", 4000) and not marker.exists()
+
+
+@pytest.mark.parametrize("marker", [".git", ".hg"])
+def test_the_search_stops_at_a_repository_root(cli, tmp_path: Path, monkeypatch, marker: str) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.turncheck]\nbudget = 7\n")
+    (tmp_path / "repo" / marker).mkdir(parents=True)
+    (tmp_path / "repo" / "src").mkdir()
+    monkeypatch.chdir(tmp_path / "repo" / "src")
+    assert default_map() is None
+    monkeypatch.chdir(tmp_path)
+    assert default_map() == {"project": {"budget": 7}}
+
+
+@pytest.mark.parametrize("out", ["../elsewhere", "../../x", "a/../../x", "/tmp/turncheck-out"])
+def test_out_outside_the_project_is_refused(cli, project, out: str) -> None:
+    root = project(f'[tool.turncheck]\nout = "{out}"\n')
+    done = cli("scenario", "clock-skew", "--scale", "tiny", "-q")
+    assert done.code == 2 and done.err.count("\n") == 1 and "outside the project folder" in done.err
+    assert sorted(p.name for p in root.iterdir()) == ["pyproject.toml", "src"]
+
+
+def test_out_inside_the_project_through_dots_is_taken(project) -> None:
+    root = project('[tool.turncheck]\nout = "src/../results"\n')
+    assert default_map() == {
+        "scenario": {"out": str(root / "src/../results")},
+        "sweep": {"out": str(root / "src/../results")},
+    }
+
+
+@pytest.mark.parametrize(
+    "toml",
+    [
+        DEEP.encode(),
+        ("x = " + "{a = " * 1000 + "1" + "}" * 1000 + "\n").encode(),
+        b"[tool.black]\nline-length = \n",
+        b"name = '\xff'\n",
+    ],
+    ids=["deep-array", "deep-inline-table", "bad-toml", "bad-utf8"],
+)
+def test_a_broken_pyproject_without_our_table_is_ignored(cli, project, toml: bytes) -> None:
+    root = project("")
+    (root / "pyproject.toml").write_bytes(toml)
+    assert cli("--version").code == 0
+    done = cli("project", "--example", "-q", "--format", "json")
+    assert done.code == 0 and done.err == ""
+
+
+@pytest.mark.parametrize(
+    "toml", ["[tool.turncheck]\nbudget = 5\n" + DEEP, "[tool.turncheck]\nbudget = \n"], ids=["deep", "bad"]
+)
+def test_a_broken_pyproject_with_our_table_is_one_line(cli, project, toml: str) -> None:
+    root = project(toml)
+    for argv in (("--version",), ("project", "--example", "-q")):
+        done = cli(*argv)
+        assert done.code == 2 and done.out == "" and done.err.count("\n") == 1, done
+        assert str(root / "pyproject.toml") in done.err and "not valid TOML" in done.err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dir", "dev-zero"])
+def test_a_pyproject_that_is_not_a_file_is_not_read(cli, tmp_path: Path, monkeypatch, kind: str) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.turncheck]\nbudget = 7\n")
+    (tmp_path / "p").mkdir()
+    special = tmp_path / "p" / "pyproject.toml"
+    {"fifo": os.mkfifo, "dir": os.mkdir, "dev-zero": lambda p: os.symlink("/dev/zero", p)}[kind](special)
+    monkeypatch.chdir(tmp_path / "p")
+    assert default_map() is None
+    assert cli("--version").code == 0

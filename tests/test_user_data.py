@@ -62,14 +62,100 @@ def _db_sidecar(d: Path) -> Path:
     return d / "mine.db"
 
 
-@pytest.mark.parametrize("make", [_db_with_rows, _db_symlink, _db_sidecar])
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (_db_with_rows, "exists and is not empty"),
+        (_db_symlink, "is a symlink"),
+        (_db_sidecar, "is not empty"),
+    ],
+)
 def test_stress_refuses_a_database_it_did_not_create(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Callable[[Path], Path]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Callable[[Path], Path], says: str
 ) -> None:
     db = make(tmp_path)
     before = snapshot(tmp_path)
-    refused(capsys, ["stress", "--db", str(db), "--seconds", "0.2", "--quiet"], "exists and is not empty")
+    refused(capsys, ["stress", "--db", str(db), "--seconds", "0.2", "--quiet"], says)
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("store", ["sqlite", "langgraph-sqlite", "agents-sqlite"])
+@pytest.mark.parametrize(
+    "uri", ["file:mine.db", "file:mine.db?mode=rwc", "file:{d}/mine.db", "file://{d}/mine.db"]
+)
+def test_stress_db_is_a_path_never_a_sqlite_uri(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, store: str, uri: str
+) -> None:
+    """Issue 57: Debian's SQLite (SQLITE_USE_URI) opened ``file:mine.db`` as ``mine.db``, past the
+    fresh-database check, and replaced the user's ``turns`` table."""
+    users_db(tmp_path / "mine.db")
+    monkeypatch.chdir(tmp_path)
+    before = snapshot(tmp_path)
+    argv = ["stress", "--store", store, "--db", uri.format(d=tmp_path), "--seconds", "0.2", "--quiet"]
+    refused(capsys, argv, "not a SQLite URI")
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("store", "dsn"),
+    [
+        ("sqlite", "mine.db"),
+        ("sqlite", "{d}/mine.db"),
+        ("langgraph-sqlite", "mine.db"),
+        ("agents-sqlite", "file:mine.db"),
+        ("adk-database", "sqlite+aiosqlite:///{d}/mine.db"),
+    ],
+)
+def test_stress_takes_a_sqlite_database_from_db_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, store: str, dsn: str
+) -> None:
+    """``--dsn PATH`` for a file store went past the fresh-database check: the user's rows went."""
+    users_db(tmp_path / "mine.db")
+    monkeypatch.chdir(tmp_path)
+    before = snapshot(tmp_path)
+    argv = ["stress", "--store", store, "--dsn", dsn.format(d=tmp_path), "--seconds", "0.2", "--quiet"]
+    refused(capsys, argv, "never --dsn")
+    assert snapshot(tmp_path) == before
+
+
+def test_a_sqlite_store_opens_a_file_uri_name_as_a_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from turncheck.sim.stress.sqlite import SqliteStore
+
+    users_db(tmp_path / "mine.db")
+    monkeypatch.chdir(tmp_path)
+    before = snapshot(tmp_path)
+    SqliteStore("file:mine.db?mode=rwc").setup()
+    assert set(snapshot(tmp_path)) - set(before) >= {"file:mine.db?mode=rwc"}
+    assert {k: v for k, v in snapshot(tmp_path).items() if k in before} == before
+
+
+def test_stress_empties_a_users_database_only_when_told_to(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "mine.db"
+    users_db(db, rows=1000)
+    argv = [
+        "stress",
+        "--db",
+        str(db),
+        "--locking",
+        "mutex",
+        "--seconds",
+        "0.3",
+        "--quiet",
+        "--format",
+        "json",
+    ]
+    refused(capsys, argv, "--overwrite-db")
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM turns").fetchone()[0] == 1000
+    link = tmp_path / "link.db"
+    link.symlink_to(db)
+    refused(capsys, ["stress", "--db", str(link), "--overwrite-db", "--seconds", "0.2", "--quiet"], "symlink")
+    main([*argv, "--overwrite-db"])  # the user's own schema: refused by the store, or replaced
+    capsys.readouterr()
+    assert sqlite3.connect(db).execute("SELECT count(*) FROM turns").fetchone()[0] != 1000
 
 
 def test_stress_takes_an_empty_file_as_its_database(

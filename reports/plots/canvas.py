@@ -26,6 +26,7 @@ from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from turncheck.models.locking import LOCKINGS, by_strength
+from turncheck.models.output_files import write_outputs
 
 if TYPE_CHECKING:  # matplotlib.typing's key alias is newer than our matplotlib>=3.8 floor
     from matplotlib.typing import RcKeyType
@@ -219,10 +220,4 @@ def write_figure(
     done = dict(rendered or {})
     rendered = {fmt: done[fmt] if fmt in done else figure_bytes(fig, fmt) for fmt in FORMATS}
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for fmt, data in rendered.items():
-        path = out / f"{stem}.{fmt}"
-        path.write_bytes(data)
-        paths.append(path)
-    return paths
+    return write_outputs({out / f"{stem}.{fmt}": data for fmt, data in rendered.items()}, folder=out)

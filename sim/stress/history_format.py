@@ -21,10 +21,17 @@ every line against it and ``docs/schemas/turncheck-history-1.schema.json`` is ge
 
 A file's last line without a newline is a write cut by a kill and never an acknowledgement: it is
 skipped. Any other line that is not valid is refused, naming the file and the line.
+
+Evidence that cannot be read is never passed over: a ``*.jsonl`` entry that is not a regular file
+(a FIFO, a device, a link to one, a folder) is refused, and in a history the runner wrote (its
+``w<i>.<k>.jsonl`` / ``c.<k>.jsonl`` names beside ``store.jsonl``) a missing process's file — one
+of the header's ``writers``, the compactor, or the restart of a killed process — is refused too:
+the check would count fewer appends and still say OK.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -184,10 +191,38 @@ def _files(folder: Path) -> list[Path]:
     inner = folder / "history"
     if inner.is_dir() and not (folder / STORE_FILE).exists():
         folder = inner  # the --out folder of a run
-    files = sorted(p for p in folder.glob("*.jsonl") if p.is_file())
+    files = sorted(folder.glob("*.jsonl"))
     if not files:
         raise HistoryError(f"--check {folder}: no *.jsonl history files in it")
+    for path in files:
+        if not path.is_file():  # a FIFO would block the read, /dev/zero never end it
+            raise HistoryError(
+                f"--check: {path} is not a regular file (a FIFO, device or folder); it cannot be read,"
+                " so the evidence is incomplete"
+            )
     return files
+
+
+_RUNNER_FILE = re.compile(r"(w\d+|c)\.(\d+)\.jsonl")
+
+
+def _check_complete(files: list[Path], header: HistoryLine) -> None:
+    """Refuse a history the runner wrote that lacks a process's file (see the module docstring)."""
+    names = {p.name for p in files}
+    if STORE_FILE not in names or not any(_RUNNER_FILE.fullmatch(n) for n in names):
+        return  # another client's naming: its files cannot be counted
+    expected = {f"w{i}.0.jsonl" for i in range(header.writers)} | {"c.0.jsonl"}
+    for killed in header.kills:
+        role, _, k = killed.rpartition(".")
+        if k.isdigit():
+            expected.add(f"{role}.{int(k) + 1}.jsonl")
+    missing = sorted(expected - names)
+    if missing:
+        raise HistoryError(
+            f"--check {files[0].parent}: no history of {', '.join(m.removesuffix('.jsonl') for m in missing)}"
+            f" ({header.writers} writers, a compactor, {len(header.kills)} restarts); the evidence is"
+            " incomplete, nothing was checked"
+        )
 
 
 def read_history(folder: Path) -> History:
@@ -197,8 +232,14 @@ def read_history(folder: Path) -> History:
     commits: list[CommitLine] = []
     records: list[dict[str, Any]] = []
     summaries: list[dict[str, Any]] = []
-    for path in _files(folder):
-        data = path.read_bytes()
+    files = _files(folder)
+    for path in files:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise HistoryError(
+                f"--check: cannot read {path} ({exc.strerror}); the evidence is incomplete"
+            ) from None
         lines = data.split(b"\n")
         if lines[-1] == b"":
             lines.pop()
@@ -231,5 +272,6 @@ def read_history(folder: Path) -> History:
         raise HistoryError(
             f"{run[0][0]}: history format version {header.version}; this turncheck reads version {VERSION}"
         )
+    _check_complete(files, header)
     commits.sort(key=lambda c: c.seq)
     return History(header, tuple(records), tuple(summaries), tuple(commits), tuple(finals[0][1].live))

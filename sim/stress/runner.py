@@ -15,6 +15,7 @@ The run time is bounded: processes stop starting operations at the deadline and 
 
 from __future__ import annotations
 
+import errno
 import json
 import multiprocessing as mp
 import os
@@ -27,9 +28,8 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from turncheck.models.errors import BadParameter
+from turncheck.models.errors import BadParameter, TurncheckError
 from turncheck.models.locking import LOCKINGS
-from turncheck.models.log_file import write_at
 from turncheck.models.session_store import (
     TURN_KINDS,
     ConnectionLost,
@@ -107,6 +107,30 @@ class RawRun:
     journaled: bool = True
 
 
+class HistoryUnwritable(TurncheckError):
+    """A history file could not be written (a full disk, a file-size limit): the evidence is
+    incomplete, so the run is refused, not checked."""
+
+
+_APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW
+
+
+def append_line(path: Path, data: str | bytes, fd: int | None = None) -> None:
+    """Append history lines with one ``os.write`` (kill-safe), opening ``path`` unless ``fd`` is
+    given (never through a symlink); a short or failed write is :class:`HistoryUnwritable`."""
+    raw = data.encode() if isinstance(data, str) else data
+    try:
+        target = os.open(path, _APPEND, 0o644) if fd is None else fd
+        try:
+            if os.write(target, raw) != len(raw):
+                raise OSError(errno.ENOSPC, "no space left on device (a short write)")
+        finally:
+            if fd is None:
+                os.close(target)
+    except OSError as exc:
+        raise HistoryUnwritable(f"cannot write the history {path}: {exc.strerror or exc}") from None
+
+
 class Recorder:
     """One process's history file: a line per operation, one ``os.write`` each (kill-safe).
     With ``record=False`` only append latencies are kept, written once at exit (the bench's
@@ -114,20 +138,27 @@ class Recorder:
 
     def __init__(self, path: Path, record: bool) -> None:
         self.record = record
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.path = path
+        try:
+            self.fd = os.open(path, _APPEND, 0o644)
+        except OSError as exc:
+            raise HistoryUnwritable(f"cannot write the history {path}: {exc.strerror or exc}") from None
         self.latencies: list[float] = []
 
     def line(self, obj: dict[str, Any]) -> None:
         if self.record:
-            os.write(self.fd, (json.dumps(obj, separators=(",", ":")) + "\n").encode())
+            append_line(self.path, json.dumps(obj, separators=(",", ":")) + "\n", self.fd)
         elif obj.get("op") == "append" and obj.get("type") == "ok":
             self.latencies.append(obj["t1"] - obj["t0"])
 
     def close(self) -> None:
-        if not self.record:
-            summary = {"op": "summary", "latencies": self.latencies}
-            os.write(self.fd, (json.dumps(summary) + "\n").encode())
-        os.close(self.fd)
+        try:
+            if not self.record:
+                append_line(
+                    self.path, json.dumps({"op": "summary", "latencies": self.latencies}) + "\n", self.fd
+                )
+        finally:
+            os.close(self.fd)
 
 
 def encode_window(w: Window) -> list[list[Any]]:
@@ -194,11 +225,12 @@ def _final_read(p: StressParams, deadline: float) -> tuple[Any, Any]:
             store.close()
 
 
-def _guarded(target: Callable[..., None], path: Path, name: str, go: Any, *args: Any) -> None:
+def _guarded(target: Callable[..., None], path: Path, name: str, go: Any, failures: Any, *args: Any) -> None:
     """A process's body. It waits for the parent's go signal — the shared deadline, set once every
     process has started, so a slow start (a loaded machine) cannot eat the run — then runs
     ``target(*args, deadline)``. An unexpected exception is written to its history as a ``crash``
     line (the checker reports it) before the process exits 1: a dead process is never silent.
+    A history it cannot write is one line put on ``failures`` for the parent, never a traceback.
     Ctrl-C is the parent's to handle (it kills every process it started): a terminal's SIGINT
     reaches the whole process group, and a writer must not print a traceback of its own."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -207,10 +239,13 @@ def _guarded(target: Callable[..., None], path: Path, name: str, go: Any, *args:
             time.sleep(0.001)
         target(*args, go.value)
     except Exception as exc:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         line = {"op": "crash", "p": name, "error": f"{type(exc).__name__}: {str(exc).strip()}"[:500]}
-        os.write(fd, (json.dumps(line) + "\n").encode())
-        os.close(fd)
+        try:
+            if isinstance(exc, HistoryUnwritable):
+                raise exc
+            append_line(path, json.dumps(line) + "\n")
+        except HistoryUnwritable as unwritable:
+            failures.put(str(unwritable))
         os._exit(1)
 
 
@@ -412,6 +447,7 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
     ctx = mp.get_context("fork")
     rng = random.Random(p.seed)
     go = ctx.Value("d", 0.0, lock=False)  # the shared deadline; 0 until every process has started
+    failures = ctx.SimpleQueue()  # one line per process that could not write its history
     gap_s = p.gap_ms / 1000.0
     incarnations: dict[str, int] = {}
     procs: dict[str, BaseProcess] = {}
@@ -420,14 +456,15 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
         k = incarnations.get(role, -1) + 1
         incarnations[role] = k
         path = folder / f"{role}.{k}.jsonl"
+        append_line(path, b"")  # made before the process runs: a kill before its first line leaves a file
         if role == COMPACTOR:
             proc = ctx.Process(
-                target=_guarded, args=(_compactor, path, f"{role}.{k}", go, p, k, path), daemon=True
+                target=_guarded, args=(_compactor, path, f"{role}.{k}", go, failures, p, k, path), daemon=True
             )
         else:
             proc = ctx.Process(
                 target=_guarded,
-                args=(_writer, path, f"{role}.{k}", go, p, int(role[1:]), k, path),
+                args=(_writer, path, f"{role}.{k}", go, failures, p, int(role[1:]), k, path),
                 daemon=True,
             )
         proc.start()
@@ -476,6 +513,10 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
                 os.kill(proc.pid, signal.SIGKILL)
                 proc.join()
     ended = time.time()
+    if not failures.empty():
+        lost = [failures.get() for _ in procs if not failures.empty()]
+        more = f" (and {len(lost) - 1} more processes)" if len(lost) > 1 else ""
+        raise HistoryUnwritable(f"{lost[0]}{more}; the history is incomplete, nothing was checked")
     if progress is not None:
         progress(total_ms, total_ms)
     journal, live = _final_read(p, time.time() + FINAL_READ_S)
@@ -486,9 +527,5 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
     )  # fmt: skip
     commits = [CommitLine(seq=e.seq, id=e.op, kind=e.kind, added=list(e.added), removed=list(e.removed),
                           count_read=e.count_read) for e in journal]  # fmt: skip
-    fd = os.open(folder / STORE_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    try:
-        write_at(fd, store_lines(run, commits, list(live)), 0)
-    finally:
-        os.close(fd)
+    append_line(folder / STORE_FILE, store_lines(run, commits, list(live)))
     return run_of(read_history(folder))

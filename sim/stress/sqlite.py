@@ -103,7 +103,7 @@ class SqliteStore:
     name = "sqlite"
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+        self.path = Path(path).absolute()  # a path, never a URI: "file:x" would open x (SQLITE_USE_URI)
         self._db: sqlite3.Connection | None = None
 
     def _open(self) -> sqlite3.Connection:

@@ -73,7 +73,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         how = f"@pytest.mark.race(schedule={run.schedule.token!r})"
         if not args:
             how += f", or turncheck race {pyfuncitem.path}:{pyfuncitem.name} --schedule {run.schedule.token}"
-        pytest.fail("\n".join(failure_report(run, how)), pytrace=False)
+        pytest.fail("\n".join(failure_report(run, how, pyfuncitem.nodeid)), pytrace=False)
     return True
 
 

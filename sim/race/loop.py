@@ -15,11 +15,16 @@ The rules that make a schedule replay exactly:
 * a callback owned by no actor (a future's done callback in a fresh context, ``gather``'s
   bookkeeping, a timer's callback) runs at once, in order, before the next choice: it is the
   loop's own work, not an interleaving;
-* ``run_in_executor`` / ``asyncio.to_thread`` become an actor of their own, a **job**: when
-  chosen, the function runs to completion in a worker thread while the loop waits — one atomic
-  step at a scheduling point, so what a thread does lands between two awaits a schedule names;
-* time is virtual: code takes none, and the clock jumps to the next timer only when no actor is
-  runnable, so a sleep wakes after everything that could run before it;
+* ``run_in_executor`` / ``asyncio.to_thread`` become an actor of their own, a **job**, with two
+  steps: when first chosen, the function runs to completion in a worker thread while the loop
+  waits — its effects land at one point a schedule names; when chosen again, its result (or
+  error) is delivered to the awaiting future. Between the two, as in production, where the
+  thread takes real time, any task may run and any timer may fire. Jobs on an executor with one
+  worker run in the order submitted; on the default executor (many workers), in any order;
+* time is virtual: code takes none, and the clock jumps to the next timer when no actor is
+  runnable — or, while a job is in flight, whenever the chooser picks :data:`CLOCK` (always
+  offered last, so index 0 keeps asyncio's order); a sleep otherwise wakes after everything
+  that could run before it;
 * a thread the loop did not start (aiosqlite's connection thread) reaches the loop only through
   ``call_soon_threadsafe``; its callbacks are taken only when no actor is runnable (and waited
   for a moment before the clock jumps to a timer), and those that arrive together are applied in
@@ -37,7 +42,6 @@ import contextvars
 import functools
 import heapq
 import itertools
-import linecache
 import logging
 import os
 import queue
@@ -50,12 +54,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from turncheck.models.errors import TurncheckError
+from turncheck.sim.race.guard import EXITS, guarded
+from turncheck.sim.race.where import callable_name, suspended_at
 
 FOREIGN_WAIT_S = 30.0  # how long every task may wait on a thread the loop did not start
 FOREIGN_SETTLE_S = 0.005  # callbacks of other threads arriving this close together are one batch
 FOREIGN_GRACE_S = 0.05  # how long such a thread may take to answer before the clock jumps past it
-ASYNCIO_DIR = os.path.dirname(asyncio.__file__) + os.sep
 RACE_DIR = os.path.dirname(__file__) + os.sep
+CLOCK = "(time passes)"  # the choice to let the clock jump to the next timer while a job is in flight
+RAN, DELIVERED = "(ran in a thread)", "(delivered)"
 
 
 class Deadlock(TurncheckError):
@@ -98,67 +105,20 @@ class Step:
 Callback = tuple[asyncio.Handle, Callable[..., Any], tuple[Any, ...], contextvars.Context]
 
 
+Job = Callable[[], Any]  # a job's next step: the run returns the delivery, the delivery None
+
+
 class _Actor:
-    __slots__ = ("name", "handles", "ready_at", "task", "job", "where")
+    __slots__ = ("name", "handles", "ready_at", "task", "job", "where", "serial")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.handles: deque[Callback] = deque()
         self.ready_at = 0
         self.task: asyncio.Task[Any] | None = None
-        self.job: Callable[[], None] | None = None
+        self.job: Job | None = None
         self.where = "(start)"
-
-
-def place(path: str) -> str:
-    """A source file as a report names it: relative to the working directory, or from the
-    package folder on for installed libraries, so two machines print the same words."""
-    cwd = os.getcwd()
-    if path.startswith(cwd + os.sep):
-        return os.path.relpath(path, cwd)
-    for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
-        if marker in path:
-            return path.split(marker, 1)[1]
-    return os.path.basename(path)
-
-
-def _frame_text(frame: Any, callers: Sequence[str]) -> str:
-    code = frame.f_code
-    line = linecache.getline(code.co_filename, frame.f_lineno).strip()
-    chain = " ← ".join((code.co_name, *callers))
-    return f"{place(code.co_filename)}:{frame.f_lineno} `{line}` in {chain}"
-
-
-def suspended_at(coro: Any) -> str:
-    """Where a suspended coroutine waits: the innermost frame of its await chain that is not
-    asyncio's own (the user's ``await``, or the library's that made the task wait), with the
-    names of the two functions that awaited it."""
-    frames = []
-    obj = coro
-    while obj is not None:
-        frame = (
-            getattr(obj, "cr_frame", None) or getattr(obj, "gi_frame", None) or getattr(obj, "ag_frame", None)
-        )
-        if frame is None:
-            break
-        if not frame.f_code.co_filename.startswith(ASYNCIO_DIR):
-            frames.append(frame)
-        obj = (
-            getattr(obj, "cr_await", None)
-            or getattr(obj, "gi_yieldfrom", None)
-            or getattr(obj, "ag_await", None)
-        )
-    if not frames:
-        return "(inside asyncio)"
-    return _frame_text(frames[-1], [f.f_code.co_name for f in frames[-3:-1][::-1]])
-
-
-def _callable_name(func: Any) -> str:
-    """``to_thread``'s ``partial(context.run, func, …)`` and other partials, by the function run."""
-    while isinstance(func, functools.partial):
-        inner = func.func
-        func = func.args[0] if isinstance(getattr(inner, "__self__", None), contextvars.Context) else inner
-    return getattr(func, "__qualname__", type(func).__name__)
+        self.serial: deque[_Actor] | None = None  # its executor's queue, when that has one worker
 
 
 class ControlledLoop(asyncio.AbstractEventLoop):
@@ -198,6 +158,11 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         self._thread: int | None = None
         self._awaited: asyncio.Future[Any] | None = None
         self._worker: concurrent.futures.ThreadPoolExecutor | None = None
+        self._in_flight = 0  # jobs submitted and not yet delivered
+        self._serial: weakref.WeakKeyDictionary[Any, deque[_Actor]] = weakref.WeakKeyDictionary()
+        self._clock = _Actor(CLOCK)
+        self._clock.where = "(t=0s)"
+        self._pools: weakref.WeakSet[Any] = weakref.WeakSet()  # the executors jobs were sent to
         self._exception_handler: Any = None
         self._asyncgens: weakref.WeakSet[Any] = weakref.WeakSet()
         self._threads_before = set(threading.enumerate())
@@ -230,7 +195,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             return
         try:
             ctx.run(cb, *args)
-        except (SystemExit, KeyboardInterrupt):
+        except EXITS:
             raise
         except BaseException as exc:
             self.call_exception_handler(
@@ -246,6 +211,8 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             if self._stopping:
                 return
         runnable = self._runnable()
+        if runnable and self._in_flight and self._timer_pending():
+            runnable.append(self._clock)
         if runnable:
             if len(self.steps) >= self._max_steps:
                 raise Deadlock(f"no end after {self._max_steps} steps: the tasks keep running (a livelock)")
@@ -265,17 +232,21 @@ class ControlledLoop(asyncio.AbstractEventLoop):
 
     def _run_actor(self, actor: _Actor, runnable: tuple[str, ...], chosen: int) -> None:
         start = actor.where
-        if actor.job is not None:
-            job, actor.job = actor.job, None
-            self._ready.discard(actor)
-            job()
-            self.steps.append(Step(actor.name, start, "(done)", runnable, chosen))
+        if actor is self._clock:
+            self._advance_clock()
+            self.steps.append(Step(CLOCK, start, f"(t={self._now:g}s)", runnable, chosen))
+            actor.where = self.steps[-1].end
             return
-        self._run_handle(actor.handles.popleft())
-        if actor.handles:
-            actor.ready_at = next(self._seq)
-        else:
-            self._ready.discard(actor)
+        if actor.job is not None:
+            self._run_job(actor, runnable, chosen)
+            return
+        try:
+            self._run_handle(actor.handles.popleft())
+        finally:  # also when the test exits (:mod:`.guard`): the loop stays consistent for the cleanup
+            if actor.handles:
+                actor.ready_at = next(self._seq)
+            else:
+                self._ready.discard(actor)
         task = actor.task
         if task is None:
             end = "(ran)"
@@ -293,10 +264,35 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         actor.where = end
         self.steps.append(Step(actor.name, start, end, runnable, chosen))
 
-    def _advance_clock(self) -> None:
+    def _run_job(self, actor: _Actor, runnable: tuple[str, ...], chosen: int) -> None:
+        """A job's run (its effects; its delivery becomes runnable, last in FIFO order) or its
+        delivery (the awaiting future settles, and the job is no longer in flight)."""
+        job, start = actor.job, actor.where
+        assert job is not None
+        actor.job = job()
+        if actor.job is None:
+            self._ready.discard(actor)
+            self._in_flight -= 1
+        else:
+            actor.ready_at = next(self._seq)
+            if actor.serial is not None:
+                actor.serial.popleft()
+                if actor.serial:
+                    self._submit(actor.serial[0])
+        actor.where = RAN if actor.job is not None else DELIVERED
+        self.steps.append(Step(actor.name, start, actor.where, runnable, chosen))
+
+    def _submit(self, actor: _Actor) -> None:
+        actor.ready_at = next(self._seq)
+        self._ready.add(actor)
+
+    def _timer_pending(self) -> bool:
         while self._timers and self._timers[0][2].cancelled():
             heapq.heappop(self._timers)
-        if not self._timers:
+        return bool(self._timers)
+
+    def _advance_clock(self) -> None:
+        if not self._timer_pending():
             return
         self._now = max(self._now, self._timers[0][0])
         while self._timers and self._timers[0][0] <= self._now:
@@ -337,8 +333,8 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         return True
 
     def _own_threads(self) -> set[threading.Thread]:
-        pool = self._worker
-        return set(getattr(pool, "_threads", ())) if pool is not None else set()
+        """The threads of every executor a job ran on: a job's thread is never a foreign one."""
+        return {t for pool in self._pools for t in getattr(pool, "_threads", ())}
 
     def waiting(self) -> str:
         """Where each unfinished task waits, in words."""
@@ -406,31 +402,44 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         return task
 
     def run_in_executor(self, executor: Any, func: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
-        """A job actor: when chosen, ``func(*args)`` runs in a thread while the loop waits."""
+        """A job actor (see the module): first ``func(*args)`` runs in a thread while the loop
+        waits, later its outcome is delivered to the returned future. An executor of one worker
+        (``max_workers=1``) runs its jobs in the order they were submitted."""
         self._check_closed()
         fut = self.create_future()
         owner = asyncio.current_task(self)
-        actor = self._actor(f"{owner.get_name() if owner else 'loop'} → {_callable_name(func)}")
+        actor = self._actor(f"{owner.get_name() if owner else 'loop'} → {callable_name(func)}")
         actor.where = "(runs in a thread)"
-        actor.ready_at = next(self._seq)
         pool = executor
         if pool is None:
             if self._worker is None:
                 self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="turncheck-race")
             pool = self._worker
+        self._pools.add(pool)
 
-        def job() -> None:
+        def deliver(result: Any, exc: BaseException | None) -> None:
+            if fut.cancelled():
+                return
+            if exc is not None:  # the caller's await raises it
+                fut.set_exception(exc)
+            else:
+                fut.set_result(result)
+
+        def run() -> Job:
             try:
                 result = pool.submit(func, *args).result()
-            except BaseException as exc:  # the caller's await raises it
-                if not fut.cancelled():
-                    fut.set_exception(exc)
-            else:
-                if not fut.cancelled():
-                    fut.set_result(result)
+            except BaseException as exc:
+                return functools.partial(deliver, None, exc)
+            return functools.partial(deliver, result, None)
 
-        actor.job = job
-        self._ready.add(actor)
+        actor.job = run
+        self._in_flight += 1
+        if getattr(executor, "_max_workers", 0) == 1:
+            actor.serial = self._serial.setdefault(executor, deque())
+            actor.serial.append(actor)
+            if len(actor.serial) > 1:
+                return fut  # submitted when the jobs before it have run
+        self._submit(actor)
         return fut
 
     def set_default_executor(self, executor: Any) -> None:
@@ -529,30 +538,59 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         """Called by ``TimerHandle.cancel``; the clock skips cancelled timers when it advances."""
 
 
+def _wind_down(loop: ControlledLoop) -> BaseException | None:
+    """Cancel the tasks a run left and close its async generators, under its chooser; returns
+    how the test exited if it did so while being cancelled."""
+    left = [t for t in loop.tasks() if not t.done()]
+    for t in left:
+        t.cancel()
+    try:
+        if left:
+            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    except Deadlock:
+        pass
+    except EXITS as exc:
+        return exc
+    return None
+
+
+def _retrieve(loop: ControlledLoop) -> None:
+    """Mark every finished task's exception retrieved: after an exit or a Ctrl-C, asyncio's
+    "Task exception was never retrieved" with a traceback is not the report."""
+    for t in loop.tasks():
+        if t.done() and not t.cancelled():
+            t.exception()
+
+
 def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Chooser,
                    max_steps: int = 100_000) -> tuple[BaseException | None, Sequence[Step]]:  # fmt: skip
     """Run ``test()`` to completion under one schedule; returns its exception (None: it passed)
     and the steps. Tasks it left running are cancelled and its async generators closed, under
-    the same chooser, so nothing leaks into the next schedule."""
+    the same chooser, so nothing leaks into the next schedule. A test that exits (``sys.exit``,
+    ``os._exit``, its own ``KeyboardInterrupt``) returns that as its exception, every task's
+    exception retrieved so none is logged later; a real Ctrl-C is raised again once the tasks
+    are wound down, as ``asyncio.run`` does (:mod:`.guard`)."""
     loop = ControlledLoop(chooser, max_steps)  # type: ignore[abstract]
     outcome: BaseException | None = None
-    try:
+    with guarded() as guard:
         try:
-            loop.run_until_complete(test())
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as exc:
-            outcome = exc
-        steps = tuple(loop.steps)
-        left = [t for t in loop.tasks() if not t.done()]
-        for t in left:
-            t.cancel()
-        try:
-            if left:
-                loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        except Deadlock:
-            pass
-    finally:
-        loop.close()
+            try:
+                loop.run_until_complete(test())
+            except BaseException as exc:
+                if guard.interrupted:
+                    _wind_down(loop)  # in the handler: cli/interrupt.py does not deliver it again
+                    _retrieve(loop)
+                    raise
+                outcome = exc
+            steps = tuple(loop.steps)
+            exited = _wind_down(loop)
+            if not isinstance(outcome, EXITS):
+                outcome = exited or guard.exit_called or outcome  # os._exit in a thread or a lost task
+            if isinstance(outcome, EXITS):
+                _retrieve(loop)
+        finally:
+            loop.close()
+        if guard.interrupted:
+            raise KeyboardInterrupt
     return outcome, steps

@@ -11,8 +11,9 @@ message — plain ``asyncio.run`` loses it every time::
     turncheck race examples/races/json_store.py:test_no_lost_append          # exit 1, a token
     turncheck race examples/races/json_store.py:test_no_lost_append_locked   # exit 0
 
-Before turncheck 0.x's real-durations scheduler, ``turncheck race`` said every schedule passed:
+Up to turncheck 0.2.0, ``turncheck race`` said every schedule passed (random, pct, exhaustive):
 the thread's work took no virtual time and the timer fired only when nothing else could run.
+Now a job's effects and its delivery are two steps and time may pass between them.
 """
 
 import asyncio

@@ -153,8 +153,11 @@ def _greedy(test: AsyncTest, best: RaceRun, kind: str, tries: int, max_steps: in
     changed = True
     while changed and tries < SHRINK_RUNS:
         changed = False
-        current = best.schedule.reorders
-        candidates = [current[:k] + current[k + 1 :] for k in range(len(current))]
+        current, n = best.schedule.reorders, len(best.schedule.reorders)
+        candidates = []  # runs of reorderings dropped, halves first (delta debugging), then single ones
+        for size in (n // 2**e for e in range(1, n.bit_length()) if n // 2**e > 1):
+            candidates += [current[:k] + current[k + size :] for k in range(0, n, size)]
+        candidates += [current[:k] + current[k + 1 :] for k in range(n)]
         candidates += [
             current[:k] + ((p, 1),) + current[k + 1 :] for k, (p, i) in enumerate(current) if i > 1
         ]

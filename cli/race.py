@@ -112,6 +112,16 @@ def race_command(
     max_steps: Annotated[
         int, typer.Option("--max-steps", min=10, help="A schedule longer than this fails as a livelock.")
     ] = 100_000,
+    max_seconds: Annotated[
+        float,
+        typer.Option(
+            "--max-seconds",
+            min=0.01,
+            max=86_400,
+            help="A schedule running longer than this (wall clock) fails, naming where the loop was "
+            "blocked (a synchronous call such as time.sleep, or thread work that never returned).",
+        ),
+    ] = 60.0,
     fmt: FormatOpt = "table",
     quiet: QuietOpt = False,
     html: Annotated[
@@ -130,12 +140,13 @@ def race_command(
     replay = f"turncheck race {shlex.quote(test_ref)}"
     result: RaceResult | None = None
     if token is not None:
-        run: RaceRun | None = run_schedule(test, token, max_steps=max_steps)
+        run: RaceRun | None = run_schedule(test, token, max_steps=max_steps, max_seconds=max_seconds)
     else:
         bar = progress_for(f"race {test_ref}", quiet, "schedules")
         try:
             result = explore(test, schedules=schedules, strategy=strategy, depth=depth, seed=seed,
-                             max_steps=max_steps, progress=lambda done: bar(done, schedules))  # fmt: skip
+                             max_steps=max_steps, max_seconds=max_seconds,
+                             progress=lambda done: bar(done, schedules))  # fmt: skip
         finally:
             end_line(bar)
         run = result.failing

@@ -1,12 +1,14 @@
 """Race tests that end their process, each a different way (tests/test_race_durations.py).
 
 Not collected by pytest (no ``test_`` prefix): ``turncheck race tests/race_exits.py:NAME`` runs
-them, and each must fail in one line, never pass.
+them, and each must fail in one line, never pass. The last two never end at all: the
+schedule's wall-clock bound (``--max-seconds``) fails them, naming where the loop was blocked.
 """
 
 import asyncio
 import os
 import sys
+import time
 
 
 async def exit_0() -> None:
@@ -53,3 +55,12 @@ async def os_exit_caught() -> None:
 
 async def keyboard_interrupt() -> None:
     raise KeyboardInterrupt
+
+
+async def blocks_the_loop() -> None:  # never ends: --max-seconds stops it and names the call
+    await asyncio.sleep(0)
+    time.sleep(3600)
+
+
+async def thread_work_never_returns() -> None:
+    await asyncio.to_thread(time.sleep, 3600)

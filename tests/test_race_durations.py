@@ -248,8 +248,27 @@ def test_an_exit_in_process_is_the_schedules_outcome_and_os_exit_is_restored() -
     assert os._exit is real
 
 
+@pytest.mark.parametrize(
+    ("name", "where"),
+    [("blocks_the_loop", "a synchronous call at tests/race_exits.py:"),
+     ("thread_work_never_returns", "thread work (sleep) that had not returned")],
+)  # fmt: skip
+def test_a_schedule_past_its_wall_clock_bound_fails_naming_where_the_loop_was_blocked(
+    name: str, where: str
+) -> None:
+    started = time.monotonic()
+    proc = turncheck("race", f"tests/race_exits.py:{name}", "--max-seconds", "0.5", "-n", "3")
+    assert time.monotonic() - started < 30  # a stuck job thread does not hold the process at exit
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert (
+        "FAILED: Overrun: the schedule ran past its wall-clock bound of 0.5 s: the loop was blocked in "
+        in proc.stdout
+    )
+    assert where in proc.stdout and "Traceback" not in proc.stderr
+
+
 MARKED = """
-import asyncio, os, sys, pytest
+import asyncio, os, sys, time, pytest
 sys.path.insert(0, {root!r})
 from examples.races import json_store
 
@@ -276,19 +295,24 @@ async def test_os_exit():
 @pytest.mark.race(schedules=5)
 async def test_interrupt():
     raise KeyboardInterrupt
+
+@pytest.mark.race(max_seconds=0.5)
+async def test_blocks():
+    time.sleep(3600)
 """
 
 
 def test_the_pytest_marker(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_marked=MARKED.format(root=str(ROOT)))
     result = pytester.runpytest_subprocess("-p", "no:xdist", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, failed=5)
+    result.assert_outcomes(passed=1, failed=6)
     out = result.stdout.str()
     assert "an append was lost" in out and "(time passes)" in out
     for name, how in (("test_exit_0", "sys.exit(0)"), ("test_os_exit", "os._exit(0)"),
                       ("test_interrupt", "KeyboardInterrupt raised by the test")):  # fmt: skip
         assert f"test_marked.py::{name} exited under schedule 0.0: — {how}" in out
     assert "Task exception was never retrieved" not in out
+    assert "wall-clock bound of 0.5 s: the loop was blocked in a synchronous call at test_marked.py:" in out
 
 
 sys.path.insert(0, str(EXITS.parent))

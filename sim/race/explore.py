@@ -15,7 +15,6 @@ so :func:`run_schedule` on its token repeats its steps one for one.
 
 from __future__ import annotations
 
-import os
 import random
 import traceback
 from collections.abc import Callable, Coroutine
@@ -23,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from turncheck.models.errors import BadParameter
-from turncheck.sim.race.guard import EXITS, ExitCalled, exit_text
-from turncheck.sim.race.loop import CLOCK, RACE_DIR, RAN, Deadlock, Step, run_controlled
+from turncheck.sim.race.guard import EXITS, ExitCalled, Overrun, exit_text
+from turncheck.sim.race.loop import CLOCK, RAN, Deadlock, Step, run_controlled
 from turncheck.sim.race.schedule import (
     STRATEGIES,
     Recording,
@@ -33,12 +32,12 @@ from turncheck.sim.race.schedule import (
     next_prefix,
     prefix_chooser,
 )
-from turncheck.sim.race.where import ASYNCIO_DIR, place
+from turncheck.sim.race.where import ASYNCIO_DIR, RACE_DIR, STDLIB_DIR, place
 
 RaceStrategy = Literal["random", "pct", "exhaustive"]
 AsyncTest = Callable[[], Coroutine[Any, Any, Any]]
 SHRINK_RUNS = 200
-STDLIB_DIR = os.path.dirname(os.__file__) + os.sep
+Bounds = tuple[int, float | None]  # a schedule's most steps and wall-clock seconds (None: unbounded)
 SHOWN_STEPS = 60
 
 
@@ -106,6 +105,8 @@ def _failure(exc: BaseException) -> Failure:
     user = [f for f in frames if not f.filename.startswith(RACE_DIR)]
     frame = (user or frames)[-1] if frames else None
     where = f"{place(frame.filename)}:{frame.lineno} `{(frame.line or '').strip()}`" if frame else ""
+    if isinstance(exc, Overrun):  # where the loop was blocked is in the message
+        return Failure("Overrun", str(exc), "")
     if isinstance(exc, EXITS):  # where the user's code exited, not the thread pool that ran it
         own = [f for f in user if not f.filename.startswith(STDLIB_DIR)]
         where = f"{place(own[-1].filename)}:{own[-1].lineno} `{(own[-1].line or '').strip()}`" if own else ""
@@ -120,36 +121,38 @@ def _failure(exc: BaseException) -> Failure:
 
 
 def run_schedule(test: AsyncTest, schedule: Schedule, chooser: Callable[..., int] | None = None,
-                 max_steps: int = 100_000) -> RaceRun:  # fmt: skip
+                 max_steps: int = 100_000, max_seconds: float | None = None) -> RaceRun:  # fmt: skip
     """Run ``test`` once, under ``chooser`` (default: ``schedule``'s reorderings)."""
-    return _run(
-        test, schedule, Recording(chooser if chooser is not None else follow(schedule.reorders)), max_steps
-    )
+    rec = Recording(chooser if chooser is not None else follow(schedule.reorders))
+    return _run(test, schedule, rec, (max_steps, max_seconds))
 
 
 def _same(run: RaceRun, kind: str) -> bool:
     return run.failure is not None and run.failure.kind == kind
 
 
-def shrink(test: AsyncTest, run: RaceRun, max_steps: int = 100_000) -> RaceRun:
+def shrink(test: AsyncTest, run: RaceRun, bounds: Bounds = (100_000, None)) -> RaceRun:
     """Fewer and smaller reorderings that still fail with the same exception type: first every
     schedule with fewer reorderings, fewest first (a bounded exhaustive search), then dropping
-    and lowering the found schedule's reorderings one at a time."""
+    and lowering the found schedule's reorderings, runs of them first. A schedule that ran past
+    its wall-clock bound is not shrunk."""
     assert run.failure is not None
+    if run.failure.kind == "Overrun":  # each try could take the whole bound again
+        return run
     kind, best, tries = run.failure.kind, run, 0
     for depth in range(len(run.schedule.reorders)):
         prefix: list[int] | None = []
         while prefix is not None and tries < SHRINK_RUNS // 2:
             rec = Recording(prefix_chooser(prefix))
             tries += 1
-            again = _run(test, Schedule(run.schedule.seed, run.schedule.index), rec, max_steps)
+            again = _run(test, Schedule(run.schedule.seed, run.schedule.index), rec, bounds)
             if _same(again, kind):
-                return _greedy(test, again, kind, tries, max_steps)
+                return _greedy(test, again, kind, tries, bounds)
             prefix = next_prefix(rec.answers, depth)
-    return _greedy(test, best, kind, tries, max_steps)
+    return _greedy(test, best, kind, tries, bounds)
 
 
-def _greedy(test: AsyncTest, best: RaceRun, kind: str, tries: int, max_steps: int) -> RaceRun:
+def _greedy(test: AsyncTest, best: RaceRun, kind: str, tries: int, bounds: Bounds) -> RaceRun:
     changed = True
     while changed and tries < SHRINK_RUNS:
         changed = False
@@ -164,7 +167,7 @@ def _greedy(test: AsyncTest, best: RaceRun, kind: str, tries: int, max_steps: in
         for reorders in candidates[: SHRINK_RUNS - tries]:
             tries += 1
             again = run_schedule(
-                test, Schedule(best.schedule.seed, best.schedule.index, reorders), None, max_steps
+                test, Schedule(best.schedule.seed, best.schedule.index, reorders), None, *bounds
             )
             size = (len(again.schedule.reorders), sum(i for _, i in again.schedule.reorders))
             if _same(again, kind) and size < (len(current), sum(i for _, i in current)):
@@ -173,14 +176,14 @@ def _greedy(test: AsyncTest, best: RaceRun, kind: str, tries: int, max_steps: in
     return best
 
 
-def _run(test: AsyncTest, origin: Schedule, rec: Recording, max_steps: int) -> RaceRun:
-    exc, steps = run_controlled(test, rec, max_steps)
+def _run(test: AsyncTest, origin: Schedule, rec: Recording, bounds: Bounds) -> RaceRun:
+    exc, steps = run_controlled(test, rec, *bounds)
     return RaceRun(Schedule(origin.seed, origin.index, rec.reorders()), tuple(steps),
                    None if exc is None else _failure(exc), len(rec.answers))  # fmt: skip
 
 
 def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "random", depth: int = 2,
-            seed: int = 0, max_steps: int = 100_000,
+            seed: int = 0, max_steps: int = 100_000, max_seconds: float | None = None,
             progress: Callable[[int], None] | None = None) -> RaceResult:  # fmt: skip
     """Run up to ``schedules`` schedules of ``test`` (the first in asyncio's order); stop at the
     first failure and shrink it."""
@@ -203,14 +206,14 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
         else:
             chooser = STRATEGIES[strategy](random.Random(f"turncheck-race:{seed}:{index}"), depth, horizon)
         rec = Recording(chooser)
-        run = _run(test, schedule, rec, max_steps)
+        run = _run(test, schedule, rec, (max_steps, max_seconds))
         seen.add(run.interleaving_key)
         horizon, jobs, timed = max(horizon, run.points), max(jobs, run.jobs), timed or run.timed
         if progress is not None:
             progress(index + 1)
         if run.failure is not None:
             return RaceResult(strategy, seed, depth, index + 1, len(seen), False,
-                              shrink(test, run, max_steps), run, horizon, jobs, timed)  # fmt: skip
+                              shrink(test, run, (max_steps, max_seconds)), run, horizon, jobs, timed)  # fmt: skip
         if strategy == "exhaustive":
             following = next_prefix(rec.answers, depth)
             if following is None:

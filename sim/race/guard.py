@@ -19,14 +19,20 @@ were before it was entered.
 
 from __future__ import annotations
 
+import concurrent.futures
+import functools
+import linecache
 import os
+import queue
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any, NoReturn
+
+from turncheck.sim.race.where import RACE_DIR, STDLIB_DIR, callable_name, place
 
 
 class ExitCalled(BaseException):
@@ -38,17 +44,62 @@ class ExitCalled(BaseException):
         self.code = code
 
 
-EXITS = (SystemExit, KeyboardInterrupt, ExitCalled)
-"""What a test raises to end its process; the loop lets these through every callback."""
+class Overrun(BaseException):
+    """A schedule ran past its wall-clock bound: raised where the loop's thread was (SIGALRM)."""
+
+
+EXITS = (SystemExit, KeyboardInterrupt, ExitCalled, Overrun)
+"""What ends a schedule at once; the loop lets these through every callback."""
 
 
 @dataclass
 class Guard:
     """What happened while a schedule ran: a real Ctrl-C arrived; ``os._exit`` was called
-    (kept even when the :class:`ExitCalled` it raised was caught or never awaited)."""
+    (kept even when the :class:`ExitCalled` it raised was caught or never awaited); the
+    wall-clock bound passed, and where the loop's thread was then."""
 
     interrupted: bool = False
     exit_called: ExitCalled | None = None
+    overrun: Overrun | None = None
+    seconds: float | None = None  # the bound, when it is armed (main thread, SIGALRM free)
+
+    def rearm(self) -> None:
+        """The bound again, from now: for winding down a schedule that overran."""
+        if self.seconds is not None:
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+
+class JobThread(concurrent.futures.Executor):
+    """The loop's own worker for ``to_thread`` and ``run_in_executor(None, …)``: one *daemon*
+    thread running jobs one at a time, so work stuck past a schedule's bound (a
+    ``ThreadPoolExecutor``'s threads are joined at exit) never keeps the process alive."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[tuple[concurrent.futures.Future[Any], Callable[[], Any]] | None]
+        self._queue = queue.SimpleQueue()
+        thread = threading.Thread(target=self._serve, name="turncheck-race", daemon=True)
+        self._threads = {thread}  # as ThreadPoolExecutor names them: the loop's own, never foreign
+        thread.start()
+
+    def _serve(self) -> None:
+        while (item := self._queue.get()) is not None:
+            fut, call = item
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(call())
+                except BaseException as exc:  # the job's caller gets it, as from a pool
+                    fut.set_exception(exc)
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._queue.put((fut, functools.partial(fn, *args, **kwargs)))
+        return fut
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._queue.put(None)
+        if wait:
+            for thread in self._threads:
+                thread.join()
 
 
 def exit_text(exc: BaseException) -> str:
@@ -61,10 +112,34 @@ def exit_text(exc: BaseException) -> str:
     return "KeyboardInterrupt raised by the test"
 
 
+def _blocked_in(frame: FrameType | None) -> str:
+    """Where the loop's thread was when the bound passed: in a synchronous call of the test's
+    code (the innermost frame that is neither the standard library's nor the scheduler's,
+    inside the callback the loop was running), waiting for a job's thread work, or in the
+    scheduler itself (a schedule of very many steps)."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.startswith(RACE_DIR) and code.co_name in ("_run_handle", "run_forever"):
+            break
+        if code.co_filename == __file__ and code.co_name == "wait_for_job":
+            return f"thread work ({callable_name(frame.f_locals.get('func'))}) that had not returned"
+        if not code.co_filename.startswith((RACE_DIR, STDLIB_DIR)):
+            line = linecache.getline(code.co_filename, frame.f_lineno).strip()
+            return f"a synchronous call at {place(code.co_filename)}:{frame.f_lineno} `{line}` (no await returned control)"
+        frame = frame.f_back
+    return "its own scheduling: the schedule is very long (--max-steps bounds its steps)"
+
+
+def wait_for_job(pool: Any, func: Callable[..., Any], *args: Any) -> Any:
+    """Run ``func(*args)`` on ``pool`` and wait for it: a job's thread work (see :func:`_blocked_in`)."""
+    return pool.submit(func, *args).result()
+
+
 @contextmanager
-def guarded() -> Iterator[Guard]:
-    """While inside, ``os._exit`` raises :class:`ExitCalled` and a real SIGINT is noted (see
-    the module)."""
+def guarded(seconds: float | None = None) -> Iterator[Guard]:
+    """While inside, ``os._exit`` raises :class:`ExitCalled`, a real SIGINT is noted, and after
+    ``seconds`` of wall-clock time :class:`Overrun` is raised where the loop's thread is (on the
+    main thread, where SIGALRM is not already someone's; see the module)."""
     guard = Guard()
     pid, real_exit = os.getpid(), os._exit
 
@@ -83,12 +158,25 @@ def guarded() -> Iterator[Guard]:
         assert callable(previous)
         return previous(signum, frame)
 
+    def overrun(signum: int, frame: FrameType | None) -> Any:
+        if guard.overrun is None:
+            guard.overrun = Overrun(f"the schedule ran past its wall-clock bound of {seconds:g} s: "
+                                    f"the loop was blocked in {_blocked_in(frame)}")  # fmt: skip
+        raise guard.overrun
+
     if callable(previous):
         signal.signal(signal.SIGINT, noted)
+    if seconds is not None and previous is not None and signal.getsignal(signal.SIGALRM) == signal.SIG_DFL:
+        guard.seconds = seconds
+        signal.signal(signal.SIGALRM, overrun)
+        guard.rearm()
     os._exit = exit_instead
     try:
         yield guard
     finally:
         os._exit = real_exit
+        if guard.seconds is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
         if callable(previous):
             signal.signal(signal.SIGINT, previous)

@@ -37,13 +37,11 @@ steps — which actor ran, from which await to which — is the same in every ru
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextvars
 import functools
 import heapq
 import itertools
 import logging
-import os
 import queue
 import sys
 import threading
@@ -54,13 +52,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from turncheck.models.errors import TurncheckError
-from turncheck.sim.race.guard import EXITS, guarded
+from turncheck.sim.race.guard import EXITS, JobThread, guarded, wait_for_job
 from turncheck.sim.race.where import callable_name, suspended_at
 
 FOREIGN_WAIT_S = 30.0  # how long every task may wait on a thread the loop did not start
 FOREIGN_SETTLE_S = 0.005  # callbacks of other threads arriving this close together are one batch
 FOREIGN_GRACE_S = 0.05  # how long such a thread may take to answer before the clock jumps past it
-RACE_DIR = os.path.dirname(__file__) + os.sep
 CLOCK = "(time passes)"  # the choice to let the clock jump to the next timer while a job is in flight
 RAN, DELIVERED = "(ran in a thread)", "(delivered)"
 
@@ -157,7 +154,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         self._debug = False
         self._thread: int | None = None
         self._awaited: asyncio.Future[Any] | None = None
-        self._worker: concurrent.futures.ThreadPoolExecutor | None = None
+        self._worker: JobThread | None = None
         self._in_flight = 0  # jobs submitted and not yet delivered
         self._serial: weakref.WeakKeyDictionary[Any, deque[_Actor]] = weakref.WeakKeyDictionary()
         self._clock = _Actor(CLOCK)
@@ -413,7 +410,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         pool = executor
         if pool is None:
             if self._worker is None:
-                self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="turncheck-race")
+                self._worker = JobThread()
             pool = self._worker
         self._pools.add(pool)
 
@@ -427,7 +424,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
 
         def run() -> Job:
             try:
-                result = pool.submit(func, *args).result()
+                result = wait_for_job(pool, func, *args)
             except BaseException as exc:
                 return functools.partial(deliver, None, exc)
             return functools.partial(deliver, result, None)
@@ -538,9 +535,11 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         """Called by ``TimerHandle.cancel``; the clock skips cancelled timers when it advances."""
 
 
-def _wind_down(loop: ControlledLoop) -> BaseException | None:
+def _wind_down(loop: ControlledLoop, retrieve: bool) -> BaseException | None:
     """Cancel the tasks a run left and close its async generators, under its chooser; returns
-    how the test exited if it did so while being cancelled."""
+    how the test exited if it did so while being cancelled. ``retrieve`` (after an exit or a
+    Ctrl-C): every finished task's exception is marked retrieved, as asyncio's "Task exception
+    was never retrieved" with its traceback is not the report."""
     left = [t for t in loop.tasks() if not t.done()]
     for t in left:
         t.cancel()
@@ -552,44 +551,45 @@ def _wind_down(loop: ControlledLoop) -> BaseException | None:
         pass
     except EXITS as exc:
         return exc
+    finally:
+        for t in loop.tasks() if retrieve else ():
+            if t.done() and not t.cancelled():
+                t.exception()
     return None
 
 
-def _retrieve(loop: ControlledLoop) -> None:
-    """Mark every finished task's exception retrieved: after an exit or a Ctrl-C, asyncio's
-    "Task exception was never retrieved" with a traceback is not the report."""
-    for t in loop.tasks():
-        if t.done() and not t.cancelled():
-            t.exception()
-
-
-def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Chooser,
-                   max_steps: int = 100_000) -> tuple[BaseException | None, Sequence[Step]]:  # fmt: skip
+def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Chooser, max_steps: int = 100_000,
+                   max_seconds: float | None = None) -> tuple[BaseException | None, Sequence[Step]]:  # fmt: skip
     """Run ``test()`` to completion under one schedule; returns its exception (None: it passed)
     and the steps. Tasks it left running are cancelled and its async generators closed, under
     the same chooser, so nothing leaks into the next schedule. A test that exits (``sys.exit``,
     ``os._exit``, its own ``KeyboardInterrupt``) returns that as its exception, every task's
     exception retrieved so none is logged later; a real Ctrl-C is raised again once the tasks
-    are wound down, as ``asyncio.run`` does (:mod:`.guard`)."""
+    are wound down, as ``asyncio.run`` does (:mod:`.guard`). Past ``max_seconds`` of wall-clock
+    time the schedule fails with :class:`~.guard.Overrun`, saying where the loop was blocked;
+    its tasks get as long again to wind down, and a job thread still stuck is left behind (a
+    daemon thread: it does not hold the process)."""
     loop = ControlledLoop(chooser, max_steps)  # type: ignore[abstract]
     outcome: BaseException | None = None
-    with guarded() as guard:
+    with guarded(max_seconds) as guard:
         try:
             try:
                 loop.run_until_complete(test())
             except BaseException as exc:
                 if guard.interrupted:
-                    _wind_down(loop)  # in the handler: cli/interrupt.py does not deliver it again
-                    _retrieve(loop)
+                    _wind_down(loop, True)  # in the handler: cli/interrupt.py does not deliver it again
                     raise
                 outcome = exc
             steps = tuple(loop.steps)
-            exited = _wind_down(loop)
-            if not isinstance(outcome, EXITS):
-                outcome = exited or guard.exit_called or outcome  # os._exit in a thread or a lost task
-            if isinstance(outcome, EXITS):
-                _retrieve(loop)
+            if guard.overrun is not None:
+                guard.rearm()
+            exited = _wind_down(loop, isinstance(outcome, EXITS) or guard.exit_called is not None)
+            if not isinstance(outcome, EXITS) or guard.overrun is not None:  # os._exit in a thread, …
+                outcome = guard.overrun or exited or guard.exit_called or outcome
         finally:
+            if guard.overrun is not None and loop._worker is not None:
+                loop._worker.shutdown(wait=False)  # its job may never return
+                loop._worker = None
             loop.close()
         if guard.interrupted:
             raise KeyboardInterrupt

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 ASYNCIO_DIR = os.path.dirname(asyncio.__file__) + os.sep
+STDLIB_DIR = os.path.dirname(os.__file__) + os.sep
+RACE_DIR = os.path.dirname(__file__) + os.sep
 
 
 def place(path: str) -> str:

@@ -226,8 +226,9 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
 
 
 UNCONTROLLED = (
-    "not controlled: real sockets, subprocesses and threads the test starts itself "
-    "(they run at this machine's pace and are never reordered)"
+    "not controlled: real sockets, subprocesses and threads the test starts itself (they run at "
+    "this machine's pace and are never reordered), nor the interleaving of two jobs' code inside "
+    "their threads (each job's function runs whole, as one step)"
 )
 
 

@@ -8,6 +8,7 @@ schedule's wall-clock bound (``--max-seconds``) fails them, naming where the loo
 import asyncio
 import os
 import sys
+import threading
 import time
 
 
@@ -63,4 +64,4 @@ async def blocks_the_loop() -> None:  # never ends: --max-seconds stops it and n
 
 
 async def thread_work_never_returns() -> None:
-    await asyncio.to_thread(time.sleep, 3600)
+    await asyncio.to_thread(threading.Event().wait)  # (a time.sleep in a job is a scheduling point)

@@ -20,6 +20,7 @@ import asyncio
 import concurrent.futures
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -142,6 +143,41 @@ def test_every_strategy_finds_it_and_its_token_replays_it(shape: str, offload: s
     assert again.failure == run.failure and again.steps == run.steps
 
 
+def whole_append_in_threads(offload: str, read_s: float = 0.0) -> Callable[[], Any]:
+    """Each append read-sleep-writes inside one thread call: the race is between two threads."""
+
+    def append(path: Path, message: str) -> None:
+        data = json.loads(path.read_text()) if path.exists() else []
+        time.sleep(read_s)
+        path.write_text(json.dumps([*data, message]))
+
+    async def test() -> None:
+        with tempfile.TemporaryDirectory() as folder, concurrent.futures.ThreadPoolExecutor(4) as pool:
+            path, off = Path(folder) / "s.json", OFFLOADS[offload](pool)
+            await asyncio.gather(off(lambda: append(path, "a")), later(off(lambda: append(path, "b"))))
+            kept = json.loads(path.read_text())
+        assert sorted(kept) == ["a", "b"], f"an append was lost: {kept}"
+
+    return test
+
+
+@pytest.mark.parametrize("strategy", ["random", "pct", "exhaustive"])
+@pytest.mark.parametrize("offload", ["to_thread", "run_in_executor(None)"])
+def test_a_sleep_inside_a_job_is_a_scheduling_point(offload: str, strategy: str) -> None:
+    lost = 0
+    for _ in range(3):
+        try:
+            asyncio.run(whole_append_in_threads(offload, read_s=0.03)())
+        except AssertionError:
+            lost += 1
+    assert lost == 3  # plain asyncio: the two threads overlap every time
+    run = explore(whole_append_in_threads(offload), strategy=strategy, schedules=100).failing  # type: ignore[arg-type]
+    assert run is not None and run.failure is not None and "an append was lost" in run.failure.message
+    assert any(s.end == "(in time.sleep, in its thread)" for s in run.steps)
+    again = run_schedule(whole_append_in_threads(offload), parse_token(run.schedule.token))
+    assert again.steps == run.steps and again.failure == run.failure
+
+
 @pytest.mark.parametrize("strategy", ["random", "pct", "exhaustive"])
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_the_locked_store_passes_every_schedule(shape: str, strategy: str) -> None:
@@ -199,14 +235,15 @@ def test_the_ok_line_says_what_was_explored_and_what_is_not_controlled() -> None
     ok = turncheck("race", f"{EXAMPLE}:test_no_lost_append_locked", "--strategy", "exhaustive", "-d", "3")
     assert ok.returncode == 0, ok.stdout + ok.stderr
     lines = ok.stdout.splitlines()[1:]
-    assert lines[0].startswith(
-        "OK: 21 schedules passed, every schedule within 3 reorderings of asyncio's order"
-    )
-    assert "choice points" in lines[0]
-    assert "effects and its delivery separate steps, timers firing while they ran" in lines[1]
+    head = re.fullmatch(r"OK: (\d+) schedules passed, every schedule within 3 reorderings of asyncio's order; "
+                        r"(\d+) distinct interleavings, up to (\d+) choice points a schedule", lines[0])  # fmt: skip
+    assert head is not None and head[1] == head[2] and int(head[3]) > 1, lines[0]
+    assert "each one's effects (to each time.sleep in it) and its delivery separate steps" in lines[1]
+    assert lines[1].endswith("timers firing while they ran")
     assert lines[2].startswith(
         "not controlled: real sockets, subprocesses and threads the test starts itself"
     )
+    assert "only time.sleep is a scheduling point" in lines[2]
     sample = turncheck("race", "examples/races/store.py:test_no_lost_append_locked", "-n", "20")
     assert "a random sample, not every schedule" in sample.stdout and "no thread work" in sample.stdout
 
@@ -241,17 +278,17 @@ def test_a_test_that_exits_fails_in_one_line(name: str) -> None:
 def test_an_exit_in_process_is_the_schedules_outcome_and_os_exit_is_restored() -> None:
     import race_exits  # type: ignore[import-not-found]
 
-    real = os._exit
+    real, real_sleep = os._exit, time.sleep
     for name in EXIT_TESTS:
         exc, _ = run_controlled(getattr(race_exits, name), lambda c: 0)
         assert isinstance(exc, (SystemExit, KeyboardInterrupt)) or type(exc).__name__ == "ExitCalled", name
-    assert os._exit is real
+    assert os._exit is real and time.sleep is real_sleep
 
 
 @pytest.mark.parametrize(
     ("name", "where"),
     [("blocks_the_loop", "a synchronous call at tests/race_exits.py:"),
-     ("thread_work_never_returns", "thread work (sleep) that had not returned")],
+     ("thread_work_never_returns", "thread work (Event.wait) that had not returned")],
 )  # fmt: skip
 def test_a_schedule_past_its_wall_clock_bound_fails_naming_where_the_loop_was_blocked(
     name: str, where: str

@@ -227,8 +227,9 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
 
 UNCONTROLLED = (
     "not controlled: real sockets, subprocesses and threads the test starts itself (they run at "
-    "this machine's pace and are never reordered), nor the interleaving of two jobs' code inside "
-    "their threads (each job's function runs whole, as one step)"
+    "this machine's pace and are never reordered); inside a job's thread only time.sleep is a "
+    "scheduling point (other blocking calls run whole), and a job on an executor the test passes "
+    "runs whole"
 )
 
 
@@ -246,7 +247,7 @@ def ok_report(result: RaceResult) -> list[str]:
         threads = "no thread work (to_thread, run_in_executor) ran to interleave"
     else:
         threads = (f"up to {result.jobs} thread job{'s' if result.jobs != 1 else ''} a schedule, each one's "
-                   "effects and its delivery separate steps, "
+                   "effects (to each time.sleep in it) and its delivery separate steps, "
                    + ("timers firing while they ran" if result.timed else "no timer pending while one ran"))  # fmt: skip
     return [
         f"OK: {result.schedules} schedules passed, {space}; {result.distinct} distinct interleavings, "

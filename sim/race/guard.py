@@ -26,11 +26,12 @@ import os
 import queue
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, SupportsIndex
 
 from turncheck.sim.race.where import RACE_DIR, STDLIB_DIR, callable_name, place
 
@@ -70,36 +71,90 @@ class Guard:
 
 
 class JobThread(concurrent.futures.Executor):
-    """The loop's own worker for ``to_thread`` and ``run_in_executor(None, …)``: one *daemon*
-    thread running jobs one at a time, so work stuck past a schedule's bound (a
-    ``ThreadPoolExecutor``'s threads are joined at exit) never keeps the process alive."""
+    """The loop's own workers for ``to_thread`` and ``run_in_executor(None, …)``: *daemon*
+    threads (a ``ThreadPoolExecutor``'s are joined at exit, so work stuck past a schedule's bound
+    would keep the process alive), one more whenever every one holds a job (a job parked in
+    ``time.sleep`` keeps its thread, as a default executor's many workers allow)."""
 
     def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[tuple[concurrent.futures.Future[Any], Callable[[], Any]] | None]
-        self._queue = queue.SimpleQueue()
-        thread = threading.Thread(target=self._serve, name="turncheck-race", daemon=True)
-        self._threads = {thread}  # as ThreadPoolExecutor names them: the loop's own, never foreign
-        thread.start()
+        self._queue: queue.SimpleQueue[Callable[[], Any] | None] = queue.SimpleQueue()
+        self._threads: set[threading.Thread] = set()  # as ThreadPoolExecutor names them: never foreign
+        self._idle = 0
+        self._lock = threading.Lock()
 
     def _serve(self) -> None:
-        while (item := self._queue.get()) is not None:
-            fut, call = item
-            if fut.set_running_or_notify_cancel():
-                try:
-                    fut.set_result(call())
-                except BaseException as exc:  # the job's caller gets it, as from a pool
-                    fut.set_exception(exc)
+        while True:
+            with self._lock:
+                self._idle += 1
+            call = self._queue.get()
+            with self._lock:
+                self._idle -= 1
+            if call is None:
+                return
+            call()
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
-        fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        self._queue.put((fut, functools.partial(fn, *args, **kwargs)))
-        return fut
+        """``fn`` runs on a thread of its own while it runs (its result goes where ``fn`` puts it)."""
+        with self._lock:
+            spawn = self._idle == 0
+        if spawn:
+            thread = threading.Thread(target=self._serve, name="turncheck-race", daemon=True)
+            self._threads.add(thread)
+            thread.start()
+        self._queue.put(functools.partial(fn, *args, **kwargs))
+        return concurrent.futures.Future()
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        self._queue.put(None)
+        for _ in self._threads:
+            self._queue.put(None)
         if wait:
             for thread in self._threads:
                 thread.join()
+
+
+_JOB = threading.local()  # in a thread of JobThread: the Slot it runs
+PARKED = object()
+
+
+class Slot:
+    """One job on :class:`JobThread`, run in steps: each :meth:`step` lets its function run
+    until it calls ``time.sleep`` (the stand-in :func:`guarded` installs parks it there, a
+    scheduling point: a slow read's effects and the work after its sleep are two steps) or
+    returns. The loop waits for one or the other, so one thing runs at a time."""
+
+    def __init__(self, pool: JobThread, func: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.pool, self.func, self.args = pool, func, args
+        self.box: queue.SimpleQueue[Any] = queue.SimpleQueue()  # to the loop: PARKED or (result, exc)
+        self.go = threading.Event()
+        self.started = self.free = False
+
+    def step(self) -> Any:
+        """Run to the next ``time.sleep`` (:data:`PARKED`) or to the end (``(result, exc)``)."""
+        if not self.started:
+            self.started = True
+            self.pool.submit(self._body)
+        else:
+            self.go.set()
+        return wait_for_job(self.func, self.box.get)
+
+    def _body(self) -> None:
+        _JOB.slot = self
+        try:
+            self.box.put((self.func(*self.args), None))
+        except BaseException as exc:  # the caller's await raises it
+            self.box.put((None, exc))
+        finally:
+            _JOB.slot = None
+
+    def park(self) -> None:
+        self.box.put(PARKED)
+        self.go.wait()
+        self.go.clear()
+
+    def release(self) -> None:
+        """The schedule is over: the job runs on by itself, its sleeps taking no time."""
+        self.free = True
+        self.go.set()
 
 
 def exit_text(exc: BaseException) -> str:
@@ -130,9 +185,9 @@ def _blocked_in(frame: FrameType | None) -> str:
     return "its own scheduling: the schedule is very long (--max-steps bounds its steps)"
 
 
-def wait_for_job(pool: Any, func: Callable[..., Any], *args: Any) -> Any:
-    """Run ``func(*args)`` on ``pool`` and wait for it: a job's thread work (see :func:`_blocked_in`)."""
-    return pool.submit(func, *args).result()
+def wait_for_job(func: Callable[..., Any], wait: Callable[[], Any]) -> Any:
+    """``wait()`` for a job running ``func`` in its thread (its name: :func:`_blocked_in`)."""
+    return wait()
 
 
 @contextmanager
@@ -170,11 +225,20 @@ def guarded(seconds: float | None = None) -> Iterator[Guard]:
         guard.seconds = seconds
         signal.signal(signal.SIGALRM, overrun)
         guard.rearm()
-    os._exit = exit_instead
+    real_sleep = time.sleep
+
+    def sleep_instead(seconds: float | SupportsIndex) -> None:
+        slot = getattr(_JOB, "slot", None)
+        if slot is None:
+            real_sleep(seconds)
+        elif not slot.free:
+            slot.park()
+
+    os._exit, time.sleep = exit_instead, sleep_instead
     try:
         yield guard
     finally:
-        os._exit = real_exit
+        os._exit, time.sleep = real_exit, real_sleep
         if guard.seconds is not None:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, signal.SIG_DFL)

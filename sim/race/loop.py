@@ -2,12 +2,10 @@
 
 Under :class:`ControlledLoop` the user's real coroutines run unchanged; what changes is who runs
 next. asyncio's own loop runs its ready callbacks first in, first out; here every callback is
-owned by an **actor** — a task (the callbacks scheduled with the task's context: its steps and its
-wake-ups, which is how ``asyncio.Task`` and ``Future`` call :meth:`call_soon` on every supported
-Python) or a thread offload — and at each point where more than one actor is runnable, the
-chooser picks one by its index in FIFO order (index 0 is what asyncio would have run). The loop
-is written against the public :class:`asyncio.AbstractEventLoop` surface only — ``call_soon``
-with ``context=``, ``call_at``, ``create_task``, ``run_in_executor``, ``time`` — never against
+owned by an **actor** — a task (the callbacks scheduled with the task's context, which is how
+``asyncio.Task`` and ``Future`` call :meth:`call_soon`) or a thread offload — and where more than
+one actor is runnable, the chooser picks one by its index in FIFO order (index 0 is asyncio's
+pick). The loop uses the public :class:`asyncio.AbstractEventLoop` surface only, never
 ``BaseEventLoop._run_once`` or ``_ready``, so it does not depend on one CPython's internals.
 
 The rules that make a schedule replay exactly:
@@ -15,12 +13,12 @@ The rules that make a schedule replay exactly:
 * a callback owned by no actor (a future's done callback in a fresh context, ``gather``'s
   bookkeeping, a timer's callback) runs at once, in order, before the next choice: it is the
   loop's own work, not an interleaving;
-* ``run_in_executor`` / ``asyncio.to_thread`` become an actor of their own, a **job**, with two
-  steps: when first chosen, the function runs to completion in a worker thread while the loop
-  waits — its effects land at one point a schedule names; when chosen again, its result (or
-  error) is delivered to the awaiting future. Between the two, as in production, where the
-  thread takes real time, any task may run and any timer may fire. Jobs on an executor with one
-  worker run in the order submitted; on the default executor (many workers), in any order;
+* ``run_in_executor`` / ``asyncio.to_thread`` become an actor of their own, a **job**: when
+  chosen, its function runs in a worker thread while the loop waits — to its end, or, on the
+  default executor, to its next ``time.sleep`` (a step of its own: :class:`~.guard.Slot`); when
+  chosen after that, its result (or error) is delivered. Between steps, as while a real thread
+  takes its time, any task may run and any timer fire. Jobs on a one-worker executor run in the
+  order submitted; on the default executor (many workers), in any order;
 * time is virtual: code takes none, and the clock jumps to the next timer when no actor is
   runnable — or, while a job is in flight, whenever the chooser picks :data:`CLOCK` (always
   offered last, so index 0 keeps asyncio's order); a sleep otherwise wakes after everything
@@ -48,18 +46,17 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from turncheck.models.errors import TurncheckError
-from turncheck.sim.race.guard import EXITS, JobThread, guarded, wait_for_job
-from turncheck.sim.race.where import callable_name, suspended_at
+from turncheck.sim.race.guard import EXITS, PARKED, JobThread, Slot, guarded, wait_for_job
+from turncheck.sim.race.where import Choice, Chooser, Step, callable_name, suspended_at
 
 FOREIGN_WAIT_S = 30.0  # how long every task may wait on a thread the loop did not start
 FOREIGN_SETTLE_S = 0.005  # callbacks of other threads arriving this close together are one batch
 FOREIGN_GRACE_S = 0.05  # how long such a thread may take to answer before the clock jumps past it
 CLOCK = "(time passes)"  # the choice to let the clock jump to the next timer while a job is in flight
-RAN, DELIVERED = "(ran in a thread)", "(delivered)"
+RAN, DELIVERED, PAUSED = "(ran in a thread)", "(delivered)", "(in time.sleep, in its thread)"
 
 
 class Deadlock(TurncheckError):
@@ -68,35 +65,6 @@ class Deadlock(TurncheckError):
 
 class RaceUnsupported(TurncheckError, NotImplementedError):
     """What the controlled loop does not run (sockets, subprocesses, signals)."""
-
-
-@dataclass(frozen=True)
-class Choice:
-    """One scheduling point: the runnable actors' names in FIFO order (index 0 is asyncio's pick)
-    and the index of this point among the run's points with more than one runnable actor."""
-
-    point: int
-    names: tuple[str, ...]
-
-
-Chooser = Callable[[Choice], int]
-
-
-@dataclass(frozen=True)
-class Step:
-    """One atomic step: who ran, from which suspension point to which (``file:line `code```),
-    and — at a choice — how many were runnable and which index was chosen."""
-
-    actor: str
-    start: str
-    end: str
-    runnable: tuple[str, ...] = ()
-    chosen: int = 0
-
-    @property
-    def reordered(self) -> bool:
-        """The chooser ran another actor than the one asyncio would have run."""
-        return self.chosen != 0
 
 
 Callback = tuple[asyncio.Handle, Callable[..., Any], tuple[Any, ...], contextvars.Context]
@@ -160,6 +128,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         self._clock = _Actor(CLOCK)
         self._clock.where = "(t=0s)"
         self._pools: weakref.WeakSet[Any] = weakref.WeakSet()  # the executors jobs were sent to
+        self._slots: list[Slot] = []  # the jobs on the loop's own threads (released on close)
         self._exception_handler: Any = None
         self._asyncgens: weakref.WeakSet[Any] = weakref.WeakSet()
         self._threads_before = set(threading.enumerate())
@@ -272,6 +241,10 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             self._in_flight -= 1
         else:
             actor.ready_at = next(self._seq)
+            if actor.job is job:  # parked in time.sleep, inside its thread
+                actor.where = PAUSED
+                self.steps.append(Step(actor.name, start, PAUSED, runnable, chosen))
+                return
             if actor.serial is not None:
                 actor.serial.popleft()
                 if actor.serial:
@@ -407,12 +380,13 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         owner = asyncio.current_task(self)
         actor = self._actor(f"{owner.get_name() if owner else 'loop'} → {callable_name(func)}")
         actor.where = "(runs in a thread)"
-        pool = executor
-        if pool is None:
-            if self._worker is None:
-                self._worker = JobThread()
-            pool = self._worker
+        if executor is None and self._worker is None:
+            self._worker = JobThread()
+        pool: Any = self._worker if executor is None else executor
         self._pools.add(pool)
+        slot = Slot(self._worker, func, args) if executor is None and self._worker is not None else None
+        if slot is not None:
+            self._slots.append(slot)
 
         def deliver(result: Any, exc: BaseException | None) -> None:
             if fut.cancelled():
@@ -424,7 +398,15 @@ class ControlledLoop(asyncio.AbstractEventLoop):
 
         def run() -> Job:
             try:
-                result = wait_for_job(pool, func, *args)
+                if slot is None:
+                    result = wait_for_job(func, pool.submit(func, *args).result)
+                else:
+                    outcome = slot.step()
+                    if outcome is PARKED:
+                        return run  # parked in time.sleep: its next step resumes it
+                    result, exc = outcome
+                    if exc is not None:
+                        return functools.partial(deliver, None, exc)
             except BaseException as exc:
                 return functools.partial(deliver, None, exc)
             return functools.partial(deliver, result, None)
@@ -496,6 +478,8 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         if self._running:
             raise RuntimeError("Cannot close a running event loop")
         self._closed = True
+        for slot in self._slots:
+            slot.release()
         if self._worker is not None:
             self._worker.shutdown(wait=True)
             self._worker = None

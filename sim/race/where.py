@@ -1,4 +1,4 @@
-"""Where a task waits and what a job runs, in the words a race report prints.
+"""Where a task waits and what a job runs, in the words a race report prints; a step and a choice.
 
 Kept apart from :mod:`.loop` (which only schedules): these read frames and source lines, and
 name files the same way on every machine (relative to the working directory, or from the
@@ -12,7 +12,8 @@ import contextvars
 import functools
 import linecache
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 ASYNCIO_DIR = os.path.dirname(asyncio.__file__) + os.sep
@@ -69,3 +70,32 @@ def callable_name(func: Any) -> str:
         inner = func.func
         func = func.args[0] if isinstance(getattr(inner, "__self__", None), contextvars.Context) else inner
     return getattr(func, "__qualname__", type(func).__name__)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One scheduling point: the runnable actors' names in FIFO order (index 0 is asyncio's pick)
+    and the index of this point among the run's points with more than one runnable actor."""
+
+    point: int
+    names: tuple[str, ...]
+
+
+Chooser = Callable[[Choice], int]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One atomic step: who ran, from which suspension point to which (``file:line `code```),
+    and — at a choice — how many were runnable and which index was chosen."""
+
+    actor: str
+    start: str
+    end: str
+    runnable: tuple[str, ...] = ()
+    chosen: int = 0
+
+    @property
+    def reordered(self) -> bool:
+        """The chooser ran another actor than the one asyncio would have run."""
+        return self.chosen != 0

@@ -1,4 +1,4 @@
-"""What a race test may not do to the run that checks it: end it.
+"""What a race test may not do to the run that checks it: end it, or hold it for ever.
 
 A test that calls ``sys.exit`` (any code, 0 included), raises ``KeyboardInterrupt`` or calls
 ``os._exit`` has not passed, whatever the code: under plain ``pytest`` or ``asyncio.run`` it
@@ -13,8 +13,14 @@ while a schedule runs, :func:`guarded`:
   signal is told apart from one the test raised. The first still stops the run (exit 130); the
   second fails the schedule like ``SystemExit``.
 
-Invariant: when :func:`guarded` is left, ``os._exit`` and the SIGINT handler are what they
-were before it was entered.
+It also keeps the schedule's time bounded — past ``seconds`` of wall clock, SIGALRM raises
+:class:`Overrun` where the loop's thread is, naming the synchronous call or the thread work that
+blocked it — and runs the loop's own jobs (:class:`JobThread`, :class:`Slot`): on daemon
+threads, which a stuck job does not keep alive, each ``time.sleep`` in a job a point where the
+job pauses and the scheduler chooses what runs next.
+
+Invariant: when :func:`guarded` is left, ``os._exit``, ``time.sleep``, the SIGINT and SIGALRM
+handlers and the interval timer are what they were before it was entered.
 """
 
 from __future__ import annotations

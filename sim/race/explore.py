@@ -250,8 +250,9 @@ def ok_report(result: RaceResult) -> list[str]:
                    "effects (to each time.sleep in it) and its delivery separate steps, "
                    + ("timers firing while they ran" if result.timed else "no timer pending while one ran"))  # fmt: skip
     return [
-        f"OK: {result.schedules} schedules passed, {space}; {result.distinct} distinct interleavings, "
-        f"up to {result.points} choice points a schedule",
+        f"OK: {result.schedules} schedule{'s' if result.schedules != 1 else ''} passed, {space}; "
+        f"{result.distinct} distinct interleaving{'s' if result.distinct != 1 else ''}, "
+        f"up to {result.points} choice point{'s' if result.points != 1 else ''} a schedule",
         f"explored: the order of tasks at every await; {threads}",
         UNCONTROLLED,
     ]

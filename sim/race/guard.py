@@ -227,7 +227,13 @@ def guarded(seconds: float | None = None) -> Iterator[Guard]:
 
     if callable(previous):
         signal.signal(signal.SIGINT, noted)
-    if seconds is not None and previous is not None and signal.getsignal(signal.SIGALRM) == signal.SIG_DFL:
+    alarm = getattr(signal, "SIGALRM", None)  # POSIX only: elsewhere --max-steps is the only bound
+    if (
+        seconds is not None
+        and previous is not None
+        and alarm is not None
+        and signal.getsignal(alarm) == signal.SIG_DFL
+    ):
         guard.seconds = seconds
         signal.signal(signal.SIGALRM, overrun)
         guard.rearm()

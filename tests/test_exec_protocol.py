@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -203,7 +204,12 @@ def test_each_failure_is_one_line_naming_command_and_request_and_stops_it(
     deadline = time.monotonic() + 5
     while not (gone(pid) and gone(child)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert gone(pid) and gone(child)
+    try:
+        assert gone(pid) and gone(child)
+    finally:
+        for left in (pid, child):
+            if not gone(left):
+                os.kill(left, signal.SIGKILL)
 
 
 def test_a_command_is_started_once_and_stopped_at_its_end(tmp_path: Path, example: History) -> None:
@@ -273,13 +279,16 @@ def test_the_page_runs_as_written(tmp_path: Path, wheel_venv: Path, built_wheel:
     assert doc_pages.check("exec-protocol.md", steps, results) == 2
 
 
-def test_a_finished_run_leaves_no_process_behind(tmp_path: Path) -> None:
+@pytest.mark.parametrize("own_session", [False, True], ids=["child", "child-that-calls-setsid"])
+def test_a_finished_run_leaves_no_process_behind(tmp_path: Path, own_session: bool) -> None:
     """The real command line in a process of its own: once it exits, so has the command (it read
-    end of input at exit), and its children with it."""
+    end of input at exit), and its children with it — a child that left the command's process
+    group by ``setsid()`` included (issue 57: it outlived the run)."""
     import subprocess
 
     pids = tmp_path / "pids"
-    body = (f"import subprocess\nchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+    body = (f"import subprocess\nchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], "
+            f"start_new_session={own_session}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
             f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n" + ECHO)  # fmt: skip
     command = script(tmp_path, "lingering.py", body)
     done = subprocess.run([PY, "-m", "turncheck", "project", "--example", "-q", "--per-request", "--strategy",
@@ -290,4 +299,9 @@ def test_a_finished_run_leaves_no_process_behind(tmp_path: Path) -> None:
     deadline = time.monotonic() + 5
     while not (gone(pid) and gone(child)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert gone(pid) and gone(child)
+    try:
+        assert gone(pid) and gone(child)
+    finally:
+        for left in (pid, child):
+            if not gone(left):
+                os.kill(left, signal.SIGKILL)

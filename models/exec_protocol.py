@@ -53,6 +53,11 @@ GRACE = 2.0
 """Seconds a command has to exit after end of input before it is killed."""
 POLL = 0.05
 """Seconds between two looks at whether a command that has not answered yet has exited."""
+MAX_ANSWER_BYTES = 64 << 20
+"""Longest answer line read (64 MiB, its newline included). Decoded and parsed, an answer takes
+several times its size in memory, and a line is read whole before it can be judged: a command
+that printed one 1 GiB line took turncheck to 1.45 GB before the run failed as if the command had
+exited (issue 57). Longer is refused, read no further."""
 
 
 class ExecError(TurncheckError):
@@ -124,6 +129,11 @@ class ExecTrimmer:
         if isinstance(answer, BaseException) or not answer:
             status = self.stop(kill=not answer)
             raise ExecError(f"{where}: the command {exit_reason(status)} before answering") from None
+        if len(answer) > MAX_ANSWER_BYTES:
+            self.stop(kill=True)
+            raise ExecError(
+                f"{where}: answer line longer than {MAX_ANSWER_BYTES >> 20} MiB (MAX_ANSWER_BYTES), not read further"
+            )
         return self._checked(answer, where)
 
     def _answer(self, deadline: float) -> bytes | BaseException | None:
@@ -205,7 +215,7 @@ def _exchange(stdin: IO[bytes], stdout: IO[bytes], inbox: queue.Queue[bytes | No
         while (line := inbox.get()) is not None:
             stdin.write(line)
             stdin.flush()
-            outbox.put(stdout.readline())
+            outbox.put(stdout.readline(MAX_ANSWER_BYTES + 1))  # one byte more: too long, or not
     except (OSError, ValueError) as exc:  # a closed pipe: the command is gone
         outbox.put(exc)
     finally:

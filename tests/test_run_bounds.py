@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from turncheck.models.catalog import MAX_MODEL_SIZE
+from turncheck.models.errors import BadParameter
+from turncheck.models.workload import MAX_BLOCK_EVENTS, WorkloadParams
 from turncheck.sim.run_bounds import BUDGET_VARIABLE, GRACE, memory_budget
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS and /proc are Linux's")
@@ -130,3 +132,32 @@ def test_a_budget_that_is_not_a_size_is_refused(monkeypatch: pytest.MonkeyPatch)
     assert main(["list", "models"]) == 2
     monkeypatch.setenv(BUDGET_VARIABLE, "512")
     assert memory_budget() == 512 << 20
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--max-calls", "100000000"],
+        ["--max-calls", "1000000000"],
+        ["--sessions", "1000", "--turns", "1000000"],
+        ["--sessions", "1", "--turns", "1", "--max-calls", str(MAX_BLOCK_EVENTS // 2)],
+    ],
+    ids=["max-calls-1e8", "max-calls-1e9", "turns-1e6", "one-turn-past-the-limit"],
+)
+def test_a_workload_past_the_block_limit_is_refused_before_any_work(tmp_path: Path, argv: list[str]) -> None:
+    """Before: ``generate --max-calls 100000000`` ended in a ``MemoryError`` traceback (exit 70)
+    under the limit, and ran unbounded without one."""
+    code, out, err, took = run(["generate", *argv, "-q", "-o", "g.jsonl"], tmp_path)
+    assert code == 2 and out == "" and took < STARTUP
+    one_line(err, "turncheck: error: workload too large: a block of ")
+    assert "(MAX_BLOCK_EVENTS, a 2 GiB memory budget)" in err
+    assert not (tmp_path / "g.jsonl").exists()
+
+
+def test_the_largest_workload_of_one_block_is_accepted() -> None:
+    """The limit is exact: the largest block is accepted (generating it is measured, not run
+    here: 3.9 million events, 0.86 GB resident)."""
+    largest = (MAX_BLOCK_EVENTS // (10 * 20) - 2) // 2
+    WorkloadParams(sessions=10, turns=20, max_calls=largest)
+    with pytest.raises(BadParameter, match="workload too large"):
+        WorkloadParams(sessions=10, turns=20, max_calls=largest + 1)

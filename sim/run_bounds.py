@@ -33,8 +33,8 @@ from types import FrameType
 from turncheck.models.errors import BadParameter
 
 MEMORY_BUDGET = 2 << 30
-"""Resident memory a command may hold (2 GiB): what the parameter limits are measured
-against (docs/limits.md)."""
+"""Resident memory a command may add to what the process held when it started (2 GiB): what the
+parameter limits are measured against (docs/checking.md)."""
 BUDGET_VARIABLE = "TURNCHECK_MEMORY_BUDGET"
 """Environment variable: the budget in MiB, for a machine with less (or more) to give."""
 POLL = 0.02
@@ -89,6 +89,9 @@ class RunWatch:
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
+        self.baseline = resident_bytes() or 0
+        """What the process held when the command started (an interpreter that ran other commands
+        before, a test runner, holds what the command did not take)."""
         self.deadline: float | None = None
         self.seconds = 0.0
         self.reason: str | None = None
@@ -98,8 +101,8 @@ class RunWatch:
         while self.running:
             time.sleep(POLL)
             used = resident_bytes()
-            if used is not None and used > self.budget:
-                self.reason = (f"memory budget reached: {used >> 20} MiB resident, past the budget of "
+            if used is not None and used - self.baseline > self.budget:
+                self.reason = (f"memory budget reached: the run holds {(used - self.baseline) >> 20} MiB, past the budget of "
                                f"{shown_size(self.budget)} ({BUDGET_VARIABLE} sets it in MiB); smaller "
                                "parameters fit")  # fmt: skip
             elif self.deadline is not None and time.monotonic() > self.deadline:

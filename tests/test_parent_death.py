@@ -1,4 +1,4 @@
-"""A turncheck killed by SIGKILL leaves no process behind (issue 57, item 5).
+"""A turncheck killed by SIGKILL (or SIGTERM) leaves no process behind (issue 57, item 5).
 
 Each case starts the real command, waits until its workers (or its trimmer) run, SIGKILLs the
 turncheck process alone — no cleanup of ours can run — and asserts that every process it had
@@ -46,19 +46,21 @@ def descendants_once_running(
     raise AssertionError("the command never started its workers")
 
 
-def killed_leaves_nothing(argv: list[str], cwd: Path, ready: Callable[[list[psutil.Process]], bool]) -> None:
-    """``turncheck ARGV`` killed once ``ready``: none of its descendants is left."""
-    killed_leaves_nothing_of([*TURNCHECK, *argv], cwd, ready)
+def killed_leaves_nothing(
+    argv: list[str], cwd: Path, ready: Callable[[list[psutil.Process]], bool], signum: int = signal.SIGKILL
+) -> None:
+    """``turncheck ARGV`` killed by ``signum`` once ``ready``: none of its descendants is left."""
+    killed_leaves_nothing_of([*TURNCHECK, *argv], cwd, ready, signum)
 
 
 def killed_leaves_nothing_of(
-    command: list[str], cwd: Path, ready: Callable[[list[psutil.Process]], bool]
+    command: list[str], cwd: Path, ready: Callable[[list[psutil.Process]], bool], signum: int = signal.SIGKILL
 ) -> None:
     proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         kids = descendants_once_running(proc, ready)
         time.sleep(0.5)  # every worker past its start-up
-        os.kill(proc.pid, signal.SIGKILL)
+        os.kill(proc.pid, signum)
         proc.wait(10)
         _gone, alive = psutil.wait_procs(kids, timeout=GONE_WITHIN)
         assert not alive, f"left running after the parent's SIGKILL: {[p.pid for p in alive]}"
@@ -71,12 +73,14 @@ def killed_leaves_nothing_of(
             proc.wait()
 
 
-def test_stress_workers_end_with_their_parent(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_stress_workers_end_with_their_parent(tmp_path: Path, signum: int) -> None:
     writers = 3
     killed_leaves_nothing(
         ["stress", "--writers", str(writers), "--seconds", "120", "-q", "-o", str(tmp_path / "out")],
         tmp_path,
         lambda kids: len(kids) >= writers + 1,  # the writers and the compactor
+        signum,
     )
 
 

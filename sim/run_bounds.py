@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from turncheck.models.errors import BadParameter
+from turncheck.models.errors import BadParameter, TurncheckError
 
 MEMORY_BUDGET = 2 << 30
 """Resident memory a command may add to what the process held when it started (2 GiB): what the
@@ -48,6 +48,11 @@ _SIGNAL = getattr(signal, "SIGUSR2", None)
 
 class BoundReached(KeyboardInterrupt):  # noqa: N818 - a stop, as KeyboardInterrupt is
     """The run reached a bound in the middle of a step; ``str()`` names it."""
+
+
+class WorkerOverBudget(TurncheckError):
+    """A pool worker reached the memory budget: the task fails with it, and the parent, which
+    stops every worker on a failed task, reports it in one line."""
 
 
 def memory_budget() -> int:
@@ -123,6 +128,21 @@ def stop_by(seconds: float) -> None:
     if _CURRENT:
         _CURRENT[-1].seconds = seconds
         _CURRENT[-1].deadline = time.monotonic() + seconds + GRACE
+
+
+def watch_this_worker() -> None:
+    """In a pool worker (its initializer): the same watch over the worker's own memory for as
+    long as it lives, each worker with the whole budget; past it, the task it runs raises
+    :class:`WorkerOverBudget`. Main thread, POSIX only, as :func:`watched`."""
+    if _SIGNAL is None or threading.current_thread() is not threading.main_thread():
+        return
+    watch = RunWatch(memory_budget())
+
+    def on_bound(signum: int, frame: FrameType | None) -> None:
+        raise WorkerOverBudget(f"a worker process: {watch.reason}")
+
+    signal.signal(_SIGNAL, on_bound)
+    threading.Thread(target=watch.watch, name="turncheck-run-watch", daemon=True).start()
 
 
 @contextmanager

@@ -188,3 +188,25 @@ def test_every_catalog_parameter_at_its_limit_keeps_the_bounds(
     assert took < 3 + GRACE + STARTUP
     if code == 2:
         one_line(err, "turncheck: error: ")
+
+
+def hog(mib: int) -> int:
+    """A task that takes ``mib`` MiB, one at a time, then holds it a while."""
+    held = [b"x" * (1 << 20) for _ in range(mib)]
+    time.sleep(10)
+    return len(held)
+
+
+def test_each_pool_worker_keeps_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep's workers are watched too (before: ``sweep -j 2`` of a huge cell grew without
+    bound, the parent's watch seeing only the parent)."""
+    from turncheck.sim.executor import LocalExecutor
+    from turncheck.sim.run_bounds import WorkerOverBudget
+
+    monkeypatch.setenv(BUDGET_VARIABLE, "128")
+    started = time.monotonic()
+    with pytest.raises(
+        WorkerOverBudget, match=r"a worker process: memory budget reached: .*past the budget of 128 MiB"
+    ):
+        LocalExecutor(jobs=2, start_method="fork").map(hog, [1024, 1024])
+    assert time.monotonic() - started < 10

@@ -7,7 +7,8 @@ initial state of a model with 131 072 sessions, expanding one state into 131 072
 sessions=131072`` at 10.6 GB in 40 s whatever ``--timeout 10`` or ``--max-states 1000`` said.
 So a :class:`RunWatch` — one daemon thread per command — looks at the process's resident memory
 and the clock every :data:`POLL` seconds and, past :func:`memory_budget` or the deadline a
-command set (:func:`stop_by`), stops the main thread wherever it is: it raises
+command set (:func:`stop_by`), stops the main thread wherever it is (a signal, ``SIGUSR2``, so a
+blocking call ends too): it raises
 :class:`BoundReached`, a ``KeyboardInterrupt``, so everything that cleans up after a Ctrl-C
 (pool workers, partial files) cleans up after it too, and the command ends with one line naming
 the bound.
@@ -39,6 +40,8 @@ BUDGET_VARIABLE = "TURNCHECK_MEMORY_BUDGET"
 """Environment variable: the budget in MiB, for a machine with less (or more) to give."""
 POLL = 0.02
 """Seconds between two looks at the memory and the clock."""
+REDELIVER = 1.0
+"""Seconds between two interruptions of a main thread that went on past its bound."""
 GRACE = 1.0
 """Seconds past its deadline a run may take before it is stopped wherever it is: an engine
 stops itself at its next step, and says what it covered; the hard stop is for a step that
@@ -103,20 +106,57 @@ class RunWatch:
         self.running = True
 
     def watch(self) -> None:
+        """The thread's loop: a bound past, the main thread is interrupted, and again every
+        :data:`REDELIVER` seconds while the bound is still past and the main thread is not
+        handling the stop (code that swallowed it — an ``except BaseException``, a library
+        that clears errors — does not get to run on)."""
+        delivered = -REDELIVER
         while self.running:
             time.sleep(POLL)
-            used = resident_bytes()
-            if used is not None and used - self.baseline > self.budget:
-                self.reason = (f"memory budget reached: the run holds {(used - self.baseline) >> 20} MiB, past the budget of "
-                               f"{shown_size(self.budget)} ({BUDGET_VARIABLE} sets it in MiB); smaller "
-                               "parameters fit")  # fmt: skip
-            elif self.deadline is not None and time.monotonic() > self.deadline:
-                self.reason = (
-                    f"timeout reached: --timeout {self.seconds:g} s, stopped in the middle of a step"
-                )
-            if self.reason is not None and self.running and _SIGNAL is not None:
-                _thread.interrupt_main(_SIGNAL)
-                return
+            reason = self.past()
+            if reason is None:
+                continue
+            self.reason = reason
+            now = time.monotonic()
+            if now - delivered >= REDELIVER and self.running and _SIGNAL is not None and not _stopping():
+                _interrupt_main()
+                delivered = now
+
+    def past(self) -> str | None:
+        """The bound the run is past now, in words, or None."""
+        used = resident_bytes()
+        if used is not None and used - self.baseline > self.budget:
+            return (f"memory budget reached: the run holds {(used - self.baseline) >> 20} MiB, past the budget of "
+                    f"{shown_size(self.budget)} ({BUDGET_VARIABLE} sets it in MiB); smaller parameters fit")  # fmt: skip
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            return f"timeout reached: --timeout {self.seconds:g} s, stopped in the middle of a step"
+        return None
+
+
+def _interrupt_main() -> None:
+    """Send the main thread our signal: a real one (``pthread_kill``), which also ends a
+    blocking call (a ``sleep``, a read) there; ``interrupt_main`` only flags it for the next line."""
+    main = threading.main_thread().ident
+    if _SIGNAL is None or main is None:
+        return
+    try:
+        signal.pthread_kill(main, _SIGNAL)
+    except (AttributeError, OSError):
+        _thread.interrupt_main(_SIGNAL)
+
+
+def _stopping() -> bool:
+    """Whether the main thread is handling a stop of ours (or an exception raised from one)."""
+    main = threading.main_thread().ident
+    current = sys._current_exceptions().get(main) if main is not None else None
+    exc = current[1] if isinstance(current, tuple) else current
+    seen: set[int] = set()
+    while isinstance(exc, BaseException) and id(exc) not in seen:
+        if isinstance(exc, (BoundReached, WorkerOverBudget)):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ if exc.__cause__ is not None else exc.__context__
+    return False
 
 
 _CURRENT: list[RunWatch] = []
@@ -165,5 +205,7 @@ def watched() -> Iterator[RunWatch]:
     finally:
         watch.running = False
         _CURRENT.remove(watch)
-        if ours and _SIGNAL is not None:
+        # A handler someone else installed comes back. The default one (which ends the process)
+        # does not: a signal the watch sent just before the end must find ours, which is inert now.
+        if ours and _SIGNAL is not None and previous not in (signal.SIG_DFL, None):
             signal.signal(_SIGNAL, previous)

@@ -20,7 +20,7 @@ import pytest
 from turncheck.models.catalog import MAX_MODEL_SIZE
 from turncheck.models.errors import BadParameter
 from turncheck.models.workload import MAX_BLOCK_EVENTS, WorkloadParams
-from turncheck.sim.run_bounds import BUDGET_VARIABLE, GRACE, memory_budget
+from turncheck.sim.run_bounds import BUDGET_VARIABLE, GRACE, REDELIVER, memory_budget
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS and /proc are Linux's")
 
@@ -97,23 +97,26 @@ def test_the_timeout_is_obeyed_by_every_engine(tmp_path: Path, argv: list[str]) 
         one_line(err, "turncheck: error: timeout reached: --timeout 2 s, stopped in the middle of a step")
 
 
-def test_the_timeout_covers_building_the_model(tmp_path: Path) -> None:
-    """A user's model whose constructor never returns: the run still ends at its timeout."""
-    (tmp_path / "slow_model.py").write_text(
-        textwrap.dedent("""
-        import time
-        from turncheck import ProtocolModel
+SLOW_MODEL = """import time
+from turncheck import ProtocolModel
 
-        class Slow(ProtocolModel):
-            name = "slow"
 
-            def __init__(self, n: int = 1) -> None:
-                while True:
-                    time.sleep(0.01)
-    """)
-    )
+class Slow(ProtocolModel):
+    name = "slow"
+
+    def __init__(self, n: int = 1) -> None:
+{body}"""
+
+
+@pytest.mark.parametrize("swallows", [False, True], ids=["never-returns", "swallows-the-first-stop"])
+def test_the_timeout_covers_building_the_model(tmp_path: Path, swallows: bool) -> None:
+    """A user's model whose constructor never returns — or swallows the first stop, as an
+    ``except BaseException`` does: the run still ends at its timeout (the stop comes again)."""
+    first = "try:\n    time.sleep(60)\nexcept BaseException:\n    pass\n" if swallows else ""
+    body = textwrap.indent(first + "while True:\n    time.sleep(0.01)\n", " " * 8)
+    (tmp_path / "slow_model.py").write_text(SLOW_MODEL.format(body=body))
     code, _out, err, took = run(["check", "slow_model:Slow", "--timeout", "1", "-q"], tmp_path)
-    assert code == 2 and took < 1 + GRACE + STARTUP
+    assert code == 2 and took < 1 + GRACE + REDELIVER + STARTUP
     one_line(err, "turncheck: error: timeout reached: --timeout 1 s")
 
 

@@ -15,8 +15,12 @@ A fault raised in the user's own loaded code (a model, a trimmer) is theirs: one
 exception and the line of their file, exit 2. Only a bug in turncheck itself prints a traceback,
 followed by a line asking to report it, and exits 70 (``EX_SOFTWARE``).
 
+A run that reaches the memory budget, or its ``--timeout`` in the middle of a step that never
+ends, is stopped there by the run watch (:mod:`turncheck.sim.run_bounds`): one line naming the
+bound, exit 2, as is an allocation the system refuses (``MemoryError``).
+
 Exit statuses: 0 success; 1 a check that ran and found a violation (or a failed judgement);
-2 a usage, input or I/O error; 70 a bug in turncheck; 130 interrupted.
+2 a usage, input or I/O error, or a bound reached mid-step; 70 a bug in turncheck; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from turncheck.cli.config import default_map
 from turncheck.cli.interrupt import swallowed_interrupts_redelivered
 from turncheck.cli.messages import one_line
 from turncheck.models.errors import TurncheckError
+from turncheck.sim.run_bounds import memory_budget, shown_size, watched
 
 if TYPE_CHECKING:
     from typer._click import Command
@@ -209,9 +214,10 @@ def main(argv: list[str] | None = None) -> int:
     130 and leaves the errors to this function), with the defaults of the nearest
     ``[tool.turncheck]`` (:mod:`turncheck.cli.config`) under the flags given.
     """
+    watch = None
     try:
         defaults = default_map()
-        with swallowed_interrupts_redelivered():
+        with swallowed_interrupts_redelivered(), watched() as watch:
             status = _command().main(
                 args=argv, standalone_mode=False, prog_name="turncheck", default_map=defaults
             )
@@ -219,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
         return error(_refusal(exc))
     except KeyboardInterrupt:
         status = EXIT_INTERRUPTED
+    except MemoryError:  # an allocation refused (a memory limit) before the budget was seen
+        return error(f"out of memory (the budget is {shown_size(memory_budget())}; smaller parameters fit)")
     except Exception as exc:
         from turncheck.models.user_code import fault_in_user_code
 
@@ -233,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BUG
     finally:
         _stop_logging()
+    if status == EXIT_INTERRUPTED and watch is not None and watch.reason is not None:
+        return error(watch.reason)  # the run watch stopped it (sim.run_bounds)
     if status == EXIT_INTERRUPTED:  # typer turns Ctrl-C into a silent exit code 130
         return interrupted()
     return status if isinstance(status, int) else 0

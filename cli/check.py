@@ -29,6 +29,7 @@ from turncheck.cli.options import FormatOpt, QuietOpt
 from turncheck.cli.outputs import check_output_file
 from turncheck.cli.stdout_json import print_json
 from turncheck.models.errors import BadParameter
+from turncheck.sim.run_bounds import stop_by
 
 if TYPE_CHECKING:
     from turncheck.sim.checking import CheckReport
@@ -38,7 +39,13 @@ if TYPE_CHECKING:
 DEFAULT_TRACES = Path(".turncheck") / "traces"
 
 ParamOpt = Annotated[
-    list[str] | None, typer.Option("--param", "-p", help="Model parameter k=v (repeatable).")
+    list[str] | None,
+    typer.Option(
+        "--param",
+        "-p",
+        help="Model parameter k=v (repeatable); integers within ±131072, and the run within a "
+        "2 GiB memory budget (TURNCHECK_MEMORY_BUDGET, MiB) or stopped with one line.",
+    ),
 ]
 ModelArg = Annotated[str, typer.Argument(help="Model name, or package.module:Class for your own model.")]
 MaxStatesOpt = Annotated[int, typer.Option("--max-states", help="Stop the explorer after this many states.")]
@@ -55,6 +62,8 @@ def _check_bounds(max_states: int, max_depth: int | None, timeout: float | None)
         raise BadParameter(f"--max-depth must be >= 0, got {max_depth}")
     if timeout is not None and not timeout > 0:
         raise BadParameter(f"--timeout must be > 0, got {timeout}")
+    if timeout is not None:  # from here, building the model included; the engines stop sooner, between steps
+        stop_by(timeout)
 
 
 def check_command(
@@ -87,7 +96,7 @@ def check_command(
         typer.Option(
             "--timeout",
             help="Seconds the whole check may take: the explorer first, Hypothesis in what is left; "
-            "each stops at its next step and says so.",
+            "each stops at its next step and says so (a step that does not end: one line, exit 2).",
         ),
     ] = None,
     quiet: QuietOpt = False,

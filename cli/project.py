@@ -499,7 +499,14 @@ def generate_command(
         ),
     ] = 0.0,
     cjk_share: Annotated[float, typer.Option("--cjk-share", help="Share of CJK events.")] = 0.7,
-    max_calls: Annotated[int, typer.Option("--max-calls", help="Most tool calls in one turn.")] = 4,
+    max_calls: Annotated[
+        int,
+        typer.Option(
+            "--max-calls",
+            help="Most tool calls in one turn; a block of up to 1000 sessions × turns × (2 × max-calls + 2) "
+            "events must stay within 2^23 (MAX_BLOCK_EVENTS, a 2 GiB memory budget).",
+        ),
+    ] = 4,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
     quiet: QuietOpt = False,
 ) -> None:

@@ -19,7 +19,8 @@ answer within the timeout (``TURNCHECK_EXEC_TIMEOUT`` seconds, default
 :data:`DEFAULT_TIMEOUT`), it answers a line that is not the protocol's, or answers ``error`` —
 is one :class:`ExecError` naming the command and the request, and the command is stopped and
 reaped first, its whole process group with it on POSIX (no zombie, no orphan). A command still running
-when the interpreter exits gets end of input, then is stopped after a grace period.
+when the interpreter exits gets end of input, then is stopped after a grace period; on Linux a
+turncheck killed by a signal takes the command with it (the parent-death signal).
 """
 
 from __future__ import annotations
@@ -34,13 +35,14 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from turncheck.models.cost import CostModel
 from turncheck.models.errors import BadParameter, TurncheckError
 from turncheck.models.history import History
+from turncheck.models.parent_death import parent_death_signal
 from turncheck.models.projector import EXEC_PREFIX, Strategy, Window
 
 PROTOCOL_VERSION = 1
@@ -51,6 +53,11 @@ GRACE = 2.0
 """Seconds a command has to exit after end of input before it is killed."""
 POLL = 0.05
 """Seconds between two looks at whether a command that has not answered yet has exited."""
+MAX_ANSWER_BYTES = 64 << 20
+"""Longest answer line read (64 MiB, its newline included). Decoded and parsed, an answer takes
+several times its size in memory, and a line is read whole before it can be judged: a command
+that printed one 1 GiB line took turncheck to 1.45 GB before the run failed as if the command had
+exited (issue 57). Longer is refused, read no further."""
 
 
 class ExecError(TurncheckError):
@@ -122,6 +129,11 @@ class ExecTrimmer:
         if isinstance(answer, BaseException) or not answer:
             status = self.stop(kill=not answer)
             raise ExecError(f"{where}: the command {exit_reason(status)} before answering") from None
+        if len(answer) > MAX_ANSWER_BYTES:
+            self.stop(kill=True)
+            raise ExecError(
+                f"{where}: answer line longer than {MAX_ANSWER_BYTES >> 20} MiB (MAX_ANSWER_BYTES), not read further"
+            )
         return self._checked(answer, where)
 
     def _answer(self, deadline: float) -> bytes | BaseException | None:
@@ -167,7 +179,7 @@ class ExecTrimmer:
         try:
             proc = subprocess.Popen(
                 self.argv, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                start_new_session=os.name == "posix",
+                start_new_session=os.name == "posix", preexec_fn=_dies_with_us(),
             )  # fmt: skip
         except OSError as exc:
             raise ExecError(f"{where}: cannot start the command: {exc.strerror or exc}") from None
@@ -185,13 +197,14 @@ class ExecTrimmer:
         _RUNNING.discard(self)
         if proc is None or self._owner != os.getpid():
             return None
+        strays = _descendants(proc.pid) if proc.poll() is None else []  # before it can exit
         self._inbox.put(None)
         if not kill:
             try:
                 proc.wait(GRACE)
             except subprocess.TimeoutExpired:
                 pass
-        _kill(proc)  # its children too, even when it has exited
+        _kill(proc, strays)  # its children too, even when it has exited
         return proc.wait()
 
 
@@ -202,7 +215,7 @@ def _exchange(stdin: IO[bytes], stdout: IO[bytes], inbox: queue.Queue[bytes | No
         while (line := inbox.get()) is not None:
             stdin.write(line)
             stdin.flush()
-            outbox.put(stdout.readline())
+            outbox.put(stdout.readline(MAX_ANSWER_BYTES + 1))  # one byte more: too long, or not
     except (OSError, ValueError) as exc:  # a closed pipe: the command is gone
         outbox.put(exc)
     finally:
@@ -213,8 +226,21 @@ def _exchange(stdin: IO[bytes], stdout: IO[bytes], inbox: queue.Queue[bytes | No
                 pass
 
 
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the command's process group (it leads its own session), or the command alone."""
+def _dies_with_us() -> Callable[[], object] | None:
+    """What the command runs before its program: the parent-death signal
+    (:func:`~turncheck.models.parent_death.parent_death_signal`), so a turncheck killed by
+    SIGKILL takes the command with it. Only from the main thread: the signal fires when the
+    thread that started the command ends, and a worker thread may end long before the run."""
+    if os.name != "posix" or threading.current_thread() is not threading.main_thread():
+        return None
+    return parent_death_signal
+
+
+def _kill(proc: subprocess.Popen[bytes], strays: Sequence[int]) -> None:
+    """Kill the command's process group (it leads its own session), or the command alone, and
+    ``strays``: the processes below it, seen while it still ran, which may have left the group
+    by ``setsid()`` (once the command is gone, its orphans belong to init and cannot be told
+    from anyone's)."""
     try:
         if os.name == "posix":
             os.killpg(proc.pid, signal.SIGKILL)
@@ -222,7 +248,37 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
             proc.kill()
     except (ProcessLookupError, PermissionError):
         pass
+    for pid in strays:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     proc.kill()  # a no-op once it has been reaped
+
+
+def _descendants(root: int) -> list[int]:
+    """The pids below ``root`` in the process tree, read from ``/proc`` (none where there is
+    no ``/proc``): children, their children, and so on."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def exit_reason(status: int | None) -> str:

@@ -28,6 +28,13 @@ from turncheck.models.events import Event, Kind
 from turncheck.models.random_streams import stream_rng
 
 BLOCK = 1000
+MAX_BLOCK_EVENTS = 1 << 23
+"""Most events one block may hold, counted at its worst (every turn with ``max_calls`` calls,
+each with its result: ``2 * max_calls + 2`` events a turn). A block is built whole in memory, at
+about 240 bytes an event at its peak (measured: 4.6 million events, 1.1 GB resident), so the
+mean block, half the worst, stays near 1 GB, within the 2 GiB budget a run keeps; ``generate
+--max-calls 1e9`` ran unbounded (issue 57). It also keeps call numbers (``turn × (max_calls +
+1) + j``) within 31 bits."""
 SEED = 20261030
 
 
@@ -71,8 +78,13 @@ class WorkloadParams:
                 raise BadParameter(
                     f"workload {name} must be a range lo..hi with 0 <= lo <= hi, got {lo}..{hi}"
                 )
-        if self.turns * (self.max_calls + 1) >= 2**31:
-            raise BadParameter("workload too large: turns × (max_calls + 1) must fit in 31 bits")
+        most = min(self.sessions, BLOCK) * self.turns * (2 * self.max_calls + 2)
+        if most > MAX_BLOCK_EVENTS:
+            raise BadParameter(
+                f"workload too large: a block of {min(self.sessions, BLOCK)} sessions × {self.turns} turns × up to "
+                f"{2 * self.max_calls + 2} events a turn (max_calls {self.max_calls}) is {most:,} events, past "
+                f"the limit of {MAX_BLOCK_EVENTS:,} (MAX_BLOCK_EVENTS, a 2 GiB memory budget)"
+            )
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from turncheck.models.errors import BadParameter
+from turncheck.models.parent_death import die_with_parent
+from turncheck.sim.run_bounds import watch_this_worker
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -90,8 +92,13 @@ class LocalExecutor:
 def _ignore_interrupt() -> None:
     """A worker leaves Ctrl-C to its parent, which terminates the pool: a terminal's SIGINT
     reaches the whole process group, and workers raising ``KeyboardInterrupt`` would print
-    tracebacks while a pool waiting on shutdown ran every remaining task to the end."""
+    tracebacks while a pool waiting on shutdown ran every remaining task to the end. A parent
+    killed by a signal it cannot handle ends the worker too (:func:`die_with_parent`; under
+    ``forkserver`` the parent is the server, which ends with the run), and each worker keeps the
+    memory budget (:func:`~turncheck.sim.run_bounds.watch_this_worker`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
+    watch_this_worker()
 
 
 def _terminate(pool: ProcessPoolExecutor) -> None:

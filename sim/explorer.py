@@ -26,12 +26,13 @@ bounded, not exhaustive.
 
 from __future__ import annotations
 
+import functools
 import gc
 import sys
 import time
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from turncheck.models.protocol import Property, ProtocolModel, as_model
@@ -206,7 +207,7 @@ class _Search:
         progress_every: float,
     ) -> None:
         self.model = model
-        self.expand = expand
+        self.expand: Callable[[Any], Any] = expand  # a list of successors, or _Moves
         self.max_states = max_states
         self.max_depth = max_depth
         self.timeout = timeout
@@ -231,6 +232,8 @@ class _Search:
                 self.states.append(c)
                 self.parent.append(-1)
                 self.via.append(None)
+        if self.states and len(model.actions(self.states[0])) > WIDE:
+            self.expand = functools.partial(_Moves, model, canon)
 
     def depth_of(self, i: int) -> int:
         return bisect_right(self.levels, i) - 1
@@ -404,6 +407,29 @@ def _worst(
 
 def _identity(state: Any) -> Any:
     return state
+
+
+WIDE = 4096
+"""Actions of an initial state past which the search steps each action only when it gets to
+it (:class:`_Moves`): one state of a model with 131 072 sessions has 131 072 successors of 1 MB
+each, and building them all at once took tens of GB whatever ``max_states`` said (issue 57)."""
+
+
+class _Moves:
+    """A state's successors stepped one at a time as the search takes them, so a search stopped
+    by ``max_states`` in the middle of one state never builds the rest. ``len`` is the number of
+    actions, as for the list :meth:`ProtocolModel.successors` returns."""
+
+    def __init__(self, model: ProtocolModel[Any, Any], canon: Callable[[Any], Hashable], state: Any) -> None:
+        self.model, self.canon, self.state = model, canon, state
+        self.actions = model.actions(state)
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    def __iter__(self) -> Iterator[tuple[Any, Any]]:
+        step, canon, state = self.model.step, self.canon, self.state
+        return ((a, canon(step(state, a))) for a in self.actions)
 
 
 def expansion(

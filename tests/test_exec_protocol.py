@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -203,7 +205,12 @@ def test_each_failure_is_one_line_naming_command_and_request_and_stops_it(
     deadline = time.monotonic() + 5
     while not (gone(pid) and gone(child)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert gone(pid) and gone(child)
+    try:
+        assert gone(pid) and gone(child)
+    finally:
+        for left in (pid, child):
+            if not gone(left):
+                os.kill(left, signal.SIGKILL)
 
 
 def test_a_command_is_started_once_and_stopped_at_its_end(tmp_path: Path, example: History) -> None:
@@ -273,13 +280,16 @@ def test_the_page_runs_as_written(tmp_path: Path, wheel_venv: Path, built_wheel:
     assert doc_pages.check("exec-protocol.md", steps, results) == 2
 
 
-def test_a_finished_run_leaves_no_process_behind(tmp_path: Path) -> None:
+@pytest.mark.parametrize("own_session", [False, True], ids=["child", "child-that-calls-setsid"])
+def test_a_finished_run_leaves_no_process_behind(tmp_path: Path, own_session: bool) -> None:
     """The real command line in a process of its own: once it exits, so has the command (it read
-    end of input at exit), and its children with it."""
+    end of input at exit), and its children with it — a child that left the command's process
+    group by ``setsid()`` included (issue 57: it outlived the run)."""
     import subprocess
 
     pids = tmp_path / "pids"
-    body = (f"import subprocess\nchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+    body = (f"import subprocess\nchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], "
+            f"start_new_session={own_session}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
             f"open({str(pids)!r}, 'w').write(f'{{os.getpid()}} {{child.pid}}')\n" + ECHO)  # fmt: skip
     command = script(tmp_path, "lingering.py", body)
     done = subprocess.run([PY, "-m", "turncheck", "project", "--example", "-q", "--per-request", "--strategy",
@@ -290,4 +300,42 @@ def test_a_finished_run_leaves_no_process_behind(tmp_path: Path) -> None:
     deadline = time.monotonic() + 5
     while not (gone(pid) and gone(child)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert gone(pid) and gone(child)
+    try:
+        assert gone(pid) and gone(child)
+    finally:
+        for left in (pid, child):
+            if not gone(left):
+                os.kill(left, signal.SIGKILL)
+
+
+def limit_memory(address_space: int) -> Callable[[], None]:
+    """A ``preexec_fn`` that caps the child's address space (``RLIMIT_AS``)."""
+    import resource
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    return apply
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS is enforced on Linux")
+@pytest.mark.parametrize("end", ["\\n", ""], ids=["a-300-MB-line", "a-line-that-never-ends"])
+def test_an_answer_past_the_cap_is_one_line_under_a_memory_limit(tmp_path: Path, end: str) -> None:
+    """An answer line longer than MAX_ANSWER_BYTES is refused once that much is read — with or
+    without its newline — in one line, exit 2, under a 1 GiB address-space limit (issue 57: one
+    1 GiB line took turncheck to 1.45 GB and read as "exited with status 0 before answering")."""
+    import subprocess
+
+    body = (f"sys.stdin.readline()\nsys.stdout.write('{{\"messages\": [\"' + 'x' * (300 << 20) + '\"]}}{end}')\n"
+            "sys.stdout.flush()\ntime.sleep(60)\n")  # fmt: skip
+    command = script(tmp_path, "big.py", body)
+    started = time.monotonic()
+    done = subprocess.run(
+        [PY, "-m", "turncheck", "project", "--example", "-q", "--per-request", "--strategy", f"exec:{command}"],
+        capture_output=True, text=True, timeout=120, preexec_fn=limit_memory(1 << 30),
+        env={**os.environ, "TURNCHECK_EXEC_TIMEOUT": "30"},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"turncheck: error: exec:{command}: request 1 (budget 4000, 1 messages): "
+                           "answer line longer than 64 MiB (MAX_ANSWER_BYTES), not read further\n")  # fmt: skip
+    assert time.monotonic() - started < 25  # at the cap, not at the timeout

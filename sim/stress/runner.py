@@ -30,6 +30,7 @@ from typing import Any
 
 from turncheck.models.errors import BadParameter, TurncheckError
 from turncheck.models.locking import LOCKINGS
+from turncheck.models.parent_death import die_with_parent
 from turncheck.models.session_store import (
     TURN_KINDS,
     ConnectionLost,
@@ -232,8 +233,11 @@ def _guarded(target: Callable[..., None], path: Path, name: str, go: Any, failur
     line (the checker reports it) before the process exits 1: a dead process is never silent.
     A history it cannot write is one line put on ``failures`` for the parent, never a traceback.
     Ctrl-C is the parent's to handle (it kills every process it started): a terminal's SIGINT
-    reaches the whole process group, and a writer must not print a traceback of its own."""
+    reaches the whole process group, and a writer must not print a traceback of its own. A parent
+    killed by a signal it cannot handle takes the process with it (:func:`die_with_parent`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = mp.parent_process()
+    die_with_parent(parent.pid if parent is not None else None)
     try:
         while go.value == 0.0:
             time.sleep(0.001)

@@ -41,6 +41,7 @@ def import_command(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
 ) -> None:
     """Convert a chat log into a turncheck JSONL event log (kinds, call pairing, turns)."""
+    from turncheck.models.chat_log import opaque_warning
     from turncheck.models.events import write_jsonl
     from turncheck.models.importers import FORMATS, import_log
     from turncheck.models.sent_windows import lint_imported
@@ -50,6 +51,9 @@ def import_command(
     imported = import_log(source, path)
     events = imported.events
     report = lint_imported(imported, keep=1, provider=FORMATS[source].provider)
+    kept = opaque_warning(imported.opaque)
+    if kept:
+        print(f"warning: {path}: {kept}", file=sys.stderr)
     if not report.clean:
         found = ", ".join(f"{n} {problem}" for problem, n in report.counts.items() if n)
         print(f"warning: {path} is written as it is, with {found} (turncheck lint --from {source} {path})",

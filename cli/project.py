@@ -431,7 +431,13 @@ def lint_command(
 
 
 def print_lint(history: Path, report: LintReport, fmt: str) -> None:
-    """``lint``'s output; exit 1 unless the log is clean."""
+    """``lint``'s output; exit 1 unless the log is clean. Parts kept as opaque content are one
+    warning line on stderr (the verdict covers their place and cost, not what they hold)."""
+    from turncheck.models.chat_log import opaque_warning
+
+    kept = opaque_warning(report.opaque)
+    if kept:
+        print(f"warning: {history}: {kept}", file=sys.stderr)
     if fmt == "json":
         print_json(report.to_json(str(history)))
     else:

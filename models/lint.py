@@ -44,6 +44,9 @@ class LintReport:
     sessions: int = 0
     requests: int = 0
     """Model requests of a trace checked as sent (:mod:`models.sent_windows`)."""
+    opaque: dict[str, int] = field(default_factory=dict)
+    """Parts of a foreign log kept as opaque content, by type (:mod:`models.chat_log`): not a
+    problem (the log is clean without them), but what the check read without understanding."""
 
     def flag(self, problem: str, where: str) -> None:
         self.counts[problem] += 1
@@ -57,7 +60,8 @@ class LintReport:
     def to_json(self, file: str) -> dict[str, object]:
         """``lint --format json`` for the log ``file``."""
         return {"file": file, "events": self.events, "sessions": self.sessions,
-                **({"requests": self.requests} if self.requests else {}), "clean": self.clean,
+                **({"requests": self.requests} if self.requests else {}),
+                **({"opaque": self.opaque} if self.opaque else {}), "clean": self.clean,
                 "counts": self.counts, "examples": dict(self.examples)}  # fmt: skip
 
     def lines(self, file: str) -> list[str]:

@@ -20,6 +20,7 @@ nothing of another call is seen, so a finding is about exactly what that request
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,19 +76,23 @@ def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
         b = SessionBuilder(r.conversation)
         for i, message in enumerate(r.inputs, start=1):
             add(b, message, f"{r.where}: input message {i}")
+            b.end_message(f"{r.where}: input message {i}")
         windows.append(SentWindow(r.where, r.provider, Imported(b.events, b.origins), r.model))
     firsts = list(dict.fromkeys(r.conversation for r in requests))
     events: list[Event] = []
     origins: list[str] = []
+    opaque: Counter[str] = Counter()
     for conversation in firsts:
         r = last[conversation]
         b = SessionBuilder(conversation, first_seq=len(events))
         for part, messages in (("input", r.inputs), ("output", r.outputs)):
             for i, message in enumerate(messages, start=1):
                 add(b, message, f"{r.where}: {part} message {i}")
+                b.end_message(f"{r.where}: {part} message {i}")
         events.extend(b.events)
         origins.extend(b.origins)
-    return Imported(events, origins, tuple(windows))
+        opaque.update(b.opaque)
+    return Imported(events, origins, tuple(windows), dict(sorted(opaque.items())))
 
 
 def model_of(value: Any) -> str | None:
@@ -137,4 +142,5 @@ def lint_imported(
         if budget is not None:
             flag_over_budget(report, sent, budget)
     report.requests = len(imported.sent)
+    report.opaque = dict(imported.opaque)
     return report

@@ -25,11 +25,11 @@ def add_langchain_message(b: SessionBuilder, record: Any, where: str) -> None:
     if kind == "system":
         return
     if kind == "human":
-        b.user(text_of(data.get("content"), where), where)
+        b.user(text_of(data.get("content"), where, b), where)
     elif kind == "ai":
         calls = data.get("tool_calls") or []
         if not calls:
-            b.answer(text_of(data.get("content"), where), where)
+            b.answer(text_of(data.get("content"), where, b), where)
         content = data.get("content")
         blocks = content if isinstance(content, list) else []
         thinking = any(isinstance(x, Mapping) and x.get("type") in THINKING for x in blocks)
@@ -38,7 +38,7 @@ def add_langchain_message(b: SessionBuilder, record: Any, where: str) -> None:
                 str(call.get("id") or ""), arguments_text(call.get("args", {})), where, thinking and not i
             )
     elif kind == "tool":
-        b.result(str(data.get("tool_call_id") or ""), text_of(data.get("content"), where), where)
+        b.result(str(data.get("tool_call_id") or ""), text_of(data.get("content"), where, b), where)
     else:
         raise ImportFormatError(
             f"{where}: unknown message type {kind!r} (expected human, ai, tool or system)"

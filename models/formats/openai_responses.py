@@ -6,7 +6,9 @@ every earlier event of the session: the docs let a client drop every item before
 compaction item, whose ``encrypted_content`` carries them (its text here: opaque, but what is sent).
 ``/responses/compact`` returns the user messages followed by one compaction item: a compaction
 with only user messages before it stands for items the file no longer holds, and is read as the
-message it is sent as (:meth:`~models.chat_log.SessionBuilder.summary` with nothing to cover).
+message it is sent as (:meth:`~models.chat_log.SessionBuilder.summary` with nothing to cover). An item of another
+type (``web_search_call``, ``image_generation_call``, a type added later) is opaque content where
+it stands (:meth:`~models.chat_log.SessionBuilder.keep_opaque`), as is a content part that is not text.
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ def add_response_item(b: SessionBuilder, item: Any, where: str) -> None:
         if role in ("system", "developer"):
             return
         if role == "user":
-            b.user(text_of(item.get("content"), where), where)
+            b.user(text_of(item.get("content"), where, b), where)
         elif role == "assistant":
-            b.answer(text_of(item.get("content"), where), where)
+            b.answer(text_of(item.get("content"), where, b), where)
         else:
             raise ImportFormatError(f"{where}: unknown message role {role!r}")
     elif kind == "function_call":
@@ -43,19 +45,21 @@ def add_response_item(b: SessionBuilder, item: Any, where: str) -> None:
         b.carrier = carrier or (call_id if carrier == "" else None)
     elif kind == "function_call_output":
         output = item.get("output")
-        b.result(str(item.get("call_id") or ""), text_of(output, where) if output is not None else "", where)
+        b.result(
+            str(item.get("call_id") or ""), text_of(output, where, b) if output is not None else "", where
+        )
     elif kind == "reasoning":
         return
     elif kind == "compaction":
-        text = text_of(item.get("encrypted_content"), where)
+        text = text_of(item.get("encrypted_content"), where, b)
         if all(e.kind is Kind.USER for e in b.events):
             b.user(text, where)
         else:
             b.summary(text, where)
+    elif isinstance(kind, str):
+        b.keep_opaque(kind, item, [])
     else:
-        raise ImportFormatError(
-            f"{where}: unknown item type {kind!r} (expected message, function_call, function_call_output)"
-        )
+        raise ImportFormatError(f"{where}: an input item without a 'type'")
 
 
 register_format(

@@ -11,7 +11,12 @@ A span whose ``gen_ai.operation.name`` is a model call (``chat``, ``generate_con
 order as Gemini's do) and ``tool_call_response`` (a RESULT, in a ``tool`` or ``user`` message,
 where it stands among the message's text parts);
 ``reasoning`` / ``thinking`` parts are the model's own and skipped, ``system`` messages are the
-frame. ``gen_ai.conversation.id`` (else the trace id) is the session. Spans are taken in start
+frame. A ``compaction`` part (semantic-conventions-genai PR #162: ``{"type": "compaction", "id",
+"content"}`` in the message the provider returned it in; its ``content`` usually absent, the
+provider's opaque continuity value) is a SUMMARY covering every earlier event of the conversation,
+as Anthropic's block is. Any other part — ``blob``, ``file``, ``uri``, ``server_tool_call``, a type
+the conventions add later, or a known type where this reader does not map it — is opaque content
+(:meth:`~models.chat_log.SessionBuilder.keep_opaque`), never a refusal. ``gen_ai.conversation.id`` (else the trace id) is the session. Spans are taken in start
 time order, then span id, so the same file always reads the same; other spans (agents, tools)
 are not requests and are skipped. The requests are checked as sent and the log rebuilt from each
 conversation's last call (:mod:`models.sent_windows`); ``gen_ai.provider.name`` (or the older
@@ -222,7 +227,10 @@ def add_otel_message(b: SessionBuilder, message: Any, where: str) -> None:
         kind = part.get("type") if isinstance(part, Mapping) else None
         if not isinstance(kind, str):
             raise ImportFormatError(f"{where}: a part without a 'type'")
-        if kind == "text" and role != "tool":
+        if kind == "compaction":
+            content = part.get("content")
+            b.summary(content if isinstance(content, str) else arguments_text(content or ""), where)
+        elif kind == "text" and role != "tool":
             content = part.get("content") or ""  # absent when the instrumentation keeps no content
             if not isinstance(content, str):
                 raise ImportFormatError(f"{where}: a text part's content must be a string")
@@ -243,7 +251,7 @@ def add_otel_message(b: SessionBuilder, message: Any, where: str) -> None:
                 str(name), call_id, reply if isinstance(reply, str) else arguments_text(reply), where
             )
         elif kind not in SKIPPED_PARTS:
-            raise ImportFormatError(f"{where}: a part of type {kind!r} is not mapped in a {role} message")
+            b.keep_opaque(kind, part, texts)
     if role == "assistant" and not calls:
         b.answer("".join(texts), where)
     elif role == "user":

@@ -378,8 +378,9 @@ def lint_command(
             "--budget",
             "-b",
             help="A trace's requests (--from otel, langfuse, langsmith): also flag each whose messages "
-            "cost more than this many tokens, counted with its model's tokenizer when tiktoken knows "
-            "the model, else the estimate.",
+            "(counted with its model's tokenizer when tiktoken knows the model, else the estimate) or whose "
+            "provider-reported input cost more than this many tokens, and the first request of each "
+            "conversation whose messages fit while the reported count did not (estimate-drift).",
         ),
     ] = None,
 ) -> None:

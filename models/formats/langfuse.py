@@ -9,7 +9,10 @@ sent (a list, or ``{"messages": […], "tools": …}`` as Langfuse's OpenAI inte
 call with tools), its ``output`` the reply. The traces of one ``sessionId`` (else each trace
 alone) are one conversation, its calls in ``startTime`` order; each call is checked as sent and
 the log is rebuilt from the last one (:mod:`models.sent_windows`). Other observations (spans,
-events, tools) are the agent's own bookkeeping and skipped.
+events, tools) are the agent's own bookkeeping and skipped. A generation's ``usageDetails`` (else
+its older ``usage``, else the ``usage`` of an output that is a whole completion) ``input`` is the
+input the provider reported; its system messages and
+``tools`` are the request's frame (:class:`~models.sent_windows.RequestCost`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from turncheck.models.chat_log import ImportFormatError
 from turncheck.models.formats.openai_chat import add_openai_message
 from turncheck.models.formats.otel import documents
 from turncheck.models.importers import AddRecord, Imported, LogFormat, read_text, register_format
-from turncheck.models.sent_windows import SentRequest, model_of, sent_log
+from turncheck.models.sent_windows import SentRequest, frame_text, model_of, sent_log, system_texts
+from turncheck.models.usage import first_reported
 
 Timed = tuple[datetime, SentRequest]
 
@@ -64,6 +68,11 @@ def in_send_order(calls: list[Timed], where: str, add: AddRecord = add_openai_me
         raise ImportFormatError(f"{where}: no model call in the export")
     calls.sort(key=lambda c: c[0])
     return sent_log([c[1] for c in calls], add)
+
+
+def reply_usage(output: Any) -> Any:
+    """The ``usage`` of a call's output when it is a whole response body (a completion)."""
+    return output.get("usage") if isinstance(output, Mapping) else None
 
 
 def traces_of(value: Any, where: str) -> list[Any]:
@@ -113,8 +122,11 @@ def read_langfuse(path: Path) -> Imported:
                 if obs.get("type") != "GENERATION":
                     continue
                 call = f"{at}: observation {obs['id']!r}"
-                sent = SentRequest(session, call, "openai-chat", input_messages(obs.get("input"), call),
-                                   chat_reply(obs.get("output"), call), model_of(obs.get("model")))  # fmt: skip
+                inputs = input_messages(obs.get("input"), call)
+                tools = obs["input"].get("tools") if isinstance(obs.get("input"), Mapping) else None
+                sent = SentRequest(session, call, "openai-chat", inputs, chat_reply(obs.get("output"), call),
+                                   model_of(obs.get("model")), first_reported(obs.get("usageDetails"), obs.get("usage"), reply_usage(obs.get("output"))),
+                                   frame_text(system_texts(inputs), tools))  # fmt: skip
                 calls.append((iso_time(obs.get("startTime"), call, "startTime"), sent))
     return in_send_order(calls, str(path))
 

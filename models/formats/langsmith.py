@@ -9,7 +9,9 @@ or ``{"messages": […]}``). A run's thread is
 its conversation — the ``thread_id``, ``session_id`` or ``conversation_id`` of its metadata, the
 keys LangSmith groups threads by — else its ``trace_id``; its calls are in ``start_time`` order.
 Each call is checked as sent and the log is rebuilt from the last one
-(:mod:`models.sent_windows`). Chains, tools and retrievers are skipped.
+(:mod:`models.sent_windows`). Chains, tools and retrievers are skipped. A run's ``prompt_tokens``
+(else the usage its outputs hold) is the input the provider reported; its system messages and
+``inputs["tools"]`` are the request's frame (:class:`~models.sent_windows.RequestCost`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from turncheck.models.formats.langfuse import Timed, chat_reply, in_send_order, 
 from turncheck.models.formats.openai_chat import add_openai_message
 from turncheck.models.formats.otel import documents
 from turncheck.models.importers import Imported, LogFormat, read_text, register_format
-from turncheck.models.sent_windows import SentRequest, model_of
+from turncheck.models.sent_windows import SentRequest, frame_text, model_of, system_texts
+from turncheck.models.usage import first_reported
 
 THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
 LC_TYPES = {"HumanMessage": "human", "AIMessage": "ai", "ToolMessage": "tool", "SystemMessage": "system"}
@@ -57,6 +60,18 @@ def run_model(run: Mapping[str, Any]) -> Any:
     if isinstance(meta, Mapping) and meta.get("ls_model_name"):
         return meta["ls_model_name"]
     return inputs.get("model") if isinstance(inputs, Mapping) else None
+
+
+def run_reported(run: Mapping[str, Any]) -> int | None:
+    """The input tokens a run reports: the server's ``prompt_tokens``, else the usage its outputs
+    hold (``usage_metadata`` as LangSmith's wrappers record it, a completion's ``usage``,
+    LangChain's ``llm_output.token_usage``)."""
+    outputs = run.get("outputs")
+    outputs = outputs if isinstance(outputs, Mapping) else {}
+    llm_output = outputs.get("llm_output")
+    return first_reported({"prompt_tokens": run.get("prompt_tokens")}, outputs.get("usage_metadata"),
+                          outputs.get("usage"),
+                          llm_output.get("token_usage") if isinstance(llm_output, Mapping) else None)  # fmt: skip
 
 
 def sent_messages(inputs: Any, where: str) -> list[Any]:
@@ -100,8 +115,10 @@ def read_langsmith(path: Path) -> Imported:
         if run["run_type"] != "llm":
             continue
         call = f"{where}: run {run['id']!r}"
-        sent = SentRequest(thread_of(run), call, "openai-chat", sent_messages(run.get("inputs"), call),
-                           reply_of(run.get("outputs"), call), model_of(run_model(run)))  # fmt: skip
+        inputs = sent_messages(run.get("inputs"), call)
+        tools = run["inputs"].get("tools") if isinstance(run.get("inputs"), Mapping) else None
+        sent = SentRequest(thread_of(run), call, "openai-chat", inputs, reply_of(run.get("outputs"), call),
+                           model_of(run_model(run)), run_reported(run), frame_text(system_texts(inputs), tools))  # fmt: skip
         calls.append((iso_time(run.get("start_time"), call, "start_time"), sent))
     return in_send_order(calls, str(path), add_run_message)
 

@@ -11,7 +11,8 @@ A span whose ``gen_ai.operation.name`` is a model call (``chat``, ``generate_con
 order as Gemini's do) and ``tool_call_response`` (a RESULT, in a ``tool`` or ``user`` message,
 where it stands among the message's text parts);
 ``reasoning`` / ``thinking`` parts are the model's own and skipped, ``system`` messages are the
-frame. A ``compaction`` part (semantic-conventions-genai PR #162: ``{"type": "compaction", "id",
+frame (with ``gen_ai.system_instructions`` and ``gen_ai.tool.definitions``: a request's frame,
+costed beside ``gen_ai.usage.input_tokens``, the input the provider reported). A ``compaction`` part (semantic-conventions-genai PR #162: ``{"type": "compaction", "id",
 "content"}`` in the message the provider returned it in; its ``content`` usually absent, the
 provider's opaque continuity value) is a SUMMARY covering every earlier event of the conversation,
 as Anthropic's block is. Any other part — ``blob``, ``file``, ``uri``, ``server_tool_call``, a type
@@ -36,7 +37,8 @@ from typing import Any
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text
 from turncheck.models.importers import Imported, LogFormat, read_text, register_format
-from turncheck.models.sent_windows import SentRequest, model_of, sent_log
+from turncheck.models.sent_windows import SentRequest, frame_text, model_of, sent_log, system_texts
+from turncheck.models.usage import input_count
 
 MODEL_CALLS = ("chat", "generate_content", "text_completion")
 SKIPPED_PARTS = ("reasoning", "thinking")
@@ -46,7 +48,8 @@ PROVIDERS = {"openai": "openai-chat", "azure.ai.openai": "openai-chat", "az.ai.o
 """``gen_ai.provider.name`` / ``gen_ai.system`` values → the provider rules a request answers to."""
 WANTED = ("gen_ai.operation.name", "gen_ai.conversation.id", "gen_ai.provider.name", "gen_ai.system",
           "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.request.model",
-          "gen_ai.response.model")  # fmt: skip
+          "gen_ai.response.model", "gen_ai.usage.input_tokens", "gen_ai.system_instructions",
+          "gen_ai.tool.definitions")  # fmt: skip
 NOT_OTEL = 'expected OTLP JSON {"resourceSpans": […]} or opentelemetry-sdk spans (to_json)'
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -195,11 +198,12 @@ def read_otel(path: Path) -> Imported:
             if attrs.get("gen_ai.operation.name") not in MODEL_CALLS or "gen_ai.input.messages" not in attrs:
                 continue
             provider = attrs.get("gen_ai.provider.name", attrs.get("gen_ai.system"))
+            inputs = messages(attrs, "gen_ai.input.messages", where)
             sent = SentRequest(str(attrs.get("gen_ai.conversation.id") or trace), where,
                                PROVIDERS.get(provider) if isinstance(provider, str) else None,
-                               messages(attrs, "gen_ai.input.messages", where),
-                               messages(attrs, "gen_ai.output.messages", where)[:1],
-                               model_of(attrs.get("gen_ai.request.model", attrs.get("gen_ai.response.model"))))  # fmt: skip
+                               inputs, messages(attrs, "gen_ai.output.messages", where)[:1],
+                               model_of(attrs.get("gen_ai.request.model", attrs.get("gen_ai.response.model"))),
+                               input_count(attrs.get("gen_ai.usage.input_tokens")), otel_frame(attrs, inputs))  # fmt: skip
             calls.append((start_ns(span, otlp, where), sid, sent))
     if not calls:
         raise ImportFormatError(
@@ -208,6 +212,23 @@ def read_otel(path: Path) -> Imported:
         )
     calls.sort(key=lambda c: c[:2])
     return sent_log([c[2] for c in calls], add_otel_message)
+
+
+def otel_frame(attrs: Mapping[str, Any], inputs: list[Any]) -> str | None:
+    """The frame a span shows: ``system`` messages and ``gen_ai.system_instructions`` (parts),
+    then ``gen_ai.tool.definitions``; each a JSON string or structured. Unreadable: not shown."""
+    extra: list[Any] = []
+    for key in ("gen_ai.system_instructions", "gen_ai.tool.definitions"):
+        value = attrs.get(key)
+        try:
+            extra.append(json.loads(value) if isinstance(value, str) else value)
+        except (ValueError, RecursionError):
+            extra.append(None)
+    instructions, tools = extra
+    system = system_texts(inputs)
+    if isinstance(instructions, list):
+        system += system_texts([{"role": "system", "parts": instructions}])
+    return frame_text(system, tools)
 
 
 def add_otel_message(b: SessionBuilder, message: Any, where: str) -> None:

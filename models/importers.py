@@ -34,7 +34,7 @@ from turncheck.models.events import Event
 from turncheck.models.registry import Registry
 
 if TYPE_CHECKING:
-    from turncheck.models.sent_windows import SentWindow
+    from turncheck.models.sent_windows import SentWindow, TraceRecords
 
 AddRecord = Callable[[SessionBuilder, Any, str], None]
 
@@ -69,6 +69,9 @@ class LogFormat:
     read: Callable[[Path], Imported]
     holds: str
     provider: str | None = None
+    requests: TraceRecords | None = None
+    """For a trace format: how one record (a span, an observation, a run) reads alone, for
+    :func:`turncheck.lint_request` (:mod:`models.request_lint`)."""
 
 
 FORMATS: Registry[LogFormat] = Registry("log format", home="turncheck.models.formats")

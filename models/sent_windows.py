@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +68,16 @@ class SentRequest:
     model: str | None = None
     reported: int | None = None
     frame: str | None = None
+
+
+@dataclass(frozen=True)
+class TraceRecords:
+    """How a trace format reads one record alone (:func:`models.request_lint.lint_request`):
+    ``read(record, where)`` is the request it records, or ``None`` for a record that is no model
+    call (an agent span, a tool run); ``add`` maps one of its messages onto a builder."""
+
+    read: Callable[[Any, str], SentRequest | None]
+    add: AddRecord
 
 
 @dataclass(frozen=True)
@@ -210,11 +220,15 @@ def request_costs(sent: SentWindow) -> RequestCost:
                        sent.reported)  # fmt: skip
 
 
-def flag_over_budget(report: LintReport, costs: Sequence[RequestCost], budget: int) -> None:
+def flag_over_budget(
+    report: LintReport, costs: Sequence[RequestCost], budget: int, drifted: set[str] | None = None
+) -> None:
     """``over-budget``: a request whose messages, or whose provider-reported input, cost more than
     ``budget`` tokens of its model; ``estimate-drift``: per conversation, the first request whose
-    messages stayed within ``budget`` while the reported count crossed it."""
-    drifted: set[str] = set()
+    messages stayed within ``budget`` while the reported count crossed it (``drifted`` holds the
+    conversations already named, and gains the ones named now: a caller checking one request at a
+    time keeps it)."""
+    drifted = set() if drifted is None else drifted
     for c in costs:
         counted = f"{c.counted_with}{', ' + c.model if c.model else ''}"
         if c.messages > budget:
@@ -229,6 +243,16 @@ def flag_over_budget(report: LintReport, costs: Sequence[RequestCost], budget: i
                 frame = f"frame {c.frame} ({'system prompt and tools' if c.frame_from == 'trace' else 'reported − messages'})"
                 report.flag("estimate-drift", f"request {c.where}: messages {c.messages} tokens ≤ budget {budget} "
                             f"< reported {c.reported} (messages/reported {c.ratio}; {frame})")  # fmt: skip
+
+
+def check_window(report: LintReport, sent: SentWindow, provider: str | None = None) -> None:
+    """Flag in ``report`` what the window ``sent`` may not hold (:data:`WINDOW_PROBLEMS`) under
+    ``provider``, else its own provider, else :data:`DEFAULT_PROVIDER`; examples start ``request``."""
+    found = lint_events(sent.window.located(), report.keep, provider or sent.provider or DEFAULT_PROVIDER)
+    for problem in WINDOW_PROBLEMS:
+        for example in found.examples.get(problem, []):
+            report.flag(problem, f"request {example}")
+        report.counts[problem] += found.counts[problem] - len(found.examples.get(problem, []))
 
 
 def lint_imported(
@@ -246,11 +270,7 @@ def lint_imported(
     if budget is not None:
         flag_over_budget(report, costs, budget)
     for sent in imported.sent:
-        found = lint_events(sent.window.located(), keep, provider or sent.provider or DEFAULT_PROVIDER)
-        for problem in WINDOW_PROBLEMS:
-            for example in found.examples.get(problem, []):
-                report.flag(problem, f"request {example}")
-            report.counts[problem] += found.counts[problem] - len(found.examples.get(problem, []))
+        check_window(report, sent, provider)
     report.requests = len(imported.sent)
     report.opaque = dict(imported.opaque)
     return report

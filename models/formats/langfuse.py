@@ -26,7 +26,14 @@ from turncheck.models.chat_log import ImportFormatError
 from turncheck.models.formats.openai_chat import add_openai_message
 from turncheck.models.formats.otel import documents
 from turncheck.models.importers import AddRecord, Imported, LogFormat, read_text, register_format
-from turncheck.models.sent_windows import SentRequest, frame_text, model_of, sent_log, system_texts
+from turncheck.models.sent_windows import (
+    SentRequest,
+    TraceRecords,
+    frame_text,
+    model_of,
+    sent_log,
+    system_texts,
+)
 from turncheck.models.usage import first_reported
 
 Timed = tuple[datetime, SentRequest]
@@ -119,16 +126,31 @@ def read_langfuse(path: Path) -> Imported:
                     )
                 if not isinstance(obs, Mapping) or not isinstance(obs.get("id"), str):
                     raise ImportFormatError(f"{at}: an observation without a string 'id'")
-                if obs.get("type") != "GENERATION":
-                    continue
-                call = f"{at}: observation {obs['id']!r}"
-                inputs = input_messages(obs.get("input"), call)
-                tools = obs["input"].get("tools") if isinstance(obs.get("input"), Mapping) else None
-                sent = SentRequest(session, call, "openai-chat", inputs, chat_reply(obs.get("output"), call),
-                                   model_of(obs.get("model")), first_reported(obs.get("usageDetails"), obs.get("usage"), reply_usage(obs.get("output"))),
-                                   frame_text(system_texts(inputs), tools))  # fmt: skip
-                calls.append((iso_time(obs.get("startTime"), call, "startTime"), sent))
+                read = generation(obs, session, f"{at}: observation {obs['id']!r}")
+                if read is not None:
+                    calls.append(read)
     return in_send_order(calls, str(path))
+
+
+def generation(obs: Mapping[str, Any], session: str, call: str) -> Timed | None:
+    """One observation, read at ``call``: its start time and the request it records; ``None``
+    unless it is a ``GENERATION`` (a model call)."""
+    if obs.get("type") != "GENERATION":
+        return None
+    inputs = input_messages(obs.get("input"), call)
+    tools = obs["input"].get("tools") if isinstance(obs.get("input"), Mapping) else None
+    usage = first_reported(obs.get("usageDetails"), obs.get("usage"), reply_usage(obs.get("output")))
+    sent = SentRequest(session, call, "openai-chat", inputs, chat_reply(obs.get("output"), call),
+                       model_of(obs.get("model")), usage, frame_text(system_texts(inputs), tools))  # fmt: skip
+    return iso_time(obs.get("startTime"), call, "startTime"), sent
+
+
+def observation_request(obs: Any, where: str) -> SentRequest | None:
+    """One observation as Langfuse's API returns it, alone: its conversation is its trace."""
+    if not isinstance(obs, Mapping) or not isinstance(obs.get("id"), str):
+        raise ImportFormatError(f"{where or 'observation'}: an observation without a string 'id'")
+    read = generation(obs, str(obs.get("traceId") or obs["id"]), where or f"observation {obs['id']!r}")
+    return None if read is None else read[1]
 
 
 register_format(
@@ -138,5 +160,6 @@ register_format(
         "Langfuse traces with their observations (each GENERATION a model call, checked as sent): "
         'a trace, a list of traces, {"data": […]}, or JSON lines of traces',
         provider="openai-chat",
+        requests=TraceRecords(observation_request, add_openai_message),
     )
 )

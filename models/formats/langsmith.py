@@ -26,7 +26,7 @@ from turncheck.models.formats.langfuse import Timed, chat_reply, in_send_order, 
 from turncheck.models.formats.openai_chat import add_openai_message
 from turncheck.models.formats.otel import documents
 from turncheck.models.importers import Imported, LogFormat, read_text, register_format
-from turncheck.models.sent_windows import SentRequest, frame_text, model_of, system_texts
+from turncheck.models.sent_windows import SentRequest, TraceRecords, frame_text, model_of, system_texts
 from turncheck.models.usage import first_reported
 
 THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
@@ -108,19 +108,33 @@ def read_langsmith(path: Path) -> Imported:
             runs.append((f"{path}:{line}", value))
     calls: list[Timed] = []
     for where, run in runs:
-        if not isinstance(run, Mapping) or not isinstance(run.get("id"), str):
-            raise ImportFormatError(f"{where}: expected a LangSmith run object with a string 'id'")
-        if not isinstance(run.get("run_type"), str):
-            raise ImportFormatError(f"{where}: run {run['id']!r} has no 'run_type'")
-        if run["run_type"] != "llm":
-            continue
-        call = f"{where}: run {run['id']!r}"
-        inputs = sent_messages(run.get("inputs"), call)
-        tools = run["inputs"].get("tools") if isinstance(run.get("inputs"), Mapping) else None
-        sent = SentRequest(thread_of(run), call, "openai-chat", inputs, reply_of(run.get("outputs"), call),
-                           model_of(run_model(run)), run_reported(run), frame_text(system_texts(inputs), tools))  # fmt: skip
-        calls.append((iso_time(run.get("start_time"), call, "start_time"), sent))
+        read = llm_run(run, where)
+        if read is not None:
+            calls.append(read)
     return in_send_order(calls, str(path), add_run_message)
+
+
+def llm_run(run: Any, where: str) -> Timed | None:
+    """One run, read at ``where``: its start time and the request it records; ``None`` unless
+    it is an ``llm`` run (a model call)."""
+    if not isinstance(run, Mapping) or not isinstance(run.get("id"), str):
+        raise ImportFormatError(f"{where or 'run'}: expected a LangSmith run object with a string 'id'")
+    if not isinstance(run.get("run_type"), str):
+        raise ImportFormatError(f"{where or 'run'}: run {run['id']!r} has no 'run_type'")
+    if run["run_type"] != "llm":
+        return None
+    call = f"{where}: run {run['id']!r}" if where else f"run {run['id']!r}"
+    inputs = sent_messages(run.get("inputs"), call)
+    tools = run["inputs"].get("tools") if isinstance(run.get("inputs"), Mapping) else None
+    sent = SentRequest(thread_of(run), call, "openai-chat", inputs, reply_of(run.get("outputs"), call),
+                       model_of(run_model(run)), run_reported(run), frame_text(system_texts(inputs), tools))  # fmt: skip
+    return iso_time(run.get("start_time"), call, "start_time"), sent
+
+
+def run_request(run: Any, where: str) -> SentRequest | None:
+    """One run as LangSmith holds it, alone."""
+    read = llm_run(run, where)
+    return None if read is None else read[1]
 
 
 register_format(
@@ -129,5 +143,6 @@ register_format(
         read_langsmith,
         "LangSmith runs as JSON lines or a JSON list (each llm run a model call, checked as sent)",
         provider="openai-chat",
+        requests=TraceRecords(run_request, add_run_message),
     )
 )

@@ -37,7 +37,14 @@ from typing import Any
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text
 from turncheck.models.importers import Imported, LogFormat, read_text, register_format
-from turncheck.models.sent_windows import SentRequest, frame_text, model_of, sent_log, system_texts
+from turncheck.models.sent_windows import (
+    SentRequest,
+    TraceRecords,
+    frame_text,
+    model_of,
+    sent_log,
+    system_texts,
+)
 from turncheck.models.usage import input_count
 
 MODEL_CALLS = ("chat", "generate_content", "text_completion")
@@ -182,29 +189,42 @@ def messages(attrs: Mapping[str, Any], key: str, where: str) -> list[Any]:
     return value
 
 
+def otel_request(span: Mapping[str, Any], otlp: bool, here: str) -> tuple[int, str, SentRequest] | None:
+    """One span (OTLP-shaped, else the SDK's), read at ``here``: its start time, span id and the
+    request it records; ``None`` for a span that is not a model call with its messages."""
+    trace = hex_id(span.get("traceId") if otlp else span["context"].get("trace_id"), 16, "trace id", here)
+    sid = hex_id(span.get("spanId") if otlp else span["context"].get("span_id"), 8, "span id", here)
+    where = f"{here}: trace {trace} span {sid}" if here else f"trace {trace} span {sid}"
+    attrs = attributes(span, otlp, where)
+    if attrs.get("gen_ai.operation.name") not in MODEL_CALLS or "gen_ai.input.messages" not in attrs:
+        return None
+    provider = attrs.get("gen_ai.provider.name", attrs.get("gen_ai.system"))
+    inputs = messages(attrs, "gen_ai.input.messages", where)
+    sent = SentRequest(str(attrs.get("gen_ai.conversation.id") or trace), where,
+                       PROVIDERS.get(provider) if isinstance(provider, str) else None,
+                       inputs, messages(attrs, "gen_ai.output.messages", where)[:1],
+                       model_of(attrs.get("gen_ai.request.model", attrs.get("gen_ai.response.model"))),
+                       input_count(attrs.get("gen_ai.usage.input_tokens")), otel_frame(attrs, inputs))  # fmt: skip
+    return start_ns(span, otlp, where), sid, sent
+
+
+def span_request(span: Any, where: str) -> SentRequest | None:
+    """One span as a tracing back-end holds it (OTLP JSON or the SDK's ``to_json``), alone."""
+    if not isinstance(span, Mapping):
+        raise ImportFormatError(f"{where or 'span'}: a span must be an object, got {type(span).__name__}")
+    read = otel_request(span, not isinstance(span.get("context"), Mapping), where)
+    return None if read is None else read[2]
+
+
 def read_otel(path: Path) -> Imported:
     calls: list[tuple[int, str, SentRequest]] = []
     record = 0
     for line, value in documents(path, read_text(path)):
         for span, otlp in spans_of(value, f"{path}:{line}"):
             record += 1
-            here = f"{path}:{line}: record {record}"
-            trace = hex_id(
-                span.get("traceId") if otlp else span["context"].get("trace_id"), 16, "trace id", here
-            )
-            sid = hex_id(span.get("spanId") if otlp else span["context"].get("span_id"), 8, "span id", here)
-            where = f"{here}: trace {trace} span {sid}"
-            attrs = attributes(span, otlp, where)
-            if attrs.get("gen_ai.operation.name") not in MODEL_CALLS or "gen_ai.input.messages" not in attrs:
-                continue
-            provider = attrs.get("gen_ai.provider.name", attrs.get("gen_ai.system"))
-            inputs = messages(attrs, "gen_ai.input.messages", where)
-            sent = SentRequest(str(attrs.get("gen_ai.conversation.id") or trace), where,
-                               PROVIDERS.get(provider) if isinstance(provider, str) else None,
-                               inputs, messages(attrs, "gen_ai.output.messages", where)[:1],
-                               model_of(attrs.get("gen_ai.request.model", attrs.get("gen_ai.response.model"))),
-                               input_count(attrs.get("gen_ai.usage.input_tokens")), otel_frame(attrs, inputs))  # fmt: skip
-            calls.append((start_ns(span, otlp, where), sid, sent))
+            read = otel_request(span, otlp, f"{path}:{line}: record {record}")
+            if read is not None:
+                calls.append(read)
     if not calls:
         raise ImportFormatError(
             f"{path}: no model-call span (gen_ai.operation.name {' / '.join(MODEL_CALLS)}) "
@@ -285,5 +305,6 @@ register_format(
         read_otel,
         "OpenTelemetry GenAI spans (gen_ai.input.messages / gen_ai.output.messages): OTLP JSON "
         "(collector file exporter) or opentelemetry-sdk to_json spans; every model call checked as sent",
+        requests=TraceRecords(span_request, add_otel_message),
     )
 )

@@ -117,7 +117,10 @@ def lint_request(
     """
     fmt = FORMATS[format]
     if fmt.requests is None:
-        raise ImportFormatError(f"--from {format} reads whole files; lint_request reads otel, langfuse or langsmith")
+        single = ", ".join(name for name, f in FORMATS.items() if f.requests is not None)
+        raise ImportFormatError(
+            f"--from {format} reads whole files; lint_request reads one record of: {single}"
+        )
     sent = fmt.requests.read(record_json(record), "")
     if sent is None:
         return []

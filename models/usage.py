@@ -43,6 +43,8 @@ def count_of(value: Any) -> int | None:
         return None
     if isinstance(value, int) and value >= 0:
         return value
+    if isinstance(value, float) and value.is_integer() and 0 <= value < 2**62:
+        return int(value)  # an OTLP doubleValue, a JSON writer's 4100.0
     if isinstance(value, str) and value.isdigit() and len(value) < 19:
         return int(value)
     return None

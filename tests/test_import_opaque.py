@@ -178,3 +178,46 @@ def test_agents_sqlite_keeps_an_unknown_item(tmp_path: Path, capsys: pytest.Capt
     code, out, err = lint(db, "agents-sqlite", capsys)
     assert code == 0, out + err
     assert "1 part of type image_generation_call was kept as opaque content" in err
+
+
+def test_trace_and_session_formats_keep_unknown_parts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Langfuse and LangSmith read Chat Completions / LangChain messages, ADK reads Gemini parts:
+    the same policy reaches them through the shared readers."""
+    image = {"type": "image_url", "image_url": {"url": "https://example.com/x.png"}}
+    asked = [{"role": "user", "content": [{"type": "text", "text": "hi"}, image]}]
+    langfuse = [
+        {
+            "id": "t",
+            "observations": [
+                {
+                    "id": "g",
+                    "type": "GENERATION",
+                    "startTime": "2026-01-01T00:00:00Z",
+                    "input": asked,
+                    "output": {"role": "assistant", "content": "a cat"},
+                }
+            ],
+        }
+    ]
+    langsmith = {
+        "id": "r",
+        "run_type": "llm",
+        "trace_id": "t",
+        "start_time": "2026-01-01T00:00:00",
+        "inputs": {"messages": asked},
+        "outputs": {"choices": [{"message": {"role": "assistant", "content": "a cat"}}]},
+    }
+    adk = {"id": "s", "events": [
+        {"author": "user", "timestamp": 1.0, "content": {"role": "user", "parts": [
+            {"text": "hi"}, {"fileData": {"mimeType": "image/png", "fileUri": "gs://b/x.png"}}]}},
+        {"author": "agent", "timestamp": 2.0, "content": {"role": "model", "parts": [{"text": "a cat"}]}}]}  # fmt: skip
+    for fmt, content, kind in (("langfuse", langfuse, "image_url"), ("langsmith", langsmith, "image_url"),
+                               ("adk", adk, "fileData")):  # fmt: skip
+        path = tmp_path / f"{fmt}.json"
+        path.write_text(json.dumps(content))
+        code, out, err = lint(path, fmt, capsys)
+        assert code == 0, (fmt, out, err)
+        assert f"1 part of type {kind} was kept as opaque content" in err, (fmt, err)
+        assert import_log(fmt, path).events[0].text.startswith("hi{"), fmt

@@ -198,3 +198,35 @@ def test_each_apis_usage_shape(capsys: pytest.CaptureFixture[str]) -> None:
         {"input": 0},
     ):
         assert reported_input(no_count) is None, no_count
+
+
+def test_langsmith_runs_of_a_langchain_model_keep_its_usage_metadata(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """LangSmith's ``LangChainTracer`` records the generated message in ``dumpd`` form, its
+    ``usage_metadata`` inside: that is the run's reported count."""
+    from test_import_traces import langchain_runs
+
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(r + "\n" for r in langchain_runs(reported=7000)))
+    code, report = lint(path, "langsmith", 6000, capsys)
+    assert code == 1 and [c["reported"] for c in report["costs"]] == [7000] * 4
+    assert report["counts"]["estimate-drift"] == 1
+    assert lint(path, "langsmith", 7000, capsys)[0] == 0
+
+
+def test_langfuse_input_usage_types_are_summed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Langfuse "summarizes all usage types that include the string input as input usage types":
+    cached input counted apart is input too."""
+    langfuse = pytest.importorskip("langfuse.api")
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    obs = langfuse.ObservationsView(id="g1", type="GENERATION", start_time=t0, model_parameters={}, metadata={},
+                                    level="DEFAULT", cost_details={}, environment="default",
+                                    input=[{"role": "user", "content": "hi"}], output={"role": "assistant", "content": "yo"},
+                                    usage=langfuse.Usage(input=100, output=3, total=4103),
+                                    usage_details={"input": 100, "input_cached_tokens": 4000, "output": 3})  # fmt: skip
+    path = tmp_path / "obs.json"
+    path.write_text(f"[{obs.json()}]")  # GET /api/public/observations: a list
+    assert [s.reported for s in import_log("langfuse", path).sent] == [4100]
+    assert lint(path, "langfuse", 4099, capsys)[0] == 1
+    assert lint(path, "langfuse", 4100, capsys)[0] == 0

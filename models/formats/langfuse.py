@@ -9,9 +9,9 @@ sent (a list, or ``{"messages": […], "tools": …}`` as Langfuse's OpenAI inte
 call with tools), its ``output`` the reply. The traces of one ``sessionId`` (else each trace
 alone) are one conversation, its calls in ``startTime`` order; each call is checked as sent and
 the log is rebuilt from the last one (:mod:`models.sent_windows`). Other observations (spans,
-events, tools) are the agent's own bookkeeping and skipped. A generation's ``usageDetails`` (else
-its older ``usage``, else the ``usage`` of an output that is a whole completion) ``input`` is the
-input the provider reported; its system messages and
+events, tools) are the agent's own bookkeeping and skipped. A generation's ``usageDetails`` input
+types, summed (:func:`usage_types_input`; else its older ``usage`` ``input``, else the ``usage``
+of an output that is a whole completion) are the input the provider reported; its system messages and
 ``tools`` are the request's frame (:class:`~models.sent_windows.RequestCost`).
 """
 
@@ -34,7 +34,7 @@ from turncheck.models.sent_windows import (
     sent_log,
     system_texts,
 )
-from turncheck.models.usage import first_reported
+from turncheck.models.usage import count_of, first_reported
 
 Timed = tuple[datetime, SentRequest]
 
@@ -75,6 +75,18 @@ def in_send_order(calls: list[Timed], where: str, add: AddRecord = add_openai_me
         raise ImportFormatError(f"{where}: no model call in the export")
     calls.sort(key=lambda c: c[0])
     return sent_log([c[1] for c in calls], add)
+
+
+def usage_types_input(details: Any) -> int | None:
+    """A generation's input as Langfuse counts it: the sum of its ``usageDetails`` whose usage type
+    names ``input`` (its docs: "Langfuse summarizes all usage types that include the string input
+    as input usage types" — ``input``, ``input_cached_tokens``…, or an ingested Anthropic usage's
+    ``input_tokens`` and ``cache_read_input_tokens``); ``None`` when none does."""
+    if not isinstance(details, Mapping):
+        return None
+    counts = [count_of(v) for k, v in details.items() if isinstance(k, str) and "input" in k]
+    total = sum(n for n in counts if n is not None)
+    return total or None
 
 
 def reply_usage(output: Any) -> Any:
@@ -139,7 +151,8 @@ def generation(obs: Mapping[str, Any], session: str, call: str) -> Timed | None:
         return None
     inputs = input_messages(obs.get("input"), call)
     tools = obs["input"].get("tools") if isinstance(obs.get("input"), Mapping) else None
-    usage = first_reported(obs.get("usageDetails"), obs.get("usage"), reply_usage(obs.get("output")))
+    usage = usage_types_input(obs.get("usageDetails"))
+    usage = first_reported(obs.get("usage"), reply_usage(obs.get("output"))) if usage is None else usage
     sent = SentRequest(session, call, "openai-chat", inputs, chat_reply(obs.get("output"), call),
                        model_of(obs.get("model")), usage, frame_text(system_texts(inputs), tools))  # fmt: skip
     return iso_time(obs.get("startTime"), call, "startTime"), sent

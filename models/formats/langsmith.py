@@ -62,16 +62,22 @@ def run_model(run: Mapping[str, Any]) -> Any:
     return inputs.get("model") if isinstance(inputs, Mapping) else None
 
 
-def run_reported(run: Mapping[str, Any]) -> int | None:
+def run_reported(run: Mapping[str, Any], replies: list[Any]) -> int | None:
     """The input tokens a run reports: the server's ``prompt_tokens``, else the usage its outputs
-    hold (``usage_metadata`` as LangSmith's wrappers record it, a completion's ``usage``,
-    LangChain's ``llm_output.token_usage``)."""
+    hold (``usage_metadata`` as LangSmith's wrappers record it, a completion's ``usage``, the
+    ``usage_metadata`` of the message a LangChain chat model generated — ``replies[0]``, in
+    ``dumpd`` form —, LangChain's ``llm_output.token_usage``)."""
     outputs = run.get("outputs")
     outputs = outputs if isinstance(outputs, Mapping) else {}
     llm_output = outputs.get("llm_output")
-    return first_reported({"prompt_tokens": run.get("prompt_tokens")}, outputs.get("usage_metadata"),
-                          outputs.get("usage"),
-                          llm_output.get("token_usage") if isinstance(llm_output, Mapping) else None)  # fmt: skip
+    message = replies[0] if replies and isinstance(replies[0], Mapping) else {}
+    message = message.get("kwargs", message)
+    generated = message.get("usage_metadata") if isinstance(message, Mapping) else None
+    token_usage = llm_output.get("token_usage") if isinstance(llm_output, Mapping) else None
+    return first_reported(
+        {"prompt_tokens": run.get("prompt_tokens")}, outputs.get("usage_metadata"), outputs.get("usage"),
+        generated, token_usage,
+    )  # fmt: skip
 
 
 def sent_messages(inputs: Any, where: str) -> list[Any]:
@@ -126,8 +132,9 @@ def llm_run(run: Any, where: str) -> Timed | None:
     call = f"{where}: run {run['id']!r}" if where else f"run {run['id']!r}"
     inputs = sent_messages(run.get("inputs"), call)
     tools = run["inputs"].get("tools") if isinstance(run.get("inputs"), Mapping) else None
-    sent = SentRequest(thread_of(run), call, "openai-chat", inputs, reply_of(run.get("outputs"), call),
-                       model_of(run_model(run)), run_reported(run), frame_text(system_texts(inputs), tools))  # fmt: skip
+    replies = reply_of(run.get("outputs"), call)
+    sent = SentRequest(thread_of(run), call, "openai-chat", inputs, replies, model_of(run_model(run)),
+                       run_reported(run, replies), frame_text(system_texts(inputs), tools))  # fmt: skip
     return iso_time(run.get("start_time"), call, "start_time"), sent
 
 

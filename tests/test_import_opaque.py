@@ -221,3 +221,29 @@ def test_trace_and_session_formats_keep_unknown_parts(
         assert code == 0, (fmt, out, err)
         assert f"1 part of type {kind} was kept as opaque content" in err, (fmt, err)
         assert import_log(fmt, path).events[0].text.startswith("hi{"), fmt
+
+
+def test_gemini_contents_the_real_sdk_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``google-genai``'s own parts: an image from ``Part.from_bytes`` (``inlineData``) and the
+    code-execution tool's ``executableCode`` / ``codeExecutionResult``, both spellings."""
+    genai = pytest.importorskip("google.genai.types")
+    contents = [
+        genai.Content(role="user", parts=[genai.Part(text="what is this?"),
+                                          genai.Part.from_bytes(data=b"\x89PNG", mime_type="image/png")]),
+        genai.Content(role="model", parts=[
+            genai.Part(executable_code=genai.ExecutableCode(code="print(1)", language="PYTHON")),
+            genai.Part(code_execution_result=genai.CodeExecutionResult(outcome="OUTCOME_OK", output="1")),
+            genai.Part(text="a png")]),
+    ]  # fmt: skip
+    for by_alias, kinds in ((True, "codeExecutionResult, executableCode, inlineData"),
+                            (False, "code_execution_result, executable_code, inline_data")):  # fmt: skip
+        path = tmp_path / f"contents-{by_alias}.json"
+        path.write_text(
+            json.dumps([c.model_dump(mode="json", by_alias=by_alias, exclude_none=True) for c in contents])
+        )
+        code, out, err = lint(path, "gemini", capsys)
+        assert code == 0, out + err
+        assert f"3 parts of types {kinds} were kept as opaque content" in err
+        user_, model_ = import_log("gemini", path).events
+        assert user_.text.startswith("what is this?{") and model_.kind is Kind.TERM
+        assert model_.text.endswith("a png") and "print(1)" in model_.text

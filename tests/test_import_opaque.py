@@ -73,6 +73,8 @@ def test_otel_unknown_parts_are_opaque_content_clean_exit_0(
     assert main(["lint", "--from", "otel", str(path), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["opaque"] == {"blob": 1, "server_tool_call": 1, "uri": 1}
+    assert main(["project", "--from", "otel", "-H", str(path), "-b", "100", "-q"]) == 0
+    assert "3 parts of types blob, server_tool_call, uri were kept" in capsys.readouterr().err
 
 
 def test_otel_opaque_parts_never_hide_a_broken_history(

@@ -113,11 +113,18 @@ def test_estimate_drift_once_per_conversation(tmp_path: Path, capsys: pytest.Cap
     assert "< reported 5000" in drifts[0] and "< reported 7000" in drifts[1]
 
 
-def test_otlp_json_int_values_are_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The collector's OTLP JSON writes an int attribute as ``{"intValue": "4100"}`` (a string)."""
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("gen_ai.usage.input_tokens", {"intValue": "4100"}), ("gen_ai.usage.input_tokens", {"doubleValue": 4100.0}),
+     ("gen_ai.usage.prompt_tokens", {"intValue": 4100})],
+)  # fmt: skip
+def test_otlp_json_counts(
+    key: str, value: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The collector's OTLP JSON writes an int attribute as ``{"intValue": "4100"}`` (a string);
+    a double holding a whole number and the older conventions' ``gen_ai.usage.prompt_tokens`` count too."""
     attrs = [("gen_ai.operation.name", {"stringValue": "chat"}), ("gen_ai.conversation.id", {"stringValue": "c"}),
-             ("gen_ai.input.messages", {"stringValue": json.dumps([user("hi")])}),
-             ("gen_ai.usage.input_tokens", {"intValue": "4100"})]  # fmt: skip
+             ("gen_ai.input.messages", {"stringValue": json.dumps([user("hi")])}), (key, value)]  # fmt: skip
     span = {"traceId": "ab" * 16, "spanId": "cd" * 8, "startTimeUnixNano": "1", "name": "chat",
             "attributes": [{"key": k, "value": v} for k, v in attrs]}  # fmt: skip
     path = tmp_path / "otlp.json"

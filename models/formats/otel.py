@@ -12,7 +12,8 @@ order as Gemini's do) and ``tool_call_response`` (a RESULT, in a ``tool`` or ``u
 where it stands among the message's text parts);
 ``reasoning`` / ``thinking`` parts are the model's own and skipped, ``system`` messages are the
 frame (with ``gen_ai.system_instructions`` and ``gen_ai.tool.definitions``: a request's frame,
-costed beside ``gen_ai.usage.input_tokens``, the input the provider reported). A ``compaction`` part (semantic-conventions-genai PR #162: ``{"type": "compaction", "id",
+costed beside ``gen_ai.usage.input_tokens`` — the older conventions' ``gen_ai.usage.prompt_tokens`` —
+the input the provider reported). A ``compaction`` part (semantic-conventions-genai PR #162: ``{"type": "compaction", "id",
 "content"}`` in the message the provider returned it in; its ``content`` usually absent, the
 provider's opaque continuity value) is a SUMMARY covering every earlier event of the conversation,
 as Anthropic's block is. Any other part — ``blob``, ``file``, ``uri``, ``server_tool_call``, a type
@@ -55,8 +56,8 @@ PROVIDERS = {"openai": "openai-chat", "azure.ai.openai": "openai-chat", "az.ai.o
 """``gen_ai.provider.name`` / ``gen_ai.system`` values → the provider rules a request answers to."""
 WANTED = ("gen_ai.operation.name", "gen_ai.conversation.id", "gen_ai.provider.name", "gen_ai.system",
           "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.request.model",
-          "gen_ai.response.model", "gen_ai.usage.input_tokens", "gen_ai.system_instructions",
-          "gen_ai.tool.definitions")  # fmt: skip
+          "gen_ai.response.model", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
+          "gen_ai.system_instructions", "gen_ai.tool.definitions")  # fmt: skip
 NOT_OTEL = 'expected OTLP JSON {"resourceSpans": […]} or opentelemetry-sdk spans (to_json)'
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -204,7 +205,7 @@ def otel_request(span: Mapping[str, Any], otlp: bool, here: str) -> tuple[int, s
                        PROVIDERS.get(provider) if isinstance(provider, str) else None,
                        inputs, messages(attrs, "gen_ai.output.messages", where)[:1],
                        model_of(attrs.get("gen_ai.request.model", attrs.get("gen_ai.response.model"))),
-                       input_count(attrs.get("gen_ai.usage.input_tokens")), otel_frame(attrs, inputs))  # fmt: skip
+                       input_count(attrs.get("gen_ai.usage.input_tokens", attrs.get("gen_ai.usage.prompt_tokens"))), otel_frame(attrs, inputs))  # fmt: skip
     return start_ns(span, otlp, where), sid, sent
 
 

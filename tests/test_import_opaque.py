@@ -249,3 +249,40 @@ def test_gemini_contents_the_real_sdk_writes(tmp_path: Path, capsys: pytest.Capt
         user_, model_ = import_log("gemini", path).events
         assert user_.text.startswith("what is this?{") and model_.kind is Kind.TERM
         assert model_.text.endswith("a png") and "print(1)" in model_.text
+
+
+def test_tool_items_that_pair_by_id_are_calls_not_opaque(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Responses ``custom_tool_call`` / ``computer_call`` and its ``*_output``, an Anthropic
+    ``mcp_tool_use`` and its ``mcp_tool_result``: paired as function calls are, so a whole pair is
+    clean and an output whose call is gone is an orphan (exit 1) — never opaque, never exit 2."""
+    responses = [{"role": "user", "content": "patch it"},
+                 {"type": "custom_tool_call", "call_id": "ct_1", "name": "apply_patch", "input": "*** Begin Patch"},
+                 {"type": "custom_tool_call_output", "call_id": "ct_1", "output": "done"},
+                 {"type": "computer_call", "call_id": "cc_1", "action": {"type": "screenshot"}, "status": "completed"},
+                 {"type": "computer_call_output", "call_id": "cc_1",
+                  "output": {"type": "computer_screenshot", "image_url": "data:image/png;base64,AA=="}},
+                 {"role": "assistant", "content": "patched"}]  # fmt: skip
+    anthropic = [{"role": "user", "content": "list files"},
+                 {"role": "assistant", "content": [
+                     {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "ls", "server_name": "fs", "input": {}},
+                     {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_1", "is_error": False,
+                      "content": [{"type": "text", "text": "a.txt"}]},
+                     {"type": "text", "text": "one file"}]}]  # fmt: skip
+    for fmt, records in (("openai-responses", responses), ("anthropic", anthropic)):
+        path = tmp_path / f"{fmt}.json"
+        path.write_text(json.dumps(records))
+        code, out, err = lint(path, fmt, capsys)
+        assert code == 0 and "opaque" not in err, (fmt, out, err)
+    events = import_log("openai-responses", tmp_path / "openai-responses.json").events
+    assert [(e.kind.name, e.call_id) for e in events][1:5] == [
+        ("CALL", "ct_1"), ("RESULT", "ct_1"), ("CALL", "cc_1"), ("RESULT", "cc_1")
+    ]  # fmt: skip
+    assert '"input":"*** Begin Patch"' in (events[1].text or "") and "computer_screenshot" in (
+        events[4].text or ""
+    )
+    orphan = tmp_path / "orphan.json"
+    orphan.write_text(json.dumps([responses[0], responses[2], responses[-1]]))
+    code, out, err = lint(orphan, "openai-responses", capsys)
+    assert code == 1 and "orphan-output" in out and "ct_1" in out

@@ -7,9 +7,9 @@ them is not kept, as for every format); without any, its text is the TERM. Resul
 *user* message as ``tool_result`` blocks (one RESULT each, paired by ``tool_use_id``); text in a
 user message is the USER, where it stands: text sent before a ``tool_result`` is a USER before
 that RESULT (the API refuses it: ``results-not-first``), text after it a USER after. Server tools
-run inside the assistant message: ``server_tool_use`` is a CALL and the block answering it
-(``web_search_tool_result``, ``code_execution_tool_result``…, any ``*_tool_result`` carrying a
-``tool_use_id``) its RESULT. A ``thinking`` or ``redacted_thinking`` block is no event, but with
+run inside the assistant message: ``server_tool_use`` (and ``mcp_tool_use``, any ``*tool_use``)
+is a CALL and the block answering it (``web_search_tool_result``, ``mcp_tool_result``…, any
+``*_tool_result`` carrying a ``tool_use_id``) its RESULT. A ``thinking`` or ``redacted_thinking`` block is no event, but with
 thinking on the API wants it sent with the tool calls of the turn in progress: it rides with the
 first ``tool_use`` after it, and every later call of that assistant turn (up to the next user
 message) is :attr:`~models.events.Event.tied_to` that one, for ``thinking-not-sent``.
@@ -68,7 +68,7 @@ def add_anthropic_message(b: SessionBuilder, message: Any, where: str) -> None:
         elif kind == "compaction" and role == "assistant":
             if block.get("content") is not None:
                 b.summary(text_of(block["content"], where, b), where)
-        elif kind in ("tool_use", "server_tool_use") and role == "assistant":
+        elif kind.endswith("tool_use") and role == "assistant":  # tool_use, server_tool_use, mcp_tool_use
             call_id = str(block.get("id") or "")
             b.turn_call(call_id, arguments_text(block.get("input", {})), where, thinking)
             thinking = False

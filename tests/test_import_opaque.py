@@ -286,3 +286,19 @@ def test_tool_items_that_pair_by_id_are_calls_not_opaque(
     orphan.write_text(json.dumps([responses[0], responses[2], responses[-1]]))
     code, out, err = lint(orphan, "openai-responses", capsys)
     assert code == 1 and "orphan-output" in out and "ct_1" in out
+
+
+def test_a_langchain_answers_thinking_is_skipped_not_opaque(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ChatAnthropic``'s answer with extended thinking: the thinking block is the model's own
+    (skipped, as the Anthropic reader skips it), an image beside it is opaque content."""
+    path = tmp_path / "lc.json"
+    path.write_text(json.dumps([
+        {"type": "human", "data": {"content": "hi"}},
+        {"type": "ai", "data": {"content": [{"type": "thinking", "thinking": "hmm", "signature": "s"},
+                                            {"type": "text", "text": "hello"}, {"type": "image", "url": "u"}]}},
+    ]))  # fmt: skip
+    code, out, err = lint(path, "langchain", capsys)
+    assert code == 0 and "1 part of type image was kept" in err, out + err
+    assert import_log("langchain", path).events[1].text == 'hello{"type":"image","url":"u"}'

@@ -4,7 +4,9 @@ of such lists by session.
 An ``ai`` message's ``tool_calls`` are its CALLs (its content is not kept beside them), but a
 ``thinking`` or ``redacted_thinking`` block in that content — ``ChatAnthropic`` with extended
 thinking — ties the later calls of the turn to the first call after it, as the Anthropic importer
-does, so ``--provider anthropic`` sees a window that cut it (langchain-ai/langchain#34794)."""
+does, so ``--provider anthropic`` sees a window that cut it (langchain-ai/langchain#34794). In an
+answer without calls, those blocks are skipped; any other block that is not text (an image…) is
+opaque content (:mod:`models.chat_log`)."""
 
 from __future__ import annotations
 
@@ -28,10 +30,11 @@ def add_langchain_message(b: SessionBuilder, record: Any, where: str) -> None:
         b.user(text_of(data.get("content"), where, b), where)
     elif kind == "ai":
         calls = data.get("tool_calls") or []
-        if not calls:
-            b.answer(text_of(data.get("content"), where, b), where)
         content = data.get("content")
         blocks = content if isinstance(content, list) else []
+        if not calls:  # the model's own thinking is no text it is sent back as
+            kept = [x for x in blocks if not (isinstance(x, Mapping) and x.get("type") in THINKING)]
+            b.answer(text_of(kept if blocks else content, where, b), where)
         thinking = any(isinstance(x, Mapping) and x.get("type") in THINKING for x in blocks)
         for i, call in enumerate(calls):
             b.turn_call(

@@ -11,6 +11,7 @@ provider refuses the log for — while ``lint`` names each finding's record.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -25,6 +26,16 @@ FromOpt = Annotated[
         "--from", help="Read the log in this format instead of our JSONL (turncheck list formats names them)."
     ),
 ]
+
+
+def warn_opaque(path: Path, opaque: Mapping[str, int]) -> None:
+    """The one warning line for the parts of ``path`` kept as opaque content, if any
+    (:func:`~models.chat_log.opaque_warning`): every command that reads ``--from`` prints it."""
+    from turncheck.models.chat_log import opaque_warning
+
+    kept = opaque_warning(opaque)
+    if kept:
+        print(f"warning: {path}: {kept}", file=sys.stderr)
 
 
 def format_names() -> list[str]:
@@ -50,6 +61,7 @@ def import_command(
     imported = import_log(source, path)
     events = imported.events
     report = lint_imported(imported, keep=1, provider=FORMATS[source].provider)
+    warn_opaque(path, imported.opaque)
     if not report.clean:
         found = ", ".join(f"{n} {problem}" for problem, n in report.counts.items() if n)
         print(f"warning: {path} is written as it is, with {found} (turncheck lint --from {source} {path})",

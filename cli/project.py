@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TextIO
 
 import typer
 
-from turncheck.cli.import_log import FromOpt
+from turncheck.cli.import_log import FromOpt, warn_opaque
 from turncheck.cli.options import Format, FormatOpt, QuietOpt, format_option, names_in_help, strategy_names
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.cli.stdout_json import print_json
@@ -180,11 +180,14 @@ def read_sessions(
     """The log at ``path`` (ours, or imported ``source``) in read order, by session; only
     ``session`` when given (refused when the log does not hold it)."""
     from turncheck.models.events import read_jsonl
-    from turncheck.models.importers import import_events
+    from turncheck.models.importers import import_log
 
     reading = progress_for("project: reading", quiet, "B")
     try:
-        raw = import_events(source, path) if source is not None else read_jsonl(path, reading)
+        if source is not None:
+            imported = import_log(source, path)
+            warn_opaque(path, imported.opaque)
+        raw = imported.events if source is not None else read_jsonl(path, reading)
         events = read_order(raw, order)
     except BaseException:
         end_line(reading)
@@ -378,8 +381,9 @@ def lint_command(
             "--budget",
             "-b",
             help="A trace's requests (--from otel, langfuse, langsmith): also flag each whose messages "
-            "cost more than this many tokens, counted with its model's tokenizer when tiktoken knows "
-            "the model, else the estimate.",
+            "(counted with its model's tokenizer when tiktoken knows the model, else the estimate) or whose "
+            "provider-reported input cost more than this many tokens, and the first request of each "
+            "conversation whose messages fit while the reported count did not (estimate-drift).",
         ),
     ] = None,
 ) -> None:
@@ -431,7 +435,9 @@ def lint_command(
 
 
 def print_lint(history: Path, report: LintReport, fmt: str) -> None:
-    """``lint``'s output; exit 1 unless the log is clean."""
+    """``lint``'s output; exit 1 unless the log is clean. Parts kept as opaque content are one
+    warning line on stderr (the verdict covers their place and cost, not what they hold)."""
+    warn_opaque(history, report.opaque)
     if fmt == "json":
         print_json(report.to_json(str(history)))
     else:

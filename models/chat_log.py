@@ -25,11 +25,23 @@ message (a stored window that starts mid-turn) form a turn of their own, without
 A vendor's compaction (Anthropic's ``compaction`` block, the Responses ``compaction`` item, an
 ADK compaction event) is a SUMMARY whose ``covers`` names the events of its session it stands
 for, by seq (:meth:`SessionBuilder.summary`); whether it covers them rightly is ``lint``'s to say.
+
+A part a reader does not know (an image, a file, a ``blob``, a ``uri``, a server tool's call, a
+type added to a format after this reader was written) is *opaque content*, never a reason to
+refuse a well-formed record: it is kept as its compact JSON in the text of the message it sits
+in, where it stands (:meth:`SessionBuilder.keep_opaque`) — so it is costed and ordered as sent,
+and, having no call id, never paired. In a message whose text is not kept (calls, results) it
+rides on the message's newest event (:meth:`SessionBuilder.end_message`, which the readers'
+shared loops call after every record). :attr:`SessionBuilder.opaque` counts such parts by
+type, for the one warning line ``lint`` and ``import`` print (:func:`opaque_warning`). A record
+that is not the format (no ``type``, a part that is not an object) is still refused.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +74,43 @@ class SessionBuilder:
     """The writer's stamp of the record being read, for formats that keep one (ADK's
     ``timestamp``); ``None``: an event's ``ts`` is its position."""
     timed: bool = False
+    opaque: Counter[str] = field(default_factory=Counter)
+    """Parts kept as opaque content, by type (:meth:`keep_opaque`)."""
+    beside: list[str] = field(default_factory=list)
+    """Opaque content of the message being read that no event carries yet."""
+
+    def opaque_text(self, kind: str, part: Any) -> str:
+        """A part of type ``kind`` this reader does not know, as the text it is kept as (its
+        compact JSON, keys sorted: the same part always costs the same), counted in :attr:`opaque`."""
+        self.opaque[kind] += 1
+        return json.dumps(part, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
+
+    def keep_opaque(self, kind: str, part: Any, texts: list[str]) -> None:
+        """An unknown part of a message read block by block: its text joins ``texts`` (the
+        message's text so far) where it stands; if the message ends without a text event (a
+        message of calls or results), :meth:`end_message` puts it on the message's newest event."""
+        text = self.opaque_text(kind, part)
+        texts.append(text)
+        self.beside.append(text)
+
+    def end_message(self, where: str) -> None:
+        """The end of one record: opaque content no USER or TERM took rides on the newest event
+        (after its own text: costed where it was sent, never paired); with no event yet, it is
+        the USER it was sent as."""
+        if not self.beside:
+            return
+        text = "".join(self.beside)
+        self.beside.clear()
+        if not self.events:
+            self.user(text, where)
+            return
+        last = self.events[-1]
+        try:
+            check_encodable(text, f"{where}: opaque content")
+        except EventFormatError as exc:
+            raise ImportFormatError(str(exc)) from None
+        joined = (last.text or "") + text
+        self.events[-1] = dataclasses.replace(last, text=joined, chars=len(joined), cjk=detect_cjk(joined))
 
     def call_by_name(self, name: str, call_id: str, arguments: str, where: str) -> None:
         """A call whose id may be missing: it gets ``NAME@SEQ``, and the next id-less result of
@@ -93,6 +142,8 @@ class SessionBuilder:
             except EventFormatError as exc:  # a lone surrogate cannot be written: refused by record
                 raise ImportFormatError(str(exc)) from None
         seq = self.next_seq
+        if kind in (Kind.USER, Kind.TERM):
+            self.beside.clear()  # the message's text, opaque content included, is this event's
         self.turn = max(self.turn, 0)
         self.timed = self.timed or self.clock is not None
         self.origins.append(where)
@@ -158,9 +209,11 @@ class SessionBuilder:
             self._add(Kind.SUMMARY, text, where, covers=covers)
 
 
-def text_of(content: Any, where: str) -> str:
+def text_of(content: Any, where: str, b: SessionBuilder | None = None) -> str:
     """A message's content as text: a string, None, or a list of text parts (``text`` /
-    ``input_text`` / ``output_text`` / LangChain's ``{"type": "text"}``)."""
+    ``input_text`` / ``output_text`` / LangChain's ``{"type": "text"}``); with the session's
+    builder ``b``, a part of another type (``image_url``, ``input_file``…) is kept in place as
+    opaque content (:meth:`SessionBuilder.opaque_text`) — without it, refused."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -174,6 +227,8 @@ def text_of(content: Any, where: str) -> str:
                 parts.append(part["text"])
             elif isinstance(part, Mapping) and part.get("type") == "refusal":
                 parts.append(str(part.get("refusal", "")))
+            elif b is not None and isinstance(part, Mapping) and isinstance(part.get("type"), str):
+                parts.append(b.opaque_text(part["type"], part))
             else:
                 kind = part.get("type") if isinstance(part, Mapping) else type(part).__name__
                 raise ImportFormatError(f"{where}: content part of type {kind!r} is not text")
@@ -186,3 +241,14 @@ def arguments_text(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments
     return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def opaque_warning(opaque: Mapping[str, int]) -> str | None:
+    """The one line saying how many parts were kept as opaque content, and of which types
+    (``3 parts of types blob, uri were kept as opaque content``); ``None`` when none were."""
+    n = sum(opaque.values())
+    if not n:
+        return None
+    kinds = ", ".join(sorted(opaque))
+    return (f"{n} part{'s' if n > 1 else ''} of type{'s' if len(opaque) > 1 else ''} {kinds} "
+            f"{'were' if n > 1 else 'was'} kept as opaque content (costed and ordered as sent, never paired)")  # fmt: skip

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,7 @@ from turncheck.models.events import Event
 from turncheck.models.registry import Registry
 
 if TYPE_CHECKING:
-    from turncheck.models.sent_windows import SentWindow
+    from turncheck.models.sent_windows import SentWindow, TraceRecords
 
 AddRecord = Callable[[SessionBuilder, Any, str], None]
 
@@ -48,6 +49,9 @@ class Imported:
     events: list[Event]
     origins: list[str]
     sent: tuple[SentWindow, ...] = ()
+    opaque: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    """Parts kept as opaque content, by type (:mod:`models.chat_log`); for a trace, those of the
+    rebuilt log (each conversation's last call and its answer)."""
 
     def located(self) -> list[tuple[int | str, Event]]:
         return list(zip(self.origins, self.events, strict=True))
@@ -65,6 +69,9 @@ class LogFormat:
     read: Callable[[Path], Imported]
     holds: str
     provider: str | None = None
+    requests: TraceRecords | None = None
+    """For a trace format: how one record (a span, an observation, a run) reads alone, for
+    :func:`turncheck.lint_request` (:mod:`models.request_lint`)."""
 
 
 FORMATS: Registry[LogFormat] = Registry("log format", home="turncheck.models.formats")
@@ -155,14 +162,18 @@ def build_sessions(groups: Sequence[Group], add: AddRecord) -> Imported:
     for session, records, where, first in groups:
         b = builders.setdefault(session, SessionBuilder(session))
         for i, record in enumerate(records, start=first or 0):
-            add(b, record, where if first is None else f"{where}: record {i}")
+            here = where if first is None else f"{where}: record {i}"
+            add(b, record, here)
+            b.end_message(here)
     events: list[Event] = []
     origins: list[str] = []
+    opaque: Counter[str] = Counter()
     for b in builders.values():
         b.first_seq = len(events)
         events.extend(reseq(b.events, b.first_seq, b.timed))
         origins.extend(b.origins)
-    return Imported(events, origins)
+        opaque.update(b.opaque)
+    return Imported(events, origins, opaque=dict(sorted(opaque.items())))
 
 
 def reseq(events: list[Event], first: int, timed: bool = False) -> list[Event]:

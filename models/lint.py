@@ -30,7 +30,13 @@ PROBLEMS: dict[str, str] = {
 }
 PROBLEMS.update(RULES)  # a provider's rules, checked with --provider (models.provider_rules)
 PROBLEMS.update(COVERAGE_PROBLEMS)
-PROBLEMS["over-budget"] = "a request of a trace whose messages cost more than --budget tokens of its model"
+PROBLEMS["over-budget"] = (
+    "a request of a trace whose messages, or whose provider-reported input, cost more than --budget tokens"
+)
+PROBLEMS["estimate-drift"] = (
+    "first request of a conversation whose messages fit --budget while the provider counted more "
+    "(a trigger counting the messages does not fire)"
+)
 
 
 @dataclass
@@ -44,6 +50,12 @@ class LintReport:
     sessions: int = 0
     requests: int = 0
     """Model requests of a trace checked as sent (:mod:`models.sent_windows`)."""
+    costs: list[dict[str, object]] = field(default_factory=list)
+    """Per request of a trace, its three costs (:class:`~models.sent_windows.RequestCost`), when
+    ``--budget`` is given or the trace reports usage."""
+    opaque: dict[str, int] = field(default_factory=dict)
+    """Parts of a foreign log kept as opaque content, by type (:mod:`models.chat_log`): not a
+    problem (the log is clean without them), but what the check read without understanding."""
 
     def flag(self, problem: str, where: str) -> None:
         self.counts[problem] += 1
@@ -57,13 +69,19 @@ class LintReport:
     def to_json(self, file: str) -> dict[str, object]:
         """``lint --format json`` for the log ``file``."""
         return {"file": file, "events": self.events, "sessions": self.sessions,
-                **({"requests": self.requests} if self.requests else {}), "clean": self.clean,
+                **({"requests": self.requests} if self.requests else {}),
+                **({"opaque": self.opaque} if self.opaque else {}),
+                **({"costs": self.costs} if self.costs else {}), "clean": self.clean,
                 "counts": self.counts, "examples": dict(self.examples)}  # fmt: skip
 
     def lines(self, file: str) -> list[str]:
         """``lint``'s table output: the totals, then each problem found with its example lines."""
         sent = f", {self.requests} model requests checked as sent" if self.requests else ""
         out = [f"{file}: {self.events} events in {self.sessions} sessions{sent}"]
+        ratios = [r for c in self.costs if isinstance(r := c["ratio"], float | int)]
+        if ratios:
+            out.append(f"provider usage: {len(ratios)} of {self.requests} requests report their input tokens; "
+                       f"messages/reported from {min(ratios)} to {max(ratios)} (--format json: each request's costs)")  # fmt: skip
         if self.clean:
             out.append("clean: no structural problems")
         for problem, count in self.counts.items():

@@ -14,19 +14,29 @@ holds the whole conversation so far), with every call's window in :attr:`Importe
 usual, then each window for what a request may not hold — the pairing problems of
 :data:`WINDOW_PROBLEMS` and the provider's rules — each finding naming its request and message.
 
+Per request, three costs side by side (:class:`RequestCost`): what its messages cost in its model's
+tokens, what the provider reported it counted (:mod:`models.usage`), and the frame between them —
+the system prompt and tool schemas costed when the trace carries them, else reported − messages.
+``--budget`` flags a request over it on either count (``over-budget``), and, once per
+conversation, the first request whose messages stayed within the budget while the provider's count
+crossed it (``estimate-drift``: a trigger counting the messages does not fire there).
+
 Invariant kept: a window is one call's input, message for message, in its own session builder;
-nothing of another call is seen, so a finding is about exactly what that request sent.
+nothing of another call is seen, so a finding is about exactly what that request sent. A request
+without a reported count is judged on its messages only, and says so (``reported: null``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from turncheck.models.chat_log import SessionBuilder
 from turncheck.models.cost import CostModel, make_cost
-from turncheck.models.events import Event
+from turncheck.models.events import Event, Kind
 from turncheck.models.importers import AddRecord, Imported
 from turncheck.models.lint import LintReport, lint_events
 from turncheck.models.provider_rules import RULES
@@ -45,7 +55,10 @@ class SentRequest:
     """One model call read from a trace. ``where`` names it (``FILE:3: trace T span S``);
     ``provider`` is a name of :data:`~models.provider_rules.PROVIDERS` or ``None`` (unknown);
     ``inputs`` / ``outputs`` are its messages as the format holds them; ``model`` the model the
-    trace says was asked (it picks the tokenizer a ``--budget`` check counts with)."""
+    trace says was asked (it picks the tokenizer a ``--budget`` check counts with); ``reported``
+    the input tokens the provider reported for the call (``None``: the trace holds no count);
+    ``frame`` what went with the messages — system prompt, tool schemas — as text, when the trace
+    carries it (``None``: it does not)."""
 
     conversation: str
     where: str
@@ -53,16 +66,32 @@ class SentRequest:
     inputs: Sequence[Any]
     outputs: Sequence[Any]
     model: str | None = None
+    reported: int | None = None
+    frame: str | None = None
+
+
+@dataclass(frozen=True)
+class TraceRecords:
+    """How a trace format reads one record alone (:func:`models.request_lint.lint_request`):
+    ``read(record, where)`` is the request it records, or ``None`` for a record that is no model
+    call (an agent span, a tool run); ``add`` maps one of its messages onto a builder."""
+
+    read: Callable[[Any, str], SentRequest | None]
+    add: AddRecord
 
 
 @dataclass(frozen=True)
 class SentWindow:
-    """The window one request sent, as events, each knowing its message (``where: input message 2``)."""
+    """The window one request sent, as events, each knowing its message (``where: input message 2``),
+    with its conversation and what the trace says beside it (:class:`SentRequest`)."""
 
     where: str
     provider: str | None
     window: Imported
     model: str | None = None
+    conversation: str = ""
+    reported: int | None = None
+    frame: str | None = None
 
 
 def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
@@ -75,19 +104,24 @@ def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
         b = SessionBuilder(r.conversation)
         for i, message in enumerate(r.inputs, start=1):
             add(b, message, f"{r.where}: input message {i}")
-        windows.append(SentWindow(r.where, r.provider, Imported(b.events, b.origins), r.model))
+            b.end_message(f"{r.where}: input message {i}")
+        windows.append(SentWindow(r.where, r.provider, Imported(b.events, b.origins), r.model, r.conversation,
+                                  r.reported, r.frame))  # fmt: skip
     firsts = list(dict.fromkeys(r.conversation for r in requests))
     events: list[Event] = []
     origins: list[str] = []
+    opaque: Counter[str] = Counter()
     for conversation in firsts:
         r = last[conversation]
         b = SessionBuilder(conversation, first_seq=len(events))
         for part, messages in (("input", r.inputs), ("output", r.outputs)):
             for i, message in enumerate(messages, start=1):
                 add(b, message, f"{r.where}: {part} message {i}")
+                b.end_message(f"{r.where}: {part} message {i}")
         events.extend(b.events)
         origins.extend(b.origins)
-    return Imported(events, origins, tuple(windows))
+        opaque.update(b.opaque)
+    return Imported(events, origins, tuple(windows), dict(sorted(opaque.items())))
 
 
 def model_of(value: Any) -> str | None:
@@ -111,13 +145,114 @@ def request_cost(model: str | None) -> CostModel:
     return make_cost("estimate")
 
 
-def flag_over_budget(report: LintReport, sent: SentWindow, budget: int) -> None:
-    """``over-budget``: the request's messages cost more than ``budget`` tokens of its model."""
+def system_texts(messages: Sequence[Any]) -> list[str]:
+    """The text of the system / developer messages among ``messages``, in any trace's shape: Chat
+    Completions (``content`` text or parts), OTel GenAI (``parts`` with ``content``), LangChain's
+    ``dumpd`` (``kwargs.type == "system"``). Lenient: what is not text is not the frame's."""
+    out: list[str] = []
+    for m in messages:
+        m = m.get("kwargs", m) if isinstance(m, Mapping) and "lc" in m else m
+        if not isinstance(m, Mapping) or (m.get("role") or m.get("type")) not in ("system", "developer"):
+            continue
+        content = m.get("content", m.get("parts"))
+        parts = content if isinstance(content, list) else [content]
+        for part in parts:
+            text = (
+                part
+                if isinstance(part, str)
+                else part.get("text", part.get("content"))
+                if isinstance(part, Mapping)
+                else None
+            )
+            if isinstance(text, str):
+                out.append(text)
+    return out
+
+
+def frame_text(system: Sequence[str], tools: Any) -> str | None:
+    """A request's frame as the text a trace shows of it: its system texts, then its tool schemas
+    as compact JSON (keys sorted); ``None`` when the trace shows neither."""
+    if not system and not tools:
+        return None
+    schemas = json.dumps(tools, ensure_ascii=False, separators=(",", ":"), sort_keys=True) if tools else ""
+    return "\n".join(system) + schemas
+
+
+@dataclass(frozen=True)
+class RequestCost:
+    """One request's three costs, in its model's tokens (``counted_with``): ``messages``, the
+    ``frame`` (``frame_from``: ``trace`` when costed from the system prompt and tool schemas the
+    trace carries, ``reported`` when it is reported − messages, ``None`` when neither is known),
+    and ``reported``, the provider's count."""
+
+    where: str
+    conversation: str
+    model: str | None
+    counted_with: str
+    messages: int
+    frame: int | None
+    frame_from: str | None
+    reported: int | None
+
+    @property
+    def ratio(self) -> float | None:
+        """messages / reported: how much of what the provider counted a trigger summing the
+        messages sees (``None`` without a reported count, or a reported 0)."""
+        return round(self.messages / self.reported, 3) if self.reported else None
+
+    def to_json(self) -> dict[str, object]:
+        return {"request": self.where, "conversation": self.conversation, "model": self.model,
+                "counted_with": self.counted_with, "messages": self.messages, "frame": self.frame,
+                "frame_from": self.frame_from, "reported": self.reported, "ratio": self.ratio}  # fmt: skip
+
+
+def request_costs(sent: SentWindow) -> RequestCost:
+    """The three costs of the request ``sent`` (:class:`RequestCost`)."""
     cost = request_cost(sent.model)
-    spent = sum(cost.event_cost(e) for e in sent.window.events)
-    if spent > budget:
-        report.flag("over-budget", f"request {sent.where}: {spent} tokens ({cost.name}"
-                    f"{', ' + sent.model if sent.model else ''}) > budget {budget}")  # fmt: skip
+    messages = sum(cost.event_cost(e) for e in sent.window.events)
+    frame, frame_from = None, None
+    if sent.frame is not None:
+        text = sent.frame
+        frame, frame_from = cost.event_cost(Event(0, "", 0, Kind.USER, text=text, chars=len(text))), "trace"
+    elif sent.reported is not None:
+        frame, frame_from = sent.reported - messages, "reported"
+    return RequestCost(sent.where, sent.conversation, sent.model, cost.name, messages, frame, frame_from,
+                       sent.reported)  # fmt: skip
+
+
+def flag_over_budget(
+    report: LintReport, costs: Sequence[RequestCost], budget: int, drifted: set[str] | None = None
+) -> None:
+    """``over-budget``: a request whose messages, or whose provider-reported input, cost more than
+    ``budget`` tokens of its model; ``estimate-drift``: per conversation, the first request whose
+    messages stayed within ``budget`` while the reported count crossed it (``drifted`` holds the
+    conversations already named, and gains the ones named now: a caller checking one request at a
+    time keeps it)."""
+    drifted = set() if drifted is None else drifted
+    for c in costs:
+        counted = f"{c.counted_with}{', ' + c.model if c.model else ''}"
+        if c.messages > budget:
+            report.flag(
+                "over-budget", f"request {c.where}: {c.messages} tokens ({counted}) > budget {budget}"
+            )
+        elif c.reported is not None and c.reported > budget:
+            report.flag("over-budget", f"request {c.where}: reported {c.reported} input tokens > budget "
+                        f"{budget}; its messages {c.messages} tokens ({counted})")  # fmt: skip
+            if c.conversation not in drifted:
+                drifted.add(c.conversation)
+                frame = f"frame {c.frame} ({'system prompt and tools' if c.frame_from == 'trace' else 'reported − messages'})"
+                report.flag("estimate-drift", f"request {c.where}: messages {c.messages} tokens ≤ budget {budget} "
+                            f"< reported {c.reported} (messages/reported {c.ratio}; {frame})")  # fmt: skip
+
+
+def check_window(report: LintReport, sent: SentWindow, provider: str | None = None) -> None:
+    """Flag in ``report`` what the window ``sent`` may not hold (:data:`WINDOW_PROBLEMS`) under
+    ``provider``, else its own provider, else :data:`DEFAULT_PROVIDER`; examples start ``request``."""
+    found = lint_events(sent.window.located(), report.keep, provider or sent.provider or DEFAULT_PROVIDER)
+    for problem in WINDOW_PROBLEMS:
+        for example in found.examples.get(problem, []):
+            report.flag(problem, f"request {example}")
+        report.counts[problem] += found.counts[problem] - len(found.examples.get(problem, []))
 
 
 def lint_imported(
@@ -128,13 +263,14 @@ def lint_imported(
     :data:`DEFAULT_PROVIDER`, and against ``budget`` (:func:`flag_over_budget`) when given;
     ``report.requests`` counts the windows checked."""
     report = lint_events(imported.located(), keep, provider)
+    costs = []
+    if budget is not None or any(s.reported is not None for s in imported.sent):
+        costs = [request_costs(sent) for sent in imported.sent]
+        report.costs = [c.to_json() for c in costs]
+    if budget is not None:
+        flag_over_budget(report, costs, budget)
     for sent in imported.sent:
-        found = lint_events(sent.window.located(), keep, provider or sent.provider or DEFAULT_PROVIDER)
-        for problem in WINDOW_PROBLEMS:
-            for example in found.examples.get(problem, []):
-                report.flag(problem, f"request {example}")
-            report.counts[problem] += found.counts[problem] - len(found.examples.get(problem, []))
-        if budget is not None:
-            flag_over_budget(report, sent, budget)
+        check_window(report, sent, provider)
     report.requests = len(imported.sent)
+    report.opaque = dict(imported.opaque)
     return report

@@ -52,15 +52,15 @@ SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what th
         ),
         ([CALL, {"role": "tool", "content": "x"}], "record 2: a tool result without a call id"),
         (
-            [{"role": "user", "content": [{"type": "image_url"}]}],
-            "record 1: content part of type 'image_url' is not text",
+            [{"role": "user", "content": [{"image_url": {"url": "x"}}]}],  # a part without a type
+            "record 1: content part of type None is not text",
         ),
     ],
     "openai-responses": [
         (NOT_JSON, "malformed JSON"),
         ({"input": "hi"}, "expected a list of records"),
         (["hi"], "record 1: expected an input item object, got str"),
-        ([{"type": "web_search_call"}], "record 1: unknown item type 'web_search_call'"),
+        ([{"id": "ws_1"}], "record 1: an input item without a 'type'"),
         (
             [{"role": "user", "content": {"text": "x"}}],
             "record 1: content must be text or a list of parts, got dict",
@@ -68,8 +68,8 @@ SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what th
         ([{"type": "function_call", "name": "f", "arguments": "{}"}], "record 1: a tool call without an id"),
         ([{"type": "function_call_output", "output": "1"}], "record 1: a tool result without a call id"),
         (
-            [{"role": "user", "content": [{"type": "input_image"}]}],
-            "record 1: content part of type 'input_image' is not text",
+            [{"role": "user", "content": [{"image_url": "x"}]}],
+            "record 1: content part of type None is not text",
         ),
     ],
     "anthropic": [
@@ -87,8 +87,8 @@ SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what th
             "record 1: a tool result without a call id",
         ),
         (
-            [{"role": "user", "content": [{"type": "image", "source": {}}]}],
-            "record 1: content block of type 'image' is not mapped",
+            [{"role": "user", "content": [{"source": {}}]}],
+            "record 1: a content block without a 'type'",
         ),
     ],
     "gemini": [
@@ -106,8 +106,8 @@ SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what th
             "record 1: a function part's id must be a string",
         ),
         (
-            [{"role": "user", "parts": [{"inlineData": {"mimeType": "image/png"}}]}],
-            "record 1: a part holding inlineData is not text",
+            [{"role": "user", "parts": [{}]}],
+            "record 1: a part holding nothing",
         ),
     ],
     "vercel": [
@@ -178,8 +178,8 @@ SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what th
         ),
         ([{"type": "tool", "data": {"content": "1"}}], "record 1: a tool result without a call id"),
         (
-            [{"type": "human", "data": {"content": [{"type": "image_url"}]}}],
-            "record 1: content part of type 'image_url' is not text",
+            [{"type": "human", "data": {"content": [{"image_url": "x"}]}}],
+            "record 1: content part of type None is not text",
         ),
     ],
     "llamaindex": [
@@ -193,7 +193,7 @@ SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what th
             "record 1: a tool call without an id",
         ),
         ([{"role": "tool", "content": "1"}], "record 1: a tool result without a call id"),
-        ([{"role": "user", "blocks": [{"block_type": "image"}]}], "record 1: content block of type 'image'"),
+        ([{"role": "user", "blocks": [{"text": "x"}]}], "record 1: a content block without a 'block_type'"),
     ],
     "langfuse": [
         (NOT_JSON, "malformed JSON"),
@@ -247,8 +247,8 @@ SHAPES: dict[str, list[tuple[Any, str]]] = {  # format -> (file content, what th
             "input message 1: a tool_call_response without an id",
         ),
         (
-            SDK_SPAN([{"role": "user", "parts": [{"type": "blob", "mime_type": "image/png"}]}]),
-            "input message 1: a part of type 'blob' is not mapped in a user message",
+            SDK_SPAN([{"role": "user", "parts": [{"mime_type": "image/png"}]}]),
+            "input message 1: a part without a 'type'",
         ),
         ({"resourceSpans": []}, "no model-call span (gen_ai.operation.name chat"),
         (SDK_SPAN("[" * 50000), "gen_ai.input.messages nested too deeply"),
@@ -320,9 +320,9 @@ SQLITE: list[tuple[Any, str | None, str]] = [  # (items, raw row 1, what the lin
     ([{"role": "user", "content": "x"}], "{not json", "agent_messages row 1: message_data is not JSON"),
     ([{"role": "user", "content": "x"}], "3", "agent_messages row 1: expected an input item object, got int"),
     (
-        [{"type": "image_generation_call"}],
+        [{"id": "ig_1"}],
         None,
-        "agent_messages row 1: unknown item type 'image_generation_call'",
+        "agent_messages row 1: an input item without a 'type'",
     ),
     (
         [{"role": "user", "content": 9}],

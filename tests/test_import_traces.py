@@ -149,10 +149,11 @@ def test_langsmith_call_sent_starting_on_an_orphaned_result(
     assert kinds(src, "langsmith") == PARALLEL_LOG
 
 
-def langchain_runs() -> list[str]:
+def langchain_runs(reported: int | None = None) -> list[str]:
     """A LangChain chat model's tool loop traced by LangSmith's ``LangChainTracer``: its runs
     hold ``dumpd`` messages. The tracer posts each run as it goes; the client's session answers
-    in process (a requests adapter), so nothing leaves it and the runs are read from the tree."""
+    in process (a requests adapter), so nothing leaves it and the runs are read from the tree.
+    With ``reported``, each reply carries ``usage_metadata`` with that many input tokens."""
     ls = pytest.importorskip("langsmith", reason="the formats extra (langsmith) is not installed")
     pytest.importorskip("langchain_core", reason="langchain-core is not installed")
     import requests
@@ -170,12 +171,26 @@ def langchain_runs() -> list[str]:
         def close(self) -> None:
             pass
 
+    usage = (
+        {"usage_metadata": {"input_tokens": reported, "output_tokens": 1, "total_tokens": reported + 1}}
+        if reported
+        else {}
+    )
+
     def calls(*cities: str) -> AIMessage:
         return AIMessage(
-            "", tool_calls=[{"name": "weather", "args": {"city": c}, "id": f"call_{c}"} for c in cities]
+            "",
+            tool_calls=[{"name": "weather", "args": {"city": c}, "id": f"call_{c}"} for c in cities],
+            **usage,
         )
 
-    model = GenericFakeChatModel(messages=iter([calls("Oslo"), AIMessage("rain in Oslo"), calls("Rome", "Paris"), AIMessage("sun, fog")]))  # fmt: skip
+    replies = [
+        calls("Oslo"),
+        AIMessage("rain in Oslo", **usage),
+        calls("Rome", "Paris"),
+        AIMessage("sun, fog", **usage),
+    ]
+    model = GenericFakeChatModel(messages=iter(replies))
 
     @ls.traceable(name="agent")
     def agent() -> Any:
@@ -228,11 +243,12 @@ def exported(fmt: str, asked: list[tuple[list[Any], Any]]) -> str:
     """One model call per (input, output), serialised by the SDK's own models."""
     t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     if fmt == "langfuse":
-        from langfuse.api import ObservationsView, TraceWithFullDetails, Usage
+        from langfuse.api import ObservationLevel, ObservationsView, TraceWithFullDetails, Usage
 
         observations = [ObservationsView(id=f"g{i}", type="GENERATION", start_time=t0 + dt.timedelta(seconds=i),
                                          input=inputs, output=output, model_parameters={}, metadata={},
-                                         usage=Usage(input=0, output=0, total=0), level="DEFAULT", usage_details={},
+                                         usage=Usage(input=0, output=0, total=0), level=ObservationLevel.DEFAULT,
+                                         usage_details={},
                                          cost_details={}, environment="default")
                         for i, (inputs, output) in enumerate(asked)]  # fmt: skip
         return TraceWithFullDetails(id="t", timestamp=t0, tags=[], public=False, environment="default", html_path="/t",

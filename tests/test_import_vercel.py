@@ -106,6 +106,6 @@ def test_a_provider_executed_tool_answers_in_the_assistant_message(tmp_path: Pat
             {"type": "text", "text": "here"}]},
     ]))  # fmt: skip
     events = import_events("vercel", src)
-    assert [(e.kind.name, e.text) for e in events] == [
-        ("USER", "search"), ("CALL", "{}"), ("RESULT", "found"), ("TERM", "here")
+    assert [(e.kind.name, e.text) for e in events] == [  # the image is sent: opaque content, costed
+        ("USER", 'search{"image":"AA==","type":"image"}'), ("CALL", "{}"), ("RESULT", "found"), ("TERM", "here")
     ]  # fmt: skip

@@ -17,13 +17,16 @@ RUNS = Path(__file__).parent.parent / "examples" / "traces" / "langsmith-runs.js
 
 
 def with_model(tmp_path: Path, model: str) -> Path:
-    """The committed LangSmith export (made by the real tracer) with its model renamed."""
+    """The committed LangSmith export (made by the real tracer) with its model renamed, and without
+    the usage its replies reported: these tests are about the messages' own count (the provider's
+    is tests/test_request_costs.py's)."""
     out = tmp_path / f"runs-{model}.jsonl"
     lines = []
     for line in RUNS.read_text().splitlines():
         run = json.loads(line)
         if run.get("run_type") == "llm":
             run["extra"]["metadata"]["ls_model_name"] = model
+            run["outputs"].pop("usage_metadata", None)
         lines.append(json.dumps(run))
     out.write_text("\n".join(lines) + "\n")
     return out

@@ -45,6 +45,9 @@ _PUBLIC: dict[str, str] = {
     "write_jsonl": "turncheck.models.events",
     "History": "turncheck.models.history",
     "TurnLog": "turncheck.models.store",
+    # checking a trace's requests where they arrive (a tracing back-end's evaluator)
+    "lint_request": "turncheck.models.request_lint",
+    "Conversations": "turncheck.models.request_lint",
     # the projector
     "Window": "turncheck.models.projector",
     "project": "turncheck.models.projector",
@@ -109,6 +112,8 @@ __all__ = [
     "write_jsonl",
     "History",
     "TurnLog",
+    "lint_request",
+    "Conversations",
     "Window",
     "project",
     "STRATEGIES",
@@ -181,6 +186,7 @@ if TYPE_CHECKING:
         window_from_start,
     )
     from turncheck.models.protocol import Property, ProtocolModel
+    from turncheck.models.request_lint import Conversations, lint_request
     from turncheck.models.session_store import (
         ConnectionLost,
         JournalEntry,

@@ -4,11 +4,13 @@ under ``examples/traces/`` that docs/your-agent.md lints, and the inputs of
 
 The agent is the Chat Completions tool loop as OpenAI's docs write it, run by the ``openai``
 client against a local transport serving a scripted conversation (a call, then two parallel
-calls). LangSmith's own tracing records it (``wrap_openai`` under ``tracing_context(enabled=
+calls); each reply carries the ``usage`` a provider reports (:func:`with_usage`: OpenAI's chat counting
+rule in ``o200k_base``, tool schemas included), so the traces hold a provider's count that is
+more than the messages alone. LangSmith's own tracing records it (``wrap_openai`` under ``tracing_context(enabled=
 "local")`` with a client pointed nowhere: runs are kept, never posted); for Langfuse each call
 becomes a GENERATION ``ObservationsView`` holding what Langfuse's OpenAI integration records
 (``langfuse/openai.py``: ``input`` ``{"tools", "messages"}`` for a call with tools, ``output``
-the message's ``role`` / ``tool_calls`` / ``content``), serialised by the SDK's own API models
+the message's ``role`` / ``tool_calls`` / ``content``, ``usage_details`` the reply's usage), serialised by the SDK's own API models
 (importing ``langfuse.openai`` itself would patch ``openai`` for the whole process). ``keep=3``
 trims the third call to its newest three messages — a window sent starting on a tool result
 whose call was cut. ``python -m docs.tools.trace_exports`` rewrites the examples (run ids and
@@ -47,10 +49,33 @@ SCRIPT = (
 )
 
 
+def with_usage(request: Any, reply: dict[str, Any]) -> dict[str, Any]:
+    """``reply`` with the usage the server reports for ``request``: its input counted by OpenAI's
+    chat rule (the cookbook's ``num_tokens_from_messages``: 3 tokens a message, its role, its
+    content and call arguments, 3 to prime the reply) in ``o200k_base``, plus the tool schemas as
+    compact JSON; its output the reply message's content and arguments."""
+    from turncheck.models.tokenizer import count_tokens
+
+    def tokens(message: dict[str, Any]) -> int:
+        texts = [message.get("content") or ""] + [
+            c["function"]["arguments"] for c in message.get("tool_calls") or []
+        ]
+        return sum(count_tokens("o200k_base", t) for t in texts)
+
+    body = json.loads(request.content)
+    prompt = 3 + sum(3 + count_tokens("o200k_base", m["role"]) + tokens(m) for m in body["messages"])
+    prompt += count_tokens("o200k_base", json.dumps(body.get("tools") or [], separators=(",", ":")))
+    completion_ = tokens(reply["choices"][0]["message"])
+    return {**reply, "usage": {"prompt_tokens": prompt, "completion_tokens": completion_,
+                               "total_tokens": prompt + completion_}}  # fmt: skip
+
+
 def openai_client() -> Any:
     """An ``openai`` client whose transport serves :data:`SCRIPT`, reply after reply."""
     served = list(SCRIPT)
-    transport = httpx2.MockTransport(lambda request: httpx2.Response(200, json=served.pop(0)))
+    transport = httpx2.MockTransport(
+        lambda request: httpx2.Response(200, json=with_usage(request, served.pop(0)))
+    )
     return openai.OpenAI(api_key="offline", base_url="http://model.invalid/v1", max_retries=0,
                          http_client=httpx2.Client(transport=transport))  # fmt: skip
 
@@ -87,17 +112,20 @@ def langfuse_export(keep: int | None = None) -> list[dict[str, Any]]:
     chat_agent(recorded, keep)
     t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     common: dict[str, Any] = {"model_parameters": {}, "metadata": {}, "level": "DEFAULT", "environment": "default",
-                              "usage_details": {}, "cost_details": {}}  # fmt: skip
+                              "cost_details": {}}  # fmt: skip
     observations: list[list[Any]] = [[], []]
     for i, (kwargs, reply) in enumerate(calls):
         at, trace = t0 + dt.timedelta(seconds=i), 0 if i < 2 else 1
+        used = reply.usage
+        counts = {"input": used.prompt_tokens, "output": used.completion_tokens, "total": used.total_tokens}
         observations[trace] += [
             ObservationsView(id=f"gen-{i + 1}", trace_id=f"trace-{trace + 1}", type="GENERATION", start_time=at,
                              model="gpt-test", input={"tools": kwargs["tools"], "messages": kwargs["messages"]},
                              output=reply.choices[0].message.model_dump(include={"role", "tool_calls", "content"}),
-                             usage=Usage(input=1, output=1, total=2, unit="TOKENS"), **common),
+                             usage=Usage(**counts, unit="TOKENS"), usage_details=counts, **common),
             ObservationsView(id=f"tool-{i + 1}", trace_id=f"trace-{trace + 1}", type="TOOL", start_time=at,
-                             input={"city": "Oslo"}, output="rain", usage=Usage(input=0, output=0, total=0), **common),
+                             input={"city": "Oslo"}, output="rain", usage=Usage(input=0, output=0, total=0),
+                             usage_details={}, **common),
         ]  # fmt: skip
     return [
         json.loads(

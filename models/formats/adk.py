@@ -91,7 +91,7 @@ def add_adk_event(b: SessionBuilder, event: Any, where: str) -> None:
             raise ImportFormatError(
                 f"{where}: a compaction's compacted_content must be a Content with 'parts'"
             )
-        b.summary(text_of(content["parts"], where), where, compaction_covers(b, start, end))
+        b.summary(text_of(content["parts"], where, b), where, compaction_covers(b, start, end))
         return
     content = event.get("content")
     if content is None or isinstance(content, Mapping) and not content.get("parts"):

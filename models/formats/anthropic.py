@@ -7,9 +7,9 @@ them is not kept, as for every format); without any, its text is the TERM. Resul
 *user* message as ``tool_result`` blocks (one RESULT each, paired by ``tool_use_id``); text in a
 user message is the USER, where it stands: text sent before a ``tool_result`` is a USER before
 that RESULT (the API refuses it: ``results-not-first``), text after it a USER after. Server tools
-run inside the assistant message: ``server_tool_use`` is a CALL and the block answering it
-(``web_search_tool_result``, ``code_execution_tool_result``…, any ``*_tool_result`` carrying a
-``tool_use_id``) its RESULT. A ``thinking`` or ``redacted_thinking`` block is no event, but with
+run inside the assistant message: ``server_tool_use`` (and ``mcp_tool_use``, any ``*tool_use``)
+is a CALL and the block answering it (``web_search_tool_result``, ``mcp_tool_result``…, any
+``*_tool_result`` carrying a ``tool_use_id``) its RESULT. A ``thinking`` or ``redacted_thinking`` block is no event, but with
 thinking on the API wants it sent with the tool calls of the turn in progress: it rides with the
 first ``tool_use`` after it, and every later call of that assistant turn (up to the next user
 message) is :attr:`~models.events.Event.tied_to` that one, for ``thinking-not-sent``.
@@ -17,7 +17,8 @@ message) is :attr:`~models.events.Event.tied_to` that one, for ``thinking-not-se
 A ``compaction`` block (context management's server-side compaction, in an assistant message)
 is a SUMMARY covering every earlier event of the session: the API drops everything before the
 block when it is sent back. One whose ``content`` is null is a failed compaction, a no-op to the
-API, and skipped.
+API, and skipped. Any other block (``image``, ``document``, ``search_result``, a type added
+later) is opaque content (:meth:`~models.chat_log.SessionBuilder.keep_opaque`), never a refusal.
 """
 
 from __future__ import annotations
@@ -32,13 +33,13 @@ from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
 SKIPPED = ("thinking", "redacted_thinking")
 
 
-def result_text(block: Mapping[str, Any], where: str) -> str:
+def result_text(block: Mapping[str, Any], where: str, b: SessionBuilder) -> str:
     """A result block's content as text: a string, text blocks, or (server tools) the JSON."""
     content = block.get("content")
     if content is None or isinstance(content, str):
         return content or ""
     if block.get("type") == "tool_result":
-        return text_of(content, where)
+        return text_of(content, where, b)
     return json.dumps(content, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
@@ -63,11 +64,11 @@ def add_anthropic_message(b: SessionBuilder, message: Any, where: str) -> None:
         if not isinstance(kind, str):
             raise ImportFormatError(f"{where}: a content block without a 'type'")
         if kind == "text":
-            texts.append(text_of([block], where))
+            texts.append(text_of([block], where, b))
         elif kind == "compaction" and role == "assistant":
             if block.get("content") is not None:
-                b.summary(text_of(block["content"], where), where)
-        elif kind in ("tool_use", "server_tool_use") and role == "assistant":
+                b.summary(text_of(block["content"], where, b), where)
+        elif kind.endswith("tool_use") and role == "assistant":  # tool_use, server_tool_use, mcp_tool_use
             call_id = str(block.get("id") or "")
             b.turn_call(call_id, arguments_text(block.get("input", {})), where, thinking)
             thinking = False
@@ -77,13 +78,11 @@ def add_anthropic_message(b: SessionBuilder, message: Any, where: str) -> None:
         ):
             if role == "user":
                 b.user_text(texts, where)
-            b.result(str(block.get("tool_use_id") or ""), result_text(block, where), where)
+            b.result(str(block.get("tool_use_id") or ""), result_text(block, where, b), where)
         elif kind in SKIPPED:
             thinking = role == "assistant"
         else:
-            raise ImportFormatError(
-                f"{where}: content block of type {kind!r} is not mapped in a {role} message"
-            )
+            b.keep_opaque(kind, block, texts)
     if role == "user":
         b.user_text(texts, where)
     elif not calls:

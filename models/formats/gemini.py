@@ -10,7 +10,9 @@ by side); without any, its text is the TERM. ``functionResponse`` parts are the 
 with an ``id`` pairs by it, one without pairs by name and order — a response answers the oldest
 open call of its name (:meth:`~models.chat_log.SessionBuilder.result_by_name`), as the API
 does. Text in a user content is the USER where it stands (text before a ``functionResponse`` a
-USER before that RESULT). Thought parts (``thought: true``) are the model's own and skipped.
+USER before that RESULT). Thought parts (``thought: true``) are the model's own and skipped. Any other part
+(``inlineData``, ``fileData``, ``executableCode``, a field added later) is opaque content named by
+its field (:meth:`~models.chat_log.SessionBuilder.keep_opaque`); an empty part is refused.
 """
 
 from __future__ import annotations
@@ -66,11 +68,10 @@ def add_gemini_content(b: SessionBuilder, content: Any, where: str) -> None:
                 raise ImportFormatError(f"{where}: a text part must hold a string")
             if not part.get("thought"):
                 texts.append(part["text"])
+        elif not part:
+            raise ImportFormatError(f"{where}: a part holding nothing")
         elif not part.get("thought") and not part_field(part, "thoughtSignature", "thought_signature"):
-            kinds = ", ".join(sorted(part)) or "nothing"
-            raise ImportFormatError(
-                f"{where}: a part holding {kinds} is not text or a function call/response"
-            )
+            b.keep_opaque(min(part), part, texts)
     if role == "model" and not calls:
         b.answer("".join(texts), where)
     elif role != "model":

@@ -4,7 +4,9 @@ of such lists by session.
 An ``ai`` message's ``tool_calls`` are its CALLs (its content is not kept beside them), but a
 ``thinking`` or ``redacted_thinking`` block in that content — ``ChatAnthropic`` with extended
 thinking — ties the later calls of the turn to the first call after it, as the Anthropic importer
-does, so ``--provider anthropic`` sees a window that cut it (langchain-ai/langchain#34794)."""
+does, so ``--provider anthropic`` sees a window that cut it (langchain-ai/langchain#34794). In an
+answer without calls, those blocks are skipped; any other block that is not text (an image…) is
+opaque content (:mod:`models.chat_log`)."""
 
 from __future__ import annotations
 
@@ -25,20 +27,21 @@ def add_langchain_message(b: SessionBuilder, record: Any, where: str) -> None:
     if kind == "system":
         return
     if kind == "human":
-        b.user(text_of(data.get("content"), where), where)
+        b.user(text_of(data.get("content"), where, b), where)
     elif kind == "ai":
         calls = data.get("tool_calls") or []
-        if not calls:
-            b.answer(text_of(data.get("content"), where), where)
         content = data.get("content")
         blocks = content if isinstance(content, list) else []
+        if not calls:  # the model's own thinking is no text it is sent back as
+            kept = [x for x in blocks if not (isinstance(x, Mapping) and x.get("type") in THINKING)]
+            b.answer(text_of(kept if blocks else content, where, b), where)
         thinking = any(isinstance(x, Mapping) and x.get("type") in THINKING for x in blocks)
         for i, call in enumerate(calls):
             b.turn_call(
                 str(call.get("id") or ""), arguments_text(call.get("args", {})), where, thinking and not i
             )
     elif kind == "tool":
-        b.result(str(data.get("tool_call_id") or ""), text_of(data.get("content"), where), where)
+        b.result(str(data.get("tool_call_id") or ""), text_of(data.get("content"), where, b), where)
     else:
         raise ImportFormatError(
             f"{where}: unknown message type {kind!r} (expected human, ai, tool or system)"

@@ -9,7 +9,10 @@ sent (a list, or ``{"messages": […], "tools": …}`` as Langfuse's OpenAI inte
 call with tools), its ``output`` the reply. The traces of one ``sessionId`` (else each trace
 alone) are one conversation, its calls in ``startTime`` order; each call is checked as sent and
 the log is rebuilt from the last one (:mod:`models.sent_windows`). Other observations (spans,
-events, tools) are the agent's own bookkeeping and skipped.
+events, tools) are the agent's own bookkeeping and skipped. A generation's ``usageDetails`` input
+types, summed (:func:`usage_types_input`; else its older ``usage`` ``input``, else the ``usage``
+of an output that is a whole completion) are the input the provider reported; its system messages and
+``tools`` are the request's frame (:class:`~models.sent_windows.RequestCost`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,15 @@ from turncheck.models.chat_log import ImportFormatError
 from turncheck.models.formats.openai_chat import add_openai_message
 from turncheck.models.formats.otel import documents
 from turncheck.models.importers import AddRecord, Imported, LogFormat, read_text, register_format
-from turncheck.models.sent_windows import SentRequest, model_of, sent_log
+from turncheck.models.sent_windows import (
+    SentRequest,
+    TraceRecords,
+    frame_text,
+    model_of,
+    sent_log,
+    system_texts,
+)
+from turncheck.models.usage import count_of, first_reported
 
 Timed = tuple[datetime, SentRequest]
 
@@ -64,6 +75,23 @@ def in_send_order(calls: list[Timed], where: str, add: AddRecord = add_openai_me
         raise ImportFormatError(f"{where}: no model call in the export")
     calls.sort(key=lambda c: c[0])
     return sent_log([c[1] for c in calls], add)
+
+
+def usage_types_input(details: Any) -> int | None:
+    """A generation's input as Langfuse counts it: the sum of its ``usageDetails`` whose usage type
+    names ``input`` (its docs: "Langfuse summarizes all usage types that include the string input
+    as input usage types" — ``input``, ``input_cached_tokens``…, or an ingested Anthropic usage's
+    ``input_tokens`` and ``cache_read_input_tokens``); ``None`` when none does."""
+    if not isinstance(details, Mapping):
+        return None
+    counts = [count_of(v) for k, v in details.items() if isinstance(k, str) and "input" in k]
+    total = sum(n for n in counts if n is not None)
+    return total or None
+
+
+def reply_usage(output: Any) -> Any:
+    """The ``usage`` of a call's output when it is a whole response body (a completion)."""
+    return output.get("usage") if isinstance(output, Mapping) else None
 
 
 def traces_of(value: Any, where: str) -> list[Any]:
@@ -110,13 +138,32 @@ def read_langfuse(path: Path) -> Imported:
                     )
                 if not isinstance(obs, Mapping) or not isinstance(obs.get("id"), str):
                     raise ImportFormatError(f"{at}: an observation without a string 'id'")
-                if obs.get("type") != "GENERATION":
-                    continue
-                call = f"{at}: observation {obs['id']!r}"
-                sent = SentRequest(session, call, "openai-chat", input_messages(obs.get("input"), call),
-                                   chat_reply(obs.get("output"), call), model_of(obs.get("model")))  # fmt: skip
-                calls.append((iso_time(obs.get("startTime"), call, "startTime"), sent))
+                read = generation(obs, session, f"{at}: observation {obs['id']!r}")
+                if read is not None:
+                    calls.append(read)
     return in_send_order(calls, str(path))
+
+
+def generation(obs: Mapping[str, Any], session: str, call: str) -> Timed | None:
+    """One observation, read at ``call``: its start time and the request it records; ``None``
+    unless it is a ``GENERATION`` (a model call)."""
+    if obs.get("type") != "GENERATION":
+        return None
+    inputs = input_messages(obs.get("input"), call)
+    tools = obs["input"].get("tools") if isinstance(obs.get("input"), Mapping) else None
+    usage = usage_types_input(obs.get("usageDetails"))
+    usage = first_reported(obs.get("usage"), reply_usage(obs.get("output"))) if usage is None else usage
+    sent = SentRequest(session, call, "openai-chat", inputs, chat_reply(obs.get("output"), call),
+                       model_of(obs.get("model")), usage, frame_text(system_texts(inputs), tools))  # fmt: skip
+    return iso_time(obs.get("startTime"), call, "startTime"), sent
+
+
+def observation_request(obs: Any, where: str) -> SentRequest | None:
+    """One observation as Langfuse's API returns it, alone: its conversation is its trace."""
+    if not isinstance(obs, Mapping) or not isinstance(obs.get("id"), str):
+        raise ImportFormatError(f"{where or 'observation'}: an observation without a string 'id'")
+    read = generation(obs, str(obs.get("traceId") or obs["id"]), where or f"observation {obs['id']!r}")
+    return None if read is None else read[1]
 
 
 register_format(
@@ -126,5 +173,6 @@ register_format(
         "Langfuse traces with their observations (each GENERATION a model call, checked as sent): "
         'a trace, a list of traces, {"data": […]}, or JSON lines of traces',
         provider="openai-chat",
+        requests=TraceRecords(observation_request, add_openai_message),
     )
 )

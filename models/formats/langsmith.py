@@ -9,7 +9,9 @@ or ``{"messages": […]}``). A run's thread is
 its conversation — the ``thread_id``, ``session_id`` or ``conversation_id`` of its metadata, the
 keys LangSmith groups threads by — else its ``trace_id``; its calls are in ``start_time`` order.
 Each call is checked as sent and the log is rebuilt from the last one
-(:mod:`models.sent_windows`). Chains, tools and retrievers are skipped.
+(:mod:`models.sent_windows`). Chains, tools and retrievers are skipped. A run's ``prompt_tokens``
+(else the usage its outputs hold) is the input the provider reported; its system messages and
+``inputs["tools"]`` are the request's frame (:class:`~models.sent_windows.RequestCost`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from turncheck.models.formats.langfuse import Timed, chat_reply, in_send_order, 
 from turncheck.models.formats.openai_chat import add_openai_message
 from turncheck.models.formats.otel import documents
 from turncheck.models.importers import Imported, LogFormat, read_text, register_format
-from turncheck.models.sent_windows import SentRequest, model_of
+from turncheck.models.sent_windows import SentRequest, TraceRecords, frame_text, model_of, system_texts
+from turncheck.models.usage import first_reported
 
 THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
 LC_TYPES = {"HumanMessage": "human", "AIMessage": "ai", "ToolMessage": "tool", "SystemMessage": "system"}
@@ -57,6 +60,24 @@ def run_model(run: Mapping[str, Any]) -> Any:
     if isinstance(meta, Mapping) and meta.get("ls_model_name"):
         return meta["ls_model_name"]
     return inputs.get("model") if isinstance(inputs, Mapping) else None
+
+
+def run_reported(run: Mapping[str, Any], replies: list[Any]) -> int | None:
+    """The input tokens a run reports: the server's ``prompt_tokens``, else the usage its outputs
+    hold (``usage_metadata`` as LangSmith's wrappers record it, a completion's ``usage``, the
+    ``usage_metadata`` of the message a LangChain chat model generated — ``replies[0]``, in
+    ``dumpd`` form —, LangChain's ``llm_output.token_usage``)."""
+    outputs = run.get("outputs")
+    outputs = outputs if isinstance(outputs, Mapping) else {}
+    llm_output = outputs.get("llm_output")
+    message = replies[0] if replies and isinstance(replies[0], Mapping) else {}
+    message = message.get("kwargs", message)
+    generated = message.get("usage_metadata") if isinstance(message, Mapping) else None
+    token_usage = llm_output.get("token_usage") if isinstance(llm_output, Mapping) else None
+    return first_reported(
+        {"prompt_tokens": run.get("prompt_tokens")}, outputs.get("usage_metadata"), outputs.get("usage"),
+        generated, token_usage,
+    )  # fmt: skip
 
 
 def sent_messages(inputs: Any, where: str) -> list[Any]:
@@ -93,17 +114,34 @@ def read_langsmith(path: Path) -> Imported:
             runs.append((f"{path}:{line}", value))
     calls: list[Timed] = []
     for where, run in runs:
-        if not isinstance(run, Mapping) or not isinstance(run.get("id"), str):
-            raise ImportFormatError(f"{where}: expected a LangSmith run object with a string 'id'")
-        if not isinstance(run.get("run_type"), str):
-            raise ImportFormatError(f"{where}: run {run['id']!r} has no 'run_type'")
-        if run["run_type"] != "llm":
-            continue
-        call = f"{where}: run {run['id']!r}"
-        sent = SentRequest(thread_of(run), call, "openai-chat", sent_messages(run.get("inputs"), call),
-                           reply_of(run.get("outputs"), call), model_of(run_model(run)))  # fmt: skip
-        calls.append((iso_time(run.get("start_time"), call, "start_time"), sent))
+        read = llm_run(run, where)
+        if read is not None:
+            calls.append(read)
     return in_send_order(calls, str(path), add_run_message)
+
+
+def llm_run(run: Any, where: str) -> Timed | None:
+    """One run, read at ``where``: its start time and the request it records; ``None`` unless
+    it is an ``llm`` run (a model call)."""
+    if not isinstance(run, Mapping) or not isinstance(run.get("id"), str):
+        raise ImportFormatError(f"{where or 'run'}: expected a LangSmith run object with a string 'id'")
+    if not isinstance(run.get("run_type"), str):
+        raise ImportFormatError(f"{where or 'run'}: run {run['id']!r} has no 'run_type'")
+    if run["run_type"] != "llm":
+        return None
+    call = f"{where}: run {run['id']!r}" if where else f"run {run['id']!r}"
+    inputs = sent_messages(run.get("inputs"), call)
+    tools = run["inputs"].get("tools") if isinstance(run.get("inputs"), Mapping) else None
+    replies = reply_of(run.get("outputs"), call)
+    sent = SentRequest(thread_of(run), call, "openai-chat", inputs, replies, model_of(run_model(run)),
+                       run_reported(run, replies), frame_text(system_texts(inputs), tools))  # fmt: skip
+    return iso_time(run.get("start_time"), call, "start_time"), sent
+
+
+def run_request(run: Any, where: str) -> SentRequest | None:
+    """One run as LangSmith holds it, alone."""
+    read = llm_run(run, where)
+    return None if read is None else read[1]
 
 
 register_format(
@@ -112,5 +150,6 @@ register_format(
         read_langsmith,
         "LangSmith runs as JSON lines or a JSON list (each llm run a model call, checked as sent)",
         provider="openai-chat",
+        requests=TraceRecords(run_request, add_run_message),
     )
 )

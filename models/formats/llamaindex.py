@@ -19,7 +19,7 @@ def add_llamaindex_message(b: SessionBuilder, record: Any, where: str) -> None:
     texts: list[str] = []
     calls: list[tuple[str, str]] = []
     if blocks is None:
-        texts.append(text_of(record.get("content"), where))
+        texts.append(text_of(record.get("content"), where, b))
     else:
         for block in blocks:
             kind = block.get("block_type") if isinstance(block, Mapping) else None
@@ -29,8 +29,10 @@ def add_llamaindex_message(b: SessionBuilder, record: Any, where: str) -> None:
                 calls.append(
                     (str(block.get("tool_call_id") or ""), arguments_text(block.get("tool_kwargs", {})))
                 )
+            elif isinstance(kind, str):
+                b.keep_opaque(kind, block, texts)  # an image, audio, document block: opaque content
             else:
-                raise ImportFormatError(f"{where}: content block of type {kind!r} is not text or a tool call")
+                raise ImportFormatError(f"{where}: a content block without a 'block_type'")
     for call in extra.get("tool_calls") or []:  # OpenAI-style calls kept in additional_kwargs
         fn = call.get("function") or {}
         calls.append((str(call.get("id") or ""), arguments_text(fn.get("arguments", ""))))

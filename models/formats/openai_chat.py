@@ -18,20 +18,20 @@ def add_openai_message(b: SessionBuilder, message: Any, where: str) -> None:
     if role in ("system", "developer"):
         return
     if role == "user":
-        b.user(text_of(message.get("content"), where), where)
+        b.user(text_of(message.get("content"), where, b), where)
     elif role == "assistant":
         calls = message.get("tool_calls") or []
         if not isinstance(calls, list):
             raise ImportFormatError(f"{where}: tool_calls must be a list")
         if not calls:
-            b.answer(text_of(message.get("content"), where), where)
+            b.answer(text_of(message.get("content"), where, b), where)
         for call in calls:
             fn = call.get("function") if isinstance(call, Mapping) else None
             if not isinstance(fn, Mapping):
                 raise ImportFormatError(f"{where}: a tool call without a function")
             b.call(str(call.get("id") or ""), arguments_text(fn.get("arguments", "")), where)
     elif role == "tool":
-        b.result(str(message.get("tool_call_id") or ""), text_of(message.get("content"), where), where)
+        b.result(str(message.get("tool_call_id") or ""), text_of(message.get("content"), where, b), where)
     else:
         raise ImportFormatError(
             f"{where}: unknown message role {role!r} (expected system, developer, user, assistant or tool)"

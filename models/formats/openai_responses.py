@@ -6,7 +6,11 @@ every earlier event of the session: the docs let a client drop every item before
 compaction item, whose ``encrypted_content`` carries them (its text here: opaque, but what is sent).
 ``/responses/compact`` returns the user messages followed by one compaction item: a compaction
 with only user messages before it stands for items the file no longer holds, and is read as the
-message it is sent as (:meth:`~models.chat_log.SessionBuilder.summary` with nothing to cover).
+message it is sent as (:meth:`~models.chat_log.SessionBuilder.summary` with nothing to cover). An item of another
+type (``web_search_call``, ``image_generation_call``, a type added later) is opaque content where
+it stands (:meth:`~models.chat_log.SessionBuilder.keep_opaque`), as is a content part that is not text;
+a tool item that pairs by ``call_id`` (``custom_tool_call``, ``computer_call``… and their
+``*_output``) is a CALL or RESULT as ``function_call`` is (:func:`is_paired`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,19 @@ from typing import Any
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text, text_of
 from turncheck.models.events import Kind
 from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
+
+ITEM_KEYS = ("type", "id", "call_id", "status")
+"""What every tool item holds besides its call: a paired item's other fields are its arguments
+(``input`` of a ``custom_tool_call``, ``action`` of a ``computer_call``)."""
+
+
+def is_paired(item: Mapping[str, Any], suffix: str) -> bool:
+    """A tool item that pairs by ``call_id`` as ``function_call`` does (``custom_tool_call``,
+    ``computer_call``, ``local_shell_call`` and their ``*_output``): the API refuses an output
+    without its call just the same. Self-contained items (``web_search_call``: no ``call_id``)
+    are opaque content."""
+    kind = item.get("type")
+    return isinstance(kind, str) and kind.endswith(suffix) and isinstance(item.get("call_id"), str)
 
 
 def add_response_item(b: SessionBuilder, item: Any, where: str) -> None:
@@ -32,30 +49,33 @@ def add_response_item(b: SessionBuilder, item: Any, where: str) -> None:
         if role in ("system", "developer"):
             return
         if role == "user":
-            b.user(text_of(item.get("content"), where), where)
+            b.user(text_of(item.get("content"), where, b), where)
         elif role == "assistant":
-            b.answer(text_of(item.get("content"), where), where)
+            b.answer(text_of(item.get("content"), where, b), where)
         else:
             raise ImportFormatError(f"{where}: unknown message role {role!r}")
-    elif kind == "function_call":
+    elif kind == "function_call" or is_paired(item, "_call"):
         call_id = str(item.get("call_id") or "")
-        b.call(call_id, arguments_text(item.get("arguments", "")), where, carrier or None)
+        rest = {k: v for k, v in item.items() if k not in ITEM_KEYS}
+        arguments = item.get("arguments", "" if kind == "function_call" else rest)
+        b.call(call_id, arguments_text(arguments), where, carrier or None)
         b.carrier = carrier or (call_id if carrier == "" else None)
-    elif kind == "function_call_output":
+    elif kind == "function_call_output" or is_paired(item, "_call_output"):
         output = item.get("output")
-        b.result(str(item.get("call_id") or ""), text_of(output, where) if output is not None else "", where)
+        text = arguments_text(output) if isinstance(output, Mapping) else text_of(output, where, b)
+        b.result(str(item.get("call_id") or ""), text, where)
     elif kind == "reasoning":
         return
     elif kind == "compaction":
-        text = text_of(item.get("encrypted_content"), where)
+        text = text_of(item.get("encrypted_content"), where, b)
         if all(e.kind is Kind.USER for e in b.events):
             b.user(text, where)
         else:
             b.summary(text, where)
+    elif isinstance(kind, str):
+        b.keep_opaque(kind, item, [])
     else:
-        raise ImportFormatError(
-            f"{where}: unknown item type {kind!r} (expected message, function_call, function_call_output)"
-        )
+        raise ImportFormatError(f"{where}: an input item without a 'type'")
 
 
 register_format(

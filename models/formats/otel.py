@@ -11,7 +11,14 @@ A span whose ``gen_ai.operation.name`` is a model call (``chat``, ``generate_con
 order as Gemini's do) and ``tool_call_response`` (a RESULT, in a ``tool`` or ``user`` message,
 where it stands among the message's text parts);
 ``reasoning`` / ``thinking`` parts are the model's own and skipped, ``system`` messages are the
-frame. ``gen_ai.conversation.id`` (else the trace id) is the session. Spans are taken in start
+frame (with ``gen_ai.system_instructions`` and ``gen_ai.tool.definitions``: a request's frame,
+costed beside ``gen_ai.usage.input_tokens`` — the older conventions' ``gen_ai.usage.prompt_tokens`` —
+the input the provider reported). A ``compaction`` part (semantic-conventions-genai PR #162: ``{"type": "compaction", "id",
+"content"}`` in the message the provider returned it in; its ``content`` usually absent, the
+provider's opaque continuity value) is a SUMMARY covering every earlier event of the conversation,
+as Anthropic's block is. Any other part — ``blob``, ``file``, ``uri``, ``server_tool_call``, a type
+the conventions add later, or a known type where this reader does not map it — is opaque content
+(:meth:`~models.chat_log.SessionBuilder.keep_opaque`), never a refusal. ``gen_ai.conversation.id`` (else the trace id) is the session. Spans are taken in start
 time order, then span id, so the same file always reads the same; other spans (agents, tools)
 are not requests and are skipped. The requests are checked as sent and the log rebuilt from each
 conversation's last call (:mod:`models.sent_windows`); ``gen_ai.provider.name`` (or the older
@@ -31,7 +38,15 @@ from typing import Any
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text
 from turncheck.models.importers import Imported, LogFormat, read_text, register_format
-from turncheck.models.sent_windows import SentRequest, model_of, sent_log
+from turncheck.models.sent_windows import (
+    SentRequest,
+    TraceRecords,
+    frame_text,
+    model_of,
+    sent_log,
+    system_texts,
+)
+from turncheck.models.usage import input_count
 
 MODEL_CALLS = ("chat", "generate_content", "text_completion")
 SKIPPED_PARTS = ("reasoning", "thinking")
@@ -41,7 +56,8 @@ PROVIDERS = {"openai": "openai-chat", "azure.ai.openai": "openai-chat", "az.ai.o
 """``gen_ai.provider.name`` / ``gen_ai.system`` values → the provider rules a request answers to."""
 WANTED = ("gen_ai.operation.name", "gen_ai.conversation.id", "gen_ai.provider.name", "gen_ai.system",
           "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.request.model",
-          "gen_ai.response.model")  # fmt: skip
+          "gen_ai.response.model", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
+          "gen_ai.system_instructions", "gen_ai.tool.definitions")  # fmt: skip
 NOT_OTEL = 'expected OTLP JSON {"resourceSpans": […]} or opentelemetry-sdk spans (to_json)'
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -174,28 +190,42 @@ def messages(attrs: Mapping[str, Any], key: str, where: str) -> list[Any]:
     return value
 
 
+def otel_request(span: Mapping[str, Any], otlp: bool, here: str) -> tuple[int, str, SentRequest] | None:
+    """One span (OTLP-shaped, else the SDK's), read at ``here``: its start time, span id and the
+    request it records; ``None`` for a span that is not a model call with its messages."""
+    trace = hex_id(span.get("traceId") if otlp else span["context"].get("trace_id"), 16, "trace id", here)
+    sid = hex_id(span.get("spanId") if otlp else span["context"].get("span_id"), 8, "span id", here)
+    where = f"{here}: trace {trace} span {sid}" if here else f"trace {trace} span {sid}"
+    attrs = attributes(span, otlp, where)
+    if attrs.get("gen_ai.operation.name") not in MODEL_CALLS or "gen_ai.input.messages" not in attrs:
+        return None
+    provider = attrs.get("gen_ai.provider.name", attrs.get("gen_ai.system"))
+    inputs = messages(attrs, "gen_ai.input.messages", where)
+    sent = SentRequest(str(attrs.get("gen_ai.conversation.id") or trace), where,
+                       PROVIDERS.get(provider) if isinstance(provider, str) else None,
+                       inputs, messages(attrs, "gen_ai.output.messages", where)[:1],
+                       model_of(attrs.get("gen_ai.request.model", attrs.get("gen_ai.response.model"))),
+                       input_count(attrs.get("gen_ai.usage.input_tokens", attrs.get("gen_ai.usage.prompt_tokens"))), otel_frame(attrs, inputs))  # fmt: skip
+    return start_ns(span, otlp, where), sid, sent
+
+
+def span_request(span: Any, where: str) -> SentRequest | None:
+    """One span as a tracing back-end holds it (OTLP JSON or the SDK's ``to_json``), alone."""
+    if not isinstance(span, Mapping):
+        raise ImportFormatError(f"{where or 'span'}: a span must be an object, got {type(span).__name__}")
+    read = otel_request(span, not isinstance(span.get("context"), Mapping), where)
+    return None if read is None else read[2]
+
+
 def read_otel(path: Path) -> Imported:
     calls: list[tuple[int, str, SentRequest]] = []
     record = 0
     for line, value in documents(path, read_text(path)):
         for span, otlp in spans_of(value, f"{path}:{line}"):
             record += 1
-            here = f"{path}:{line}: record {record}"
-            trace = hex_id(
-                span.get("traceId") if otlp else span["context"].get("trace_id"), 16, "trace id", here
-            )
-            sid = hex_id(span.get("spanId") if otlp else span["context"].get("span_id"), 8, "span id", here)
-            where = f"{here}: trace {trace} span {sid}"
-            attrs = attributes(span, otlp, where)
-            if attrs.get("gen_ai.operation.name") not in MODEL_CALLS or "gen_ai.input.messages" not in attrs:
-                continue
-            provider = attrs.get("gen_ai.provider.name", attrs.get("gen_ai.system"))
-            sent = SentRequest(str(attrs.get("gen_ai.conversation.id") or trace), where,
-                               PROVIDERS.get(provider) if isinstance(provider, str) else None,
-                               messages(attrs, "gen_ai.input.messages", where),
-                               messages(attrs, "gen_ai.output.messages", where)[:1],
-                               model_of(attrs.get("gen_ai.request.model", attrs.get("gen_ai.response.model"))))  # fmt: skip
-            calls.append((start_ns(span, otlp, where), sid, sent))
+            read = otel_request(span, otlp, f"{path}:{line}: record {record}")
+            if read is not None:
+                calls.append(read)
     if not calls:
         raise ImportFormatError(
             f"{path}: no model-call span (gen_ai.operation.name {' / '.join(MODEL_CALLS)}) "
@@ -203,6 +233,23 @@ def read_otel(path: Path) -> Imported:
         )
     calls.sort(key=lambda c: c[:2])
     return sent_log([c[2] for c in calls], add_otel_message)
+
+
+def otel_frame(attrs: Mapping[str, Any], inputs: list[Any]) -> str | None:
+    """The frame a span shows: ``system`` messages and ``gen_ai.system_instructions`` (parts),
+    then ``gen_ai.tool.definitions``; each a JSON string or structured. Unreadable: not shown."""
+    extra: list[Any] = []
+    for key in ("gen_ai.system_instructions", "gen_ai.tool.definitions"):
+        value = attrs.get(key)
+        try:
+            extra.append(json.loads(value) if isinstance(value, str) else value)
+        except (ValueError, RecursionError):
+            extra.append(None)
+    instructions, tools = extra
+    system = system_texts(inputs)
+    if isinstance(instructions, list):
+        system += system_texts([{"role": "system", "parts": instructions}])
+    return frame_text(system, tools)
 
 
 def add_otel_message(b: SessionBuilder, message: Any, where: str) -> None:
@@ -222,7 +269,10 @@ def add_otel_message(b: SessionBuilder, message: Any, where: str) -> None:
         kind = part.get("type") if isinstance(part, Mapping) else None
         if not isinstance(kind, str):
             raise ImportFormatError(f"{where}: a part without a 'type'")
-        if kind == "text" and role != "tool":
+        if kind == "compaction":
+            content = part.get("content")
+            b.summary(content if isinstance(content, str) else arguments_text(content or ""), where)
+        elif kind == "text" and role != "tool":
             content = part.get("content") or ""  # absent when the instrumentation keeps no content
             if not isinstance(content, str):
                 raise ImportFormatError(f"{where}: a text part's content must be a string")
@@ -243,7 +293,7 @@ def add_otel_message(b: SessionBuilder, message: Any, where: str) -> None:
                 str(name), call_id, reply if isinstance(reply, str) else arguments_text(reply), where
             )
         elif kind not in SKIPPED_PARTS:
-            raise ImportFormatError(f"{where}: a part of type {kind!r} is not mapped in a {role} message")
+            b.keep_opaque(kind, part, texts)
     if role == "assistant" and not calls:
         b.answer("".join(texts), where)
     elif role == "user":
@@ -256,5 +306,6 @@ register_format(
         read_otel,
         "OpenTelemetry GenAI spans (gen_ai.input.messages / gen_ai.output.messages): OTLP JSON "
         "(collector file exporter) or opentelemetry-sdk to_json spans; every model call checked as sent",
+        requests=TraceRecords(span_request, add_otel_message),
     )
 )

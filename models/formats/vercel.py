@@ -5,8 +5,10 @@ Roles ``system``, ``user``, ``assistant``, ``tool``; ``content`` is a string or 
 An assistant message's ``tool-call`` parts (``toolCallId``, ``toolName``, ``input``) are its
 calls, one CALL each; without any, its text is the TERM. A ``tool`` message's ``tool-result``
 parts (``toolCallId``, ``output``) are RESULTs; a provider-executed tool's ``tool-result`` comes
-in the assistant message itself, and is a RESULT there too. ``reasoning``, files, images and the
-approval request/response parts are not context the log sizes, and are skipped; the calls after
+in the assistant message itself, and is a RESULT there too. ``reasoning`` and the
+approval request/response parts are not context the log sizes, and are skipped; a file, an
+image or any part a role does not take here is opaque content where it stands
+(:meth:`~models.chat_log.SessionBuilder.keep_opaque`: it is sent, so it is costed); the calls after
 a ``reasoning`` part are tied to the first, as the Responses importer ties them, for
 ``--provider openai-responses`` (the SDK's OpenAI provider sends the part back as that
 ``reasoning`` item, and the API refuses it without its call: vercel/ai issues 7099 and 8379). The names are
@@ -26,9 +28,6 @@ from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
 SKIPPED = (
     "reasoning",
     "reasoning-file",
-    "file",
-    "image",
-    "custom",
     "tool-approval-request",
     "tool-approval-response",
 )
@@ -85,10 +84,8 @@ def add_vercel_message(b: SessionBuilder, message: Any, where: str) -> None:
         if kind in SKIPPED:
             continue
         if kind not in PARTS[role]:
-            raise ImportFormatError(
-                f"{where}: content part of type {kind!r} is not mapped in a {role} message"
-            )
-        if kind == "text":
+            b.keep_opaque(kind, part, texts)  # an image, file, source part…: opaque content
+        elif kind == "text":
             if not isinstance(part.get("text"), str):
                 raise ImportFormatError(f"{where}: a text part must hold a string 'text'")
             texts.append(part["text"])

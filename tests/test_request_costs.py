@@ -1,0 +1,239 @@
+"""Provider-reported usage per request, and three costs side by side (issue 51 item 3, issue 52 item 1).
+
+Each trace format keeps the input count the provider reported with each request
+(:mod:`models.usage`); ``lint`` shows per request what the messages cost, what the provider
+counted and the frame between them, flags a request whose *reported* input exceeds ``--budget``
+even when its messages are tiny (exit 1; exit 0 with a budget above the reported count), and names
+per conversation the first request whose messages fit the budget while the reported count did not
+(``estimate-drift``: langchain-ai/langchain#34664, openclaw/openclaw PR #115309). Traces are
+recorded by the real SDKs (opentelemetry-sdk, langfuse's and langsmith's own models).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_import_otel import answer, console_file, record, user
+
+from turncheck.cli.app import main
+from turncheck.models.importers import import_log
+
+TOOLS = [
+    {
+        "type": "function",
+        "name": "search",
+        "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+    }
+]
+SYSTEM = "You are a careful agent. " * 40
+
+
+def otel_trace(path: Path, reported: list[int | None], conversation: str = "conv-1") -> Path:
+    """One tiny question per model call of one conversation, each span carrying the provider's
+    ``gen_ai.usage.input_tokens`` (none where ``None``), the system instructions and the tools."""
+    calls, sent = [], []
+    for i, n in enumerate(reported):
+        sent.append(user(f"q{i}"))
+        attrs: dict[str, Any] = {"gen_ai.provider.name": "openai", "gen_ai.conversation.id": conversation,
+                                 "gen_ai.system_instructions": json.dumps([{"type": "text", "content": SYSTEM}]),
+                                 "gen_ai.tool.definitions": json.dumps(TOOLS)}  # fmt: skip
+        if n is not None:
+            attrs["gen_ai.usage.input_tokens"] = n
+        calls.append((list(sent), [answer(f"a{i}")], attrs))
+        sent.append(answer(f"a{i}"))
+    return console_file(path, record(calls))
+
+
+def lint(
+    path: Path, fmt: str, budget: int | None, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, dict[str, Any]]:
+    capsys.readouterr()
+    extra = [] if budget is None else ["--budget", str(budget)]
+    code = main(["lint", "--from", fmt, str(path), "--format", "json", *extra])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_reported_input_over_the_budget_fails_though_the_messages_are_tiny(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = otel_trace(tmp_path / "spans.json", [4100, 4300, 4500])
+    code, report = lint(path, "otel", 4000, capsys)
+    assert code == 1
+    assert report["counts"]["over-budget"] == 3 and report["counts"]["estimate-drift"] == 1
+    first = report["examples"]["estimate-drift"][0]
+    assert "span " in first and "≤ budget 4000 < reported 4100" in first
+    assert "reported 4500 input tokens > budget 4000; its messages" in report["examples"]["over-budget"][2]
+    costs = report["costs"]
+    assert [c["reported"] for c in costs] == [4100, 4300, 4500]
+    assert all(c["messages"] < 20 and c["frame_from"] == "trace" and c["frame"] > 200 for c in costs)
+    assert costs[0]["ratio"] == round(costs[0]["messages"] / 4100, 3)
+    code, report = lint(path, "otel", 4500, capsys)  # a budget at the reported count
+    assert code == 0 and report["clean"]
+
+
+def test_without_a_frame_in_the_trace_it_is_reported_minus_messages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    attrs: dict[str, Any] = {
+        "gen_ai.provider.name": "openai",
+        "gen_ai.conversation.id": "c",
+        "gen_ai.usage.input_tokens": 900,
+    }
+    path = console_file(tmp_path / "s.json", record([([user("hello there")], [answer("hi")], attrs)]))
+    (cost,) = lint(path, "otel", None, capsys)[1]["costs"]
+    assert cost["frame_from"] == "reported" and cost["frame"] == 900 - cost["messages"]
+    assert cost["counted_with"] == "estimate" and cost["model"] == "test-model"
+
+
+def test_a_request_without_usage_is_judged_on_its_messages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = otel_trace(tmp_path / "spans.json", [None, 5000])
+    code, report = lint(path, "otel", 4000, capsys)
+    assert code == 1 and report["counts"]["over-budget"] == 1
+    assert [c["reported"] for c in report["costs"]] == [None, 5000]
+    assert report["costs"][0]["ratio"] is None and report["costs"][0]["frame_from"] == "trace"
+    code, report = lint(otel_trace(tmp_path / "none.json", [None, None]), "otel", None, capsys)
+    assert code == 0 and "costs" not in report  # no usage, no budget: nothing to set side by side
+
+
+def test_estimate_drift_once_per_conversation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two conversations in one file, each crossing the budget at its second request."""
+    a = otel_trace(tmp_path / "a.json", [100, 5000, 6000], "conv-a").read_text()
+    b = otel_trace(tmp_path / "b.json", [200, 7000], "conv-b").read_text()
+    both = tmp_path / "both.json"
+    both.write_text(a + b)
+    code, report = lint(both, "otel", 1000, capsys)
+    assert code == 1 and report["counts"]["estimate-drift"] == 2 and report["counts"]["over-budget"] == 3
+    drifts = report["examples"]["estimate-drift"]
+    assert "< reported 5000" in drifts[0] and "< reported 7000" in drifts[1]
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("gen_ai.usage.input_tokens", {"intValue": "4100"}), ("gen_ai.usage.input_tokens", {"doubleValue": 4100.0}),
+     ("gen_ai.usage.prompt_tokens", {"intValue": 4100})],
+)  # fmt: skip
+def test_otlp_json_counts(
+    key: str, value: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The collector's OTLP JSON writes an int attribute as ``{"intValue": "4100"}`` (a string);
+    a double holding a whole number and the older conventions' ``gen_ai.usage.prompt_tokens`` count too."""
+    attrs = [("gen_ai.operation.name", {"stringValue": "chat"}), ("gen_ai.conversation.id", {"stringValue": "c"}),
+             ("gen_ai.input.messages", {"stringValue": json.dumps([user("hi")])}), (key, value)]  # fmt: skip
+    span = {"traceId": "ab" * 16, "spanId": "cd" * 8, "startTimeUnixNano": "1", "name": "chat",
+            "attributes": [{"key": k, "value": v} for k, v in attrs]}  # fmt: skip
+    path = tmp_path / "otlp.json"
+    path.write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}))
+    assert lint(path, "otel", 4000, capsys)[0] == 1
+    assert lint(path, "otel", 4100, capsys)[0] == 0
+
+
+def test_langfuse_usage_details_are_the_reported_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    langfuse = pytest.importorskip("langfuse.api")
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    common: dict[str, Any] = {"type": "GENERATION", "model_parameters": {}, "metadata": {}, "level": "DEFAULT",
+                              "cost_details": {}, "environment": "default", "model": "gpt-4o-mini"}  # fmt: skip
+    inputs = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "hi"}]
+    observations = [
+        langfuse.ObservationsView(id="g1", start_time=t0, input={"messages": inputs, "tools": TOOLS},
+                                  output={"role": "assistant", "content": "hello"},
+                                  usage=langfuse.Usage(input=9000, output=2, total=9002),
+                                  usage_details={"input": 9000, "output": 2}, **common),
+        langfuse.ObservationsView(id="g2", start_time=t0 + dt.timedelta(seconds=1), input=inputs,  # no usage
+                                  output={"role": "assistant", "content": "hello"},
+                                  usage=langfuse.Usage(input=0, output=0, total=0), usage_details={}, **common),
+    ]  # fmt: skip
+    trace = langfuse.TraceWithFullDetails(id="t", timestamp=t0, tags=[], public=False, environment="default",
+                                          html_path="/t", observations=observations, scores=[])  # fmt: skip
+    path = tmp_path / "lf.json"
+    path.write_text(trace.json())
+    code, report = lint(path, "langfuse", 8000, capsys)
+    assert code == 1 and report["counts"]["over-budget"] == 1
+    assert [c["reported"] for c in report["costs"]] == [9000, None]  # a 0 recorded is no count
+    assert report["costs"][0]["frame_from"] == "trace" and report["costs"][0]["frame"] > 200
+    assert lint(path, "langfuse", 9000, capsys)[0] == 0
+
+
+def test_langsmith_runs_keep_the_usage_the_wrapper_recorded(capsys: pytest.CaptureFixture[str]) -> None:
+    """The committed export (``python -m docs.tools.trace_exports``: ``wrap_openai`` tracing replies
+    that carry ``usage``): each llm run's ``usage_metadata`` is its request's reported count."""
+    runs = Path(__file__).parent.parent / "examples" / "traces" / "langsmith-runs.jsonl"
+    recorded = [run["outputs"]["usage_metadata"]["input_tokens"] for run in map(json.loads, runs.read_text().splitlines())
+                if run["run_type"] == "llm"]  # fmt: skip
+    assert [s.reported for s in import_log("langsmith", runs).sent] == recorded
+    code, report = lint(runs, "langsmith", None, capsys)
+    assert code == 0 and [c["reported"] for c in report["costs"]] == recorded
+    assert all(0 < c["ratio"] < 1 for c in report["costs"])  # the tool schemas and system prompt ride along
+
+
+def test_each_apis_usage_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    """The usage objects of the real SDKs: Anthropic's cache counts are added (its input_tokens
+    excludes them); OpenAI's and Gemini's prompt counts already hold theirs."""
+    anthropic = pytest.importorskip("anthropic.types")
+    openai = pytest.importorskip("openai.types")
+    responses = pytest.importorskip("openai.types.responses")
+    genai = pytest.importorskip("google.genai.types")
+    from turncheck.models.usage import reported_input
+
+    assert reported_input(anthropic.Usage(input_tokens=10, output_tokens=3, cache_read_input_tokens=5000,
+                                          cache_creation_input_tokens=20).model_dump()) == 5030  # fmt: skip
+    assert (
+        reported_input(
+            openai.CompletionUsage(prompt_tokens=12, completion_tokens=3, total_tokens=15).model_dump()
+        )
+        == 12
+    )
+    usage = responses.ResponseUsage(input_tokens=70, output_tokens=1, total_tokens=71,
+                                    input_tokens_details={"cached_tokens": 64, "cache_write_tokens": 0},
+                                    output_tokens_details={"reasoning_tokens": 0})  # fmt: skip
+    assert reported_input(usage.model_dump()) == 70
+    gemini = genai.GenerateContentResponseUsageMetadata(prompt_token_count=40, candidates_token_count=2)
+    assert reported_input(gemini.model_dump(by_alias=True)) == 40 == reported_input(gemini.model_dump())
+    for no_count in (
+        None,
+        {},
+        {"input_tokens": -1},
+        {"input_tokens": True},
+        {"prompt_tokens": "many"},
+        {"input": 0},
+    ):
+        assert reported_input(no_count) is None, no_count
+
+
+def test_langsmith_runs_of_a_langchain_model_keep_its_usage_metadata(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """LangSmith's ``LangChainTracer`` records the generated message in ``dumpd`` form, its
+    ``usage_metadata`` inside: that is the run's reported count."""
+    from test_import_traces import langchain_runs
+
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(r + "\n" for r in langchain_runs(reported=7000)))
+    code, report = lint(path, "langsmith", 6000, capsys)
+    assert code == 1 and [c["reported"] for c in report["costs"]] == [7000] * 4
+    assert report["counts"]["estimate-drift"] == 1
+    assert lint(path, "langsmith", 7000, capsys)[0] == 0
+
+
+def test_langfuse_input_usage_types_are_summed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Langfuse "summarizes all usage types that include the string input as input usage types":
+    cached input counted apart is input too."""
+    langfuse = pytest.importorskip("langfuse.api")
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    obs = langfuse.ObservationsView(id="g1", type="GENERATION", start_time=t0, model_parameters={}, metadata={},
+                                    level="DEFAULT", cost_details={}, environment="default",
+                                    input=[{"role": "user", "content": "hi"}], output={"role": "assistant", "content": "yo"},
+                                    usage=langfuse.Usage(input=100, output=3, total=4103),
+                                    usage_details={"input": 100, "input_cached_tokens": 4000, "output": 3})  # fmt: skip
+    path = tmp_path / "obs.json"
+    path.write_text(f"[{obs.json()}]")  # GET /api/public/observations: a list
+    assert [s.reported for s in import_log("langfuse", path).sent] == [4100]
+    assert lint(path, "langfuse", 4099, capsys)[0] == 1
+    assert lint(path, "langfuse", 4100, capsys)[0] == 0

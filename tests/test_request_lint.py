@@ -1,0 +1,159 @@
+"""``turncheck.lint_request``: one span, observation or run checked where traces arrive (issue 51,
+item 5), and the three evaluators docs/your-agent.md shows (``examples/evaluators/``), each run on
+payloads the real SDKs recorded, offline: the Langfuse and LangSmith exports of
+``docs.tools.trace_exports`` and spans recorded by ``opentelemetry-sdk``.
+
+Its findings are exactly those ``lint --from FORMAT`` reports for the same request of a file."""
+
+from __future__ import annotations
+
+import doctest
+import importlib.util
+import json
+import re
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import pytest
+from test_import_otel import answer, calls, record, user
+
+import turncheck
+from turncheck.models import request_lint
+from turncheck.models.chat_log import ImportFormatError
+from turncheck.models.importers import import_log
+from turncheck.models.sent_windows import lint_imported
+
+ROOT = Path(__file__).resolve().parent.parent
+TRACES = ROOT / "examples" / "traces"
+SESSION = re.compile(r" session \S+")
+TRACE_FILES = [("langfuse", "langfuse-session.json"), ("langfuse", "langfuse-trimmed.json"),
+               ("langsmith", "langsmith-runs.jsonl"), ("langsmith", "langsmith-trimmed.jsonl"),
+               ("otel", "../your-agent/trace.jsonl")]  # fmt: skip
+
+
+def example(name: str) -> ModuleType:
+    """``examples/evaluators/NAME.py``, imported as a user's module."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / "evaluators" / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def records(fmt: str, path: Path) -> list[Any]:
+    """Each record of an exported file, as its back-end hands it to an evaluator."""
+    if fmt == "langsmith":
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if fmt == "langfuse":
+        return [obs for trace in json.loads(path.read_text()) for obs in trace["observations"]]
+    return [span for line in path.read_text().splitlines() for resource in json.loads(line)["resourceSpans"]
+            for scope in resource["scopeSpans"] for span in scope["spans"]]  # fmt: skip
+
+
+def test_the_docstring_example_runs() -> None:
+    result = doctest.testmod(request_lint, verbose=False)
+    assert result.attempted >= 2 and result.failed == 0
+
+
+@pytest.mark.parametrize(("fmt", "name"), TRACE_FILES)
+def test_findings_are_lints_per_request(fmt: str, name: str) -> None:
+    """Record by record, the same findings ``lint --from`` makes of the file's requests (the file's
+    naming the record by its place in the file, the evaluator's by its ids)."""
+    path = (TRACES / name).resolve()
+    report = lint_imported(import_log(fmt, path), keep=1000)
+    in_file = sorted((p, w) for p, ws in report.examples.items() for w in ws if w.startswith("request "))
+    found = [f for r in records(fmt, path) for f in turncheck.lint_request(r, format=fmt)]
+    assert len(found) == len(in_file)
+    for f, (problem, where) in zip(sorted(found, key=lambda f: (f.problem, f.where)), in_file, strict=True):
+        alone = SESSION.sub("", f.where.removeprefix("request "))  # a Langfuse observation's is its trace
+        assert f.problem == problem and SESSION.sub("", where).endswith(alone), (f, where)
+    assert bool(found) == ("trimmed" in name or "trace.jsonl" in name)
+
+
+def test_the_langfuse_evaluator_scores_each_generation() -> None:
+    """``langfuse.api.trace.get`` answers with the export, parsed as the SDK parses the API's JSON."""
+    langfuse_api = pytest.importorskip("langfuse.api")
+    from langfuse.api.core.pydantic_utilities import parse_obj_as
+
+    evaluator = example("langfuse_evaluator")
+    for name, zeros in (("langfuse-session.json", []), ("langfuse-trimmed.json", ["gen-3"])):
+        exported = json.loads((TRACES / name).read_text())
+        traces = {t["id"]: parse_obj_as(langfuse_api.TraceWithFullDetails, t) for t in exported}
+        scored: list[dict[str, Any]] = []
+
+        def create_score(scored: list[dict[str, Any]] = scored, **score: Any) -> None:
+            scored.append(score)
+
+        client = SimpleNamespace(api=SimpleNamespace(trace=SimpleNamespace(get=traces.__getitem__)),
+                                 create_score=create_score)  # fmt: skip
+        for trace_id in traces:
+            evaluator.score_trace(client, trace_id)
+        assert [s["observation_id"] for s in scored] == ["gen-1", "gen-2", "gen-3", "gen-4"]
+        assert [s["observation_id"] for s in scored if s["value"] == 0] == zeros
+        assert all(s["data_type"] == "BOOLEAN" and s["name"] == "context-structure" for s in scored)
+        assert all("orphan-result" in s["comment"] for s in scored if s["value"] == 0)
+
+
+def test_the_langsmith_evaluator_scores_each_run() -> None:
+    schemas = pytest.importorskip("langsmith.schemas")
+    evaluator = example("langsmith_evaluator")
+    for name, zeros in (("langsmith-runs.jsonl", 0), ("langsmith-trimmed.jsonl", 1)):
+        runs = [schemas.Run.model_validate_json(line) for line in (TRACES / name).read_text().splitlines()]
+        results = [evaluator.context_structure.evaluate_run(run) for run in runs]
+        assert [r.key for r in results] == ["context_structure"] * len(runs)
+        assert sum(r.score == 0 for r in results) == zeros
+        assert all("result-not-next" in (r.comment or "") for r in results if r.score == 0)
+
+
+def test_the_otel_exporter_reports_a_broken_span_and_passes_every_span_on() -> None:
+    pytest.importorskip("opentelemetry.sdk.trace")
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    processor = example("otel_processor")
+    attrs = {"gen_ai.provider.name": "openai", "gen_ai.conversation.id": "weather-1"}
+    turn = [user("weather in Oslo?"), calls(("call_1", "Oslo")),
+            {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_1", "response": "rain"}]}]  # fmt: skip
+    spans = record([(turn[:1], [turn[1]], attrs), (turn, [answer("rain")], attrs),
+                    (turn[2:], [answer("rain")], attrs)])  # the last window opens on the result  # fmt: skip
+    downstream = InMemorySpanExporter()
+    reported: list[tuple[str, list[str]]] = []
+    check = processor.ContextCheck(
+        downstream, lambda span, found: reported.append((span.name, [f.problem for f in found]))
+    )
+    check.export(spans)
+    assert reported == [("chat test-model", ["orphan-result", "result-not-next"])]
+    assert len(downstream.get_finished_spans()) == len(spans) == 4  # the agent span too
+
+
+def test_a_conversation_state_names_estimate_drift_once(tmp_path: Path) -> None:
+    attrs: dict[str, Any] = {"gen_ai.conversation.id": "c", "gen_ai.usage.input_tokens": 5000}
+    spans = record(
+        [([user("hi")], [answer("a")], attrs), ([user("hi"), answer("a"), user("b")], [answer("c")], attrs)]
+    )
+    chat = [s for s in spans if s.name.startswith("chat")]
+    alone = [[f.problem for f in turncheck.lint_request(s, budget=4000)] for s in chat]
+    assert alone == [["over-budget", "estimate-drift"]] * 2
+    state = turncheck.Conversations()
+    shared = [[f.problem for f in turncheck.lint_request(s, budget=4000, state=state)] for s in chat]
+    assert shared == [["over-budget", "estimate-drift"], ["over-budget"]]
+    assert state.requests["c"] == 2
+    state.close("c")
+    assert [f.problem for f in turncheck.lint_request(chat[1], budget=4000, state=state)][
+        -1
+    ] == "estimate-drift"
+    assert turncheck.lint_request(chat[0], budget=5000, state=state) == []
+
+
+def test_what_is_not_a_model_call_or_not_the_format() -> None:
+    agent_span = {"traceId": "ab" * 16, "spanId": "cd" * 8, "startTimeUnixNano": "1",
+                  "attributes": [{"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}}]}  # fmt: skip
+    assert turncheck.lint_request(agent_span) == []
+    assert turncheck.lint_request({"id": "t1", "run_type": "tool"}, format="langsmith") == []
+    for bad, fmt, says in ((3, "otel", "a span must be an object"), ({"spanId": "x"}, "otel", "span"),
+                              ({"type": "GENERATION"}, "langfuse", "without a string 'id'"),
+                              ({"id": "r"}, "langsmith", "has no 'run_type'"),
+                              ([], "openai-chat", "reads whole files")):  # fmt: skip
+        with pytest.raises(ImportFormatError, match=says) as caught:
+            turncheck.lint_request(bad, format=fmt)
+        assert "\n" not in str(caught.value)

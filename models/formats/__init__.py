@@ -18,5 +18,6 @@ for _module in (
     "adk",
     "langfuse",
     "langsmith",
+    "bedrock",
 ):
     importlib.import_module(f"{__name__}.{_module}")

@@ -19,5 +19,6 @@ for _module in (
     "langfuse",
     "langsmith",
     "bedrock",
+    "claude_code",
 ):
     importlib.import_module(f"{__name__}.{_module}")

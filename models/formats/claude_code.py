@@ -1,0 +1,267 @@
+"""``--from claude-code``: a Claude Code / Claude Agent SDK session file
+(``~/.claude/projects/PROJECT/SESSION.jsonl``, and a subagent's ``agent-ID.jsonl``), one JSON
+record a line.
+
+What the file holds, as Claude Code writes it (read in microsoft/amplifier's
+``session_format_specification.md``, chrisguillory/claude-session-mcp's record table, and the
+records quoted in anthropics/claude-code#16944, #31330 and #90036):
+
+* ``user`` / ``assistant`` records carry ``message``, an Anthropic Messages API message, and
+  ``uuid`` / ``parentUuid`` linking them into a tree. An assistant reply is written one content
+  block per record, the records sharing ``message.id``; the tool results of its calls may be
+  written between them. The blocks of one ``message.id`` are joined into the one message the API
+  got, at the place of its first block, and the results held back until it is complete.
+* ``system`` records with ``subtype`` ``compact_boundary`` start a new root (``parentUuid`` null,
+  ``logicalParentUuid`` naming the last record before it); the ``user`` record flagged
+  ``isCompactSummary`` after it holds the summary the model is sent instead of everything before.
+  That summary is a SUMMARY covering every earlier event of the session (a boundary with no
+  summary record after it is one, its ``content`` the text), so ``lint`` checks what it replaced:
+  a call still running across it is ``summary-covers-open-call`` (anthropics/claude-code#90036).
+* ``isSidechain`` records are a subagent's own conversation: their own session,
+  ``FILE/AGENT_ID`` (``agentId``; without one, ``FILE/ROOT_UUID``).
+* A rewind ("redo from here") leaves the abandoned branch in the file. Each session is read along
+  the one path to its last record (``parentUuid``, and ``logicalParentUuid`` across a boundary):
+  the history its latest request was built from. Records without a ``uuid`` are on every path.
+* Every other record — ``summary`` (a title with ``leafUuid``), ``file-history-snapshot``,
+  ``queue-operation``, ``progress``, ``attachment``, other ``system`` subtypes — is never sent
+  to the model and is skipped.
+
+Messages map as ``--from anthropic`` maps them (:func:`~models.formats.anthropic.add_anthropic_message`);
+an ``image`` or ``document`` block (a pasted screenshot, a Read of an image) is kept as empty
+text, so its message stays a message. The provider rules applied are Anthropic's.
+
+Invariant kept: the file is read twice, line by line; between the passes only each record's
+ids are held (not its content), and while reading only the assistant message being joined and
+the results written inside it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from turncheck.models.chat_log import ImportFormatError, SessionBuilder, text_of
+from turncheck.models.formats.anthropic import add_anthropic_message
+from turncheck.models.importers import (
+    Group,
+    Imported,
+    LogFormat,
+    build_sessions,
+    json_lines,
+    loads,
+    read_text,
+    register_format,
+)
+
+FILE_BLOCKS = ("image", "document")
+
+
+def records(path: Path, text: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """Each record with its line number; a line that is not a JSON object is refused."""
+    for number, line in enumerate(json_lines(text), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = loads(line, f"{path}:{number}")
+        except json.JSONDecodeError as exc:
+            raise ImportFormatError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
+        if not isinstance(record, Mapping) or not isinstance(record.get("type"), str):
+            raise ImportFormatError(f"{path}:{number}: expected a session record with a 'type'")
+        yield number, record
+
+
+def is_boundary(record: Mapping[str, Any]) -> bool:
+    return record.get("type") == "system" and record.get("subtype") == "compact_boundary"
+
+
+def sent(record: Mapping[str, Any]) -> bool:
+    """A record the model's requests are built from: a message, or a compaction boundary."""
+    return record.get("type") in ("user", "assistant") or is_boundary(record)
+
+
+def optional_id(record: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = record.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ImportFormatError(f"{where}: {key!r} must be a string or null")
+    return value
+
+
+@dataclass
+class Tree:
+    """Pass one: each record's parent and session, by uuid, and each session's last record."""
+
+    parent: dict[str, str | None] = field(default_factory=dict)
+    session: dict[str, str] = field(default_factory=dict)
+    last: dict[str, str] = field(default_factory=dict)
+
+    def root(self, uuid: str) -> str:
+        seen = {uuid}
+        while (up := self.parent.get(uuid)) and up in self.parent and up not in seen:
+            seen.add(uuid := up)
+        return uuid
+
+    def on_path(self) -> set[str]:
+        """The uuids on the path from each session's last record back to its root."""
+        keep: set[str] = set()
+        for leaf in self.last.values():
+            uuid: str | None = leaf
+            while uuid is not None and uuid not in keep and uuid in self.parent:
+                keep.add(uuid)
+                uuid = self.parent[uuid]
+        return keep
+
+
+def session_of(record: Mapping[str, Any], tree: Tree, uuid: str | None, stem: str) -> str:
+    if record.get("isSidechain") is not True:
+        return stem
+    agent = record.get("agentId")
+    if isinstance(agent, str) and agent:
+        return f"{stem}/{agent}"
+    return f"{stem}/{tree.root(uuid) if uuid else 'sidechain'}"
+
+
+def read_tree(path: Path, text: str) -> Tree:
+    tree = Tree()
+    for number, record in records(path, text):
+        where = f"{path}:{number}"
+        uuid = optional_id(record, "uuid", where)
+        if uuid is None:
+            continue
+        up = optional_id(record, "parentUuid", where)
+        tree.parent[uuid] = up or (
+            optional_id(record, "logicalParentUuid", where) if is_boundary(record) else None
+        )
+        if sent(record):  # the others (progress, system notes) are only links of the chain
+            tree.session[uuid] = session = session_of(record, tree, uuid, path.stem)
+            tree.last[session] = uuid
+    return tree
+
+
+def without_files(content: Any) -> Any:
+    """Blocks as sent, an image or document (top level or in a tool result) as empty text."""
+    if not isinstance(content, list):
+        return content
+    out = []
+    for block in content:
+        if isinstance(block, Mapping) and block.get("type") in FILE_BLOCKS:
+            block = {"type": "text", "text": ""}
+        elif isinstance(block, Mapping) and block.get("type") == "tool_result":
+            block = {**block, "content": without_files(block.get("content"))}
+        out.append(block)
+    return out
+
+
+@dataclass
+class Joiner:
+    """One session's reading: the assistant message being joined (by ``message.id``) and the
+    tool-result records written while it was."""
+
+    b: SessionBuilder
+    message_id: str | None = None
+    blocks: list[Any] = field(default_factory=list)
+    where: str = ""
+    held: list[tuple[Mapping[str, Any], str]] = field(default_factory=list)
+    boundary: tuple[str, str] | None = None  # (text, where) of a boundary awaiting its summary
+
+    def flush(self) -> None:
+        if self.message_id is not None:
+            add_anthropic_message(self.b, {"role": "assistant", "content": self.blocks}, self.where)
+        self.message_id, self.blocks = None, []
+        for message, where in self.held:
+            add_anthropic_message(self.b, message, where)
+        self.held = []
+
+    def read(self, record: Mapping[str, Any], where: str) -> None:
+        if is_boundary(record):
+            self.flush()
+            self.close_boundary()
+            content = record.get("content")
+            self.boundary = (content if isinstance(content, str) else "", where)
+            return
+        message = record.get("message")
+        if not isinstance(message, Mapping):
+            raise ImportFormatError(f"{where}: a {record['type']} record without its 'message' object")
+        content = without_files(message.get("content"))
+        if record["type"] == "assistant":
+            self.assistant(message, content, where)
+        elif record.get("isCompactSummary") is True:
+            self.flush()
+            self.boundary = None
+            self.b.summary(text_of(content, where), where)
+        elif self.message_id is not None and only_results(content):
+            self.held.append(({**message, "role": "user", "content": content}, where))
+        else:
+            self.flush()
+            self.close_boundary()
+            add_anthropic_message(self.b, {**message, "role": "user", "content": content}, where)
+
+    def assistant(self, message: Mapping[str, Any], content: Any, where: str) -> None:
+        message_id = optional_id(message, "id", where) or f"@{where}"
+        if message_id != self.message_id:
+            self.flush()
+            self.close_boundary()
+            self.message_id, self.where = message_id, where
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            raise ImportFormatError(f"{where}: content must be text or a list of blocks")
+        self.blocks.extend(content)
+
+    def close_boundary(self) -> None:
+        """A boundary whose summary record never came is itself the summary."""
+        if self.boundary is not None:
+            text, where = self.boundary
+            self.boundary = None
+            self.b.summary(text, where)
+
+
+def only_results(content: Any) -> bool:
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(x, Mapping) and x.get("type") == "tool_result" for x in content)
+    )
+
+
+def read_claude_code(path: Path) -> Imported:
+    text = read_text(path)
+    tree = read_tree(path, text)
+    keep = tree.on_path()
+    joiners: dict[str, Joiner] = {}
+    names: dict[str, None] = {}  # every session read, in order
+
+    def add(b: SessionBuilder, item: tuple[Mapping[str, Any], str], where: str) -> None:
+        joiner = joiners.setdefault(b.session, Joiner(b))
+        if item[1] == "end":
+            joiner.flush()
+            joiner.close_boundary()
+        else:
+            joiner.read(item[0], where)
+
+    def groups() -> Iterator[Group]:
+        """One group a record kept, then one closing each session (its last message joined)."""
+        for number, record in records(path, text):
+            uuid = record.get("uuid")
+            if not sent(record) or (isinstance(uuid, str) and uuid not in keep):
+                continue
+            known = tree.session.get(uuid) if isinstance(uuid, str) else None
+            session = known or session_of(record, tree, None, path.stem)
+            names.setdefault(session)
+            yield session, [(record, "record")], f"{path}:{number}", None
+        for session in names:
+            yield session, [({}, "end")], f"{path}: end", None
+
+    return build_sessions(groups(), add)
+
+
+register_format(
+    LogFormat(
+        "claude-code",
+        read_claude_code,
+        "a Claude Code / Claude Agent SDK session file (~/.claude/projects/*/SESSION.jsonl: user, assistant and compact_boundary records; read as Claude Code 2.1 writes it)",
+        provider="anthropic",
+    )
+)

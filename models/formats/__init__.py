@@ -20,5 +20,6 @@ for _module in (
     "langsmith",
     "bedrock",
     "claude_code",
+    "pydantic_ai",
 ):
     importlib.import_module(f"{__name__}.{_module}")

@@ -21,5 +21,6 @@ for _module in (
     "bedrock",
     "claude_code",
     "pydantic_ai",
+    "pi",
 ):
     importlib.import_module(f"{__name__}.{_module}")

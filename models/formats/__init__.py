@@ -22,5 +22,6 @@ for _module in (
     "claude_code",
     "pydantic_ai",
     "pi",
+    "cline",
 ):
     importlib.import_module(f"{__name__}.{_module}")

@@ -124,6 +124,23 @@ def test_the_path_runs_through_records_never_sent(tmp_path: Path) -> None:
     assert shape(import_events("claude-code", path)) == "U T U T"
 
 
+def test_results_hanging_off_their_own_tool_use_records_are_read(tmp_path: Path) -> None:
+    """Parallel results may each name their own ``tool_use`` record as parent, off the chain
+    the conversation continues from: they were sent, and are read; a rewound prompt is not."""
+    path = write(tmp_path, [
+        rec("user", "u1", None, "run two"),
+        rec("assistant", "a1", "u1", [use("t1")], mid="m1"),
+        rec("assistant", "a2", "a1", [use("t2")], mid="m1"),
+        rec("user", "r1", "a1", res("t1")),
+        rec("user", "r2", "a2", res("t2")),
+        rec("assistant", "a3", "r2", [{"type": "text", "text": "both ran"}]),
+        rec("user", "old", "a3", "first try, rewound"),
+        rec("user", "new", "a3", "second try"),
+    ])  # fmt: skip
+    assert shape(import_events("claude-code", path)) == "U Ct1 Ct2 Rt1 Rt2 T U"
+    assert import_log("claude-code", path).origins[-1].endswith(":8")
+
+
 def test_a_boundary_without_its_summary_record_is_the_summary(tmp_path: Path) -> None:
     path = write(tmp_path, [
         rec("user", "u1", None, "hi"),

@@ -96,6 +96,9 @@ class Tree:
     parent: dict[str, str | None] = field(default_factory=dict)
     session: dict[str, str] = field(default_factory=dict)
     last: dict[str, str] = field(default_factory=dict)
+    results: dict[str, list[str]] = field(default_factory=dict)
+    """Records of tool results only, by their parent: a parallel call's result may hang off its
+    own ``tool_use`` record, beside the chain the conversation goes on from."""
 
     def root(self, uuid: str) -> str:
         seen = {uuid}
@@ -104,14 +107,15 @@ class Tree:
         return uuid
 
     def on_path(self) -> set[str]:
-        """The uuids on the path from each session's last record back to its root."""
+        """The uuids on the path from each session's last record back to its root, and the
+        tool-result records hanging off it (never a rewind's branch: that starts with a prompt)."""
         keep: set[str] = set()
         for leaf in self.last.values():
             uuid: str | None = leaf
             while uuid is not None and uuid not in keep and uuid in self.parent:
                 keep.add(uuid)
                 uuid = self.parent[uuid]
-        return keep
+        return keep.union(*(self.results.get(uuid, ()) for uuid in keep))
 
 
 def session_of(record: Mapping[str, Any], tree: Tree, uuid: str | None, stem: str) -> str:
@@ -137,6 +141,14 @@ def read_tree(path: Path, text: str) -> Tree:
         if sent(record):  # the others (progress, system notes) are only links of the chain
             tree.session[uuid] = session = session_of(record, tree, uuid, path.stem)
             tree.last[session] = uuid
+        message = record.get("message")
+        if (
+            up
+            and record["type"] == "user"
+            and isinstance(message, Mapping)
+            and only_results(message.get("content"))
+        ):
+            tree.results.setdefault(up, []).append(uuid)
     return tree
 
 

@@ -1,13 +1,16 @@
-"""``--from claude-code``: Claude Code session files. The Claude Agent SDK needs the Claude Code
-CLI and an account to write one, so the files under examples/formats/ follow the records as
-Claude Code 2.1 writes them, field for field (microsoft/amplifier's session format notes;
-anthropics/claude-code#16944, #31330, #90036): an assistant reply split one block a record and
-joined by ``message.id``, results written between its blocks, a subagent's sidechain, a rewind
-that leaves an abandoned branch, and a ``compact_boundary`` with its ``isCompactSummary`` record."""
+"""``--from claude-code``: Claude Code session files. examples/formats/claude-code-cli.jsonl was
+written by the real Claude Code CLI (the one claude-agent-sdk 0.2.190 bundles, 2.1.337) against a
+local stand-in for the Messages API (examples/formats/claude_code_session.py): parallel calls
+whose records hang off each other, ``/compact`` keeping a segment; with claude-agent-sdk
+installed the CLI runs again here. The other files follow the records as Claude Code writes them
+(microsoft/amplifier's session format notes; anthropics/claude-code#16944, #31330, #90036) for
+what an offline run cannot make: a subagent's sidechain, a rewind's abandoned branch, a
+compaction while a subagent runs."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +87,50 @@ def test_a_session_with_parallel_calls_a_subagent_a_rewind_and_a_compaction_is_c
     summary = next(e for e in imported.events if e.kind.name == "SUMMARY")
     assert summary.covers == (0, 8) and summary.text.startswith("This session is being continued")
     assert imported.origins[:3] == [f"{path}:2", f"{path}:4", f"{path}:6"]
+
+
+def test_a_session_the_real_cli_wrote_is_clean(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each parallel result's record names its own tool_use record as parent, and the reply's
+    blocks are three records; /compact keeps the last reply (``preservedSegment``), so the
+    summary covers what comes before it, not the kept answer."""
+    path = EXAMPLES / "claude-code-cli.jsonl"
+    assert lint(path, capsys)[:1] == (0,)
+    assert main(["lint", "--from", "claude-code", "--provider", "anthropic", str(path)]) == 0
+    events = import_events("claude-code", path)
+    assert shape(events) == (
+        "U Ctoolu_01a Ctoolu_01b Rtoolu_01a Rtoolu_01b T S U U U U Ctoolu_05a Ctoolu_05b Rtoolu_05a Rtoolu_05b T"
+    )
+    assert events[6].covers == (0, 4)
+
+
+def pairing(events: list[Event]) -> list[tuple[str, int | None]]:
+    """Kinds and call pairing, ids renamed by first appearance (the stand-in numbers them by how
+    many requests the CLI made) and parallel results in call order (they land as they finish)."""
+    names: dict[str, int] = {}
+    out = [(e.kind.name, names.setdefault(e.call_id, len(names)) if e.call_id else None) for e in events]
+    runs: list[list[tuple[str, int | None]]] = []
+    for item in out:
+        if runs and item[0] == "RESULT" == runs[-1][0][0]:
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return [item for run in runs for item in sorted(run, key=lambda x: x[1] or 0)]
+
+
+def test_the_real_cli_writes_what_the_example_holds(tmp_path: Path) -> None:
+    sdk = pytest.importorskip(
+        "claude_agent_sdk", reason="claude-agent-sdk (the bundled Claude Code CLI) is not installed"
+    )
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        from claude_code_session import session_file
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    written = session_file(str(Path(sdk.__file__).parent / "_bundled" / "claude"))
+    expected = import_log("claude-code", EXAMPLES / "claude-code-cli.jsonl")
+    got = import_log("claude-code", written)
+    assert pairing(got.events) == pairing(expected.events)
+    assert [e.covers for e in got.events] == [e.covers for e in expected.events]
 
 
 def test_a_compaction_while_a_subagent_runs_is_named(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,26 +2,33 @@
 (``~/.claude/projects/PROJECT/SESSION.jsonl``, and a subagent's ``agent-ID.jsonl``), one JSON
 record a line.
 
-What the file holds, as Claude Code writes it (read in microsoft/amplifier's
-``session_format_specification.md``, chrisguillory/claude-session-mcp's record table, and the
-records quoted in anthropics/claude-code#16944, #31330 and #90036):
+What the file holds, as Claude Code writes it (read in files the CLI bundled with
+claude-agent-sdk 0.2.190 wrote, examples/formats/claude_code_session.py; microsoft/amplifier's
+``session_format_specification.md``; the records quoted in anthropics/claude-code#16944, #31330
+and #90036):
 
 * ``user`` / ``assistant`` records carry ``message``, an Anthropic Messages API message, and
   ``uuid`` / ``parentUuid`` linking them into a tree. An assistant reply is written one content
   block per record, the records sharing ``message.id``; the tool results of its calls may be
   written between them. The blocks of one ``message.id`` are joined into the one message the API
   got, at the place of its first block, and the results held back until it is complete.
-* ``system`` records with ``subtype`` ``compact_boundary`` start a new root (``parentUuid`` null,
-  ``logicalParentUuid`` naming the last record before it); the ``user`` record flagged
-  ``isCompactSummary`` after it holds the summary the model is sent instead of everything before.
-  That summary is a SUMMARY covering every earlier event of the session (a boundary with no
-  summary record after it is one, its ``content`` the text), so ``lint`` checks what it replaced:
-  a call still running across it is ``summary-covers-open-call`` (anthropics/claude-code#90036).
+* ``system`` records with ``subtype`` ``compact_boundary`` (``logicalParentUuid`` naming the last
+  record before it) and the ``user`` record flagged ``isCompactSummary`` after it hold the summary
+  the model is sent instead of what came before. It is a SUMMARY covering every earlier event of
+  the session — or, when the boundary kept a segment (``compactMetadata.preservedSegment``, as
+  Claude Code 2.1.337 writes ``/compact``: the chain then runs through the kept records and the
+  boundary and summary sit beside it), every event before the segment's ``headUuid``. A boundary
+  with no summary record after it is one, its ``content`` the text. So ``lint`` checks what it
+  replaced: a call still running across it is ``summary-covers-open-call``
+  (anthropics/claude-code#90036).
 * ``isSidechain`` records are a subagent's own conversation: their own session,
   ``FILE/AGENT_ID`` (``agentId``; without one, ``FILE/ROOT_UUID``).
 * A rewind ("redo from here") leaves the abandoned branch in the file. Each session is read along
-  the one path to its last record (``parentUuid``, and ``logicalParentUuid`` across a boundary):
-  the history its latest request was built from. Records without a ``uuid`` are on every path.
+  the one path to its last record (``parentUuid``, and ``logicalParentUuid`` across a boundary),
+  the history its latest request was built from, with what hangs off that path and was sent with
+  it: the other records of a reply on it (same ``message.id``), results-only ``user`` records
+  (each parallel result names its own ``tool_use`` record as parent), and the boundary and summary
+  of a compaction that kept a segment. Records without a ``uuid`` are on every path.
 * Every other record — ``summary`` (a title with ``leafUuid``), ``file-history-snapshot``,
   ``queue-operation``, ``progress``, ``attachment``, other ``system`` subtypes — is never sent
   to the model and is skipped.
@@ -99,6 +106,12 @@ class Tree:
     results: dict[str, list[str]] = field(default_factory=dict)
     """Records of tool results only, by their parent: a parallel call's result may hang off its
     own ``tool_use`` record, beside the chain the conversation goes on from."""
+    blocks: dict[str, list[str]] = field(default_factory=dict)
+    """An assistant message's records by ``message.id``: one on the path brings the others (a
+    later record may descend from any block of the reply, leaving the rest beside the chain)."""
+    compactions: dict[str, list[str]] = field(default_factory=dict)
+    """Boundaries by ``logicalParentUuid``, and compact summaries by their boundary: when a
+    compaction keeps a segment, the chain runs through the segment and leaves them beside it."""
 
     def root(self, uuid: str) -> str:
         seen = {uuid}
@@ -115,6 +128,10 @@ class Tree:
             while uuid is not None and uuid not in keep and uuid in self.parent:
                 keep.add(uuid)
                 uuid = self.parent[uuid]
+        for uuid in list(keep):
+            for boundary in self.compactions.get(uuid, ()):
+                keep.update((boundary, *self.compactions.get(boundary, ())))
+        keep.update(*(records for records in self.blocks.values() if keep.intersection(records)))
         return keep.union(*(self.results.get(uuid, ()) for uuid in keep))
 
 
@@ -149,6 +166,16 @@ def read_tree(path: Path, text: str) -> Tree:
             and only_results(message.get("content"))
         ):
             tree.results.setdefault(up, []).append(uuid)
+        if (
+            record["type"] == "assistant"
+            and isinstance(message, Mapping)
+            and isinstance(message.get("id"), str)
+        ):
+            tree.blocks.setdefault(message["id"], []).append(uuid)
+        if is_boundary(record) and not up and tree.parent[uuid]:
+            tree.compactions.setdefault(str(tree.parent[uuid]), []).append(uuid)
+        if up and record.get("isCompactSummary") is True:
+            tree.compactions.setdefault(up, []).append(uuid)
     return tree
 
 
@@ -166,51 +193,79 @@ def without_files(content: Any) -> Any:
     return out
 
 
+def preserved_head(record: Mapping[str, Any]) -> str | None:
+    """The first record a compaction kept (``compactMetadata.preservedSegment.headUuid``)."""
+    meta = record.get("compactMetadata")
+    segment = meta.get("preservedSegment") if isinstance(meta, Mapping) else None
+    head = segment.get("headUuid") if isinstance(segment, Mapping) else None
+    return head if isinstance(head, str) else None
+
+
 @dataclass
 class Joiner:
-    """One session's reading: the assistant message being joined (by ``message.id``) and the
-    tool-result records written while it was."""
+    """One session's reading: the assistant message being joined (by ``message.id``), the
+    tool-result records written while it was, and the seq each record's events start at."""
 
     b: SessionBuilder
     message_id: str | None = None
     blocks: list[Any] = field(default_factory=list)
     where: str = ""
-    held: list[tuple[Mapping[str, Any], str]] = field(default_factory=list)
-    boundary: tuple[str, str] | None = None  # (text, where) of a boundary awaiting its summary
+    uuids: list[str] = field(default_factory=list)  # the records of the message being joined
+    held: list[tuple[Mapping[str, Any], str, str | None]] = field(default_factory=list)
+    boundary: tuple[str, str, str | None] | None = None  # (text, where, kept head) awaiting its summary
+    seq_of: dict[str, int] = field(default_factory=dict)
+
+    def emit(self, message: Mapping[str, Any], where: str, *uuids: str | None) -> None:
+        for uuid in uuids:
+            if uuid:
+                self.seq_of.setdefault(uuid, self.b.next_seq)
+        add_anthropic_message(self.b, message, where)
 
     def flush(self) -> None:
         if self.message_id is not None:
-            add_anthropic_message(self.b, {"role": "assistant", "content": self.blocks}, self.where)
-        self.message_id, self.blocks = None, []
-        for message, where in self.held:
-            add_anthropic_message(self.b, message, where)
+            self.emit({"role": "assistant", "content": self.blocks}, self.where, *self.uuids)
+        self.message_id, self.blocks, self.uuids = None, [], []
+        for message, where, uuid in self.held:
+            self.emit(message, where, uuid)
         self.held = []
 
     def read(self, record: Mapping[str, Any], where: str) -> None:
+        uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else None
         if is_boundary(record):
             self.flush()
             self.close_boundary()
             content = record.get("content")
-            self.boundary = (content if isinstance(content, str) else "", where)
+            self.boundary = (content if isinstance(content, str) else "", where, preserved_head(record))
             return
         message = record.get("message")
         if not isinstance(message, Mapping):
             raise ImportFormatError(f"{where}: a {record['type']} record without its 'message' object")
         content = without_files(message.get("content"))
         if record["type"] == "assistant":
-            self.assistant(message, content, where)
+            self.assistant(message, content, where, uuid)
         elif record.get("isCompactSummary") is True:
             self.flush()
+            head = self.boundary[2] if self.boundary else None
             self.boundary = None
-            self.b.summary(text_of(content, where), where)
+            self.summarise(text_of(content, where), where, head)
         elif self.message_id is not None and only_results(content):
-            self.held.append(({**message, "role": "user", "content": content}, where))
+            self.held.append(({**message, "role": "user", "content": content}, where, uuid))
         else:
             self.flush()
             self.close_boundary()
-            add_anthropic_message(self.b, {**message, "role": "user", "content": content}, where)
+            self.emit({**message, "role": "user", "content": content}, where, uuid)
 
-    def assistant(self, message: Mapping[str, Any], content: Any, where: str) -> None:
+    def summarise(self, text: str, where: str, head: str | None) -> None:
+        """A SUMMARY covering every earlier event, or those before the segment it kept."""
+        kept = self.seq_of.get(head) if head else None
+        if kept is None:
+            self.b.summary(text, where)
+        elif kept == self.b.first_seq:  # everything kept: it stands for nothing the file holds
+            self.b.user(text, where)
+        else:
+            self.b.summary(text, where, (self.b.first_seq, kept - 1))
+
+    def assistant(self, message: Mapping[str, Any], content: Any, where: str, uuid: str | None) -> None:
         message_id = optional_id(message, "id", where) or f"@{where}"
         if message_id != self.message_id:
             self.flush()
@@ -221,13 +276,14 @@ class Joiner:
         if not isinstance(content, list):
             raise ImportFormatError(f"{where}: content must be text or a list of blocks")
         self.blocks.extend(content)
+        self.uuids += [uuid] if uuid else []
 
     def close_boundary(self) -> None:
         """A boundary whose summary record never came is itself the summary."""
         if self.boundary is not None:
-            text, where = self.boundary
+            text, where, head = self.boundary
             self.boundary = None
-            self.b.summary(text, where)
+            self.summarise(text, where, head)
 
 
 def only_results(content: Any) -> bool:
@@ -273,7 +329,7 @@ register_format(
     LogFormat(
         "claude-code",
         read_claude_code,
-        "a Claude Code / Claude Agent SDK session file (~/.claude/projects/*/SESSION.jsonl: user, assistant and compact_boundary records; read as Claude Code 2.1 writes it)",
+        "a Claude Code / Claude Agent SDK session file (~/.claude/projects/*/SESSION.jsonl: user, assistant and compact_boundary records; read as Claude Code 2.1.337 writes it)",
         provider="anthropic",
     )
 )

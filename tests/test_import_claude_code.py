@@ -206,17 +206,22 @@ def test_a_boundary_without_its_summary_record_is_the_summary(tmp_path: Path) ->
 
 def test_records_without_ids_images_and_old_sidechains(tmp_path: Path) -> None:
     """Records without ``uuid`` are read in file order; an image (pasted, or a Read's result)
-    keeps its message; a sidechain without ``agentId`` is named by its root."""
+    keeps its message, a ToolSearch result's ``tool_reference`` is read; a sidechain without
+    ``agentId`` is named by its root."""
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}
     path = write(tmp_path, [
         {"type": "user", "message": {"role": "user", "content": [image]}},
         {"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [use("t1")]}},
         {"type": "user", "message": {"role": "user", "content": res("t1", [image])}},
+        {"type": "assistant", "message": {"id": "m3", "role": "assistant", "content": [use("t2")]}},
+        {"type": "user", "message": {"role": "user", "content": res("t2", [{"type": "tool_reference", "tool_name": "Grep"}])}},
         {"type": "assistant", "message": {"id": "m2", "role": "assistant", "content": "done"}},
         rec("user", "x1", None, "sub task", isSidechain=True),
         rec("assistant", "x2", "x1", [{"type": "text", "text": "sub done"}], isSidechain=True),
     ])  # fmt: skip
-    assert by_session(import_events("claude-code", path)) == {"session": "U Ct1 Rt1 T", "session/x1": "U T"}
+    events = import_events("claude-code", path)
+    assert by_session(events) == {"session": "U Ct1 Rt1 Ct2 Rt2 T", "session/x1": "U T"}
+    assert events[4].text == "Grep"  # ToolSearch's tool_reference, as the tool's name
 
 
 @pytest.mark.parametrize(

@@ -33,9 +33,11 @@ and #90036):
   ``queue-operation``, ``progress``, ``attachment``, other ``system`` subtypes — is never sent
   to the model and is skipped.
 
-Messages map as ``--from anthropic`` maps them (:func:`~models.formats.anthropic.add_anthropic_message`);
-an ``image`` or ``document`` block (a pasted screenshot, a Read of an image) is kept as empty
-text, so its message stays a message. The provider rules applied are Anthropic's.
+Messages map as ``--from anthropic`` maps them
+(:func:`~models.formats.anthropic.add_anthropic_message`); an ``image`` or ``document`` block (a
+pasted screenshot, a Read of an image) is kept as empty text, so its message stays a message, and
+a ``tool_reference`` (what ToolSearch returns) as the tool's name. The provider rules applied are
+Anthropic's.
 
 Invariant kept: the file is read twice, line by line; between the passes only each record's
 ids are held (not its content), and while reading only the assistant message being joined and
@@ -179,16 +181,21 @@ def read_tree(path: Path, text: str) -> Tree:
     return tree
 
 
-def without_files(content: Any) -> Any:
-    """Blocks as sent, an image or document (top level or in a tool result) as empty text."""
+def as_text_blocks(content: Any) -> Any:
+    """Blocks as sent, in their order, each the Anthropic reader can read: an image or document
+    (top level or in a tool result) as empty text, a ``tool_reference`` (what ToolSearch returns
+    in a tool result) as the tool's name."""
     if not isinstance(content, list):
         return content
     out = []
     for block in content:
-        if isinstance(block, Mapping) and block.get("type") in FILE_BLOCKS:
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind in FILE_BLOCKS:
             block = {"type": "text", "text": ""}
-        elif isinstance(block, Mapping) and block.get("type") == "tool_result":
-            block = {**block, "content": without_files(block.get("content"))}
+        elif kind == "tool_reference":
+            block = {"type": "text", "text": str(block.get("tool_name", ""))}
+        elif kind == "tool_result":
+            block = {**block, "content": as_text_blocks(block.get("content"))}
         out.append(block)
     return out
 
@@ -240,7 +247,7 @@ class Joiner:
         message = record.get("message")
         if not isinstance(message, Mapping):
             raise ImportFormatError(f"{where}: a {record['type']} record without its 'message' object")
-        content = without_files(message.get("content"))
+        content = as_text_blocks(message.get("content"))
         if record["type"] == "assistant":
             self.assistant(message, content, where, uuid)
         elif record.get("isCompactSummary") is True:

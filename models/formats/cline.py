@@ -5,7 +5,7 @@ and are ignored), as its ``ClineStorageMessage`` type declares.
 
 The difference from ``--from anthropic``: Cline's histories hold images and documents (a pasted
 screenshot, a browser action's screenshot inside a ``tool_result``), which are kept as empty text
-(:func:`~models.formats.claude_code.without_files`) so that their message stays a message.
+(:func:`~models.formats.claude_code.as_text_blocks`) so that their message stays a message.
 
 The file is the whole task; when Cline truncates its context it sends the first two messages and
 the messages after the range it drops (``conversationHistoryDeletedRange``, kept outside this
@@ -20,14 +20,14 @@ from typing import Any
 
 from turncheck.models.chat_log import SessionBuilder
 from turncheck.models.formats.anthropic import add_anthropic_message
-from turncheck.models.formats.claude_code import without_files
+from turncheck.models.formats.claude_code import as_text_blocks
 from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
 
 
 def add_cline_message(b: SessionBuilder, message: Any, where: str) -> None:
     """One ``ClineStorageMessage``: the Anthropic message it extends, files as empty text."""
     if isinstance(message, Mapping):
-        message = {**message, "content": without_files(message.get("content"))}
+        message = {**message, "content": as_text_blocks(message.get("content"))}
     add_anthropic_message(b, message, where)
 
 

@@ -131,10 +131,12 @@ def test_blocks_keep_the_order_they_were_sent_in(tmp_path: Path) -> None:
         user({"text": "note"}, res("a", status="error"), {"toolResult": {"toolUseId": "b", "content": [{"json": {"t": 1}}]}}),
         assistant({"text": "done"}, {"citationsContent": {"content": [{"text": " [1]"}]}}),
         user({"guardContent": {"text": {"text": "guarded"}}}, {"document": {"format": "txt", "name": "d", "source": {"bytes": "QQ=="}}}),
+        assistant(use("c")),
+        user({"toolResult": {"toolUseId": "c", "content": [{"searchResult": {"source": "s", "title": "t", "content": [{"text": "hit"}]}}]}}),
     ]  # fmt: skip
     events = import_events("bedrock", write(tmp_path, messages))
-    assert shape(events) == "U Ca Cb>a U Ra Rb T U"
-    assert [e.text for e in events] == ["", '{"city":"Oslo"}', '{"city":"Oslo"}', "note", "rain", '{"t":1}', "done [1]", "guarded"]  # fmt: skip
+    assert shape(events) == "U Ca Cb>a U Ra Rb T U Cc Rc"
+    assert [e.text for e in events] == ["", '{"city":"Oslo"}', '{"city":"Oslo"}', "note", "rain", '{"t":1}', "done [1]", "guarded", '{"city":"Oslo"}', "hit"]  # fmt: skip
 
 
 def test_request_bodies_and_strands_session_records(tmp_path: Path) -> None:

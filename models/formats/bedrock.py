@@ -13,7 +13,8 @@ a ``toolResult`` stays before it: Bedrock refuses that message, and the log keep
 A ``reasoningContent`` block is no event but ties the turn's later calls to the first call after
 it, as Anthropic's ``thinking`` does (Claude on Bedrock wants it back with them). ``cachePoint``,
 ``image``, ``document``, ``video`` and ``audio`` carry no text an event holds and are skipped;
-``guardContent`` and ``citationsContent`` are text. Any other block is refused by name.
+``guardContent``, ``citationsContent`` and ``searchResult`` are text. Any other block is refused
+by name.
 
 Invariant kept: one event per block that is one, in the order sent — a window Strands trimmed to
 start at an assistant ``toolUse`` (strands-agents harness-sdk#1749) stays assistant-first, for
@@ -30,7 +31,7 @@ from turncheck.models.chat_log import ImportFormatError, SessionBuilder, argumen
 from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
 
 SKIPPED = frozenset({"cachePoint", "image", "document", "video", "audio"})
-TEXT_BLOCKS = frozenset({"text", "guardContent", "citationsContent"})
+TEXT_BLOCKS = frozenset({"text", "guardContent", "citationsContent", "searchResult"})
 KINDS = frozenset({"toolUse", "toolResult", "reasoningContent"}) | SKIPPED | TEXT_BLOCKS
 
 
@@ -47,10 +48,10 @@ def block_kind(block: Any, where: str) -> str:
 
 def block_text(kind: str, value: Any, where: str) -> str:
     """A text-carrying block's text: ``text`` is a string, ``guardContent`` ``{"text": {"text"}}``,
-    ``citationsContent`` ``{"content": [{"text"}…]}``."""
+    ``citationsContent`` and ``searchResult`` ``{"content": [{"text"}…]}``."""
     if kind == "guardContent" and isinstance(value, Mapping):
         value = value.get("text", {}).get("text") if isinstance(value.get("text"), Mapping) else None
-    elif kind == "citationsContent" and isinstance(value, Mapping):
+    elif kind in ("citationsContent", "searchResult") and isinstance(value, Mapping):
         parts = value.get("content")
         value = (
             "".join(p.get("text", "") for p in parts if isinstance(p, Mapping))
@@ -72,6 +73,8 @@ def result_text(result: Mapping[str, Any], where: str) -> str:
     for item in content:
         if isinstance(item, Mapping) and isinstance(item.get("text"), str):
             parts.append(item["text"])
+        elif isinstance(item, Mapping) and "searchResult" in item:
+            parts.append(block_text("searchResult", item["searchResult"], where))
         elif isinstance(item, Mapping) and "json" in item:
             parts.append(json.dumps(item["json"], ensure_ascii=False, separators=(",", ":"), sort_keys=True))
         elif not (isinstance(item, Mapping) and SKIPPED.intersection(item)):

@@ -23,5 +23,6 @@ for _module in (
     "pydantic_ai",
     "pi",
     "cline",
+    "openhands",
 ):
     importlib.import_module(f"{__name__}.{_module}")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -156,8 +156,9 @@ Group = tuple[str, Sequence[Any], str, int | None]
 one record the group holds)."""
 
 
-def build_sessions(groups: Sequence[Group], add: AddRecord) -> Imported:
-    """Build every session (a session may arrive in several groups); seq over the whole file."""
+def build_sessions(groups: Iterable[Group], add: AddRecord) -> Imported:
+    """Build every session (a session may arrive in several groups, read once, in order: a
+    generator keeps only the group being read); seq over the whole file."""
     builders: dict[str, SessionBuilder] = {}
     for session, records, where, first in groups:
         b = builders.setdefault(session, SessionBuilder(session))

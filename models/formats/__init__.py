@@ -18,5 +18,11 @@ for _module in (
     "adk",
     "langfuse",
     "langsmith",
+    "bedrock",
+    "claude_code",
+    "pydantic_ai",
+    "pi",
+    "cline",
+    "openhands",
 ):
     importlib.import_module(f"{__name__}.{_module}")

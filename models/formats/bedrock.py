@@ -1,0 +1,132 @@
+"""``--from bedrock``: Amazon Bedrock Converse ``messages`` — what Strands Agents keeps in
+``agent.messages`` — as a JSON list, a request body ``{"messages": […]}`` (its ``system`` is the
+frame, not the log), or JSONL of request bodies; a record may also be a Strands session file's
+``{"message": {…}, "message_id": N}`` (``FileSessionManager``'s ``message_N.json``).
+
+A message is ``{"role": "user"|"assistant", "content": [block, …]}`` and a block is an object
+whose one key names its kind (AWS's ``ContentBlock`` union). An assistant message's ``toolUse``
+blocks (``toolUseId``, ``name``, ``input``) are its CALLs, side by side; without any, its text is
+the TERM. Results travel in the next *user* message as ``toolResult`` blocks (``toolUseId``,
+``content`` of ``text`` / ``json`` items, ``status``), one RESULT each — an ``error`` status is
+still the answer the API pairs. Text in a user message is the USER, where it stands (text before
+a ``toolResult`` stays before it: Bedrock refuses that message, and the log keeps what was sent).
+A ``reasoningContent`` block is no event but ties the turn's later calls to the first call after
+it, as Anthropic's ``thinking`` does (Claude on Bedrock wants it back with them). ``cachePoint``,
+``image``, ``document``, ``video`` and ``audio`` carry no text an event holds and are skipped;
+``guardContent``, ``citationsContent`` and ``searchResult`` are text. Any other block is refused
+by name.
+
+Invariant kept: one event per block that is one, in the order sent — a window Strands trimmed to
+start at an assistant ``toolUse`` (strands-agents harness-sdk#1749) stays assistant-first, for
+``first-not-user`` (:mod:`models.provider_rules`) to name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text
+from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
+
+SKIPPED = frozenset({"cachePoint", "image", "document", "video", "audio"})
+TEXT_BLOCKS = frozenset({"text", "guardContent", "citationsContent", "searchResult"})
+KINDS = frozenset({"toolUse", "toolResult", "reasoningContent"}) | SKIPPED | TEXT_BLOCKS
+
+
+def block_kind(block: Any, where: str) -> str:
+    """The one key of a block that names its kind (other keys, as Strands adds none, refused)."""
+    if not isinstance(block, Mapping) or not block:
+        raise ImportFormatError(f"{where}: a content block must be a non-empty object")
+    kinds = [k for k in block if k in KINDS]
+    if len(kinds) != 1:
+        named = ", ".join(repr(k) for k in block)
+        raise ImportFormatError(f"{where}: content block {named} is not one Converse block kind")
+    return str(kinds[0])
+
+
+def block_text(kind: str, value: Any, where: str) -> str:
+    """A text-carrying block's text: ``text`` is a string, ``guardContent`` ``{"text": {"text"}}``,
+    ``citationsContent`` and ``searchResult`` ``{"content": [{"text"}…]}``."""
+    if kind == "guardContent" and isinstance(value, Mapping):
+        value = value.get("text", {}).get("text") if isinstance(value.get("text"), Mapping) else None
+    elif kind in ("citationsContent", "searchResult") and isinstance(value, Mapping):
+        parts = value.get("content")
+        value = (
+            "".join(p.get("text", "") for p in parts if isinstance(p, Mapping))
+            if isinstance(parts, list)
+            else None
+        )
+    if not isinstance(value, str):
+        raise ImportFormatError(f"{where}: a {kind!r} block without its text")
+    return value
+
+
+def result_text(result: Mapping[str, Any], where: str) -> str:
+    """A ``toolResult``'s content as text: its ``text`` items, ``json`` items as JSON, in order
+    (an image or document item holds no text)."""
+    content = result.get("content", [])
+    if not isinstance(content, list):
+        raise ImportFormatError(f"{where}: toolResult content must be a list, got {type(content).__name__}")
+    parts = []
+    for item in content:
+        if isinstance(item, Mapping) and isinstance(item.get("text"), str):
+            parts.append(item["text"])
+        elif isinstance(item, Mapping) and "searchResult" in item:
+            parts.append(block_text("searchResult", item["searchResult"], where))
+        elif isinstance(item, Mapping) and "json" in item:
+            parts.append(json.dumps(item["json"], ensure_ascii=False, separators=(",", ":"), sort_keys=True))
+        elif not (isinstance(item, Mapping) and SKIPPED.intersection(item)):
+            raise ImportFormatError(f"{where}: a toolResult content item that is not text, json or a file")
+    return "".join(parts)
+
+
+def add_converse_message(b: SessionBuilder, message: Any, where: str) -> None:
+    """One Converse message (or a Strands session file's record wrapping one)."""
+    if isinstance(message, Mapping) and "role" not in message and isinstance(message.get("message"), Mapping):
+        message = message["message"]
+    if not isinstance(message, Mapping):
+        raise ImportFormatError(f"{where}: expected a message object, got {type(message).__name__}")
+    role, content = message.get("role"), message.get("content")
+    if role not in ("user", "assistant"):
+        raise ImportFormatError(f"{where}: unknown message role {role!r} (expected user or assistant)")
+    if not isinstance(content, list):
+        raise ImportFormatError(f"{where}: content must be a list of blocks, got {type(content).__name__}")
+    texts: list[str] = []
+    calls = thinking = False
+    before = len(b.events)
+    for block in content:
+        kind = block_kind(block, where)
+        value = block[kind]
+        if kind in ("toolUse", "toolResult") and not isinstance(value, Mapping):
+            raise ImportFormatError(f"{where}: a {kind!r} block must be an object")
+        if kind in TEXT_BLOCKS:
+            texts.append(block_text(kind, value, where))
+        elif kind == "toolUse" and role == "assistant":
+            call_id = str(value.get("toolUseId") or "")
+            b.turn_call(call_id, arguments_text(value.get("input", {})), where, thinking)
+            calls, thinking = True, False
+        elif kind == "toolResult" and role == "user":
+            b.user_text(texts, where)
+            b.result(str(value.get("toolUseId") or ""), result_text(value, where), where)
+        elif kind == "reasoningContent" and role == "assistant":
+            thinking = True
+        elif kind not in SKIPPED:
+            raise ImportFormatError(f"{where}: a {kind!r} block is not mapped in {role} messages")
+    if role == "user":
+        b.user_text(texts, where)
+        if len(b.events) == before:  # only an image or a document: still the user message sent
+            b.user("", where)
+    elif not calls:
+        b.answer("".join(texts), where)
+
+
+register_format(
+    LogFormat(
+        "bedrock",
+        lambda path: json_or_jsonl(path, "messages", add_converse_message),
+        'Amazon Bedrock Converse messages (toolUse / toolResult blocks; Strands agent.messages, read as strands-agents 1.62.0 writes it): a JSON list, {"messages": […]}, or JSONL of request bodies',
+        provider="bedrock",
+    )
+)

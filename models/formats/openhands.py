@@ -1,0 +1,156 @@
+"""``--from openhands``: an OpenHands (software-agent-sdk) conversation's events — the objects of
+its ``events/event-NNNNN-ID.json`` files, in order, as a JSON list or as JSONL, one event a line
+(``jq -c . events/event-*.json > events.jsonl``) — each an object named by its ``kind``, as the
+SDK's classes (``openhands/sdk/event/``) serialize.
+
+The events the SDK turns into LLM messages map as they are sent: a ``MessageEvent``'s
+``llm_message`` is the USER (role ``user``) or the TERM (role ``assistant``); an ``ActionEvent`` is
+a CALL by ``tool_call_id`` (its ``tool_call.arguments``; parallel calls of one response are
+consecutive events, and the ``thinking_blocks`` of the first tie the others to it); an
+``ObservationEvent`` (its ``observation.content`` text), a ``UserRejectObservation`` (sent as
+"Action rejected: REASON") and an ``AgentErrorEvent`` (its ``error``) are the RESULT answering
+that id — a rejection is still the answer the API pairs (software-agent-sdk PR #432).
+A ``Condensation`` is a SUMMARY covering the events it forgets (``forgotten_event_ids``, first
+to last); a ``CondensationSummaryEvent`` is sent as a user message, so a USER. The system prompt
+and the events the LLM never sees (state updates, pauses, interrupts, requests for condensation,
+token and hook logs) hold no event; any other ``kind`` is refused by name.
+
+OpenHands sends to many providers (through LiteLLM), so no provider's rules apply by default.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from turncheck.models.chat_log import ImportFormatError, SessionBuilder, text_of
+from turncheck.models.importers import (
+    Imported,
+    LogFormat,
+    build_sessions,
+    json_lines,
+    loads,
+    read_text,
+    register_format,
+)
+
+UNSEEN = frozenset({
+    "SystemPromptEvent", "ConversationStateUpdateEvent", "CondensationRequest", "PauseEvent", "InterruptEvent",
+    "TokenEvent", "HookExecutionEvent", "LLMCompletionLogEvent", "ConversationErrorEvent",
+})  # fmt: skip
+RESULTS = ("ObservationEvent", "UserRejectObservation", "AgentErrorEvent")
+
+
+def content_text(content: Any, where: str) -> str:
+    """``TextContent`` items as text; an ``ImageContent`` holds none."""
+    if isinstance(content, list):
+        content = [c for c in content if not (isinstance(c, Mapping) and c.get("type") == "image")]
+    return text_of(content, where)
+
+
+def result_text(event: Mapping[str, Any], where: str) -> str:
+    if event["kind"] == "UserRejectObservation":
+        return f"Action rejected: {event.get('rejection_reason', 'User rejected the action')}"
+    if event["kind"] == "AgentErrorEvent":
+        return str(event.get("error", ""))
+    observation = event.get("observation")
+    if not isinstance(observation, Mapping):
+        raise ImportFormatError(f"{where}: an ObservationEvent without its 'observation' object")
+    return content_text(observation.get("content"), where) + content_text(
+        event.get("extended_content"), where
+    )
+
+
+class Reader:
+    """One conversation: events in order, and the seq each event id's events start at (for a
+    condensation's forgotten ids)."""
+
+    def __init__(self) -> None:
+        self.seq_of: dict[str, int] = {}
+
+    def add(self, b: SessionBuilder, event: Any, where: str) -> None:
+        if not isinstance(event, Mapping) or not isinstance(event.get("kind"), str):
+            raise ImportFormatError(f"{where}: expected an event object with a 'kind'")
+        before = b.next_seq
+        self.event(b, event, where)
+        if isinstance(event.get("id"), str) and b.next_seq > before:
+            self.seq_of[event["id"]] = before
+
+    def event(self, b: SessionBuilder, event: Mapping[str, Any], where: str) -> None:
+        kind = event["kind"]
+        if kind == "MessageEvent":
+            self.message(b, event, where)
+        elif kind == "ActionEvent":
+            call = event.get("tool_call")
+            arguments = call.get("arguments", "") if isinstance(call, Mapping) else ""
+            thinking = bool(event.get("thinking_blocks"))
+            b.turn_call(str(event.get("tool_call_id") or ""), str(arguments), where, thinking)
+        elif kind in RESULTS:
+            b.result(str(event.get("tool_call_id") or ""), result_text(event, where), where)
+        elif kind == "Condensation":
+            self.condensation(b, event, where)
+        elif kind == "CondensationSummaryEvent":
+            b.user(text_of(event.get("summary"), where), where)
+        elif kind not in UNSEEN:
+            raise ImportFormatError(f"{where}: an event of kind {kind!r} is not mapped")
+
+    def message(self, b: SessionBuilder, event: Mapping[str, Any], where: str) -> None:
+        message = event.get("llm_message")
+        if not isinstance(message, Mapping):
+            raise ImportFormatError(f"{where}: a MessageEvent without its 'llm_message' object")
+        text = content_text(message.get("content"), where) + content_text(
+            event.get("extended_content"), where
+        )
+        role = message.get("role")
+        if role == "user":
+            b.user(text, where)
+        elif role == "assistant":
+            b.answer(text, where)
+        elif role != "system":
+            raise ImportFormatError(f"{where}: unknown message role {role!r}")
+
+    def condensation(self, b: SessionBuilder, event: Mapping[str, Any], where: str) -> None:
+        forgotten = event.get("forgotten_event_ids", [])
+        if not isinstance(forgotten, list):
+            raise ImportFormatError(f"{where}: forgotten_event_ids must be a list")
+        seqs = sorted(self.seq_of[f] for f in forgotten if f in self.seq_of)
+        summary = event.get("summary") or ""
+        if seqs:
+            b.summary(text_of(summary, where), where, (seqs[0], seqs[-1]))
+        elif summary:
+            b.user(text_of(summary, where), where)
+
+
+def events_of(path: Path) -> list[tuple[Any, str]]:
+    """Every event with the place it came from, in order: a JSON list, or one event a line."""
+    text = read_text(path)
+    try:
+        value = loads(text, str(path))
+    except json.JSONDecodeError:
+        value = None
+    if isinstance(value, list):
+        return [(event, f"{path}: event {i}") for i, event in enumerate(value, start=1)]
+    out = []
+    for number, line in enumerate(json_lines(text), start=1):
+        if line.strip():
+            try:
+                out.append((loads(line, f"{path}:{number}"), f"{path}:{number}"))
+            except json.JSONDecodeError as exc:
+                raise ImportFormatError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
+    return out
+
+
+def read_openhands(path: Path) -> Imported:
+    reader = Reader()
+    return build_sessions(((path.stem, [event], where, None) for event, where in events_of(path)), reader.add)
+
+
+register_format(
+    LogFormat(
+        "openhands",
+        read_openhands,
+        "an OpenHands (software-agent-sdk) conversation's events (its events/event-*.json objects) as a JSON list or JSONL",
+    )
+)

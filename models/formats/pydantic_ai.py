@@ -1,0 +1,132 @@
+"""``--from pydantic-ai``: Pydantic AI's message history as ``ModelMessagesTypeAdapter`` dumps it
+(``dump_json(result.all_messages())``) — a JSON list of messages, or an object of such lists by
+session.
+
+A message is a ``request`` (what the agent sends) or a ``response`` (what the model returned),
+each a list of ``parts`` named by ``part_kind``, kept in their order:
+
+* request: ``user-prompt`` and ``retry-feedback`` are the USER (consecutive ones one message);
+  ``tool-return`` (and its typed views ``tool-search-return``, ``capability-load-return``) is a
+  RESULT by ``tool_call_id``; a ``retry-prompt`` naming a tool answers that call (a RESULT: it is
+  sent as the tool's error), one without is a USER; ``system-prompt`` is the frame.
+* response: ``tool-call`` (and ``tool-search-call``, ``capability-load-call``) is a CALL; without
+  any, the ``text`` parts are the TERM; a native tool's ``builtin-tool-call`` and its
+  ``builtin-tool-return`` in the same response are a CALL and its RESULT, as Anthropic's server
+  tools are; a ``thinking`` part ties the response's later calls to its first call.
+* ``compaction`` (either side) is a SUMMARY covering every earlier event of the session.
+* The records of what changed in the run's set-up (``instruction-delta``,
+  ``instruction-baseline``, ``model-settings-delta``, ``tool-availability-delta``,
+  ``capability-load-delta``) and ``file`` / ``speech`` media hold no event.
+
+Any other ``kind`` or ``part_kind`` is refused by name. Pydantic AI sends to many APIs, so no
+provider's rules are applied by default: ``--provider`` names the one the agent's model is.
+A run stopped after a response's tool calls leaves them unanswered in the stored history, and
+the next run's request is built on it (pydantic/pydantic-ai#4728: "once a conversation is
+poisoned, it stays poisoned"); the log keeps that CALL where it stands for ``lint`` to name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text
+from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
+
+CALLS = ("tool-call", "tool-search-call", "capability-load-call")
+RETURNS = ("tool-return", "tool-search-return", "capability-load-return")
+NO_EVENT = frozenset({
+    "system-prompt", "instruction-delta", "instruction-baseline", "model-settings-delta",
+    "tool-availability-delta", "capability-load-delta", "file", "speech",
+})  # fmt: skip
+
+
+def content_text(content: Any) -> str:
+    """A part's content as text: a string as it is, anything else (a tool's structured return,
+    a retry's list of validation errors) as JSON."""
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
+
+
+def prompt_text(content: Any) -> str:
+    """A user prompt's text: a string, or a list of strings and media (a media item holds none)."""
+    if isinstance(content, list) and all(isinstance(x, str | Mapping) for x in content):
+        return "".join(x for x in content if isinstance(x, str))
+    return content_text(content)
+
+
+def call_id(part: Mapping[str, Any], where: str) -> str:
+    value = part.get("tool_call_id")
+    if value is not None and not isinstance(value, str):
+        raise ImportFormatError(f"{where}: tool_call_id must be a string")
+    return value or ""
+
+
+def add_request(b: SessionBuilder, parts: list[Any], where: str) -> None:
+    texts: list[str] = []
+    for part, kind in parts:
+        if kind == "user-prompt":
+            texts.append(prompt_text(part.get("content")))
+        elif kind == "retry-feedback" or kind == "retry-prompt" and not part.get("tool_name"):
+            texts.append(content_text(part.get("content")))
+        elif kind in RETURNS or kind == "retry-prompt":
+            b.user_text(texts, where)
+            b.result(call_id(part, where), content_text(part.get("content")), where)
+        elif kind == "compaction":
+            b.user_text(texts, where)
+            b.summary(content_text(part.get("content")), where)
+        elif kind not in NO_EVENT:
+            raise ImportFormatError(f"{where}: a part of kind {kind!r} is not mapped in a request")
+    b.user_text(texts, where)
+
+
+def add_response(b: SessionBuilder, parts: list[Any], where: str) -> None:
+    texts: list[str] = []
+    calls = thinking = False
+    for part, kind in parts:
+        if kind == "text":
+            texts.append(content_text(part.get("content")))
+        elif kind in CALLS or kind == "builtin-tool-call":
+            b.turn_call(call_id(part, where), arguments_text(part.get("args") or {}), where, thinking)
+            calls, thinking = calls or kind != "builtin-tool-call", False
+        elif kind == "builtin-tool-return":
+            b.result(call_id(part, where), content_text(part.get("content")), where)
+        elif kind == "thinking":
+            thinking = True
+        elif kind == "compaction":
+            b.summary(content_text(part.get("content")), where)
+        elif kind not in NO_EVENT:
+            raise ImportFormatError(f"{where}: a part of kind {kind!r} is not mapped in a response")
+    if not calls:
+        b.answer("".join(texts), where)
+
+
+def add_model_message(b: SessionBuilder, message: Any, where: str) -> None:
+    """One ``ModelRequest`` or ``ModelResponse`` as JSON."""
+    if not isinstance(message, Mapping) or not isinstance(message.get("parts"), list):
+        raise ImportFormatError(f"{where}: expected a message object with a 'parts' list")
+    parts = []
+    for part in message["parts"]:
+        kind = part.get("part_kind") if isinstance(part, Mapping) else None
+        if not isinstance(kind, str):
+            raise ImportFormatError(f"{where}: a part without a 'part_kind'")
+        parts.append((part, kind))
+    if message.get("kind") == "request":
+        add_request(b, parts, where)
+    elif message.get("kind") == "response":
+        add_response(b, parts, where)
+    else:
+        raise ImportFormatError(
+            f"{where}: unknown message kind {message.get('kind')!r} (expected request or response)"
+        )
+
+
+register_format(
+    LogFormat(
+        "pydantic-ai",
+        lambda path: json_or_jsonl(path, "messages", add_model_message),
+        "Pydantic AI ModelMessagesTypeAdapter JSON (request / response messages of parts; read as pydantic-ai 2.68 writes it): a list, or an object of such lists by session",
+    )
+)

@@ -1,0 +1,141 @@
+"""``--from openhands``: an OpenHands conversation's events as software-agent-sdk serializes them
+(each an object named by ``kind``; ``openhands/sdk/event/`` read for the fields: ``ActionEvent``
+``tool_call_id`` / ``tool_call.arguments`` / ``thinking_blocks``, ``ObservationEvent``
+``observation.content``, ``UserRejectObservation`` ``rejection_reason``, ``Condensation``
+``forgotten_event_ids`` / ``summary``). openhands-sdk is not on the package index this suite
+installs from, so the events follow those classes; rejections are the answer of their call
+(software-agent-sdk PR #432)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from turncheck.cli.app import main
+from turncheck.models.events import Event, Kind
+from turncheck.models.importers import FORMATS, import_events
+
+
+def shape(events: list[Event]) -> str:
+    words = []
+    for e in events:
+        word = f"S{e.covers[0]}-{e.covers[1]}" if e.kind is Kind.SUMMARY and e.covers else e.kind.name[0]
+        words.append(word + (e.call_id or "") + (f">{e.tied_to}" if e.tied_to else ""))
+    return " ".join(words)
+
+
+def message(event_id: str, role: str, text: str) -> dict[str, Any]:
+    source = {"user": "user", "assistant": "agent"}[role]
+    return {"kind": "MessageEvent", "id": event_id, "timestamp": "2026-01-01T00:00:00", "source": source,
+            "llm_message": {"role": role, "content": [{"type": "text", "text": text}]}}  # fmt: skip
+
+
+def action(event_id: str, call: str, response: str, thinking: bool = False) -> dict[str, Any]:
+    return {"kind": "ActionEvent", "id": event_id, "source": "agent", "thought": [{"type": "text", "text": "go"}],
+            "thinking_blocks": [{"type": "thinking", "thinking": "hm", "signature": "s"}] if thinking else [],
+            "action": {"kind": "TerminalAction", "command": "ls"}, "tool_name": "terminal", "tool_call_id": call,
+            "tool_call": {"id": call, "name": "terminal", "arguments": '{"command": "ls"}', "origin": "completion"},
+            "llm_response_id": response}  # fmt: skip
+
+
+def observation(event_id: str, call: str, action_id: str) -> dict[str, Any]:
+    return {"kind": "ObservationEvent", "id": event_id, "source": "environment", "tool_name": "terminal",
+            "tool_call_id": call, "action_id": action_id,
+            "observation": {"kind": "TerminalObservation", "content": [{"type": "text", "text": "a.txt"}], "is_error": False}}  # fmt: skip
+
+
+def rejection(event_id: str, call: str, action_id: str) -> dict[str, Any]:
+    return {"kind": "UserRejectObservation", "id": event_id, "source": "environment", "tool_name": "terminal",
+            "tool_call_id": call, "action_id": action_id, "rejection_reason": "Not now.", "rejection_source": "user"}  # fmt: skip
+
+
+CONVERSATION = [
+    {"kind": "SystemPromptEvent", "id": "e0", "source": "agent", "system_prompt": {"type": "text", "text": "You are OpenHands."}, "tools": []},
+    message("e1", "user", "List the files, twice."),
+    action("e2", "call_1", "resp_1", thinking=True),
+    action("e3", "call_2", "resp_1"),
+    observation("e4", "call_1", "e2"),
+    rejection("e5", "call_2", "e3"),
+    {"kind": "ConversationStateUpdateEvent", "id": "e6", "source": "environment", "key": "execution_status", "value": "running"},
+    message("e7", "assistant", "One list; the second was rejected."),
+]  # fmt: skip
+
+
+def write_events(path: Path, events: list[dict[str, Any]]) -> Path:
+    """The events as ``jq -c . events/event-*.json`` joins a conversation's files."""
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    return path
+
+
+def lint(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["lint", "--from", "openhands", str(path)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_conversation_with_a_rejection_is_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_events(tmp_path / "conv-7f3a.jsonl", CONVERSATION)
+    assert FORMATS["openhands"].provider is None
+    code, out, err = lint(path, capsys)
+    assert (code, err) == (0, ""), out
+    events = import_events("openhands", path)
+    assert shape(events) == "U Ccall_1 Ccall_2>call_1 Rcall_1 Rcall_2 T"
+    assert {e.session for e in events} == {"conv-7f3a"} and events[4].text == "Action rejected: Not now."
+
+
+def test_the_same_events_as_a_list(tmp_path: Path) -> None:
+    listed = tmp_path / "events.json"
+    listed.write_text(json.dumps(CONVERSATION))
+    assert shape(import_events("openhands", listed)) == "U Ccall_1 Ccall_2>call_1 Rcall_1 Rcall_2 T"
+
+
+def test_an_action_left_without_its_observation_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_events(tmp_path / "conv.jsonl", [*CONVERSATION[:5], message("e9", "user", "Hello?")])
+    code, out, _ = lint(path, capsys)
+    assert code == 1 and "dangling-call" in out and "conv.jsonl:4" in out
+
+
+def test_a_condensation_covers_the_events_it_forgets(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Forgetting an action but not its observation splits the pair."""
+    condensed = {"kind": "Condensation", "id": "c1", "source": "environment", "forgotten_event_ids": ["e1", "e2", "e3"],
+                 "summary": "The user asked for a listing.", "llm_response_id": "resp_c"}  # fmt: skip
+    path = tmp_path / "events.json"
+    path.write_text(json.dumps([*CONVERSATION, condensed, message("e8", "user", "Again?")]))
+    assert shape(import_events("openhands", path)) == "U Ccall_1 Ccall_2>call_1 Rcall_1 Rcall_2 T S0-2 U"
+    code, out, _ = lint(path, capsys)
+    assert code == 1 and "summary-splits-pair" in out
+
+
+@pytest.mark.parametrize(
+    ("event", "says"),
+    [
+        ({"id": "x"}, "expected an event object with a 'kind'"),
+        ({"kind": "TeleportEvent"}, "an event of kind 'TeleportEvent' is not mapped"),
+        ({"kind": "MessageEvent", "source": "user"}, "a MessageEvent without its 'llm_message' object"),
+        (
+            {"kind": "MessageEvent", "llm_message": {"role": "robot", "content": []}},
+            "unknown message role 'robot'",
+        ),
+        ({"kind": "ActionEvent", "tool_call": {"arguments": "{}"}}, "a tool call without an id"),
+        (
+            {"kind": "ObservationEvent", "tool_call_id": "c"},
+            "an ObservationEvent without its 'observation' object",
+        ),
+        ({"kind": "AgentErrorEvent", "error": "boom"}, "a tool result without a call id"),
+        ({"kind": "Condensation", "forgotten_event_ids": "e1"}, "forgotten_event_ids must be a list"),
+    ],
+)
+def test_malformed_events_are_one_line_naming_the_event(
+    event: dict[str, Any], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_events(tmp_path / "conv.jsonl", [message("e1", "user", "hi"), {"id": "bad", **event}])
+    code, out, err = lint(path, capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "conv.jsonl:2" in err and says in err, err

@@ -222,7 +222,7 @@ class CostTriggerModel(ProtocolModel[CostState, Action]):
             return f"agent appends {action[1]} (history {h} → {h + action[1]})"
         if action[0] == COMPACT:
             cost = self.summarizer + h
-            text = f"compactor: {read} > {t}; the summarizer's request is {cost} (prompt {self.summarizer} + history {h})"
+            text = f"compactor compacts: {read} > {t}; the summarizer's request is {cost} (prompt {self.summarizer} + history {h})"
             if cost > w:
                 return text + f" — refused, over the window {w}; the history stays {h}"
             return text + f"; history {h} → {min(h, self.summary)}"

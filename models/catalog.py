@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from turncheck.models.clock import ClockModel
+from turncheck.models.cost_trigger import CostTriggerModel
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.keys import KeysModel
 from turncheck.models.parameters import parse_value, type_of_default
@@ -104,6 +105,11 @@ register_model(
 register_model("projector", ProjectorModel, description="every small history projected by one strategy")
 register_model(
     "trigger", TriggerModel, description="writers, TurnCountTrigger(maxTurns), a gap and a locking"
+)
+register_model(
+    "cost-trigger",
+    CostTriggerModel,
+    description="a token trigger reading an estimate (undercount, frame, stale count) against a fixed window",
 )
 
 

@@ -10,6 +10,7 @@ A result of the wrong scenario is refused with :class:`~reports.results_dir.Wron
 # imported (turncheck.reports.plots.plot), and the gallery draws them in this order.
 # isort: off
 from turncheck.reports.plots.peaks import plot_peak_ratio_heatmap, plot_peaks_vs_max_turns
+from turncheck.reports.plots.cost_trigger import plot_cost_trigger
 from turncheck.reports.plots.locking_price import plot_locking_price
 from turncheck.reports.plots.real_locking import plot_real_locking
 from turncheck.reports.plots.strategies import plot_strategies_vs_budget
@@ -25,6 +26,7 @@ __all__ = [
     "Missing",
     "data_uri",
     "gallery",
+    "plot_cost_trigger",
     "plot_counterexample",
     "plot_locking_price",
     "plot_peak_ratio_heatmap",

@@ -119,6 +119,7 @@ def _root(
 def _register_commands() -> None:
     from turncheck.cli import (
         bench,
+        cases,
         check,
         import_log,
         listing,
@@ -138,6 +139,7 @@ def _register_commands() -> None:
         scenario,
         sweep,
         check,
+        cases,
         replay,
         log,
         bench,

@@ -1,0 +1,60 @@
+"""Threads of the corpus not expressible as a case yet, each with what it waits on (listed by
+``turncheck cases list``, never counted as a case). ``shows`` is what the thread reports where it
+was read for this corpus; ``not read yet`` where it was not."""
+
+from __future__ import annotations
+
+from turncheck.models.cases import PendingThread, register_pending
+
+IMPORTERS = "the new importers (claude-code, pydantic-ai, bedrock) and opaque parts in lint"
+RACE = "sim/race with real thread/timer durations and exits"
+COST = "usage and the three costs per request in lint, and the cost-trigger model"
+FAULTS = "faults between writes (an exception or crash at an await point)"
+UNSORTED = "not read for this corpus yet: its shape decides the input"
+
+for _thread in (
+    PendingThread("openai/openai-agents-python#3116", FAULTS,
+                  "run_compaction clears the session, then add_items fails: the history is lost (closed 2026-05-04, PR #3117)"),
+    PendingThread("openai/openai-agents-js#1668", "a model of the runner-to-session hand-off",
+                  "items before an inline compaction marker reach neither addItems() nor replaceHistoryWithCompaction() (closed, wontfix, 2026-08-14)"),
+    PendingThread("google/adk-python#1733", RACE,
+                  "two /run calls on one session: the stale-session ValueError (closed)"),
+    PendingThread("google/adk-python#3717", RACE,
+                  "the stale-session ValueError on equal timestamps with LongRunningFunctionTool (open, 2025-11-26)"),
+    PendingThread("google/adk-python#5602", "an adk-format history holding an intermediate and a final function_response of one id",
+                  "compaction folds a LongRunningFunctionTool call whose pending response shares its id (closed, 2026-05-06)"),
+    PendingThread("google/adk-go#1234", RACE + " (tests/test_race.py holds its shape as a test)"),
+    PendingThread("anthropics/claude-code#90036", "a summary-content check for work in flight",
+                  "compaction's free-prose summary loses track of running agents (open, 2026-08-27)"),
+    PendingThread("anthropics/claude-code#39695", IMPORTERS),
+    PendingThread("vercel/ai#12504", IMPORTERS + ": a tool_use's caller reference is not an event field (models/provider_rules.py)"),
+    PendingThread("vercel/ai#11036", UNSORTED),
+    PendingThread("pydantic/pydantic-ai#4728", IMPORTERS),
+    PendingThread("strands-agents/harness-sdk#1749", IMPORTERS),
+    PendingThread("strands-agents/harness-sdk#2087", IMPORTERS),
+    PendingThread("strands-agents/harness-sdk#2173", IMPORTERS),
+    PendingThread("earendil-works/pi#6832", IMPORTERS),
+    PendingThread("earendil-works/pi#8667", IMPORTERS),
+    PendingThread("earendil-works/pi#4203", IMPORTERS),
+    PendingThread("aaif-goose/goose#7444", IMPORTERS),
+    PendingThread("aaif-goose/goose#6336", IMPORTERS),
+    PendingThread("OpenHands/software-agent-sdk#432", IMPORTERS),
+    PendingThread("google-gemini/gemini-cli#3814", COST),
+    PendingThread("google-gemini/gemini-cli#16543", COST),
+    PendingThread("google-gemini/gemini-cli#21830", COST),
+    PendingThread("cline/cline#7225", COST),
+    PendingThread("cline/cline#14195", COST),
+    PendingThread("openai/openai-agents-python#4987", UNSORTED),
+    *(PendingThread(t, UNSORTED) for t in (
+        "spring-projects/spring-ai#7029", "spring-projects/spring-ai#3945", "spring-projects/spring-ai#6770",
+        "spring-projects/spring-ai#3149", "langchain4j/langchain4j#1966", "langchain4j/langchain4j#5250",
+        "mastra-ai/mastra#24110", "mastra-ai/mastra#16193", "mastra-ai/mastra#13984",
+        "microsoft/agent-framework#7212", "microsoft/agent-framework#8099", "microsoft/agent-framework#8441",
+        "microsoft/agent-framework#6972", "microsoft/agent-framework#4924", "microsoft/agent-framework#4835",
+        "microsoft/agent-framework#7744", "microsoft/agent-framework#7518", "letta-ai/letta#2605",
+        "letta-ai/letta#2601", "letta-ai/letta#2541", "letta-ai/letta#3279", "microsoft/semantic-kernel#12708",
+        "langchain-ai/langchain#38352", "langchain-ai/langchain#34664", "langchain-ai/langgraph#4168",
+        "crewAIInc/crewAI#4381",
+    )),
+):  # fmt: skip
+    register_pending(_thread)

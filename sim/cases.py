@@ -1,0 +1,123 @@
+"""Running the real-failure corpus: each case's red and green shapes, or a user's trimmer on it.
+
+:func:`run_case` runs one :class:`~models.cases.Case` both ways — a model variant explored over
+every interleaving (:func:`sim.explorer.explore`), a provider rule on its refused and accepted
+histories, a history replayed before every request by the red and the green trimmer — and
+records what each broke of ``case.breaks``. A case *behaves as recorded* when the red shape
+breaks every one of them and the green shape none. :func:`run_against` replays every history case
+through a user's own trimmer instead: a case it breaks is the real failure reproduced.
+
+Invariant: nothing here judges by anything but the registered checks (model properties,
+:mod:`models.provider_rules`, :func:`models.per_request.check_value`), so a case cannot pass on a
+rule of its own; a bounded search that did not finish is never read as green.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from turncheck.models.cases import CASES, Case, HistoryInput, ModelInput, RuleInput
+from turncheck.models.catalog import build_model
+from turncheck.models.cost import EstimateCost
+from turncheck.models.errors import TurncheckError
+from turncheck.models.events import Event, read_jsonl
+from turncheck.models.per_request import check_value, replay_requests
+from turncheck.models.projector import Strategy
+from turncheck.models.provider_rules import PROVIDERS, events_of
+from turncheck.sim.explorer import explore
+
+Status = Literal["as recorded", "differs"]
+
+
+@dataclass(frozen=True)
+class CaseRun:
+    """What each shape of ``case`` broke of its ``breaks`` (``red``, ``green``) and the verdict."""
+
+    case: Case
+    red: tuple[str, ...]
+    green: tuple[str, ...]
+
+    @property
+    def status(self) -> Status:
+        return "as recorded" if set(self.red) == set(self.case.breaks) and not self.green else "differs"
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """A history case run through a user's trimmer: the checks it broke, and the first request
+    (its index and the events before it) that broke one; ``broke`` empty when none did."""
+
+    case: Case
+    broke: tuple[str, ...]
+    request: int | None = None
+    after_events: int | None = None
+
+
+def history_events(spec: HistoryInput) -> list[Event]:
+    """The history of a case, read by its format's importer (our JSONL when ``fmt`` is None)."""
+    from turncheck.models.corpus import case_file
+    from turncheck.models.importers import import_events
+
+    path = case_file(spec.file)
+    return import_events(spec.fmt, path) if spec.fmt is not None else read_jsonl(path)
+
+
+def replay_breaks(
+    events: Sequence[Event], spec: HistoryInput, strategy: str | Strategy, checks: Sequence[str]
+) -> tuple[tuple[str, ...], int | None, int | None]:
+    """The ``checks`` some request's window breaks when ``strategy`` trims each session of
+    ``events`` before every model request, and the first offending request (index, end)."""
+    broke: dict[str, None] = {}
+    first: tuple[int, int] | None = None
+    sessions: dict[str, list[Event]] = {}
+    for e in events:
+        sessions.setdefault(e.session, []).append(e)
+    for name, evs in sessions.items():
+        for req in replay_requests(name, evs, spec.budget, strategy, EstimateCost()):
+            bad = [c for c in checks if check_value(req.window, c)]
+            if bad and first is None:
+                first = (req.index, req.end)
+            broke.update(dict.fromkeys(bad))
+    return tuple(broke), *(first or (None, None))
+
+
+def _model_breaks(spec: ModelInput, variant: str, breaks: Sequence[str]) -> tuple[str, ...]:
+    result = explore(build_model(spec.model, {"variant": variant}))
+    if not result.exhausted:
+        raise TurncheckError(f"model {spec.model} variant={variant}: search stopped at {result.bound}")
+    violated = {p.name for p in result.violations}
+    return tuple(b for b in breaks if b in violated)
+
+
+def _rule_breaks(spec: RuleInput, refused: bool) -> tuple[str, ...]:
+    rule = next(r for r in PROVIDERS[spec.provider] if r.id == spec.rule)
+    return (rule.id,) if rule.check(events_of(rule.refused if refused else rule.clean)) else ()
+
+
+def run_case(case: Case) -> CaseRun:
+    """Both shapes of ``case``, each judged by the registered checks."""
+    spec = case.input
+    if isinstance(spec, ModelInput):
+        red, green = (_model_breaks(spec, v, case.breaks) for v in (spec.red, spec.green))
+    elif isinstance(spec, RuleInput):
+        red, green = _rule_breaks(spec, True), _rule_breaks(spec, False)
+    else:
+        events = history_events(spec)
+        red = replay_breaks(events, spec, spec.red, case.breaks)[0]
+        green = replay_breaks(events, spec, spec.green, case.breaks)[0]
+    return CaseRun(case, red, green)
+
+
+def history_cases() -> tuple[Case, ...]:
+    """The cases a trimmer can be run on (their input a history)."""
+    return tuple(c for c in CASES.values() if isinstance(c.input, HistoryInput))
+
+
+def run_against(case: Case, strategy: str | Strategy) -> Reproduction:
+    """``strategy`` (a user's trimmer, as ``--strategy`` takes it) on a history case."""
+    spec = case.input
+    assert isinstance(spec, HistoryInput)  # history_cases() chose it
+    broke, request, end = replay_breaks(history_events(spec), spec, strategy, case.breaks)
+    return Reproduction(case, broke, request, end)

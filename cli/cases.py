@@ -49,8 +49,9 @@ def list_command(fmt: FormatOpt = "table") -> None:
             print_json({"pending": {"source": p.source, "waits_on": p.waits_on, "shows": p.shows}},
                        separators=(",", ":"))  # fmt: skip
         return
-    _table(["case", "thread", "date", "state", "class", "input", "caught by"],
-           [[c.name, c.source, c.date, c.state, c.cls, c.input.kind, ", ".join(c.breaks)] for c in cases])  # fmt: skip
+    _table(["case", "thread", "date", "state", "class", "caught by", "red shape"],
+           [[c.name, c.source, c.date, c.state, c.cls, ", ".join(c.breaks), c.input.command("red")]
+            for c in cases])  # fmt: skip
     print()
     _table(["pending thread", "waits on"], [[p.source, p.waits_on] for p in pending])
     print(count)

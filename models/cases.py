@@ -65,7 +65,7 @@ class RuleInput:
     kind = "rule"
 
     def command(self, side: str) -> str:
-        return f"turncheck lint --provider {self.provider} HISTORY  # rule {self.rule}"
+        return f"turncheck lint --provider {self.provider} LOG (rule {self.rule})"
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,10 @@ class HistoryInput:
     def command(self, side: str) -> str:
         source = f" --from {self.fmt}" if self.fmt else ""
         strategy = self.red if side == "red" else self.green
-        return f"turncheck project -H {self.file}{source} --per-request -b {self.budget} -s {strategy}"
+        return (
+            f"turncheck project -H models/corpus/data/{self.file}{source} --per-request "
+            f"-b {self.budget} -s {strategy}"
+        )
 
 
 CaseInput = ModelInput | RuleInput | HistoryInput

@@ -103,21 +103,24 @@ def run_command(
 
 
 def _print_runs(runs: list[Any], fmt: str) -> None:
-    differs = [r for r in runs if r.status != "as recorded"]
+    differs = [r for r in runs if r.status == "differs"]
+    skipped = [r for r in runs if r.status == "skipped"]
     if fmt == "json":
         for r in runs:
             print_json({"case": r.case.name, "source": r.case.source, "breaks": list(r.case.breaks),
-                        "red": list(r.red), "green": list(r.green), "status": r.status}, separators=(",", ":"))  # fmt: skip
+                        "red": list(r.red), "green": list(r.green), "status": r.status, "skipped": r.skipped},
+                       separators=(",", ":"))  # fmt: skip
     else:
         _table(["case", "thread", "red breaks", "green breaks", "status"],
-               [[r.case.name, r.case.source, ", ".join(r.red) or "-", ", ".join(r.green) or "-", r.status]
-                for r in runs])  # fmt: skip
+               [[r.case.name, r.case.source, ", ".join(r.red) or "-", ", ".join(r.green) or "-",
+                 r.status if r.skipped is None else f"skipped: {r.skipped}"] for r in runs])  # fmt: skip
+        ran = len(runs) - len(skipped)
         if differs:
-            print(f"FAIL: {len(differs)} of {len(runs)} cases differ from the record: "
+            print(f"FAIL: {len(differs)} of {ran} cases run differ from the record: "
                   f"{', '.join(r.case.name for r in differs)}")  # fmt: skip
         else:
-            print(f"OK: all {len(runs)} cases behave as recorded (red breaks what the thread reports, green none "
-                  "of it); pending threads are not run (turncheck cases list)")  # fmt: skip
+            print(f"OK: all {ran} cases run behave as recorded (red breaks what the thread reports, green none "
+                  f"of it); {len(skipped)} skipped, each with its reason; pending threads are not run")  # fmt: skip
     if differs:
         raise typer.Exit(1)
 

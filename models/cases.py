@@ -71,13 +71,17 @@ class RuleInput:
 @dataclass(frozen=True)
 class HistoryInput:
     """A history file (``fmt``: its importer, None for our JSONL) replayed before every request
-    under ``budget`` by ``red`` (the trimmer the report shows) and ``green`` (a fix)."""
+    under ``budget`` by ``red`` (the trimmer the report shows) and ``green`` (a fix); either may
+    be a ``peer:`` running the real library, at the version ``pinned`` names."""
 
     file: str
     fmt: str | None
     budget: int
     red: str
     green: str
+    pinned: tuple[str, ...] = ()
+    """``dist==version`` of each library a ``peer:`` side runs, as recorded: another version
+    installed, or none, skips the case with the reason (constraints.txt pins the suite's)."""
 
     kind = "history"
 

@@ -28,20 +28,45 @@ from turncheck.models.projector import Strategy
 from turncheck.models.provider_rules import PROVIDERS, events_of
 from turncheck.sim.explorer import explore
 
-Status = Literal["as recorded", "differs"]
+Status = Literal["as recorded", "differs", "skipped"]
 
 
 @dataclass(frozen=True)
 class CaseRun:
-    """What each shape of ``case`` broke of its ``breaks`` (``red``, ``green``) and the verdict."""
+    """What each shape of ``case`` broke of its ``breaks`` (``red``, ``green``) and the verdict;
+    ``skipped`` says why the case could not run here (a library absent or at another version)."""
 
     case: Case
     red: tuple[str, ...]
     green: tuple[str, ...]
+    skipped: str | None = None
 
     @property
     def status(self) -> Status:
+        if self.skipped is not None:
+            return "skipped"
         return "as recorded" if set(self.red) == set(self.case.breaks) and not self.green else "differs"
+
+
+def unavailable(spec: HistoryInput) -> str | None:
+    """Why a history case cannot run here: a ``peer:`` side's library or bridge is absent, or a
+    pinned library is installed at another version than the one the case was recorded on."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from turncheck.models.peers import PEERS
+
+    for side in (spec.red, spec.green):
+        if side.startswith("peer:") and (why := PEERS[side].missing()) is not None:
+            return why
+    for pin in spec.pinned:
+        dist, _, wanted = pin.partition("==")
+        try:
+            found = version(dist)
+        except PackageNotFoundError:
+            return f"{dist} is not installed (the case was recorded on {pin})"
+        if found != wanted:
+            return f"{dist} {found} is installed; the case was recorded on {pin}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -104,6 +129,8 @@ def run_case(case: Case) -> CaseRun:
     elif isinstance(spec, RuleInput):
         red, green = _rule_breaks(spec, True), _rule_breaks(spec, False)
     else:
+        if (why := unavailable(spec)) is not None:
+            return CaseRun(case, (), (), why)
         events = history_events(spec)
         red = replay_breaks(events, spec, spec.red, case.breaks)[0]
         green = replay_breaks(events, spec, spec.green, case.breaks)[0]

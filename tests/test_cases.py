@@ -17,7 +17,7 @@ from turncheck.cli.app import main
 from turncheck.models.cases import CASES, PENDING, Case, HistoryInput, ModelInput, case_threads
 from turncheck.models.errors import BadParameter
 from turncheck.models.provider_rules import events_of
-from turncheck.sim.cases import run_against, run_case
+from turncheck.sim.cases import run_against, run_case, unavailable
 from turncheck.testing import check_diff, check_known_failures
 
 KEEP_LAST = "def keep_last_4(messages, budget):\n    return messages[-4:]\n"
@@ -47,6 +47,8 @@ def trimmers(tmp_path: Path) -> tuple[str, str]:
 @pytest.mark.parametrize("name", list(CASES))
 def test_each_case_red_breaks_what_its_thread_reports_and_green_none(name: str) -> None:
     run = run_case(CASES[name])
+    if run.skipped is not None:  # a peer's library absent, or at another version than recorded
+        pytest.skip(run.skipped)
     assert set(run.red) == set(CASES[name].breaks) and run.green == ()
     assert run.status == "as recorded"
 
@@ -107,7 +109,7 @@ def test_cases_list_json_gives_each_case_its_thread(capsys: pytest.CaptureFixtur
 
 def test_cases_run_exits_0_when_every_case_behaves_as_recorded(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["cases", "run", "-q"]) == 0
-    assert f"OK: all {len(CASES)} cases behave as recorded" in capsys.readouterr().out
+    assert "cases run behave as recorded" in capsys.readouterr().out.splitlines()[-1]
 
 
 def test_against_a_keep_last_trimmer_exits_1_naming_the_threads(
@@ -180,3 +182,13 @@ def test_check_diff_in_python(trimmers: tuple[str, str]) -> None:
     with pytest.raises(AssertionError, match="empty"):
         check_diff(trimmers[0], trimmers[1], events, budget=100)
     check_diff(trimmers[0], trimmers[0], events, budget=100)
+
+
+def test_a_case_recorded_on_another_library_version_is_skipped_with_the_reason() -> None:
+    spec = HistoryInput("spring-ai-5940.json", "openai-chat", 40, "M0", "M5", ("langchain-core==0.0.1",))
+    assert "the case was recorded on langchain-core==0.0.1" in (unavailable(spec) or "")
+    gone = HistoryInput("spring-ai-5940.json", "openai-chat", 40, "M0", "M5", ("no-such-dist==1",))
+    assert unavailable(gone) == "no-such-dist is not installed (the case was recorded on no-such-dist==1)"
+    case = Case("t", "a/b#1", "d", "s", "orphan/pairing", spec, ("orphanRes",), "", "")
+    assert run_case(case).status == "skipped"
+    assert unavailable(HistoryInput("spring-ai-5940.json", "openai-chat", 40, "M0", "M5")) is None

@@ -23,5 +23,18 @@ for _case in (
          HistoryInput("omnigent-2449.json", "openai-responses", 50, "M0", "M5"), ("orphanRes",),
          "dropping the first function_call of a parallel batch orphans its function_call_output",
          CUT.format(0) + " (the PR drops a batch atomically, as M5 does)"),
+    Case("langchain-trim-last-orphan", "langchain-ai/langchain#35313", "2026-02-18", "open", "orphan/pairing",
+         HistoryInput("spring-ai-5940.json", "openai-chat", 40, "peer:langchain", "peer:langchain-human",
+                      ("langchain-core==1.8.3",)), ("orphanRes",),
+         "trim_messages(strategy='last') keeps a ToolMessage whose AIMessage it cut: 400 messages with role "
+         "'tool' must be a response to a preceding message with 'tool_calls'",
+         "langchain-core 1.8.3 (constraints.txt), run as peer:langchain; green is start_on='human'"),
+    Case("semantic-kernel-truncation", "microsoft/semantic-kernel#12708", "2025-08-11", "open", "orphan/pairing",
+         HistoryInput("semantic-kernel-12708.json", "openai-chat", 5, "M0", "peer:semantic-kernel",
+                      ("semantic-kernel==1.45.0",)), ("orphanRes",),
+         "ChatHistoryTruncationReducer(target_count=3) cuts the TOOL_CALLS message and keeps its TOOL "
+         "message (the thread's reproducer, as history)",
+         "red is a model of the count cut (M0): the release the reporter ran is not named in what was read; "
+         "semantic-kernel 1.45.0 (constraints.txt) keeps the pair on the reproducer: green"),
 ):  # fmt: skip
     register_case(_case)

@@ -52,7 +52,7 @@ for _thread in (
         "microsoft/agent-framework#7212", "microsoft/agent-framework#8099", "microsoft/agent-framework#8441",
         "microsoft/agent-framework#6972", "microsoft/agent-framework#4924", "microsoft/agent-framework#4835",
         "microsoft/agent-framework#7744", "microsoft/agent-framework#7518", "letta-ai/letta#2605",
-        "letta-ai/letta#2601", "letta-ai/letta#2541", "letta-ai/letta#3279", "microsoft/semantic-kernel#12708",
+        "letta-ai/letta#2601", "letta-ai/letta#2541", "letta-ai/letta#3279",
         "langchain-ai/langchain#38352", "langchain-ai/langchain#34664", "langchain-ai/langgraph#4168",
         "crewAIInc/crewAI#4381",
     )),

@@ -8,6 +8,8 @@ shows broken (``breaks``):
   report (red) and one that fixes it (green), each declared there with its kind and source;
 * :class:`RuleInput` — a provider rule of :data:`models.provider_rules.REGISTRY`: its refused
   example is red, its accepted one green, the API's own error text the finding;
+* :class:`LogInput` — two logs in a product's own format, the one the report shows written (red)
+  and the one the fix writes (green), linted with a provider's rules;
 * :class:`HistoryInput` — a history file under ``models/corpus/data/`` (``fmt`` names the
   importer, as ``--from`` does; None is our JSONL), replayed before every model request under a
   budget by the trimmer that shows the report (red) and one that does not (green). A history
@@ -94,7 +96,25 @@ class HistoryInput:
         )
 
 
-CaseInput = ModelInput | RuleInput | HistoryInput
+@dataclass(frozen=True)
+class LogInput:
+    """Two logs in a product's own format (``fmt``, as ``--from`` names it): ``red`` as the
+    report shows it written or sent, ``green`` as the fix writes it, each linted with
+    ``provider``'s rules — a store's or a serializer's fault, no trimmer involved."""
+
+    red: str
+    green: str
+    fmt: str
+    provider: str
+
+    kind = "log"
+
+    def command(self, side: str) -> str:
+        file = self.red if side == "red" else self.green
+        return f"turncheck lint models/corpus/data/{file} --from {self.fmt} --provider {self.provider}"
+
+
+CaseInput = ModelInput | RuleInput | HistoryInput | LogInput
 
 
 @dataclass(frozen=True)

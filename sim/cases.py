@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from turncheck.models.cases import CASES, Case, HistoryInput, ModelInput, RuleInput
+from turncheck.models.cases import CASES, Case, HistoryInput, LogInput, ModelInput, RuleInput
 from turncheck.models.catalog import build_model
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import TurncheckError
 from turncheck.models.events import Event, read_jsonl
 from turncheck.models.per_request import check_value, replay_requests
 from turncheck.models.projector import Strategy
-from turncheck.models.provider_rules import PROVIDERS, events_of
+from turncheck.models.provider_rules import PROVIDERS, events_of, provider_findings
 from turncheck.sim.explorer import explore
 
 Status = Literal["as recorded", "differs", "skipped"]
@@ -80,13 +80,28 @@ class Reproduction:
     after_events: int | None = None
 
 
-def history_events(spec: HistoryInput) -> list[Event]:
-    """The history of a case, read by its format's importer (our JSONL when ``fmt`` is None)."""
+def case_events(file: str, fmt: str | None) -> list[Event]:
+    """A case's file of ``models/corpus/data``, read by its format's importer (our JSONL when
+    ``fmt`` is None)."""
     from turncheck.models.corpus import case_file
     from turncheck.models.importers import import_events
 
-    path = case_file(spec.file)
-    return import_events(spec.fmt, path) if spec.fmt is not None else read_jsonl(path)
+    path = case_file(file)
+    return import_events(fmt, path) if fmt is not None else read_jsonl(path)
+
+
+def history_events(spec: HistoryInput) -> list[Event]:
+    """The history of a history case."""
+    return case_events(spec.file, spec.fmt)
+
+
+def _log_breaks(spec: LogInput, file: str, breaks: Sequence[str]) -> tuple[str, ...]:
+    """The rules of ``breaks`` some session of the log ``file`` breaks, as ``lint`` reads it."""
+    sessions: dict[str, list[Event]] = {}
+    for e in case_events(file, spec.fmt):
+        sessions.setdefault(e.session, []).append(e)
+    found = {rule for evs in sessions.values() for rule, _ in provider_findings(spec.provider, evs)}
+    return tuple(b for b in breaks if b in found)
 
 
 def replay_breaks(
@@ -128,6 +143,8 @@ def run_case(case: Case) -> CaseRun:
         red, green = (_model_breaks(spec, v, case.breaks) for v in (spec.red, spec.green))
     elif isinstance(spec, RuleInput):
         red, green = _rule_breaks(spec, True), _rule_breaks(spec, False)
+    elif isinstance(spec, LogInput):
+        red, green = _log_breaks(spec, spec.red, case.breaks), _log_breaks(spec, spec.green, case.breaks)
     else:
         if (why := unavailable(spec)) is not None:
             return CaseRun(case, (), (), why)

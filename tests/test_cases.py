@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from turncheck.cli.app import main
-from turncheck.models.cases import CASES, PENDING, Case, HistoryInput, ModelInput, case_threads
+from turncheck.models.cases import CASES, PENDING, Case, HistoryInput, LogInput, ModelInput, case_threads
 from turncheck.models.errors import BadParameter
 from turncheck.models.provider_rules import events_of
 from turncheck.sim.cases import run_against, run_case, unavailable
@@ -192,3 +192,13 @@ def test_a_case_recorded_on_another_library_version_is_skipped_with_the_reason()
     case = Case("t", "a/b#1", "d", "s", "orphan/pairing", spec, ("orphanRes",), "", "")
     assert run_case(case).status == "skipped"
     assert unavailable(HistoryInput("spring-ai-5940.json", "openai-chat", 40, "M0", "M5")) is None
+
+
+def test_a_log_case_lints_the_log_the_report_shows_and_the_fixed_one() -> None:
+    case = CASES["spring-ai-streaming-memory"]
+    assert run_case(case).red == ("call-not-answered-next",) and run_case(case).green == ()
+    spec = case.input
+    assert isinstance(spec, LogInput)
+    swapped = Case("t", case.source, "x", "x", "orphan/pairing", LogInput(spec.green, spec.red, spec.fmt, spec.provider),
+                   case.breaks, "", "")  # fmt: skip
+    assert run_case(swapped).status == "differs"

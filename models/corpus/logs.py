@@ -1,0 +1,25 @@
+"""Cases whose input is a log in a product's own format: the red one as the report shows it
+written or sent, the green one as the fix writes it, each linted with a provider's rules (the
+fault is a store's or a serializer's, not a trimmer's). Every thread here was read."""
+
+from __future__ import annotations
+
+from turncheck.models.cases import Case, LogInput, register_case
+
+WRITTEN = "the log as the thread describes it written, linted: the library does not run"
+
+for _case in (
+    Case("spring-ai-streaming-memory", "spring-projects/spring-ai#6340", "2026-06-08", "open", "orphan/pairing",
+         LogInput("spring-ai-6340-red.json", "spring-ai-6340-green.json", "openai-chat", "openai-chat"),
+         ("call-not-answered-next",),
+         "MessageChatMemoryAdvisor stores one AssistantMessage holding the final text and the round's tool_calls: "
+         "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'.",
+         f"{WRITTEN} (Spring AI 2.0.0-RC1 in the report)"),
+    Case("letta-orphan-after-crash", "letta-ai/letta#3250", "2026-03-25", "open", "orphan/pairing",
+         LogInput("letta-3250-red.json", "letta-3250-green.json", "openai-responses", "openai-responses"),
+         ("orphan-output",),
+         "a run crashed mid-tool-sequence leaves a tool return without its call in message_ids: "
+         "No tool call found for function call output with call_id call_XXXXX.",
+         WRITTEN),
+):  # fmt: skip
+    register_case(_case)

@@ -75,6 +75,14 @@ def run_command(
             "on every history case instead; exit 1 when a real failure reproduces.",
         ),
     ] = None,
+    install: Annotated[
+        bool,
+        typer.Option(
+            "--install",
+            help="Install the library releases a race case pins (pip --no-deps, into TURNCHECK_CACHE) "
+            "when absent; without it such a case is skipped, saying so.",
+        ),
+    ] = False,
     fmt: FormatOpt = "table",
     quiet: QuietOpt = False,
 ) -> None:
@@ -91,7 +99,7 @@ def run_command(
     results: list[Any] = []
     try:
         for case in chosen:
-            results.append(run_against(case, against) if against is not None else run_case(case))
+            results.append(run_against(case, against) if against is not None else run_case(case, install))
             progress(len(results), len(chosen))
     except BaseException:
         end_line(progress)

@@ -10,6 +10,8 @@ shows broken (``breaks``):
   example is red, its accepted one green, the API's own error text the finding;
 * :class:`LogInput` — two logs in a product's own format, the one the report shows written (red)
   and the one the fix writes (green), linted with a provider's rules;
+* :class:`RaceInput` — a race test of ``examples/races`` run against the library releases the
+  report names (red) and those of the fix (green);
 * :class:`HistoryInput` — a history file under ``models/corpus/data/`` (``fmt`` names the
   importer, as ``--from`` does; None is our JSONL), replayed before every model request under a
   budget by the trimmer that shows the report (red) and one that does not (green). A history
@@ -114,7 +116,25 @@ class LogInput:
         return f"turncheck lint models/corpus/data/{file} --from {self.fmt} --provider {self.provider}"
 
 
-CaseInput = ModelInput | RuleInput | HistoryInput | LogInput
+@dataclass(frozen=True)
+class RaceInput:
+    """A race test of the repository (``examples/races/FILE.py:test``) run by ``turncheck race``
+    against the library releases each side pins (``dist==version``): ``red`` the releases the
+    report names, ``green`` those of the fix. The test failing is the finding."""
+
+    test: str
+    red: tuple[str, ...]
+    green: tuple[str, ...]
+    schedules: int = 10
+
+    kind = "race"
+
+    def command(self, side: str) -> str:
+        pins = " ".join(self.red if side == "red" else self.green)
+        return f"turncheck race {self.test} -n {self.schedules}  # with {pins}"
+
+
+CaseInput = ModelInput | RuleInput | HistoryInput | LogInput | RaceInput
 
 
 @dataclass(frozen=True)

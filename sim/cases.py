@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from turncheck.models.cases import CASES, Case, HistoryInput, LogInput, ModelInput, RuleInput
+from turncheck.models.cases import CASES, Case, HistoryInput, LogInput, ModelInput, RaceInput, RuleInput
 from turncheck.models.catalog import build_model
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import TurncheckError
@@ -136,9 +136,43 @@ def _rule_breaks(spec: RuleInput, refused: bool) -> tuple[str, ...]:
     return (rule.id,) if rule.check(events_of(rule.refused if refused else rule.clean)) else ()
 
 
-def run_case(case: Case) -> CaseRun:
-    """Both shapes of ``case``, each judged by the registered checks."""
+def _race_breaks(spec: RaceInput, pins: Sequence[str], install: bool) -> tuple[str, ...]:
+    """The race test's name when ``turncheck race`` fails it against ``pins``, else nothing;
+    :class:`~sim.case_libraries.Unavailable` when the releases or the test cannot be had, or
+    the race ends in neither verdict."""
+    import os
+    import subprocess
+    import sys
+
+    from turncheck.sim.case_libraries import Unavailable, library_path, repository_file
+
+    file, _, test = spec.test.partition(":")
+    path, where = repository_file(file), library_path(pins, install)
+    env = dict(os.environ)
+    if where is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(where), env.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-m", "turncheck", "race", f"{path}:{test}", "-n", str(spec.schedules), "-q"],
+                          capture_output=True, text=True, env=env, timeout=900)  # fmt: skip
+    if proc.returncode not in (0, 1):
+        raise Unavailable(
+            f"turncheck race exited {proc.returncode}: {(proc.stderr.strip().splitlines() or [''])[-1]}"
+        )
+    return (test,) if proc.returncode == 1 else ()
+
+
+def run_case(case: Case, install: bool = False) -> CaseRun:
+    """Both shapes of ``case``, each judged by the registered checks; ``install`` lets a race
+    case install the releases it pins into the cache (:mod:`sim.case_libraries`)."""
     spec = case.input
+    if isinstance(spec, RaceInput):
+        from turncheck.sim.case_libraries import Unavailable
+
+        try:
+            return CaseRun(
+                case, _race_breaks(spec, spec.red, install), _race_breaks(spec, spec.green, install)
+            )
+        except Unavailable as exc:
+            return CaseRun(case, (), (), str(exc))
     if isinstance(spec, ModelInput):
         red, green = (_model_breaks(spec, v, case.breaks) for v in (spec.red, spec.green))
     elif isinstance(spec, RuleInput):
@@ -146,8 +180,8 @@ def run_case(case: Case) -> CaseRun:
     elif isinstance(spec, LogInput):
         red, green = _log_breaks(spec, spec.red, case.breaks), _log_breaks(spec, spec.green, case.breaks)
     else:
-        if (why := unavailable(spec)) is not None:
-            return CaseRun(case, (), (), why)
+        if (reason := unavailable(spec)) is not None:
+            return CaseRun(case, (), (), reason)
         events = history_events(spec)
         red = replay_breaks(events, spec, spec.red, case.breaks)[0]
         green = replay_breaks(events, spec, spec.green, case.breaks)[0]

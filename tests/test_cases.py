@@ -202,3 +202,28 @@ def test_a_log_case_lints_the_log_the_report_shows_and_the_fixed_one() -> None:
     swapped = Case("t", case.source, "x", "x", "orphan/pairing", LogInput(spec.green, spec.red, spec.fmt, spec.provider),
                    case.breaks, "", "")  # fmt: skip
     assert run_case(swapped).status == "differs"
+
+
+def test_a_race_side_runs_only_against_the_releases_it_pins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from importlib.metadata import version
+
+    from turncheck.sim.case_libraries import Unavailable, library_path, repository_file
+
+    monkeypatch.setenv("TURNCHECK_CACHE", str(tmp_path))
+    assert library_path((f"typer=={version('typer')}",), install=False) is None  # the environment's own
+    with pytest.raises(Unavailable, match="typer==0.0.1 not installed nor in"):
+        library_path(("typer==0.0.1",), install=False)
+    (tmp_path / "libraries" / "typer-0.0.1").mkdir(parents=True)
+    assert library_path(("typer==0.0.1",), install=False) == tmp_path / "libraries" / "typer-0.0.1"
+    with pytest.raises(Unavailable, match="ships with the repository"):
+        repository_file("examples/races/no_such_test.py")
+
+
+def test_a_race_case_without_its_releases_is_skipped_saying_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TURNCHECK_CACHE", str(tmp_path))
+    run = run_case(CASES["openai-agents-compaction-race"])
+    assert run.status == "skipped" and "openai-agents==0.6.6" in (run.skipped or "")

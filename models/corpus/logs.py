@@ -21,5 +21,13 @@ for _case in (
          "a run crashed mid-tool-sequence leaves a tool return without its call in message_ids: "
          "No tool call found for function call output with call_id call_XXXXX.",
          WRITTEN),
+    Case("gemini-cli-response-count", "google-gemini/gemini-cli#16543", "2026-01-13", "open", "orphan/pairing",
+         LogInput("gemini-cli-16543-red.json", "gemini-cli-16543-green.json", "gemini", "gemini"),
+         ("response-count-mismatch",),
+         "Please ensure that the number of function response parts is equal to the number of function call "
+         "parts of the function call turn.",
+         "gemini-cli 0.23.0 (#16543) and 0.24.0 (#21830) in the reports; the request shape the error names, "
+         "linted: how gemini-cli came to send it is not in what was read",
+         also=("google-gemini/gemini-cli#21830",)),
 ):  # fmt: skip
     register_case(_case)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from turncheck.models.cases import PendingThread, register_pending
 
-IMPORTERS = "the new importers (claude-code, pydantic-ai, bedrock) and opaque parts in lint"
+IMPORTERS = "not read yet; the product's own session file needs the new importers (claude-code, pydantic-ai, bedrock/strands, pi, goose, openhands) and opaque parts in lint"
 RACE = "sim/race with real thread/timer durations and exits"
 COST = "usage and the three costs per request in lint, and the cost-trigger model"
 FAULTS = "faults between writes (an exception or crash at an await point)"
@@ -27,7 +27,7 @@ for _thread in (
     PendingThread("anthropics/claude-code#90036", "a summary-content check for work in flight",
                   "compaction's free-prose summary loses track of running agents (open, 2026-08-27)"),
     PendingThread("anthropics/claude-code#39695", IMPORTERS),
-    PendingThread("vercel/ai#12504", IMPORTERS + ": a tool_use's caller reference is not an event field (models/provider_rules.py)"),
+    PendingThread("vercel/ai#12504", "opaque parts in lint: a tool_use's caller reference is not an event field (models/provider_rules.py)"),
     PendingThread("pydantic/pydantic-ai#4728", IMPORTERS),
     PendingThread("strands-agents/harness-sdk#1749", IMPORTERS),
     PendingThread("strands-agents/harness-sdk#2087", IMPORTERS),
@@ -38,11 +38,9 @@ for _thread in (
     PendingThread("aaif-goose/goose#7444", IMPORTERS),
     PendingThread("aaif-goose/goose#6336", IMPORTERS),
     PendingThread("OpenHands/software-agent-sdk#432", IMPORTERS),
-    PendingThread("google-gemini/gemini-cli#3814", COST),
-    PendingThread("google-gemini/gemini-cli#16543", COST),
-    PendingThread("google-gemini/gemini-cli#21830", COST),
-    PendingThread("cline/cline#7225", COST),
-    PendingThread("cline/cline#14195", COST),
+    PendingThread("google-gemini/gemini-cli#3814", UNSORTED + " (the issue groups it with #16543 and #21830, a case)"),
+    PendingThread("cline/cline#7225", UNSORTED),
+    PendingThread("cline/cline#14195", UNSORTED),
     PendingThread("openai/openai-agents-python#4987", UNSORTED),
     PendingThread("mastra-ai/mastra#24110", "a check that a request sends the tool result it was made for (the node bridge runs peer:mastra-token-limiter)",
                   "TokenLimiter (best-fit) drops the current run's tool call and result: the agent loops and answers without the data (open)"),

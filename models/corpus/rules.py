@@ -8,7 +8,11 @@ from __future__ import annotations
 from turncheck.models.cases import Case, RuleInput, register_case
 from turncheck.models.provider_rules import REGISTRY
 
-READ = {"openai/openai-agents-python#2317": ("2026-01-16", "closed")}
+READ = {
+    "openai/openai-agents-python#2317": ("2026-01-16", "closed"),
+    "BerriAI/litellm#10083": ("2025-04-17", "open"),
+    "google-gemini/gemini-cli#4217": ("2025-07-15", "closed"),
+}
 """Date opened and state of the rules' threads read for this corpus."""
 
 for _rule in REGISTRY:

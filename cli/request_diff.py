@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 SHOWN = 10
 """Differing requests listed in the table (all of them in JSON)."""
+WORDS = {"orphanRes": "a tool result sent without its call", "orphanCall": "a call sent without its result",
+         "overBudget": "a window over the budget", "empty": "an empty window: nothing of the history sent"}  # fmt: skip
+"""What a regression of each usual check means, for the verdict line."""
 
 
 def print_diff(
@@ -57,8 +60,9 @@ def print_diff(
             print(f"  … {len(d.changed) - SHOWN} more (--format json lists them all)")
         if broken:
             first = d.regressions[0]
-            print(f"FAIL: {new} breaks {', '.join(broken)} where {old} held it, first at session {first.session}, "
-                  f"request {first.index}")  # fmt: skip
+            named = "; ".join(f"{c} ({WORDS[c]})" if c in WORDS else c for c in broken)
+            print(f"FAIL: {new} breaks {named} in {len(d.regressions)} requests where {old} held it, "
+                  f"first at session {first.session}, request {first.index}")  # fmt: skip
         else:
             print(
                 f"OK: no request breaks, under {new}, a check ({', '.join(d.checks)}) its window held under {old}"

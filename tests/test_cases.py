@@ -227,3 +227,11 @@ def test_a_race_case_without_its_releases_is_skipped_saying_why(
     monkeypatch.setenv("TURNCHECK_CACHE", str(tmp_path))
     run = run_case(CASES["openai-agents-compaction-race"])
     assert run.status == "skipped" and "openai-agents==0.6.6" in (run.skipped or "")
+
+
+@pytest.mark.parametrize("strategy", ["M0", "M3", "M5"])
+def test_a_trimmer_diffed_against_itself_exits_0(strategy: str) -> None:
+    assert (
+        main(["project", "--example", "--per-request", "-q", "-s", strategy, "--diff", strategy, "-b", "300"])
+        == 0
+    )

@@ -61,7 +61,7 @@ def print_diff(
         if broken:
             first = d.regressions[0]
             named = "; ".join(f"{c} ({WORDS[c]})" if c in WORDS else c for c in broken)
-            print(f"FAIL: {new} breaks {named} in {len(d.regressions)} requests where {old} held it, "
+            print(f"FAIL: {new} breaks {named} in {len(d.regressions)} request{'s' * (len(d.regressions) != 1)} where {old} held it, "
                   f"first at session {first.session}, request {first.index}")  # fmt: skip
         else:
             print(

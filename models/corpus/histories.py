@@ -28,7 +28,8 @@ for _case in (
                       ("langchain-core==1.8.3",)), ("orphanRes",),
          "trim_messages(strategy='last') keeps a ToolMessage whose AIMessage it cut: 400 messages with role "
          "'tool' must be a response to a preceding message with 'tool_calls'",
-         "langchain-core 1.8.3 (constraints.txt), run as peer:langchain; green is start_on='human'"),
+         "langchain-core 1.8.3 (constraints.txt), run as peer:langchain; green is start_on='human'",
+         also=("langchain-ai/langchain#33265",)),
     Case("semantic-kernel-truncation", "microsoft/semantic-kernel#12708", "2025-08-11", "open", "orphan/pairing",
          HistoryInput("semantic-kernel-12708.json", "openai-chat", 5, "M0", "peer:semantic-kernel",
                       ("semantic-kernel==1.45.0",)), ("orphanRes",),

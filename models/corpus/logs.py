@@ -28,6 +28,14 @@ for _case in (
          "parts of the function call turn.",
          "gemini-cli 0.23.0 (#16543) and 0.24.0 (#21830) in the reports; the request shape the error names, "
          "linted: how gemini-cli came to send it is not in what was read",
-         also=("google-gemini/gemini-cli#21830",)),
+         also=("google-gemini/gemini-cli#21830", "google-gemini/gemini-cli#16827", "google-gemini/gemini-cli#14590",
+               "google-gemini/gemini-cli#6379", "google-gemini/gemini-cli#5443")),
+    Case("claude-code-orphan-result", "anthropics/claude-code#6836", "not read", "open", "orphan/pairing",
+         LogInput("claude-code-6836-red.json", "claude-code-6836-green.json", "anthropic", "anthropic"),
+         ("result-not-next",),
+         "messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: … Each `tool_result` "
+         "block must have a corresponding `tool_use` block in the previous message.",
+         "the meta thread of 150+ reports (its comments from 2025-12 quote the error); the request shape the error "
+         "names, linted: how Claude Code came to send it is not in what was read"),
 ):  # fmt: skip
     register_case(_case)

@@ -37,5 +37,12 @@ for _case in (
          "block must have a corresponding `tool_use` block in the previous message.",
          "the meta thread of 150+ reports (its comments from 2025-12 quote the error); the request shape the error "
          "names, linted: how Claude Code came to send it is not in what was read"),
+    Case("cline-truncation-orphan", "cline/cline#7225", "2025-11-02", "merged", "orphan/pairing",
+         LogInput("cline-7225-red.json", "cline-7225-green.json", "anthropic", "anthropic"),
+         ("result-not-next",),
+         "context truncation removes a tool_use and keeps its tool_result in the first user message after the "
+         "truncated range: messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks",
+         "the request as the PR describes it after truncation, linted; green drops the orphaned tool_result, "
+         "as the merged PR does: cline does not run"),
 ):  # fmt: skip
     register_case(_case)

@@ -39,7 +39,6 @@ for _thread in (
     PendingThread("aaif-goose/goose#6336", IMPORTERS),
     PendingThread("OpenHands/software-agent-sdk#432", IMPORTERS),
     PendingThread("google-gemini/gemini-cli#3814", UNSORTED + " (the issue groups it with #16543 and #21830, a case)"),
-    PendingThread("cline/cline#7225", UNSORTED),
     PendingThread("cline/cline#14195", UNSORTED),
     PendingThread("openai/openai-agents-python#4987", UNSORTED),
     PendingThread("mastra-ai/mastra#24110", "a check that a request sends the tool result it was made for (the node bridge runs peer:mastra-token-limiter)",

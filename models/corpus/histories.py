@@ -38,5 +38,11 @@ for _case in (
          "message (the thread's reproducer, as history)",
          "red is a model of the count cut (M0): the release the reporter ran is not named in what was read; "
          "semantic-kernel 1.45.0 (constraints.txt) keeps the pair on the reproducer: green"),
+    Case("agent-framework-nonadjacent-pair", "microsoft/agent-framework#7212", "2026-07-20", "closed",
+         "orphan/pairing", HistoryInput("agent-framework-7212.jsonl", None, 40, "M3", "M5"), ("orphanRes",),
+         "group pairing is adjacency-only: a result written turns after its call (an approval) forms its own "
+         "group, and compaction excludes the call's group but keeps the result's",
+         "a model of the cut: M3 excludes whole turns oldest-first as the groups are; M5 pairs by id "
+         "(agent-framework-core 1.10.0 to 1.12.1 in the report)"),
 ):  # fmt: skip
     register_case(_case)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -235,3 +236,11 @@ def test_a_trimmer_diffed_against_itself_exits_0(strategy: str) -> None:
         main(["project", "--example", "--per-request", "-q", "-s", strategy, "--diff", strategy, "-b", "300"])
         == 0
     )
+
+
+def test_the_known_failures_fixture(known_failures: Any, trimmers: tuple[str, str]) -> None:
+    with pytest.raises(AssertionError, match="omnigent-ai/omnigent#2449"):
+        known_failures.check(trimmers[0])
+    known_failures.check("M5")
+    with pytest.raises(AssertionError, match="breaks empty"):
+        known_failures.diff(trimmers[0], trimmers[1], events_of("U Ca Ra Cb Rb Cc Rc T"), budget=100)

@@ -21,6 +21,7 @@ Exit statuses: 0 success; 1 a check that ran and found a violation (or a failed 
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 import sys
@@ -68,6 +69,7 @@ def _log_to_stderr(verbosity: int) -> None:
     ``-vv`` its DEBUG lines too. Only stderr: stdout and the result files are the same with or
     without it."""
     if verbosity > 0:
+        _stop_logging()  # -v given before and after the command: one handler, the louder level
         logger = logging.getLogger("turncheck")
         handler = _VerboseHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("turncheck: %(levelname)s %(name)s: %(message)s"))
@@ -103,7 +105,7 @@ def _root(
             "--verbose",
             "-v",
             count=True,
-            help="Log what runs to stderr: -v INFO, -vv DEBUG (before the command).",
+            help="Log what runs to stderr: -v INFO, -vv DEBUG (before or after the command).",
         ),
     ] = 0,
 ) -> None:
@@ -162,7 +164,27 @@ def _command() -> Command:
     more, most of a small run); the commands are all registered at import, so one build serves
     every call, in-process callers (tests, notebooks) included.
     """
-    return typer.main.get_command(app)
+    command = typer.main.get_command(app)
+    _verbose_after_the_command(command)
+    return command
+
+
+def _verbose_after_the_command(group: Command) -> None:
+    """``-v/--verbose`` after the command too (``turncheck check … -v``), as users type it: each
+    subcommand gets a copy of the root's count option that logs as the root's does. Only where
+    the command has no ``-v`` of its own."""
+    (root,) = [p for p in group.params if p.name == "verbose"]
+    option = copy.copy(root)
+    option.expose_value = False
+    option.callback = lambda _ctx, _param, value: _log_to_stderr(value)
+    option.help = "Log what runs to stderr: -v INFO, -vv DEBUG (here or before the command)."  # type: ignore[attr-defined]
+    stack = list(getattr(group, "commands", {}).values())
+    while stack:
+        sub = stack.pop()
+        stack += getattr(sub, "commands", {}).values()
+        taken = {name for param in sub.params for name in getattr(param, "opts", ())}
+        if not hasattr(sub, "commands") and not taken & {"-v", "--verbose"}:
+            sub.params.append(option)
 
 
 def _refusal(exc: Exception) -> str:

@@ -1,10 +1,14 @@
 """``turncheck race FILE.py:test_name``: the user's own async test under controlled schedules.
 
 Runs the ``async def`` test first in asyncio's own order, then under ``--schedules`` schedules
-of ``--strategy`` (:mod:`turncheck.sim.race`). Exit 0 when every schedule passes (saying how many
-distinct interleavings ran), 1 at the first failing one — its failure, the shrunk interleaving
-in words, its token and the command that replays it — and 2 for a reference that names no async
-test or a malformed token. ``--schedule TOKEN`` runs that one schedule.
+of ``--strategy`` (:mod:`turncheck.sim.race`). Exit 0 when every schedule passes (saying what
+was explored — a sample or every schedule within the bound, the choice points, whether thread
+work and timers were interleaved — and what the scheduler does not control), 1 at the first
+failing one — its failure, the shrunk interleaving in words, its token and the command that
+replays it; a test that exits (any ``sys.exit`` code, ``os._exit``, its own
+``KeyboardInterrupt``) is such a failure, in one line, so the test's code never reads as
+turncheck's — and 2 for a reference that names no async test or a malformed token; a real
+Ctrl-C is 130 as for every command. ``--schedule TOKEN`` runs that one schedule.
 """
 
 from __future__ import annotations
@@ -50,7 +54,9 @@ def _json(ref: str, result: RaceResult | None, run: RaceRun | None, replay: str)
     out: dict[str, Any] = {"test": ref}
     if result is not None:
         out |= {"strategy": result.strategy, "seed": result.seed, "depth": result.depth,
-                "schedules": result.schedules, "distinct": result.distinct, "exhausted": result.exhausted}  # fmt: skip
+                "schedules": result.schedules, "distinct": result.distinct, "exhausted": result.exhausted,
+                "choice_points": result.points, "thread_jobs": result.jobs, "timers_while_jobs": result.timed,
+                "not_controlled": ["real sockets", "subprocesses", "threads the test starts itself"]}  # fmt: skip
     out["verdict"] = "failed" if run is not None and run.failure is not None else "ok"
     if run is not None:
         out["schedule"] = run.schedule.token
@@ -62,6 +68,7 @@ def _json(ref: str, result: RaceResult | None, run: RaceRun | None, replay: str)
                 "type": run.failure.kind,
                 "message": run.failure.message,
                 "at": run.failure.where,
+                "exited": run.failure.exited,
             }
             out["replay"] = f"{replay} --schedule {run.schedule.token}"
     return out
@@ -105,6 +112,16 @@ def race_command(
     max_steps: Annotated[
         int, typer.Option("--max-steps", min=10, help="A schedule longer than this fails as a livelock.")
     ] = 100_000,
+    max_seconds: Annotated[
+        float,
+        typer.Option(
+            "--max-seconds",
+            min=0.01,
+            max=86_400,
+            help="A schedule running longer than this (wall clock) fails, naming where the loop was "
+            "blocked (a synchronous call such as time.sleep, or thread work that never returned).",
+        ),
+    ] = 60.0,
     fmt: FormatOpt = "table",
     quiet: QuietOpt = False,
     html: Annotated[
@@ -113,7 +130,7 @@ def race_command(
     ] = None,
 ) -> int:
     """Run your async test under controlled schedules; exit 1 with a replayable interleaving if one fails."""
-    from turncheck.sim.race.explore import explore, failure_report, run_schedule
+    from turncheck.sim.race.explore import explore, failure_report, ok_report, run_schedule
     from turncheck.sim.race.schedule import parse_token
 
     token = parse_token(schedule) if schedule is not None else None
@@ -123,12 +140,13 @@ def race_command(
     replay = f"turncheck race {shlex.quote(test_ref)}"
     result: RaceResult | None = None
     if token is not None:
-        run: RaceRun | None = run_schedule(test, token, max_steps=max_steps)
+        run: RaceRun | None = run_schedule(test, token, max_steps=max_steps, max_seconds=max_seconds)
     else:
         bar = progress_for(f"race {test_ref}", quiet, "schedules")
         try:
             result = explore(test, schedules=schedules, strategy=strategy, depth=depth, seed=seed,
-                             max_steps=max_steps, progress=lambda done: bar(done, schedules))  # fmt: skip
+                             max_steps=max_steps, max_seconds=max_seconds,
+                             progress=lambda done: bar(done, schedules))  # fmt: skip
         finally:
             end_line(bar)
         run = result.failing
@@ -144,7 +162,9 @@ def race_command(
     lines: list[str] = []
     if result is not None:
         lines.append(f"race {test_ref} · {result.strategy} · depth {result.depth} · seed {result.seed}")
-    if run is not None and run.failure is not None:
+    if run is not None and run.failure is not None and run.failure.exited:
+        lines = failure_report(run, f"{replay} --schedule {run.schedule.token}", test_ref)
+    elif run is not None and run.failure is not None:
         if result is not None and result.found is not None:
             found = len(result.found.schedule.reorders)
             shrunk = f" (shrunk from {found} reorderings)" if found > len(run.schedule.reorders) else ""
@@ -153,10 +173,7 @@ def race_command(
     elif run is not None:
         lines.append(f"schedule {run.schedule.token} passes ({len(run.steps)} steps)")
     elif result is not None:
-        space = f", every schedule within {depth} reorderings" if result.exhausted else ""
-        lines.append(
-            f"OK: {result.schedules} schedules passed{space}; {result.distinct} distinct interleavings"
-        )
+        lines += ok_report(result)
     if html is not None and run is not None:
         lines.append(f"trace viewer: {html}")
     print("\n".join(lines))

@@ -258,7 +258,7 @@ class CheckReport:
             hy = self.stateful
             if self.source == "explore" and hy is not None and hy.violated is not None:
                 out.append(f"hypothesis shrank its counterexample ({hy.violated}) to {len(hy.actions)} steps")
-            out.append(f"trace saved: {trace}   (turncheck replay {trace})")
+            out.append(f"trace saved: {trace}   ({replay_command(trace)})")
             out += self._other_counterexamples(traces)
         held = [
             p.name
@@ -348,8 +348,31 @@ class CheckReport:
             title = _title(name, cx, "shortest, by breadth-first search", self._found(name))
             out += ["", transcript(self.model, cx.states[0], cx.actions, name, title=title, loop=cx.loop)]
             if name in traces:
-                out.append(f"trace saved: {traces[name]}   (turncheck replay {traces[name]})")
+                out.append(f"trace saved: {traces[name]}   ({replay_command(traces[name])})")
         return out
+
+
+def replay_command(path: Path | None) -> str:
+    """The ``turncheck replay`` line that replays the trace at ``path`` as printed: a trace never
+    loads code, so a model or a parameter naming user code (``my_trim:fn``, ``messages:…``) is
+    named on the command line, as ``replay`` asks."""
+    import shlex
+
+    from turncheck.models.user_code import names_code
+    from turncheck.sim.protocols import is_user_reference
+    from turncheck.sim.trace import load_trace
+
+    words = ["turncheck", "replay", str(path)]
+    if path is not None and path.is_file():
+        trace = load_trace(path)
+        words += ["--model", trace.model] if is_user_reference(trace.model) else []
+        words += [
+            w
+            for k, v in trace.params.items()
+            if isinstance(v, str) and names_code(v)
+            for w in ("--param", f"{k}={v}")
+        ]
+    return shlex.join(words)
 
 
 def _title(name: str, cx: ConcretePath, how: str, found: int | None = None) -> str:

@@ -94,7 +94,8 @@ def documented_hooks() -> dict[str, dict[str, Any]]:
     (repo,) = documented(".pre-commit-config.yaml")["repos"]
     published = {h["id"]: h for h in yaml.safe_load(HOOKS.read_text(encoding="utf-8"))}
     for hook in repo["hooks"]:
-        own = {"args", "files", "additional_dependencies"}
+        own = {"args", "files", "language"}
+        assert hook["language"] == "system" and "additional_dependencies" not in hook, hook["id"]
         assert {k: v for k, v in hook.items() if k not in own} == {
             k: v for k, v in published[hook["id"]].items() if k not in own | {"description"}
         }, hook["id"]
@@ -119,7 +120,7 @@ def run_hook(hook: dict[str, Any], cwd: Path) -> subprocess.CompletedProcess[str
     pytest.importorskip("pre_commit", reason="pre-commit is not installed (pip install '.[test]')")
     if shutil.which("git") is None:
         pytest.skip("pre-commit needs git")
-    local = {k: v for k, v in hook.items() if k != "additional_dependencies"} | {"language": "system"}
+    local = hook | {"language": "system"}
     config = {"repos": [{"repo": "local", "hooks": [local]}]}
     (cwd / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     env = environment() | {"PRE_COMMIT_HOME": str(cwd / ".cache"), "GIT_CONFIG_GLOBAL": os.devnull}
@@ -143,3 +144,22 @@ def test_the_check_hook_fails_on_a_counterexample(workdir: Path) -> None:
     args = ["strategy=M1" if a == "strategy=M5" else a for a in hook["args"]]
     done = run_hook(hook | {"args": args}, workdir)
     assert done.returncode == 1 and "FAIL: no-orphan-results is violated" in done.stdout, done.stdout
+
+
+def test_the_action_installs_its_own_checkout_never_a_name_no_index_serves(tmp_path: Path) -> None:
+    """turncheck is on no package index, so ``install``'s default is ``self``: the action's own
+    checkout (``$GITHUB_ACTION_PATH``, the revision the workflow's ``uses:`` pins). The install
+    step runs here with a ``python`` on ``PATH`` that prints what it was asked to do."""
+    spec = yaml.safe_load(ACTION.read_text(encoding="utf-8"))
+    assert spec["inputs"]["install"]["default"] == "self"
+    (step,) = [s for s in spec["runs"]["steps"] if "INSTALL" in s.get("env", {})]
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    (shim / "python").write_text('#!/bin/sh\necho "$@"\n', encoding="utf-8")
+    (shim / "python").chmod(0o755)
+    for install, expected in (("self", str(tmp_path / "action")), ("pkg==1.0", "pkg==1.0")):
+        env = {"PATH": f"{shim}{os.pathsep}{os.environ['PATH']}", "INSTALL": install,
+               "GITHUB_ACTION_PATH": str(tmp_path / "action")}  # fmt: skip
+        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                              env=env, capture_output=True, text=True, timeout=30)  # fmt: skip
+        assert done.returncode == 0 and done.stdout.split() == ["-m", "pip", "install", "--quiet", expected]

@@ -61,6 +61,7 @@ def _scenario(name: str) -> Callable[[Path, Path], list[str]]:
     return lambda out, inp: ["scenario", name, "--scale", "full", "-o", str(out), "-q"]
 
 
+RACES = Path(__file__).resolve().parents[1] / "examples" / "races"
 COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
     "demo": lambda out, inp: ["demo", "--scale", "full", "--out", str(out), "-q"],
     **{
@@ -84,6 +85,11 @@ COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
     "project": lambda out, inp: ["project", "-H", str(inp / "big.jsonl"), "-b", "4000", "-s", "REQ", "-q"],
     "lint": lambda out, inp: ["lint", str(inp / "big.jsonl"), "-q"],
     "log export": lambda out, inp: ["log", "export", str(inp / "big.log"), "-o", str(out / "x.jsonl"), "-q"],
+    # a Ctrl-C inside the test's own code is the user's, not the test's exit (sim/race/guard.py)
+    "race": lambda out, inp: ["race", f"{RACES}/store.py:test_no_lost_append_locked", "-n", "1000000", "-q"],
+    "race, thread work": lambda out, inp: [
+        "race", f"{RACES}/json_store.py:test_no_lost_append_locked", "-n", "1000000", "-q",
+    ],
 }  # fmt: skip
 
 

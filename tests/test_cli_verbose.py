@@ -4,6 +4,7 @@ and byte-identical result files with or without it, and no handler left behind."
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -33,3 +34,20 @@ def test_verbose_names_the_engine_and_the_states_and_vv_adds_debug(
     assert "INFO turncheck.sim.checking: explorer: 585 distinct states, 596 transitions, depth 6" in info.err
     assert "DEBUG" not in info.err and "DEBUG turncheck.sim.checking: properties: " in debug.err
     assert plain.err == "" and logging.getLogger("turncheck").level == logging.NOTSET
+
+
+def test_verbose_after_the_command_logs_as_before_it(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Users type ``turncheck check projector -v``: the flag after the command (or on both sides)
+    logs what the flag before it does, once, and changes no output."""
+    monkeypatch.chdir(tmp_path)
+    before = cli("-v", "check", "projector", "--engine", "explore", "--format", "json")
+    after = cli("check", "projector", "--engine", "explore", "--format", "json", "-v")
+    both = cli("-v", "check", "projector", "--engine", "explore", "--format", "json", "-v")
+    assert before.code == after.code == both.code == 1 and before.out == after.out == both.out
+    timeless = [re.sub(r"in [0-9.]+ s", "in T s", r.err) for r in (before, after, both)]
+    assert timeless[0] == timeless[1] == timeless[2] and "INFO turncheck.sim.checking" in after.err
+    deeper = cli("log", "create", str(tmp_path / "t.log"), "-v")
+    assert deeper.code == 0 and "Traceback" not in deeper.err
+    assert logging.getLogger("turncheck").handlers == []

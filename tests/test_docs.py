@@ -106,6 +106,10 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
     cli = (site / "cli.html").read_text(encoding="utf-8")
     for name in typer.main.get_command(app).commands:  # type: ignore[attr-defined]
         assert f"turncheck {name}" in cli
+    shipped = [
+        p.relative_to(site) for p in site.rglob("*") if p.suffix in (".py", ".pyc") or p.name == "__pycache__"
+    ]
+    assert shipped == [], "the site ships the docs folder's Python (docs/tools, the hooks, bytecode)"
 
 
 def test_api_page_names_every_public_name() -> None:

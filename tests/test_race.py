@@ -108,30 +108,32 @@ def test_usage_errors_are_one_line_exit_2(argv: list[str], message: str) -> None
     assert proc.stdout == ""
 
 
-def test_a_thread_offload_is_one_atomic_step_at_a_scheduling_point() -> None:
+def test_a_thread_offload_is_two_steps_its_effects_then_its_delivery() -> None:
     log: list[str] = []
+    orders: set[tuple[str, ...]] = set()
 
     async def worker(name: str) -> None:
         await asyncio.to_thread(log.append, f"{name} in thread")
         log.append(f"{name} after")
 
     async def test() -> None:
-        await asyncio.gather(worker("a"), worker("b"))
-
-    runs = {}
-    for reorders in ((), ((0, 1),), ((0, 1), (1, 1))):
         log.clear()
-        run = run_schedule(test, Schedule(0, 0, reorders))
-        assert run.failure is None
-        runs[reorders] = (tuple(log), tuple(s.actor for s in run.steps))
-    assert runs[()][0] == ("a in thread", "b in thread", "a after", "b after")
-    assert len({r[0] for r in runs.values()}) == len(runs)  # the thread's effect moves with the schedule
-    assert any("worker → list.append" in actor for actor in runs[()][1])
-    log.clear()
-    assert (
-        run_schedule(test, Schedule(0, 0, ((0, 1),))).steps
-        == run_schedule(test, Schedule(0, 0, ((0, 1),))).steps
-    )
+        await asyncio.gather(worker("a"), worker("b"))
+        orders.add(tuple(log))
+
+    first = run_schedule(test, Schedule(0, 0))
+    assert first.failure is None and orders == {("a in thread", "b in thread", "a after", "b after")}
+    ends = [(s.actor.rsplit(".", 2)[-2], s.end) for s in first.steps if " → " in s.actor]
+    assert ends == [("worker → list", "(ran in a thread)"), ("worker#2 → list", "(ran in a thread)"),
+                    ("worker → list", "(delivered)"), ("worker#2 → list", "(delivered)")]  # fmt: skip
+    result = explore(test, strategy="exhaustive", depth=3, schedules=500)
+    assert result.exhausted and result.failing is None
+    # the thread's effect moves with the schedule, and a task resumes only after its delivery
+    assert ("b in thread", "b after", "a in thread", "a after") in orders
+    assert ("b in thread", "a in thread", "a after", "b after") in orders
+    assert all(o.index(f"{n} in thread") < o.index(f"{n} after") for o in orders for n in "ab")
+    again = Schedule(0, 0, ((0, 1), (2, 1)))
+    assert run_schedule(test, again).steps == run_schedule(test, again).steps
 
 
 def test_time_is_virtual() -> None:

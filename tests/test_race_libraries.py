@@ -116,10 +116,9 @@ def test_agents_sdk_one_session_two_runs_loses_a_turn_on_0_6_7() -> None:
     proc = race(SHARED, "-n", "100", pythonpath=after)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "AssertionError: a run's turn is gone: the session covers ['call_resp_" in proc.stdout
-    assert (
-        "in compact ← run_compaction ← _save_result_to_session   [reordered: asyncio would run ask#2]"
-        in proc.stdout
-    )
+    assert "in compact ← run_compaction ← _save_result_to_session" in proc.stdout
+    shrunk = int(proc.stdout.split(" reorderings of asyncio's order")[0].rsplit(", ", 1)[1])
+    assert shrunk <= 3, proc.stdout  # the SDK's to_thread calls are two steps each: more points to shrink
     token = proc.stdout.rsplit("--schedule ", 1)[1].split()[0]
     again = race(SHARED, "--schedule", token, pythonpath=after)
     assert again.returncode == 1 and "a run's turn is gone" in again.stdout

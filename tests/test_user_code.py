@@ -83,6 +83,20 @@ def test_check_projector_fails_a_mid_turn_cut_with_the_shortest_counterexample(
     assert code == 0 and "no-orphan-results: violated at depth 4" in out
 
 
+def test_the_replay_line_check_prints_runs_as_printed_for_user_code(cli: Any, user_dir: Path) -> None:
+    """A trace never loads code, so ``check`` prints the replay line with the user's trimmer named
+    on it (``--param strategy=…``); the line as printed replays the same failure."""
+    import re
+    import shlex
+
+    code, out, _ = cli("check", "projector", "--param", "strategy=my_trim:cut", "--engine", "explore", "-q")
+    lines = re.findall(r"trace saved: \S+   \((turncheck replay [^)]*)\)", out)
+    assert code == 1 and lines and all("--param strategy=my_trim:cut" in line for line in lines), out
+    for line in lines:
+        replayed = cli(*shlex.split(line)[1:])
+        assert replayed.code == 1 and "still fails the same way" in replayed.out, replayed.err
+
+
 def test_check_projector_passes_a_pair_safe_projector(
     cli: Any, user_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -108,3 +108,19 @@ def test_the_readme_projector_and_its_command_run_from_the_wheel_as_printed(
     rows = _run([*argv, "--format", "json"], tmp_path, env)
     records = [json.loads(r) for r in rows.stdout.splitlines()]
     assert rows.returncode == 0 and records and all(r["orphanRes"] == 0 for r in records), rows.stderr
+
+
+def test_the_checkout_root_and_the_installed_wheel_never_disagree(wheel_venv: Path, tmp_path: Path) -> None:
+    """After a non-editable install, the README's commands run from the repository's own root,
+    where the checkout's ``turncheck/`` folder comes first on ``sys.path`` (``python -m``, and
+    ``PYTHONPATH=.``) and used to hide every sub-package: ``No module named 'turncheck.cli'``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    python, turncheck = str(wheel_venv / "python"), str(wheel_venv / "turncheck")
+    version = _run([python, "-m", "turncheck", "--version"], ROOT, env)
+    assert version.returncode == 0 and version.stdout.startswith("turncheck "), version.stderr
+    env["PYTHONPATH"] = "."
+    for argv in ([turncheck, "--version"], [turncheck, "project", "--example", "--budget", "40"]):
+        shown = _run(argv, ROOT, env)
+        assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    where = _run([python, "-c", "import turncheck.cli, turncheck.models as m; print(m.__file__)"], ROOT, env)
+    assert where.returncode == 0 and where.stdout.strip() == str(ROOT / "models" / "__init__.py"), where.stderr

@@ -16,9 +16,26 @@ The sub-packages are layered, each importing only those before it::
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.2.0"
+
+
+def _checkout_path(here: str) -> list[str]:
+    """Where the sub-packages are found when this file is a repository checkout's
+    ``turncheck/__init__.py``: the design card keeps ``models/``, ``sim/``, ``cli/``… beside this
+    folder, and pyproject.toml maps each onto ``turncheck.*``. From a checkout's root the working
+    folder comes first on ``sys.path``, so ``python -m turncheck`` imports this copy even when a
+    wheel is installed; the parent folder joins ``__path__`` so that ``turncheck.cli`` is the
+    checkout's ``cli/`` and checkout and install never disagree. Installed (no pyproject.toml and
+    no ``models/`` beside it), the package keeps its own folder only."""
+    root = os.path.dirname(here)
+    marks = ("pyproject.toml", os.path.join("models", "__init__.py"), os.path.join("cli", "__init__.py"))
+    return [root] if all(os.path.isfile(os.path.join(root, m)) for m in marks) else []
+
+
+__path__ = [*__path__, *(p for p in _checkout_path(os.path.dirname(__file__)) if p not in __path__)]
 
 _PUBLIC: dict[str, str] = {
     # events and logs

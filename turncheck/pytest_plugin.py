@@ -10,8 +10,8 @@ with its projector; the check runs under the active Hypothesis settings profile:
 The marker ``@pytest.mark.turncheck(checks=[...], cost=...)`` sets the fixture's defaults for
 one test (a keyword given to the call still wins).
 
-``@pytest.mark.race(schedules=100, strategy="random", depth=2, seed=0, schedule=None)`` on an
-``async def`` test runs it as ``turncheck race`` does: under controlled schedules, failing at
+``@pytest.mark.race(schedules=100, strategy="random", depth=2, seed=0, schedule=None,
+max_steps=100_000, max_seconds=60.0)`` on an ``async def`` test runs it as ``turncheck race`` does: under controlled schedules, failing at
 the first one that fails with its shrunk interleaving and token; ``schedule="TOKEN"`` replays
 that one. Its fixtures are made once and given to every schedule, so a test builds the state it
 races inside its body.
@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-RACE_OPTIONS = ("schedules", "strategy", "depth", "seed", "schedule", "max_steps")
+RACE_OPTIONS = ("schedules", "strategy", "depth", "seed", "schedule", "max_steps", "max_seconds")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -60,20 +60,21 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
     options = dict(marker.kwargs)
     token, max_steps = options.pop("schedule", None), options.pop("max_steps", 100_000)
+    max_seconds = options.pop("max_seconds", 60.0)
     args = {name: pyfuncitem.funcargs[name] for name in inspect.signature(test).parameters}
 
     def one_run() -> Any:
         return test(**args)
 
     if token is not None:
-        run = run_schedule(one_run, parse_token(token), max_steps=max_steps)
+        run = run_schedule(one_run, parse_token(token), max_steps=max_steps, max_seconds=max_seconds)
     else:
-        run = explore(one_run, max_steps=max_steps, **options).failing
+        run = explore(one_run, max_steps=max_steps, max_seconds=max_seconds, **options).failing
     if run is not None and run.failure is not None:
         how = f"@pytest.mark.race(schedule={run.schedule.token!r})"
         if not args:
             how += f", or turncheck race {pyfuncitem.path}:{pyfuncitem.name} --schedule {run.schedule.token}"
-        pytest.fail("\n".join(failure_report(run, how)), pytrace=False)
+        pytest.fail("\n".join(failure_report(run, how, pyfuncitem.nodeid)), pytrace=False)
     return True
 
 

@@ -3,7 +3,8 @@
 :func:`explore` runs the test first in asyncio's own FIFO order, then under schedules from the
 strategy (``random``, ``pct``) or every schedule with at most ``depth`` reorderings
 (``exhaustive``), stopping at the first that fails. A failure is an exception out of the test
-(its assertion), a deadlock or a livelock. The failing schedule is then **shrunk**: reorderings
+(its assertion), a deadlock, a livelock, or the test exiting (``sys.exit``, ``os._exit``, its
+own ``KeyboardInterrupt``: :mod:`.guard`), which is never a pass. The failing schedule is then **shrunk**: reorderings
 are dropped, and lowered, while the test still fails with the same exception type, so what is
 reported needs as few departures from asyncio's order as the search could find. The report is
 the steps in words (:func:`interleaving`), the token, and how to replay it.
@@ -21,7 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from turncheck.models.errors import BadParameter
-from turncheck.sim.race.loop import ASYNCIO_DIR, RACE_DIR, Deadlock, Step, place, run_controlled
+from turncheck.sim.race.guard import EXITS, ExitCalled, Overrun, exit_text
+from turncheck.sim.race.loop import CLOCK, RAN, Deadlock, Step, run_controlled
 from turncheck.sim.race.schedule import (
     STRATEGIES,
     Recording,
@@ -30,10 +32,12 @@ from turncheck.sim.race.schedule import (
     next_prefix,
     prefix_chooser,
 )
+from turncheck.sim.race.where import ASYNCIO_DIR, RACE_DIR, STDLIB_DIR, place
 
 RaceStrategy = Literal["random", "pct", "exhaustive"]
 AsyncTest = Callable[[], Coroutine[Any, Any, Any]]
 SHRINK_RUNS = 200
+Bounds = tuple[int, float | None]  # a schedule's most steps and wall-clock seconds (None: unbounded)
 SHOWN_STEPS = 60
 
 
@@ -44,10 +48,13 @@ class Failure:
     kind: str
     message: str
     where: str
+    exited: bool = False  # the test ended its process (:mod:`.guard`): never a pass
 
     @property
     def text(self) -> str:
-        head = f"{self.kind}: {self.message}" if self.message else self.kind
+        head = (
+            f"{self.kind}: {self.message}" if self.message and not self.exited else self.message or self.kind
+        )
         return f"{head} (at {self.where})" if self.where else head
 
 
@@ -64,6 +71,16 @@ class RaceRun:
     def interleaving_key(self) -> tuple[str, ...]:
         return tuple(s.actor for s in self.steps)
 
+    @property
+    def jobs(self) -> int:
+        """Thread jobs (``to_thread``, ``run_in_executor``) that ran."""
+        return sum(s.end == RAN for s in self.steps)
+
+    @property
+    def timed(self) -> bool:
+        """Whether letting time pass (a timer firing) was a choice while a job was in flight."""
+        return any(CLOCK in s.runnable for s in self.steps)
+
 
 @dataclass(frozen=True)
 class RaceResult:
@@ -78,6 +95,9 @@ class RaceResult:
     exhausted: bool
     failing: RaceRun | None = None
     found: RaceRun | None = None
+    points: int = 0  # the most choice points one schedule had
+    jobs: int = 0  # the most thread jobs one schedule ran
+    timed: bool = False  # a timer could fire while a job was in flight, in some schedule
 
 
 def _failure(exc: BaseException) -> Failure:
@@ -85,6 +105,13 @@ def _failure(exc: BaseException) -> Failure:
     user = [f for f in frames if not f.filename.startswith(RACE_DIR)]
     frame = (user or frames)[-1] if frames else None
     where = f"{place(frame.filename)}:{frame.lineno} `{(frame.line or '').strip()}`" if frame else ""
+    if isinstance(exc, Overrun):  # where the loop was blocked is in the message
+        return Failure("Overrun", str(exc), "")
+    if isinstance(exc, EXITS):  # where the user's code exited, not the thread pool that ran it
+        own = [f for f in user if not f.filename.startswith(STDLIB_DIR)]
+        where = f"{place(own[-1].filename)}:{own[-1].lineno} `{(own[-1].line or '').strip()}`" if own else ""
+        kind = "os._exit" if isinstance(exc, ExitCalled) else type(exc).__name__
+        return Failure(kind, f"{exit_text(exc)}: a test that exits never passes", where, exited=True)
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     if "bound to a different event loop" in message:  # an asyncio object made outside the test
         message += (
@@ -94,48 +121,53 @@ def _failure(exc: BaseException) -> Failure:
 
 
 def run_schedule(test: AsyncTest, schedule: Schedule, chooser: Callable[..., int] | None = None,
-                 max_steps: int = 100_000) -> RaceRun:  # fmt: skip
+                 max_steps: int = 100_000, max_seconds: float | None = None) -> RaceRun:  # fmt: skip
     """Run ``test`` once, under ``chooser`` (default: ``schedule``'s reorderings)."""
-    return _run(
-        test, schedule, Recording(chooser if chooser is not None else follow(schedule.reorders)), max_steps
-    )
+    rec = Recording(chooser if chooser is not None else follow(schedule.reorders))
+    return _run(test, schedule, rec, (max_steps, max_seconds))
 
 
 def _same(run: RaceRun, kind: str) -> bool:
     return run.failure is not None and run.failure.kind == kind
 
 
-def shrink(test: AsyncTest, run: RaceRun, max_steps: int = 100_000) -> RaceRun:
+def shrink(test: AsyncTest, run: RaceRun, bounds: Bounds = (100_000, None)) -> RaceRun:
     """Fewer and smaller reorderings that still fail with the same exception type: first every
     schedule with fewer reorderings, fewest first (a bounded exhaustive search), then dropping
-    and lowering the found schedule's reorderings one at a time."""
+    and lowering the found schedule's reorderings, runs of them first. A schedule that ran past
+    its wall-clock bound is not shrunk."""
     assert run.failure is not None
+    if run.failure.kind == "Overrun":  # each try could take the whole bound again
+        return run
     kind, best, tries = run.failure.kind, run, 0
     for depth in range(len(run.schedule.reorders)):
         prefix: list[int] | None = []
         while prefix is not None and tries < SHRINK_RUNS // 2:
             rec = Recording(prefix_chooser(prefix))
             tries += 1
-            again = _run(test, Schedule(run.schedule.seed, run.schedule.index), rec, max_steps)
+            again = _run(test, Schedule(run.schedule.seed, run.schedule.index), rec, bounds)
             if _same(again, kind):
-                return _greedy(test, again, kind, tries, max_steps)
+                return _greedy(test, again, kind, tries, bounds)
             prefix = next_prefix(rec.answers, depth)
-    return _greedy(test, best, kind, tries, max_steps)
+    return _greedy(test, best, kind, tries, bounds)
 
 
-def _greedy(test: AsyncTest, best: RaceRun, kind: str, tries: int, max_steps: int) -> RaceRun:
+def _greedy(test: AsyncTest, best: RaceRun, kind: str, tries: int, bounds: Bounds) -> RaceRun:
     changed = True
     while changed and tries < SHRINK_RUNS:
         changed = False
-        current = best.schedule.reorders
-        candidates = [current[:k] + current[k + 1 :] for k in range(len(current))]
+        current, n = best.schedule.reorders, len(best.schedule.reorders)
+        candidates = []  # runs of reorderings dropped, halves first (delta debugging), then single ones
+        for size in (n // 2**e for e in range(1, n.bit_length()) if n // 2**e > 1):
+            candidates += [current[:k] + current[k + size :] for k in range(0, n, size)]
+        candidates += [current[:k] + current[k + 1 :] for k in range(n)]
         candidates += [
             current[:k] + ((p, 1),) + current[k + 1 :] for k, (p, i) in enumerate(current) if i > 1
         ]
         for reorders in candidates[: SHRINK_RUNS - tries]:
             tries += 1
             again = run_schedule(
-                test, Schedule(best.schedule.seed, best.schedule.index, reorders), None, max_steps
+                test, Schedule(best.schedule.seed, best.schedule.index, reorders), None, *bounds
             )
             size = (len(again.schedule.reorders), sum(i for _, i in again.schedule.reorders))
             if _same(again, kind) and size < (len(current), sum(i for _, i in current)):
@@ -144,14 +176,14 @@ def _greedy(test: AsyncTest, best: RaceRun, kind: str, tries: int, max_steps: in
     return best
 
 
-def _run(test: AsyncTest, origin: Schedule, rec: Recording, max_steps: int) -> RaceRun:
-    exc, steps = run_controlled(test, rec, max_steps)
+def _run(test: AsyncTest, origin: Schedule, rec: Recording, bounds: Bounds) -> RaceRun:
+    exc, steps = run_controlled(test, rec, *bounds)
     return RaceRun(Schedule(origin.seed, origin.index, rec.reorders()), tuple(steps),
                    None if exc is None else _failure(exc), len(rec.answers))  # fmt: skip
 
 
 def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "random", depth: int = 2,
-            seed: int = 0, max_steps: int = 100_000,
+            seed: int = 0, max_steps: int = 100_000, max_seconds: float | None = None,
             progress: Callable[[int], None] | None = None) -> RaceResult:  # fmt: skip
     """Run up to ``schedules`` schedules of ``test`` (the first in asyncio's order); stop at the
     first failure and shrink it."""
@@ -162,7 +194,7 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
     if strategy not in (*STRATEGIES, "exhaustive"):
         raise BadParameter(f"--strategy must be random, pct or exhaustive, got {strategy!r}")
     seen: set[tuple[str, ...]] = set()
-    horizon, exhausted = 1, False
+    horizon, exhausted, jobs, timed = 1, False, 0, False
     prefix: list[int] = []
     index = 0
     for index in range(schedules):
@@ -174,21 +206,56 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
         else:
             chooser = STRATEGIES[strategy](random.Random(f"turncheck-race:{seed}:{index}"), depth, horizon)
         rec = Recording(chooser)
-        run = _run(test, schedule, rec, max_steps)
+        run = _run(test, schedule, rec, (max_steps, max_seconds))
         seen.add(run.interleaving_key)
-        horizon = max(horizon, run.points)
+        horizon, jobs, timed = max(horizon, run.points), max(jobs, run.jobs), timed or run.timed
         if progress is not None:
             progress(index + 1)
         if run.failure is not None:
             return RaceResult(strategy, seed, depth, index + 1, len(seen), False,
-                              shrink(test, run, max_steps), run)  # fmt: skip
+                              shrink(test, run, (max_steps, max_seconds)), run, horizon, jobs, timed)  # fmt: skip
         if strategy == "exhaustive":
             following = next_prefix(rec.answers, depth)
             if following is None:
                 exhausted = True
                 break
             prefix = following
-    return RaceResult(strategy, seed, depth, index + 1, len(seen), exhausted)
+    return RaceResult(
+        strategy, seed, depth, index + 1, len(seen), exhausted, None, None, horizon, jobs, timed
+    )
+
+
+UNCONTROLLED = (
+    "not controlled: real sockets, subprocesses and threads the test starts itself (they run at "
+    "this machine's pace and are never reordered); inside a job's thread only time.sleep is a "
+    "scheduling point (other blocking calls run whole), and a job on an executor the test passes "
+    "runs whole"
+)
+
+
+def ok_report(result: RaceResult) -> list[str]:
+    """What a pass covered, as ``turncheck race`` prints it: how many schedules, whether that is
+    every schedule within the bound or a sample, the choice points, whether thread work and
+    timers were interleaved, and what the scheduler does not control."""
+    if result.exhausted:
+        space = f"every schedule within {result.depth} reorderings of asyncio's order"
+    elif result.strategy == "exhaustive":
+        space = f"not every schedule: the search within {result.depth} reorderings stopped at --schedules"
+    else:
+        space = f"a {'PCT' if result.strategy == 'pct' else 'random'} sample, not every schedule"
+    if not result.jobs:
+        threads = "no thread work (to_thread, run_in_executor) ran to interleave"
+    else:
+        threads = (f"up to {result.jobs} thread job{'s' if result.jobs != 1 else ''} a schedule, each one's "
+                   "effects (to each time.sleep in it) and its delivery separate steps, "
+                   + ("timers firing while they ran" if result.timed else "no timer pending while one ran"))  # fmt: skip
+    return [
+        f"OK: {result.schedules} schedule{'s' if result.schedules != 1 else ''} passed, {space}; "
+        f"{result.distinct} distinct interleaving{'s' if result.distinct != 1 else ''}, "
+        f"up to {result.points} choice point{'s' if result.points != 1 else ''} a schedule",
+        f"explored: the order of tasks at every await; {threads}",
+        UNCONTROLLED,
+    ]
 
 
 def interleaving(run: RaceRun, shown: int = SHOWN_STEPS) -> list[str]:
@@ -206,11 +273,16 @@ def interleaving(run: RaceRun, shown: int = SHOWN_STEPS) -> list[str]:
     return lines
 
 
-def failure_report(run: RaceRun, replay: str) -> list[str]:
+def failure_report(run: RaceRun, replay: str, test: str = "the test") -> list[str]:
     """A failing schedule as ``turncheck race`` and the pytest plugin print it: the failure, the
-    interleaving, the token and ``replay`` (how to run it again) with the token."""
+    interleaving, the token and ``replay`` (how to run it again) with the token. A test that
+    exited is one line: how it exited, where, the token and the replay."""
     assert run.failure is not None
     n = len(run.schedule.reorders)
+    if run.failure.exited:
+        return [
+            f"FAILED: {test} exited under schedule {run.schedule.token} — {run.failure.text}; replay: {replay}"
+        ]
     return [
         f"FAILED: {run.failure.text}",
         f"interleaving ({len(run.steps)} steps, {n} reordering{'s' if n != 1 else ''} of asyncio's order):",

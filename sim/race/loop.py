@@ -2,12 +2,10 @@
 
 Under :class:`ControlledLoop` the user's real coroutines run unchanged; what changes is who runs
 next. asyncio's own loop runs its ready callbacks first in, first out; here every callback is
-owned by an **actor** — a task (the callbacks scheduled with the task's context: its steps and its
-wake-ups, which is how ``asyncio.Task`` and ``Future`` call :meth:`call_soon` on every supported
-Python) or a thread offload — and at each point where more than one actor is runnable, the
-chooser picks one by its index in FIFO order (index 0 is what asyncio would have run). The loop
-is written against the public :class:`asyncio.AbstractEventLoop` surface only — ``call_soon``
-with ``context=``, ``call_at``, ``create_task``, ``run_in_executor``, ``time`` — never against
+owned by an **actor** — a task (the callbacks scheduled with the task's context, which is how
+``asyncio.Task`` and ``Future`` call :meth:`call_soon`) or a thread offload — and where more than
+one actor is runnable, the chooser picks one by its index in FIFO order (index 0 is asyncio's
+pick). The loop uses the public :class:`asyncio.AbstractEventLoop` surface only, never
 ``BaseEventLoop._run_once`` or ``_ready``, so it does not depend on one CPython's internals.
 
 The rules that make a schedule replay exactly:
@@ -16,10 +14,15 @@ The rules that make a schedule replay exactly:
   bookkeeping, a timer's callback) runs at once, in order, before the next choice: it is the
   loop's own work, not an interleaving;
 * ``run_in_executor`` / ``asyncio.to_thread`` become an actor of their own, a **job**: when
-  chosen, the function runs to completion in a worker thread while the loop waits — one atomic
-  step at a scheduling point, so what a thread does lands between two awaits a schedule names;
-* time is virtual: code takes none, and the clock jumps to the next timer only when no actor is
-  runnable, so a sleep wakes after everything that could run before it;
+  chosen, its function runs in a worker thread while the loop waits — to its end, or, on the
+  default executor, to its next ``time.sleep`` (a step of its own: :class:`~.guard.Slot`); when
+  chosen after that, its result (or error) is delivered. Between steps, as while a real thread
+  takes its time, any task may run and any timer fire. Jobs on a one-worker executor run in the
+  order submitted; on the default executor (many workers), in any order;
+* time is virtual: code takes none, and the clock jumps to the next timer when no actor is
+  runnable — or, while a job is in flight, whenever the chooser picks :data:`CLOCK` (always
+  offered last, so index 0 keeps asyncio's order); a sleep otherwise wakes after everything
+  that could run before it;
 * a thread the loop did not start (aiosqlite's connection thread) reaches the loop only through
   ``call_soon_threadsafe``; its callbacks are taken only when no actor is runnable (and waited
   for a moment before the clock jumps to a timer), and those that arrive together are applied in
@@ -32,30 +35,28 @@ steps — which actor ran, from which await to which — is the same in every ru
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextvars
 import functools
 import heapq
 import itertools
-import linecache
 import logging
-import os
 import queue
 import sys
 import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from turncheck.models.errors import TurncheckError
+from turncheck.sim.race.guard import EXITS, PARKED, JobThread, Slot, guarded, wait_for_job
+from turncheck.sim.race.where import Choice, Chooser, Step, callable_name, suspended_at
 
 FOREIGN_WAIT_S = 30.0  # how long every task may wait on a thread the loop did not start
 FOREIGN_SETTLE_S = 0.005  # callbacks of other threads arriving this close together are one batch
 FOREIGN_GRACE_S = 0.05  # how long such a thread may take to answer before the clock jumps past it
-ASYNCIO_DIR = os.path.dirname(asyncio.__file__) + os.sep
-RACE_DIR = os.path.dirname(__file__) + os.sep
+CLOCK = "(time passes)"  # the choice to let the clock jump to the next timer while a job is in flight
+RAN, DELIVERED, PAUSED = "(ran in a thread)", "(delivered)", "(in time.sleep, in its thread)"
 
 
 class Deadlock(TurncheckError):
@@ -66,99 +67,23 @@ class RaceUnsupported(TurncheckError, NotImplementedError):
     """What the controlled loop does not run (sockets, subprocesses, signals)."""
 
 
-@dataclass(frozen=True)
-class Choice:
-    """One scheduling point: the runnable actors' names in FIFO order (index 0 is asyncio's pick)
-    and the index of this point among the run's points with more than one runnable actor."""
-
-    point: int
-    names: tuple[str, ...]
-
-
-Chooser = Callable[[Choice], int]
-
-
-@dataclass(frozen=True)
-class Step:
-    """One atomic step: who ran, from which suspension point to which (``file:line `code```),
-    and — at a choice — how many were runnable and which index was chosen."""
-
-    actor: str
-    start: str
-    end: str
-    runnable: tuple[str, ...] = ()
-    chosen: int = 0
-
-    @property
-    def reordered(self) -> bool:
-        """The chooser ran another actor than the one asyncio would have run."""
-        return self.chosen != 0
-
-
 Callback = tuple[asyncio.Handle, Callable[..., Any], tuple[Any, ...], contextvars.Context]
 
 
+Job = Callable[[], Any]  # a job's next step: the run returns the delivery, the delivery None
+
+
 class _Actor:
-    __slots__ = ("name", "handles", "ready_at", "task", "job", "where")
+    __slots__ = ("name", "handles", "ready_at", "task", "job", "where", "serial")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.handles: deque[Callback] = deque()
         self.ready_at = 0
         self.task: asyncio.Task[Any] | None = None
-        self.job: Callable[[], None] | None = None
+        self.job: Job | None = None
         self.where = "(start)"
-
-
-def place(path: str) -> str:
-    """A source file as a report names it: relative to the working directory, or from the
-    package folder on for installed libraries, so two machines print the same words."""
-    cwd = os.getcwd()
-    if path.startswith(cwd + os.sep):
-        return os.path.relpath(path, cwd)
-    for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
-        if marker in path:
-            return path.split(marker, 1)[1]
-    return os.path.basename(path)
-
-
-def _frame_text(frame: Any, callers: Sequence[str]) -> str:
-    code = frame.f_code
-    line = linecache.getline(code.co_filename, frame.f_lineno).strip()
-    chain = " ← ".join((code.co_name, *callers))
-    return f"{place(code.co_filename)}:{frame.f_lineno} `{line}` in {chain}"
-
-
-def suspended_at(coro: Any) -> str:
-    """Where a suspended coroutine waits: the innermost frame of its await chain that is not
-    asyncio's own (the user's ``await``, or the library's that made the task wait), with the
-    names of the two functions that awaited it."""
-    frames = []
-    obj = coro
-    while obj is not None:
-        frame = (
-            getattr(obj, "cr_frame", None) or getattr(obj, "gi_frame", None) or getattr(obj, "ag_frame", None)
-        )
-        if frame is None:
-            break
-        if not frame.f_code.co_filename.startswith(ASYNCIO_DIR):
-            frames.append(frame)
-        obj = (
-            getattr(obj, "cr_await", None)
-            or getattr(obj, "gi_yieldfrom", None)
-            or getattr(obj, "ag_await", None)
-        )
-    if not frames:
-        return "(inside asyncio)"
-    return _frame_text(frames[-1], [f.f_code.co_name for f in frames[-3:-1][::-1]])
-
-
-def _callable_name(func: Any) -> str:
-    """``to_thread``'s ``partial(context.run, func, …)`` and other partials, by the function run."""
-    while isinstance(func, functools.partial):
-        inner = func.func
-        func = func.args[0] if isinstance(getattr(inner, "__self__", None), contextvars.Context) else inner
-    return getattr(func, "__qualname__", type(func).__name__)
+        self.serial: deque[_Actor] | None = None  # its executor's queue, when that has one worker
 
 
 class ControlledLoop(asyncio.AbstractEventLoop):
@@ -197,7 +122,13 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         self._debug = False
         self._thread: int | None = None
         self._awaited: asyncio.Future[Any] | None = None
-        self._worker: concurrent.futures.ThreadPoolExecutor | None = None
+        self._worker: JobThread | None = None
+        self._in_flight = 0  # jobs submitted and not yet delivered
+        self._serial: weakref.WeakKeyDictionary[Any, deque[_Actor]] = weakref.WeakKeyDictionary()
+        self._clock = _Actor(CLOCK)
+        self._clock.where = "(t=0s)"
+        self._pools: weakref.WeakSet[Any] = weakref.WeakSet()  # the executors jobs were sent to
+        self._slots: list[Slot] = []  # the jobs on the loop's own threads (released on close)
         self._exception_handler: Any = None
         self._asyncgens: weakref.WeakSet[Any] = weakref.WeakSet()
         self._threads_before = set(threading.enumerate())
@@ -230,7 +161,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             return
         try:
             ctx.run(cb, *args)
-        except (SystemExit, KeyboardInterrupt):
+        except EXITS:
             raise
         except BaseException as exc:
             self.call_exception_handler(
@@ -246,6 +177,8 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             if self._stopping:
                 return
         runnable = self._runnable()
+        if runnable and self._in_flight and self._timer_pending():
+            runnable.append(self._clock)
         if runnable:
             if len(self.steps) >= self._max_steps:
                 raise Deadlock(f"no end after {self._max_steps} steps: the tasks keep running (a livelock)")
@@ -265,17 +198,21 @@ class ControlledLoop(asyncio.AbstractEventLoop):
 
     def _run_actor(self, actor: _Actor, runnable: tuple[str, ...], chosen: int) -> None:
         start = actor.where
-        if actor.job is not None:
-            job, actor.job = actor.job, None
-            self._ready.discard(actor)
-            job()
-            self.steps.append(Step(actor.name, start, "(done)", runnable, chosen))
+        if actor is self._clock:
+            self._advance_clock()
+            self.steps.append(Step(CLOCK, start, f"(t={self._now:g}s)", runnable, chosen))
+            actor.where = self.steps[-1].end
             return
-        self._run_handle(actor.handles.popleft())
-        if actor.handles:
-            actor.ready_at = next(self._seq)
-        else:
-            self._ready.discard(actor)
+        if actor.job is not None:
+            self._run_job(actor, runnable, chosen)
+            return
+        try:
+            self._run_handle(actor.handles.popleft())
+        finally:  # also when the test exits (:mod:`.guard`): the loop stays consistent for the cleanup
+            if actor.handles:
+                actor.ready_at = next(self._seq)
+            else:
+                self._ready.discard(actor)
         task = actor.task
         if task is None:
             end = "(ran)"
@@ -293,10 +230,39 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         actor.where = end
         self.steps.append(Step(actor.name, start, end, runnable, chosen))
 
-    def _advance_clock(self) -> None:
+    def _run_job(self, actor: _Actor, runnable: tuple[str, ...], chosen: int) -> None:
+        """A job's run (its effects; its delivery becomes runnable, last in FIFO order) or its
+        delivery (the awaiting future settles, and the job is no longer in flight)."""
+        job, start = actor.job, actor.where
+        assert job is not None
+        actor.job = job()
+        if actor.job is None:
+            self._ready.discard(actor)
+            self._in_flight -= 1
+        else:
+            actor.ready_at = next(self._seq)
+            if actor.job is job:  # parked in time.sleep, inside its thread
+                actor.where = PAUSED
+                self.steps.append(Step(actor.name, start, PAUSED, runnable, chosen))
+                return
+            if actor.serial is not None:
+                actor.serial.popleft()
+                if actor.serial:
+                    self._submit(actor.serial[0])
+        actor.where = RAN if actor.job is not None else DELIVERED
+        self.steps.append(Step(actor.name, start, actor.where, runnable, chosen))
+
+    def _submit(self, actor: _Actor) -> None:
+        actor.ready_at = next(self._seq)
+        self._ready.add(actor)
+
+    def _timer_pending(self) -> bool:
         while self._timers and self._timers[0][2].cancelled():
             heapq.heappop(self._timers)
-        if not self._timers:
+        return bool(self._timers)
+
+    def _advance_clock(self) -> None:
+        if not self._timer_pending():
             return
         self._now = max(self._now, self._timers[0][0])
         while self._timers and self._timers[0][0] <= self._now:
@@ -337,8 +303,8 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         return True
 
     def _own_threads(self) -> set[threading.Thread]:
-        pool = self._worker
-        return set(getattr(pool, "_threads", ())) if pool is not None else set()
+        """The threads of every executor a job ran on: a job's thread is never a foreign one."""
+        return {t for pool in self._pools for t in getattr(pool, "_threads", ())}
 
     def waiting(self) -> str:
         """Where each unfinished task waits, in words."""
@@ -406,31 +372,53 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         return task
 
     def run_in_executor(self, executor: Any, func: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
-        """A job actor: when chosen, ``func(*args)`` runs in a thread while the loop waits."""
+        """A job actor (see the module): first ``func(*args)`` runs in a thread while the loop
+        waits, later its outcome is delivered to the returned future. An executor of one worker
+        (``max_workers=1``) runs its jobs in the order they were submitted."""
         self._check_closed()
         fut = self.create_future()
         owner = asyncio.current_task(self)
-        actor = self._actor(f"{owner.get_name() if owner else 'loop'} → {_callable_name(func)}")
+        actor = self._actor(f"{owner.get_name() if owner else 'loop'} → {callable_name(func)}")
         actor.where = "(runs in a thread)"
-        actor.ready_at = next(self._seq)
-        pool = executor
-        if pool is None:
-            if self._worker is None:
-                self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="turncheck-race")
-            pool = self._worker
+        if executor is None and self._worker is None:
+            self._worker = JobThread()
+        pool: Any = self._worker if executor is None else executor
+        self._pools.add(pool)
+        slot = Slot(self._worker, func, args) if executor is None and self._worker is not None else None
+        if slot is not None:
+            self._slots.append(slot)
 
-        def job() -> None:
-            try:
-                result = pool.submit(func, *args).result()
-            except BaseException as exc:  # the caller's await raises it
-                if not fut.cancelled():
-                    fut.set_exception(exc)
+        def deliver(result: Any, exc: BaseException | None) -> None:
+            if fut.cancelled():
+                return
+            if exc is not None:  # the caller's await raises it
+                fut.set_exception(exc)
             else:
-                if not fut.cancelled():
-                    fut.set_result(result)
+                fut.set_result(result)
 
-        actor.job = job
-        self._ready.add(actor)
+        def run() -> Job:
+            try:
+                if slot is None:
+                    result = wait_for_job(func, pool.submit(func, *args).result)
+                else:
+                    outcome = slot.step()
+                    if outcome is PARKED:
+                        return run  # parked in time.sleep: its next step resumes it
+                    result, exc = outcome
+                    if exc is not None:
+                        return functools.partial(deliver, None, exc)
+            except BaseException as exc:
+                return functools.partial(deliver, None, exc)
+            return functools.partial(deliver, result, None)
+
+        actor.job = run
+        self._in_flight += 1
+        if getattr(executor, "_max_workers", 0) == 1:
+            actor.serial = self._serial.setdefault(executor, deque())
+            actor.serial.append(actor)
+            if len(actor.serial) > 1:
+                return fut  # submitted when the jobs before it have run
+        self._submit(actor)
         return fut
 
     def set_default_executor(self, executor: Any) -> None:
@@ -490,6 +478,8 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         if self._running:
             raise RuntimeError("Cannot close a running event loop")
         self._closed = True
+        for slot in self._slots:
+            slot.release()
         if self._worker is not None:
             self._worker.shutdown(wait=True)
             self._worker = None
@@ -529,30 +519,62 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         """Called by ``TimerHandle.cancel``; the clock skips cancelled timers when it advances."""
 
 
-def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Chooser,
-                   max_steps: int = 100_000) -> tuple[BaseException | None, Sequence[Step]]:  # fmt: skip
+def _wind_down(loop: ControlledLoop, retrieve: bool) -> BaseException | None:
+    """Cancel the tasks a run left and close its async generators, under its chooser; returns
+    how the test exited if it did so while being cancelled. ``retrieve`` (after an exit or a
+    Ctrl-C): every finished task's exception is marked retrieved, as asyncio's "Task exception
+    was never retrieved" with its traceback is not the report."""
+    left = [t for t in loop.tasks() if not t.done()]
+    for t in left:
+        t.cancel()
+    try:
+        if left:
+            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    except Deadlock:
+        pass
+    except EXITS as exc:
+        return exc
+    finally:
+        for t in loop.tasks() if retrieve else ():
+            if t.done() and not t.cancelled():
+                t.exception()
+    return None
+
+
+def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Chooser, max_steps: int = 100_000,
+                   max_seconds: float | None = None) -> tuple[BaseException | None, Sequence[Step]]:  # fmt: skip
     """Run ``test()`` to completion under one schedule; returns its exception (None: it passed)
     and the steps. Tasks it left running are cancelled and its async generators closed, under
-    the same chooser, so nothing leaks into the next schedule."""
+    the same chooser, so nothing leaks into the next schedule. A test that exits (``sys.exit``,
+    ``os._exit``, its own ``KeyboardInterrupt``) returns that as its exception, every task's
+    exception retrieved so none is logged later; a real Ctrl-C is raised again once the tasks
+    are wound down, as ``asyncio.run`` does (:mod:`.guard`). Past ``max_seconds`` of wall-clock
+    time the schedule fails with :class:`~.guard.Overrun`, saying where the loop was blocked;
+    its tasks get as long again to wind down, and a job thread still stuck is left behind (a
+    daemon thread: it does not hold the process)."""
     loop = ControlledLoop(chooser, max_steps)  # type: ignore[abstract]
     outcome: BaseException | None = None
-    try:
+    with guarded(max_seconds) as guard:
         try:
-            loop.run_until_complete(test())
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as exc:
-            outcome = exc
-        steps = tuple(loop.steps)
-        left = [t for t in loop.tasks() if not t.done()]
-        for t in left:
-            t.cancel()
-        try:
-            if left:
-                loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        except Deadlock:
-            pass
-    finally:
-        loop.close()
+            try:
+                loop.run_until_complete(test())
+            except BaseException as exc:
+                if guard.interrupted:
+                    _wind_down(loop, True)  # in the handler: cli/interrupt.py does not deliver it again
+                    raise
+                outcome = exc
+            steps = tuple(loop.steps)
+            if guard.overrun is not None:
+                guard.rearm()
+            exited = _wind_down(loop, isinstance(outcome, EXITS) or guard.exit_called is not None)
+            if not isinstance(outcome, EXITS) or guard.overrun is not None:  # os._exit in a thread, …
+                outcome = guard.overrun or exited or guard.exit_called or outcome
+        finally:
+            if guard.overrun is not None and loop._worker is not None:
+                loop._worker.shutdown(wait=False)  # its job may never return
+                loop._worker = None
+            loop.close()
+        if guard.interrupted:
+            raise KeyboardInterrupt
     return outcome, steps

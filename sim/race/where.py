@@ -1,0 +1,101 @@
+"""Where a task waits and what a job runs, in the words a race report prints; a step and a choice.
+
+Kept apart from :mod:`.loop` (which only schedules): these read frames and source lines, and
+name files the same way on every machine (relative to the working directory, or from the
+installed package on), so two runs of one schedule print the same words.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import linecache
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+ASYNCIO_DIR = os.path.dirname(asyncio.__file__) + os.sep
+STDLIB_DIR = os.path.dirname(os.__file__) + os.sep
+RACE_DIR = os.path.dirname(__file__) + os.sep
+
+
+def place(path: str) -> str:
+    """A source file as a report names it: relative to the working directory, or from the
+    package folder on for installed libraries, so two machines print the same words."""
+    cwd = os.getcwd()
+    if path.startswith(cwd + os.sep):
+        return os.path.relpath(path, cwd)
+    for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
+        if marker in path:
+            return path.split(marker, 1)[1]
+    return os.path.basename(path)
+
+
+def _frame_text(frame: Any, callers: Sequence[str]) -> str:
+    code = frame.f_code
+    line = linecache.getline(code.co_filename, frame.f_lineno).strip()
+    chain = " ← ".join((code.co_name, *callers))
+    return f"{place(code.co_filename)}:{frame.f_lineno} `{line}` in {chain}"
+
+
+def suspended_at(coro: Any) -> str:
+    """Where a suspended coroutine waits: the innermost frame of its await chain that is not
+    asyncio's own (the user's ``await``, or the library's that made the task wait), with the
+    names of the two functions that awaited it."""
+    frames = []
+    obj = coro
+    while obj is not None:
+        frame = (
+            getattr(obj, "cr_frame", None) or getattr(obj, "gi_frame", None) or getattr(obj, "ag_frame", None)
+        )
+        if frame is None:
+            break
+        if not frame.f_code.co_filename.startswith(ASYNCIO_DIR):
+            frames.append(frame)
+        obj = (
+            getattr(obj, "cr_await", None)
+            or getattr(obj, "gi_yieldfrom", None)
+            or getattr(obj, "ag_await", None)
+        )
+    if not frames:
+        return "(inside asyncio)"
+    return _frame_text(frames[-1], [f.f_code.co_name for f in frames[-3:-1][::-1]])
+
+
+def callable_name(func: Any) -> str:
+    """``to_thread``'s ``partial(context.run, func, …)`` and other partials, by the function run."""
+    while isinstance(func, functools.partial):
+        inner = func.func
+        func = func.args[0] if isinstance(getattr(inner, "__self__", None), contextvars.Context) else inner
+    return getattr(func, "__qualname__", type(func).__name__)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One scheduling point: the runnable actors' names in FIFO order (index 0 is asyncio's pick)
+    and the index of this point among the run's points with more than one runnable actor."""
+
+    point: int
+    names: tuple[str, ...]
+
+
+Chooser = Callable[[Choice], int]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One atomic step: who ran, from which suspension point to which (``file:line `code```),
+    and — at a choice — how many were runnable and which index was chosen."""
+
+    actor: str
+    start: str
+    end: str
+    runnable: tuple[str, ...] = ()
+    chosen: int = 0
+
+    @property
+    def reordered(self) -> bool:
+        """The chooser ran another actor than the one asyncio would have run."""
+        return self.chosen != 0

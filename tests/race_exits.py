@@ -1,0 +1,67 @@
+"""Race tests that end their process, each a different way (tests/test_race_durations.py).
+
+Not collected by pytest (no ``test_`` prefix): ``turncheck race tests/race_exits.py:NAME`` runs
+them, and each must fail in one line, never pass. The last two never end at all: the
+schedule's wall-clock bound (``--max-seconds``) fails them, naming where the loop was blocked.
+"""
+
+import asyncio
+import os
+import sys
+import threading
+import time
+
+
+async def exit_0() -> None:
+    sys.exit(0)
+
+
+async def exit_3() -> None:  # 3 is turncheck's "inconclusive": the test's code must not read as it
+    await asyncio.sleep(0)
+    sys.exit(3)
+
+
+async def exit_in_a_child_task() -> None:
+    async def child() -> None:
+        await asyncio.sleep(0.01)
+        sys.exit(0)
+
+    await asyncio.gather(child(), asyncio.sleep(1))
+
+
+async def exit_in_a_thread() -> None:
+    await asyncio.to_thread(sys.exit, 0)
+
+
+async def os_exit() -> None:
+    os._exit(0)
+
+
+async def os_exit_in_an_unawaited_task() -> None:
+    asyncio.get_running_loop().create_task(asyncio.to_thread(os._exit, 5))
+    await asyncio.sleep(1)
+
+
+async def os_exit_in_a_callback() -> None:
+    asyncio.get_running_loop().call_later(0.01, os._exit, 0)
+    await asyncio.sleep(1)
+
+
+async def os_exit_caught() -> None:
+    try:
+        os._exit(0)
+    except BaseException:  # the real os._exit cannot be caught: neither can its stand-in's verdict
+        pass
+
+
+async def keyboard_interrupt() -> None:
+    raise KeyboardInterrupt
+
+
+async def blocks_the_loop() -> None:  # never ends: --max-seconds stops it and names the call
+    await asyncio.sleep(0)
+    time.sleep(3600)
+
+
+async def thread_work_never_returns() -> None:
+    await asyncio.to_thread(threading.Event().wait)  # (a time.sleep in a job is a scheduling point)

@@ -126,6 +126,7 @@ def _root(
 def _register_commands() -> None:
     from turncheck.cli import (
         bench,
+        cases,
         check,
         import_log,
         listing,
@@ -145,6 +146,7 @@ def _register_commands() -> None:
         scenario,
         sweep,
         check,
+        cases,
         replay,
         log,
         bench,

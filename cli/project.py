@@ -121,6 +121,14 @@ def project_command(
             "before each reply), in log order.",
         ),
     ] = False,
+    diff: Annotated[
+        str | None,
+        typer.Option(
+            "--diff",
+            help="With --per-request: compare each request's window under --strategy (new) and this strategy "
+            "(old); exit 1 when a request breaks a check under new that it held under old.",
+        ),
+    ] = None,
     fail_on: Annotated[
         str | None,
         typer.Option(
@@ -149,7 +157,16 @@ def project_command(
     )
     if emit_payload and not isinstance(cost_model, Utf8JsonCost):
         raise BadParameter("--emit-payload needs --cost utf8-json (the payload is the serialized request)")
+    if diff is not None and not per_request:
+        raise BadParameter("--diff compares the windows of every request: give --per-request")
+    if diff is not None:
+        resolve_strategy(diff)
     groups = read_sessions(path, source, order, strict, session, quiet)
+    if diff is not None:
+        from turncheck.cli.request_diff import print_diff
+
+        print_diff(groups, budget, diff, strategy, cost_model, checks, fmt)
+        return
     if per_request:
         project_per_request(groups, budget, strategy, cost_model, checks, fmt, quiet)
         return

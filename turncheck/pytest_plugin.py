@@ -91,3 +91,15 @@ def check_projector(request: pytest.FixtureRequest) -> Callable[..., None]:
         check(projector, **{"key": request.node.nodeid, **defaults, **options})
 
     return run
+
+
+@pytest.fixture
+def known_failures() -> Any:
+    """The real-failure corpus against your trimmer, and two trimmers diffed:
+    ``known_failures.check(trimmer)`` (:func:`turncheck.testing.check_known_failures`) and
+    ``known_failures.diff(old, new, events, budget)`` (:func:`turncheck.testing.check_diff`)."""
+    from types import SimpleNamespace
+
+    from turncheck.testing import check_diff, check_known_failures
+
+    return SimpleNamespace(check=check_known_failures, diff=check_diff)

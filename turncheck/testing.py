@@ -40,6 +40,8 @@ __all__ = [
     "event_soups",
     "budgets",
     "check_projector",
+    "check_known_failures",
+    "check_diff",
     "describe_counterexample",
     "well_formed",
     "soup",
@@ -294,3 +296,43 @@ def delete_events(
                 current, changed = found[0], True
                 break
     return current
+
+
+def check_known_failures(projector: str | Strategy) -> None:
+    """Run ``projector`` on every history case of the real-failure corpus (``turncheck cases run
+    --against``); raise an ``AssertionError`` naming each thread whose failure it reproduces."""
+    from turncheck.sim.cases import history_cases, run_against
+
+    hit = [r for r in (run_against(c, projector) for c in history_cases()) if r.broke]
+    if hit:
+        lines = [f"  {r.case.source} ({r.case.name}): breaks {', '.join(r.broke)} at request {r.request}"
+                 for r in hit]  # fmt: skip
+        raise AssertionError(
+            f"{strategy_name(projector)} reproduces {len(hit)} real failure(s):\n" + "\n".join(lines)
+        )
+
+
+def check_diff(
+    old: str,
+    new: str,
+    events: Sequence[Event],
+    budget: int,
+    checks: Sequence[str] | str | None = None,
+    cost: CostModel | None = None,
+) -> None:
+    """``project --per-request --strategy NEW --diff OLD`` on ``events``: raise an
+    ``AssertionError`` naming each request whose window breaks, under ``new``, a check it held
+    under ``old``."""
+    from turncheck.models.request_diff import DEFAULT_CHECKS, diff_requests
+
+    names = parse_checks(checks) if isinstance(checks, str) else tuple(checks or DEFAULT_CHECKS)
+    sessions: dict[str, list[Event]] = {}
+    for e in events:
+        sessions.setdefault(e.session, []).append(e)
+    d = diff_requests(sessions, budget, old, new, cost or EstimateCost(), names)
+    if d.regressions:
+        lines = [f"  session {c.session}, request {c.index}: {', '.join(c.old) or 'nothing'} → {', '.join(c.new)}"
+                 for c in d.regressions]  # fmt: skip
+        raise AssertionError(
+            f"{new} breaks {', '.join(d.broken_checks())} where {old} held:\n" + "\n".join(lines)
+        )

@@ -1,0 +1,174 @@
+"""``turncheck cases``: the real-failure corpus — ``list``, ``show NAME``, ``run [--against STRATEGY]``.
+
+``list`` prints every case (thread, date, state, class, input, what it breaks) and then the
+threads recorded but not expressible yet, with what each waits on; its last line counts both.
+``run`` runs every case's red and green shapes and exits 0 only when each behaves as recorded
+(red breaks what the report shows, green none of it); with ``--against`` it runs the user's own
+trimmer on every history case instead and exits 1 naming the threads whose failure reproduces.
+Progress goes to stderr unless ``--quiet``; stdout carries the table (or JSON) only.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from turncheck.cli.options import FormatOpt, QuietOpt
+from turncheck.cli.stdout_json import print_json
+
+if TYPE_CHECKING:
+    from turncheck.models.cases import Case
+
+
+def _case_row(case: Case) -> dict[str, Any]:
+    spec = case.input
+    return {"name": case.name, "source": case.source, "also": list(case.also), "date": case.date,
+            "state": case.state, "class": case.cls, "input": spec.kind, "breaks": list(case.breaks),
+            "finding": case.finding, "release": case.release, "red": spec.command("red"),
+            "green": spec.command("green")}  # fmt: skip
+
+
+def _table(cols: list[str], rows: list[list[str]]) -> None:
+    from turncheck.reports.tables import markdown_rows
+
+    sys.stdout.write("\n".join(markdown_rows(cols, rows)) + "\n")
+
+
+def list_command(fmt: FormatOpt = "table") -> None:
+    """Every case, then every thread not expressible yet; a last line counting both."""
+    from turncheck.models.cases import CASES, PENDING, case_threads
+
+    cases, pending = list(CASES.values()), list(PENDING.values())
+    count = f"{len(cases)} cases from {len(case_threads())} threads; {len(pending)} threads pending"
+    if fmt == "json":
+        for case in cases:
+            print_json({"case": _case_row(case)}, separators=(",", ":"))
+        for p in pending:
+            print_json({"pending": {"source": p.source, "waits_on": p.waits_on, "shows": p.shows}},
+                       separators=(",", ":"))  # fmt: skip
+        return
+    _table(["case", "thread", "date", "state", "class", "caught by", "red shape"],
+           [[c.name, c.source, c.date, c.state, c.cls, ", ".join(c.breaks), c.input.command("red")]
+            for c in cases])  # fmt: skip
+    print()
+    _table(["pending thread", "waits on"], [[p.source, p.waits_on] for p in pending])
+    print(count)
+
+
+def show_command(name: Annotated[str, typer.Argument(help="A case name (turncheck cases list).")]) -> None:
+    """One case in full: its thread, input, what it breaks and the commands of both shapes."""
+    from turncheck.models.cases import CASES
+
+    row = _case_row(CASES[name])
+    for key, value in row.items():
+        print(f"{key + ':':9} {', '.join(value) if isinstance(value, list) else value}")
+
+
+def run_command(
+    against: Annotated[
+        str | None,
+        typer.Option(
+            "--against",
+            help="Run your trimmer (messages:FILE.py:fn, exec:'CMD', package.module:fn, a strategy id) "
+            "on every history case instead; exit 1 when a real failure reproduces.",
+        ),
+    ] = None,
+    install: Annotated[
+        bool,
+        typer.Option(
+            "--install",
+            help="Install the library releases a race case pins (pip --no-deps, into TURNCHECK_CACHE) "
+            "when absent; without it such a case is skipped, saying so.",
+        ),
+    ] = False,
+    fmt: FormatOpt = "table",
+    quiet: QuietOpt = False,
+) -> None:
+    """Run every case (red and green), or your trimmer on every history case."""
+    from turncheck.cli.progress import end_line, progress_for
+    from turncheck.models.cases import CASES
+    from turncheck.models.projector import resolve_strategy
+    from turncheck.sim.cases import history_cases, run_against, run_case
+
+    if against is not None:
+        resolve_strategy(against)  # refused before any work, one line
+    chosen = history_cases() if against is not None else tuple(CASES.values())
+    progress = progress_for("cases run", quiet, "cases")
+    results: list[Any] = []
+    try:
+        for case in chosen:
+            results.append(run_against(case, against) if against is not None else run_case(case, install))
+            progress(len(results), len(chosen))
+    except BaseException:
+        end_line(progress)
+        raise
+    if against is not None:
+        _print_against(results, against, fmt)
+    else:
+        _print_runs(results, fmt)
+
+
+def _print_runs(runs: list[Any], fmt: str) -> None:
+    differs = [r for r in runs if r.status == "differs"]
+    skipped = [r for r in runs if r.status == "skipped"]
+    if fmt == "json":
+        for r in runs:
+            print_json({"case": r.case.name, "source": r.case.source, "breaks": list(r.case.breaks),
+                        "red": list(r.red), "green": list(r.green), "status": r.status, "skipped": r.skipped},
+                       separators=(",", ":"))  # fmt: skip
+    else:
+        _table(["case", "thread", "red breaks", "green breaks", "status"],
+               [[r.case.name, r.case.source, ", ".join(r.red) or "-", ", ".join(r.green) or "-",
+                 r.status if r.skipped is None else f"skipped: {r.skipped}"] for r in runs])  # fmt: skip
+        ran = len(runs) - len(skipped)
+        if differs:
+            print(f"FAIL: {len(differs)} of {ran} cases run differ from the record: "
+                  f"{', '.join(r.case.name for r in differs)}")  # fmt: skip
+        else:
+            print(f"OK: all {ran} cases run behave as recorded (red breaks what the thread reports, green none "
+                  f"of it); {len(skipped)} skipped, each with its reason; pending threads are not run")  # fmt: skip
+    if differs:
+        raise typer.Exit(1)
+
+
+def _print_against(reps: list[Any], against: str, fmt: str) -> None:
+    hit = [r for r in reps if r.broke]
+    if fmt == "json":
+        for r in reps:
+            print_json({"case": r.case.name, "source": r.case.source, "against": against, "broke": list(r.broke),
+                        "request": r.request, "after_events": r.after_events}, separators=(",", ":"))  # fmt: skip
+    else:
+        _table(["case", "thread", "checks", "your trimmer", "first request"],
+               [[r.case.name, r.case.source, ", ".join(r.case.breaks),
+                 "reproduces: " + ", ".join(r.broke) if r.broke else "holds",
+                 "-" if r.request is None else f"{r.request} (after {r.after_events} events)"] for r in reps])  # fmt: skip
+        if hit:
+            threads = ", ".join(dict.fromkeys(r.case.source for r in hit))
+            print(f"FAIL: {against} reproduces {len(hit)} of {len(reps)} real failures: {threads}")
+        else:
+            print(f"OK: {against} reproduces none of the {len(reps)} history cases; the model, rule and pending "
+                  "cases do not run against a trimmer, and `turncheck check projector` tries every small history")  # fmt: skip
+    if hit:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    from turncheck.cli.app import print_help_if_bare
+
+    cases_app = typer.Typer(
+        help="The real-failure corpus: each reported failure a case (list, show, run, run --against).",
+        invoke_without_command=True,
+        callback=print_help_if_bare,
+    )
+    cases_app.command("list", help="List every case and every thread pending, with what it waits on.")(
+        list_command
+    )
+    cases_app.command("show", help="Show one case: thread, input, what it breaks, both commands.")(
+        show_command
+    )
+    cases_app.command(
+        "run", help="Run every case (exit 0 only when each behaves as recorded), or --against your trimmer."
+    )(run_command)
+    app.add_typer(cases_app, name="cases")

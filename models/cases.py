@@ -1,0 +1,206 @@
+"""The real-failure corpus: every reported failure a case, each a registered value.
+
+A :class:`Case` is one public thread (``source``: ``owner/repo#N``, its date and state as read
+there) turned into an input of the product's own form and the rule or invariant the report
+shows broken (``breaks``):
+
+* :class:`ModelInput` — a vendor model of :mod:`models.vendors` with the variant that shows the
+  report (red) and one that fixes it (green), each declared there with its kind and source;
+* :class:`RuleInput` — a provider rule of :data:`models.provider_rules.REGISTRY`: its refused
+  example is red, its accepted one green, the API's own error text the finding;
+* :class:`LogInput` — two logs in a product's own format, the one the report shows written (red)
+  and the one the fix writes (green), linted with a provider's rules;
+* :class:`RaceInput` — a race test of ``examples/races`` run against the library releases the
+  report names (red) and those of the fix (green);
+* :class:`HistoryInput` — a history file under ``models/corpus/data/`` (``fmt`` names the
+  importer, as ``--from`` does; None is our JSONL), replayed before every model request under a
+  budget by the trimmer that shows the report (red) and one that does not (green). A history
+  case is what ``cases run --against`` gives a user's own trimmer.
+
+The red shape must break exactly ``breaks``, the green none of it: ``turncheck cases run`` says
+so for each case. A thread not expressible yet is a :class:`PendingThread` naming what it waits
+on — listed, never counted as a case.
+
+Adding a case is one entry in a module of :mod:`models.corpus` (the registries' home, which
+imports each module of its folder) or one new module there; an extension registers its own with
+:func:`register_case`. Invariant: a case name and a pending thread are registered once; every
+case's ``source`` is ``owner/repo#N``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from turncheck.models.errors import BadParameter
+from turncheck.models.registry import Registry
+
+CaseClass = Literal[
+    "orphan/pairing", "lost write", "compaction race", "summary content", "trigger/liveness", "cost"
+]
+CASE_CLASSES: tuple[str, ...] = CaseClass.__args__  # type: ignore[attr-defined]
+THREAD = re.compile(r"^[\w.-]+/[\w.-]+#\d+$")
+"""A thread as ``owner/repo#N`` (an issue or a pull request)."""
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    """A vendor model and two of its variants: ``red`` shows the report, ``green`` fixes it."""
+
+    model: str
+    red: str
+    green: str
+
+    kind = "model"
+
+    def command(self, side: str) -> str:
+        variant = self.red if side == "red" else self.green
+        return f"turncheck check {self.model} --param variant={variant} --engine explore"
+
+
+@dataclass(frozen=True)
+class RuleInput:
+    """A provider rule by provider and id: its refused example red, its accepted one green."""
+
+    provider: str
+    rule: str
+
+    kind = "rule"
+
+    def command(self, side: str) -> str:
+        return f"turncheck lint --provider {self.provider} LOG (rule {self.rule})"
+
+
+@dataclass(frozen=True)
+class HistoryInput:
+    """A history file (``fmt``: its importer, None for our JSONL) replayed before every request
+    under ``budget`` by ``red`` (the trimmer the report shows) and ``green`` (a fix); either may
+    be a ``peer:`` running the real library, at the version ``pinned`` names."""
+
+    file: str
+    fmt: str | None
+    budget: int
+    red: str
+    green: str
+    pinned: tuple[str, ...] = ()
+    """``dist==version`` of each library a ``peer:`` side runs, as recorded: another version
+    installed, or none, skips the case with the reason (constraints.txt pins the suite's)."""
+
+    kind = "history"
+
+    def command(self, side: str) -> str:
+        source = f" --from {self.fmt}" if self.fmt else ""
+        strategy = self.red if side == "red" else self.green
+        return (
+            f"turncheck project -H models/corpus/data/{self.file}{source} --per-request "
+            f"-b {self.budget} -s {strategy}"
+        )
+
+
+@dataclass(frozen=True)
+class LogInput:
+    """Two logs in a product's own format (``fmt``, as ``--from`` names it): ``red`` as the
+    report shows it written or sent, ``green`` as the fix writes it, each linted with
+    ``provider``'s rules — a store's or a serializer's fault, no trimmer involved."""
+
+    red: str
+    green: str
+    fmt: str
+    provider: str
+
+    kind = "log"
+
+    def command(self, side: str) -> str:
+        file = self.red if side == "red" else self.green
+        return f"turncheck lint models/corpus/data/{file} --from {self.fmt} --provider {self.provider}"
+
+
+@dataclass(frozen=True)
+class RaceInput:
+    """A race test of the repository (``examples/races/FILE.py:test``) run by ``turncheck race``
+    against the library releases each side pins (``dist==version``): ``red`` the releases the
+    report names, ``green`` those of the fix. The test failing is the finding."""
+
+    test: str
+    red: tuple[str, ...]
+    green: tuple[str, ...]
+    schedules: int = 10
+
+    kind = "race"
+
+    def command(self, side: str) -> str:
+        pins = " ".join(self.red if side == "red" else self.green)
+        return f"turncheck race {self.test} -n {self.schedules}  # with {pins}"
+
+
+CaseInput = ModelInput | RuleInput | HistoryInput | LogInput | RaceInput
+
+
+@dataclass(frozen=True)
+class Case:
+    """One real failure: ``source`` (``owner/repo#N``; ``also`` other threads of the same shape),
+    ``date`` and ``state`` as read in the thread (``"not read"`` where the corpus's author could
+    not read it), ``cls`` (:data:`CASE_CLASSES`), ``input``, ``breaks`` (what the red shape breaks
+    and the green holds: model properties, a rule id, or per-request checks), ``finding`` (the
+    report's words) and ``release`` (the library release it was checked against, or why it is a
+    model)."""
+
+    name: str
+    source: str
+    date: str
+    state: str
+    cls: CaseClass
+    input: CaseInput
+    breaks: tuple[str, ...]
+    finding: str
+    release: str
+    also: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for thread in (self.source, *self.also):
+            if not THREAD.match(thread):
+                raise BadParameter(f"case {self.name}: {thread!r} is not owner/repo#N")
+        if self.cls not in CASE_CLASSES:
+            raise BadParameter(
+                f"case {self.name}: class {self.cls!r} is not one of {', '.join(CASE_CLASSES)}"
+            )
+        if not self.breaks:
+            raise BadParameter(f"case {self.name}: a case breaks at least one rule or invariant")
+
+    @property
+    def threads(self) -> tuple[str, ...]:
+        return (self.source, *self.also)
+
+
+@dataclass(frozen=True)
+class PendingThread:
+    """A reported thread not a case yet: what it waits on, and what it shows where it was read."""
+
+    source: str
+    waits_on: str
+    shows: str = "not read yet"
+
+
+CASES: Registry[Case] = Registry("case", home="turncheck.models.corpus")
+"""Every case by name, built-ins (:mod:`models.corpus`) first."""
+
+PENDING: Registry[PendingThread] = Registry("pending thread", home="turncheck.models.corpus")
+"""Every thread recorded but not yet a case, by its ``source``."""
+
+
+def register_case(case: Case) -> Case:
+    """Register ``case`` under its name (refused when the name is taken)."""
+    return CASES.register(case.name, case)
+
+
+def register_pending(thread: PendingThread) -> PendingThread:
+    """Record a thread not expressible yet (refused when recorded twice)."""
+    if not THREAD.match(thread.source):
+        raise BadParameter(f"pending thread {thread.source!r} is not owner/repo#N")
+    return PENDING.register(thread.source, thread)
+
+
+def case_threads() -> tuple[str, ...]:
+    """Every distinct thread the cases cover, in registration order."""
+    return tuple(dict.fromkeys(t for case in CASES.values() for t in case.threads))

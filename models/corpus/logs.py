@@ -1,0 +1,48 @@
+"""Cases whose input is a log in a product's own format: the red one as the report shows it
+written or sent, the green one as the fix writes it, each linted with a provider's rules (the
+fault is a store's or a serializer's, not a trimmer's). Every thread here was read."""
+
+from __future__ import annotations
+
+from turncheck.models.cases import Case, LogInput, register_case
+
+WRITTEN = "the log as the thread describes it written, linted: the library does not run"
+
+for _case in (
+    Case("spring-ai-streaming-memory", "spring-projects/spring-ai#6340", "2026-06-08", "open", "orphan/pairing",
+         LogInput("spring-ai-6340-red.json", "spring-ai-6340-green.json", "openai-chat", "openai-chat"),
+         ("call-not-answered-next",),
+         "MessageChatMemoryAdvisor stores one AssistantMessage holding the final text and the round's tool_calls: "
+         "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'.",
+         f"{WRITTEN} (Spring AI 2.0.0-RC1 in the report)"),
+    Case("letta-orphan-after-crash", "letta-ai/letta#3250", "2026-03-25", "open", "orphan/pairing",
+         LogInput("letta-3250-red.json", "letta-3250-green.json", "openai-responses", "openai-responses"),
+         ("orphan-output",),
+         "a run crashed mid-tool-sequence leaves a tool return without its call in message_ids: "
+         "No tool call found for function call output with call_id call_XXXXX.",
+         WRITTEN),
+    Case("gemini-cli-response-count", "google-gemini/gemini-cli#16543", "2026-01-13", "open", "orphan/pairing",
+         LogInput("gemini-cli-16543-red.json", "gemini-cli-16543-green.json", "gemini", "gemini"),
+         ("response-count-mismatch",),
+         "Please ensure that the number of function response parts is equal to the number of function call "
+         "parts of the function call turn.",
+         "gemini-cli 0.23.0 (#16543) and 0.24.0 (#21830) in the reports; the request shape the error names, "
+         "linted: how gemini-cli came to send it is not in what was read",
+         also=("google-gemini/gemini-cli#21830", "google-gemini/gemini-cli#16827", "google-gemini/gemini-cli#14590",
+               "google-gemini/gemini-cli#6379", "google-gemini/gemini-cli#5443")),
+    Case("claude-code-orphan-result", "anthropics/claude-code#6836", "not read", "open", "orphan/pairing",
+         LogInput("claude-code-6836-red.json", "claude-code-6836-green.json", "anthropic", "anthropic"),
+         ("result-not-next",),
+         "messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: … Each `tool_result` "
+         "block must have a corresponding `tool_use` block in the previous message.",
+         "the meta thread of 150+ reports (its comments from 2025-12 quote the error); the request shape the error "
+         "names, linted: how Claude Code came to send it is not in what was read"),
+    Case("cline-truncation-orphan", "cline/cline#7225", "2025-11-02", "merged", "orphan/pairing",
+         LogInput("cline-7225-red.json", "cline-7225-green.json", "anthropic", "anthropic"),
+         ("result-not-next",),
+         "context truncation removes a tool_use and keeps its tool_result in the first user message after the "
+         "truncated range: messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks",
+         "the request as the PR describes it after truncation, linted; green drops the orphaned tool_result, "
+         "as the merged PR does: cline does not run"),
+):  # fmt: skip
+    register_case(_case)

@@ -1,0 +1,42 @@
+"""Cases whose input is a vendor model of :mod:`models.vendors`: the variant that shows the report
+is red, a fix green — each variant declared there with its kind and source, so a case never calls
+a design of ours the vendor's fix. Every thread here was read for its date and state."""
+
+from __future__ import annotations
+
+from turncheck.models.cases import Case, ModelInput, register_case
+
+MODEL = "a protocol model: the report's mechanism, every interleaving explored; no library runs"
+
+for _case in (
+    Case("spring-ai-window-orphan", "spring-projects/spring-ai#5940", "2026-05-05", "open", "orphan/pairing",
+         ModelInput("spring-ai-window", "buggy", "langchain4j"), ("no-orphan-tool-response",),
+         "MessageWindowChatMemory's count cut keeps a tool_result without its tool_use (Anthropic 400)",
+         f"{MODEL} (Spring AI 2.0.0-M5 in the report; peer:spring-ai-window-1.0 runs the library's cut)",
+         also=("spring-projects/spring-ai#6029",)),
+    Case("spring-ai-window-empty", "spring-projects/spring-ai#6312", "2026-06-05", "merged", "orphan/pairing",
+         ModelInput("spring-ai-window", "turn-snapped", "append-only"), ("non-empty", "no-orphan-tool-response"),
+         "the cut advanced to the next USER empties the window when one turn outgrows it",
+         f"{MODEL} (the merged rule; peer:spring-ai-window runs Spring AI 1.1's)"),
+    Case("openai-agents-compaction", "openai/openai-agents-python#2317", "2026-01-16", "closed", "compaction race",
+         ModelInput("openai-agents-compaction", "buggy", "fixed"), ("compaction-accepted",),
+         "responses.compact runs before the tool outputs are in the chain: 400 No tool output found",
+         f"{MODEL}; the library itself: tests/test_race_libraries.py runs 0.6.6 (red) and 0.6.7 (green)"),
+    Case("agents-js-compaction", "openai/openai-agents-js#1842", "2026-09-07", "merged", "lost write",
+         ModelInput("agents-js-compaction", "buggy", "fixed"), ("no-write-lost",),
+         "automatic compaction overwrites writes made through the same session meanwhile",
+         f"{MODEL} (the ownership receipt of the merged PR)"),
+    Case("adk-orphan-compaction", "google/adk-python#7236", "2026-09-22", "open", "trigger/liveness",
+         ModelInput("adk-orphan-compaction", "buggy", "dead-call-retry"), ("compaction-runs-when-over-threshold",),
+         "an orphaned function_call freezes safe_length at 0: compaction never runs again",
+         f"{MODEL} (google-adk 2.9.2 in the report; green is open PR #7237, proposed)"),
+    Case("adk-session-store", "google/adk-python#4751", "2026-03-07", "closed", "lost write",
+         ModelInput("adk-session-store", "buggy", "raise-on-stale"), ("runs-not-interleaved",),
+         "append_event reloads a stale session and carries on: two runs interleave their events",
+         f"{MODEL} (google-adk 1.24-1.26 red; 1.27's raise on a stale append green)"),
+    Case("adk-sliding-window", "google/adk-python#4740", "2026-03-06", "closed", "summary content",
+         ModelInput("adk-sliding-window", "buggy", "seq-cut"), ("no-pending-call-summarised", "hidden-only-if-summarised"),
+         "compaction summarises a pending adk_request_confirmation call away",
+         f"{MODEL} (green is ours, proposed)"),
+):  # fmt: skip
+    register_case(_case)

@@ -1,0 +1,26 @@
+"""Cases whose input is a provider rule (:data:`models.provider_rules.REGISTRY`): one case per rule
+of each API, its threads those the rule cites, its refused example red and its accepted one green,
+the finding the API's own error text. A rule added there is a case here, with no entry of its own.
+Dates and states are given for the threads read for this corpus; the others say ``not read``."""
+
+from __future__ import annotations
+
+from turncheck.models.cases import Case, RuleInput, register_case
+from turncheck.models.provider_rules import REGISTRY
+
+READ = {
+    "openai/openai-agents-python#2317": ("2026-01-16", "closed"),
+    "BerriAI/litellm#10083": ("2025-04-17", "open"),
+    "google-gemini/gemini-cli#4217": ("2025-07-15", "closed"),
+}
+"""Date opened and state of the rules' threads read for this corpus."""
+
+for _rule in REGISTRY:
+    _threads = tuple(t.strip() for t in _rule.source.split(","))
+    _date, _state = READ.get(_threads[0], ("not read", "not read"))
+    register_case(
+        Case(f"{_rule.provider}-{_rule.id}", _threads[0], _date, _state, "orphan/pairing",
+             RuleInput(_rule.provider, _rule.id), (_rule.id,), _rule.error,
+             f"a provider rule: {_rule.provider}'s own error text; checked on the rule's refused and accepted histories",
+             also=_threads[1:])
+    )  # fmt: skip

@@ -1,0 +1,201 @@
+"""Running the real-failure corpus: each case's red and green shapes, or a user's trimmer on it.
+
+:func:`run_case` runs one :class:`~models.cases.Case` both ways — a model variant explored over
+every interleaving (:func:`sim.explorer.explore`), a provider rule on its refused and accepted
+histories, a history replayed before every request by the red and the green trimmer — and
+records what each broke of ``case.breaks``. A case *behaves as recorded* when the red shape
+breaks every one of them and the green shape none. :func:`run_against` replays every history case
+through a user's own trimmer instead: a case it breaks is the real failure reproduced.
+
+Invariant: nothing here judges by anything but the registered checks (model properties,
+:mod:`models.provider_rules`, :func:`models.per_request.check_value`), so a case cannot pass on a
+rule of its own; a bounded search that did not finish is never read as green.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from turncheck.models.cases import CASES, Case, HistoryInput, LogInput, ModelInput, RaceInput, RuleInput
+from turncheck.models.catalog import build_model
+from turncheck.models.cost import EstimateCost
+from turncheck.models.errors import TurncheckError
+from turncheck.models.events import Event, read_jsonl
+from turncheck.models.per_request import check_value, replay_requests
+from turncheck.models.projector import Strategy
+from turncheck.models.provider_rules import PROVIDERS, events_of, provider_findings
+from turncheck.sim.explorer import explore
+
+Status = Literal["as recorded", "differs", "skipped"]
+
+
+@dataclass(frozen=True)
+class CaseRun:
+    """What each shape of ``case`` broke of its ``breaks`` (``red``, ``green``) and the verdict;
+    ``skipped`` says why the case could not run here (a library absent or at another version)."""
+
+    case: Case
+    red: tuple[str, ...]
+    green: tuple[str, ...]
+    skipped: str | None = None
+
+    @property
+    def status(self) -> Status:
+        if self.skipped is not None:
+            return "skipped"
+        return "as recorded" if set(self.red) == set(self.case.breaks) and not self.green else "differs"
+
+
+def unavailable(spec: HistoryInput) -> str | None:
+    """Why a history case cannot run here: a ``peer:`` side's library or bridge is absent, or a
+    pinned library is installed at another version than the one the case was recorded on."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from turncheck.models.peers import PEERS
+
+    for side in (spec.red, spec.green):
+        if side.startswith("peer:") and (why := PEERS[side].missing()) is not None:
+            return why
+    for pin in spec.pinned:
+        dist, _, wanted = pin.partition("==")
+        try:
+            found = version(dist)
+        except PackageNotFoundError:
+            return f"{dist} is not installed (the case was recorded on {pin})"
+        if found != wanted:
+            return f"{dist} {found} is installed; the case was recorded on {pin}"
+    return None
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """A history case run through a user's trimmer: the checks it broke, and the first request
+    (its index and the events before it) that broke one; ``broke`` empty when none did."""
+
+    case: Case
+    broke: tuple[str, ...]
+    request: int | None = None
+    after_events: int | None = None
+
+
+def case_events(file: str, fmt: str | None) -> list[Event]:
+    """A case's file of ``models/corpus/data``, read by its format's importer (our JSONL when
+    ``fmt`` is None)."""
+    from turncheck.models.corpus import case_file
+    from turncheck.models.importers import import_events
+
+    path = case_file(file)
+    return import_events(fmt, path) if fmt is not None else read_jsonl(path)
+
+
+def history_events(spec: HistoryInput) -> list[Event]:
+    """The history of a history case."""
+    return case_events(spec.file, spec.fmt)
+
+
+def _log_breaks(spec: LogInput, file: str, breaks: Sequence[str]) -> tuple[str, ...]:
+    """The rules of ``breaks`` some session of the log ``file`` breaks, as ``lint`` reads it."""
+    sessions: dict[str, list[Event]] = {}
+    for e in case_events(file, spec.fmt):
+        sessions.setdefault(e.session, []).append(e)
+    found = {rule for evs in sessions.values() for rule, _ in provider_findings(spec.provider, evs)}
+    return tuple(b for b in breaks if b in found)
+
+
+def replay_breaks(
+    events: Sequence[Event], spec: HistoryInput, strategy: str | Strategy, checks: Sequence[str]
+) -> tuple[tuple[str, ...], int | None, int | None]:
+    """The ``checks`` some request's window breaks when ``strategy`` trims each session of
+    ``events`` before every model request, and the first offending request (index, end)."""
+    broke: dict[str, None] = {}
+    first: tuple[int, int] | None = None
+    sessions: dict[str, list[Event]] = {}
+    for e in events:
+        sessions.setdefault(e.session, []).append(e)
+    for name, evs in sessions.items():
+        for req in replay_requests(name, evs, spec.budget, strategy, EstimateCost()):
+            bad = [c for c in checks if check_value(req.window, c)]
+            if bad and first is None:
+                first = (req.index, req.end)
+            broke.update(dict.fromkeys(bad))
+    return tuple(broke), *(first or (None, None))
+
+
+def _model_breaks(spec: ModelInput, variant: str, breaks: Sequence[str]) -> tuple[str, ...]:
+    result = explore(build_model(spec.model, {"variant": variant}))
+    if not result.exhausted:
+        raise TurncheckError(f"model {spec.model} variant={variant}: search stopped at {result.bound}")
+    violated = {p.name for p in result.violations}
+    return tuple(b for b in breaks if b in violated)
+
+
+def _rule_breaks(spec: RuleInput, refused: bool) -> tuple[str, ...]:
+    rule = next(r for r in PROVIDERS[spec.provider] if r.id == spec.rule)
+    return (rule.id,) if rule.check(events_of(rule.refused if refused else rule.clean)) else ()
+
+
+def _race_breaks(spec: RaceInput, pins: Sequence[str], install: bool) -> tuple[str, ...]:
+    """The race test's name when ``turncheck race`` fails it against ``pins``, else nothing;
+    :class:`~sim.case_libraries.Unavailable` when the releases or the test cannot be had, or
+    the race ends in neither verdict."""
+    import os
+    import subprocess
+    import sys
+
+    from turncheck.sim.case_libraries import Unavailable, library_path, repository_file
+
+    file, _, test = spec.test.partition(":")
+    path, where = repository_file(file), library_path(pins, install)
+    env = dict(os.environ)
+    if where is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(where), env.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-m", "turncheck", "race", f"{path}:{test}", "-n", str(spec.schedules), "-q"],
+                          capture_output=True, text=True, env=env, timeout=900)  # fmt: skip
+    if proc.returncode not in (0, 1):
+        raise Unavailable(
+            f"turncheck race exited {proc.returncode}: {(proc.stderr.strip().splitlines() or [''])[-1]}"
+        )
+    return (test,) if proc.returncode == 1 else ()
+
+
+def run_case(case: Case, install: bool = False) -> CaseRun:
+    """Both shapes of ``case``, each judged by the registered checks; ``install`` lets a race
+    case install the releases it pins into the cache (:mod:`sim.case_libraries`)."""
+    spec = case.input
+    if isinstance(spec, RaceInput):
+        from turncheck.sim.case_libraries import Unavailable
+
+        try:
+            return CaseRun(
+                case, _race_breaks(spec, spec.red, install), _race_breaks(spec, spec.green, install)
+            )
+        except Unavailable as exc:
+            return CaseRun(case, (), (), str(exc))
+    if isinstance(spec, ModelInput):
+        red, green = (_model_breaks(spec, v, case.breaks) for v in (spec.red, spec.green))
+    elif isinstance(spec, RuleInput):
+        red, green = _rule_breaks(spec, True), _rule_breaks(spec, False)
+    elif isinstance(spec, LogInput):
+        red, green = _log_breaks(spec, spec.red, case.breaks), _log_breaks(spec, spec.green, case.breaks)
+    else:
+        if (reason := unavailable(spec)) is not None:
+            return CaseRun(case, (), (), reason)
+        events = history_events(spec)
+        red = replay_breaks(events, spec, spec.red, case.breaks)[0]
+        green = replay_breaks(events, spec, spec.green, case.breaks)[0]
+    return CaseRun(case, red, green)
+
+
+def history_cases() -> tuple[Case, ...]:
+    """The cases a trimmer can be run on (their input a history)."""
+    return tuple(c for c in CASES.values() if isinstance(c.input, HistoryInput))
+
+
+def run_against(case: Case, strategy: str | Strategy) -> Reproduction:
+    """``strategy`` (a user's trimmer, as ``--strategy`` takes it) on a history case."""
+    spec = case.input
+    assert isinstance(spec, HistoryInput)  # history_cases() chose it
+    broke, request, end = replay_breaks(history_events(spec), spec, strategy, case.breaks)
+    return Reproduction(case, broke, request, end)

@@ -1,0 +1,246 @@
+"""The real-failure corpus (issue 54): ``turncheck cases`` and ``project --per-request --diff``.
+
+Each case's red shape must break what its thread reports and its green shape none of it; a
+user's keep-last-N trimmer reproduces the orphan threads; a pair-safe one none; keep-last-4 →
+snap-to-user (spring-projects/spring-ai PR #6312) is an ``empty`` regression, and a trimmer
+diffed against itself is none.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from turncheck.cli.app import main
+from turncheck.models.cases import CASES, PENDING, Case, HistoryInput, LogInput, ModelInput, case_threads
+from turncheck.models.errors import BadParameter
+from turncheck.models.provider_rules import events_of
+from turncheck.sim.cases import run_against, run_case, unavailable
+from turncheck.testing import check_diff, check_known_failures
+
+KEEP_LAST = "def keep_last_4(messages, budget):\n    return messages[-4:]\n"
+SNAP = (
+    "def snap_to_user(messages, budget):\n    kept = messages[-4:]\n"
+    "    while kept and kept[0].get('role') != 'user':\n        kept = kept[1:]\n    return kept\n"
+)
+ISSUE_THREADS = (
+    "spring-projects/spring-ai#5940 #6312 #7029 #3945 #6770 #3149; langchain4j/langchain4j#1966 #5250; "
+    "google/adk-python#1733 #4751 #3717 #4740 #7236 #5602; google/adk-go#1234; openai/openai-agents-js#1842 #1668; "
+    "openai/openai-agents-python#2317 #3116 #4987; mastra-ai/mastra#24110 #16193 #13984; "
+    "microsoft/agent-framework#7212 #8099 #8441 #6972 #4924 #4835 #7744 #7518; letta-ai/letta#2605 #2601 #2541 #3279; "
+    "earendil-works/pi#6832 #8667 #4203; google-gemini/gemini-cli#3814 #16543 #21830; "
+    "microsoft/semantic-kernel#12708; strands-agents/harness-sdk#1749 #2087 #2173; "
+    "langchain-ai/langchain#38352 #34794 #34664; langchain-ai/langgraph#4168; pydantic/pydantic-ai#4728; "
+    "crewAIInc/crewAI#4381; aaif-goose/goose#7444 #6336; cline/cline#7225 #14195; vercel/ai#11036 #12504; "
+    "anthropics/claude-code#39695 #90036 #37; OpenHands/software-agent-sdk#432"
+)
+
+
+@pytest.fixture
+def trimmers(tmp_path: Path) -> tuple[str, str]:
+    (tmp_path / "trims.py").write_text(KEEP_LAST + SNAP, encoding="utf-8")
+    return f"messages:{tmp_path / 'trims.py'}:keep_last_4", f"messages:{tmp_path / 'trims.py'}:snap_to_user"
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_each_case_red_breaks_what_its_thread_reports_and_green_none(name: str) -> None:
+    run = run_case(CASES[name])
+    if run.skipped is not None:  # a peer's library absent, or at another version than recorded
+        pytest.skip(run.skipped)
+    assert set(run.red) == set(CASES[name].breaks) and run.green == ()
+    assert run.status == "as recorded"
+
+
+def test_a_case_whose_red_shape_holds_differs_from_the_record() -> None:
+    fixed = CASES["openai-agents-compaction"]
+    both_fixed = Case("t", fixed.source, "x", "x", "compaction race", ModelInput(fixed.input.model, "fixed", "fixed"),
+                      fixed.breaks, "", "")  # fmt: skip
+    assert run_case(both_fixed).status == "differs"
+    both_red = Case("t", fixed.source, "x", "x", "compaction race", ModelInput(fixed.input.model, "buggy", "buggy"),
+                    fixed.breaks, "", "")  # fmt: skip
+    assert run_case(both_red).status == "differs"
+
+
+@pytest.mark.parametrize("source", ["spring-ai#5940", "spring-projects/spring-ai", "a/b#x", "a/b#1 "])
+def test_a_case_refuses_a_source_that_is_not_owner_repo_number(source: str) -> None:
+    with pytest.raises(BadParameter):
+        Case(
+            "t",
+            source,
+            "d",
+            "s",
+            "orphan/pairing",
+            HistoryInput("f", None, 1, "M0", "M5"),
+            ("empty",),
+            "",
+            "",
+        )
+    Case("t", "a/b#1", "d", "s", "orphan/pairing", HistoryInput("f", None, 1, "M0", "M5"), ("empty",), "", "")
+
+
+def test_a_case_refuses_an_unknown_class_and_an_empty_breaks() -> None:
+    spec = HistoryInput("f", None, 1, "M0", "M5")
+    with pytest.raises(BadParameter):
+        Case("t", "a/b#1", "d", "s", "flaky", spec, ("empty",), "", "")  # type: ignore[arg-type]
+    with pytest.raises(BadParameter):
+        Case("t", "a/b#1", "d", "s", "cost", spec, (), "", "")
+
+
+def test_every_thread_of_the_issue_is_a_case_or_pending() -> None:
+    threads = []
+    for group in ISSUE_THREADS.split("; "):
+        repo, first, *rest = group.replace("#", " #").split()
+        threads += [f"{repo}{n}" for n in (first, *rest)]
+    assert len(threads) == 61  # the issue says 54 and names 61
+    recorded = set(case_threads()) | set(PENDING)
+    assert [t for t in threads if t not in recorded] == []
+    assert not set(case_threads()) & set(PENDING)  # a thread is a case or pending, never both
+
+
+def test_cases_list_json_gives_each_case_its_thread(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cases", "list", "--format", "json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    cases = [r["case"] for r in rows if "case" in r]
+    assert len(cases) == len(CASES) and all("#" in c["source"] for c in cases)
+    assert {r["pending"]["source"] for r in rows if "pending" in r} == set(PENDING)
+
+
+def test_cases_run_exits_0_when_every_case_behaves_as_recorded(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cases", "run", "-q"]) == 0
+    assert "cases run behave as recorded" in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_against_a_keep_last_trimmer_exits_1_naming_the_threads(
+    trimmers: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["cases", "run", "-q", "--against", trimmers[0]]) == 1
+    out = capsys.readouterr().out
+    assert "spring-projects/spring-ai#5940" in out.splitlines()[-1] and "FAIL" in out
+    assert main(["cases", "run", "-q", "--against", "M5"]) == 0
+    assert main(["cases", "run", "-q", "--against", "no-such-strategy"]) == 2
+
+
+def test_the_fixture_names_the_threads_a_trimmer_reproduces(trimmers: tuple[str, str]) -> None:
+    with pytest.raises(AssertionError, match="spring-projects/spring-ai#5940"):
+        check_known_failures(trimmers[0])
+    with pytest.raises(AssertionError, match="spring-projects/spring-ai#6312"):
+        check_known_failures("M3")
+    check_known_failures("M5")
+
+
+def test_against_reports_the_first_offending_request(trimmers: tuple[str, str]) -> None:
+    rep = run_against(CASES["spring-ai-count-cut"], trimmers[0])
+    assert rep.broke == ("orphanRes",) and rep.request is not None
+
+
+def diff_args(history: Path, new: str, old: str) -> list[str]:
+    return [
+        "project",
+        "-H",
+        str(history),
+        "--from",
+        "openai-chat",
+        "--per-request",
+        "-s",
+        new,
+        "--diff",
+        old,
+        "-q",
+    ]
+
+
+def test_diff_keep_last_to_snap_to_user_names_the_empty_window_regression(
+    trimmers: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from turncheck.models.corpus import case_file
+
+    history = case_file("spring-ai-6312.json")
+    keep, snap = trimmers
+    assert main(diff_args(history, snap, keep)) == 1
+    out = capsys.readouterr().out
+    assert (
+        "| empty | 0 | 3 | 3 |" in out
+        and out.splitlines()[-1].startswith("FAIL")
+        and "empty" in out.splitlines()[-1]
+    )
+    assert main(diff_args(history, keep, keep)) == 0
+    assert main(diff_args(history, snap, snap)) == 0
+    assert "0 of 6 requests differ" in capsys.readouterr().out
+    assert main(diff_args(history, keep, snap)) == 0  # back again: nothing keep-last-4 breaks that snap held
+
+
+def test_diff_needs_per_request_and_refuses_an_unknown_old(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["project", "--example", "--diff", "M1"]) == 2
+    assert main(["project", "--example", "--per-request", "--diff", "nope"]) == 2
+    assert capsys.readouterr().err.count("\n") == 2
+
+
+def test_check_diff_in_python(trimmers: tuple[str, str]) -> None:
+    events = events_of("U Ca Ra Cb Rb Cc Rc T")
+    with pytest.raises(AssertionError, match="empty"):
+        check_diff(trimmers[0], trimmers[1], events, budget=100)
+    check_diff(trimmers[0], trimmers[0], events, budget=100)
+
+
+def test_a_case_recorded_on_another_library_version_is_skipped_with_the_reason() -> None:
+    spec = HistoryInput("spring-ai-5940.json", "openai-chat", 40, "M0", "M5", ("langchain-core==0.0.1",))
+    assert "the case was recorded on langchain-core==0.0.1" in (unavailable(spec) or "")
+    gone = HistoryInput("spring-ai-5940.json", "openai-chat", 40, "M0", "M5", ("no-such-dist==1",))
+    assert unavailable(gone) == "no-such-dist is not installed (the case was recorded on no-such-dist==1)"
+    case = Case("t", "a/b#1", "d", "s", "orphan/pairing", spec, ("orphanRes",), "", "")
+    assert run_case(case).status == "skipped"
+    assert unavailable(HistoryInput("spring-ai-5940.json", "openai-chat", 40, "M0", "M5")) is None
+
+
+def test_a_log_case_lints_the_log_the_report_shows_and_the_fixed_one() -> None:
+    case = CASES["spring-ai-streaming-memory"]
+    assert run_case(case).red == ("call-not-answered-next",) and run_case(case).green == ()
+    spec = case.input
+    assert isinstance(spec, LogInput)
+    swapped = Case("t", case.source, "x", "x", "orphan/pairing", LogInput(spec.green, spec.red, spec.fmt, spec.provider),
+                   case.breaks, "", "")  # fmt: skip
+    assert run_case(swapped).status == "differs"
+
+
+def test_a_race_side_runs_only_against_the_releases_it_pins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from importlib.metadata import version
+
+    from turncheck.sim.case_libraries import Unavailable, library_path, repository_file
+
+    monkeypatch.setenv("TURNCHECK_CACHE", str(tmp_path))
+    assert library_path((f"typer=={version('typer')}",), install=False) is None  # the environment's own
+    with pytest.raises(Unavailable, match="typer==0.0.1 not installed nor in"):
+        library_path(("typer==0.0.1",), install=False)
+    (tmp_path / "libraries" / "typer-0.0.1").mkdir(parents=True)
+    assert library_path(("typer==0.0.1",), install=False) == tmp_path / "libraries" / "typer-0.0.1"
+    with pytest.raises(Unavailable, match="ships with the repository"):
+        repository_file("examples/races/no_such_test.py")
+
+
+def test_a_race_case_without_its_releases_is_skipped_saying_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TURNCHECK_CACHE", str(tmp_path))
+    run = run_case(CASES["openai-agents-compaction-race"])
+    assert run.status == "skipped" and "openai-agents==0.6.6" in (run.skipped or "")
+
+
+@pytest.mark.parametrize("strategy", ["M0", "M3", "M5"])
+def test_a_trimmer_diffed_against_itself_exits_0(strategy: str) -> None:
+    assert (
+        main(["project", "--example", "--per-request", "-q", "-s", strategy, "--diff", strategy, "-b", "300"])
+        == 0
+    )
+
+
+def test_the_known_failures_fixture(known_failures: Any, trimmers: tuple[str, str]) -> None:
+    with pytest.raises(AssertionError, match="omnigent-ai/omnigent#2449"):
+        known_failures.check(trimmers[0])
+    known_failures.check("M5")
+    with pytest.raises(AssertionError, match="breaks empty"):
+        known_failures.diff(trimmers[0], trimmers[1], events_of("U Ca Ra Cb Rb Cc Rc T"), budget=100)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TextIO
 
 import typer
 
-from turncheck.cli.import_log import FromOpt
+from turncheck.cli.import_log import FromOpt, read_as_ours
 from turncheck.cli.options import Format, FormatOpt, QuietOpt, format_option, names_in_help, strategy_names
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.cli.stdout_json import print_json
@@ -184,7 +184,11 @@ def read_sessions(
 
     reading = progress_for("project: reading", quiet, "B")
     try:
-        raw = import_events(source, path) if source is not None else read_jsonl(path, reading)
+        if source is not None:
+            raw = import_events(source, path)
+        else:
+            with read_as_ours(path):
+                raw = read_jsonl(path, reading)
         events = read_order(raw, order)
     except BaseException:
         end_line(reading)
@@ -414,18 +418,19 @@ def lint_command(
     size = history.stat().st_size
     progress = progress_for(f"lint {history.name}", quiet, "B")
     reading = ReadProgress(size, progress)
-    try:
-        with history.open(encoding="utf-8") as fh:
-            for number, line in enumerate(reading.lines(fh), start=1):
-                if not line.strip():
-                    continue
-                obj = load_json_line(line, f"{history}:{number}")
-                located.append((number, event_from_dict(obj, f"{history}:{number}")))
-    except BaseException as exc:
-        end_line(progress)
-        if isinstance(exc, UnicodeDecodeError):
-            raise EventFormatError(f"{history}: not UTF-8 text (byte {exc.start})") from None
-        raise
+    with read_as_ours(history):
+        try:
+            with history.open(encoding="utf-8") as fh:
+                for number, line in enumerate(reading.lines(fh), start=1):
+                    if not line.strip():
+                        continue
+                    obj = load_json_line(line, f"{history}:{number}")
+                    located.append((number, event_from_dict(obj, f"{history}:{number}")))
+        except BaseException as exc:
+            end_line(progress)
+            if isinstance(exc, UnicodeDecodeError):
+                raise EventFormatError(f"{history}: not UTF-8 text (byte {exc.start})") from None
+            raise
     progress(size, size)
     print_lint(history, lint_events(located, examples, provider), fmt)
 

@@ -116,7 +116,7 @@ def project_command(
     per_request: Annotated[
         bool,
         typer.Option(
-            "--per-request",
+            "--per-request/--no-per-request",
             help="Project before every model request (after each USER and each answered batch of RESULTs, "
             "before each reply), in log order.",
         ),

@@ -123,6 +123,7 @@ def _register_commands() -> None:
         bench,
         check,
         import_log,
+        init,
         listing,
         log,
         project,
@@ -147,6 +148,7 @@ def _register_commands() -> None:
         race,
         import_log,
         listing,
+        init,
     ):
         module.register(app)
 

@@ -129,6 +129,7 @@ def _register_commands() -> None:
         cases,
         check,
         import_log,
+        init,
         listing,
         log,
         project,
@@ -154,6 +155,7 @@ def _register_commands() -> None:
         race,
         import_log,
         listing,
+        init,
     ):
         module.register(app)
 

@@ -8,9 +8,12 @@ project below it. Each key stands for one flag of the commands listed in :data:`
 that flag's default (click's ``default_map``), so a flag given on the command line always wins and
 the command checks the value exactly as it checks the flag's.
 
-Config never runs code and never writes outside the project: a value naming code (``exec:…``,
-``module:function``, ``file.py:function``) is refused — programs are named on the command line —
-and ``out`` must resolve inside the folder of that ``pyproject.toml``. An unknown key, a value of
+The keys cover the CI gate's own flags (``project --per-request --fail-on``, ``lint``): a
+project writes its log, format, budget and checks once and runs ``turncheck project`` and
+``turncheck lint`` bare. Config never runs code and never writes outside the project: a value
+naming code (``exec:…``, ``module:function``, ``file.py:function``) is refused — programs are
+named on the command line — and ``out`` must resolve inside the folder of that ``pyproject.toml``;
+the paths ``out`` and ``history`` are relative to that folder. An unknown key, a value of
 the wrong type, or a file that cannot be parsed (bad TOML, bad UTF-8, nesting deep enough to
 exhaust the parser) is one line naming the file, exit 2, before any command runs, ``--version``
 included; a file that cannot be parsed and never mentions ``turncheck`` is not ours and is ignored.
@@ -34,7 +37,17 @@ KEYS: dict[str, tuple[type, str, tuple[str, ...]]] = {
     "strategy": (str, "strategy", ("project",)),
     "invariants": (list, "invariant", ("check",)),
     "out": (str, "out", ("scenario", "sweep")),
+    "history": (str, "history", ("project", "lint")),
+    "from": (str, "source", ("project", "lint")),
+    "provider": (str, "provider", ("lint",)),
+    "per_request": (bool, "per_request", ("project",)),
+    "fail_on": (list, "fail_on", ("project",)),
 }
+
+PATHS = ("out", "history")
+"""Keys naming a file or folder: relative to the ``pyproject.toml``'s folder, never code."""
+COMMA_LISTS = ("fail_on",)
+"""Keys whose flag takes a comma-separated list: a TOML list, or the flag's own string."""
 
 
 REPOSITORY_MARKERS = (".git", ".hg")
@@ -79,16 +92,16 @@ def _checked(path: Path, key: str, value: Any) -> Any:
     if key not in KEYS:
         raise BadParameter(f"{path}: [tool.turncheck] has no key {key!r} (known: {', '.join(sorted(KEYS))})")
     kind = KEYS[key][0]
-    ok = isinstance(value, kind) and not isinstance(value, bool)
+    items = [value] if key in COMMA_LISTS and isinstance(value, str) else value
+    ok = isinstance(items, kind) and (kind is bool or not isinstance(items, bool))
     if ok and kind is list:
-        ok = bool(value) and all(isinstance(v, str) for v in value)
+        ok = bool(items) and all(isinstance(v, str) and v for v in items)
     if not ok or (kind is int and value <= 0) or (kind is str and not value):
-        want = {int: "a positive integer", str: "a non-empty string", list: "a non-empty list of strings"}[
-            kind
-        ]
+        want = {int: "a positive integer", str: "a non-empty string", list: "a non-empty list of strings",
+                bool: "true or false"}[kind]  # fmt: skip
         raise BadParameter(f"{path}: [tool.turncheck] {key} must be {want}, got {value!r}")
-    for item in value if isinstance(value, list) else [value]:
-        if key != "out" and names_code(item):
+    for item in items if isinstance(items, list) else [items]:
+        if key not in PATHS and names_code(item):
             raise BadParameter(
                 f"{path}: [tool.turncheck] {key} = {item!r} names code to run; config never starts a"
                 " program or imports code: name it on the command line"
@@ -100,8 +113,9 @@ def _checked(path: Path, key: str, value: Any) -> Any:
             raise BadParameter(
                 f"{path}: [tool.turncheck] out = {value!r} is outside the project folder {root}"
             )
+    if key in PATHS:
         return str(path.parent / value)
-    return value
+    return ",".join(items) if key in COMMA_LISTS else value
 
 
 def default_map(start: Path | None = None) -> dict[str, dict[str, Any]] | None:

@@ -11,7 +11,8 @@ provider refuses the log for — while ``lint`` names each finding's record.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +20,7 @@ import typer
 
 from turncheck.cli.options import names_in_help, out_option
 from turncheck.models.errors import BadParameter
+from turncheck.models.events import EventFormatError
 
 FromOpt = Annotated[
     str | None,
@@ -36,6 +38,25 @@ def warn_opaque(path: Path, opaque: Mapping[str, int]) -> None:
     kept = opaque_warning(opaque)
     if kept:
         print(f"warning: {path}: {kept}", file=sys.stderr)
+
+
+@contextmanager
+def read_as_ours(path: Path) -> Iterator[None]:
+    """Reading ``path`` as turncheck JSONL (``lint``, ``project`` without ``--from``): when the
+    file is refused and a registered format reads it (:func:`models.importers.formats_reading`),
+    the one line names that ``--from``, instead of leaving "malformed JSON" as the only clue."""
+    try:
+        yield
+    except EventFormatError as exc:
+        from turncheck.models.importers import formats_reading
+
+        names = formats_reading(path)
+        if not names:
+            raise
+        also = f" (it also reads as {', '.join(names[1:])})" if names[1:] else ""
+        raise EventFormatError(
+            f"{path} reads as --from {names[0]}{also}, not as turncheck JSONL ({exc})"
+        ) from None
 
 
 def format_names() -> list[str]:

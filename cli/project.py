@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TextIO
 
 import typer
 
-from turncheck.cli.import_log import FromOpt, warn_opaque
+from turncheck.cli.import_log import FromOpt, read_as_ours, warn_opaque
 from turncheck.cli.options import Format, FormatOpt, QuietOpt, format_option, names_in_help, strategy_names
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.cli.stdout_json import print_json
@@ -116,7 +116,7 @@ def project_command(
     per_request: Annotated[
         bool,
         typer.Option(
-            "--per-request",
+            "--per-request/--no-per-request",
             help="Project before every model request (after each USER and each answered batch of RESULTs, "
             "before each reply), in log order.",
         ),
@@ -204,7 +204,10 @@ def read_sessions(
         if source is not None:
             imported = import_log(source, path)
             warn_opaque(path, imported.opaque)
-        raw = imported.events if source is not None else read_jsonl(path, reading)
+            raw = imported.events
+        else:
+            with read_as_ours(path):
+                raw = read_jsonl(path, reading)
         events = read_order(raw, order)
     except BaseException:
         end_line(reading)
@@ -435,18 +438,19 @@ def lint_command(
     size = history.stat().st_size
     progress = progress_for(f"lint {history.name}", quiet, "B")
     reading = ReadProgress(size, progress)
-    try:
-        with history.open(encoding="utf-8") as fh:
-            for number, line in enumerate(reading.lines(fh), start=1):
-                if not line.strip():
-                    continue
-                obj = load_json_line(line, f"{history}:{number}")
-                located.append((number, event_from_dict(obj, f"{history}:{number}")))
-    except BaseException as exc:
-        end_line(progress)
-        if isinstance(exc, UnicodeDecodeError):
-            raise EventFormatError(f"{history}: not UTF-8 text (byte {exc.start})") from None
-        raise
+    with read_as_ours(history):
+        try:
+            with history.open(encoding="utf-8") as fh:
+                for number, line in enumerate(reading.lines(fh), start=1):
+                    if not line.strip():
+                        continue
+                    obj = load_json_line(line, f"{history}:{number}")
+                    located.append((number, event_from_dict(obj, f"{history}:{number}")))
+        except BaseException as exc:
+            end_line(progress)
+            if isinstance(exc, UnicodeDecodeError):
+                raise EventFormatError(f"{history}: not UTF-8 text (byte {exc.start})") from None
+            raise
     progress(size, size)
     print_lint(history, lint_events(located, examples, provider), fmt)
 

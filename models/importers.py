@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder
-from turncheck.models.events import Event
+from turncheck.models.events import Event, EventFormatError, event_from_dict, load_json_line
 from turncheck.models.registry import Registry
 
 if TYPE_CHECKING:
@@ -85,6 +85,46 @@ def register_format(fmt: LogFormat) -> LogFormat:
 def import_log(fmt: str, path: Path) -> Imported:
     """``path`` read as ``fmt`` (a name in :data:`FORMATS`): its events and the record each came from."""
     return FORMATS[fmt].read(path)
+
+
+PROBE_BYTES = 64 << 20
+"""The largest file :func:`formats_reading` tries the formats on (each reads the whole file)."""
+
+
+def formats_reading(path: Path) -> list[str]:
+    """The registered formats that read ``path``, in registry order: what ``lint`` and
+    ``project`` suggest for ``--from`` when they refuse a file as our JSONL.
+
+    Each format's own reader is the test, so a format registered by an extension is suggested
+    as a built-in is, and no shape is described twice. Not tried: a file whose first record is
+    one of our events (ours, refused for a later line), a file over :data:`PROBE_BYTES`, a file
+    that is not a regular file. A reader that fails in any way on the file — refusing it, or
+    crashing on a shape it never expected — does not read it; readers only read, so the probe
+    writes nothing.
+    """
+    try:
+        if not path.is_file() or path.stat().st_size > PROBE_BYTES or _first_record_is_ours(path):
+            return []
+    except OSError:
+        return []
+    names = []
+    for name, fmt in FORMATS.items():
+        try:
+            fmt.read(path)
+        except Exception:  # noqa: BLE001 - a probe: any failure means "not this format"
+            continue
+        names.append(name)
+    return names
+
+
+def _first_record_is_ours(path: Path) -> bool:
+    with path.open("rb") as fh:
+        line = next((line for line in fh if line.strip()), b"")
+    try:
+        event_from_dict(load_json_line(line, ""), "")
+    except EventFormatError:
+        return False
+    return True
 
 
 def import_events(fmt: str, path: Path) -> list[Event]:

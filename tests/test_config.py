@@ -71,7 +71,8 @@ def test_out_is_relative_to_the_pyproject_folder(cli, project) -> None:
     [
         (
             "[tool.turncheck]\nbudgt = 250\n",
-            "has no key 'budgt' (known: budget, cost, invariants, out, strategy)",
+            "has no key 'budgt' (known: budget, cost, fail_on, from, history, invariants, out, per_request,"
+            " provider, strategy)",
         ),
         ('[tool.turncheck]\nbudget = "250"\n', "budget must be a positive integer, got '250'"),
         ("[tool.turncheck]\nbudget = true\n", "budget must be a positive integer, got True"),
@@ -204,3 +205,89 @@ def test_a_pyproject_that_is_not_a_file_is_not_read(cli, tmp_path: Path, monkeyp
     monkeypatch.chdir(tmp_path / "p")
     assert default_map() is None
     assert cli("--version").code == 0
+
+
+# -- issue 55: the table covers the CI gate's own flags (project --per-request --fail-on, lint) ----
+
+GATE = """[tool.turncheck]
+history = "logs/requests.jsonl"
+from = "openai-chat"
+budget = 250
+per_request = true
+fail_on = {fail_on}
+"""
+
+
+def gate_project(project, fail_on: str = '["orphanRes", "overBudget"]') -> Path:
+    root = project(GATE.format(fail_on=fail_on))
+    (root / "logs").mkdir()
+    source = Path(__file__).resolve().parent.parent / "examples" / "your-agent" / "requests.jsonl"
+    (root / "logs" / "requests.jsonl").write_bytes(source.read_bytes())
+    return root
+
+
+@pytest.mark.parametrize(
+    "fail_on", ['["orphanRes", "overBudget"]', '"orphanRes,overBudget"'], ids=["list", "string"]
+)
+def test_the_gate_runs_bare_from_the_table(cli, project, fail_on: str) -> None:
+    root = gate_project(project, fail_on)
+    assert default_map()["project"] == {
+        "history": str(root / "logs/requests.jsonl"), "source": "openai-chat", "budget": 250,
+        "per_request": True, "fail_on": "orphanRes,overBudget",
+    }  # fmt: skip
+    done = cli("project", "-q")  # from src/: the log is found relative to the pyproject.toml
+    assert done.code == 1 and "requests in 2 sessions" in done.out
+    assert "FAIL: session ticket-1043, request 2 (after 7 events): overBudget" in done.out
+
+
+def test_flags_win_over_the_gate_table(cli, project) -> None:
+    gate_project(project)
+    done = cli("project", "-q", "--fail-on", "orphanRes")
+    assert done.code == 0 and "OK: no request breaks orphanRes" in done.out
+    done = cli("project", "-q", "--no-per-request", "--format", "json")  # per session, at the end
+    *sessions, verdict = done.out.splitlines()
+    assert done.code == 1 and verdict.startswith("FAIL: session ticket-1043 breaks overBudget")
+    assert [r["session"] for r in rows("\n".join(sessions))] == ["ticket-1043", "ticket-2210"]
+    assert "requests" not in rows(sessions[0])[0]
+
+
+def test_lint_runs_bare_from_the_table(cli, project) -> None:
+    root = gate_project(project)
+    done = cli("lint", "-q")
+    assert done.code == 0 and done.out.startswith(f"{root / 'logs/requests.jsonl'}: 24 events in 2 sessions")
+
+
+def test_provider_in_the_table_is_lints_and_checked_as_the_flag(cli, project) -> None:
+    project('[tool.turncheck]\nprovider = "anthropic"\n')
+    assert default_map() == {"lint": {"provider": "anthropic"}}
+    project('[tool.turncheck]\nprovider = "antropic"\n')
+    done = cli("lint", "-q", str(Path(__file__).resolve().parent.parent / "scenarios/data/example.jsonl"))
+    assert done.code == 2 and "--provider must be one of" in done.err and "'antropic'" in done.err
+
+
+@pytest.mark.parametrize(
+    ("toml", "says"),
+    [
+        ("per_request = 1", "per_request must be true or false, got 1"),
+        ('per_request = "yes"', "per_request must be true or false"),
+        ("fail_on = []", "fail_on must be a non-empty list of strings"),
+        ("fail_on = [1]", "fail_on must be a non-empty list of strings"),
+        ('fail_on = ""', "fail_on must be a non-empty list of strings"),
+        ("history = 5", "history must be a non-empty string"),
+        ("from = true", "from must be a non-empty string"),
+        ('from = "exec:touch x"', "names code"),
+        ('provider = "pkg.mod:fn"', "names code"),
+        ('fail-on = ["orphanRes"]', "has no key 'fail-on'"),
+    ],
+)
+def test_a_bad_gate_key_is_one_line_exit_2(cli, project, toml: str, says: str) -> None:
+    root = project(f"[tool.turncheck]\n{toml}\n")
+    done = cli("lint", "-q", "x.jsonl")
+    assert done.code == 2 and done.out == "" and done.err.count("\n") == 1, done
+    assert str(root / "pyproject.toml") in done.err and says in done.err
+
+
+def test_an_unknown_check_in_fail_on_is_refused_as_the_flag(cli, project) -> None:
+    gate_project(project, '["orphanRes", "orphans"]')
+    done = cli("project", "-q")
+    assert done.code == 2 and done.err.startswith("turncheck: error: --fail-on: unknown check orphans")

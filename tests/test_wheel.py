@@ -123,4 +123,6 @@ def test_the_checkout_root_and_the_installed_wheel_never_disagree(wheel_venv: Pa
         shown = _run(argv, ROOT, env)
         assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
     where = _run([python, "-c", "import turncheck.cli, turncheck.models as m; print(m.__file__)"], ROOT, env)
-    assert where.returncode == 0 and where.stdout.strip() == str(ROOT / "models" / "__init__.py"), where.stderr
+    assert where.returncode == 0 and where.stdout.strip() == str(ROOT / "models" / "__init__.py"), (
+        where.stderr
+    )

@@ -121,14 +121,15 @@ VARIANTS = [(shape, offload) for shape in SHAPES for offload in OFFLOADS]
 
 @pytest.mark.parametrize(("shape", "offload"), VARIANTS)
 def test_plain_asyncio_loses_an_append_in_every_variant(shape: str, offload: str) -> None:
+    """The premise: plain asyncio loses the append (idle, every run; on a loaded machine a run
+    may miss the timing, so up to ten runs are tried and one loss is the proof)."""
     test = make_test(shape, offload, read_s=0.03)
-    lost = 0
-    for _ in range(3):
+    for _ in range(10):
         try:
             asyncio.run(test())
         except AssertionError:
-            lost += 1
-    assert lost == 3
+            return
+    pytest.fail("plain asyncio kept both appends in ten runs")
 
 
 @pytest.mark.parametrize("strategy", ["random", "pct", "exhaustive"])
@@ -217,7 +218,8 @@ def test_a_one_worker_executor_runs_its_jobs_in_submission_order() -> None:
 
 def test_the_cli_finds_the_example_with_a_token_that_replays_in_another_process() -> None:
     proc = subprocess.run([sys.executable, EXAMPLE], capture_output=True, text=True, cwd=ROOT)
-    assert proc.returncode == 1 and "lost in 50 of 50 runs" in proc.stdout
+    lost = re.search(r"lost in (\d+) of 50 runs", proc.stdout)  # idle: 50; a loaded machine may miss a few
+    assert proc.returncode == 1 and lost and int(lost.group(1)) > 0, proc.stdout
     for strategy in ("random", "pct", "exhaustive"):
         found = turncheck("race", f"{EXAMPLE}:test_no_lost_append", "--strategy", strategy, "-n", "200")
         assert found.returncode == 1, found.stdout + found.stderr

@@ -92,8 +92,10 @@ PROBE_BYTES = 64 << 20
 
 
 def formats_reading(path: Path) -> list[str]:
-    """The registered formats that read ``path``, in registry order: what ``lint`` and
-    ``project`` suggest for ``--from`` when they refuse a file as our JSONL.
+    """The registered formats that read ``path``, those that understand every part of it first
+    (fewest parts kept as opaque content), then in registry order: what ``lint`` and ``project``
+    suggest for ``--from`` when they refuse a file as our JSONL. Every reader keeps a part it does
+    not know, so an Anthropic document also reads as Chat Completions — with its blocks opaque.
 
     Each format's own reader is the test, so a format registered by an extension is suggested
     as a built-in is, and no shape is described twice. Not tried: a file whose first record is
@@ -107,14 +109,14 @@ def formats_reading(path: Path) -> list[str]:
             return []
     except OSError:
         return []
-    names = []
-    for name, fmt in FORMATS.items():
+    read: list[tuple[int, int, str]] = []
+    for order, (name, fmt) in enumerate(FORMATS.items()):
         try:
-            fmt.read(path)
+            imported = fmt.read(path)
         except Exception:  # noqa: BLE001 - a probe: any failure means "not this format"
             continue
-        names.append(name)
-    return names
+        read.append((sum(imported.opaque.values()), order, name))
+    return [name for _, _, name in sorted(read)]
 
 
 def _first_record_is_ours(path: Path) -> bool:

@@ -40,6 +40,8 @@ BUDGET_VARIABLE = "TURNCHECK_MEMORY_BUDGET"
 """Environment variable: the budget in MiB, for a machine with less (or more) to give."""
 POLL = 0.02
 """Seconds between two looks at the memory and the clock."""
+WATCH_STACK = 256 << 10
+"""Bytes of stack for the watch's thread: it only polls."""
 REDELIVER = 1.0
 """Seconds between two interruptions of a main thread that went on past its bound."""
 GRACE = 1.0
@@ -104,6 +106,8 @@ class RunWatch:
         self.seconds = 0.0
         self.reason: str | None = None
         self.running = True
+        self.ended = threading.Event()
+        self.thread: threading.Thread | None = None
 
     def watch(self) -> None:
         """The thread's loop: a bound past, the main thread is interrupted, and again every
@@ -111,8 +115,7 @@ class RunWatch:
         handling the stop (code that swallowed it — an ``except BaseException``, a library
         that clears errors — does not get to run on)."""
         delivered = -REDELIVER
-        while self.running:
-            time.sleep(POLL)
+        while self.running and not self.ended.wait(POLL):
             reason = self.past()
             if reason is None:
                 continue
@@ -121,6 +124,27 @@ class RunWatch:
             if now - delivered >= REDELIVER and self.running and _SIGNAL is not None and not _stopping():
                 _interrupt_main()
                 delivered = now
+
+    def start(self) -> None:
+        """The watch's thread, on a small stack (it only polls: an address-space limit that
+        leaves little room must not fail the command for it). A thread the system refuses leaves
+        the run to its engines' own bounds, as off POSIX."""
+        size = threading.stack_size(WATCH_STACK)
+        try:
+            self.thread = threading.Thread(target=self.watch, name="turncheck-run-watch", daemon=True)
+            self.thread.start()
+        except RuntimeError:  # "can't start new thread": no memory left for one
+            self.thread = None
+        finally:
+            threading.stack_size(size)
+
+    def stop(self) -> None:
+        """End the watch and wait for its thread, so none outlives its command (callers that run
+        many commands in one process, tests and notebooks, keep no trail of them)."""
+        self.running = False
+        self.ended.set()
+        if self.thread is not None and self.thread is not threading.current_thread():
+            self.thread.join()
 
     def past(self) -> str | None:
         """The bound the run is past now, in words, or None."""
@@ -182,7 +206,7 @@ def watch_this_worker() -> None:
         raise WorkerOverBudget(f"a worker process: {watch.reason}")
 
     signal.signal(_SIGNAL, on_bound)
-    threading.Thread(target=watch.watch, name="turncheck-run-watch", daemon=True).start()
+    watch.start()
 
 
 @contextmanager
@@ -199,11 +223,11 @@ def watched() -> Iterator[RunWatch]:
     previous = signal.signal(_SIGNAL, on_bound) if ours and _SIGNAL is not None else None
     _CURRENT.append(watch)
     if ours:
-        threading.Thread(target=watch.watch, name="turncheck-run-watch", daemon=True).start()
+        watch.start()
     try:
         yield watch
     finally:
-        watch.running = False
+        watch.stop()
         _CURRENT.remove(watch)
         # A handler someone else installed comes back. The default one (which ends the process)
         # does not: a signal the watch sent just before the end must find ours, which is inert now.

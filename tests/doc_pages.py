@@ -69,8 +69,7 @@ SOURCE_TITLE = re.compile(r'\btitle="((?:[\w.-]+/)+[\w.-]+)"')  # a committed fi
 FILE_TITLE = re.compile(r'\btitle="((?:[\w-]+/)*[\w.-]+\.jsonl)"')  # relative, inside the page's folder
 GENERATED = re.compile(r"<!-- figures .*?<!-- /figures -->", re.S)  # checked by tests/test_doc_figures.py
 WHOLE = {"your-agent.md", "exec-protocol.md"}
-EXCERPTS = {("your-agent.md", "python"): "examples/your-agent/trim.py",
-            ("exec-protocol.md", "javascript"): "examples/exec/keep_last.mjs"}  # fmt: skip
+EXCERPTS = {("exec-protocol.md", "javascript"): "examples/exec/keep_last.mjs"}
 TOOLS = ("pip", "pytest", "python", "java")
 ENV_WORD = re.compile(r"[A-Z_][A-Z0-9_]*=.*")  # NAME=VALUE before a command
 DRIVER = Path(doc_driver.__file__)
@@ -138,9 +137,9 @@ def read(page: str, text: str, setup: Callable[[str, str], None] | None = None) 
         elif lang not in ("python", "jsonl") and (source := SOURCE_TITLE.search(info)):
             excerpt(page, source[1], code)
         elif (page, lang) in EXCERPTS:
-            source = EXCERPTS[page, lang]
-            assert code in (ROOT / source).read_text(encoding="utf-8"), (
-                f"{page}: snippet is not in {source}:\n{code}"
+            excerpted = EXCERPTS[page, lang]
+            assert code in (ROOT / excerpted).read_text(encoding="utf-8"), (
+                f"{page}: snippet is not in {excerpted}:\n{code}"
             )
         elif lang == "python":
             steps.append(Step({"python": code, "name": f"{page} (python block {n + 1})", "module": module}))

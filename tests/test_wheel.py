@@ -92,7 +92,8 @@ def test_the_readme_projector_and_its_command_run_from_the_wheel_as_printed(
 ) -> None:
     """The README's ``my_trim.py``, saved as printed, and its ``PYTHONPATH=. turncheck project …``
     line, run word for word by the installed wheel on a log of the user's own (the wheel's example
-    history as ``my.jsonl``): exit 0, and the window it sends never orphans a result."""
+    history as ``my.jsonl``): exit 0, the trimmer named in what it prints, and no window it sends
+    orphans a result."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     code = re.search(r"```python\n# my_trim.py\n(.*?)```", readme, re.S)
     line = re.search(r"```bash\n(PYTHONPATH=\. turncheck project [^\n]*my_trim[^\n]*)\n```", readme)
@@ -103,8 +104,10 @@ def test_the_readme_projector_and_its_command_run_from_the_wheel_as_printed(
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     env[assign.split("=")[0]] = assign.split("=", 1)[1]
     argv[0] = str(wheel_venv / argv[0])
+    strategy = argv[argv.index("--strategy") + 1]
+    assert strategy.startswith("messages:my_trim:"), strategy
     shown = _run(argv, tmp_path, env)
-    assert shown.returncode == 0 and "my_trim:keep_whole_calls" in shown.stdout, shown.stdout + shown.stderr
+    assert shown.returncode == 0 and strategy in shown.stdout, shown.stdout + shown.stderr
     rows = _run([*argv, "--format", "json"], tmp_path, env)
     records = [json.loads(r) for r in rows.stdout.splitlines()]
     assert rows.returncode == 0 and records and all(r["orphanRes"] == 0 for r in records), rows.stderr

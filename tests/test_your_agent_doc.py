@@ -6,7 +6,8 @@ holding the repository's ``examples/`` and ``pyproject.toml``, so the repository
 apply to its pytest step as they do from the repository root. The page is in ``doc_pages.WHOLE``:
 each ``turncheck`` command prints exactly what it shows, and ``$ echo $?`` its exit status; its
 ``pip install . pytest`` installs pytest into that venv, its ``pytest`` step runs there; its Python
-blocks are the committed test file, or verbatim excerpts of ``examples/your-agent/trim.py``.
+blocks are the committed test file, excerpts of ``examples/your-agent/trim.py`` (``# from``), or
+run, one namespace for the page: its event log, a history-level trimmer, a protocol and a policy.
 """
 
 from __future__ import annotations

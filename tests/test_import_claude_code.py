@@ -237,7 +237,6 @@ def test_records_without_ids_images_and_old_sidechains(tmp_path: Path) -> None:
          "a tool call without an id"),
         ('{"type": "user", "message": {"content": [{"type": "tool_result", "content": "x"}]}}',
          "a tool result without a call id"),
-        ('{"type": "user", "message": {"content": [{"type": "hologram"}]}}', "'hologram' is not mapped"),
         ('{"type": "user", "isCompactSummary": true, "message": {"content": 5}}', "content must be text"),
     ],
 )  # fmt: skip
@@ -249,3 +248,16 @@ def test_malformed_records_are_one_line_naming_the_line(
     code, out, err = lint(path, capsys)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "session.jsonl:2" in err and says in err, err
+
+
+def test_a_block_of_a_type_no_reader_knows_is_kept_as_opaque_content(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A well-formed record is never refused for a block it does not know (issue 51): the block
+    is kept, costed and ordered as sent, and counted in one warning line."""
+    path = tmp_path / "session.jsonl"
+    path.write_text('{"type": "user", "message": {"role": "user", "content": "hi"}}\n'
+                    '{"type": "user", "message": {"content": [{"type": "hologram"}]}}\n')  # fmt: skip
+    code, _, err = lint(path, capsys)
+    assert code == 0 and "1 part of type hologram was kept as opaque content" in err, err
+    assert import_log("claude-code", path).opaque == {"hologram": 1}

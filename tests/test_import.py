@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -268,6 +269,13 @@ def test_a_format_is_one_module_that_registers_itself(
         "turncheck.register_format(turncheck.LogFormat('test-plain-lines', lambda p: build_sessions(\n"
         "    [(p.stem, read_text(p).splitlines(), str(p), 1)], add), 'lines: > user, else answer'))\n"
     )
+    from turncheck.models.importers import FORMATS
+
+    list(FORMATS)  # the built-ins loaded, then the registry's entries put back after the test
+    monkeypatch.setattr(FORMATS, "_entries", dict(FORMATS._entries))
+    monkeypatch.setattr(FORMATS, "_extensions", list(FORMATS._extensions))
+    monkeypatch.setitem(sys.modules, "plain_lines", None)
+    monkeypatch.delitem(sys.modules, "plain_lines")
     monkeypatch.syspath_prepend(str(tmp_path))
     __import__("plain_lines")
     src = tmp_path / "talk.txt"

@@ -205,6 +205,28 @@ def test_a_log_case_lints_the_log_the_report_shows_and_the_fixed_one() -> None:
     assert run_case(swapped).status == "differs"
 
 
+def test_a_log_case_judges_by_lints_structural_checks_as_well_as_the_provider_rules() -> None:
+    """anthropics/claude-code#90036: a compaction over a running call is no provider rule but
+    lint's own check (``summary-covers-open-call``); pydantic/pydantic-ai#4728 breaks one of each."""
+    assert run_case(CASES["claude-code-compaction-in-flight"]).red == ("summary-covers-open-call",)
+    poisoned = run_case(CASES["pydantic-ai-poisoned-history"])
+    assert poisoned.red == ("dangling-call", "call-not-answered-next") and poisoned.green == ()
+
+
+def test_a_model_case_whose_shapes_are_parameters_runs_the_model_with_them() -> None:
+    """cost-trigger has no variants: a shape is ``k=v`` parameters, as ``--param`` takes them."""
+    case = CASES["langchain-summarization-frame"]
+    spec = case.input
+    assert isinstance(spec, ModelInput)
+    assert spec.command("red") == "turncheck check cost-trigger --param frame=3 --engine explore"
+    assert spec.command("green").endswith("--param frame=3 --param threshold=5 --engine explore")
+    assert ModelInput.params("buggy") == {"variant": "buggy"}
+    assert run_case(case).status == "as recorded"
+    swapped = Case("t", case.source, "x", "x", "cost", ModelInput(spec.model, spec.green, spec.red),
+                   case.breaks, "", "")  # fmt: skip
+    assert run_case(swapped).status == "differs"
+
+
 def test_a_race_side_runs_only_against_the_releases_it_pins(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -44,5 +44,36 @@ for _case in (
          "truncated range: messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks",
          "the request as the PR describes it after truncation, linted; green drops the orphaned tool_result, "
          "as the merged PR does: cline does not run"),
+    Case("strands-window-assistant-first", "strands-agents/harness-sdk#2085", "2026-04-07", "closed",
+         "orphan/pairing", LogInput("strands-2085-red.json", "strands-2085-green.json", "bedrock", "bedrock"),
+         ("first-not-user",),
+         "the sliding window keeps a history that starts with an assistant message: ValidationException: "
+         "A conversation must start with a user message",
+         "strands-agents 1.62.0 wrote both files (examples/formats/strands_messages.py): window 4 falls back to "
+         "an assistant toolUse boundary (red; Strands 1.30.0 in the report, PR #2087 merged the user-first check "
+         "for plain cuts); green is the same agent untrimmed, not a release's fix",
+         also=("strands-agents/harness-sdk#2087",)),
+    Case("claude-code-compaction-in-flight", "anthropics/claude-code#90036", "2026-08-27", "open", "summary content",
+         LogInput("claude-code-90036-red.jsonl", "claude-code-90036-green.jsonl", "claude-code", "anthropic"),
+         ("summary-covers-open-call",),
+         "compaction rewrites the window while a background agent still runs: the free-prose summary may not "
+         "mention it, and the session dispatches a second agent onto the same work",
+         "the session file in Claude Code's own format, with the CLI version of the report (2.1.247) in its "
+         "records; written for the importer, not by the CLI: the compaction boundary sits before the running "
+         "call's result (red), after it (green)"),
+    Case("pi-stale-compaction-mid-pair", "earendil-works/pi#8667", "2026-08-26", "closed", "compaction race",
+         LogInput("pi-8667-red.jsonl", "pi-8667-green.jsonl", "pi", "anthropic"),
+         ("summary-splits-pair", "result-not-next"),
+         "a compaction entry appended while a tool ran sits between the call and its result; a later compaction "
+         "keeps it, and every turn fails: 400 messages.N.content.M: unexpected tool_use_id found in tool_result blocks",
+         "the session file in pi's own format (session version 3, pi 0.84.3 in the report), written for the "
+         "importer in the tree shape the report shows; green is a session whose compactions sit between turns"),
+    Case("pydantic-ai-poisoned-history", "pydantic/pydantic-ai#4728", "2026-03-18", "open", "orphan/pairing",
+         LogInput("pydantic-ai-4728-red.json", "pydantic-ai-4728-green.json", "pydantic-ai", "anthropic"),
+         ("dangling-call", "call-not-answered-next"),
+         "a run stops after the model's tool call and the stored history keeps the call unanswered: once one bad "
+         "pair gets in, every subsequent run 400s on the same history",
+         "pydantic-ai-slim 2.68.0 wrote both files (examples/formats/pydantic_ai_messages.py): the run stopped "
+         "after its tool call (red), and one that ran to its answer (green)"),
 ):  # fmt: skip
     register_case(_case)

@@ -75,5 +75,45 @@ for _case in (
          "pair gets in, every subsequent run 400s on the same history",
          "pydantic-ai-slim 2.68.0 wrote both files (examples/formats/pydantic_ai_messages.py): the run stopped "
          "after its tool call (red), and one that ran to its answer (green)"),
+    Case("langchain4j-concurrent-memory", "langchain4j/langchain4j#1966", "not read", "open", "orphan/pairing",
+         LogInput("langchain4j-1966-red.json", "langchain4j-1966-green.json", "openai-chat", "openai-chat"),
+         ("call-not-answered-next", "result-not-next"),
+         "two concurrent calls with tools on one MessageWindowChatMemory leave it in a bad state: each call's "
+         "messages land between the other's tool request and its result",
+         f"{WRITTEN}: the memory as two interleaved requests leave it (the maintainer, 2024-10-24: AI Services "
+         "should not be used concurrently for now)"),
+    Case("openhands-rejected-action-filtered", "OpenHands/software-agent-sdk#432", "2025-09-22", "merged",
+         "orphan/pairing", LogInput("openhands-432-red.json", "openhands-432-green.json", "openhands", "anthropic"),
+         ("orphan-result", "result-not-next"),
+         "the condenser paired actions only with ObservationEvent: an action the user rejected "
+         "(UserRejectObservation) is filtered out as unpaired, and its rejection is sent without it",
+         "the events as the condenser's view sends them, written for the importer after openhands/sdk/event "
+         "(openhands-sdk is not on the package index this suite installs from); green is the view of the merged PR"),
+    Case("openhands-answered-twice-after-crash", "OpenHands/software-agent-sdk#2300", "2026-03-04", "merged",
+         "orphan/pairing", LogInput("openhands-2300-red.json", "openhands-2300-green.json", "openhands", "anthropic"),
+         ("answered-twice",),
+         "crash recovery answers the running action with an AgentErrorEvent, run() executes it again: both an "
+         "AgentErrorEvent and an ObservationEvent for one tool_call_id",
+         "the events as the PR's steps describe them, written for the importer (openhands-sdk is not on the "
+         "package index this suite installs from); green is the history after the merged fix"),
+    Case("atomic-duplicate-tool-result", "bastani-inc/atomic#2051", "2026-07-28", "closed", "compaction race",
+         LogInput("atomic-2051-red.json", "atomic-2051-green.json", "anthropic", "anthropic"), ("answered-twice",),
+         "a mid-turn compaction followed by parallel tool calls: messages.4.content.1: each tool_use must have a "
+         "single result. Found multiple `tool_result` blocks with id",
+         f"{WRITTEN}: the request the error names, with the report's tool_use id"),
+    Case("opencode-interrupted-tool-call", "anomalyco/opencode#3230", "2025-10-16", "closed", "orphan/pairing",
+         LogInput("opencode-3230-red.json", "opencode-3230-green.json", "anthropic", "anthropic"),
+         ("dangling-call", "call-not-answered-next"),
+         "interrupting a conversation while a tool call runs: `tool_use` ids were found without `tool_result` "
+         "blocks immediately after",
+         f"{WRITTEN}: the request the error names (the opencode release is not named in what was read); green "
+         "answers the interrupted call"),
+    Case("crush-interrupted-tool-call", "charmbracelet/crush#862", "2025-08-22", "closed", "orphan/pairing",
+         LogInput("crush-862-red.json", "crush-862-green.json", "openai-chat", "openai-chat"),
+         ("dangling-call", "call-not-answered-next"),
+         "interrupting crush during a tool call, then prompting again: An assistant message with 'tool_calls' must "
+         "be followed by tool messages responding to each 'tool_call_id'",
+         f"{WRITTEN}: the request DeepSeek refused, with the report's call id (the crush release is not named in "
+         "what was read)"),
 ):  # fmt: skip
     register_case(_case)

@@ -115,5 +115,12 @@ for _case in (
          "be followed by tool messages responding to each 'tool_call_id'",
          f"{WRITTEN}: the request DeepSeek refused, with the report's call id (the crush release is not named in "
          "what was read)"),
+    Case("pi-hook-compaction-orphan-result", "earendil-works/pi#6832", "2026-07-19", "closed", "compaction race",
+         LogInput("pi-6832-red.jsonl", "pi-6832-green.jsonl", "pi", "openai-responses"), ("summary-covers-open-call",),
+         "a hook-triggered compaction folds a running call away and keeps its result, and every turn fails: "
+         "400 No tool call found for function call output with call_id",
+         "the session file in pi's own format, in the on-disk pattern the report shows (pi 0.80.10, openai-codex; "
+         "#4570 the same on 0.74.0), written for the importer; green is a compaction placed after the result",
+         also=("earendil-works/pi#4570",)),
 ):  # fmt: skip
     register_case(_case)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from turncheck.models.cases import PendingThread, register_pending
 
-IMPORTERS = "not read yet; the product's own session file needs the new importers (claude-code, pydantic-ai, bedrock/strands, pi, goose, openhands) and opaque parts in lint"
+IMPORTERS = "not read yet; the product's own session file (goose has no importer; claude-code, pi, bedrock/strands, pydantic-ai and openhands files are read now)"
 RACE = "sim/race with real thread/timer durations and exits"
 COST = "usage and the three costs per request in lint, and the cost-trigger model"
 FAULTS = "faults between writes (an exception or crash at an await point)"
+NOT_FOUND = "its text not found in the search corpus, so its date, state and shape are not read"
 UNSORTED = "not read for this corpus yet: its shape decides the input"
 
 for _thread in (
@@ -27,12 +28,12 @@ for _thread in (
     PendingThread("anthropics/claude-code#39695", IMPORTERS),
     PendingThread("vercel/ai#12504", "opaque parts in lint: a tool_use's caller reference is not an event field (models/provider_rules.py)"),
     PendingThread("strands-agents/harness-sdk#1749", "its text: not found in the search corpus (the shape it is cited for, a window starting at an assistant toolUse, is the case of #2085)"),
-    PendingThread("earendil-works/pi#6832", IMPORTERS),
     PendingThread("earendil-works/pi#4203", IMPORTERS),
     PendingThread("aaif-goose/goose#7444", IMPORTERS),
     PendingThread("aaif-goose/goose#6336", IMPORTERS),
     PendingThread("google-gemini/gemini-cli#3814", UNSORTED + " (the issue groups it with #16543 and #21830, a case)"),
-    PendingThread("cline/cline#14195", UNSORTED),
+    PendingThread("crewAIInc/crewAI#4381", NOT_FOUND + " (models/cost_trigger.py quotes its Anthropic refusal: prompt is too long)"),
+    PendingThread("cline/cline#14195", NOT_FOUND + " (models/cost_trigger.py quotes it; its shape, an estimate under the real count, is cost-trigger --param estimate=0.75)"),
     PendingThread("openai/openai-agents-python#4987", UNSORTED),
     PendingThread("mastra-ai/mastra#24110", "a check that a request sends the tool result it was made for (the node bridge runs peer:mastra-token-limiter)",
                   "TokenLimiter (best-fit) drops the current run's tool call and result: the agent loops and answers without the data (open)"),
@@ -44,7 +45,7 @@ for _thread in (
                   "summarize_messages_inplace wipes every in-context message, not only those before the cutoff (closed, 2025-04-30)"),
     PendingThread("microsoft/agent-framework#8099", "a summary-content check: a persisted history whose excluded messages no summary covers",
                   "call-level compaction's summary never reaches the AgentResponse; the history persists the exclusion flags alone (closed, 2026-09-06)"),
-    PendingThread("strands-agents/harness-sdk#2173", IMPORTERS.replace("not read yet; ", "") + "; strands is not among the peers",
+    PendingThread("strands-agents/harness-sdk#2173", "a peer running strands' SlidingWindowConversationManager (strands is not among the peers): the fault is its trim of a tool-heavy history, which a written file does not show",
                   "SlidingWindowConversationManager.reduce_context fails to trim tool-heavy conversations after v1.35.0 (closed, 2026-04-21)"),
     PendingThread("letta-ai/letta#2541", COST,
                   "with Gemini models the summarizer is not triggered when the context limit is reached, only warned about (open, 2025-04-07; Letta 0.6.48)"),
@@ -56,7 +57,6 @@ for _thread in (
         "microsoft/agent-framework#6972", "microsoft/agent-framework#4924", "microsoft/agent-framework#4835",
         "microsoft/agent-framework#7744", "microsoft/agent-framework#7518", "letta-ai/letta#2605",
         "langchain-ai/langgraph#4168",
-        "crewAIInc/crewAI#4381",
     )),
 ):  # fmt: skip
     register_pending(_thread)

@@ -9,6 +9,7 @@ diffed against itself is none.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,20 @@ def test_each_case_red_breaks_what_its_thread_reports_and_green_none(name: str) 
         pytest.skip(run.skipped)
     assert set(run.red) == set(CASES[name].breaks) and run.green == ()
     assert run.status == "as recorded"
+
+
+SAYS_RELEASE = re.compile(r"\d+\.\d+|model|provider rule|does not run|not named|not in what was read")
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_each_case_names_its_release_or_says_why_there_is_none(name: str) -> None:
+    """Issue 54: a case names the library release it was checked against, or why it is a model."""
+    assert SAYS_RELEASE.search(CASES[name].release), CASES[name].release
+
+
+def test_a_release_that_says_nothing_is_caught() -> None:
+    assert not SAYS_RELEASE.search("checked, fixed upstream")
+    assert SAYS_RELEASE.search("pi 0.84.3 in the report") and SAYS_RELEASE.search("a model of the cut")
 
 
 def test_a_case_whose_red_shape_holds_differs_from_the_record() -> None:

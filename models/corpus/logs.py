@@ -88,14 +88,15 @@ for _case in (
          "the condenser paired actions only with ObservationEvent: an action the user rejected "
          "(UserRejectObservation) is filtered out as unpaired, and its rejection is sent without it",
          "the events as the condenser's view sends them, written for the importer after openhands/sdk/event "
-         "(openhands-sdk is not on the package index this suite installs from); green is the view of the merged PR"),
+         "(openhands-sdk does not run: it is not on the package index this suite installs from); green is the view of "
+         "the merged PR"),
     Case("openhands-answered-twice-after-crash", "OpenHands/software-agent-sdk#2300", "2026-03-04", "merged",
          "orphan/pairing", LogInput("openhands-2300-red.json", "openhands-2300-green.json", "openhands", "anthropic"),
          ("answered-twice",),
          "crash recovery answers the running action with an AgentErrorEvent, run() executes it again: both an "
          "AgentErrorEvent and an ObservationEvent for one tool_call_id",
-         "the events as the PR's steps describe them, written for the importer (openhands-sdk is not on the "
-         "package index this suite installs from); green is the history after the merged fix"),
+         "the events as the PR's steps describe them, written for the importer (openhands-sdk does not run: it is "
+         "not on the package index this suite installs from); green is the history after the merged fix"),
     Case("atomic-duplicate-tool-result", "bastani-inc/atomic#2051", "2026-07-28", "closed", "compaction race",
          LogInput("atomic-2051-red.json", "atomic-2051-green.json", "anthropic", "anthropic"), ("answered-twice",),
          "a mid-turn compaction followed by parallel tool calls: messages.4.content.1: each tool_use must have a "

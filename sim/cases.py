@@ -1,15 +1,17 @@
 """Running the real-failure corpus: each case's red and green shapes, or a user's trimmer on it.
 
-:func:`run_case` runs one :class:`~models.cases.Case` both ways — a model variant explored over
-every interleaving (:func:`sim.explorer.explore`), a provider rule on its refused and accepted
-histories, a history replayed before every request by the red and the green trimmer — and
-records what each broke of ``case.breaks``. A case *behaves as recorded* when the red shape
-breaks every one of them and the green shape none. :func:`run_against` replays every history case
-through a user's own trimmer instead: a case it breaks is the real failure reproduced.
+:func:`run_case` runs one :class:`~models.cases.Case` both ways — a model variant or parameters
+explored over every interleaving (:func:`sim.explorer.explore`), a provider rule on its refused and
+accepted histories, a product's log linted as ``lint`` lints it, a history replayed before every
+request by the red and the green trimmer — and records what each broke of ``case.breaks``. A
+case *behaves as recorded* when the red shape breaks every one of them and the green shape none.
+:func:`run_against` replays every history case through a user's own trimmer instead: a case it
+breaks is the real failure reproduced.
 
 Invariant: nothing here judges by anything but the registered checks (model properties,
-:mod:`models.provider_rules`, :func:`models.per_request.check_value`), so a case cannot pass on a
-rule of its own; a bounded search that did not finish is never read as green.
+:mod:`models.provider_rules`, :func:`models.lint.lint_events`,
+:func:`models.per_request.check_value`), so a case cannot pass on a rule of its own; a bounded
+search that did not finish is never read as green.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ import pytest
 import benchmarks
 from turncheck.cli import progress
 from turncheck.cli.app import main
-from turncheck.cli.project import ReadProgress, blockwise, example_history
+from turncheck.cli.lint import ReadProgress
+from turncheck.cli.project import blockwise, example_history
 from turncheck.models.events import Event, Kind
 from turncheck.models.store import TurnLog
 from turncheck.models.workload import BLOCK, WorkloadParams, generate_events

@@ -244,13 +244,14 @@ def follow_trace(
     """``--follow``: each finding printed the moment its request's line is complete (one JSON
     object a line with ``--format json``); notices (truncation, rotation, a line skipped) on
     stderr. Ends only on Ctrl-C, after one line on stderr saying what was read."""
-    from turncheck.models.follow import Tail, follow_findings
+    from turncheck.models.follow import Tail, follow_findings, trace_records
     from turncheck.models.request_lint import Conversations
 
     if source is None:
         raise BadParameter(
             "--follow reads a trace one record at a time: give --from otel, langfuse or langsmith"
         )
+    trace_records(source)
     if len(histories) != 1:
         raise BadParameter("--follow follows one file")
     path = histories[0]

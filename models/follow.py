@@ -30,10 +30,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from turncheck.models.errors import BadParameter, TurncheckError
 from turncheck.models.request_lint import Conversations, Finding, lint_request
+
+if TYPE_CHECKING:
+    from turncheck.models.sent_windows import TraceRecords
 
 MAX_LINE = 64 << 20
 """The longest line (bytes) :class:`Tail` holds while it is being written."""
@@ -116,6 +119,19 @@ class Tail:
         return fh
 
 
+def trace_records(format: str) -> TraceRecords:
+    """How ``format`` reads one record alone; refused for a format that reads whole files only."""
+    from turncheck.models.importers import FORMATS
+
+    records = FORMATS[format].requests
+    if records is None:
+        single = ", ".join(name for name, f in FORMATS.items() if f.requests is not None)
+        raise BadParameter(
+            f"--follow reads a trace one record at a time: --from {format} is not one of {single}"
+        )
+    return records
+
+
 def follow_findings(
     tail: Tail,
     format: str,
@@ -128,14 +144,9 @@ def follow_findings(
     """For each complete line ``tail`` reads, the findings of the requests it records (an empty
     list for a clean line, or one holding no model call), as soon as the line is complete. A line
     that is not the format (not UTF-8, not JSON, not a record) is named to ``notice`` and skipped."""
-    from turncheck.models.importers import FORMATS, loads
+    from turncheck.models.importers import loads
 
-    records = FORMATS[format].requests
-    if records is None:
-        single = ", ".join(name for name, f in FORMATS.items() if f.requests is not None)
-        raise BadParameter(
-            f"--follow reads a trace one record at a time: --from {format} is not one of {single}"
-        )
+    records = trace_records(format)
     state = Conversations() if state is None else state
     for number, raw in tail.lines():
         where = f"{tail.path}:{number}"

@@ -118,13 +118,14 @@ def lint_command(
         return
     from turncheck.models.archive import is_archive
 
-    if len(histories) > 1 or is_archive(str(histories[0])) or jobs > 1 or scheduler or executor_kind:
+    many = len(histories) > 1 or is_archive(str(histories[0]))
+    if many or jobs > 1 or scheduler or executor_kind:  # one file on an executor prints as one file
         if budget is not None and source is None:
             raise BadParameter(
                 "--budget checks the requests of a trace: give --from otel, langfuse or langsmith"
             )
         lint_archive(
-            histories, source, examples, provider, budget, fmt, quiet, (executor_kind, jobs, scheduler)
+            histories, source, examples, provider, budget, fmt, quiet, (executor_kind, jobs, scheduler), many
         )
         return
     history = histories[0]
@@ -193,6 +194,7 @@ def lint_archive(
     fmt: str,
     quiet: bool,
     run_on: tuple[ExecutorKind | None, int, str | None],
+    many: bool = True,
 ) -> None:
     """Many files, each linted on its own by an executor's task (:func:`models.archive.lint_file`),
     printed in sorted path order; a file not read is one line on stderr and the run goes on.
@@ -209,6 +211,11 @@ def lint_archive(
         results = executor.map(lint_file, tasks, progress)
     finally:
         end_line(progress)
+    if not many:  # one file: exactly what ``lint FILE`` prints, and its exit status
+        if results[0].report is None:
+            raise EventFormatError(str(results[0].error))
+        print_lint(Path(results[0].path), results[0].report, fmt)
+        return
     for result in results:
         if result.report is not None:
             show_lint(Path(result.path), result.report, fmt)

@@ -59,6 +59,14 @@ def test_jobs_give_the_bytes_of_one_process(cli: Any, archive: Path, fmt: str) -
         assert [json.loads(line)["clean"] for line in one.out.splitlines()] == [True, False, True]
 
 
+@pytest.mark.parametrize("name", ["day1.jsonl", "day2/a.jsonl", "day4.jsonl"])
+def test_one_file_on_jobs_prints_what_lint_file_prints(cli: Any, archive: Path, name: str) -> None:
+    (archive / "day4.jsonl").write_text("{}\n")  # not OTel: the same one-line refusal, exit 2
+    one = cli("lint", "--from", "otel", str(archive / name))
+    assert cli("lint", "--from", "otel", str(archive / name), "--jobs", "2") == one
+    assert one.code == {"day1.jsonl": 0, "day2/a.jsonl": 1, "day4.jsonl": 2}[name]
+
+
 def test_a_glob_and_several_files(cli: Any, archive: Path) -> None:
     pattern = cli("lint", "--from", "otel", f"{archive}/**/*.jsonl", "-q")
     folder = cli("lint", "--from", "otel", str(archive), "-q")

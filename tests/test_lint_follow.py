@@ -153,6 +153,31 @@ def test_a_malformed_line_is_named_and_following_goes_on(trace: Path) -> None:
     assert code == 130 and f"{trace}:1: malformed JSON (Expecting value); skipped" in err
 
 
+@pytest.mark.parametrize(("fmt", "name"), [("langfuse", "langfuse-trimmed.json"), ("langsmith", "langsmith-trimmed.jsonl"),
+                                           ("otel", "../your-agent/trace.jsonl")])  # fmt: skip
+def test_each_trace_format_follows_as_lint_request_reads_it(tmp_path: Path, fmt: str, name: str) -> None:
+    """A JSON-lines export (a Langfuse trace, a LangSmith run, an OTLP document a line) followed
+    gives, line by line, the findings ``lint_request`` gives each of its records: a trace line is
+    split into its observations, never read as one record that is no model call."""
+    from test_request_lint import TRACES, records
+
+    import turncheck
+
+    source = (TRACES / name).resolve()
+    lines = (
+        [json.dumps(t) for t in json.loads(source.read_text())]
+        if fmt == "langfuse"
+        else source.read_text().split("\n")
+    )
+    path = tmp_path / "export.jsonl"
+    path.write_text("\n".join(line for line in lines if line.strip()) + "\n")
+    followed = follow_findings(Tail(path, poll=0.01), fmt, state=Conversations(limit=10))
+    found = [f.problem for _ in range(len(path.read_text().splitlines())) for f in next(followed)]
+    followed.close()
+    expected = [f.problem for r in records(fmt, source) for f in turncheck.lint_request(r, format=fmt)]
+    assert found == expected and "orphan-result" in found
+
+
 def test_the_idlest_conversation_is_forgotten_past_the_limit() -> None:
     state = Conversations(limit=2)
     for name in ("a", "b", "a", "c"):

@@ -65,9 +65,9 @@ FollowOpt = Annotated[
     typer.Option(
         "--follow",
         "-f",
-        help="With --from otel, langfuse or langsmith: follow the file as it grows (one JSON document a "
-        "line), through truncation and rotation, printing each finding as its request arrives, until Ctrl-C "
-        "(exit 130).",
+        help="With --from FORMAT: follow the file as it grows (a trace: one JSON document a line; a session "
+        "file such as claude-code: read again at each change), through truncation and rotation, printing each "
+        "finding as its request arrives, until Ctrl-C (exit 130).",
     ),
 ]
 MaxConversationsOpt = Annotated[
@@ -249,16 +249,18 @@ def follow_trace(
     quiet: bool,
 ) -> None:
     """``--follow``: each finding printed the moment its request's line is complete (one JSON
-    object a line with ``--format json``); notices (truncation, rotation, a line skipped) on
-    stderr. Ends only on Ctrl-C, after one line on stderr saying what was read."""
-    from turncheck.models.follow import Tail, follow_findings, trace_records
+    object a line with ``--format json``) — a trace a line at a time (:func:`models.follow.follow_findings`),
+    a format read whole each time it changes (:func:`models.follow.follow_whole_file`); notices
+    (truncation, rotation, a line skipped) on stderr. Ends only on Ctrl-C, after one line on
+    stderr saying what was read."""
+    from turncheck.models.follow import Tail, follow_findings, follow_whole_file
+    from turncheck.models.importers import FORMATS
     from turncheck.models.request_lint import Conversations
 
     if source is None:
         raise BadParameter(
-            "--follow reads a trace one record at a time: give --from otel, langfuse or langsmith"
+            "--follow reads a foreign log as it grows: give --from FORMAT (otel, claude-code, …)"
         )
-    trace_records(source)
     if len(histories) != 1:
         raise BadParameter("--follow follows one file")
     path = histories[0]
@@ -268,15 +270,22 @@ def follow_trace(
     def notice(message: str) -> None:
         print(f"turncheck: {message}", file=sys.stderr, flush=True)
 
-    tail = Tail(path, notice=notice)
-    state = Conversations(limit=max_conversations)
+    whole = FORMATS[source].requests is None
+    if whole:  # a format read whole: each change read again, the requests made since checked
+        if budget is not None:
+            raise BadParameter(
+                "--budget checks the requests of a trace: give --from otel, langfuse or langsmith"
+            )
+        batches = follow_whole_file(path, source, provider=provider, notice=notice)
+    else:
+        state = Conversations(limit=max_conversations)
+        batches = follow_findings(Tail(path, notice=notice), source, provider=provider, budget=budget,
+                                  state=state, notice=notice)  # fmt: skip
     lines = found = 0
     if not quiet:
         notice(f"following {path} (--from {source}); Ctrl-C to stop")
     try:
-        for findings in follow_findings(
-            tail, source, provider=provider, budget=budget, state=state, notice=notice
-        ):
+        for findings in batches:
             lines += 1
             for finding in findings:
                 found += 1
@@ -286,7 +295,7 @@ def follow_trace(
                 else:
                     print(finding, flush=True)
     except KeyboardInterrupt:
-        notice(f"{path}: {lines} lines read, {found} findings")
+        notice(f"{path}: {lines} {'changes' if whole else 'lines'} read, {found} findings")
         raise
 
 

@@ -7,7 +7,9 @@ starts again from the top when the file is truncated (its size drops below what 
 when the name is rotated to a new file (another inode) it finishes the old file, then opens the
 new one from its start. :func:`follow_findings` lints each request the moment its line is
 complete, with :func:`~models.request_lint.lint_request` — the evaluator a tracing back-end runs,
-so a finding here is exactly the one ``lint --from FORMAT`` names for that request.
+so a finding here is exactly the one ``lint --from FORMAT`` names for that request. A format read
+whole (a Claude Code session file) is followed by :func:`follow_whole_file`: read again at each
+change, each request made since checked with the events it sent (its bound is stated there).
 
 What is kept, and its bound: each request of a trace carries its whole window (the open calls,
 the summaries it sent), so nothing of the messages is kept between lines; across lines only the
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -36,6 +39,7 @@ from turncheck.models.errors import BadParameter, TurncheckError
 from turncheck.models.request_lint import Conversations, Finding, lint_request
 
 if TYPE_CHECKING:
+    from turncheck.models.events import Event
     from turncheck.models.sent_windows import TraceRecords
 
 MAX_LINE = 64 << 20
@@ -43,6 +47,7 @@ MAX_LINE = 64 << 20
 POLL = 0.2
 """Seconds between looks at a file that has not grown."""
 CHUNK = 1 << 16
+SEQ = re.compile(r" seq \d+")
 
 Notice = Callable[[str], None]
 
@@ -169,3 +174,75 @@ def follow_findings(
             notice(f"{exc}; skipped")
             continue
         yield found
+
+
+def follow_whole_file(
+    path: Path,
+    format: str,
+    *,
+    provider: str | None = None,
+    poll: float = POLL,
+    notice: Notice = no_notice,
+) -> Iterator[list[Finding]]:
+    """For a format read whole (a Claude Code session file, appended a record a line): each time
+    the file changes and ends with a complete line, it is read again and every request made since
+    the last look (:func:`~models.requests.request_points`, per session) is checked with the
+    events sent in it, as ``lint --from FORMAT`` checks the log; the findings not named before
+    are yielded. A request is judged on what it sent, so a call still running at the end of the
+    file is no finding until a request goes out without its result.
+
+    What is kept: the findings named (so a file rewritten whole, truncated or rotated names only
+    what is new) and, per session, how many requests were checked; each look reads the whole file
+    — for a session file, that is the one conversation. A file that does not read (a record being
+    written, not the format) is named to ``notice`` and read again at its next change."""
+    from turncheck.models.importers import import_log
+    from turncheck.models.lint import lint_events
+    from turncheck.models.request_lint import EVERY
+    from turncheck.models.requests import request_points
+
+    named: set[tuple[str, str]] = set()
+    checked: dict[str, int] = {}
+    last: tuple[int, int, int] | None = None
+    while True:
+        try:
+            now = os.stat(path)
+        except FileNotFoundError:
+            time.sleep(poll)
+            continue
+        seen = (now.st_ino, now.st_size, now.st_mtime_ns)
+        if seen == last or not now.st_size or not ends_a_line(path):
+            time.sleep(poll)
+            continue
+        if last is not None and (seen[0] != last[0] or seen[1] < last[1]):
+            notice(
+                f"{path}: rewritten, truncated or rotated: every request checked again, only new findings named"
+            )
+            checked.clear()
+        last = seen
+        try:
+            located = import_log(format, path).located()
+        except TurncheckError as exc:
+            notice(f"{exc}; read again at its next change")
+            continue
+        sessions: dict[str, list[tuple[int | str, Event]]] = {}
+        for item in located:
+            sessions.setdefault(item[1].session, []).append(item)
+        found: list[Finding] = []
+        for session, items in sessions.items():
+            points = request_points([e for _, e in items])
+            for p in points[checked.get(session, 0) :]:
+                report = lint_events(items[:p], EVERY, provider)
+                for problem, examples in report.examples.items():
+                    for where in examples:  # a seq moves when an earlier session grows: the line does not
+                        if (key := (problem, SEQ.sub("", where))) not in named:
+                            named.add(key)
+                            found.append(Finding(problem, where))
+            checked[session] = len(points)
+        yield found
+
+
+def ends_a_line(path: Path) -> bool:
+    """Whether the file's last byte ends a line (no record is half written)."""
+    with path.open("rb") as fh:
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) == b"\n"

@@ -44,24 +44,22 @@ def span_line(n: int, inputs: list[Any], conversation: str = "conv") -> str:
 WRITER = """
 import sys, time
 from pathlib import Path
-path, stop, lines = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
+path, stop, filler, lines = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4:]
 with path.open("a") as fh:
     for line in lines:
         fh.write(line)
         fh.flush()
         time.sleep(0.3)
-    n = 0
-    while not stop.exists():  # still growing: a clean request now and then, never an ending
-        n += 1
-        fh.write(lines[0])
+    while not stop.exists():  # still growing: a record that is no finding now and then, never an ending
+        fh.write(filler)
         fh.flush()
         time.sleep(0.2)
 """
 
 
-def follower(path: Path, *extra: str) -> subprocess.Popen[str]:
+def follower(path: Path, *extra: str, fmt: str = "otel") -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "turncheck", "lint", "--from", "otel", "--follow", str(path), *extra],
+        [sys.executable, "-m", "turncheck", "lint", "--from", fmt, "--follow", str(path), *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
     )  # fmt: skip
 
@@ -96,7 +94,7 @@ def trace(tmp_path: Path) -> Iterator[Path]:
 def test_an_orphan_is_reported_while_the_writer_is_still_writing(trace: Path, tmp_path: Path) -> None:
     stop = tmp_path / "stop"
     lint = follower(trace, "--format", "json")
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(trace), str(stop),
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(trace), str(stop), span_line(1, CLEAN),
                                span_line(1, CLEAN), span_line(2, ORPHAN)])  # fmt: skip
     try:
         finding = json.loads(next_line(lint))
@@ -197,8 +195,11 @@ def test_a_line_past_the_bound_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--follow", "F"], "--follow reads a trace one record at a time: give --from"),
-        (["--from", "claude-code", "--follow", "F"], "--from claude-code is not one of"),
+        (["--follow", "F"], "--follow reads a foreign log as it grows: give --from"),
+        (
+            ["--from", "claude-code", "--follow", "F", "--budget", "9"],
+            "--budget checks the requests of a trace",
+        ),
         (["--from", "otel", "--follow", "F", "F"], "--follow follows one file"),
     ],
 )
@@ -209,3 +210,87 @@ def test_follow_refusals_are_one_line(
     monkeypatch.chdir(tmp_path)
     code, out, err = cli("lint", *args)
     assert code == 2 and out == "" and message in err and len(err.splitlines()) == 1
+
+
+# -- a format read whole: a Claude Code session file -------------------------------------------------
+
+CLAUDE_CODE = Path(__file__).resolve().parent.parent / "examples" / "formats"
+
+
+def claude_code_records() -> list[str]:
+    """A session as Claude Code writes it: two parallel calls, one result lost (anthropics/claude-code
+    #31330), then the user writes again: that request goes out with a call unanswered."""
+    from test_import_claude_code import rec, res, use
+
+    return [json.dumps(r) + "\n" for r in [
+        rec("user", "u1", None, "run two"), rec("assistant", "a1", "u1", [use("t1")], mid="m1"),
+        rec("assistant", "a2", "a1", [use("t2")], mid="m1"), rec("user", "r2", "a2", res("t2")),
+        rec("user", "u2", "r2", "what were they?"), rec("assistant", "a3", "u2", [{"type": "text", "text": "?"}]),
+    ]]  # fmt: skip
+
+
+def test_a_claude_code_session_is_followed_while_claude_code_writes_it(tmp_path: Path) -> None:
+    session, stop = tmp_path / "session.jsonl", tmp_path / "stop"
+    progress = json.dumps({"type": "progress", "data": {}}) + "\n"  # never sent to the model: skipped
+    lint = follower(session, fmt="claude-code")
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(session), str(stop), progress,
+                               *claude_code_records()])  # fmt: skip
+    try:
+        first = next_line(lint)
+        assert writer.poll() is None
+        assert first == f"dangling-call: {session}:2: seq 1 session session turn 0 CALL t1\n"
+        assert next_line(lint).startswith("call-not-answered-next: ") and next_line(lint).startswith(
+            "results-not-first"
+        )
+        code, out, err = interrupt(lint)
+    finally:
+        stop.touch()
+        writer.wait(timeout=30)
+        if lint.poll() is None:
+            lint.kill()
+    assert (
+        code == 130
+        and out == ""
+        and err.splitlines()[-1] == "turncheck: interrupted"
+        and "Traceback" not in err
+    )
+
+
+def test_a_call_still_running_is_no_finding_until_a_request_goes_without_it(tmp_path: Path) -> None:
+    from turncheck.models.follow import follow_whole_file
+
+    session = tmp_path / "session.jsonl"
+    records = claude_code_records()
+    found = follow_whole_file(session, "claude-code", provider="anthropic", poll=0.01)
+    seen = []
+    for n in range(1, len(records) + 1):
+        session.write_text("".join(records[:n]))
+        seen.append(sorted(f.problem for f in next(found)))
+    found.close()
+    assert seen == [[], [], [], [], ["call-not-answered-next", "dangling-call", "results-not-first"], []]
+
+
+@pytest.mark.parametrize(
+    "name", ["claude-code-compaction.jsonl", "claude-code-session.jsonl", "claude-code-cli.jsonl"]
+)
+def test_line_by_line_a_session_names_what_lint_names(tmp_path: Path, name: str) -> None:
+    """Written a line at a time, the session's requests name, each once, what ``lint --from
+    claude-code`` names of the whole file (the compaction over a running subagent's call among
+    them, anthropics/claude-code#90036)."""
+    from turncheck.models.follow import follow_whole_file
+    from turncheck.models.importers import import_log
+    from turncheck.models.sent_windows import lint_imported
+
+    source = CLAUDE_CODE / name
+    session = tmp_path / name
+    found = follow_whole_file(session, "claude-code", provider="anthropic", poll=0.01)
+    named = []
+    for line in source.read_text(encoding="utf-8").splitlines(keepends=True):
+        with session.open("a", encoding="utf-8") as fh:
+            fh.write(line)
+        named += [(f.problem, f.where.replace(str(session), name)) for f in next(found)]
+    found.close()
+    report = lint_imported(import_log("claude-code", source), 1000, "anthropic")
+    whole = [(p, w.replace(str(source), name)) for p, ws in report.examples.items() for w in ws]
+    assert sorted(named) == sorted(whole) and len(set(named)) == len(named)
+    assert ("summary-covers-open-call" in {p for p, _ in named}) == (name == "claude-code-compaction.jsonl")

@@ -197,8 +197,8 @@ def race_command(
         lines = failure_report(run, f"{replay} --schedule {run.schedule.token}", test_ref)
     elif run is not None and run.failure is not None:
         if searched is not None and result is not None:
-            lines.append(f"fault run {searched.runs} of {schedules} failed "
-                         f"(every one of {result.schedules} schedules without faults passed)")  # fmt: skip
+            lines.append(f"faults: {searched.failed} of {searched.runs} fault runs failed, shown the one with the "
+                         f"fewest steps; all {result.schedules} schedules without faults passed")  # fmt: skip
         elif result is not None and result.found is not None:
             found = len(result.found.schedule.reorders)
             shrunk = f" (shrunk from {found} reorderings)" if found > len(run.schedule.reorders) else ""

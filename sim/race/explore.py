@@ -106,7 +106,7 @@ class RaceResult:
 def _failure(exc: BaseException) -> Failure:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(ASYNCIO_DIR)]
     user = [f for f in frames if not f.filename.startswith(RACE_DIR)]
-    frame = (user or frames)[-1] if frames else None
+    frame = user[-1] if user else None  # raised in turncheck's own code (an after_run helper): no line
     where = f"{place(frame.filename)}:{frame.lineno} `{(frame.line or '').strip()}`" if frame else ""
     if isinstance(exc, Overrun):  # where the loop was blocked is in the message
         return Failure("Overrun", str(exc), "")

@@ -50,6 +50,7 @@ class FaultResult:
     pairs: tuple[int, int]
     unchecked: int
     failing: RaceRun | None = None
+    failed: int = 0  # how many runs failed (the first phase runs all its single faults)
 
     def lines(self) -> list[str]:
         """What a pass covered, in the words ``turncheck race --faults`` prints."""
@@ -97,7 +98,7 @@ def search_faults(test: AsyncTest, *, budget: int = 100, strategy: RaceStrategy 
     result = FaultResult(points, runs, (len(singles), 3 * points), 0, (0, total_pairs), unchecked)
     if found:
         best = min(found, key=lambda r: (len(r.steps), r.schedule.faults[0][0]))
-        return FaultResult(**{**result.__dict__, "runs": runs, "failing": best})
+        return FaultResult(**{**result.__dict__, "runs": runs, "failing": best, "failed": len(found)})
     scheduled, prefix = 0, [0]
     rng = random.Random(f"turncheck-race-faults:{seed}")
     limit: int = runs + max(0, budget - runs) // 2  # half of what is left; the pairs get the rest
@@ -112,7 +113,7 @@ def search_faults(test: AsyncTest, *, budget: int = 100, strategy: RaceStrategy 
         run = one(Schedule(seed, scheduled, (), fault), rec)
         if run.failure is not None:
             best = shrink(test, run, bounds, error)
-            return FaultResult(points, runs, result.singles, scheduled, result.pairs, unchecked, best)
+            return FaultResult(points, runs, result.singles, scheduled, result.pairs, unchecked, best, 1)
         prefix = next_prefix(rec.answers, depth) if strategy == "exhaustive" else prefix
     ran = 0
     for plan in _pairs(points):
@@ -121,5 +122,5 @@ def search_faults(test: AsyncTest, *, budget: int = 100, strategy: RaceStrategy 
         ran += 1
         run = one(Schedule(seed, 0, (), plan), Recording(follow(())))
         if run.failure is not None:
-            return FaultResult(points, runs, result.singles, scheduled, (ran, total_pairs), unchecked, run)
+            return FaultResult(points, runs, result.singles, scheduled, (ran, total_pairs), unchecked, run, 1)
     return FaultResult(points, runs, result.singles, scheduled, (ran, total_pairs), unchecked)

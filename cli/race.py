@@ -145,15 +145,19 @@ def race_command(
             "--fault-error", help="The exception an injected error raises: a builtin or pkg.mod:Name."
         ),
     ] = "turncheck.sim.race.faults:InjectedFault",
+    fault_kinds: Annotated[
+        str, typer.Option("--fault-kinds", help="The faults --faults injects: any of error,cancel,crash.")
+    ] = "error,cancel,crash",
 ) -> int:
     """Run your async test under controlled schedules; exit 1 with a replayable interleaving if one fails."""
     from turncheck.sim.race.explore import explore, failure_report, ok_report, run_schedule
     from turncheck.sim.race.fault_search import FaultResult, search_faults
+    from turncheck.sim.race.fault_search import fault_kinds as kinds_of
     from turncheck.sim.race.faults import fault_error as error_type
     from turncheck.sim.race.schedule import parse_token
 
     token = parse_token(schedule) if schedule is not None else None
-    error = error_type(fault_error)
+    error, kinds = error_type(fault_error), kinds_of(fault_kinds)
     if html is not None:
         check_output_file(html, "--html")
     test = load_test(test_ref)
@@ -172,7 +176,7 @@ def race_command(
             run = result.failing
             if faults and run is None:
                 searched = search_faults(test, budget=schedules, strategy=strategy, depth=depth, seed=seed,
-                                         bounds=(max_steps, max_seconds), error=error,
+                                         bounds=(max_steps, max_seconds), error=error, kinds=kinds,
                                          progress=lambda done: bar(done, schedules))  # fmt: skip
                 run = searched.failing
         finally:

@@ -118,6 +118,14 @@ def test_the_fault_type_is_selectable_and_a_wrong_one_is_one_line_exit_2() -> No
     assert [type(e) for e in seen] == [TimeoutError]
     bad = turncheck("race", f"{EXAMPLE}:test_compaction_swap", "--faults", "--fault-error", "print")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not an exception class" in bad.stderr
+    kinds = turncheck("race", f"{EXAMPLE}:test_compaction_swap", "--faults", "--fault-kinds", "error,boom")
+    assert kinds.returncode == 2 and kinds.stderr.count("\n") == 1 and "--fault-kinds" in kinds.stderr
+
+
+def test_fault_kinds_narrow_the_search() -> None:
+    errors = search_faults(example.test_compaction_clear_then_add, budget=60, kinds=("error",))
+    assert errors.failing is not None and errors.failing.schedule.faults == ((4, "error"),)
+    assert errors.singles == (6, 6) and errors.failed == 1
 
 
 def test_tokens_old_ones_replay_as_before_and_faults_round_trip() -> None:

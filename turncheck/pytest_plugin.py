@@ -14,7 +14,8 @@ one test (a keyword given to the call still wins).
 max_steps=100_000, max_seconds=60.0, faults=False, fault_error=InjectedFault)`` on an ``async def`` test runs it as ``turncheck race`` does: under controlled schedules, failing at
 the first one that fails with its shrunk interleaving and token; ``schedule="TOKEN"`` replays
 that one; ``faults=True`` then injects faults as ``turncheck race --faults`` does
-(``fault_error``: the exception class an injected error raises). Its fixtures are made once and given to every schedule, so a test builds the state it
+(``fault_error``: the exception class an injected error raises; ``fault_kinds``: which of
+``"error,cancel,crash"`` it injects). Its fixtures are made once and given to every schedule, so a test builds the state it
 races inside its body.
 
 Importing the plugin is cheap: turncheck's checking code is imported when the fixture is first
@@ -30,7 +31,7 @@ from typing import Any
 import pytest
 
 RACE_OPTIONS = ("schedules", "strategy", "depth", "seed", "schedule", "max_steps", "max_seconds", "faults",
-                "fault_error")  # fmt: skip
+                "fault_error", "fault_kinds")  # fmt: skip
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -58,7 +59,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         pytest.fail(f"@pytest.mark.race takes only {', '.join(RACE_OPTIONS)} (got {unknown or marker.args})",
                     pytrace=False)  # fmt: skip
     from turncheck.sim.race.explore import explore, failure_report, run_schedule
-    from turncheck.sim.race.fault_search import search_faults
+    from turncheck.sim.race.fault_search import fault_kinds, search_faults
     from turncheck.sim.race.faults import InjectedFault
     from turncheck.sim.race.schedule import parse_token
 
@@ -66,6 +67,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     token, max_steps = options.pop("schedule", None), options.pop("max_steps", 100_000)
     max_seconds = options.pop("max_seconds", 60.0)
     faults, error = options.pop("faults", False), options.pop("fault_error", InjectedFault)
+    kinds = fault_kinds(options.pop("fault_kinds", "error,cancel,crash"))
     args = {name: pyfuncitem.funcargs[name] for name in inspect.signature(test).parameters}
 
     def one_run() -> Any:
@@ -81,7 +83,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
             budget = options.get("schedules", 100)
             run = search_faults(one_run, budget=budget, strategy=options.get("strategy", "random"),
                                 depth=options.get("depth", 2), seed=options.get("seed", 0),
-                                bounds=(max_steps, max_seconds), error=error).failing  # fmt: skip
+                                bounds=(max_steps, max_seconds), error=error, kinds=kinds).failing  # fmt: skip
     if run is not None and run.failure is not None:
         how = f"@pytest.mark.race(schedule={run.schedule.token!r})"
         if not args:

@@ -23,6 +23,7 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from turncheck.models.errors import BadParameter
 from turncheck.sim.race.explore import AsyncTest, Bounds, RaceRun, RaceStrategy, _run, shrink
 from turncheck.sim.race.faults import InjectedFault, Injection
 from turncheck.sim.race.loop import run_controlled
@@ -51,10 +52,11 @@ class FaultResult:
     unchecked: int
     failing: RaceRun | None = None
     failed: int = 0  # how many runs failed (the first phase runs all its single faults)
+    kinds: tuple[str, ...] = FAULT_KINDS
 
     def lines(self) -> list[str]:
         """What a pass covered, in the words ``turncheck race --faults`` prints."""
-        kinds = "/".join(FAULT_KINDS)
+        kinds = "/".join(self.kinds)
         return [
             f"faults: {self.runs} runs over {self.points} fault point{'s' if self.points != 1 else ''} "
             f"of asyncio's order ({kinds}): {self.singles[0]} of {self.singles[1]} single faults, "
@@ -64,19 +66,29 @@ class FaultResult:
         ]
 
 
-def _singles(points: int) -> list[tuple[tuple[int, str], ...]]:
-    return [((p, kind),) for p in range(points) for kind in FAULT_KINDS]
+def fault_kinds(text: str) -> tuple[str, ...]:
+    """The kinds ``--fault-kinds`` names (comma-separated), in search order; an unknown or
+    missing one is one :class:`BadParameter` line."""
+    kinds = tuple(k.strip() for k in text.split(","))
+    if not all(k in FAULT_KINDS for k in kinds) or len(set(kinds)) != len(kinds):
+        raise BadParameter(f"--fault-kinds {text!r}: a comma-separated choice of {', '.join(FAULT_KINDS)}")
+    return tuple(k for k in FAULT_KINDS if k in kinds)
 
 
-def _pairs(points: int) -> Iterator[tuple[tuple[int, str], ...]]:
+def _singles(points: int, kinds: tuple[str, ...]) -> list[tuple[tuple[int, str], ...]]:
+    return [((p, kind),) for p in range(points) for kind in kinds]
+
+
+def _pairs(points: int, kinds: tuple[str, ...]) -> Iterator[tuple[tuple[int, str], ...]]:
     for p, q in itertools.combinations(range(points), 2):
-        for a, b in itertools.product(FAULT_KINDS, repeat=2):
+        for a, b in itertools.product(kinds, repeat=2):
             yield ((p, a), (q, b))
 
 
 def search_faults(test: AsyncTest, *, budget: int = 100, strategy: RaceStrategy = "random", depth: int = 2,
                   seed: int = 0, bounds: Bounds = (100_000, None), error: type[BaseException] = InjectedFault,
-                  progress: Callable[[int], None] | None = None) -> FaultResult:  # fmt: skip
+                  progress: Callable[[int], None] | None = None,
+                  kinds: tuple[str, ...] = FAULT_KINDS) -> FaultResult:  # fmt: skip
     """Inject faults into ``test`` in the order of the module, at most ``budget`` runs; stop at
     the first phase with a failure."""
     counting = Injection({}, error)
@@ -92,10 +104,11 @@ def search_faults(test: AsyncTest, *, budget: int = 100, strategy: RaceStrategy 
             progress(runs)
         return run
 
-    singles = _singles(points)[:budget]
+    singles = _singles(points, kinds)[:budget]
     found = [r for plan in singles if (r := one(Schedule(seed, 0, (), plan), Recording(follow(())))).failure]
-    total_pairs = len(FAULT_KINDS) ** 2 * points * (points - 1) // 2
-    result = FaultResult(points, runs, (len(singles), 3 * points), 0, (0, total_pairs), unchecked)
+    total_pairs = len(kinds) ** 2 * points * (points - 1) // 2
+    result = FaultResult(points, runs, (len(singles), len(kinds) * points), 0, (0, total_pairs), unchecked,
+                         kinds=kinds)  # fmt: skip
     if found:
         best = min(found, key=lambda r: (len(r.steps), r.schedule.faults[0][0]))
         return FaultResult(**{**result.__dict__, "runs": runs, "failing": best, "failed": len(found)})
@@ -104,7 +117,7 @@ def search_faults(test: AsyncTest, *, budget: int = 100, strategy: RaceStrategy 
     limit: int = runs + max(0, budget - runs) // 2  # half of what is left; the pairs get the rest
     while points and runs < limit and prefix is not None:
         scheduled += 1
-        fault = ((rng.randrange(points), rng.choice(FAULT_KINDS)),)
+        fault = ((rng.randrange(points), rng.choice(kinds)),)
         if strategy == "exhaustive":
             chooser = prefix_chooser(prefix)
         else:
@@ -113,14 +126,18 @@ def search_faults(test: AsyncTest, *, budget: int = 100, strategy: RaceStrategy 
         run = one(Schedule(seed, scheduled, (), fault), rec)
         if run.failure is not None:
             best = shrink(test, run, bounds, error)
-            return FaultResult(points, runs, result.singles, scheduled, result.pairs, unchecked, best, 1)
+            return FaultResult(
+                points, runs, result.singles, scheduled, result.pairs, unchecked, best, 1, kinds
+            )
         prefix = next_prefix(rec.answers, depth) if strategy == "exhaustive" else prefix
     ran = 0
-    for plan in _pairs(points):
+    for plan in _pairs(points, kinds):
         if runs >= budget:
             break
         ran += 1
         run = one(Schedule(seed, 0, (), plan), Recording(follow(())))
         if run.failure is not None:
-            return FaultResult(points, runs, result.singles, scheduled, (ran, total_pairs), unchecked, run, 1)
-    return FaultResult(points, runs, result.singles, scheduled, (ran, total_pairs), unchecked)
+            return FaultResult(
+                points, runs, result.singles, scheduled, (ran, total_pairs), unchecked, run, 1, kinds
+            )
+    return FaultResult(points, runs, result.singles, scheduled, (ran, total_pairs), unchecked, kinds=kinds)

@@ -209,7 +209,9 @@ def race_command(
             lines.append(f"schedule {result.schedules} of {schedules} failed{shrunk}")
         lines += failure_report(run, f"{replay} --schedule {run.schedule.token}")
     elif run is not None:
-        lines.append(f"schedule {run.schedule.token} passes ({len(run.steps)} steps)")
+        lines.append(f"schedule {run.schedule.token} passes ({len(run.steps)} steps)" + (
+            "; the injected fault escaped the test and no after_run check ran: nothing was checked after it"
+            if run.unchecked else ""))  # fmt: skip
     elif result is not None:
         lines += ok_report(result) + (searched.lines() if searched is not None else [])
     if html is not None and run is not None:

@@ -105,6 +105,25 @@ def test_each_fault_kind_means_what_it_says(kind: str, expected: list[str]) -> N
     assert issubclass(InjectedFault, ConnectionError) and issubclass(Crashed, OSError)
 
 
+@pytest.mark.parametrize(("kind", "seen"), [("error", "InjectedFault"), ("cancel", "CancelledError"),
+                                            ("crash", "Crashed")])  # fmt: skip
+def test_a_thread_job_is_a_fault_point_its_function_never_runs(kind: str, seen: str) -> None:
+    ran: list[str] = []
+
+    async def test() -> None:
+        ran.clear()
+        try:
+            await asyncio.to_thread(ran.append, "wrote")
+        except (OSError, asyncio.CancelledError) as exc:
+            ran.append(type(exc).__name__)
+
+    run = run_schedule(test, Schedule(0, 0, (), ((0, kind),)))
+    assert run.failure is None and ran == [seen] and run.faults[0].endswith("before it ran in its thread")
+    # the next point is the awaiting task resuming: the write landed, and the await fails after it
+    assert run_schedule(test, Schedule(0, 0, (), ((1, kind),))).failure is None
+    assert ran == ["wrote"] + ([seen] if kind != "crash" else [])
+
+
 def test_the_fault_type_is_selectable_and_a_wrong_one_is_one_line_exit_2() -> None:
     seen: list[BaseException] = []
 

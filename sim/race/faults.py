@@ -3,7 +3,9 @@
 Data is lost between two writes — a compaction clears the session, then its re-add fails
 (openai/openai-agents-python#3116) — and no schedule of a fault-free run shows it. Under
 ``turncheck race --faults`` every resumption of a task at an ``await`` (not a task's first
-step, and never the checks' own task) is a numbered **fault point**; a run injects, at the
+step, and never the checks' own task) is a numbered **fault point**, and so is each thread job
+(``to_thread``, ``run_in_executor``) about to run — faulted, its function never runs; a run
+injects, at the
 points its schedule names (``/F=KIND`` in the token), one of :data:`~.schedule.FAULT_KINDS`:
 
 * ``error`` — the ``await`` raises :class:`InjectedFault` (a ``ConnectionError``), or the type
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import functools
 import inspect
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -75,6 +78,7 @@ class FaultingLoop(ControlledLoop):
         self.injected: list[BaseException] = []
         self.checker: asyncio.Task[Any] | None = None
         self.crashed: list[Any] = []
+        self._jobs: dict[Any, asyncio.Future[Any]] = {}
 
     def create_task(self, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
         task = super().create_task(coro, **kwargs)
@@ -82,7 +86,44 @@ class FaultingLoop(ControlledLoop):
             self.checker = task
         return task
 
+    def run_in_executor(self, executor: Any, func: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
+        fut = super().run_in_executor(executor, func, *args)
+        self._jobs[self._actors[-1]] = fut  # the job actor just made, and the future it settles
+        return fut
+
+    def _fault_job(self, actor: Any, runnable: tuple[str, ...], chosen: int) -> None:
+        """A job about to run in its thread is a fault point too: faulted, its function never
+        runs, and its awaiter's ``await`` raises the error, is cancelled, or sees :class:`Crashed`."""
+        point, self.points = self.points, self.points + 1
+        kind, fut = self.plan.get(point), self._jobs.get(actor)
+        if kind is not None and fut is not None:
+            self.hits.append(f"{kind} at fault point {point}: {actor.name} before it ran in its thread")
+            exc = (
+                self._fault(kind, point)
+                if kind != "crash"
+                else Crashed(f"{actor.name} crashed at fault point {point}")
+            )
+            settle = (
+                functools.partial(fut.cancel)
+                if kind == "cancel"
+                else functools.partial(fut.set_exception, exc)
+            )
+            self.injected.append(exc)
+            actor.job = lambda: lambda: None if fut.done() or settle() else None  # its delivery: settle
+        super()._run_actor(actor, runnable, chosen)
+
+    def _fault(self, kind: str, point: int) -> BaseException:
+        if kind == "cancel":
+            return asyncio.CancelledError()
+        try:
+            return self.error(f"injected by turncheck race --faults at fault point {point}")
+        except TypeError:  # an exception class whose constructor wants other arguments
+            return self.error.__new__(self.error)
+
     def _run_actor(self, actor: Any, runnable: tuple[str, ...], chosen: int) -> None:
+        if actor.job is not None and actor.where == "(runs in a thread)":
+            self._fault_job(actor, runnable, chosen)
+            return
         task: Any = actor.task
         if (task is None or task is self.checker or actor.where == "(start)" or not actor.handles
                 or getattr(actor.handles[0][1], "__self__", None) is not task):  # fmt: skip
@@ -100,10 +141,7 @@ class FaultingLoop(ControlledLoop):
             task.cancel(f"injected by turncheck race --faults at fault point {point}")
             self.injected.append(asyncio.CancelledError())
         elif kind == "error":
-            try:
-                exc = self.error(f"injected by turncheck race --faults at fault point {point}")
-            except TypeError:  # an exception class whose constructor wants other arguments
-                exc = self.error.__new__(self.error)
+            exc = self._fault(kind, point)
             self.injected.append(exc)
             handle, _, _, ctx = actor.handles[0]
             actor.handles[0] = (handle, task._Task__step, (exc,), ctx)
@@ -121,6 +159,12 @@ class FaultingLoop(ControlledLoop):
         asyncio.futures._PyFuture.set_exception(task, exc)  # type: ignore[attr-defined]
         self.steps.append(Step(actor.name, actor.where, CRASHED, runnable, chosen))
         actor.where = CRASHED
+
+    def call_exception_handler(self, context: dict[str, Any]) -> None:
+        """A fault this run injected, left unretrieved in a future, is not the test's error to log."""
+        exc = context.get("exception")
+        if exc is None or not self.escaped(exc):
+            super().call_exception_handler(context)
 
     def escaped(self, exc: BaseException) -> bool:
         """Whether ``exc``, out of the test, is a fault this run injected (or a group of them)."""

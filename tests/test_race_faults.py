@@ -60,6 +60,11 @@ def test_the_cli_names_the_fault_and_replays_it_and_plain_race_is_unchanged() ->
     assert "fault: cancel at fault point 4: " in red.stdout and "schedule 0.0:/4=cancel" in red.stdout
     replay = turncheck("race", f"{EXAMPLE}:test_compaction_clear_then_add", "--schedule", "0.0:/4=crash")
     assert replay.returncode == 1 and "(crashed: never resumed)" in replay.stdout
+    # the check that failed ran after the test, from turncheck's helper: no line of turncheck is named
+    assert (
+        replay.stdout.splitlines()[0]
+        == "FAILED: AssertionError: the history is empty after it held 2 acknowledged items"
+    )
     green = turncheck("race", f"{EXAMPLE}:test_compaction_swap", "--faults", "-q")
     assert green.returncode == 0 and "faults: " in green.stdout and "faults unchecked: 0 runs" in green.stdout
     plain = turncheck("race", f"{EXAMPLE}:test_compaction_clear_then_add", "-q")

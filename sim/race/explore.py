@@ -103,10 +103,12 @@ class RaceResult:
     timed: bool = False  # a timer could fire while a job was in flight, in some schedule
 
 
-def _failure(exc: BaseException) -> Failure:
+def _failure(exc: BaseException, faulted: bool = False) -> Failure:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(ASYNCIO_DIR)]
     user = [f for f in frames if not f.filename.startswith(RACE_DIR)]
-    frame = user[-1] if user else None  # raised in turncheck's own code (an after_run helper): no line
+    # a faulted run's after_run checks run from turncheck's own code: no line of it is the test's
+    shown = user or ([] if faulted else frames)
+    frame = shown[-1] if shown else None
     where = f"{place(frame.filename)}:{frame.lineno} `{(frame.line or '').strip()}`" if frame else ""
     if isinstance(exc, Overrun):  # where the loop was blocked is in the message
         return Failure("Overrun", str(exc), "")
@@ -196,7 +198,7 @@ def _run(test: AsyncTest, origin: Schedule, rec: Recording, bounds: Bounds,
     steps = [s for s in steps if s.actor != CHECKS]  # the wrapper's own steps are not the test's
     injection.close()
     return RaceRun(Schedule(origin.seed, origin.index, rec.reorders(), origin.faults), tuple(steps),
-                   None if exc is None else _failure(exc), len(rec.answers), injection.hits,
+                   None if exc is None else _failure(exc, True), len(rec.answers), injection.hits,
                    injection.unchecked)  # fmt: skip
 
 

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from turncheck.sim.race.explore import RaceResult, RaceRun
 
 StrategyName = Literal["random", "pct", "exhaustive"]
+DEFAULT_FAULT_ERROR = "turncheck.sim.race.faults:InjectedFault"
 
 
 def load_test(ref: str) -> Any:
@@ -144,7 +145,7 @@ def race_command(
         typer.Option(
             "--fault-error", help="The exception an injected error raises: a builtin or pkg.mod:Name."
         ),
-    ] = "turncheck.sim.race.faults:InjectedFault",
+    ] = DEFAULT_FAULT_ERROR,
     fault_kinds: Annotated[
         str, typer.Option("--fault-kinds", help="The faults --faults injects: any of error,cancel,crash.")
     ] = "error,cancel,crash",
@@ -162,6 +163,8 @@ def race_command(
         check_output_file(html, "--html")
     test = load_test(test_ref)
     replay = f"turncheck race {shlex.quote(test_ref)}"
+    if fault_error != DEFAULT_FAULT_ERROR:  # a fault token replays with the same exception type
+        replay += f" --fault-error {shlex.quote(fault_error)}"
     result: RaceResult | None = None
     searched: FaultResult | None = None
     if token is not None:

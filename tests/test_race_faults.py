@@ -142,6 +142,11 @@ def test_the_fault_type_is_selectable_and_a_wrong_one_is_one_line_exit_2() -> No
     assert [type(e) for e in seen] == [TimeoutError]
     bad = turncheck("race", f"{EXAMPLE}:test_compaction_swap", "--faults", "--fault-error", "print")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not an exception class" in bad.stderr
+    chosen = turncheck("race", f"{EXAMPLE}:test_compaction_clear_then_add", "--faults", "--fault-kinds", "error",
+                       "--fault-error", "TimeoutError", "-q")  # fmt: skip
+    assert chosen.returncode == 1 and "--schedule 0.0:/4=error" in chosen.stdout
+    replay = f"replay: turncheck race {EXAMPLE}:test_compaction_clear_then_add --fault-error TimeoutError"
+    assert f"{replay} --schedule 0.0:/4=error" in chosen.stdout
     kinds = turncheck("race", f"{EXAMPLE}:test_compaction_swap", "--faults", "--fault-kinds", "error,boom")
     assert kinds.returncode == 2 and kinds.stderr.count("\n") == 1 and "--fault-kinds" in kinds.stderr
 

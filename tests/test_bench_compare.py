@@ -148,7 +148,7 @@ def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[
     assert (
         [o["topic"] for o in objects]
         == list(TOPICS)
-        == ["projector", "store", "trigger", "testbench", "check"]
+        == ["projector", "store", "importer", "race", "trigger", "testbench", "check"]
     )
     for o in objects:
         assert o["format"] == "turncheck/1" and o["scale"] == "tiny" and o["compare"]
@@ -248,3 +248,8 @@ def test_a_baseline_written_over_another_keeps_each_figures_worst_ratio(tmp_path
     assert guard.read(path) == ("tiny", {"a: x | turncheck/c": 2.0, "a: y | turncheck/c": 3.0})
     guard.write(path, "quick", {"a: x | turncheck/c": 1.5})  # another scale: replaced
     assert guard.read(path) == ("quick", {"a: x | turncheck/c": 1.5})
+
+
+def test_race_has_a_comparison_only(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli("bench", "race")
+    assert code == 2 and out == "" and "unknown benchmark 'race'" in err

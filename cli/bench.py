@@ -46,10 +46,30 @@ def bench_command(
         bool,
         typer.Option("--compare", help="turncheck against its ceiling and peers, interleaved, as ratios."),
     ] = False,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="With --compare: exit 1 when a turncheck/ceiling ratio is over 1.25× this ratio file's "
+            "(benchmarks/baseline.json is the committed one), naming the figure.",
+        ),
+    ] = None,
+    write_baseline: Annotated[
+        Path | None,
+        typer.Option("--write-baseline", help="With --compare: write the run's ratios to this file."),
+    ] = None,
+    ratios: Annotated[
+        Path | None,
+        typer.Option(
+            "--ratios", help="With --baseline: judge this ratio file's figures instead of measuring."
+        ),
+    ] = None,
 ) -> None:
     """Run a benchmark and print its figures and ratios (tiny and quick run the small
-    configurations, in seconds; full runs the sizes the targets are stated for)."""
-    benchmarks().run(topic, scale, fmt, quiet, compare)
+    configurations, in seconds; full runs the sizes the targets are stated for). Exit 1: with
+    --baseline, a ratio worse than 1.25× its baseline, or missing."""
+    if benchmarks().run(topic, scale, fmt, quiet, compare, baseline, write_baseline, ratios):
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

@@ -15,20 +15,19 @@ import typing
 from collections.abc import Callable, Iterable, Iterator
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 from turncheck.cli.import_log import FromOpt, read_as_ours, warn_opaque
-from turncheck.cli.options import Format, FormatOpt, QuietOpt, format_option, names_in_help, strategy_names
+from turncheck.cli.options import Format, QuietOpt, format_option, names_in_help, strategy_names
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.cli.stdout_json import print_json
-from turncheck.models.errors import BadParameter, require_regular_file
+from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, EventFormatError, Kind
 
 if TYPE_CHECKING:
     from turncheck.models.cost import CostModel
-    from turncheck.models.lint import LintReport
     from turncheck.models.per_request import Request, Shapes
     from turncheck.models.workload import WorkloadParams
 
@@ -381,114 +380,6 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def lint_command(
-    history: Annotated[Path, typer.Argument(help="JSONL event log to check.")],
-    fmt: FormatOpt = "table",
-    examples: Annotated[int, typer.Option("--examples", help="Offending lines shown per problem.")] = 5,
-    quiet: QuietOpt = False,
-    source: FromOpt = None,
-    provider: Annotated[
-        str | None,
-        typer.Option(
-            "--provider",
-            help="Also check what this API refuses: openai-chat, openai-responses, anthropic, gemini, bedrock "
-            "(default with --from: the format's own API; for a trace, each request's own, else openai-chat).",
-        ),
-    ] = None,
-    budget: Annotated[
-        int | None,
-        typer.Option(
-            "--budget",
-            "-b",
-            help="A trace's requests (--from otel, langfuse, langsmith): also flag each whose messages "
-            "(counted with its model's tokenizer when tiktoken knows the model, else the estimate) or whose "
-            "provider-reported input cost more than this many tokens, and the first request of each "
-            "conversation whose messages fit while the reported count did not (estimate-drift).",
-        ),
-    ] = None,
-) -> None:
-    """Check a log's structure; exit 0 when clean, 1 with a per-problem summary."""
-    from turncheck.models.events import event_from_dict, load_json_line
-    from turncheck.models.importers import FORMATS, import_log
-    from turncheck.models.lint import lint_events
-    from turncheck.models.projector import check_budget
-    from turncheck.models.provider_rules import check_provider
-    from turncheck.models.sent_windows import lint_imported
-
-    if examples < 0:
-        raise BadParameter(f"--examples must be >= 0, got {examples}")
-    if provider is not None:
-        check_provider(provider)
-    elif source is not None:
-        provider = FORMATS[source].provider
-    require_regular_file(history, EventFormatError)
-    if budget is not None:
-        check_budget(budget)
-    if source is not None:  # a foreign log: lint what it imports as, each finding naming its record
-        imported = import_log(source, history)
-        if budget is not None and not imported.sent:
-            raise BadParameter(
-                f"--budget checks the requests of a trace: {history} (--from {source}) holds none"
-            )
-        print_lint(history, lint_imported(imported, examples, provider, budget), fmt)
-        return
-    if budget is not None:
-        raise BadParameter("--budget checks the requests of a trace: give --from otel, langfuse or langsmith")
-    located: list[tuple[int, Event]] = []
-    size = history.stat().st_size
-    progress = progress_for(f"lint {history.name}", quiet, "B")
-    reading = ReadProgress(size, progress)
-    with read_as_ours(history):
-        try:
-            with history.open(encoding="utf-8") as fh:
-                for number, line in enumerate(reading.lines(fh), start=1):
-                    if not line.strip():
-                        continue
-                    obj = load_json_line(line, f"{history}:{number}")
-                    located.append((number, event_from_dict(obj, f"{history}:{number}")))
-        except BaseException as exc:
-            end_line(progress)
-            if isinstance(exc, UnicodeDecodeError):
-                raise EventFormatError(f"{history}: not UTF-8 text (byte {exc.start})") from None
-            raise
-    progress(size, size)
-    print_lint(history, lint_events(located, examples, provider), fmt)
-
-
-def print_lint(history: Path, report: LintReport, fmt: str) -> None:
-    """``lint``'s output; exit 1 unless the log is clean. Parts kept as opaque content are one
-    warning line on stderr (the verdict covers their place and cost, not what they hold)."""
-    warn_opaque(history, report.opaque)
-    if fmt == "json":
-        print_json(report.to_json(str(history)))
-    else:
-        print("\n".join(report.lines(str(history))))
-    if not report.clean:
-        raise typer.Exit(1)
-
-
-class ReadProgress:
-    """Bytes read of a text file, reported per line while a line leaves bytes to read.
-
-    The position is the buffer's (ahead of the line by at most one read chunk, ~8 KiB), so a
-    small file reports nothing until its final ``progress(size, size)`` (the caller's), and a
-    file growing while read never reports a "finished" bar early.
-    """
-
-    def __init__(self, size: int, progress: Progress) -> None:
-        self.size, self.progress = size, progress
-        self.drawn = False
-
-    def lines(self, fh: TextIO) -> Iterator[str]:
-        tell, size, progress = fh.buffer.tell, self.size, self.progress
-        for line in fh:
-            pos = tell()
-            if pos < size:
-                progress(pos, size)
-                self.drawn = True
-            yield line
-
-
 GENERATE_P_PARALLEL = 0.5
 """``generate``'s share of multi-call turns whose calls are one parallel batch. Parallel calls are
 the APIs' default — OpenAI's ``parallel_tool_calls`` is ``default: true`` in its OpenAPI spec,
@@ -592,9 +483,12 @@ def register(app: typer.Typer) -> None:
         help="Project a JSONL log under a budget ({names}).",
         short_help="Project a JSONL log under a budget, with a trimming strategy.",
     )(project_command)
-    app.command("lint", help="Check a JSONL log's structure (orphans, dangling calls, seq, turns).")(
-        lint_command
-    )
+    from turncheck.cli.lint import lint_command
+
+    app.command(
+        "lint",
+        help="Check a JSONL log's structure (orphans, dangling calls, seq, turns); many files; or --follow one.",
+    )(lint_command)
     app.command("generate", help="Write a seeded seed-004 workload as JSONL, parallel calls included.")(
         generate_command
     )

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from turncheck.sim.race.explore import RaceResult, RaceRun
 
 StrategyName = Literal["random", "pct", "exhaustive"]
+DEFAULT_FAULT_ERROR = "turncheck.sim.race.faults:InjectedFault"
 
 
 def load_test(ref: str) -> Any:
@@ -60,6 +61,8 @@ def _json(ref: str, result: RaceResult | None, run: RaceRun | None, replay: str)
     out["verdict"] = "failed" if run is not None and run.failure is not None else "ok"
     if run is not None:
         out["schedule"] = run.schedule.token
+        if run.faults:
+            out["faults_injected"] = list(run.faults)
         out["steps"] = [
             {"task": s.actor, "from": s.start, "to": s.end, "reordered": s.reordered} for s in run.steps
         ]
@@ -128,28 +131,59 @@ def race_command(
         Path | None,
         typer.Option("--html", help="Also write the failing (or replayed) schedule as a trace viewer page."),
     ] = None,
+    faults: Annotated[
+        bool,
+        typer.Option(
+            "--faults",
+            help="Once every schedule passes, inject faults at the awaits (an error, a cancellation, a "
+            "crash): every single fault in asyncio's order, then one fault a schedule, then pairs, "
+            "within --schedules runs; the shortest failing run is reported.",
+        ),
+    ] = False,
+    fault_error: Annotated[
+        str,
+        typer.Option(
+            "--fault-error", help="The exception an injected error raises: a builtin or pkg.mod:Name."
+        ),
+    ] = DEFAULT_FAULT_ERROR,
+    fault_kinds: Annotated[
+        str, typer.Option("--fault-kinds", help="The faults --faults injects: any of error,cancel,crash.")
+    ] = "error,cancel,crash",
 ) -> int:
     """Run your async test under controlled schedules; exit 1 with a replayable interleaving if one fails."""
     from turncheck.sim.race.explore import explore, failure_report, ok_report, run_schedule
+    from turncheck.sim.race.fault_search import FaultResult, search_faults
+    from turncheck.sim.race.fault_search import fault_kinds as kinds_of
+    from turncheck.sim.race.faults import fault_error as error_type
     from turncheck.sim.race.schedule import parse_token
 
     token = parse_token(schedule) if schedule is not None else None
+    error, kinds = error_type(fault_error), kinds_of(fault_kinds)
     if html is not None:
         check_output_file(html, "--html")
     test = load_test(test_ref)
     replay = f"turncheck race {shlex.quote(test_ref)}"
+    if fault_error != DEFAULT_FAULT_ERROR:  # a fault token replays with the same exception type
+        replay += f" --fault-error {shlex.quote(fault_error)}"
     result: RaceResult | None = None
+    searched: FaultResult | None = None
     if token is not None:
-        run: RaceRun | None = run_schedule(test, token, max_steps=max_steps, max_seconds=max_seconds)
+        run: RaceRun | None = run_schedule(test, token, max_steps=max_steps, max_seconds=max_seconds,
+                                           error=error)  # fmt: skip
     else:
         bar = progress_for(f"race {test_ref}", quiet, "schedules")
         try:
             result = explore(test, schedules=schedules, strategy=strategy, depth=depth, seed=seed,
                              max_steps=max_steps, max_seconds=max_seconds,
                              progress=lambda done: bar(done, schedules))  # fmt: skip
+            run = result.failing
+            if faults and run is None:
+                searched = search_faults(test, budget=schedules, strategy=strategy, depth=depth, seed=seed,
+                                         bounds=(max_steps, max_seconds), error=error, kinds=kinds,
+                                         progress=lambda done: bar(done, schedules))  # fmt: skip
+                run = searched.failing
         finally:
             end_line(bar)
-        run = result.failing
     if html is not None and run is not None:
         from turncheck.reports.race_view import race_view
         from turncheck.reports.viewer import write_view_page
@@ -157,7 +191,11 @@ def race_command(
         write_view_page(race_view(test_ref, run), html, f"turncheck race: {test_ref}")
     failed = run is not None and run.failure is not None
     if fmt == "json":
-        print_json(_json(test_ref, result, run, replay), ensure_ascii=True)
+        out = _json(test_ref, result, run, replay)
+        if searched is not None:
+            out["faults"] = {"fault_points": searched.points, "runs": searched.runs, "unchecked": searched.unchecked,
+                             "single_faults": list(searched.singles), "pairs": list(searched.pairs)}  # fmt: skip
+        print_json(out, ensure_ascii=True)
         return 1 if failed else 0
     lines: list[str] = []
     if result is not None:
@@ -165,15 +203,20 @@ def race_command(
     if run is not None and run.failure is not None and run.failure.exited:
         lines = failure_report(run, f"{replay} --schedule {run.schedule.token}", test_ref)
     elif run is not None and run.failure is not None:
-        if result is not None and result.found is not None:
+        if searched is not None and result is not None:
+            lines.append(f"faults: {searched.failed} of {searched.runs} fault runs failed, shown the one with the "
+                         f"fewest steps; all {result.schedules} schedules without faults passed")  # fmt: skip
+        elif result is not None and result.found is not None:
             found = len(result.found.schedule.reorders)
             shrunk = f" (shrunk from {found} reorderings)" if found > len(run.schedule.reorders) else ""
             lines.append(f"schedule {result.schedules} of {schedules} failed{shrunk}")
         lines += failure_report(run, f"{replay} --schedule {run.schedule.token}")
     elif run is not None:
-        lines.append(f"schedule {run.schedule.token} passes ({len(run.steps)} steps)")
+        lines.append(f"schedule {run.schedule.token} passes ({len(run.steps)} steps)" + (
+            "; the injected fault escaped the test and no after_run check ran: nothing was checked after it"
+            if run.unchecked else ""))  # fmt: skip
     elif result is not None:
-        lines += ok_report(result)
+        lines += ok_report(result) + (searched.lines() if searched is not None else [])
     if html is not None and run is not None:
         lines.append(f"trace viewer: {html}")
     print("\n".join(lines))

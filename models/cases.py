@@ -5,11 +5,13 @@ there) turned into an input of the product's own form and the rule or invariant 
 shows broken (``breaks``):
 
 * :class:`ModelInput` — a vendor model of :mod:`models.vendors` with the variant that shows the
-  report (red) and one that fixes it (green), each declared there with its kind and source;
+  report (red) and one that fixes it (green), each declared there with its kind and source, or a
+  model whose parameters are the report's (``cost-trigger``: an estimate, a frame, a stale count);
 * :class:`RuleInput` — a provider rule of :data:`models.provider_rules.REGISTRY`: its refused
   example is red, its accepted one green, the API's own error text the finding;
 * :class:`LogInput` — two logs in a product's own format, the one the report shows written (red)
-  and the one the fix writes (green), linted with a provider's rules;
+  and the one the fix writes (green), linted as ``turncheck lint`` lints them (its structural
+  checks and a provider's rules);
 * :class:`RaceInput` — a race test of ``examples/races`` run against the library releases the
   report names (red) and those of the fix (green);
 * :class:`HistoryInput` — a history file under ``models/corpus/data/`` (``fmt`` names the
@@ -46,7 +48,9 @@ THREAD = re.compile(r"^[\w.-]+/[\w.-]+#\d+$")
 
 @dataclass(frozen=True)
 class ModelInput:
-    """A vendor model and two of its variants: ``red`` shows the report, ``green`` fixes it."""
+    """A model of the catalogue and two of its shapes: ``red`` shows the report, ``green`` does
+    not. A shape is a variant of a vendor model, or ``k=v`` parameters separated by spaces, as
+    ``--param`` takes them, for a model whose parameters are the report's (``cost-trigger``)."""
 
     model: str
     red: str
@@ -54,9 +58,17 @@ class ModelInput:
 
     kind = "model"
 
+    @staticmethod
+    def params(shape: str) -> dict[str, str]:
+        """The model parameters of a shape: ``{"variant": shape}`` for a variant name."""
+        if "=" not in shape:
+            return {"variant": shape}
+        return dict(kv.split("=", 1) for kv in shape.split())
+
     def command(self, side: str) -> str:
-        variant = self.red if side == "red" else self.green
-        return f"turncheck check {self.model} --param variant={variant} --engine explore"
+        shape = self.red if side == "red" else self.green
+        flags = " ".join(f"--param {k}={v}" for k, v in self.params(shape).items())
+        return f"turncheck check {self.model} {flags} --engine explore"
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from turncheck.models.projector import Strategy, Window, project
 from turncheck.models.provider_rules import PROVIDERS, provider_findings
 from turncheck.models.report import COUNTERS
 from turncheck.models.requests import request_points
-from turncheck.models.summaries import prompt_events
+from turncheck.models.summaries import dropped_by
 from turncheck.models.summarising import coverage_errors
 
 EXTRA_CHECKS = ("nonSuffix", "invented", "coverage")
@@ -38,7 +38,11 @@ so the request would be refused."""
 
 @dataclass(frozen=True)
 class Request:
-    """Request ``index`` (0-based) of ``session``, made after the first ``end`` events."""
+    """Request ``index`` (0-based) of ``session``, made after the first ``end`` events.
+
+    ``window.history`` is the session's prompt as the replay grows it: when the request is
+    yielded it holds exactly the request's prompt; later requests append to it, which moves no
+    position, so the window's events and report stay this request's own."""
 
     session: str
     index: int
@@ -51,10 +55,36 @@ def replay_requests(
 ) -> Iterator[Request]:
     """Every request of one session (events in read order), projected as the agent would: over
     the prompt its log implied then (:func:`models.summaries.prompt_events`: only the summaries
-    written before the request count)."""
+    written before the request count).
+
+    The prompt grows as the agent's did: one :class:`History`, the events since the last
+    request appended to it, so a built-in strategy costs O(log n) per request and a user
+    strategy gets the same history with the new events appended (never a rebuilt list). Two
+    things rebuild it from the current prompt (O(prompt)), keeping every window the one a
+    fresh ``History(prompt_events(events[:end]))`` gives: a new SUMMARY (it drops events
+    already in the prompt), and a window of a :class:`Window` subclass (a summarising or peer
+    window reads its history lazily, so that history must stay the request's own prefix). A
+    plain window's report is computed before the history grows, for the same reason.
+    """
+    h = History(costs=(cost,))
+    summaries: list[Event] = []
+    dropped = dropped_by(summaries)
+    shared, done = True, 0
     for index, end in enumerate(request_points(events)):
-        h = History(prompt_events(events[:end]), costs=(cost,))
-        yield Request(session, index, end, project(h, budget, strategy, cost))
+        new, done = events[done:end], end
+        fresh = [e for e in new if e.kind is Kind.SUMMARY]
+        if fresh:
+            summaries += fresh
+            dropped = dropped_by(summaries)
+        if fresh or not shared:
+            h = History([e for e in (*h.events, *new) if not dropped(e)], costs=(cost,))
+        else:
+            h.extend([e for e in new if not dropped(e)] if summaries else new)
+        window = project(h, budget, strategy, cost)
+        shared = type(window) is Window
+        if shared:
+            window.report  # noqa: B018 - computed now, over this request's prefix
+        yield Request(session, index, end, window)
 
 
 @dataclass(frozen=True)

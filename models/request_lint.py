@@ -54,15 +54,28 @@ class Finding:
 @dataclass
 class Conversations:
     """What :func:`lint_request` keeps across the requests of many conversations: the
-    conversations whose ``estimate-drift`` was already named, and each one's requests so far."""
+    conversations whose ``estimate-drift`` was already named, and each one's requests so far.
+
+    ``limit`` bounds it (``None``: no bound): past ``limit`` conversations, the one idle the
+    longest is closed (:meth:`close`), so a monitor that runs for weeks holds at most ``limit``
+    entries; a conversation that comes back after that starts afresh (its ``estimate-drift``
+    may be named once more)."""
 
     drifted: set[str] = field(default_factory=set)
     requests: Counter[str] = field(default_factory=Counter)
+    limit: int | None = None
 
     def close(self, conversation: str) -> None:
         """Forget a conversation that has ended (its next request starts afresh)."""
         self.drifted.discard(conversation)
         self.requests.pop(conversation, None)
+
+    def sent(self, conversation: str) -> None:
+        """One more request of ``conversation``, now the most recent; the idlest closed past
+        :attr:`limit` (``requests`` is kept in order of each conversation's last request)."""
+        self.requests[conversation] = self.requests.pop(conversation, 0) + 1
+        while self.limit is not None and len(self.requests) > self.limit:
+            self.close(next(iter(self.requests)))
 
 
 def record_json(record: Any) -> Any:
@@ -81,6 +94,7 @@ def lint_request(
     provider: str | None = None,
     budget: int | None = None,
     state: Conversations | None = None,
+    where: str = "",
 ) -> list[Finding]:
     """The findings of the one request ``record`` holds; empty when it is clean, or no model call.
 
@@ -98,6 +112,8 @@ def lint_request(
         Also check the request's cost against this many tokens, as ``lint --budget``.
     state
         The :class:`Conversations` to carry across calls (default: this request alone).
+    where
+        Where the record was read (``FILE:LINE``), at the head of each finding's place.
 
     Raises
     ------
@@ -121,11 +137,11 @@ def lint_request(
         raise ImportFormatError(
             f"--from {format} reads whole files; lint_request reads one record of: {single}"
         )
-    sent = fmt.requests.read(record_json(record), "")
+    sent = fmt.requests.read(record_json(record), where)
     if sent is None:
         return []
     state = Conversations() if state is None else state
-    state.requests[sent.conversation] += 1
+    state.sent(sent.conversation)
     window = sent_log([sent], fmt.requests.add).sent[0]
     report = LintReport(keep=EVERY)
     check_window(report, window, provider)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,10 +74,13 @@ class SentRequest:
 class TraceRecords:
     """How a trace format reads one record alone (:func:`models.request_lint.lint_request`):
     ``read(record, where)`` is the request it records, or ``None`` for a record that is no model
-    call (an agent span, a tool run); ``add`` maps one of its messages onto a builder."""
+    call (an agent span, a tool run); ``add`` maps one of its messages onto a builder;
+    ``split(document, where)`` gives the records one JSON document of the format's files holds
+    (``lint --follow`` reads a file a line at a time; ``None``: a document is one record)."""
 
     read: Callable[[Any, str], SentRequest | None]
     add: AddRecord
+    split: Callable[[Any, str], Iterable[Any]] | None = None
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -91,8 +91,20 @@ def prompt_events(events: Sequence[Event]) -> Sequence[Event]:
     summaries = [e for e in events if e.kind is _SUMMARY]
     if not summaries:
         return events
+    dropped = dropped_by(summaries)
+    return [e for e in events if not dropped(e)]
+
+
+def dropped_by(summaries: Sequence[Event]) -> Callable[[Event], bool]:
+    """Whether ``summaries`` drop an event from the prompt (some summary's range covers its seq).
+
+    Coverage only grows as a log does (a new summary drops events, none brings one back), so a
+    replay that grows its prompt request by request filters each new event by the summaries
+    known so far, and refilters its prompt only when a new summary arrives
+    (:func:`models.per_request.replay_requests`): the same prompt :func:`prompt_events` gives.
+    """
     union = _union(summaries)
-    return [e for e in events if not _dropped(union, e)]
+    return lambda e: _dropped(union, e)
 
 
 def coverage_faults(events: Sequence[Event]) -> list[Fault]:

@@ -1,15 +1,17 @@
 """Running the real-failure corpus: each case's red and green shapes, or a user's trimmer on it.
 
-:func:`run_case` runs one :class:`~models.cases.Case` both ways — a model variant explored over
-every interleaving (:func:`sim.explorer.explore`), a provider rule on its refused and accepted
-histories, a history replayed before every request by the red and the green trimmer — and
-records what each broke of ``case.breaks``. A case *behaves as recorded* when the red shape
-breaks every one of them and the green shape none. :func:`run_against` replays every history case
-through a user's own trimmer instead: a case it breaks is the real failure reproduced.
+:func:`run_case` runs one :class:`~models.cases.Case` both ways — a model variant or parameters
+explored over every interleaving (:func:`sim.explorer.explore`), a provider rule on its refused and
+accepted histories, a product's log linted as ``lint`` lints it, a history replayed before every
+request by the red and the green trimmer — and records what each broke of ``case.breaks``. A
+case *behaves as recorded* when the red shape breaks every one of them and the green shape none.
+:func:`run_against` replays every history case through a user's own trimmer instead: a case it
+breaks is the real failure reproduced.
 
 Invariant: nothing here judges by anything but the registered checks (model properties,
-:mod:`models.provider_rules`, :func:`models.per_request.check_value`), so a case cannot pass on a
-rule of its own; a bounded search that did not finish is never read as green.
+:mod:`models.provider_rules`, :func:`models.lint.lint_events`,
+:func:`models.per_request.check_value`), so a case cannot pass on a rule of its own; a bounded
+search that did not finish is never read as green.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from turncheck.models.catalog import build_model
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import TurncheckError
 from turncheck.models.events import Event, read_jsonl
+from turncheck.models.lint import lint_events
 from turncheck.models.per_request import check_value, replay_requests
 from turncheck.models.projector import Strategy
-from turncheck.models.provider_rules import PROVIDERS, events_of, provider_findings
+from turncheck.models.provider_rules import PROVIDERS, events_of
 from turncheck.sim.explorer import explore
 
 Status = Literal["as recorded", "differs", "skipped"]
@@ -96,12 +99,10 @@ def history_events(spec: HistoryInput) -> list[Event]:
 
 
 def _log_breaks(spec: LogInput, file: str, breaks: Sequence[str]) -> tuple[str, ...]:
-    """The rules of ``breaks`` some session of the log ``file`` breaks, as ``lint`` reads it."""
-    sessions: dict[str, list[Event]] = {}
-    for e in case_events(file, spec.fmt):
-        sessions.setdefault(e.session, []).append(e)
-    found = {rule for evs in sessions.values() for rule, _ in provider_findings(spec.provider, evs)}
-    return tuple(b for b in breaks if b in found)
+    """The problems of ``breaks`` the log ``file`` shows as ``lint --provider`` finds them: its
+    structural checks (a summary over an open call, a dangling call) and the provider's rules."""
+    report = lint_events([(0, e) for e in case_events(file, spec.fmt)], keep=0, provider=spec.provider)
+    return tuple(b for b in breaks if report.counts.get(b))
 
 
 def replay_breaks(
@@ -123,10 +124,10 @@ def replay_breaks(
     return tuple(broke), *(first or (None, None))
 
 
-def _model_breaks(spec: ModelInput, variant: str, breaks: Sequence[str]) -> tuple[str, ...]:
-    result = explore(build_model(spec.model, {"variant": variant}))
+def _model_breaks(spec: ModelInput, shape: str, breaks: Sequence[str]) -> tuple[str, ...]:
+    result = explore(build_model(spec.model, spec.params(shape)))
     if not result.exhausted:
-        raise TurncheckError(f"model {spec.model} variant={variant}: search stopped at {result.bound}")
+        raise TurncheckError(f"model {spec.model} {shape}: search stopped at {result.bound}")
     violated = {p.name for p in result.violations}
     return tuple(b for b in breaks if b in violated)
 

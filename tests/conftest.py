@@ -383,3 +383,13 @@ def run_limited() -> Callable[..., list[tuple[int, float, str]]]:
         return answers  # type: ignore[return-value]
 
     return run
+
+
+@pytest.fixture(scope="module")
+def dask_scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """tests/test_executor_dask.py's real cluster (a scheduler, two worker processes), for any
+    module; skipped, with the reason, without the optional extra ``dask[distributed]``."""
+    pytest.importorskip("distributed", reason="optional extra dask[distributed] is not installed")
+    from test_executor_dask import scheduler
+
+    yield from scheduler.__wrapped__(tmp_path_factory)  # type: ignore[attr-defined]

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from benchmarks import BENCHMARKS
-from benchmarks.compare import TOPICS, Comparison, Contender, Measured, interleave, paired_ratio
+from benchmarks.compare import TOPICS, Comparison, Contender, Measured, guard, interleave, paired_ratio
 from benchmarks.compare.check import minimal_bfs
 from turncheck.models.catalog import build_model
 from turncheck.sim.explorer import explore
@@ -135,16 +135,20 @@ def test_topic_without_comparison_is_a_usage_error(cli: Any, capsys: pytest.Capt
     assert err.startswith("turncheck: error: benchmark 'peers' has no --compare") and err.count("\n") == 1
 
 
-def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """The CI smoke run: every topic at the tiny scale (the suite's time is CI's budget), one JSON
     object per topic, ratios and the load average present (no thresholds)."""
-    code, out, err = cli("bench", "all", "--compare", "--scale", "tiny", "--format", "json")
+    written = tmp_path / "ratios.json"
+    code, out, err = cli("bench", "all", "--compare", "--scale", "tiny", "--format", "json",
+                         "--write-baseline", str(written))  # fmt: skip
     assert code == 0
+    # the committed baseline names the figures this run measures (regenerate it when they change)
+    assert guard.read(written)[1].keys() == guard.read(guard.BASELINE)[1].keys()
     objects = [json.loads(line) for line in out.splitlines()]
     assert (
         [o["topic"] for o in objects]
         == list(TOPICS)
-        == ["projector", "store", "trigger", "testbench", "check"]
+        == ["projector", "store", "importer", "race", "trigger", "testbench", "check"]
     )
     for o in objects:
         assert o["format"] == "turncheck/1" and o["scale"] == "tiny" and o["compare"]
@@ -166,3 +170,86 @@ def test_compare_table_prints_ratios_and_load(cli: Any, capsys: pytest.CaptureFi
     assert code == 0 and err == ""
     assert out.startswith("== bench trigger --compare (quick)\n")
     assert "turncheck/ceiling" in out and "load average" in out
+
+
+def ratio_file(path: Path, ratios: dict[str, float], scale: str = "tiny") -> Path:
+    path.write_text(json.dumps({"format": guard.FORMAT, "scale": scale, "ratios": ratios}), encoding="utf-8")
+    return path
+
+
+BASE = {"projector: per request | turncheck/bisect": 2.0, "check: explorer | turncheck/minimal BFS": 1.4}
+
+
+@pytest.mark.parametrize(
+    ("measured", "code", "named"),
+    [
+        ({**BASE}, 0, "speed guard OK: 2 figures within 1.25× their baseline ratio"),
+        ({**BASE, "check: explorer | turncheck/minimal BFS": 1.75}, 0, "speed guard OK"),  # +25 %: the limit
+        ({**BASE, "check: explorer | turncheck/minimal BFS": 1.76}, 1, "WORSE: check: explorer"),
+        ({**BASE, "projector: per request | turncheck/bisect": 9.0}, 1, "WORSE: projector: per request"),
+        ({"check: explorer | turncheck/minimal BFS": 1.0}, 1, "MISSING: projector: per request"),
+        ({**BASE, "store: new | turncheck/x": 3.0}, 0, "new (no baseline, not judged): store: new"),
+    ],
+)
+def test_the_guard_exits_1_on_a_slowed_or_missing_figure_and_names_it(
+    cli: Any, tmp_path: Path, measured: dict[str, float], code: int, named: str
+) -> None:
+    """A fake ratio file, not a timed test: a ratio more than 25 % above its baseline fails."""
+    base, run = ratio_file(tmp_path / "base.json", BASE), ratio_file(tmp_path / "run.json", measured)
+    got, out, err = cli("bench", "--compare", "--baseline", str(base), "--ratios", str(run))
+    assert (got, err) == (code, "") and named in out
+
+
+def test_the_guard_judges_only_the_topics_run(cli: Any, tmp_path: Path) -> None:
+    base = ratio_file(tmp_path / "base.json", BASE)
+    run = ratio_file(tmp_path / "run.json", {"check: explorer | turncheck/minimal BFS": 1.4})
+    code, out, _ = cli("bench", "check", "--compare", "--baseline", str(base), "--ratios", str(run))
+    assert code == 0
+    assert out.startswith(
+        "speed guard OK: 1 figures within 1.25× their baseline ratio; 1 baseline figures of"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--baseline", "{base}"], "--baseline, --write-baseline and --ratios go with --compare"),
+        (["--compare", "--ratios", "{run}"], "--ratios is checked against a --baseline"),
+        (
+            ["--compare", "--baseline", "{quick}", "--ratios", "{run}"],
+            "a baseline of scale quick, measured at tiny",
+        ),
+        (["--compare", "--baseline", "{bad}", "--ratios", "{run}"], "not a ratio file"),
+        (["--compare", "--baseline", "{none}", "--ratios", "{run}"], "no such file"),
+    ],
+)
+def test_a_bad_guard_invocation_is_one_line_exit_2(
+    cli: Any, tmp_path: Path, args: list[str], message: str
+) -> None:
+    files = {
+        "base": ratio_file(tmp_path / "base.json", BASE),
+        "run": ratio_file(tmp_path / "run.json", BASE),
+        "quick": ratio_file(tmp_path / "quick.json", BASE, "quick"),
+        "bad": ratio_file(tmp_path / "bad.json", {"x": -1.0}),
+        "none": tmp_path / "none.json",
+    }
+    code, out, err = cli("bench", *[a.format(**files) for a in args])
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
+
+
+def test_the_committed_baseline_is_a_tiny_ratio_file() -> None:
+    scale, ratios = guard.read(guard.BASELINE)
+    assert scale == "tiny" and {k.split(":")[0] for k in ratios} == set(TOPICS)
+
+
+def test_a_baseline_written_over_another_keeps_each_figures_worst_ratio(tmp_path: Path) -> None:
+    path = ratio_file(tmp_path / "base.json", {"a: x | turncheck/c": 2.0, "a: gone | turncheck/c": 1.0})
+    guard.write(path, "tiny", {"a: x | turncheck/c": 1.5, "a: y | turncheck/c": 3.0})
+    assert guard.read(path) == ("tiny", {"a: x | turncheck/c": 2.0, "a: y | turncheck/c": 3.0})
+    guard.write(path, "quick", {"a: x | turncheck/c": 1.5})  # another scale: replaced
+    assert guard.read(path) == ("quick", {"a: x | turncheck/c": 1.5})
+
+
+def test_race_has_a_comparison_only(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli("bench", "race")
+    assert code == 2 and out == "" and "unknown benchmark 'race'" in err

@@ -9,6 +9,7 @@ diffed against itself is none.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,20 @@ def test_each_case_red_breaks_what_its_thread_reports_and_green_none(name: str) 
         pytest.skip(run.skipped)
     assert set(run.red) == set(CASES[name].breaks) and run.green == ()
     assert run.status == "as recorded"
+
+
+SAYS_RELEASE = re.compile(r"\d+\.\d+|model|provider rule|does not run|not named|not in what was read")
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_each_case_names_its_release_or_says_why_there_is_none(name: str) -> None:
+    """Issue 54: a case names the library release it was checked against, or why it is a model."""
+    assert SAYS_RELEASE.search(CASES[name].release), CASES[name].release
+
+
+def test_a_release_that_says_nothing_is_caught() -> None:
+    assert not SAYS_RELEASE.search("checked, fixed upstream")
+    assert SAYS_RELEASE.search("pi 0.84.3 in the report") and SAYS_RELEASE.search("a model of the cut")
 
 
 def test_a_case_whose_red_shape_holds_differs_from_the_record() -> None:
@@ -119,6 +134,8 @@ def test_against_a_keep_last_trimmer_exits_1_naming_the_threads(
     assert main(["cases", "run", "-q", "--against", trimmers[0]]) == 1
     out = capsys.readouterr().out
     assert "spring-projects/spring-ai#5940" in out.splitlines()[-1] and "FAIL" in out
+    for thread in ("langchain4j/langchain4j#585", "langchain4j/langchain4j#3133", "n8n-io/n8n#34166"):
+        assert thread in out.splitlines()[-1]  # a count cut of keep-last-4 splits their parallel batches
     assert main(["cases", "run", "-q", "--against", "M5"]) == 0
     assert main(["cases", "run", "-q", "--against", "no-such-strategy"]) == 2
 
@@ -201,6 +218,28 @@ def test_a_log_case_lints_the_log_the_report_shows_and_the_fixed_one() -> None:
     spec = case.input
     assert isinstance(spec, LogInput)
     swapped = Case("t", case.source, "x", "x", "orphan/pairing", LogInput(spec.green, spec.red, spec.fmt, spec.provider),
+                   case.breaks, "", "")  # fmt: skip
+    assert run_case(swapped).status == "differs"
+
+
+def test_a_log_case_judges_by_lints_structural_checks_as_well_as_the_provider_rules() -> None:
+    """anthropics/claude-code#90036: a compaction over a running call is no provider rule but
+    lint's own check (``summary-covers-open-call``); pydantic/pydantic-ai#4728 breaks one of each."""
+    assert run_case(CASES["claude-code-compaction-in-flight"]).red == ("summary-covers-open-call",)
+    poisoned = run_case(CASES["pydantic-ai-poisoned-history"])
+    assert poisoned.red == ("dangling-call", "call-not-answered-next") and poisoned.green == ()
+
+
+def test_a_model_case_whose_shapes_are_parameters_runs_the_model_with_them() -> None:
+    """cost-trigger has no variants: a shape is ``k=v`` parameters, as ``--param`` takes them."""
+    case = CASES["langchain-summarization-frame"]
+    spec = case.input
+    assert isinstance(spec, ModelInput)
+    assert spec.command("red") == "turncheck check cost-trigger --param frame=3 --engine explore"
+    assert spec.command("green").endswith("--param frame=3 --param threshold=5 --engine explore")
+    assert ModelInput.params("buggy") == {"variant": "buggy"}
+    assert run_case(case).status == "as recorded"
+    swapped = Case("t", case.source, "x", "x", "cost", ModelInput(spec.model, spec.green, spec.red),
                    case.breaks, "", "")  # fmt: skip
     assert run_case(swapped).status == "differs"
 

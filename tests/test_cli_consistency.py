@@ -13,7 +13,8 @@ import pytest
 import benchmarks
 from turncheck.cli import progress
 from turncheck.cli.app import main
-from turncheck.cli.project import ReadProgress, blockwise, example_history
+from turncheck.cli.lint import ReadProgress
+from turncheck.cli.project import blockwise, example_history
 from turncheck.models.events import Event, Kind
 from turncheck.models.store import TurnLog
 from turncheck.models.workload import BLOCK, WorkloadParams, generate_events
@@ -49,7 +50,7 @@ def error_stands_alone(err: str) -> str:
 def fake_benchmarks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two instant benchmark topics in place of the real (slow) ones."""
     fake: dict[str, benchmarks.Benchmark] = {
-        name: lambda scale, lines=lines: [f"{x} ({scale})" for x in lines]
+        name: lambda scale, lines=lines: [f"{x} ({scale})" for x in lines]  # type: ignore[misc]
         for name, lines in (("alpha", ["a 1", "a 2"]), ("beta", ["b ×3"]))
     }
     monkeypatch.setattr(benchmarks, "BENCHMARKS", fake)

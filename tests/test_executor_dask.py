@@ -34,6 +34,12 @@ FIXED = {"iterations": "400"}
 
 
 def _dask_command() -> list[str]:
+    """``python -m dask`` under this interpreter, so the workers import the turncheck under test (a
+    ``dask`` script found on PATH may run another Python, with another turncheck installed)."""
+    import importlib.util
+
+    if importlib.util.find_spec("dask.__main__") is not None:
+        return [sys.executable, "-m", "dask"]
     found = shutil.which("dask", path=os.path.dirname(sys.executable)) or shutil.which("dask")
     if found is None:
         pytest.skip("the dask command line (from dask[distributed]) is not on PATH")

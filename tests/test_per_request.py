@@ -14,11 +14,13 @@ from hypothesis import strategies as st
 
 from turncheck.cli.app import main
 from turncheck.models.cost import EstimateCost
-from turncheck.models.errors import BadParameter
+from turncheck.models.errors import BadParameter, TurncheckError
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.peers.requests import replay
 from turncheck.models.per_request import Shapes, log_shapes, parse_checks, replay_requests, request_points
+from turncheck.models.projector import Window, project
+from turncheck.models.summaries import prompt_events
 from turncheck.models.workload import WorkloadParams, generate_events
 
 TESTS = Path(__file__).parent
@@ -124,8 +126,102 @@ def test_a_passing_replay_names_the_shapes_it_covered(cli: Any, tmp_path: Path) 
 def test_each_request_sees_only_the_events_before_it() -> None:
     events = [Event(i, "s", 0, k, cid, chars=40) for i, (k, cid) in enumerate(
         [(Kind.USER, None), (Kind.CALL, "a"), (Kind.RESULT, "a"), (Kind.TERM, None)])]  # fmt: skip
-    reqs = list(replay_requests("s", events, 100, "M0", EstimateCost()))
-    assert [(q.index, q.end, len(q.window.history)) for q in reqs] == [(0, 1, 1), (1, 3, 3)]
+    seen = [
+        (q.index, q.end, len(q.window.history))
+        for q in replay_requests("s", events, 100, "M0", EstimateCost())
+    ]
+    assert seen == [(0, 1, 1), (1, 3, 3)]  # the history when the request is made (it grows afterwards)
+
+
+def replayed(window: Window) -> tuple[object, ...]:
+    """Everything a reader gets from a window: its type, fields, events and report."""
+    made = [(e.seq, e.covers, e.chars) for e in getattr(window, "made", ())]
+    return (type(window).__name__, *window[1:], made, [e.seq for e in window.events], window.report)
+
+
+def fresh_replay(events: list[Event], budget: int, strategy: str) -> list[tuple[object, ...]]:
+    """The replay as it was before it grew one history: a new ``History(prompt_events(prefix))``
+    per request, read at once (an error ends it, as it ends the generator)."""
+    cost, out = EstimateCost(), list[tuple[object, ...]]()
+    for end in request_points(events):
+        try:
+            window = project(History(prompt_events(events[:end]), costs=(cost,)), budget, strategy, cost)
+        except TurncheckError as exc:
+            return [*out, (type(exc).__name__, str(exc))]
+        out.append((end, len(window.history), replayed(window)))
+    return out
+
+
+def grown_replay(events: list[Event], budget: int, strategy: str) -> list[tuple[object, ...]]:
+    """The replay, each window read only once the replay is over (its history has grown since):
+    a window's report and events stay its request's own."""
+    seen: list[tuple[int, int]] = []
+    kept: list[Window] = []
+    error: list[tuple[object, ...]] = []
+    try:
+        for r in replay_requests("s", events, budget, strategy, EstimateCost()):
+            seen.append((r.end, len(r.window.history)))
+            kept.append(r.window)
+    except TurncheckError as exc:
+        error.append((type(exc).__name__, str(exc)))
+    out: list[tuple[object, ...]] = [(*at, replayed(w)) for at, w in zip(seen, kept, strict=True)]
+    return out + error
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> list[Event]:
+    """One session: users, replies, parallel batches, dangling and late results, and summaries
+    covering any range of the seqs before them (re-compaction, overlaps, a summary of nothing)."""
+    out: list[Event] = []
+    turn = 0
+    for seq in range(1, draw(st.integers(0, 24)) + 1):
+        word = draw(st.sampled_from([*WORDS, "U", "T", "Ca", "Ra"]))
+        kind, cid = (
+            {"U": Kind.USER, "C": Kind.CALL, "R": Kind.RESULT, "T": Kind.TERM, "S": Kind.SUMMARY}[word[0]],
+            word[1:] or None,
+        )
+        turn += kind is Kind.USER
+        covers = None
+        if kind is Kind.SUMMARY:
+            lo = draw(st.integers(0, seq - 1))
+            covers = (lo, draw(st.integers(lo, seq - 1)))
+        out.append(Event(seq, "s", turn, kind, cid, chars=draw(st.sampled_from([10, 40, 90])), covers=covers))
+    return out
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(sessions(), st.sampled_from(["M0", "M1", "M2", "M3", "M4", "M5", "REQ", "SUM", "SLIDE"]),
+       st.sampled_from([30, 120, 600]))  # fmt: skip
+def test_the_grown_history_gives_every_window_a_fresh_one_gives(
+    events: list[Event], strategy: str, budget: int
+) -> None:
+    """Growing one history request by request changes no window: the same requests, each with
+    the same fields, events and report (also read after the replay), and the same error."""
+    assert grown_replay(events, budget, strategy) == fresh_replay(events, budget, strategy)
+
+
+@pytest.mark.parametrize("summarised", [False, True])
+def test_a_replay_appends_each_event_once(monkeypatch: pytest.MonkeyPatch, summarised: bool) -> None:
+    """Per-request replay is linear in the log: 400 USER/TERM turns append 800 events, not a
+    prefix per request (the old replay appended 80 200). A summary after every reply, covering
+    the log so far (re-compaction), rebuilds the prompt, which it keeps to a few events."""
+    appended: list[Event] = []
+    append = History.append
+
+    def counted(h: History, e: Event) -> int:
+        appended.append(e)
+        return append(h, e)
+
+    monkeypatch.setattr(History, "append", counted)
+    events: list[Event] = []
+    for t in range(400):
+        seq = len(events)
+        events += [Event(seq + 1, "s", t, Kind.USER, chars=50), Event(seq + 2, "s", t, Kind.TERM, chars=50)]
+        if summarised:
+            events.append(Event(seq + 3, "s", t, Kind.SUMMARY, chars=20, covers=(1, seq + 2)))
+    requests = list(replay_requests("s", events, 200, "M5", EstimateCost()))
+    assert len(requests) == 400
+    assert len(appended) <= 3 * len(events)
 
 
 def test_unknown_check_is_refused() -> None:

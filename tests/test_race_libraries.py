@@ -136,3 +136,30 @@ def test_langgraph_two_concurrent_updates_of_one_thread() -> None:
     once, again = (race(f"{GRAPH}:test_both_updates_kept", "--schedule", "0.0:3=1", "--format", "json")
                    for _ in range(2))  # fmt: skip
     assert once.returncode == again.returncode == 1 and once.stdout == again.stdout
+
+
+FAULTS = "examples/races/agents_compaction_faults.py:test_compaction_keeps_history"
+
+
+def test_agents_sdk_before_pr_3117_loses_the_history_when_add_items_fails() -> None:
+    """openai-agents-python#3116 on 0.6.7 (before PR #3117): an error in the re-add after the
+    clear empties the session; plain race passes, --faults names the point."""
+    before = agents_at(AFTER)  # 0.6.7: after PR #2322, before PR #3117
+    assert race(FAULTS, "-n", "10", pythonpath=before).returncode == 0
+    proc = race(FAULTS, "-n", "40", "--faults", "--fault-kinds", "error", pythonpath=before)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "FAILED: AssertionError: the history is empty after it held 2 acknowledged items" in proc.stdout
+    assert "fault: error at fault point 5: " in proc.stdout and "in add_items ← run_compaction" in proc.stdout
+    again = race(FAULTS, "--schedule", "0.0:/5=error", pythonpath=before)
+    assert again.returncode == 1 and "the history is empty" in again.stdout
+
+
+def test_agents_sdk_pinned_version_restores_the_history_but_not_after_a_crash() -> None:
+    """The pinned release has PR #3117: errors and cancellations restore the history; a crash of
+    the compacting task between the clear and the re-add still loses it (nothing restores)."""
+    pytest.importorskip("agents")
+    kept = race(FAULTS, "-n", "40", "--faults", "--fault-kinds", "error,cancel")
+    assert kept.returncode == 0, kept.stdout + kept.stderr
+    assert "16 of 16 single faults" in kept.stdout
+    crashed = race(FAULTS, "-n", "40", "--faults", "--fault-kinds", "crash")
+    assert crashed.returncode == 1 and "fault: crash at fault point " in crashed.stdout

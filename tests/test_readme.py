@@ -29,13 +29,16 @@ def test_readme_opens_with_two_setup_commands_and_ci_runs_the_second():
     ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
           if line.strip() and not line.startswith(("#", "set ", "cd "))]  # fmt: skip
     setup = [line for line in ci if line.startswith("bash .ci/setup-")]  # services CI must install
-    timing = [line for line in ci if line.startswith(("start=", "main=", "pages=", "echo "))]  # wall times
+    wall_times = ("start=", "main=", "pages=", "guard=", "echo ")
+    timing = [line for line in ci if line.startswith(wall_times)]
     install = commands[1].split(" && ")[0]  # run once before, so the command's own is a no-op
     slow_docs = "TURNCHECK_SCALE=full python -m pytest -n logical -m slow tests/test_docs.py tests/test_doc_figures.py"
+    speed_guard = "turncheck bench all --compare --scale tiny --quiet --baseline benchmarks/baseline.json"
     assert [line for line in ci if line not in setup + timing] == [
         install,
         commands[1],
         slow_docs,
+        f"{speed_guard} || {speed_guard}",  # a run over the baseline is measured once more
         "bash .ci/lowest",
     ]
 

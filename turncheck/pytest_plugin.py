@@ -11,9 +11,11 @@ The marker ``@pytest.mark.turncheck(checks=[...], cost=...)`` sets the fixture's
 one test (a keyword given to the call still wins).
 
 ``@pytest.mark.race(schedules=100, strategy="random", depth=2, seed=0, schedule=None,
-max_steps=100_000, max_seconds=60.0)`` on an ``async def`` test runs it as ``turncheck race`` does: under controlled schedules, failing at
+max_steps=100_000, max_seconds=60.0, faults=False, fault_error=InjectedFault)`` on an ``async def`` test runs it as ``turncheck race`` does: under controlled schedules, failing at
 the first one that fails with its shrunk interleaving and token; ``schedule="TOKEN"`` replays
-that one. Its fixtures are made once and given to every schedule, so a test builds the state it
+that one; ``faults=True`` then injects faults as ``turncheck race --faults`` does
+(``fault_error``: the exception class an injected error raises; ``fault_kinds``: which of
+``"error,cancel,crash"`` it injects). Its fixtures are made once and given to every schedule, so a test builds the state it
 races inside its body.
 
 Importing the plugin is cheap: turncheck's checking code is imported when the fixture is first
@@ -28,7 +30,8 @@ from typing import Any
 
 import pytest
 
-RACE_OPTIONS = ("schedules", "strategy", "depth", "seed", "schedule", "max_steps", "max_seconds")
+RACE_OPTIONS = ("schedules", "strategy", "depth", "seed", "schedule", "max_steps", "max_seconds", "faults",
+                "fault_error", "fault_kinds")  # fmt: skip
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -56,20 +59,31 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
         pytest.fail(f"@pytest.mark.race takes only {', '.join(RACE_OPTIONS)} (got {unknown or marker.args})",
                     pytrace=False)  # fmt: skip
     from turncheck.sim.race.explore import explore, failure_report, run_schedule
+    from turncheck.sim.race.fault_search import fault_kinds, search_faults
+    from turncheck.sim.race.faults import InjectedFault
     from turncheck.sim.race.schedule import parse_token
 
     options = dict(marker.kwargs)
     token, max_steps = options.pop("schedule", None), options.pop("max_steps", 100_000)
     max_seconds = options.pop("max_seconds", 60.0)
+    faults, error = options.pop("faults", False), options.pop("fault_error", InjectedFault)
+    kinds = fault_kinds(options.pop("fault_kinds", "error,cancel,crash"))
     args = {name: pyfuncitem.funcargs[name] for name in inspect.signature(test).parameters}
 
     def one_run() -> Any:
         return test(**args)
 
     if token is not None:
-        run = run_schedule(one_run, parse_token(token), max_steps=max_steps, max_seconds=max_seconds)
+        run = run_schedule(
+            one_run, parse_token(token), max_steps=max_steps, max_seconds=max_seconds, error=error
+        )
     else:
         run = explore(one_run, max_steps=max_steps, max_seconds=max_seconds, **options).failing
+        if faults and run is None:
+            budget = options.get("schedules", 100)
+            run = search_faults(one_run, budget=budget, strategy=options.get("strategy", "random"),
+                                depth=options.get("depth", 2), seed=options.get("seed", 0),
+                                bounds=(max_steps, max_seconds), error=error, kinds=kinds).failing  # fmt: skip
     if run is not None and run.failure is not None:
         how = f"@pytest.mark.race(schedule={run.schedule.token!r})"
         if not args:

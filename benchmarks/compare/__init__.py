@@ -10,7 +10,7 @@ every contender once, the order rotating), measured in CPU seconds of this proce
 is paired: the median, over the rounds, of the two contenders' times in the same round
 (:func:`paired_ratio`).
 
-One module per topic (``projector``, ``store``, ``trigger``, ``check``, ``testbench``), each with
+One module per topic (``projector``, ``store``, ``importer``, ``race``, ``trigger``, ``check``, ``testbench``), each with
 ``compare(scale) -> list[Comparison]``. Nothing here is a timed test: figures are printed,
 never asserted (a slow machine gives slower figures, not a failure).
 """
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Role = Literal["turncheck", "ceiling", "peer"]
-TOPICS = ("projector", "store", "trigger", "testbench", "check")
+TOPICS = ("projector", "store", "importer", "race", "trigger", "testbench", "check")
 """The topics with a comparison, in the order ``bench --compare`` runs them: the explorer's
 hundreds of MiB of small objects last, because a topic run after them in the same process finds
 a fragmented heap (the projector's per-request figures, bisection included, were a third higher

@@ -15,13 +15,15 @@ import contextlib
 import importlib.util
 import io
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from benchmarks.compare import Comparison, Contender, interleave
 from benchmarks.projector import synthetic_turns
 from turncheck.models.cost import EstimateCost
+from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
-from turncheck.models.projector import STRATEGIES, compared_strategies, project
+from turncheck.models.per_request import replay_requests
+from turncheck.models.projector import STRATEGIES, compared_strategies, m5, project
 
 BUDGETS = (2_000, 20_000, 200_000)
 PEER_BUDGET = 20_000
@@ -125,4 +127,42 @@ def compare(scale: str) -> list[Comparison]:
             or "peers are O(n) per request or worse: their ratio grows with the history, ours is O(log n)",
         )
     )
+    out.append(_replay(scale))
     return out
+
+
+def _replay(scale: str) -> Comparison:
+    """``project --per-request``'s replay of one session of USER/TERM turns, M5: request points,
+    the history grown request by request, a window and its report per request. Ceiling: the
+    history built once, one M5 selection per request over it (no replay can do less)."""
+    turns = 20_000 if scale == "full" else 1_000 if scale == "tiny" else 5_000
+    cost, events = EstimateCost(), list(synthetic_session(turns))
+
+    def replay() -> object:
+        return sum(1 for _ in replay_requests("s", events, 2_000, "M5", cost))
+
+    def ceiling() -> object:
+        h = History(events, [cost])
+        return [m5(h, 2_000, cost) for _ in range(turns)]
+
+    measured = interleave(
+        [
+            Contender("replay_requests, M5", "turncheck", replay, turns),
+            Contender("one History, one M5 selection per request", "ceiling", ceiling, turns),
+        ],
+        5 if scale == "full" else 3,
+    )
+    return Comparison(
+        f"per-request replay, one session of {turns:,} USER/TERM turns, M5, budget 2000",
+        "µs per request",
+        1e6,
+        measured,
+        target="linear in the log: 4× the turns ≤ 6× the CPU",
+    )
+
+
+def synthetic_session(turns: int) -> Iterator[Event]:
+    """One session of ``turns`` USER/TERM turns (a question, a longer answer)."""
+    for t in range(turns):
+        yield Event(2 * t + 1, "s", t, Kind.USER, chars=200)
+        yield Event(2 * t + 2, "s", t, Kind.TERM, chars=600)

@@ -44,5 +44,21 @@ for _case in (
          "group, and compaction excludes the call's group but keeps the result's",
          "a model of the cut: M3 excludes whole turns oldest-first as the groups are; M5 pairs by id "
          "(agent-framework-core 1.10.0 to 1.12.1 in the report)"),
+    Case("langchain4j-window-orphan", "langchain4j/langchain4j#585", "2024-02-01", "closed", "orphan/pairing",
+         HistoryInput("langchain4j-585.json", "openai-chat", 60, "M0", "M5"), ("orphanRes",),
+         "ChatMemory drops an AiMessage with tool requests and keeps its ToolExecutionResultMessage: Invalid "
+         "parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+         CUT.format(0) + " (PR #666 evicts the orphaned results with their request)",
+         also=("langchain4j/langchain4j#666",)),
+    Case("langchain4j-bulk-tool-results", "langchain4j/langchain4j#3133", "2025-05-30", "open", "orphan/pairing",
+         HistoryInput("langchain4j-3133.json", "openai-chat", 60, "M0", "M5"), ("orphanRes",),
+         "one request runs a tool many times; a persisted memory of 35 messages keeps the results and drops what "
+         "led to them, and every later request is refused",
+         CUT.format(0) + " (the release is not named in what was read; open PR #4820 proposes the repair)"),
+    Case("n8n-window-splits-pair", "n8n-io/n8n#34166", "2026-07-14", "closed", "orphan/pairing",
+         HistoryInput("n8n-34166.json", "openai-chat", 60, "M0", "M5"), ("orphanRes",),
+         "Chat Memory's contextWindowLength trimming splits tool_call/tool pairs: Invalid parameter: messages with "
+         "role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+         CUT.format(0) + " (the n8n release is not named in what was read)"),
 ):  # fmt: skip
     register_case(_case)

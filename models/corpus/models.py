@@ -1,12 +1,15 @@
-"""Cases whose input is a vendor model of :mod:`models.vendors`: the variant that shows the report
-is red, a fix green — each variant declared there with its kind and source, so a case never calls
-a design of ours the vendor's fix. Every thread here was read for its date and state."""
+"""Cases whose input is a model: a vendor model of :mod:`models.vendors`, the variant that shows the
+report red and a fix green — each variant declared there with its kind and source, so a case never
+calls a design of ours the vendor's fix — or ``cost-trigger`` with the report's parameters (an
+estimate, a frame, a stale count, a summarizer's prompt) red and ones under which every property
+holds green. Every thread here was read for its date and state."""
 
 from __future__ import annotations
 
 from turncheck.models.cases import Case, ModelInput, register_case
 
 MODEL = "a protocol model: the report's mechanism, every interleaving explored; no library runs"
+COST = "a model: cost-trigger with the report's parameters, every run explored; no library runs"
 
 for _case in (
     Case("spring-ai-window-orphan", "spring-projects/spring-ai#5940", "2026-05-05", "open", "orphan/pairing",
@@ -38,5 +41,24 @@ for _case in (
          ModelInput("adk-sliding-window", "buggy", "seq-cut"), ("no-pending-call-summarised", "hidden-only-if-summarised"),
          "compaction summarises a pending adk_request_confirmation call away",
          f"{MODEL} (green is ours, proposed)"),
+    Case("langchain-summarization-frame", "langchain-ai/langchain#34664", "2025-12-29", "open", "cost",
+         ModelInput("cost-trigger", "frame=3", "frame=3 threshold=5"), ("request-fits-window", "over-threshold-compacted"),
+         "the summarization middleware counts the chat history only: an agent with many tools hits the context "
+         "window on overhead the trigger does not see",
+         f"{COST} (langchain 1.2.3 triggers on the provider's reported usage instead, per the maintainer); "
+         "green is ours: the threshold lowered by the frame"),
+    Case("letta-summarizer-capped", "letta-ai/letta#3279", "2026-04-04", "open", "cost",
+         ModelInput("cost-trigger", "summarizer=1", "summarizer=0"), ("summarizer-request-fits", "no-compaction-loop"),
+         "the global context limit caps the summarizer's request too: it cannot fit the messages to summarize, "
+         "so compaction fails",
+         f"{COST} (Letta 0.16.7 in the report); green is a summarizer request that fits, not a release's fix"),
+    Case("openclaw-stale-token-count", "openclaw/openclaw#119824", "2026-08-06", "closed", "trigger/liveness",
+         ModelInput("cost-trigger", "stale=true threshold=6", "threshold=6"), ("no-compaction-loop",),
+         "budget-triggered compaction never lowers tokenCount, causing a compact-on-every-message loop",
+         f"{COST} (openclaw 2026.6.8 and 2026.7.1-2 in the report); green is a count read fresh"),
+    Case("pi-om-retained-tail-loop", "elpapi42/pi-observational-memory#47", "2026-08-11", "open", "trigger/liveness",
+         ModelInput("cost-trigger", "summary=9", "summary=2"), ("no-compaction-loop",),
+         "when the retained tail already meets compactAfterTokens, every agent_end schedules another compaction",
+         f"{COST}; green is a compaction that leaves less than the threshold, not the issue's proposed fix"),
 ):  # fmt: skip
     register_case(_case)

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from turncheck.models.cases import PendingThread, register_pending
 
-IMPORTERS = "not read yet; the product's own session file needs the new importers (claude-code, pydantic-ai, bedrock/strands, pi, goose, openhands) and opaque parts in lint"
+IMPORTERS = "not read yet; the product's own session file (goose has no importer; claude-code, pi, bedrock/strands, pydantic-ai and openhands files are read now)"
 RACE = "sim/race with real thread/timer durations and exits"
 COST = "usage and the three costs per request in lint, and the cost-trigger model"
 FAULTS = "faults between writes (an exception or crash at an await point)"
+NOT_FOUND = "its text not found in the search corpus, so its date, state and shape are not read"
 UNSORTED = "not read for this corpus yet: its shape decides the input"
 
 for _thread in (
@@ -24,20 +25,15 @@ for _thread in (
     PendingThread("google/adk-python#5602", "an adk-format history holding an intermediate and a final function_response of one id",
                   "compaction folds a LongRunningFunctionTool call whose pending response shares its id (closed, 2026-05-06)"),
     PendingThread("google/adk-go#1234", RACE + " (tests/test_race.py holds its shape as a test)"),
-    PendingThread("anthropics/claude-code#90036", "a summary-content check for work in flight",
-                  "compaction's free-prose summary loses track of running agents (open, 2026-08-27)"),
     PendingThread("anthropics/claude-code#39695", IMPORTERS),
     PendingThread("vercel/ai#12504", "opaque parts in lint: a tool_use's caller reference is not an event field (models/provider_rules.py)"),
-    PendingThread("pydantic/pydantic-ai#4728", IMPORTERS),
-    PendingThread("strands-agents/harness-sdk#1749", IMPORTERS),
-    PendingThread("strands-agents/harness-sdk#2087", IMPORTERS),
-    PendingThread("earendil-works/pi#6832", IMPORTERS),
-    PendingThread("earendil-works/pi#8667", IMPORTERS),
+    PendingThread("strands-agents/harness-sdk#1749", "its text: not found in the search corpus (the shape it is cited for, a window starting at an assistant toolUse, is the case of #2085)"),
     PendingThread("earendil-works/pi#4203", IMPORTERS),
     PendingThread("aaif-goose/goose#7444", IMPORTERS),
     PendingThread("aaif-goose/goose#6336", IMPORTERS),
     PendingThread("google-gemini/gemini-cli#3814", UNSORTED + " (the issue groups it with #16543 and #21830, a case)"),
-    PendingThread("cline/cline#14195", UNSORTED),
+    PendingThread("crewAIInc/crewAI#4381", NOT_FOUND + " (models/cost_trigger.py quotes its Anthropic refusal: prompt is too long)"),
+    PendingThread("cline/cline#14195", NOT_FOUND + " (models/cost_trigger.py quotes it; its shape, an estimate under the real count, is cost-trigger --param estimate=0.75)"),
     PendingThread("openai/openai-agents-python#4987", UNSORTED),
     PendingThread("mastra-ai/mastra#24110", "a check that a request sends the tool result it was made for (the node bridge runs peer:mastra-token-limiter)",
                   "TokenLimiter (best-fit) drops the current run's tool call and result: the agent loops and answers without the data (open)"),
@@ -45,29 +41,22 @@ for _thread in (
                   "pruneMessages strips reasoning parts: Responses refuses a function_call without its reasoning item (open, 2025-12-10)"),
     PendingThread("langchain-ai/langchain#38352", "a peer running SummarizationMiddleware (langchain 1.x; not among the peers)",
                   "_find_safe_cutoff_point leaves orphan ToolMessages in mixed tool-call runs (read in PRs #38357, closed, and #39269, open)"),
-    PendingThread("langchain-ai/langchain#34664", COST,
-                  "SummarizationMiddleware counts the chat history only, not the tools or the system prompt (open, 2025-12-29)"),
     PendingThread("letta-ai/letta#2601", "a summary-content check of the messages kept after the cutoff",
                   "summarize_messages_inplace wipes every in-context message, not only those before the cutoff (closed, 2025-04-30)"),
     PendingThread("microsoft/agent-framework#8099", "a summary-content check: a persisted history whose excluded messages no summary covers",
                   "call-level compaction's summary never reaches the AgentResponse; the history persists the exclusion flags alone (closed, 2026-09-06)"),
-    PendingThread("strands-agents/harness-sdk#2173", IMPORTERS.replace("not read yet; ", "") + "; strands is not among the peers",
+    PendingThread("strands-agents/harness-sdk#2173", "a peer running strands' SlidingWindowConversationManager (strands is not among the peers): the fault is its trim of a tool-heavy history, which a written file does not show",
                   "SlidingWindowConversationManager.reduce_context fails to trim tool-heavy conversations after v1.35.0 (closed, 2026-04-21)"),
-    PendingThread("OpenHands/software-agent-sdk#432", "an openhands importer that keeps which observation answers an action (a user rejection, an agent error)",
-                  "the condenser paired actions only with ObservationEvent: an action answered by a UserRejectObservation was filtered out as unpaired (merged, 2025-09-22)"),
     PendingThread("letta-ai/letta#2541", COST,
                   "with Gemini models the summarizer is not triggered when the context limit is reached, only warned about (open, 2025-04-07; Letta 0.6.48)"),
-    PendingThread("letta-ai/letta#3279", COST,
-                  "GLOBAL_MAX_CONTEXT_WINDOW_LIMIT caps the summarizer model too, so an overflowed context can never be compacted (open)"),
     *(PendingThread(t, UNSORTED) for t in (
         "spring-projects/spring-ai#7029", "spring-projects/spring-ai#3945", "spring-projects/spring-ai#6770",
-        "spring-projects/spring-ai#3149", "langchain4j/langchain4j#1966", "langchain4j/langchain4j#5250",
+        "spring-projects/spring-ai#3149", "langchain4j/langchain4j#5250",
         "mastra-ai/mastra#16193", "mastra-ai/mastra#13984",
         "microsoft/agent-framework#8441",
         "microsoft/agent-framework#6972", "microsoft/agent-framework#4924", "microsoft/agent-framework#4835",
         "microsoft/agent-framework#7744", "microsoft/agent-framework#7518", "letta-ai/letta#2605",
         "langchain-ai/langgraph#4168",
-        "crewAIInc/crewAI#4381",
     )),
 ):  # fmt: skip
     register_pending(_thread)

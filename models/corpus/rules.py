@@ -12,6 +12,9 @@ READ = {
     "openai/openai-agents-python#2317": ("2026-01-16", "closed"),
     "BerriAI/litellm#10083": ("2025-04-17", "open"),
     "google-gemini/gemini-cli#4217": ("2025-07-15", "closed"),
+    "openai/openai-agents-python#1704": ("2025-09-10", "open"),
+    "google-gemini/gemini-cli#11814": ("2025-10-23", "open"),
+    "langgenius/dify#12340": ("2025-01-03", "closed"),
 }
 """Date opened and state of the rules' threads read for this corpus."""
 

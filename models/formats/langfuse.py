@@ -158,6 +158,16 @@ def generation(obs: Mapping[str, Any], session: str, call: str) -> Timed | None:
     return iso_time(obs.get("startTime"), call, "startTime"), sent
 
 
+def observation_records(document: Any, where: str) -> list[Any]:
+    """The observations one document holds (a trace's, each trace's of a list, or an observation
+    as ``GET /api/public/observations`` lists it), for ``lint --follow``."""
+    out: list[Any] = []
+    for trace in traces_of(document, where):
+        observations = trace.get("observations") if isinstance(trace, Mapping) else None
+        out += observations if isinstance(observations, list) else [trace]
+    return out
+
+
 def observation_request(obs: Any, where: str) -> SentRequest | None:
     """One observation as Langfuse's API returns it, alone: its conversation is its trace."""
     if not isinstance(obs, Mapping) or not isinstance(obs.get("id"), str):
@@ -173,6 +183,6 @@ register_format(
         "Langfuse traces with their observations (each GENERATION a model call, checked as sent): "
         'a trace, a list of traces, {"data": […]}, or JSON lines of traces',
         provider="openai-chat",
-        requests=TraceRecords(observation_request, add_openai_message),
+        requests=TraceRecords(observation_request, add_openai_message, split=observation_records),
     )
 )

@@ -138,6 +138,11 @@ def llm_run(run: Any, where: str) -> Timed | None:
     return iso_time(run.get("start_time"), call, "start_time"), sent
 
 
+def run_records(document: Any, where: str) -> list[Any]:
+    """The runs one document holds (a run, or a list of runs), for ``lint --follow``."""
+    return document if isinstance(document, list) else [document]
+
+
 def run_request(run: Any, where: str) -> SentRequest | None:
     """One run as LangSmith holds it, alone."""
     read = llm_run(run, where)
@@ -150,6 +155,6 @@ register_format(
         read_langsmith,
         "LangSmith runs as JSON lines or a JSON list (each llm run a model call, checked as sent)",
         provider="openai-chat",
-        requests=TraceRecords(run_request, add_run_message),
+        requests=TraceRecords(run_request, add_run_message, split=run_records),
     )
 )

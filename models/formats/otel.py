@@ -209,6 +209,11 @@ def otel_request(span: Mapping[str, Any], otlp: bool, here: str) -> tuple[int, s
     return start_ns(span, otlp, where), sid, sent
 
 
+def span_records(document: Any, where: str) -> list[Mapping[str, Any]]:
+    """The spans one document holds (an OTLP export line holds many), for ``lint --follow``."""
+    return [span for span, _ in spans_of(document, where)]
+
+
 def span_request(span: Any, where: str) -> SentRequest | None:
     """One span as a tracing back-end holds it (OTLP JSON or the SDK's ``to_json``), alone."""
     if not isinstance(span, Mapping):
@@ -306,6 +311,6 @@ register_format(
         read_otel,
         "OpenTelemetry GenAI spans (gen_ai.input.messages / gen_ai.output.messages): OTLP JSON "
         "(collector file exporter) or opentelemetry-sdk to_json spans; every model call checked as sent",
-        requests=TraceRecords(span_request, add_otel_message),
+        requests=TraceRecords(span_request, add_otel_message, split=span_records),
     )
 )

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from turncheck.models.errors import BadParameter
+from turncheck.sim.race.faults import CHECKS, InjectedFault, Injection
 from turncheck.sim.race.guard import EXITS, ExitCalled, Overrun, exit_text
 from turncheck.sim.race.loop import CLOCK, RAN, Deadlock, Step, run_controlled
 from turncheck.sim.race.schedule import (
@@ -66,6 +67,8 @@ class RaceRun:
     steps: tuple[Step, ...]
     failure: Failure | None
     points: int
+    faults: tuple[str, ...] = ()  # the faults injected (:mod:`.faults`), each with where it hit
+    unchecked: bool = False  # an injected fault ended the test and no after-run check ran
 
     @property
     def interleaving_key(self) -> tuple[str, ...]:
@@ -100,10 +103,12 @@ class RaceResult:
     timed: bool = False  # a timer could fire while a job was in flight, in some schedule
 
 
-def _failure(exc: BaseException) -> Failure:
+def _failure(exc: BaseException, faulted: bool = False) -> Failure:
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith(ASYNCIO_DIR)]
     user = [f for f in frames if not f.filename.startswith(RACE_DIR)]
-    frame = (user or frames)[-1] if frames else None
+    # a faulted run's after_run checks run from turncheck's own code: no line of it is the test's
+    shown = user or ([] if faulted else frames)
+    frame = shown[-1] if shown else None
     where = f"{place(frame.filename)}:{frame.lineno} `{(frame.line or '').strip()}`" if frame else ""
     if isinstance(exc, Overrun):  # where the loop was blocked is in the message
         return Failure("Overrun", str(exc), "")
@@ -121,21 +126,24 @@ def _failure(exc: BaseException) -> Failure:
 
 
 def run_schedule(test: AsyncTest, schedule: Schedule, chooser: Callable[..., int] | None = None,
-                 max_steps: int = 100_000, max_seconds: float | None = None) -> RaceRun:  # fmt: skip
-    """Run ``test`` once, under ``chooser`` (default: ``schedule``'s reorderings)."""
+                 max_steps: int = 100_000, max_seconds: float | None = None,
+                 error: type[BaseException] = InjectedFault) -> RaceRun:  # fmt: skip
+    """Run ``test`` once, under ``chooser`` (default: ``schedule``'s reorderings), injecting
+    ``schedule``'s faults (``error``: the type an ``error`` fault raises)."""
     rec = Recording(chooser if chooser is not None else follow(schedule.reorders))
-    return _run(test, schedule, rec, (max_steps, max_seconds))
+    return _run(test, schedule, rec, (max_steps, max_seconds), error)
 
 
 def _same(run: RaceRun, kind: str) -> bool:
     return run.failure is not None and run.failure.kind == kind
 
 
-def shrink(test: AsyncTest, run: RaceRun, bounds: Bounds = (100_000, None)) -> RaceRun:
+def shrink(test: AsyncTest, run: RaceRun, bounds: Bounds = (100_000, None),
+           error: type[BaseException] = InjectedFault) -> RaceRun:  # fmt: skip
     """Fewer and smaller reorderings that still fail with the same exception type: first every
     schedule with fewer reorderings, fewest first (a bounded exhaustive search), then dropping
     and lowering the found schedule's reorderings, runs of them first. A schedule that ran past
-    its wall-clock bound is not shrunk."""
+    its wall-clock bound is not shrunk. Its faults are kept as they are."""
     assert run.failure is not None
     if run.failure.kind == "Overrun":  # each try could take the whole bound again
         return run
@@ -145,14 +153,16 @@ def shrink(test: AsyncTest, run: RaceRun, bounds: Bounds = (100_000, None)) -> R
         while prefix is not None and tries < SHRINK_RUNS // 2:
             rec = Recording(prefix_chooser(prefix))
             tries += 1
-            again = _run(test, Schedule(run.schedule.seed, run.schedule.index), rec, bounds)
+            again = _run(test, Schedule(run.schedule.seed, run.schedule.index, (), run.schedule.faults),
+                         rec, bounds, error)  # fmt: skip
             if _same(again, kind):
-                return _greedy(test, again, kind, tries, bounds)
+                return _greedy(test, again, kind, tries, bounds, error)
             prefix = next_prefix(rec.answers, depth)
-    return _greedy(test, best, kind, tries, bounds)
+    return _greedy(test, best, kind, tries, bounds, error)
 
 
-def _greedy(test: AsyncTest, best: RaceRun, kind: str, tries: int, bounds: Bounds) -> RaceRun:
+def _greedy(test: AsyncTest, best: RaceRun, kind: str, tries: int, bounds: Bounds,
+            error: type[BaseException]) -> RaceRun:  # fmt: skip
     changed = True
     while changed and tries < SHRINK_RUNS:
         changed = False
@@ -166,9 +176,8 @@ def _greedy(test: AsyncTest, best: RaceRun, kind: str, tries: int, bounds: Bound
         ]
         for reorders in candidates[: SHRINK_RUNS - tries]:
             tries += 1
-            again = run_schedule(
-                test, Schedule(best.schedule.seed, best.schedule.index, reorders), None, *bounds
-            )
+            origin = Schedule(best.schedule.seed, best.schedule.index, reorders, best.schedule.faults)
+            again = run_schedule(test, origin, None, *bounds, error)
             size = (len(again.schedule.reorders), sum(i for _, i in again.schedule.reorders))
             if _same(again, kind) and size < (len(current), sum(i for _, i in current)):
                 best, changed = again, True
@@ -176,10 +185,21 @@ def _greedy(test: AsyncTest, best: RaceRun, kind: str, tries: int, bounds: Bound
     return best
 
 
-def _run(test: AsyncTest, origin: Schedule, rec: Recording, bounds: Bounds) -> RaceRun:
-    exc, steps = run_controlled(test, rec, *bounds)
-    return RaceRun(Schedule(origin.seed, origin.index, rec.reorders()), tuple(steps),
-                   None if exc is None else _failure(exc), len(rec.answers))  # fmt: skip
+def _run(test: AsyncTest, origin: Schedule, rec: Recording, bounds: Bounds,
+         error: type[BaseException] = InjectedFault) -> RaceRun:  # fmt: skip
+    """One run; a schedule with faults runs on the faulting loop, its test wrapped with the
+    after-run checks (:mod:`.faults`), one without runs exactly as before faults existed."""
+    if not origin.faults:
+        exc, steps = run_controlled(test, rec, *bounds)
+        return RaceRun(Schedule(origin.seed, origin.index, rec.reorders()), tuple(steps),
+                       None if exc is None else _failure(exc), len(rec.answers))  # fmt: skip
+    injection = Injection(dict(origin.faults), error)
+    exc, steps = run_controlled(injection.wrap(test), rec, *bounds, loop_type=injection.make_loop)
+    steps = [s for s in steps if s.actor != CHECKS]  # the wrapper's own steps are not the test's
+    injection.close()
+    return RaceRun(Schedule(origin.seed, origin.index, rec.reorders(), origin.faults), tuple(steps),
+                   None if exc is None else _failure(exc, True), len(rec.answers), injection.hits,
+                   injection.unchecked)  # fmt: skip
 
 
 def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "random", depth: int = 2,
@@ -287,6 +307,7 @@ def failure_report(run: RaceRun, replay: str, test: str = "the test") -> list[st
         f"FAILED: {run.failure.text}",
         f"interleaving ({len(run.steps)} steps, {n} reordering{'s' if n != 1 else ''} of asyncio's order):",
         *interleaving(run),
+        *(f"fault: {hit}" for hit in run.faults),
         f"schedule {run.schedule.token}",
         f"replay: {replay}",
     ]

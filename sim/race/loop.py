@@ -99,6 +99,8 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         schedule).
     """
 
+    task_type: Any = asyncio.Task
+
     def __init__(self, chooser: Chooser, max_steps: int = 100_000) -> None:
         self._chooser = chooser
         self._max_steps = max_steps
@@ -367,7 +369,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         base = name or getattr(coro, "__qualname__", None) or type(coro).__name__
         actor = self._actor(base)
         self._by_context[id(ctx)] = (ctx, actor)
-        task: asyncio.Task[Any] = asyncio.Task(coro, loop=self, name=actor.name, context=ctx, **kwargs)
+        task: asyncio.Task[Any] = self.task_type(coro, loop=self, name=actor.name, context=ctx, **kwargs)
         actor.task = task
         return task
 
@@ -543,7 +545,8 @@ def _wind_down(loop: ControlledLoop, retrieve: bool) -> BaseException | None:
 
 
 def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Chooser, max_steps: int = 100_000,
-                   max_seconds: float | None = None) -> tuple[BaseException | None, Sequence[Step]]:  # fmt: skip
+                   max_seconds: float | None = None, loop_type: Callable[..., ControlledLoop] | None = None,
+                   ) -> tuple[BaseException | None, Sequence[Step]]:  # fmt: skip
     """Run ``test()`` to completion under one schedule; returns its exception (None: it passed)
     and the steps. Tasks it left running are cancelled and its async generators closed, under
     the same chooser, so nothing leaks into the next schedule. A test that exits (``sys.exit``,
@@ -552,8 +555,9 @@ def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Choose
     are wound down, as ``asyncio.run`` does (:mod:`.guard`). Past ``max_seconds`` of wall-clock
     time the schedule fails with :class:`~.guard.Overrun`, saying where the loop was blocked;
     its tasks get as long again to wind down, and a job thread still stuck is left behind (a
-    daemon thread: it does not hold the process)."""
-    loop = ControlledLoop(chooser, max_steps)  # type: ignore[abstract]
+    daemon thread: it does not hold the process). ``loop_type``: a loop that also injects faults
+    (:mod:`.faults`)."""
+    loop = (loop_type or ControlledLoop)(chooser, max_steps)  # type: ignore[abstract]
     outcome: BaseException | None = None
     with guarded(max_seconds) as guard:
         try:

@@ -4,7 +4,9 @@ A run under :class:`~turncheck.sim.race.loop.ControlledLoop` is fixed by the ind
 each **choice point** (a point with more than one runnable actor). Index 0 is asyncio's own FIFO
 pick, so a schedule is written as the points where it chose otherwise — its **reorderings** —
 and nothing else: ``SEED.N:P=I,P=I`` (the exploration seed, the schedule's number in it, then
-"at choice point P, run the I-th runnable"). ``0.0:`` is asyncio's own order. The seed and the
+"at choice point P, run the I-th runnable"), and under ``--faults`` a tail ``/F=KIND,…`` ("at
+fault point F, inject KIND": :mod:`.faults`); a token without the tail is one of before faults
+existed, and replays as it always did. ``0.0:`` is asyncio's own order. The seed and the
 number only say where the schedule came from; replaying follows the reorderings alone, so a
 shrunk schedule replays as exactly as a found one.
 
@@ -32,20 +34,27 @@ from turncheck.models.errors import BadParameter
 from turncheck.sim.race.loop import Choice, Chooser
 
 FAIR_AFTER = 2_000  # choice points after which every strategy falls back to FIFO (no starvation)
-_TOKEN = re.compile(r"^(\d{1,12})\.(\d{1,12}):((?:\d{1,9}=\d{1,6})(?:,\d{1,9}=\d{1,6})*)?$")
+_TOKEN = re.compile(
+    r"^(\d{1,12})\.(\d{1,12}):((?:\d{1,9}=\d{1,6})(?:,\d{1,9}=\d{1,6})*)?"
+    r"(?:/((?:\d{1,9}=(?:error|cancel|crash))(?:,\d{1,9}=(?:error|cancel|crash))*))?$"
+)
+FAULT_KINDS = ("error", "cancel", "crash")  # what :mod:`.faults` injects at a fault point, in search order
 
 
 @dataclass(frozen=True)
 class Schedule:
-    """Where a schedule came from (``seed``, ``index``) and its reorderings ``(point, index)``."""
+    """Where a schedule came from (``seed``, ``index``), its reorderings ``(point, index)`` and
+    the faults it injects ``(fault point, kind)`` (:mod:`.faults`; none without ``--faults``)."""
 
     seed: int
     index: int
     reorders: tuple[tuple[int, int], ...] = ()
+    faults: tuple[tuple[int, str], ...] = ()
 
     @property
     def token(self) -> str:
-        return f"{self.seed}.{self.index}:" + ",".join(f"{p}={i}" for p, i in self.reorders)
+        token = f"{self.seed}.{self.index}:" + ",".join(f"{p}={i}" for p, i in self.reorders)
+        return token + ("/" + ",".join(f"{p}={k}" for p, k in self.faults) if self.faults else "")
 
 
 def parse_token(token: str) -> Schedule:
@@ -53,13 +62,19 @@ def parse_token(token: str) -> Schedule:
     m = _TOKEN.match(token.strip())
     if m is None:
         raise BadParameter(
-            f"--schedule {token!r} is not a schedule token (SEED.N:POINT=INDEX,…, e.g. 0.3:2=1)"
+            f"--schedule {token!r} is not a schedule token "
+            "(SEED.N:POINT=INDEX,…[/FAULT=error|cancel|crash,…], e.g. 0.3:2=1 or 0.0:/4=crash)"
         )
     pairs = [tuple(map(int, part.split("="))) for part in m.group(3).split(",")] if m.group(3) else []
     points = [p for p, _ in pairs]
     if points != sorted(set(points)) or any(i == 0 for _, i in pairs):
         raise BadParameter(f"--schedule {token!r}: points must increase and indices be >= 1")
-    return Schedule(int(m.group(1)), int(m.group(2)), tuple((p, i) for p, i in pairs))
+    faults = (
+        [(int(p), k) for p, k in (part.split("=") for part in m.group(4).split(","))] if m.group(4) else []
+    )
+    if [p for p, _ in faults] != sorted({p for p, _ in faults}):
+        raise BadParameter(f"--schedule {token!r}: fault points must increase")
+    return Schedule(int(m.group(1)), int(m.group(2)), tuple((p, i) for p, i in pairs), tuple(faults))
 
 
 class Recording:

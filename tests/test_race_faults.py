@@ -1,0 +1,233 @@
+"""``turncheck race --faults``: errors, cancellations and crashes between writes (issue 53).
+
+The compaction of openai/openai-agents-python#3116 clears the session, then re-adds; a failure
+between the two loses the history. No fault-free schedule shows it (plain race passes), the
+fault search finds it with the fault point named and a token that replays it, and the same
+compaction written as one swap passes. Then each fault kind's meaning, the tokens (old ones
+still replay), the ``Acknowledged`` invariants, ``--fault-error`` and the pytest marker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from examples.races import compaction_faults as example
+from examples.races.compaction_faults import Session
+from turncheck.sim.race.explore import explore, run_schedule
+from turncheck.sim.race.fault_search import search_faults
+from turncheck.sim.race.faults import Acknowledged, Crashed, InjectedFault, after_run
+from turncheck.sim.race.schedule import Schedule, parse_token
+
+pytest_plugins = ["pytester"]
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = "examples/races/compaction_faults.py"
+
+
+def turncheck(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "turncheck", *argv], capture_output=True, text=True,
+                          cwd=ROOT, env=dict(os.environ))  # fmt: skip
+
+
+def test_clear_then_add_passes_plain_race_and_fails_under_faults_with_the_point_named() -> None:
+    assert explore(example.test_compaction_clear_then_add, schedules=30).failing is None
+    found = search_faults(example.test_compaction_clear_then_add, budget=60).failing
+    assert found is not None and found.failure is not None
+    assert "the history is empty" in found.failure.message
+    # the shortest: one fault, fewest steps (a cancellation ends the test before its own check)
+    assert found.schedule.faults == ((4, "cancel"),)
+    assert found.faults[0].startswith("cancel at fault point 4:")
+    assert f"{EXAMPLE}:34 `await asyncio.sleep(0)` in add_items ← compact_clear_then_add" in found.faults[0]
+    again = run_schedule(example.test_compaction_clear_then_add, parse_token(found.schedule.token))
+    assert again.failure == found.failure and again.steps == found.steps
+
+
+def test_the_swap_passes_under_faults_and_says_what_it_covered() -> None:
+    result = search_faults(example.test_compaction_swap, budget=200)
+    assert result.failing is None and result.points == 5
+    assert result.singles == (15, 15) and result.pairs[0] > 0 and result.unchecked == 0
+    assert "15 of 15 single faults" in result.lines()[0]
+
+
+def test_the_cli_names_the_fault_and_replays_it_and_plain_race_is_unchanged() -> None:
+    red = turncheck("race", f"{EXAMPLE}:test_compaction_clear_then_add", "--faults", "-q")
+    assert red.returncode == 1, red.stderr
+    assert "fault: cancel at fault point 4: " in red.stdout and "schedule 0.0:/4=cancel" in red.stdout
+    replay = turncheck("race", f"{EXAMPLE}:test_compaction_clear_then_add", "--schedule", "0.0:/4=crash")
+    assert replay.returncode == 1 and "(crashed: never resumed)" in replay.stdout
+    # the check that failed ran after the test, from turncheck's helper: no line of turncheck is named
+    assert (
+        replay.stdout.splitlines()[0]
+        == "FAILED: AssertionError: the history is empty after it held 2 acknowledged items"
+    )
+    green = turncheck("race", f"{EXAMPLE}:test_compaction_swap", "--faults", "-q")
+    assert green.returncode == 0 and "faults: " in green.stdout and "faults unchecked: 0 runs" in green.stdout
+    plain = turncheck("race", f"{EXAMPLE}:test_compaction_clear_then_add", "-q")
+    assert plain.returncode == 0 and "faults:" not in plain.stdout and "fault point" not in plain.stdout
+
+
+async def _three_writers(log: list[str]) -> None:
+    async def writer(name: str) -> None:
+        try:
+            await asyncio.sleep(0)
+            log.append(name)
+        except OSError:
+            log.append(f"{name}: error")
+            raise
+        except asyncio.CancelledError:
+            log.append(f"{name}: cancelled")
+            raise
+        finally:
+            log.append(f"{name}: finally")
+
+    outcomes = await asyncio.gather(writer("a"), writer("b"), return_exceptions=True)
+    log.append(" ".join(type(o).__name__ for o in outcomes))
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("error", ["a: error", "a: finally", "b", "b: finally", "InjectedFault NoneType"]),
+        ("cancel", ["a: cancelled", "a: finally", "b", "b: finally", "CancelledError NoneType"]),
+        # a's except never runs, its finally only when the dead coroutine is closed after the run
+        ("crash", ["b", "b: finally", "Crashed NoneType", "a: finally"]),
+    ],
+)
+def test_each_fault_kind_means_what_it_says(kind: str, expected: list[str]) -> None:
+    log: list[str] = []
+
+    async def test() -> None:
+        log.clear()
+        await _three_writers(log)
+
+    run = run_schedule(test, Schedule(0, 0, (), ((0, kind),)))
+    assert run.failure is None and log == expected
+    assert issubclass(InjectedFault, ConnectionError) and issubclass(Crashed, OSError)
+
+
+@pytest.mark.parametrize(("kind", "seen"), [("error", "InjectedFault"), ("cancel", "CancelledError"),
+                                            ("crash", "Crashed")])  # fmt: skip
+def test_a_thread_job_is_a_fault_point_its_function_never_runs(kind: str, seen: str) -> None:
+    ran: list[str] = []
+
+    async def test() -> None:
+        ran.clear()
+        try:
+            await asyncio.to_thread(ran.append, "wrote")
+        except (OSError, asyncio.CancelledError) as exc:
+            ran.append(type(exc).__name__)
+
+    run = run_schedule(test, Schedule(0, 0, (), ((0, kind),)))
+    assert run.failure is None and ran == [seen] and run.faults[0].endswith("before it ran in its thread")
+    # the next point is the awaiting task resuming: the write landed, and the await fails after it
+    assert run_schedule(test, Schedule(0, 0, (), ((1, kind),))).failure is None
+    assert ran == ["wrote"] + ([seen] if kind != "crash" else [])
+
+
+def test_the_fault_type_is_selectable_and_a_wrong_one_is_one_line_exit_2() -> None:
+    seen: list[BaseException] = []
+
+    async def test() -> None:
+        try:
+            await asyncio.sleep(0)
+        except TimeoutError as exc:
+            seen.append(exc)
+
+    assert run_schedule(test, Schedule(0, 0, (), ((0, "error"),)), error=TimeoutError).failure is None
+    assert [type(e) for e in seen] == [TimeoutError]
+    bad = turncheck("race", f"{EXAMPLE}:test_compaction_swap", "--faults", "--fault-error", "print")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not an exception class" in bad.stderr
+    chosen = turncheck("race", f"{EXAMPLE}:test_compaction_clear_then_add", "--faults", "--fault-kinds", "error",
+                       "--fault-error", "TimeoutError", "-q")  # fmt: skip
+    assert chosen.returncode == 1 and "--schedule 0.0:/4=error" in chosen.stdout
+    replay = f"replay: turncheck race {EXAMPLE}:test_compaction_clear_then_add --fault-error TimeoutError"
+    assert f"{replay} --schedule 0.0:/4=error" in chosen.stdout
+    kinds = turncheck("race", f"{EXAMPLE}:test_compaction_swap", "--faults", "--fault-kinds", "error,boom")
+    assert kinds.returncode == 2 and kinds.stderr.count("\n") == 1 and "--fault-kinds" in kinds.stderr
+
+
+def test_fault_kinds_narrow_the_search() -> None:
+    errors = search_faults(example.test_compaction_clear_then_add, budget=60, kinds=("error",))
+    assert errors.failing is not None and errors.failing.schedule.faults == ((4, "error"),)
+    assert errors.singles == (6, 6) and errors.failed == 1
+
+
+def test_tokens_old_ones_replay_as_before_and_faults_round_trip() -> None:
+    assert parse_token("0.4:4=1") == Schedule(0, 4, ((4, 1),))
+    assert parse_token("0.4:4=1").token == "0.4:4=1"
+    both = parse_token("3.2:1=1/2=error,5=crash")
+    assert (
+        both == Schedule(3, 2, ((1, 1),), ((2, "error"), (5, "crash")))
+        and both.token == "3.2:1=1/2=error,5=crash"
+    )
+    for bad in ("0.0:/2=boom", "0.0:/5=error,2=crash", "0.0:/"):
+        with pytest.raises(Exception, match="schedule"):
+            parse_token(bad)
+
+
+def test_an_escaped_fault_with_no_check_is_counted_unchecked_and_after_run_checks_run() -> None:
+    async def unchecked() -> None:
+        await asyncio.sleep(0)
+
+    nothing = search_faults(unchecked, budget=10)
+    assert nothing.points == 1 and nothing.runs == nothing.unchecked == 6  # the fault escaped every run
+    ran: list[str] = []
+
+    async def checked() -> None:
+        after_run(lambda: ran.append("checked"))
+        await asyncio.sleep(0)
+
+    result = search_faults(checked, budget=10)
+    assert result.unchecked == 0 and ran.count("checked") == result.runs + 1  # and the counting run
+
+
+def test_acknowledged_items_lost_and_an_emptied_history_fail_the_check() -> None:
+    async def lose_one() -> None:
+        session = Session()
+        history = Acknowledged(session.get_items)
+        await session.add_items(["a", "b"])
+        history.ack("a", "b")
+        await session.replace_items(["b"])
+
+    lost = run_schedule(lose_one, Schedule(0, 0, (), ((99, "error"),)))
+    assert lost.failure is not None and "acknowledged, then lost: ['a']" in lost.failure.message
+
+    async def keep() -> None:
+        session = Session()
+        history = Acknowledged(session.get_items)
+        await session.add_items(["a"])
+        history.ack("a")
+        await history.check()
+
+    assert run_schedule(keep, Schedule(0, 0, (), ((99, "error"),))).failure is None
+
+
+PYTEST_FILE = """
+import sys, pytest
+sys.path.insert(0, {root!r})
+from examples.races.compaction_faults import check_compaction, compact_clear_then_add, compact_swap
+
+@pytest.mark.race(schedules=40, faults=True)
+async def test_clear_then_add():
+    await check_compaction(compact_clear_then_add)
+
+@pytest.mark.race(schedules=40, faults=True)
+async def test_swap():
+    await check_compaction(compact_swap)
+
+@pytest.mark.race(schedules=40)
+async def test_clear_then_add_without_faults():
+    await check_compaction(compact_clear_then_add)
+"""
+
+
+def test_the_pytest_marker_takes_faults(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_compaction=PYTEST_FILE.format(root=str(ROOT)))
+    result = pytester.runpytest_subprocess("-p", "no:xdist", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    assert "@pytest.mark.race(schedule='0.0:/4=cancel')" in result.stdout.str()

@@ -44,6 +44,9 @@ KEYS: dict[str, tuple[type, str, tuple[str, ...]]] = {
     "fail_on": (list, "fail_on", ("project",)),
 }
 
+ARGUMENTS: dict[tuple[str, str], str] = {("lint", "history"): "histories"}
+"""(command, key) -> the parameter a key defaults where the command names it otherwise: ``lint``
+takes several files (``histories``), so its default is the one file in a list."""
 PATHS = ("out", "history")
 """Keys naming a file or folder: relative to the ``pyproject.toml``'s folder, never code."""
 COMMA_LISTS = ("fail_on",)
@@ -129,5 +132,6 @@ def default_map(start: Path | None = None) -> dict[str, dict[str, Any]] | None:
         checked = _checked(path, key, value)
         _, param, commands = KEYS[key]
         for command in commands:
-            defaults.setdefault(command, {})[param] = checked
+            name = ARGUMENTS.get((command, key), param)
+            defaults.setdefault(command, {})[name] = [checked] if name != param else checked
     return defaults

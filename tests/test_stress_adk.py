@@ -115,7 +115,9 @@ def test_none_breaks_the_bound_and_the_locks_hold_theirs(
 def test_the_other_strategies_run_and_lose_nothing(
     capsys: pytest.CaptureFixture[str], target: Target, locking: str
 ) -> None:
-    code, out = _stress(capsys, target(locking)[0], "--locking", locking, "--seconds", "1.5")
+    # 3 s, not 1.5: beside the suite and the slow tier (load about 8 on 2 cores) one 1.5 s cas run
+    # committed no append at all, and a check over no appends shows nothing
+    code, out = _stress(capsys, target(locking)[0], "--locking", locking, "--seconds", "3")
     assert code in (0, 1) and out["appends"] > 0 and out["lost"] == 0 and out["over_deleted"] == 0
     assert {v["invariant"] for v in out["violations"]} <= {"bounded-peak-turns"}, out["violations"]
 

@@ -508,6 +508,8 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         return self._exception_handler
 
     def default_exception_handler(self, context: dict[str, Any]) -> None:
+        if self.is_closed() and context.get("message") == "Task was destroyed but it is pending!":
+            return  # a task of a schedule a Ctrl-C cut short, collected at exit: cancelled, not lost
         exc = context.get("exception")
         logging.getLogger("asyncio").error(context.get("message", "unhandled error"), exc_info=exc)
 
@@ -529,15 +531,17 @@ def _wind_down(loop: ControlledLoop, retrieve: bool) -> BaseException | None:
     left = [t for t in loop.tasks() if not t.done()]
     for t in left:
         t.cancel()
+    closing = loop.shutdown_asyncgens()
     try:
         if left:
             loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
-        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(closing)
     except Deadlock:
         pass
     except EXITS as exc:
         return exc
     finally:
+        closing.close()  # not awaited when a stop came first: closed, never warned about at exit
         for t in loop.tasks() if retrieve else ():
             if t.done() and not t.cancelled():
                 t.exception()

@@ -16,8 +16,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import psutil
 import pytest
+
+psutil = pytest.importorskip(
+    "psutil", reason="psutil is not installed (it comes with the test extras' dependencies)"
+)
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL and process trees need POSIX")
 

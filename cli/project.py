@@ -66,6 +66,51 @@ def _choose(value: str, allowed: tuple[str, ...], option: str) -> str:
     return value
 
 
+StrategyOpt = Annotated[
+    str,
+    typer.Option(
+        "--strategy",
+        "-s",
+        help="M0..M5, REQ, peer:NAME, package.module:function, messages:FILE.py:fn, or exec:'CMD ARGS'.",
+    ),
+]
+
+StrictOpt = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="Refuse a log with a RESULT for an unknown call, or two USER messages in one turn.",
+    ),
+]
+
+PerRequestOpt = Annotated[
+    bool,
+    typer.Option(
+        "--per-request/--no-per-request",
+        help="Project before every model request (after each USER and each answered batch of RESULTs, "
+        "before each reply), in log order.",
+    ),
+]
+
+DiffOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--diff",
+        help="With --per-request: compare each request's window under --strategy (new) and this strategy "
+        "(old); exit 1 when a request breaks a check under new that it held under old.",
+    ),
+]
+
+FailOnOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on",
+        help="Exit 1 at the first window breaking one of these checks, e.g. orphanRes,orphanCall,overBudget,empty,"
+        " or a provider's rules: openai-chat, openai-responses, anthropic, gemini, bedrock.",
+    ),
+]
+
+
 def project_command(
     history: Annotated[
         Path | None, typer.Option("--history", "-H", help="JSONL event log (see README: the format).")
@@ -73,14 +118,7 @@ def project_command(
     budget: Annotated[
         int, typer.Option("--budget", "-b", help="Budget: tokens (estimate) or bytes (utf8-json).")
     ] = 4000,
-    strategy: Annotated[
-        str,
-        typer.Option(
-            "--strategy",
-            "-s",
-            help="M0..M5, REQ, peer:NAME, package.module:function, messages:FILE.py:fn, or exec:'CMD ARGS'.",
-        ),
-    ] = "M1",
+    strategy: StrategyOpt = "M1",
     cost: Annotated[
         str | None,
         typer.Option("--cost", help="estimate | utf8-json (default: utf8-json for REQ, else estimate)."),
@@ -103,39 +141,12 @@ def project_command(
     ] = False,
     fmt: Annotated[Format, format_option("table, or json: one object per session per line.")] = "table",
     example: Annotated[bool, typer.Option("--example", help="Use the bundled example history.")] = False,
-    strict: Annotated[
-        bool,
-        typer.Option(
-            "--strict",
-            help="Refuse a log with a RESULT for an unknown call, or two USER messages in one turn.",
-        ),
-    ] = False,
+    strict: StrictOpt = False,
     quiet: QuietOpt = False,
     source: FromOpt = None,
-    per_request: Annotated[
-        bool,
-        typer.Option(
-            "--per-request/--no-per-request",
-            help="Project before every model request (after each USER and each answered batch of RESULTs, "
-            "before each reply), in log order.",
-        ),
-    ] = False,
-    diff: Annotated[
-        str | None,
-        typer.Option(
-            "--diff",
-            help="With --per-request: compare each request's window under --strategy (new) and this strategy "
-            "(old); exit 1 when a request breaks a check under new that it held under old.",
-        ),
-    ] = None,
-    fail_on: Annotated[
-        str | None,
-        typer.Option(
-            "--fail-on",
-            help="Exit 1 at the first window breaking one of these checks, e.g. orphanRes,orphanCall,overBudget,empty,"
-            " or a provider's rules: openai-chat, openai-responses, anthropic, gemini, bedrock.",
-        ),
-    ] = None,
+    per_request: PerRequestOpt = False,
+    diff: DiffOpt = None,
+    fail_on: FailOnOpt = None,
 ) -> None:
     """Project each session of a log under a budget and print the window and its report."""
     from turncheck.models.cost import COST_MODELS, Utf8JsonCost, make_cost
@@ -169,6 +180,21 @@ def project_command(
     if per_request:
         project_per_request(groups, budget, strategy, cost_model, checks, fmt, quiet)
         return
+    _project_whole(groups, budget, strategy, cost_model, emit_payload, fmt, quiet, checks, fail_on)
+
+
+def _project_whole(
+    groups: dict[str, list[Event]],
+    budget: int,
+    strategy: str,
+    cost_model: CostModel,
+    emit_payload: bool,
+    fmt: Format,
+    quiet: bool,
+    checks: tuple[str, ...],
+    fail_on: str | None,
+) -> None:
+    """Each session projected once, at its end; exit 1 at the first session breaking a --fail-on check."""
     progress = progress_for("project", quiet, "sessions")
     rows: list[dict[str, Any]] = []
     try:

@@ -169,45 +169,48 @@ class History:
         self.partner.append(-1)
         opened_call = opened_result = 0
         if kind == _CALL or kind == _RESULT:
-            cid = event.call_id or ""
-            waiting, mine, opened = (
-                (self._open_result_ids, self._open_call_ids, self.open_calls)
-                if kind == _CALL
-                else (self._open_call_ids, self._open_result_ids, self.open_results)
-            )
-            queue = waiting.get(cid)
-            if queue:
-                a = queue.popleft()
-                if not queue:
-                    del waiting[cid]
-                self.partner[a] = q
-                self.partner[q] = a
-                other = self.open_results if kind == _CALL else self.open_calls
-                del other[bisect_left(other, a)]
-                cuts = self.safe_cuts
-                while cuts[-1] > a:
-                    cuts.pop()
-                if kind == _CALL:
-                    self.late_calls.append(q)
-            else:
-                mine.setdefault(cid, deque()).append(q)
-                opened.append(q)
-                if kind == _CALL:
-                    opened_call = 1
-                else:
-                    opened_result = 1
-            if kind == _CALL:
-                last = self._last_call_of.get(cid)
-                if last is not None:
-                    del self.last_calls[bisect_left(self.last_calls, last)]
-                self.last_calls.append(q)
-                self._last_call_of[cid] = q
+            opened_call, opened_result = self._pair(q, kind, event.call_id or "")
         self.safe_cuts.append(q + 1)
         self.calls.append(self.calls[-1] + (kind == _CALL))
         self.results.append(self.results[-1] + (kind == _RESULT))
         self.first_calls.append(self.first_calls[-1] + opened_call)
         self.first_results.append(self.first_results[-1] + opened_result)
         return q
+
+    def _pair(self, q: int, kind: int, cid: str) -> tuple[int, int]:
+        """Pair the CALL or RESULT at ``q`` with the oldest open partner of its id, or leave it
+        open; keep the safe cuts, late calls and last calls of an id; (opened call, opened result)."""
+        opened_call = opened_result = 0
+        waiting, mine, opened = (
+            (self._open_result_ids, self._open_call_ids, self.open_calls)
+            if kind == _CALL
+            else (self._open_call_ids, self._open_result_ids, self.open_results)
+        )
+        queue = waiting.get(cid)
+        if queue:
+            a = queue.popleft()
+            if not queue:
+                del waiting[cid]
+            self.partner[a] = q
+            self.partner[q] = a
+            other = self.open_results if kind == _CALL else self.open_calls
+            del other[bisect_left(other, a)]
+            cuts = self.safe_cuts
+            while cuts[-1] > a:
+                cuts.pop()
+            if kind == _CALL:
+                self.late_calls.append(q)
+        else:
+            mine.setdefault(cid, deque()).append(q)
+            opened.append(q)
+            opened_call, opened_result = (1, 0) if kind == _CALL else (0, 1)
+        if kind == _CALL:
+            last = self._last_call_of.get(cid)
+            if last is not None:
+                del self.last_calls[bisect_left(self.last_calls, last)]
+            self.last_calls.append(q)
+            self._last_call_of[cid] = q
+        return opened_call, opened_result
 
     def extend(self, events: Iterable[Event]) -> None:
         for e in events:

@@ -227,6 +227,16 @@ def scan_frames(data: bytes, policy: str = "stop", where: str = "<log>") -> tupl
     index = {r[0]: i for i, r in enumerate(refs)}
     if len(index) != len(refs):  # repeated ids in the clean stretch: take the careful path throughout
         refs, index, pos = [], {}, HEADER_SIZE
+    return _scan_damaged(data, refs, index, pos, policy, where)
+
+
+def _scan_damaged(
+    data: bytes, refs: list[Ref], index: dict[bytes, int], pos: int, policy: str, where: str
+) -> tuple[list[Ref], Recovery]:
+    """The careful path of :func:`scan_frames` from ``pos``, where the clean stretch ended: each
+    candidate frame judged against the frames accepted so far, damage skipped (``resync``) or
+    refused (``stop``), and back to the fast path after every accepted frame."""
+    n = len(data)
     skipped: list[Skipped] = []
     duplicates = 0
     expected = refs[-1][1] + 1 if refs else 0

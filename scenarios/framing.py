@@ -294,19 +294,7 @@ def run(params: FramingParams, progress: Progress) -> ScenarioResult:
         done[0] += 1
         progress(done[0], total)
 
-    tail_rows = []
-    tail_ok = True
-    for t in tears:
-        for framing in (lines, frames):
-            data = framing.torn_tail(t)
-            out = store_reader(framing, "stop")(data)
-            counts = tally(out, framing, t)
-            body = data[framing.header :]
-            units = body.count(b"\n") + 1 if framing.name == "lines" else len(out.returned)
-            torn = int(out.torn_bytes > 0)
-            tail_ok &= counts["intact"] == counts["returned"] == t and torn == 1
-            tail_rows.append((framing.name, t, units, counts["intact"], torn, len(data), out.torn_bytes))
-            step()
+    tail_rows, tail_ok = _tail_rows(tears, (lines, frames), step)
 
     append_rows = _damage_rows(
         "torn half-record, then more appends",
@@ -326,8 +314,37 @@ def run(params: FramingParams, progress: Progress) -> ScenarioResult:
         skipping=False,
         step=step,
     )
-    size_rows = []
-    for framing in (lines, frames):
+    tables = _tables(n, at, (tail_rows, append_rows, flip_rows), _size_rows((lines, frames), n))
+    judgements = _judge(tail_ok, tears, append_rows, flip_rows)
+    return ScenarioResult("framing", params_dict(params), params.seed, tables, judgements)
+
+
+def _tail_rows(
+    tears: tuple[int, ...], framings: tuple[Framed, Framed], step: Callable[[], None]
+) -> tuple[list[tuple[Cell, ...]], bool]:
+    """Seed 004 §8: each framing torn inside the next record; ok when both recover exactly the
+    complete records and detect the torn one."""
+    tail_rows: list[tuple[Cell, ...]] = []
+    tail_ok = True
+    for t in tears:
+        for framing in framings:
+            data = framing.torn_tail(t)
+            out = store_reader(framing, "stop")(data)
+            counts = tally(out, framing, t)
+            body = data[framing.header :]
+            units = body.count(b"\n") + 1 if framing.name == "lines" else len(out.returned)
+            torn = int(out.torn_bytes > 0)
+            tail_ok &= counts["intact"] == counts["returned"] == t and torn == 1
+            tail_rows.append((framing.name, t, units, counts["intact"], torn, len(data), out.torn_bytes))
+            step()
+    return tail_rows, tail_ok
+
+
+def _size_rows(framings: tuple[Framed, Framed], n: int) -> list[tuple[Cell, ...]]:
+    """Bytes on disk per framing, and what the framing itself costs per record."""
+    lines = framings[0]
+    size_rows: list[tuple[Cell, ...]] = []
+    for framing in framings:
         overhead = len(framing.data) - framing.header - framing.payload
         size_rows.append(
             (
@@ -339,8 +356,17 @@ def run(params: FramingParams, progress: Progress) -> ScenarioResult:
                 round(len(framing.data) / len(lines.data), 4),
             )
         )
+    return size_rows
 
-    tables = (
+
+def _tables(
+    n: int,
+    at: int,
+    damage: tuple[list[tuple[Cell, ...]], list[tuple[Cell, ...]], list[tuple[Cell, ...]]],
+    size_rows: list[tuple[Cell, ...]],
+) -> tuple[Table, ...]:
+    tail_rows, append_rows, flip_rows = damage
+    return (
         Table(
             "torn_tail",
             f"Torn tail: half of the next record written, then the writer stops ({n} records)",
@@ -390,8 +416,6 @@ def run(params: FramingParams, progress: Progress) -> ScenarioResult:
             "frames: length, CRC32, frame number, id length and id.",
         ),
     )
-    judgements = _judge(tail_ok, tears, append_rows, flip_rows)
-    return ScenarioResult("framing", params_dict(params), params.seed, tables, judgements)
 
 
 def _row(rows: list[tuple[Cell, ...]], framing: str, reader: str) -> dict[str, Any]:

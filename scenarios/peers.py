@@ -329,51 +329,17 @@ def cases(p: PeersParams) -> list[Case]:
     return out
 
 
-def run(p: PeersParams, progress: Progress) -> ScenarioResult:
-    cost = make_cost(p.cost)
-    plan = cases(p)
-    repro_peers = [s for s in p.strategies if s in PEERS] if p.repro_events else []
-    total = len(plan) * len(p.strategies) + len(p.strategies) + len(repro_peers)
-    done = 0
-    rows: list[tuple[Cell, ...]] = []
-    end_histories: list[History] = []
-    book = phrasebook(p.seed)
-    for case in plan:
-        histories = manifold_histories(p, case.p_result, cost, book, case.p_parallel)
-        if not case.oversized and case.p_parallel == p.p_parallel:
-            end_histories.extend(histories)
-        for name in p.strategies:
-            tally = PeerTally()
-            for h in histories:
-                for w in case_windows(h, case, p.budget, name, cost):
-                    tally.add(w)
-            rows.append(peers_row(name, case, tally))
-            done += 1
-            progress(done, total)
-    oversized: list[tuple[Cell, ...]] = []
-    for name in p.strategies:
-        oversized.append(oversized_row(name, end_histories, cost))
-        done += 1
-        progress(done, total)
-    repro_rows: list[tuple[Cell, ...]] = []
-    trace_table: list[tuple[Cell, ...]] = []
-    attachments: dict[str, ScenarioResult | str] = {}
-    for name in repro_peers:
-        found = reproductions(name, p.repro_events)
-        repro_rows.extend(r.row() for r in found)
-        if p.traces and found:
-            trace_table.extend(trace_rows(name, [r.broken for r in found], attachments))
-        missing = [prop for prop in PROPERTIES if prop not in {r.broken for r in found}]
-        repro_rows.extend(
-            (name, prop, 0, 0, f"none within {p.repro_events} events", "", "") for prop in missing
-        )
-        done += 1
-        progress(done, total)
-    records = [dict(zip(PEER_COLUMNS, r, strict=True)) for r in rows]
+Rows = list[tuple[Cell, ...]]
+
+
+def _tables(
+    p: PeersParams, cost_name: str, rows: Rows, oversized: Rows, repro_rows: Rows, traces: Rows
+) -> tuple[Table, ...]:
+    """The scenario's five tables, each with the note that says how its rows were made."""
     tables: tuple[Table, ...] = (
         Table(
             "peers",
-            f"Peers and M0–M5 per request under {cost.name}, budget {p.budget}: "
+            f"Peers and M0–M5 per request under {cost_name}, budget {p.budget}: "
             f"{p.sessions} sessions × {p.turns} turns per case",
             PEER_COLUMNS,
             tuple(rows),
@@ -418,12 +384,57 @@ def run(p: PeersParams, progress: Progress) -> ScenarioResult:
             "traces",
             "Each reproduction as a counterexample trace of the projector model with the peer as strategy",
             TRACE_COLUMNS,
-            tuple(trace_table),
+            tuple(traces),
             "Breadth-first over the projector model's histories (fresh call ids; USER, CALL and TERM 1 token, a "
             "RESULT 1 or 3), shortest first; no-orphan-calls: a CALL sent without its RESULT while the history "
             "holds it. turncheck replay FILE --html steps through one; the report shows them under peers.",
         ),
     )
+    return tables
+
+
+def run(p: PeersParams, progress: Progress) -> ScenarioResult:
+    cost = make_cost(p.cost)
+    plan = cases(p)
+    repro_peers = [s for s in p.strategies if s in PEERS] if p.repro_events else []
+    total = len(plan) * len(p.strategies) + len(p.strategies) + len(repro_peers)
+    done = 0
+    rows: list[tuple[Cell, ...]] = []
+    end_histories: list[History] = []
+    book = phrasebook(p.seed)
+    for case in plan:
+        histories = manifold_histories(p, case.p_result, cost, book, case.p_parallel)
+        if not case.oversized and case.p_parallel == p.p_parallel:
+            end_histories.extend(histories)
+        for name in p.strategies:
+            tally = PeerTally()
+            for h in histories:
+                for w in case_windows(h, case, p.budget, name, cost):
+                    tally.add(w)
+            rows.append(peers_row(name, case, tally))
+            done += 1
+            progress(done, total)
+    oversized: list[tuple[Cell, ...]] = []
+    for name in p.strategies:
+        oversized.append(oversized_row(name, end_histories, cost))
+        done += 1
+        progress(done, total)
+    repro_rows: list[tuple[Cell, ...]] = []
+    trace_table: list[tuple[Cell, ...]] = []
+    attachments: dict[str, ScenarioResult | str] = {}
+    for name in repro_peers:
+        found = reproductions(name, p.repro_events)
+        repro_rows.extend(r.row() for r in found)
+        if p.traces and found:
+            trace_table.extend(trace_rows(name, [r.broken for r in found], attachments))
+        missing = [prop for prop in PROPERTIES if prop not in {r.broken for r in found}]
+        repro_rows.extend(
+            (name, prop, 0, 0, f"none within {p.repro_events} events", "", "") for prop in missing
+        )
+        done += 1
+        progress(done, total)
+    records = [dict(zip(PEER_COLUMNS, r, strict=True)) for r in rows]
+    tables = _tables(p, cost.name, rows, oversized, repro_rows, trace_table)
     if p.timing_sizes:
         strategies = [s for s in p.strategies if s not in PEERS or PEERS[s].missing() is None]
         attachments[TIMING_FILE] = timing_result(

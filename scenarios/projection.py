@@ -204,40 +204,22 @@ def _conversation(
         narrow = cost.frame + sum(cost.event_cost(e) for e in exchange(conv.session, 1, 0, *last))
         w, payload, _ = request(log, conv, conv.questions[0], narrow, "REQ", p)
         narrow_ok = kept_turns(w) == 1 and CODE_NAME not in payload and len(payload.encode()) == w.cost
+        same = digest(path) == before
         rows.append(
-            (
-                "narrow window",
-                narrow,
-                w.cost,
-                kept_turns(w),
-                len(log),
-                CODE_NAME in payload,
-                log.size,
-                digest(path) == before,
-            )
+            ("narrow window", narrow, w.cost, kept_turns(w), len(log), CODE_NAME in payload, log.size, same)
         )
         progress(1, 4)
         commit_turns(log, conv, range(2, 3))
         committed = tuple((t.turn_id, t.events) for t in log.turns())
     with TurnLog.open(path, readonly=True) as check:  # what the file holds after close
         on_disk = tuple((t.turn_id, t.events) for t in check.turns())
-    rows.append(
-        (
-            "commit fixed answer",
-            None,
-            None,
-            None,
-            len(on_disk),
-            None,
-            path.stat().st_size,
-            None,
-        )
-    )
+    rows.append(("commit fixed answer", None, None, None, len(on_disk), None, path.stat().st_size, None))
     progress(2, 4)
     with TurnLog.open(path, fsync=p.fsync) as log:  # reopen, widen
         before = digest(path)
         w, payload, cost = request(log, conv, conv.questions[1], p.wide, "REQ", p)
         wide_ok = kept_turns(w) == 3 and CODE_NAME in payload and len(payload.encode()) == w.cost
+        same = digest(path) == before
         rows.append(
             (
                 "reopen and widen",
@@ -247,7 +229,7 @@ def _conversation(
                 len(log),
                 CODE_NAME in payload,
                 log.size,
-                digest(path) == before,
+                same,
             )
         )
         try:
@@ -269,31 +251,56 @@ def _conversation(
             )
         )
         progress(3, 4)
-        strategy_rows: list[tuple[Cell, ...]] = []
-        strategies_clean = True
-        stored = log.turns()
-        mid = cost.frame + sum(cost.event_cost(e) for e in (*stored[2].events, stored[1].events[-1]))
-        for name in (s for s in STRATEGIES if s not in SUMMARISING):  # trimming rules, as the seed compares
-            # a budget that ends inside turn 2: room for its answer, not its question
-            sw, spayload, _ = request(log, conv, conv.questions[1], mid, name, p)
-            same = digest(path) == before
-            strategies_clean &= same and len(spayload.encode()) == sw.cost
-            split = bool(sw.events) and sw.events[0].kind is not Kind.USER
-            strategy_rows.append(
-                (
-                    name,
-                    mid,
-                    len(sw.events),
-                    kept_turns(sw),
-                    split,
-                    sw.cost,
-                    sw.cost > mid,
-                    CODE_NAME in spayload,
-                    same,
-                )
-            )
+        strategy_rows, strategies_clean = _strategy_rows(log, conv, p, cost, path, before)
         progress(4, 4)
-    judgements = [
+    judgements = _judgements(
+        rows, (on_disk, committed), (narrow_ok, wide_ok), (refused, unchanged), cost.frame, strategies_clean
+    )
+    return rows, judgements, strategy_rows
+
+
+def _strategy_rows(
+    log: TurnLog, conv: Conversation, p: ProjectionParams, cost: Utf8JsonCost, path: Path, before: str
+) -> tuple[list[tuple[Cell, ...]], bool]:
+    """Every trimming rule at a budget that ends inside turn 2 (room for its answer, not its
+    question), as the seed compares them; and whether none of them wrote to the log."""
+    strategy_rows: list[tuple[Cell, ...]] = []
+    strategies_clean = True
+    stored = log.turns()
+    mid = cost.frame + sum(cost.event_cost(e) for e in (*stored[2].events, stored[1].events[-1]))
+    for name in (s for s in STRATEGIES if s not in SUMMARISING):  # trimming rules, as the seed compares
+        # a budget that ends inside turn 2: room for its answer, not its question
+        sw, spayload, _ = request(log, conv, conv.questions[1], mid, name, p)
+        same = digest(path) == before
+        strategies_clean &= same and len(spayload.encode()) == sw.cost
+        split = bool(sw.events) and sw.events[0].kind is not Kind.USER
+        strategy_rows.append(
+            (
+                name,
+                mid,
+                len(sw.events),
+                kept_turns(sw),
+                split,
+                sw.cost,
+                sw.cost > mid,
+                CODE_NAME in spayload,
+                same,
+            )
+        )
+    return strategy_rows, strategies_clean
+
+
+def _judgements(
+    rows: list[tuple[Cell, ...]],
+    files: tuple[tuple[object, ...], tuple[object, ...]],
+    carried: tuple[bool, bool],
+    over: tuple[bool, bool],
+    frame: int,
+    strategies_clean: bool,
+) -> list[Judgement]:
+    """The scenario's five claims, each read from what the run measured."""
+    (on_disk, committed), (narrow_ok, wide_ok), (refused, unchanged) = files, carried, over
+    return [
         Judgement(
             "narrowed request carries one turn, no ORCHID-17",
             narrow_ok,
@@ -313,7 +320,7 @@ def _conversation(
         Judgement(
             "over-budget mandatory input refused, log bytes unchanged",
             refused and unchanged,
-            f"budget {cost.frame - 1} < mandatory {cost.frame}; sha256 before = after: {unchanged}",
+            f"budget {frame - 1} < mandatory {frame}; sha256 before = after: {unchanged}",
         ),
         Judgement(
             "no strategy writes to the log",
@@ -321,7 +328,6 @@ def _conversation(
             "REQ and M0–M5 projected over the store; request bytes equal the serialized payload",
         ),
     ]
-    return rows, judgements, strategy_rows
 
 
 def default_budgets(conv: Conversation, cost: Utf8JsonCost) -> tuple[int, ...]:

@@ -60,6 +60,13 @@ def label(p_result: float) -> str:
     return f"p_result {p_result:.2f}"
 
 
+CLEAN = label(1.0)
+
+
+def _at(p: TestbenchParams) -> str:
+    return f"budget {p.budget}"
+
+
 def rate(part: float, whole: float) -> float:
     return round(part / whole, 4) if whole else 0.0
 
@@ -112,8 +119,17 @@ class Runs:
 def tables(
     params: TestbenchParams, runs: Sequence[ManifoldRun], self_check: Sequence[dict[str, Any]]
 ) -> tuple[Table, ...]:
-    p, r = params, Runs(params, runs)
-    clean, at = label(1.0), f"budget {p.budget}"
+    """The scenario's tables in the seed's order; the seed comparison only at the seed's own scale."""
+    r = Runs(params, runs)
+    out = [_selfcheck(params, runs, self_check), *(build(params, r, runs) for build in _BUILDERS)]
+    if (params.n_sessions, params.turns) == SEED_SCALE:
+        out.append(seed_comparison(r))
+    return tuple(out)
+
+
+def _selfcheck(
+    p: TestbenchParams, runs: Sequence[ManifoldRun], self_check: Sequence[dict[str, Any]]
+) -> Table:
     checked = next((run for run in runs if run.plan.p_result < 1.0), runs[0])
     how = (
         "main pass, one block per task",
@@ -121,46 +137,46 @@ def tables(
         "generation only, tasks submitted in reverse order",
     )
     gen = ("events", "calls", "results", "dangling", "checksum")
-    out = [
-        Table(
-            "selfcheck",
-            f"Generator self-check: three runs of seed {p.seed}, {label(checked.plan.p_result)}",
-            ("run", "how", *gen),
-            tuple((i + 1, how[i], *(f[c] for c in gen)) for i, f in enumerate(self_check)),
-            "Seed 004 §2: the same seed must give identical events, calls, results, dangling calls and "
-            "checksum (SHA-256 over the per-block column checksums, in block order).",
-        )
-    ]
-
-    cols: tuple[str, ...] = ("M0 orphanRes", "M0 pairSplit", "M0 windows", "M5 orphanRes", "M5 pairSplit")
-    out.append(
-        Table(
-            "m0-budgets",
-            f"§3 Naive window M0 on clean data ({clean}): orphan results vs budget",
-            ("budget", *cols),
-            r.by_budget(cols),
-            "On clean data a result can only lose its call to a cut between them, so M0's two columns "
-            "must be equal.",
-        )
+    return Table(
+        "selfcheck",
+        f"Generator self-check: three runs of seed {p.seed}, {label(checked.plan.p_result)}",
+        ("run", "how", *gen),
+        tuple((i + 1, how[i], *(f[c] for c in gen)) for i, f in enumerate(self_check)),
+        "Seed 004 §2: the same seed must give identical events, calls, results, dangling calls and "
+        "checksum (SHA-256 over the per-block column checksums, in block order).",
     )
 
+
+def _m0_budgets(p: TestbenchParams, r: Runs, runs: Sequence[ManifoldRun]) -> Table:
+    cols = ("M0 orphanRes", "M0 pairSplit", "M0 windows", "M5 orphanRes", "M5 pairSplit")
+    return Table(
+        "m0-budgets",
+        f"§3 Naive window M0 on clean data ({CLEAN}): orphan results vs budget",
+        ("budget", *cols),
+        r.by_budget(cols),
+        "On clean data a result can only lose its call to a cut between them, so M0's two columns "
+        "must be equal.",
+    )
+
+
+def _manifolds(p: TestbenchParams, r: Runs, runs: Sequence[ManifoldRun]) -> Table:
     cols = ("M0 orphanCall", "M1 orphanCall", "M0 orphanRes", "M1 orphanRes", "M5 orphanCall", "M5 orphanRes")
     rows = []
     for run, row in zip(runs, r.by_manifold(cols), strict=True):
         g = run.generator_figures()
         share = rate(int(g["dangling"]), int(g["calls"]))
         rows.append((row[0], g["events"], g["dangling"], g["calls"], share, *row[1:]))
-    out.append(
-        Table(
-            "manifolds",
-            f"§3 Manifolds at {at}: dangling calls, M0 vs M1",
-            ("manifold", "events", "dangling", "calls", "dangling share", *cols),
-            tuple(rows),
-            "orphanCall is the data's (a call whose result was never written), not the cut's; M1 pulls "
-            "whole turns back into the window, and their dangling calls with them.",
-        )
+    return Table(
+        "manifolds",
+        f"§3 Manifolds at {_at(p)}: dangling calls, M0 vs M1",
+        ("manifold", "events", "dangling", "calls", "dangling share", *cols),
+        tuple(rows),
+        "orphanCall is the data's (a call whose result was never written), not the cut's; M1 pulls "
+        "whole turns back into the window, and their dangling calls with them.",
     )
 
+
+def _m1_vs_m0(p: TestbenchParams, r: Runs, runs: Sequence[ManifoldRun]) -> Table:
     names = (
         "orphanRes",
         "pairSplit",
@@ -181,16 +197,16 @@ def tables(
             for s in ("M0", "M1", "M5")
         ]
         rows.append((name, *cells))
-    out.append(
-        Table(
-            "m1-vs-m0",
-            f"§4 Turn-aware M1 vs naive M0, {clean}, {at}, {base.windows} windows",
-            ("metric", "M0", "M1", "M5"),
-            tuple(rows),
-            "overrun = Σ keptCost / (budget × windows); maxCost is the largest single window.",
-        )
+    return Table(
+        "m1-vs-m0",
+        f"§4 Turn-aware M1 vs naive M0, {CLEAN}, {_at(p)}, {base.windows} windows",
+        ("metric", "M0", "M1", "M5"),
+        tuple(rows),
+        "overrun = Σ keptCost / (budget × windows); maxCost is the largest single window.",
     )
 
+
+def _m1_budgets(p: TestbenchParams, r: Runs, runs: Sequence[ManifoldRun]) -> Table:
     cols = (
         "M0 keptCost",
         "M1 keptCost",
@@ -202,16 +218,16 @@ def tables(
     )
     budgets = p.all_budgets()
     rows = [(b, *n[:2], rate(n[1], n[0]), *n[2:]) for b in budgets for n in [r.cells(cols, b)]]
-    out.append(
-        Table(
-            "m1-budgets",
-            f"§4 What M1 keeps vs budget, {clean}",
-            ("budget", *cols[:2], "M1 / M0", *cols[2:]),
-            tuple(rows),
-            "M1's overBudget hardly moves with the budget: the turn-cost tail sets it.",
-        )
+    return Table(
+        "m1-budgets",
+        f"§4 What M1 keeps vs budget, {CLEAN}",
+        ("budget", *cols[:2], "M1 / M0", *cols[2:]),
+        tuple(rows),
+        "M1's overBudget hardly moves with the budget: the turn-cost tail sets it.",
     )
 
+
+def _m2_repairs(p: TestbenchParams, r: Runs, runs: Sequence[ManifoldRun]) -> Table:
     cols = (
         "M1 overBudget",
         "M2 repairs",
@@ -223,28 +239,28 @@ def tables(
     )
     manifolds = [run.plan.p_result for run in runs]
     rows = [(label(m), *n[:4], n[3] - n[0], *n[4:]) for m in manifolds for n in [r.cells(cols, p.budget, m)]]
-    out.append(
-        Table(
-            "m2-repairs",
-            f"§4 Head repair M2 at {at}",
-            ("manifold", *cols[:4], "M2 − M1 overBudget", *cols[4:]),
-            tuple(rows),
-            "A repair is a placeholder RESULT for a dangling call of the first kept turn: the window "
-            "becomes structurally legal and can only grow, never return under budget.",
-        )
+    return Table(
+        "m2-repairs",
+        f"§4 Head repair M2 at {_at(p)}",
+        ("manifold", *cols[:4], "M2 − M1 overBudget", *cols[4:]),
+        tuple(rows),
+        "A repair is a placeholder RESULT for a dangling call of the first kept turn: the window "
+        "becomes structurally legal and can only grow, never return under budget.",
     )
 
+
+def _m3_budgets(p: TestbenchParams, r: Runs, runs: Sequence[ManifoldRun]) -> Table:
     cols = ("M3 empty", "M3 empty rate", "M3 droppedPartial", "M3 keptCost", "M5 empty", "M5 keptCost")
-    out.append(
-        Table(
-            "m3-budgets",
-            f"§5 Complete turns only (M3), {clean}: empty windows vs budget",
-            ("budget", *cols),
-            r.by_budget(cols),
-            "An empty window scores zero overruns and zero orphans: the failure a budget-only report hides.",
-        )
+    return Table(
+        "m3-budgets",
+        f"§5 Complete turns only (M3), {CLEAN}: empty windows vs budget",
+        ("budget", *cols),
+        r.by_budget(cols),
+        "An empty window scores zero overruns and zero orphans: the failure a budget-only report hides.",
     )
 
+
+def _m4_manifolds(p: TestbenchParams, r: Runs, runs: Sequence[ManifoldRun]) -> Table:
     cols = (
         "M4 overBudget",
         "M4 empty",
@@ -254,43 +270,43 @@ def tables(
         "M5 empty",
         "M5 orphanRes",
     )
-    out.append(
-        Table(
-            "m4-manifolds",
-            f"§5 Whole turns with fallback (M4) per manifold, {at}",
-            ("manifold", *cols),
-            r.by_manifold(cols),
-            "M4 falls back to M0's cut when the newest turn alone exceeds the budget, and keeps a few "
-            "orphans; M5 moves M0's cut forward past a split pair instead.",
-        )
+    return Table(
+        "m4-manifolds",
+        f"§5 Whole turns with fallback (M4) per manifold, {_at(p)}",
+        ("manifold", *cols),
+        r.by_manifold(cols),
+        "M4 falls back to M0's cut when the newest turn alone exceeds the budget, and keeps a few "
+        "orphans; M5 moves M0's cut forward past a split pair instead.",
     )
 
+
+def _matrix(p: TestbenchParams, r: Runs, runs: Sequence[ManifoldRun]) -> Table:
     cols = ("M0 orphanRes", "M1 overBudget", "M3 empty", "M5 orphanRes", "M5 overBudget", "M5 empty")
-    out.append(
-        Table(
-            "matrix",
-            f"§5 Budget × failure kind, {clean}",
-            ("budget", *cols),
-            r.by_budget(cols),
-            "M0, M1 and M3 each fail one way, nearly flat in the budget; M5 fails none of the three.",
-        )
+    return Table(
+        "matrix",
+        f"§5 Budget × failure kind, {CLEAN}",
+        ("budget", *cols),
+        r.by_budget(cols),
+        "M0, M1 and M3 each fail one way, nearly flat in the budget; M5 fails none of the three.",
     )
 
+
+def _cjk_ratio(p: TestbenchParams, r: Runs, runs: Sequence[ManifoldRun]) -> Table:
     r1, r2 = p.cjk_ratios
     rows = []
     for s in ("M0", "M1", "M3", "M4", "M5"):
         one, two = r.agg(p.budget, s, ratio=r1), r.agg(p.budget, s, ratio=r2)
         rows.append((s, *(figure(a, n) for n in ("overrun", "orphanRes", "empty") for a in (one, two))))
-    out.append(
-        Table(
-            "cjk-ratio",
-            f"§10 CJK chars per token {r1} vs {r2}, {clean}, {at}",
-            ("strategy", *(f"{n} {x}" for n in ("overrun", "orphanRes", "empty") for x in (r1, r2))),
-            tuple(rows),
-            "Overrun and empty windows depend on the token estimate; M1's zero orphans does not.",
-        )
+    return Table(
+        "cjk-ratio",
+        f"§10 CJK chars per token {r1} vs {r2}, {CLEAN}, {_at(p)}",
+        ("strategy", *(f"{n} {x}" for n in ("overrun", "orphanRes", "empty") for x in (r1, r2))),
+        tuple(rows),
+        "Overrun and empty windows depend on the token estimate; M1's zero orphans does not.",
     )
 
+
+def _strategies(p: TestbenchParams, r: Runs, runs: Sequence[ManifoldRun]) -> Table:
     metrics = (
         "windows",
         "overBudget",
@@ -301,25 +317,31 @@ def tables(
         "orphanRes",
         "coverage",
     )
-    out.append(
-        Table(
-            "strategies",
-            f"Every strategy at every budget, {clean}, CJK ratio {p.ratio} (long form, for plots)",
-            ("budget", "strategy", *(m if m != "overrun" else "overrun ratio" for m in metrics)),
-            tuple(
-                (b, s, *(figure(r.agg(b, s), m) for m in metrics))
-                for b in p.all_budgets()
-                for s in p.strategies
-            ),
-            "One row per budget × strategy: the price of each rule as the budget grows; coverage counts "
-            "the summarising strategies' coverage errors (events sent beside or covered twice by a summary, "
-            "calls left open or pairs split by one).",
-        )
+    return Table(
+        "strategies",
+        f"Every strategy at every budget, {CLEAN}, CJK ratio {p.ratio} (long form, for plots)",
+        ("budget", "strategy", *(m if m != "overrun" else "overrun ratio" for m in metrics)),
+        tuple(
+            (b, s, *(figure(r.agg(b, s), m) for m in metrics)) for b in p.all_budgets() for s in p.strategies
+        ),
+        "One row per budget × strategy: the price of each rule as the budget grows; coverage counts "
+        "the summarising strategies' coverage errors (events sent beside or covered twice by a summary, "
+        "calls left open or pairs split by one).",
     )
 
-    if (p.n_sessions, p.turns) == SEED_SCALE:
-        out.append(seed_comparison(r))
-    return tuple(out)
+
+_BUILDERS = (
+    _m0_budgets,
+    _manifolds,
+    _m1_vs_m0,
+    _m1_budgets,
+    _m2_repairs,
+    _m3_budgets,
+    _m4_manifolds,
+    _matrix,
+    _cjk_ratio,
+    _strategies,
+)
 
 
 def seed_comparison(r: Runs) -> Table:
@@ -432,12 +454,21 @@ def judgements(
         )
     )
 
+    out.extend(_rule_judgements(runs))
+    return tuple(out)
+
+
+def _rule_judgements(runs: Sequence[ManifoldRun]) -> list[Judgement]:
+    """What each rule promises, summed over every manifold and budget: M3 never over budget, M4
+    never over budget nor empty, M5 neither orphaned nor over budget."""
+
     def every(strategy: str) -> list[Aggregate]:
         return [run.aggregates[k] for run in runs for k in run.plan.keys() if k[2] == strategy]
 
     def total(aggs: list[Aggregate], name: str) -> int:
         return sum(figure(a, name) for a in aggs)  # type: ignore[misc]
 
+    out: list[Judgement] = []
     m3, m4, m5 = every("M3"), every("M4"), every("M5")
     n = total(m3, "windows")
     out.append(
@@ -463,7 +494,7 @@ def judgements(
             f"{total(m5, 'overBudget')}, empty {total(m5, 'empty')} in {n} windows",
         )
     )
-    return tuple(out)
+    return out
 
 
 __all__ = ["SEED_FIGURES", "figure", "judgements", "seed_comparison", "tables"]

@@ -133,29 +133,14 @@ def machine_for(
     deadline: float | None = None,
     found: list[PropertyViolation] | None = None,
 ) -> type[RuleBasedStateMachine]:
-    """Build a ``RuleBasedStateMachine`` class driving ``model``.
+    """Build a ``RuleBasedStateMachine`` class driving ``model`` (its ``step`` must be pure).
 
-    Parameters
-    ----------
-    model
-        Any protocol model; its ``step`` must be pure.
-    properties
-        Properties to check (default: all of the model's). ``always`` ones become the machine's
-        invariant; ``sometimes`` ones are recorded in ``reached`` when they hold.
-    reached
-        A set the machine adds reached goal names to (shared across examples of a run).
-    runs
-        A one-element list counting machine instances (examples run).
-    deadline
-        A ``time.monotonic()`` value past which each step raises :class:`OutOfTime`.
-    found
-        A list the machine keeps the shortest violation seen in (as the last element), so a run
-        cut short while shrinking still has its counterexample.
-
-    Returns
-    -------
-    type[RuleBasedStateMachine]
-        Its ``TestCase`` attribute is a ``unittest.TestCase`` for pytest.
+    ``properties`` (default: all of the model's): ``always`` ones become the machine's invariant,
+    ``sometimes`` ones are added to ``reached`` (shared across a run's examples) when they hold.
+    ``runs`` is a one-element counter of machine instances; past ``deadline`` (a
+    ``time.monotonic()`` value) each step raises :class:`OutOfTime`; ``found`` keeps the shortest
+    violation seen as its last element, so a run cut short while shrinking still has its
+    counterexample. The class's ``TestCase`` attribute is a ``unittest.TestCase`` for pytest.
     """
     model = as_model(model)
     props = tuple(model.properties()) if properties is None else tuple(properties)
@@ -212,20 +197,32 @@ def machine_for(
 
         @invariant()
         def properties_hold(self) -> None:
-            if self.state is None:
-                return
-            for p in always:
-                if not p.holds(self.state):
-                    violation = PropertyViolation(p.name, self.init, self.trace, self.steps)
-                    if found is not None and (not found or len(found[-1].actions) > len(self.trace)):
-                        found.append(violation)
-                    raise violation
-            for g in goals:
-                if g.name not in goal_set and g.holds(self.state):
-                    goal_set.add(g.name)
+            if self.state is not None:
+                _judge(self.state, (always, goals), goal_set, found, (self.init, self.trace, self.steps))
 
     ModelMachine.__name__ = ModelMachine.__qualname__ = f"{_camel(model.name)}Machine"
     return ModelMachine
+
+
+def _judge(
+    state: Any,
+    props: tuple[tuple[Property[Any], ...], tuple[Property[Any], ...]],
+    goal_set: set[str],
+    found: list[PropertyViolation] | None,
+    run: tuple[int, list[Any], list[str]],
+) -> None:
+    """Raise the first ``always`` property ``state`` breaks, with ``run`` (initial state, actions,
+    their words) as its counterexample, kept in ``found`` when shorter; record the goals reached."""
+    always, goals = props
+    for p in always:
+        if not p.holds(state):
+            violation = PropertyViolation(p.name, *run)
+            if found is not None and (not found or len(found[-1].actions) > len(run[1])):
+                found.append(violation)
+            raise violation
+    for g in goals:
+        if g.name not in goal_set and g.holds(state):
+            goal_set.add(g.name)
 
 
 def _format(model: ProtocolModel[Any, Any], state: Any, action: Any) -> str:

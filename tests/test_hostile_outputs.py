@@ -180,8 +180,9 @@ def _limited(limit: int) -> Callable[[], None]:
 
 
 def _turncheck(cwd: Path, argv: list[str], limit: int) -> subprocess.CompletedProcess[str]:
+    """``-B``: under the size limit a module compiled now would leave a cut ``.pyc`` in the tree."""
     return subprocess.run(
-        [sys.executable, "-m", "turncheck", *argv], cwd=cwd, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-B", "-m", "turncheck", *argv], cwd=cwd, capture_output=True, text=True, timeout=300,
         preexec_fn=_limited(limit), check=False,
     )  # fmt: skip
 

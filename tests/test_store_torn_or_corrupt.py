@@ -152,13 +152,16 @@ def test_a_damaged_middle_frame_is_skipped_with_the_reason_it_failed(
 
 
 def _under_a_file_size_limit(limit: int, code: str) -> subprocess.CompletedProcess[str]:
-    """Run ``code`` with RLIMIT_FSIZE at ``limit`` bytes: every write past it is cut short."""
+    """Run ``code`` with RLIMIT_FSIZE at ``limit`` bytes: every write past it is cut short.
+
+    ``-B``: a module the child compiles would have its bytecode cut short too, and CPython writes
+    the cut ``.pyc`` in place of a whole one ("marshal data too short" for every later import)."""
 
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=cap, timeout=120
+        [sys.executable, "-B", "-c", code], capture_output=True, text=True, preexec_fn=cap, timeout=120
     )
 
 

@@ -103,6 +103,29 @@ def plot_locking_price(result: ScenarioResult) -> Figure:
     bottom.set_xlabel(
         "\n".join(textwrap.wrap(label, int(fig.get_figwidth() * 9)))
     )  # a few cells: a narrow figure
+    handles = _legend_handles(strategies, max_turns)
+    top.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="locking",
+               title_fontsize=8)  # fmt: skip
+    p = result.params
+    slots = p.get("slots", "?")
+    arrivals = p.get("arrivals", "slots")
+    titled(
+        fig,
+        "The price of each locking guarantee: bounded peak (top) vs append latency p99 (bottom)",
+        f"maxTurns {', '.join(map(str, max_turns))}; {slots} slots per run; arrivals {arrivals}; "
+        f"{result.scenario} seed {result.seed}",
+    )
+    footnote(
+        fig,
+        "Declared bounds: mutex M+1, append-sync M, trim-to M+A·G; none and cas declare none. Latency = slots "
+        "from a turn's arrival to its append (no bar: the append never waited); a bound bought by blocking "
+        "shows up as latency.",
+    )
+    return fig
+
+
+def _legend_handles(strategies: list[str], max_turns: list[int]) -> list[Artist]:
+    """One colour per strategy, then the markers the bars are read against."""
     handles: list[Artist] = [
         Patch(color=LOCKING_COLOURS.get(s, PALETTE[i % len(PALETTE)]), label=s)
         for i, s in enumerate(strategies)
@@ -122,24 +145,7 @@ def plot_locking_price(result: ScenarioResult) -> Figure:
         Line2D([], [], ls="--", lw=1.4, color="black", label="maxTurns " + ", ".join(map(str, max_turns))),
         Patch(facecolor="white", edgecolor="black", hatch="////", label="starved (cas commits keep failing)"),
     ]
-    top.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="locking",
-               title_fontsize=8)  # fmt: skip
-    p = result.params
-    slots = p.get("slots", "?")
-    arrivals = p.get("arrivals", "slots")
-    titled(
-        fig,
-        "The price of each locking guarantee: bounded peak (top) vs append latency p99 (bottom)",
-        f"maxTurns {', '.join(map(str, max_turns))}; {slots} slots per run; arrivals {arrivals}; "
-        f"{result.scenario} seed {result.seed}",
-    )
-    footnote(
-        fig,
-        "Declared bounds: mutex M+1, append-sync M, trim-to M+A·G; none and cas declare none. Latency = slots "
-        "from a turn's arrival to its append (no bar: the append never waited); a bound bought by blocking "
-        "shows up as latency.",
-    )
-    return fig
+    return handles
 
 
 def locking_reading(result: ScenarioResult) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from matplotlib.artist import Artist
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -220,23 +221,34 @@ def plot_counterexample(source: Trace | str | Path) -> Figure:
                         frameon=False)  # fmt: skip
     bottom = metric_ax if metric_ax is not None else lanes_ax
     if metric_ax is not None:
-        xs = list(range(len(next(iter(tl.metrics.values())))))
-        for j, (name, values) in enumerate(tl.metrics.items()):
-            metric_ax.plot(xs, values, drawstyle="steps-post", marker=".", lw=2.4 if j == 0 else 1.4,
-                           ls="-" if j == 0 else (0, (4, 2 + j)), label=f"{name.replace('_', ' ')} (ends at {values[-1]:g})",
-                           color=PALETTE[(j + 3) % len(PALETTE)])  # fmt: skip
-        if tl.limit is not None:
-            metric, attr, value = tl.limit
-            metric_ax.axhline(value, ls="--", color="black", lw=1.1,
-                              label=f"{attr} = {value:g} (limit on {metric.replace('_', ' ')})")  # fmt: skip
-        metric_ax.set_ylabel("value after the step")
-        metric_ax.grid(True, alpha=0.3)
-        metric_ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        metric_ax.legend(loc="upper left", fontsize=8, title="model metrics", title_fontsize=8)
+        _draw_metrics(metric_ax, tl)
     bottom.set_xticks(range(0, n + 1))
     bottom.set_xlabel(
         "step of the run in the order it happened (0 = initial state; each append takes the next seq)"
     )
+    _caption(fig, tl, n)
+    return fig
+
+
+def _draw_metrics(metric_ax: Axes, tl: Timeline) -> None:
+    """The model's metrics over the run, the first drawn thickest, with the promised limit dashed."""
+    xs = list(range(len(next(iter(tl.metrics.values())))))
+    for j, (name, values) in enumerate(tl.metrics.items()):
+        metric_ax.plot(xs, values, drawstyle="steps-post", marker=".", lw=2.4 if j == 0 else 1.4,
+                       ls="-" if j == 0 else (0, (4, 2 + j)), label=f"{name.replace('_', ' ')} (ends at {values[-1]:g})",
+                       color=PALETTE[(j + 3) % len(PALETTE)])  # fmt: skip
+    if tl.limit is not None:
+        metric, attr, value = tl.limit
+        metric_ax.axhline(value, ls="--", color="black", lw=1.1,
+                          label=f"{attr} = {value:g} (limit on {metric.replace('_', ' ')})")  # fmt: skip
+    metric_ax.set_ylabel("value after the step")
+    metric_ax.grid(True, alpha=0.3)
+    metric_ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    metric_ax.legend(loc="upper left", fontsize=8, title="model metrics", title_fontsize=8)
+
+
+def _caption(fig: Figure, tl: Timeline, n: int) -> None:
+    """Title, subtitle and footnote: what broke, after how many steps, and whether it still replays."""
     params = " ".join(f"{k}={v}" for k, v in tl.params.items())
     how = {"explore": "shortest, found by exhaustive search", "hypothesis": "shrunk by Hypothesis"}.get(
         tl.engine, ""
@@ -258,7 +270,6 @@ def plot_counterexample(source: Trace | str | Path) -> Figure:
     text = " ".join(x for x in notes if x)
     if text:
         footnote(fig, text)
-    return fig
 
 
 def counterexample_reading(source: Trace | str | Path) -> str:

@@ -9,8 +9,10 @@ strategy projects, and keeps it for the rest of the run. For each request it wri
 ``costs`` each message's cost under the run's cost model, so a trimmer in another language can
 trim by our counting — and reads one line back from its standard output: ``{"messages": [...]}``,
 mapped onto the log as for ``messages:``; ``{"refused": "why"}``, the request is not made
-(a library that raises rather than send a window); or ``{"error": "why"}``, the run stops. The
-command's standard error passes through to ours. The lines are JSON in UTF-8 (turncheck writes
+(a library that raises rather than send a window); or ``{"error": "why"}``, the run stops. An
+answer may add ``"incremental": true``: later requests then carry ``"keep": K`` and only the
+messages after the first K of the previous request (:meth:`ExecTrimmer.ask`), so a long session
+is not sent whole before every request. The command's standard error passes through to ours. The lines are JSON in UTF-8 (turncheck writes
 ASCII, ``\\u`` escapes for the rest); the protocol's version-1 schema is
 ``docs/exec-protocol.schema.json``.
 
@@ -107,17 +109,40 @@ class ExecTrimmer:
         self.cwd = cwd
         self.timeout = timeout
         self.requests = 0
+        self.incremental = False
+        self._last: list[dict[str, Any]] = []
         self._proc: subprocess.Popen[bytes] | None = None
         self._owner = 0
         self._inbox: queue.Queue[bytes | None] = queue.Queue()
         self._outbox: queue.Queue[bytes | BaseException] = queue.Queue()
 
-    def exchange(self, request: dict[str, Any]) -> dict[str, Any]:
-        """The command's answer to one request: ``{"messages": [...]}`` (each an object) or
-        ``{"refused": "why"}``; :class:`ExecError` for anything else."""
+    def ask(self, budget: int, messages: list[dict[str, Any]], costs: list[int]) -> dict[str, Any]:
+        """The command's answer for one request of ``messages`` (the whole history before it).
+
+        Whole, ``{"budget", "messages", "costs"}``, until the command answers
+        ``"incremental": true``; from then on ``"keep": K`` says the first K messages are the first
+        K of the previous request's, and ``messages`` and ``costs`` hold the rest — what was
+        appended, and a last message that grew (a batch of calls) sent again. The command's
+        answer is always its whole window. Invariant: the list the command rebuilds is, message
+        for message, the list a whole request would have carried."""
+        if self._proc is None or self._owner != os.getpid():
+            self.incremental, self._last = False, []  # a new command holds nothing yet
+        if not self.incremental:
+            request: dict[str, Any] = {"budget": budget, "messages": messages, "costs": costs}
+        else:
+            keep = common_prefix(self._last, messages)
+            request = {"budget": budget, "keep": keep, "messages": messages[keep:], "costs": costs[keep:]}
+        answer = self.exchange(request, len(messages))
+        self._last = messages
+        return answer
+
+    def exchange(self, request: dict[str, Any], whole: int | None = None) -> dict[str, Any]:
+        """The command's answer to one request line: ``{"messages": [...]}`` (each an object) or
+        ``{"refused": "why"}``; :class:`ExecError` for anything else. ``whole``: how many
+        messages the request stands for (an incremental one carries fewer)."""
         self.requests += 1
-        where = (f"{self.label}: request {self.requests} (budget {request['budget']}, "
-                 f"{len(request['messages'])} messages)")  # fmt: skip
+        count = len(request["messages"]) if whole is None else whole
+        where = f"{self.label}: request {self.requests} (budget {request['budget']}, {count} messages)"
         timeout = self.timeout if self.timeout is not None else request_timeout()
         if self._proc is None or self._owner != os.getpid():
             self._start(where)
@@ -157,13 +182,18 @@ class ExecTrimmer:
         except (UnicodeDecodeError, ValueError, RecursionError):
             self.stop(kill=True)
             raise ExecError(f"{where}: malformed answer (not a JSON line): {shown(answer)}") from None
+        if isinstance(value, dict) and not isinstance(value.get("incremental", False), bool):
+            self.stop(kill=True)
+            raise ExecError(f"{where}: malformed answer: incremental must be true or false: {shown(answer)}")
         if isinstance(value, dict) and isinstance(value.get("messages"), list):
             bad = next((k for k, m in enumerate(value["messages"]) if not isinstance(m, dict)), None)
             if bad is None:
+                self.incremental = value.get("incremental", self.incremental)
                 return value
             self.stop(kill=True)
             raise ExecError(f"{where}: malformed answer: message {bad + 1} is not a JSON object")
         if isinstance(value, dict) and isinstance(value.get("refused"), str):
+            self.incremental = value.get("incremental", self.incremental)
             return value
         self.stop(kill=True)
         if isinstance(value, dict) and isinstance(value.get("error"), str):
@@ -281,6 +311,21 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
+def common_prefix(before: list[dict[str, Any]], now: list[dict[str, Any]]) -> int:
+    """How many leading messages ``now`` shares with ``before``. A log only grows, so the common
+    case is all of ``before`` (one list comparison in C) or all but its last message (a batch of
+    parallel calls that grew); a new session or a summary falls back to a scan."""
+    n = min(len(before), len(now))
+    if now[:n] == before[:n]:
+        return n
+    if n and now[: n - 1] == before[: n - 1]:
+        return n - 1
+    k = 0
+    while now[k] == before[k]:
+        k += 1
+    return k
+
+
 def exit_reason(status: int | None) -> str:
     if status is None:
         return "stopped"
@@ -355,7 +400,7 @@ def exec_projector(command: str | Sequence[str], *, name: str | None = None, cwd
     def projector(history: History, budget: int, cost: CostModel) -> Window:
         message_spans, messages = history_messages(history)
         costs = span_costs(history, cost, message_spans)
-        answer = trimmer.exchange({"budget": budget - cost.frame, "messages": messages, "costs": costs})
+        answer = trimmer.ask(budget - cost.frame, messages, costs)
         if "messages" not in answer:
             return window_of(history, budget, cost, Selection((), refused=True), label)
         return answer_window(history, budget, cost, message_spans, messages, answer["messages"], label)

@@ -275,9 +275,9 @@ def test_the_page_runs_as_written(tmp_path: Path, wheel_venv: Path, built_wheel:
         assert lang in ("json", "bash"), f"exec-protocol.md: a {lang or 'plain'} block that nothing runs"
 
     steps = doc_pages.read("exec-protocol.md", (ROOT / "docs" / "exec-protocol.md").read_text(), illustration)
-    assert [next(iter(s.run)) for s in steps] == ["turncheck", "turncheck", "python"]
+    assert [next(iter(s.run)) for s in steps] == ["turncheck", "turncheck", "turncheck", "python"]
     results = doc_pages.run(steps, doc_pages.scratch(tmp_path), wheel_venv, built_wheel)
-    assert doc_pages.check("exec-protocol.md", steps, results) == 2
+    assert doc_pages.check("exec-protocol.md", steps, results) == 3
 
 
 @pytest.mark.parametrize("own_session", [False, True], ids=["child", "child-that-calls-setsid"])

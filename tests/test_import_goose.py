@@ -182,10 +182,12 @@ def test_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         con.execute("CREATE TABLE t (x)")
     bad_role = tmp_path / "bad.jsonl"
     bad_role.write_text(json.dumps({"role": "system", "created": 1, "content": []}) + "\n")
+    not_metadata = tmp_path / "not_metadata.jsonl"  # only goose's SessionMetadata line is skipped
+    not_metadata.write_text(json.dumps({"x": 1}) + "\n")
     no_type = tmp_path / "no_type.jsonl"
     no_type.write_text(json.dumps({"role": "user", "created": 1, "content": [{"text": "x"}]}) + "\n")
     for path, words in ((link, "symlink"), (other, "not a goose sessions database"),
-                        (bad_role, "unknown message role 'system'"), (no_type, "without a 'type'")):  # fmt: skip
+                        (bad_role, "unknown message role 'system'"), (not_metadata, "unknown message role None"), (no_type, "without a 'type'")):  # fmt: skip
         code, out, err = lint(capsys, "--from", "goose", str(path))
         assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
         assert "Traceback" not in err

@@ -165,7 +165,8 @@ class Reader:
 
 
 def jsonl_groups(path: Path) -> Iterator[Group]:
-    """A session file's messages, the metadata line (no ``role``) skipped."""
+    """A session file's messages, the metadata line (``SessionMetadata``: ``description`` and
+    ``message_count`` are the fields goose requires of it) skipped."""
     for number, line in enumerate(json_lines(read_text(path)), start=1):
         if not line.strip():
             continue
@@ -173,8 +174,8 @@ def jsonl_groups(path: Path) -> Iterator[Group]:
             record = loads(line, f"{path}:{number}")
         except json.JSONDecodeError as exc:
             raise ImportFormatError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
-        if number == 1 and isinstance(record, Mapping) and "role" not in record:
-            continue
+        if number == 1 and isinstance(record, Mapping) and {"description", "message_count"} <= record.keys():
+            continue  # SessionMetadata: its two fields goose's reader requires
         yield (path.stem, [record], f"{path}:{number}", None)
 
 

@@ -7,12 +7,16 @@ is written.
 workers read them (:mod:`models.archive`); ``lint --from FORMAT --follow FILE`` follows a growing
 trace and prints each finding as its request arrives (:mod:`models.follow`). Exit status: 0 clean,
 1 a problem found, 2 a file not read (an archive goes on with the others, then exits 2), 130 on
-Ctrl-C (``--follow`` ends only so: its findings are the lines it printed).
+Ctrl-C or, during ``--follow``, SIGTERM (``--follow`` ends only so: its findings are the lines it
+printed).
 """
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TextIO
@@ -27,8 +31,11 @@ from turncheck.models.errors import BadParameter, require_regular_file
 from turncheck.models.events import Event, EventFormatError
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from turncheck.models.archive import FileLint
     from turncheck.models.lint import LintReport
+    from turncheck.models.request_lint import Finding
 
 Progress = Callable[[int, int], None]
 
@@ -67,7 +74,7 @@ FollowOpt = Annotated[
         "-f",
         help="With --from FORMAT: follow the file as it grows (a trace: one JSON document a line; a session "
         "file such as claude-code: read again at each change), through truncation and rotation, printing each "
-        "finding as its request arrives, until Ctrl-C (exit 130).",
+        "finding as its request arrives, until Ctrl-C or SIGTERM (exit 130).",
     ),
 ]
 MaxConversationsOpt = Annotated[
@@ -250,10 +257,11 @@ def follow_trace(
 ) -> None:
     """``--follow``: each finding printed the moment its request's line is complete (one JSON
     object a line with ``--format json``) — a trace a line at a time (:func:`models.follow.follow_findings`),
-    a format read whole each time it changes (:func:`models.follow.follow_whole_file`); notices
+    a session file of one record a line from what was appended (:func:`models.follow.follow_session_lines`),
+    another format read whole each time it changes (:func:`models.follow.follow_whole_file`); notices
     (truncation, rotation, a line skipped) on stderr. Ends only on Ctrl-C, after one line on
     stderr saying what was read."""
-    from turncheck.models.follow import Tail, follow_findings, follow_whole_file
+    from turncheck.models.follow import Tail, follow_findings, follow_session_lines, follow_whole_file
     from turncheck.models.importers import FORMATS
     from turncheck.models.request_lint import Conversations
 
@@ -266,6 +274,10 @@ def follow_trace(
     path = histories[0]
     if path.exists():
         require_regular_file(path, EventFormatError)
+        with path.open("rb") as fh:
+            if fh.read(16) == b"SQLite format 3\x00":
+                raise BadParameter(f"--follow reads a file written a line at a time: {path} is a SQLite "
+                                   "database (lint it without --follow)")  # fmt: skip
 
     def notice(message: str) -> None:
         print(f"turncheck: {message}", file=sys.stderr, flush=True)
@@ -276,27 +288,61 @@ def follow_trace(
             raise BadParameter(
                 "--budget checks the requests of a trace: give --from otel, langfuse or langsmith"
             )
-        batches = follow_whole_file(path, source, provider=provider, notice=notice)
+        batches = (
+            follow_session_lines(Tail(path, notice=notice), source, provider=provider, notice=notice)
+            if FORMATS[source].lines is not None
+            else follow_whole_file(path, source, provider=provider, notice=notice)
+        )
     else:
         state = Conversations(limit=max_conversations)
         batches = follow_findings(Tail(path, notice=notice), source, provider=provider, budget=budget,
                                   state=state, notice=notice)  # fmt: skip
     lines = found = 0
     if not quiet:
-        notice(f"following {path} (--from {source}); Ctrl-C to stop")
+        notice(f"following {path} (--from {source}); Ctrl-C or SIGTERM to stop")
     try:
-        for findings in batches:
-            lines += 1
-            for finding in findings:
-                found += 1
-                if fmt == "json":
-                    print_json({"problem": finding.problem, "meaning": finding.meaning, "where": finding.where},
-                               separators=(",", ":"))  # fmt: skip
-                else:
-                    print(finding, flush=True)
+        with sigterm_as_interrupt():
+            for findings in batches:
+                lines += 1
+                for finding in findings:
+                    found += 1
+                    print_finding(finding, fmt)
     except KeyboardInterrupt:
         notice(f"{path}: {lines} {'changes' if whole else 'lines'} read, {found} findings")
         raise
+
+
+def print_finding(finding: Finding, fmt: str) -> None:
+    if fmt == "json":
+        print_json({"problem": finding.problem, "meaning": finding.meaning, "where": finding.where},
+                   separators=(",", ":"))  # fmt: skip
+    else:
+        print(finding, flush=True)
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """While ``--follow`` runs, SIGTERM (a service manager, ``timeout``, ``docker stop``) ends it as
+    Ctrl-C does — the line counting what was read, ``turncheck: interrupted``, exit 130 — by
+    handing the signal to the SIGINT handler in place (:mod:`cli.interrupt`'s, which redelivers an
+    interrupt a library dropped). A monitor has no other ending, so the two ways to stop it give
+    one status. Only on the main thread, where Python lets a handler be set; the previous SIGTERM
+    handler is put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class ReadProgress:

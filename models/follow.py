@@ -7,9 +7,11 @@ starts again from the top when the file is truncated (its size drops below what 
 when the name is rotated to a new file (another inode) it finishes the old file, then opens the
 new one from its start. :func:`follow_findings` lints each request the moment its line is
 complete, with :func:`~models.request_lint.lint_request` — the evaluator a tracing back-end runs,
-so a finding here is exactly the one ``lint --from FORMAT`` names for that request. A format read
-whole (a Claude Code session file) is followed by :func:`follow_whole_file`: read again at each
-change, each request made since checked with the events it sent (its bound is stated there).
+so a finding here is exactly the one ``lint --from FORMAT`` names for that request. A session file
+of one record a line (a Claude Code session) is followed by :func:`follow_session_lines`: each
+appended line read and parsed once, each request made since checked with the events it sent; a
+format read only whole, by :func:`follow_whole_file`, read again at each change (the bounds are
+stated there).
 
 What is kept, and its bound: each request of a trace carries its whole window (the open calls,
 the summaries it sent), so nothing of the messages is kept between lines; across lines only the
@@ -30,10 +32,10 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from turncheck.models.errors import BadParameter, TurncheckError
 from turncheck.models.request_lint import Conversations, Finding, lint_request
@@ -50,6 +52,8 @@ CHUNK = 1 << 16
 SEQ = re.compile(r" seq \d+")
 
 Notice = Callable[[str], None]
+END = (0, b"")
+"""What :class:`Tail` yields (with ``marks``) when it has read up to the end of the file."""
 
 
 def no_notice(message: str) -> None:
@@ -66,9 +70,15 @@ class Tail:
     poll: float = POLL
     max_line: int = MAX_LINE
     notice: Notice = no_notice
+    marks: bool = False
+    """Also yield :data:`END` each time the lines read so far reach the end of what is written
+    (a reader that checks per change, not per line, waits for it)."""
     inode: int = field(default=0, init=False)
     number: int = field(default=0, init=False)
     pending: bytes = field(default=b"", init=False)
+    bytes_read: int = field(default=0, init=False)
+    """Every byte read from the file(s), for the bound: each change costs what was appended."""
+    fresh: bool = field(default=False, init=False)
 
     def lines(self) -> Iterator[tuple[int, bytes]]:
         fh: BinaryIO | None = None
@@ -79,6 +89,9 @@ class Tail:
                     time.sleep(self.poll)
                     continue
                 yield from self._read(fh)
+                if self.marks and self.fresh:
+                    self.fresh = False
+                    yield END
                 fh = self._reopened(fh)
         finally:
             if fh is not None:
@@ -95,9 +108,11 @@ class Tail:
     def _read(self, fh: BinaryIO) -> Iterator[tuple[int, bytes]]:
         """Every complete line up to the end of what is written now."""
         while chunk := fh.read(CHUNK):
+            self.bytes_read += len(chunk)
             *complete, self.pending = (self.pending + chunk).split(b"\n")
             for line in complete:
                 self.number += 1
+                self.fresh = True
                 yield self.number, line
             if len(self.pending) > self.max_line:
                 raise BadParameter(f"{self.path}:{self.number + 1}: a line longer than {self.max_line} bytes "
@@ -184,24 +199,14 @@ def follow_whole_file(
     poll: float = POLL,
     notice: Notice = no_notice,
 ) -> Iterator[list[Finding]]:
-    """For a format read whole (a Claude Code session file, appended a record a line): each time
-    the file changes and ends with a complete line, it is read again and every request made since
-    the last look (:func:`~models.requests.request_points`, per session) is checked with the
-    events sent in it, as ``lint --from FORMAT`` checks the log; the findings not named before
-    are yielded. A request is judged on what it sent, so a call still running at the end of the
-    file is no finding until a request goes out without its result.
-
-    What is kept: the findings named (so a file rewritten whole, truncated or rotated names only
-    what is new) and, per session, how many requests were checked; each look reads the whole file
-    — for a session file, that is the one conversation. A file that does not read (a record being
-    written, not the format) is named to ``notice`` and read again at its next change."""
+    """For a format read whole and without a :class:`~models.importers.LineReader` (a file its
+    reader takes only as a whole): each time the file changes and ends with a complete line, it
+    is read again and every request made since the last look is checked (:class:`NewRequests`).
+    Each look reads the whole file. A file that does not read (a record being written, not the
+    format) is named to ``notice`` and read again at its next change."""
     from turncheck.models.importers import import_log
-    from turncheck.models.lint import lint_events
-    from turncheck.models.request_lint import EVERY
-    from turncheck.models.requests import request_points
 
-    named: set[tuple[str, str]] = set()
-    checked: dict[str, int] = {}
+    checks = NewRequests(provider)
     last: tuple[int, int, int] | None = None
     while True:
         try:
@@ -217,28 +222,96 @@ def follow_whole_file(
             notice(
                 f"{path}: rewritten, truncated or rotated: every request checked again, only new findings named"
             )
-            checked.clear()
+            checks.checked.clear()
         last = seen
         try:
             located = import_log(format, path).located()
         except TurncheckError as exc:
             notice(f"{exc}; read again at its next change")
             continue
+        yield checks.since(located)
+
+
+def follow_session_lines(
+    tail: Tail, format: str, *, provider: str | None = None, notice: Notice = no_notice
+) -> Iterator[list[Finding]]:
+    """For a session file of one record a line whose format has a
+    :class:`~models.importers.LineReader` (a Claude Code session): each appended line is read
+    once (``tail`` reads only what was written since), parsed once and kept as the format keeps
+    it; each time the lines reach the end of the file, the log of the records kept is read from
+    memory and the requests made since are checked (:class:`NewRequests`). A truncated or rotated
+    file starts again from its first line, naming only new findings.
+
+    What is kept: per file, the records (a record never sent: only its links) and, per session,
+    the requests checked and the findings named. Bytes read per change are the bytes appended
+    (``tail.bytes_read``); the check of a change reads the kept records, not the file. A line
+    that is not JSON, or records that do not read (not the format), are named to ``notice``: the
+    line is skipped, the records read again at the next change."""
+    from turncheck.models.importers import FORMATS, loads
+
+    reader = FORMATS[format].lines
+    if reader is None:
+        raise BadParameter(f"--from {format} is not read a line at a time")
+    tail.marks = True
+    checks = NewRequests(provider)
+    kept: list[tuple[int, Mapping[str, Any]]] = []
+    for number, raw in tail.lines():
+        if (number, raw) != END:
+            if kept and number <= kept[-1][0]:  # truncated or rotated: the file starts again
+                kept.clear()
+                checks.checked.clear()
+            if raw.strip():
+                try:
+                    record = loads(raw.decode("utf-8"), f"{tail.path}:{number}")
+                except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                    notice(f"{tail.path}:{number}: not a JSON record ({exc}); skipped")
+                    continue
+                if isinstance(record, Mapping):
+                    kept.append((number, reader.keep(record)))
+                else:
+                    notice(f"{tail.path}:{number}: not a JSON object; skipped")
+            continue
+        try:
+            located = reader.read(tail.path, lambda: iter(kept)).located()
+        except TurncheckError as exc:
+            notice(f"{exc}; read again at the next change")
+            continue
+        yield checks.since(located)
+
+
+@dataclass
+class NewRequests:
+    """The requests of a log not checked yet, and the findings not named yet: each request made
+    since the last look (:func:`~models.requests.request_points`, per session) is checked with the
+    events sent in it, as ``lint --from FORMAT`` checks the log. A request is judged on what it
+    sent, so a call still running at the end of the file is no finding until a request goes out
+    without its result. A finding's place is named without its seq (a seq moves when an earlier
+    session grows: the line does not), so a file read again names only what is new."""
+
+    provider: str | None
+    named: set[tuple[str, str]] = field(default_factory=set)
+    checked: dict[str, int] = field(default_factory=dict)
+
+    def since(self, located: list[tuple[int | str, Event]]) -> list[Finding]:
+        from turncheck.models.lint import lint_events
+        from turncheck.models.request_lint import EVERY
+        from turncheck.models.requests import request_points
+
         sessions: dict[str, list[tuple[int | str, Event]]] = {}
         for item in located:
             sessions.setdefault(item[1].session, []).append(item)
         found: list[Finding] = []
         for session, items in sessions.items():
             points = request_points([e for _, e in items])
-            for p in points[checked.get(session, 0) :]:
-                report = lint_events(items[:p], EVERY, provider)
+            for p in points[self.checked.get(session, 0) :]:
+                report = lint_events(items[:p], EVERY, self.provider)
                 for problem, examples in report.examples.items():
-                    for where in examples:  # a seq moves when an earlier session grows: the line does not
-                        if (key := (problem, SEQ.sub("", where))) not in named:
-                            named.add(key)
+                    for where in examples:
+                        if (key := (problem, SEQ.sub("", where))) not in self.named:
+                            self.named.add(key)
                             found.append(Finding(problem, where))
-            checked[session] = len(points)
-        yield found
+            self.checked[session] = len(points)
+        return found
 
 
 def ends_a_line(path: Path) -> bool:

@@ -72,6 +72,23 @@ class LogFormat:
     requests: TraceRecords | None = None
     """For a trace format: how one record (a span, an observation, a run) reads alone, for
     :func:`turncheck.lint_request` (:mod:`models.request_lint`)."""
+    lines: LineReader | None = None
+    """For a session file of one JSON record a line: its log read from records already parsed,
+    so ``lint --follow`` reads only what is appended (:func:`models.follow.follow_session_lines`)."""
+
+
+Records = Callable[[], Iterable[tuple[int, Mapping[str, Any]]]]
+"""A session file's records with their line numbers, readable again (a reader may pass twice)."""
+
+
+@dataclass(frozen=True)
+class LineReader:
+    """A JSON-lines session format read from parsed records: ``keep`` is what following holds of
+    one record (its content when the model is sent it, else only what links it to the others),
+    ``read`` the log of the records kept, as the format's whole-file reader reads the file."""
+
+    keep: Callable[[Mapping[str, Any]], Mapping[str, Any]]
+    read: Callable[[Path, Records], Imported]
 
 
 FORMATS: Registry[LogFormat] = Registry("log format", home="turncheck.models.formats")

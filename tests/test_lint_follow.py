@@ -270,20 +270,26 @@ def test_a_call_still_running_is_no_finding_until_a_request_goes_without_it(tmp_
     assert seen == [[], [], [], [], ["call-not-answered-next", "dangling-call", "results-not-first"], []]
 
 
+@pytest.mark.parametrize("appended", [True, False], ids=["appended-lines", "whole-file"])
 @pytest.mark.parametrize(
     "name", ["claude-code-compaction.jsonl", "claude-code-session.jsonl", "claude-code-cli.jsonl"]
 )
-def test_line_by_line_a_session_names_what_lint_names(tmp_path: Path, name: str) -> None:
+def test_line_by_line_a_session_names_what_lint_names(tmp_path: Path, name: str, appended: bool) -> None:
     """Written a line at a time, the session's requests name, each once, what ``lint --from
     claude-code`` names of the whole file (the compaction over a running subagent's call among
-    them, anthropics/claude-code#90036)."""
-    from turncheck.models.follow import follow_whole_file
+    them, anthropics/claude-code#90036) — followed from the appended lines (what ``--follow``
+    does for claude-code) and by reading the whole file again (formats read only whole)."""
+    from turncheck.models.follow import follow_session_lines, follow_whole_file
     from turncheck.models.importers import import_log
     from turncheck.models.sent_windows import lint_imported
 
     source = CLAUDE_CODE / name
     session = tmp_path / name
-    found = follow_whole_file(session, "claude-code", provider="anthropic", poll=0.01)
+    found = (
+        follow_session_lines(Tail(session, poll=0.01), "claude-code", provider="anthropic")
+        if appended
+        else follow_whole_file(session, "claude-code", provider="anthropic", poll=0.01)
+    )
     named = []
     for line in source.read_text(encoding="utf-8").splitlines(keepends=True):
         with session.open("a", encoding="utf-8") as fh:
@@ -294,3 +300,79 @@ def test_line_by_line_a_session_names_what_lint_names(tmp_path: Path, name: str)
     whole = [(p, w.replace(str(source), name)) for p, ws in report.examples.items() for w in ws]
     assert sorted(named) == sorted(whole) and len(set(named)) == len(named)
     assert ("summary-covers-open-call" in {p for p, _ in named}) == (name == "claude-code-compaction.jsonl")
+
+
+def test_a_change_costs_the_bytes_appended_not_the_file(tmp_path: Path) -> None:
+    """The claude-code follower reads each appended byte once: after a long session, one more
+    record costs its own bytes (``Tail.bytes_read``), and a record never sent (a progress line,
+    its payload) is kept as its links only."""
+    from test_import_claude_code import rec, res, use
+
+    from turncheck.models.follow import follow_session_lines
+
+    session = tmp_path / "session.jsonl"
+    lines, parent = [], None
+    for n in range(300):  # a long clean session: a prompt, a call, its result, an answer, a progress line
+        turn = [rec("user", f"u{n}", parent, "again"), rec("assistant", f"a{n}", f"u{n}", [use(f"t{n}")], mid=f"m{n}"),
+                rec("user", f"r{n}", f"a{n}", res(f"t{n}")), rec("assistant", f"e{n}", f"r{n}", [{"type": "text", "text": "ok"}], mid=f"n{n}"),
+                {"type": "progress", "uuid": f"p{n}", "parentUuid": f"e{n}", "data": {"output": "x" * 2000}}]  # fmt: skip
+        lines += [json.dumps(r) + "\n" for r in turn]
+        parent = f"p{n}"
+    session.write_text("".join(lines))
+    tail = Tail(session, poll=0.01)
+    found = follow_session_lines(tail, "claude-code", provider="anthropic")
+    assert next(found) == []
+    assert tail.bytes_read == session.stat().st_size
+    orphan = json.dumps(rec("user", "u-last", parent, res("t-gone"))) + "\n"
+    before = tail.bytes_read
+    with session.open("a") as fh:
+        fh.write(orphan)
+    assert [f.problem for f in next(found)] == ["orphan-result", "result-not-next"]
+    assert tail.bytes_read - before == len(orphan.encode())
+    found.close()
+
+
+def test_a_record_never_sent_is_kept_as_its_links() -> None:
+    from turncheck.models.formats.claude_code import followed
+
+    progress = {
+        "type": "progress",
+        "uuid": "p",
+        "parentUuid": "a",
+        "data": {"output": "x" * 5000},
+        "cwd": "/",
+    }
+    assert followed(progress) == {"type": "progress", "uuid": "p", "parentUuid": "a"}
+    message = {"type": "user", "uuid": "u", "parentUuid": None, "message": {"role": "user", "content": "hi"}}
+    assert followed(message) is message
+
+
+@pytest.mark.parametrize("fmt", ["otel", "claude-code"])
+def test_sigterm_ends_follow_as_ctrl_c_does(tmp_path: Path, fmt: str) -> None:
+    """SIGTERM (a service manager stopping the monitor, ``timeout``, ``docker stop``) ends
+    ``--follow`` as Ctrl-C does: the count line, ``turncheck: interrupted``, exit 130, no traceback."""
+    path = tmp_path / "f.jsonl"
+    path.write_text(span_line(1, ORPHAN) if fmt == "otel" else "".join(claude_code_records()))
+    lint = follower(path, fmt=fmt)
+    try:
+        next_line(lint)  # following: a finding printed
+        lint.send_signal(signal.SIGTERM)
+        out, err = lint.communicate(timeout=30)
+    finally:
+        if lint.poll() is None:
+            lint.kill()
+    assert lint.returncode == 130, err
+    assert err.splitlines()[-1] == "turncheck: interrupted" and "Traceback" not in err
+    assert "findings" in err.splitlines()[-2]
+
+
+def test_a_database_is_not_followed(cli: Any, tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "sessions.db"
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE messages (x)")
+    code, out, err = cli("lint", "--from", "goose", "--follow", str(db))
+    assert (
+        code == 2 and "is a SQLite database (lint it without --follow)" in err and len(err.splitlines()) == 1
+    )

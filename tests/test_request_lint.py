@@ -1,5 +1,5 @@
 """``turncheck.lint_request``: one span, observation or run checked where traces arrive (issue 51,
-item 5), and the three evaluators docs/your-agent.md shows (``examples/evaluators/``), each run on
+item 5), and the evaluators docs/your-agent.md shows (``examples/evaluators/``), each run on
 payloads the real SDKs recorded, offline: the Langfuse and LangSmith exports of
 ``docs.tools.trace_exports`` and spans recorded by ``opentelemetry-sdk``.
 
@@ -124,6 +124,76 @@ def test_the_otel_exporter_reports_a_broken_span_and_passes_every_span_on() -> N
     check.export(spans)
     assert reported == [("chat test-model", ["orphan-result", "result-not-next"])]
     assert len(downstream.get_finished_spans()) == len(spans) == 4  # the agent span too
+
+
+def broken_turn() -> list[tuple[list[Any], list[Any], dict[str, str]]]:
+    """Three model calls of one conversation; the last window opens on a tool result (its call
+    trimmed away): an orphan the provider refuses."""
+    attrs = {"gen_ai.provider.name": "openai", "gen_ai.conversation.id": "weather-1"}
+    turn = [user("weather in Oslo?"), calls(("call_1", "Oslo")),
+            {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_1", "response": "rain"}]}]  # fmt: skip
+    return [
+        (turn[:1], [turn[1]], attrs),
+        (turn, [answer("rain")], attrs),
+        (turn[2:], [answer("rain")], attrs),
+    ]
+
+
+def test_the_otel_span_processor_reports_a_broken_span_as_it_ends() -> None:
+    """The SDK itself calls ``on_end``: a real ``TracerProvider`` with the example processor
+    added, spans started and ended as an instrumented agent does."""
+    pytest.importorskip(
+        "opentelemetry.sdk.trace", reason="opentelemetry-sdk (the formats extra) is not installed"
+    )
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.trace import SpanKind
+    from test_import_otel import INPUT, OUTPUT
+
+    processor = example("otel_span_processor")
+    reported: list[tuple[str, list[str]]] = []
+    provider = TracerProvider()
+    provider.add_span_processor(
+        processor.ContextCheckProcessor(
+            lambda span, found: reported.append((span.name, [f.problem for f in found]))
+        )
+    )
+    tracer = provider.get_tracer("weather-agent")
+    ended_before: list[int] = []
+    with tracer.start_as_current_span(
+        "invoke_agent weather", attributes={"gen_ai.operation.name": "invoke_agent"}
+    ):
+        for inputs, outputs, attrs in broken_turn():
+            attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "test-model",
+                          INPUT: json.dumps(inputs), OUTPUT: json.dumps(outputs), **attrs}  # fmt: skip
+            with tracer.start_as_current_span("chat test-model", kind=SpanKind.CLIENT, attributes=attributes):
+                pass
+            ended_before.append(len(reported))  # reported when the span ended, not at shutdown
+    provider.shutdown()
+    assert reported == [("chat test-model", ["orphan-result", "result-not-next"])]
+    assert ended_before == [0, 0, 1]
+
+
+def test_the_otel_span_processor_on_recorded_spans() -> None:
+    """Spans the SDK recorded (``ReadableSpan``), each handed to ``on_end``: a clean run reports
+    nothing, the broken one its orphan, as ``lint_request`` names it."""
+    pytest.importorskip(
+        "opentelemetry.sdk.trace", reason="opentelemetry-sdk (the formats extra) is not installed"
+    )
+    processor = example("otel_span_processor")
+    for calls_, expected in (
+        (broken_turn()[:2], []),
+        (broken_turn(), [["orphan-result", "result-not-next"]]),
+    ):
+        reported: list[list[str]] = []
+        check = processor.ContextCheckProcessor(
+            lambda span, found, into=reported: into.append([f.problem for f in found])
+        )
+        for span in record(calls_):
+            check.on_start(span)
+            check.on_end(span)
+        assert check.force_flush() is True
+        check.shutdown()
+        assert reported == expected
 
 
 def test_a_conversation_state_names_estimate_drift_once(tmp_path: Path) -> None:

@@ -123,5 +123,15 @@ for _case in (
          "the session file in pi's own format, in the on-disk pattern the report shows (pi 0.80.10, openai-codex; "
          "#4570 the same on 0.74.0), written for the importer; green is a compaction placed after the result",
          also=("earendil-works/pi#4570",)),
+    Case("goose-unanswered-tool-request", "aaif-goose/goose#6336", "2026-01-05", "closed", "orphan/pairing",
+         LogInput("goose-6336-red.jsonl", "goose-6336-green.jsonl", "goose", "anthropic"),
+         ("dangling-call", "call-not-answered-next", "results-not-first"),
+         "a session whose stored toolRequest has no toolResponse, sent to Claude (through Databricks) with the next "
+         "prompt: messages.2: tool_use ids were found without tool_result blocks immediately after: "
+         "toolu_bdrk_01A5Cmwj9JMNSh2PgSLnJwzy",
+         "the session in goose's own message serialization (examples/formats/goose_session.py, after "
+         "message.rs / storage.rs; the older JSONL form, which --from goose reads as it reads sessions.db), with "
+         "the report's tool_use id, written for the importer: goose needs a model account to run; green stores "
+         "the call's response and answer"),
 ):  # fmt: skip
     register_case(_case)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from turncheck.models.cases import PendingThread, register_pending
 
-IMPORTERS = "not read yet; the product's own session file (goose has no importer; claude-code, pi, bedrock/strands, pydantic-ai and openhands files are read now)"
+IMPORTERS = "not read yet; the product's own session file (claude-code, pi, bedrock/strands, pydantic-ai, openhands and goose files are read now)"
 RACE = "sim/race with real thread/timer durations and exits"
 COST = "usage and the three costs per request in lint, and the cost-trigger model"
 FAULTS = "faults between writes (an exception or crash at an await point)"
@@ -29,8 +29,7 @@ for _thread in (
     PendingThread("vercel/ai#12504", "opaque parts in lint: a tool_use's caller reference is not an event field (models/provider_rules.py)"),
     PendingThread("strands-agents/harness-sdk#1749", "its text: not found in the search corpus (the shape it is cited for, a window starting at an assistant toolUse, is the case of #2085)"),
     PendingThread("earendil-works/pi#4203", IMPORTERS),
-    PendingThread("aaif-goose/goose#7444", IMPORTERS),
-    PendingThread("aaif-goose/goose#6336", IMPORTERS),
+    PendingThread("aaif-goose/goose#7444", NOT_FOUND + " (--from goose reads the sessions.db; #6336 is a case)"),
     PendingThread("google-gemini/gemini-cli#3814", UNSORTED + " (the issue groups it with #16543 and #21830, a case)"),
     PendingThread("crewAIInc/crewAI#4381", NOT_FOUND + " (models/cost_trigger.py quotes its Anthropic refusal: prompt is too long)"),
     PendingThread("cline/cline#14195", NOT_FOUND + " (models/cost_trigger.py quotes it; its shape, an estimate under the real count, is cost-trigger --param estimate=0.75)"),

@@ -24,5 +24,6 @@ for _module in (
     "pi",
     "cline",
     "openhands",
+    "goose",
 ):
     importlib.import_module(f"{__name__}.{_module}")

@@ -41,13 +41,15 @@ Anthropic's.
 
 Invariant kept: the file is read twice, line by line; between the passes only each record's
 ids are held (not its content), and while reading only the assistant message being joined and
-the results written inside it.
+the results written inside it. ``lint --follow`` reads each appended line once and keeps the
+records already parsed (:func:`followed`: a record never sent keeps only its links), read again
+from memory at each change by :func:`read_records`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,7 +59,9 @@ from turncheck.models.formats.anthropic import add_anthropic_message
 from turncheck.models.importers import (
     Group,
     Imported,
+    LineReader,
     LogFormat,
+    Records,
     build_sessions,
     json_lines,
     loads,
@@ -146,9 +150,9 @@ def session_of(record: Mapping[str, Any], tree: Tree, uuid: str | None, stem: st
     return f"{stem}/{tree.root(uuid) if uuid else 'sidechain'}"
 
 
-def read_tree(path: Path, text: str) -> Tree:
+def read_tree(path: Path, lines: Iterable[tuple[int, Mapping[str, Any]]]) -> Tree:
     tree = Tree()
-    for number, record in records(path, text):
+    for number, record in lines:
         where = f"{path}:{number}"
         uuid = optional_id(record, "uuid", where)
         if uuid is None:
@@ -303,7 +307,21 @@ def only_results(content: Any) -> bool:
 
 def read_claude_code(path: Path) -> Imported:
     text = read_text(path)
-    tree = read_tree(path, text)
+    return read_records(path, lambda: records(path, text))
+
+
+LINKS = ("type", "subtype", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "agentId")
+
+
+def followed(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What ``lint --follow`` keeps of a record: all of one the model is sent (a message, a
+    boundary), only the links of any other (progress, attachments, notes: links of the chain)."""
+    return record if sent(record) else {k: record[k] for k in LINKS if k in record}
+
+
+def read_records(path: Path, source: Records) -> Imported:
+    """The log of a session's records (``source()`` gives them again for the second pass)."""
+    tree = read_tree(path, source())
     keep = tree.on_path()
     joiners: dict[str, Joiner] = {}
     names: dict[str, None] = {}  # every session read, in order
@@ -318,7 +336,7 @@ def read_claude_code(path: Path) -> Imported:
 
     def groups() -> Iterator[Group]:
         """One group a record kept, then one closing each session (its last message joined)."""
-        for number, record in records(path, text):
+        for number, record in source():
             uuid = record.get("uuid")
             if not sent(record) or (isinstance(uuid, str) and uuid not in keep):
                 continue
@@ -338,5 +356,6 @@ register_format(
         read_claude_code,
         "a Claude Code / Claude Agent SDK session file (~/.claude/projects/*/SESSION.jsonl: user, assistant and compact_boundary records; read as Claude Code 2.1.337 writes it)",
         provider="anthropic",
+        lines=LineReader(followed, read_records),
     )
 )

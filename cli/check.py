@@ -73,11 +73,18 @@ def check_command(
         list[str] | None, typer.Option("--invariant", "-i", help="Check only this invariant (repeatable).")
     ] = None,
     engine: Annotated[
-        Literal["hypothesis", "explore", "both"], typer.Option("--engine", help="Which checker runs.")
+        Literal["hypothesis", "explore", "both", "simpy"],
+        typer.Option(
+            "--engine",
+            help="Which checker runs: both = explore + hypothesis; simpy = random runs of the model "
+            "in simulated time (each action takes the time the model gives it), not exhaustive.",
+        ),
     ] = "both",
-    max_examples: Annotated[int, typer.Option("--max-examples", help="Hypothesis runs.")] = 200,
-    steps: Annotated[int, typer.Option("--steps", help="Most actions per Hypothesis run.")] = 40,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of Hypothesis and of --check-determinism.")] = 0,
+    max_examples: Annotated[int, typer.Option("--max-examples", help="Hypothesis (or simpy) runs.")] = 200,
+    steps: Annotated[int, typer.Option("--steps", help="Most actions per Hypothesis (or simpy) run.")] = 40,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of Hypothesis, of simpy's runs and of --check-determinism.")
+    ] = 0,
     trace_out: Annotated[
         Path | None,
         typer.Option(

@@ -152,6 +152,16 @@ class CostTriggerModel(ProtocolModel[CostState, Action]):
         count = self.estimated(state.history) if self.stale else 0
         return state._replace(recorded=count, due=False, compacted=False)
 
+    def duration(self, state: CostState, action: Action) -> float:
+        """Simulated time, for the SimPy engine: the conversation's messages arrive on a clock, one
+        unit apart; a request — the agent's, or the summarizer's — takes one unit plus its real
+        cost over the window (a request the size of the window takes twice as long as an empty
+        one), so a stale count is one read before the last compaction finished."""
+        if action[0] == APPEND:
+            return 1.0
+        cost = self.summarizer + state.history if action[0] == COMPACT else self.real_cost(state)
+        return 1.0 + cost / self.window
+
     def fair_actions(self) -> tuple[str, ...]:
         """Appends, compactions and requests: none is enabled for ever without being taken."""
         return (APPEND, COMPACT, REQUEST)

@@ -184,11 +184,11 @@ class _Run:
     def _entered(self, p: Property[Any], loop: int) -> bool:
         """``when`` held at a state from which the property stays false up to the loop."""
         when: Callable[[Any], bool] = p.when or (lambda _s: True)
-        for k in range(loop, -1, -1):
-            if when(self.states[k]):
-                return True
+        for k in range(loop, -1, -1):  # back from the loop while the property stays false
             if k < loop and p.holds(self.states[k]):
                 return False
+            if when(self.states[k]):
+                return True
         return any(when(s) for s in self.states[loop:])
 
     def _found(self, prop: str, loop: int | None) -> TimedFinding:

@@ -133,3 +133,33 @@ def test_the_command_line_is_deterministic_and_replays(cli: Any, tmp_path: Path)
                        "--engine", "simpy", "-q")  # fmt: skip
     assert code == 1 and "no-compaction-loop never holds — a lasso of" in out
     assert "simulated clock (run" in out
+
+
+class Discharged(ProtocolModel[int, tuple[str]]):
+    """0 → 1 → 2, then 2 for ever. ``answered``: whenever the state is 1 it is eventually 1 —
+    which holds at once, so the loop at 2 (where it is false) breaks nothing; ``reaches-one-again``
+    asks for 1 again after 2 and is broken by the same loop."""
+
+    name = "discharged"
+
+    def init_states(self) -> Iterator[int]:
+        yield 0
+
+    def actions(self, state: int) -> list[tuple[str]]:
+        return [("next",)]
+
+    def step(self, state: int, action: tuple[str]) -> int:
+        return min(state + 1, 2)
+
+    def properties(self) -> tuple[Property[int], ...]:
+        return (
+            Property.leads_to("answered", lambda s: s == 1, lambda s: s == 1),
+            Property.leads_to("reaches-one-again", lambda s: s == 2, lambda s: s == 1),
+        )
+
+
+def test_an_obligation_met_where_it_arose_is_no_lasso() -> None:
+    model = Discharged()
+    outcome = run_timed(model, model.properties(), runs=3, steps=10, seed=0)
+    assert [f.prop for f in outcome.findings] == ["reaches-one-again"]
+    assert outcome.findings[0].loop == 2 and outcome.findings[0].times == (1.0, 2.0, 3.0)

@@ -55,6 +55,19 @@ TimeoutOpt = Annotated[
 ]
 
 
+EngineOpt = Annotated[
+    Literal["hypothesis", "explore", "both", "simpy"],
+    typer.Option(
+        "--engine",
+        help="Which checker runs: both = explore + hypothesis; simpy = random runs of the model in "
+        "simulated time (each action takes the time the model gives it), not exhaustive.",
+    ),
+]
+SeedOpt = Annotated[
+    int, typer.Option("--seed", help="Seed of Hypothesis, of simpy's runs and of --check-determinism.")
+]
+
+
 def _check_bounds(max_states: int, max_depth: int | None, timeout: float | None) -> None:
     if max_states < 1:
         raise BadParameter(f"--max-states must be >= 1, got {max_states}")
@@ -72,12 +85,10 @@ def check_command(
     invariant: Annotated[
         list[str] | None, typer.Option("--invariant", "-i", help="Check only this invariant (repeatable).")
     ] = None,
-    engine: Annotated[
-        Literal["hypothesis", "explore", "both"], typer.Option("--engine", help="Which checker runs.")
-    ] = "both",
-    max_examples: Annotated[int, typer.Option("--max-examples", help="Hypothesis runs.")] = 200,
-    steps: Annotated[int, typer.Option("--steps", help="Most actions per Hypothesis run.")] = 40,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of Hypothesis and of --check-determinism.")] = 0,
+    engine: EngineOpt = "both",
+    max_examples: Annotated[int, typer.Option("--max-examples", help="Hypothesis (or simpy) runs.")] = 200,
+    steps: Annotated[int, typer.Option("--steps", help="Most actions per Hypothesis (or simpy) run.")] = 40,
+    seed: SeedOpt = 0,
     trace_out: Annotated[
         Path | None,
         typer.Option(

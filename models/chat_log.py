@@ -134,7 +134,7 @@ class SessionBuilder:
 
     def _add(
         self, kind: Kind, text: str, where: str, call_id: str | None = None,
-        covers: tuple[int, int] | None = None, tied_to: str | None = None,
+        covers: tuple[int, int] | None = None, tied_to: str | None = None, caller: str | None = None,
     ) -> None:  # fmt: skip
         for value, what in ((text, "text"), (call_id or "", "call id"), (self.session, "session name")):
             try:
@@ -160,6 +160,7 @@ class SessionBuilder:
                 cjk=detect_cjk(text),
                 covers=covers,
                 tied_to=tied_to,
+                caller=caller,
             )
         )
 
@@ -176,16 +177,22 @@ class SessionBuilder:
             self.user("".join(texts), where)
             texts.clear()
 
-    def call(self, call_id: str, arguments: str, where: str, tied_to: str | None = None) -> None:
+    def call(
+        self, call_id: str, arguments: str, where: str, tied_to: str | None = None, caller: str | None = None
+    ) -> None:
+        """A CALL; ``tied_to`` the call its reasoning or thinking rides with, ``caller`` the server
+        tool use whose code made it (:class:`~models.events.Event`)."""
         if not call_id:
             raise ImportFormatError(f"{where}: a tool call without an id (cannot pair it with its result)")
-        self._add(Kind.CALL, arguments, where, call_id, tied_to=tied_to)
+        self._add(Kind.CALL, arguments, where, call_id, tied_to=tied_to, caller=caller)
 
-    def turn_call(self, call_id: str, arguments: str, where: str, thinking: bool) -> None:
+    def turn_call(
+        self, call_id: str, arguments: str, where: str, thinking: bool, caller: str | None = None
+    ) -> None:
         """A call of an assistant turn run with Anthropic's thinking: the first call after a
         ``thinking`` block (``thinking``) carries it, and every later call of the turn, up to the
         next user message, is tied to that one (``thinking-not-sent``, :mod:`models.provider_rules`)."""
-        self.call(call_id, arguments, where, None if thinking else self.carrier)
+        self.call(call_id, arguments, where, None if thinking else self.carrier, caller)
         self.carrier = call_id if thinking else self.carrier
 
     def result(self, call_id: str, text: str, where: str) -> None:

@@ -3,8 +3,11 @@
 A conversation grows; before every model request a trigger compares its *count* with a
 ``threshold`` and, over it, has the history summarised first. The count is an *estimate*: a
 ratio ``estimate`` of the history's real cost (``0.75``: three tokens counted of four;
-CherryHQ/cherry-studio #18351 measured tokenx "~3–4×" under MiniMax's count, a ratio near 0.25–0.33;
-cline/cline PR #14195: a "~3 chars/token" estimate that dense content outruns), and it leaves out
+elpapi42/pi-observational-memory PR #40 measured a "19-46%" undercount, a ratio of 0.54–0.81;
+cline/cline PR #14195: a "~3 chars/token" estimate that dense content outruns; CherryHQ/cherry-studio
+#18351 first reported tokenx "~4x" under MiniMax's count, then corrected it: that total included
+prompt-cache reads, and against the fresh input tokenx is "only ~+17% off", an overcount near 1.17),
+and it leaves out
 a ``frame`` the provider does count — the system prompt and the tool schemas
 (langchain-ai/langchain #34664: the summarisation middleware "only accounts for chat history").
 Read ``stale``, the count is the one recorded at the last request that went through, so it lags
@@ -148,6 +151,16 @@ class CostTriggerModel(ProtocolModel[CostState, Action]):
             return state._replace(refused=True, compacted=False)
         count = self.estimated(state.history) if self.stale else 0
         return state._replace(recorded=count, due=False, compacted=False)
+
+    def duration(self, state: CostState, action: Action) -> float:
+        """Simulated time, for the SimPy engine: the conversation's messages arrive on a clock, one
+        unit apart; a request — the agent's, or the summarizer's — takes one unit plus its real
+        cost over the window (a request the size of the window takes twice as long as an empty
+        one), so a stale count is one read before the last compaction finished."""
+        if action[0] == APPEND:
+            return 1.0
+        cost = self.summarizer + state.history if action[0] == COMPACT else self.real_cost(state)
+        return 1.0 + cost / self.window
 
     def fair_actions(self) -> tuple[str, ...]:
         """Appends, compactions and requests: none is enabled for ever without being taken."""

@@ -112,6 +112,12 @@ class Event:
     ``reasoning`` item both were generated after: the API refuses a request holding this call
     without that one (:mod:`models.provider_rules`). It is what the provider's request holds, not
     the log's: our JSONL has no field for it, and equality ignores it.
+
+    ``caller`` (a CALL read from an Anthropic log) names the server tool use whose code made the
+    call: programmatic tool calling's ``tool_use`` ``caller`` ``{"type": "code_execution_…",
+    "tool_id": …}``. The API refuses a request holding the call without that server tool use
+    (vercel/ai#12504, ``caller-not-sent``). Like ``tied_to``, it is what the request holds, not
+    our JSONL, and equality ignores it.
     """
 
     seq: int
@@ -127,6 +133,7 @@ class Event:
     source: str | None = None
     covers: tuple[int, int] | None = None
     tied_to: str | None = field(default=None, compare=False)
+    caller: str | None = field(default=None, compare=False)
 
     @property
     def true_session(self) -> str:

@@ -266,6 +266,13 @@ class ProtocolModel(Generic[S, A]):
         switching off, which weak fairness would let starve; none by default."""
         return ()
 
+    def duration(self, state: S, action: A) -> float:
+        """How long ``action`` takes in simulated time from ``state`` (its effect lands at the
+        end): what the SimPy engine's timed runs (:mod:`sim.timed_runs`) hold each step for. One
+        unit by default; the model's ``step`` alone says what an action does, so a duration
+        never changes which runs exist, only when each step of a run happens."""
+        return 1.0
+
     def closed_forms(self) -> tuple[ClosedForm, ...]:
         """Metrics with a closed-form worst case, the headline one first (none by default)."""
         return ()

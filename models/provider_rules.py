@@ -26,9 +26,14 @@ Two choices the examples pin down:
   every later ``tool_use`` of that assistant turn is tied there. Anthropic asks for the thinking
   only in the turn in progress (after the last user message: "a final `assistant` message must
   start with a thinking block"); Responses asks for the reasoning wherever the call is sent.
+* A ``caller`` (:attr:`~models.events.Event.caller`) is the Anthropic importer's reading of a
+  programmatic ``tool_use``'s ``caller.tool_id``: the ``server_tool_use`` (code execution) whose
+  code made the call. The API asks for it wherever the call is sent, in the same or an earlier
+  assistant message (vercel/ai#12504: ``pruneMessages`` dropped the ``server_tool_use`` message
+  and kept the ``tool_use`` naming it). Its error text is quoted as the thread quotes it, with the
+  ids left out there; no stored source holds the whole text (:attr:`ProviderRule.note`).
 
-Not checked (no field of an event holds it): a tool_use's ``caller`` reference to a server tool
-(vercel/ai#12504); a server tool's use without its ``*_tool_result`` (AnswerDotAI/lisette#108)
+Not checked (no field of an event holds it): a server tool's use without its ``*_tool_result`` (AnswerDotAI/lisette#108)
 other than as any call left unanswered; Gemini's thought signatures; Bedrock's "conversation
 blocks and tool result blocks cannot be provided in the same turn" (text and results in one
 message read as a USER next to RESULTs, which ``results-not-first`` flags only when the text
@@ -59,7 +64,8 @@ Check = Callable[[Sequence[Event]], list[int]]
 class ProviderRule:
     """One rule of one API: ``id`` (shared by APIs refusing the same shape, each with its own
     text), ``provider``, ``error`` (the API's text), ``source`` (the threads it was read in),
-    ``refused`` / ``clean`` (:func:`events_of` shapes the API refuses / accepts) and ``check``."""
+    ``refused`` / ``clean`` (:func:`events_of` shapes the API refuses / accepts) and ``check``;
+    ``note``, where the error text is not the API's whole text, says how it was read."""
 
     id: str
     provider: str
@@ -68,6 +74,7 @@ class ProviderRule:
     refused: str
     clean: str
     check: Check
+    note: str = ""
 
 
 RULES: dict[str, str] = {
@@ -75,6 +82,7 @@ RULES: dict[str, str] = {
     "call-not-answered-next": "CALL whose RESULT is not in the next message (the provider refuses it)",
     "results-not-first": "message after tool calls not starting with as many results (Anthropic refuses it)",
     "thinking-not-sent": "tool_use of the turn in progress sent without its thinking block (Anthropic refuses it)",
+    "caller-not-sent": "tool_use sent without the server tool use its caller names (Anthropic refuses it)",
     "response-count-mismatch": "results not as many as the calls of their turn (Gemini refuses it)",
     "call-turn-misplaced": "function call turn not right after a user or function response turn (Gemini refuses it)",
     "orphan-output": "function_call_output with no function_call before it (Responses refuses it)",
@@ -211,6 +219,19 @@ def thinking_not_sent(events: Sequence[Event]) -> list[int]:
     return _ties_broken(events, users[-1] + 1 if users else 0)
 
 
+def callers_not_sent(events: Sequence[Event]) -> list[int]:
+    """Calls whose ``caller`` — the server tool use (code execution) whose code made them — is not
+    a CALL before them in the events: programmatic tool calls sent without their source."""
+    issued: set[str | None] = set()
+    found: list[int] = []
+    for i, e in enumerate(events):
+        if e.kind is Kind.CALL:
+            if e.caller is not None and e.caller not in issued:
+                found.append(i)
+            issued.add(e.call_id)
+    return found
+
+
 def first_not_user(events: Sequence[Event]) -> list[int]:
     """A history whose first message is an assistant's (a CALL or a TERM)."""
     return [0] if events and events[0].kind in (Kind.CALL, Kind.TERM) else []
@@ -246,6 +267,11 @@ REGISTRY: tuple[ProviderRule, ...] = (
           "https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking",
           "openai/openai-agents-python#1704, langchain-ai/langchain#34794",
           "U Cb>a Rb", "U Ca Ra Cb>a Rb", thinking_not_sent),
+    ProviderRule("caller-not-sent", "anthropic",
+          "source tool ... not found for tool use block ...",
+          "vercel/ai#12504, https://platform.claude.com/docs/en/agents-and-tools/tool-use/programmatic-tool-calling",
+          "U Cb@a Rb T U", "U Ca Cb@a Rb Ra T U", callers_not_sent,
+          note="as vercel/ai#12504 quotes it, ids left out there; no stored source holds the whole text"),
     ProviderRule("orphan-output", "openai-responses",
           "No tool call found for function call output with call_id call_jRznqKc4nwQo80WbWXIZJz7d.",
           "binaricat/Netcatty#684, OpenMinis/OpenMinis#222", "Ra T U", "U Ca Ra T U", orphan_outputs),
@@ -302,19 +328,22 @@ SHAPE_KINDS = {"U": Kind.USER, "C": Kind.CALL, "R": Kind.RESULT, "T": Kind.TERM}
 def events_of(shape: str, session: str = "s") -> list[Event]:
     """A history from its shape, the examples' notation: ``U`` a user message (a new turn),
     ``Ca`` a call with id ``a``, ``Cb>a`` a call ``b`` tied to the call ``a`` (its reasoning or
-    thinking rides with ``a``), ``Ra`` a result of ``a``, ``T`` a final answer.
+    thinking rides with ``a``), ``Cb@a`` a call ``b`` made by the code of the server tool use
+    ``a`` (its ``caller``), ``Ra`` a result of ``a``, ``T`` a final answer.
 
-    >>> [(e.kind.name, e.call_id, e.tied_to) for e in events_of("U Ca Cb>a")]
-    [('USER', None, None), ('CALL', 'a', None), ('CALL', 'b', 'a')]
+    >>> [(e.kind.name, e.call_id, e.tied_to, e.caller) for e in events_of("U Ca Cb>a Cc@a")]
+    [('USER', None, None, None), ('CALL', 'a', None, None), ('CALL', 'b', 'a', None), ('CALL', 'c', None, 'a')]
     """
     out: list[Event] = []
     turn = -1
     for i, word in enumerate(shape.split()):
         if word[:1] not in SHAPE_KINDS:
-            raise BadParameter(f"history shape: {word!r} is not U, T, C<id>[>carrier] or R<id>")
+            raise BadParameter(f"history shape: {word!r} is not U, T, C<id>[>carrier][@caller] or R<id>")
         turn += word == "U"
-        call_id, _, tie = word[1:].partition(">")
+        rest, _, caller = word[1:].partition("@")
+        call_id, _, tie = rest.partition(">")
+        kind = SHAPE_KINDS[word[0]]
         out.append(
-            Event(i, session, max(turn, 0), SHAPE_KINDS[word[0]], call_id or None, tied_to=tie or None)
+            Event(i, session, max(turn, 0), kind, call_id or None, tied_to=tie or None, caller=caller or None)
         )
     return out

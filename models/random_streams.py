@@ -67,6 +67,7 @@ STREAMS: dict[str, Stream] = {
         Stream("slot-arrivals", 11, "split", "sim.simulation: arrivals per slot (trigger-gap)"),
         Stream("poisson-arrivals", 12, "whole-seed", "sim.simulation: Poisson arrivals"),
         Stream("turn-sizes", 13, "whole-seed", "sim.simulation: turn sizes"),
+        Stream("timed-runs", 14, "split", "sim.timed_runs: the SimPy engine's initial states and actions"),
     )
 }
 

@@ -28,13 +28,16 @@ from turncheck.models.protocol import Property, ProtocolModel, as_model
 from turncheck.sim.exploration import Exploration, reduction_factor
 from turncheck.sim.explorer import ProgressLine, explore
 from turncheck.sim.stateful import DEFAULT_DATABASE, StatefulOutcome, check_stateful
+from turncheck.sim.timed_runs import TimedOutcome, run_timed
 from turncheck.sim.transcript import params_text, transcript
 from turncheck.sim.witness import ConcretePath, counterexample
 
 log = logging.getLogger(__name__)
 
-Engine = Literal["hypothesis", "explore", "both"]
-ENGINES: tuple[str, ...] = ("hypothesis", "explore", "both")
+Engine = Literal["hypothesis", "explore", "both", "simpy"]
+ENGINES: tuple[str, ...] = ("hypothesis", "explore", "both", "simpy")
+BFS = "shortest, by breadth-first search"
+TIMED = "the shortest of the random timed runs, not shrunk"
 
 
 def select_properties(model: ProtocolModel[Any, Any], names: Sequence[str]) -> tuple[Property[Any], ...]:
@@ -133,6 +136,7 @@ class CheckReport:
     cross: CrossCheck | None
     others: tuple[tuple[str, ConcretePath], ...] = ()
     post: CrossCheck | None = None
+    timed: TimedOutcome | None = None
 
     @property
     def counterexamples(self) -> tuple[tuple[str, ConcretePath], ...]:
@@ -159,14 +163,18 @@ class CheckReport:
                 hit = self.exploration.outcome(p.name).status == "reached"
             if self.stateful is not None:
                 hit = hit or self.stateful.goals.get(p.name, False)
+            if self.timed is not None:
+                hit = hit or self.timed.goals.get(p.name, False)
             reached[p.name] = hit
         return reached
 
     @property
     def unchecked(self) -> tuple[str, ...]:
         """The ``eventually`` properties no engine checked (only the explorer can: Hypothesis
-        runs are finite, and a finite run never shows that something never happens)."""
-        if self.exploration is not None:
+        runs are finite, and a finite run never shows that something never happens). The SimPy
+        engine's timed runs search them for a fair loop, which refutes one but proves none: the
+        verdict line says so."""
+        if self.exploration is not None or self.timed is not None:
             return ()
         return tuple(p.name for p in self.properties if p.expectation == "eventually")
 
@@ -212,6 +220,8 @@ class CheckReport:
                 "goals": hy.goals,
                 "stopped": hy.stopped,
             }
+        if self.timed is not None:
+            out["simpy"] = self.timed.to_json()
         if self.counterexample is not None:
             out["counterexample"] = {
                 "source": self.source,
@@ -245,6 +255,8 @@ class CheckReport:
         if self.stateful is not None:
             stop = " (stopped at --timeout)" if self.stateful.stopped else ""
             out.append(f"hypothesis: {self.stateful.examples} runs of up to {steps} steps, seed {seed}{stop}")
+        if self.timed is not None:
+            out.append(f"simpy: {self.timed.covered()}")
         out += self._property_rows()
         if self.exploration is not None and self.exploration.worst:
             worst = ", ".join(f"{w.metric} {w.value} (depth {w.depth})" for w in self.exploration.worst)
@@ -252,9 +264,9 @@ class CheckReport:
         out += [c.line() for c in (self.cross, self.post) if c is not None]
         if self.counterexample is not None and self.violated is not None:
             cx = self.counterexample
-            how = "shortest, by breadth-first search" if self.source == "explore" else "shrunk by Hypothesis"
-            title = _title(self.violated, cx, how, self._found(self.violated))
+            title = _title(self.violated, cx, self._how(), self._found(self.violated))
             out += ["", transcript(model, cx.states[0], cx.actions, self.violated, title=title, loop=cx.loop)]
+            out += self._clock(self.violated)
             hy = self.stateful
             if self.source == "explore" and hy is not None and hy.violated is not None:
                 out.append(f"hypothesis shrank its counterexample ({hy.violated}) to {len(hy.actions)} steps")
@@ -296,10 +308,30 @@ class CheckReport:
                 )
             ),
         }
+        if self.timed is not None and self.verdict == "pass":
+            verdicts["pass"] = (
+                f"PASS: no property broke in {self.timed.covered()} — a random search, not exhaustive: an "
+                "eventually-property fails only on a fair loop a run closed (--engine explore checks every run)"
+            )
         out.append(verdicts[self.verdict])
         return out
 
+    def _how(self) -> str:
+        return {"explore": BFS, "simpy": TIMED}.get(self.source, "shrunk by Hypothesis")
+
+    def _clock(self, name: str) -> list[str]:
+        """The simulated time at which each step of the SimPy engine's run for ``name`` ended."""
+        found = self.timed.finding(name) if self.timed is not None and self.source == "simpy" else None
+        if found is None:
+            return []
+        return [
+            f"simulated clock (run {found.run}): steps 1–{len(found.times)} end at t = "
+            + ", ".join(f"{t:g}" for t in found.times)
+        ]
+
     def _property_rows(self) -> list[str]:
+        if self.timed is not None:
+            return _aligned([("property", "kind", "simpy"), *self.timed.rows(self.properties)])
         ex, hy = self.exploration, self.stateful
         rows = [("property", "kind", "explorer", "hypothesis")]
         for p in self.properties:
@@ -323,8 +355,7 @@ class CheckReport:
                 elif hy.violated is None:
                     h = "reached" if hy.goals.get(p.name) else "unreached"
             rows.append((p.name, p.expectation, e, h))
-        widths = [max(len(r[i]) for r in rows) for i in range(4)]
-        return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+        return _aligned(rows)
 
     def _found(self, name: str) -> int | None:
         """The explorer's depth for ``name`` (a lasso's prefix over its classes), if it searched."""
@@ -345,11 +376,17 @@ class CheckReport:
                 out.append(f"{name}: broken by the same {len(cx.actions)} steps as {shown[key]}")
                 continue
             shown[key] = name
-            title = _title(name, cx, "shortest, by breadth-first search", self._found(name))
+            title = _title(name, cx, self._how(), self._found(name))
             out += ["", transcript(self.model, cx.states[0], cx.actions, name, title=title, loop=cx.loop)]
+            out += self._clock(name)
             if name in traces:
                 out.append(f"trace saved: {traces[name]}   ({replay_command(traces[name])})")
         return out
+
+
+def _aligned(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
 
 
 def replay_command(path: Path | None) -> str:
@@ -392,7 +429,8 @@ def _title(name: str, cx: ConcretePath, how: str, found: int | None = None) -> s
     prefix = f"{cx.loop} steps"
     if found is not None and found < cx.loop:
         prefix += f" (the search's {found}, then {cx.loop - found} round the loop on the model's own states)"
-    return f"counterexample: {name} never holds — a lasso of {prefix} to {around}, repeated for ever (shortest prefix, by breadth-first search)"
+    how = "shortest prefix, by breadth-first search" if how == BFS else how
+    return f"counterexample: {name} never holds — a lasso of {prefix} to {around}, repeated for ever ({how})"
 
 
 @dataclass(frozen=True)
@@ -453,12 +491,16 @@ def run_check(
 
     The counterexample reported is the explorer's when it found one (it is a shortest one), else
     Hypothesis's shrunk run. Properties are checked in the order the model declares them; the
-    first violated one is the one reported.
+    first violated one is the one reported. ``simpy`` runs the SimPy engine alone
+    (:func:`sim.timed_runs.run_timed`: ``max_examples`` random timed runs of up to ``steps`` steps).
     """
     model = as_model(model)
     props = tuple(properties)
     log.info("check %s: engine %s, %d properties", model.name, engine, len(props))
     log.debug("properties: %s", ", ".join(p.name for p in props))
+    if engine == "simpy":
+        return _timed_report(model, props, run_timed(model, props, runs=max_examples, steps=steps,
+                                                     seed=seed or 0, timeout=timeout))  # fmt: skip
     exploration = stateful = None
     started = time.monotonic()
     if engine in ("explore", "both"):
@@ -482,6 +524,17 @@ def run_check(
             model, finite, max_examples=max_examples, steps=steps, seed=seed, database=database, timeout=left
         )
         log.info("hypothesis: %d examples, violated: %s", stateful.examples, stateful.violated)
+    return _merged_report(model, props, exploration, stateful)
+
+
+def _merged_report(
+    model: ProtocolModel[Any, Any],
+    props: tuple[Property[Any], ...],
+    exploration: Exploration | None,
+    stateful: StatefulOutcome | None,
+) -> CheckReport:
+    """The explorer's and Hypothesis's findings as one report: the explorer's shortest
+    counterexample first, else Hypothesis's shrunk run; every further violated invariant's own."""
     path: ConcretePath | None = None
     violated: str | None = None
     source = ""
@@ -512,3 +565,14 @@ def run_check(
     return CheckReport(
         model, props, exploration, stateful, path, violated, source, cross, tuple(others), post
     )
+
+
+def _timed_report(
+    model: ProtocolModel[Any, Any], props: tuple[Property[Any], ...], timed: TimedOutcome
+) -> CheckReport:
+    """The SimPy engine's findings as a report: each broken property with its shortest run."""
+    log.info("simpy: %s; violated: %s", timed.covered(), timed.violated)
+    paths = [(f.prop, ConcretePath(f.init, f.actions, f.states, f.loop)) for f in timed.findings]
+    first = paths[0] if paths else (None, None)
+    return CheckReport(model, props, None, None, first[1], first[0], "simpy" if paths else "", None,
+                       tuple(paths[1:]), None, timed)  # fmt: skip

@@ -2,7 +2,8 @@
 
 Each row is one :class:`~models.provider_rules.ProviderRule` of
 :data:`~models.provider_rules.REGISTRY`: its API, its id, what it flags, the API's own error text,
-the threads it was read in, and the minimal histories it refuses and accepts. The page's block
+the threads it was read in (and, where the error text is not the API's whole text, how it was
+read), and the minimal histories it refuses and accepts. The page's block
 (``kind=provider-rules``, see :mod:`docs.tools.doc_figures`) is this function's output, so a
 rule added, dropped or re-cited changes the page, and the quick suite fails until it is
 regenerated. ``python -m docs.tools.provider_rules_doc`` prints it.
@@ -32,7 +33,8 @@ def _code(text: str) -> str:
 def render() -> list[str]:
     """The table's lines (no trailing newline)."""
     rows = [
-        (r.provider, f"`{r.id}`", RULES[r.id], _code(r.error), ", ".join(_link(s) for s in r.source.split(", ")),
+        (r.provider, f"`{r.id}`", RULES[r.id], _code(r.error),
+         ", ".join(_link(s) for s in r.source.split(", ")) + (f" (error text {r.note})" if r.note else ""),
          f"`{r.refused}`", f"`{r.clean}`")
         for r in REGISTRY
     ]  # fmt: skip

@@ -26,7 +26,6 @@ for _thread in (
                   "compaction folds a LongRunningFunctionTool call whose pending response shares its id (closed, 2026-05-06)"),
     PendingThread("google/adk-go#1234", RACE + " (tests/test_race.py holds its shape as a test)"),
     PendingThread("anthropics/claude-code#39695", IMPORTERS),
-    PendingThread("vercel/ai#12504", "opaque parts in lint: a tool_use's caller reference is not an event field (models/provider_rules.py)"),
     PendingThread("strands-agents/harness-sdk#1749", "its text: not found in the search corpus (the shape it is cited for, a window starting at an assistant toolUse, is the case of #2085)"),
     PendingThread("earendil-works/pi#4203", IMPORTERS),
     PendingThread("aaif-goose/goose#7444", NOT_FOUND + " (--from goose reads the sessions.db; #6336 is a case)"),

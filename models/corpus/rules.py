@@ -1,7 +1,8 @@
 """Cases whose input is a provider rule (:data:`models.provider_rules.REGISTRY`): one case per rule
 of each API, its threads those the rule cites, its refused example red and its accepted one green,
 the finding the API's own error text. A rule added there is a case here, with no entry of its own.
-Dates and states are given for the threads read for this corpus; the others say ``not read``."""
+Dates and states are given for the threads read for this corpus; the others say ``not read``. A
+rule's source may also name a docs page (a URL): a page is no thread, so the case leaves it out."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ READ = {
 """Date opened and state of the rules' threads read for this corpus."""
 
 for _rule in REGISTRY:
-    _threads = tuple(t.strip() for t in _rule.source.split(","))
+    _threads = tuple(t.strip() for t in _rule.source.split(",") if not t.strip().startswith("https://"))
     _date, _state = READ.get(_threads[0], ("not read", "not read"))
     register_case(
         Case(f"{_rule.provider}-{_rule.id}", _threads[0], _date, _state, "orphan/pairing",

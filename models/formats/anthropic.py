@@ -12,7 +12,11 @@ is a CALL and the block answering it (``web_search_tool_result``, ``mcp_tool_res
 ``*_tool_result`` carrying a ``tool_use_id``) its RESULT. A ``thinking`` or ``redacted_thinking`` block is no event, but with
 thinking on the API wants it sent with the tool calls of the turn in progress: it rides with the
 first ``tool_use`` after it, and every later call of that assistant turn (up to the next user
-message) is :attr:`~models.events.Event.tied_to` that one, for ``thinking-not-sent``.
+message) is :attr:`~models.events.Event.tied_to` that one, for ``thinking-not-sent``. A call made
+by code execution's code (programmatic tool calling) names its source in ``caller``
+(``{"type": "code_execution_…", "tool_id": "srvtoolu_…"}``): that ``tool_id`` is kept as the
+call's :attr:`~models.events.Event.caller`, for ``caller-not-sent`` (a ``direct`` caller names
+none).
 
 A ``compaction`` block (context management's server-side compaction, in an assistant message)
 is a SUMMARY covering every earlier event of the session: the API drops everything before the
@@ -43,6 +47,16 @@ def result_text(block: Mapping[str, Any], where: str, b: SessionBuilder) -> str:
     return json.dumps(content, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
+def caller_of(block: Mapping[str, Any]) -> str | None:
+    """The server tool use a ``*tool_use`` block's ``caller`` names (its ``tool_id``), or None
+    for a direct call (``{"type": "direct"}``, or no ``caller``)."""
+    caller = block.get("caller")
+    if not isinstance(caller, Mapping) or caller.get("type") == "direct":
+        return None
+    tool_id = caller.get("tool_id")
+    return tool_id if isinstance(tool_id, str) and tool_id else None
+
+
 def add_anthropic_message(b: SessionBuilder, message: Any, where: str) -> None:
     """One Messages API message (``role`` user or assistant, ``content`` text or blocks)."""
     if not isinstance(message, Mapping):
@@ -70,7 +84,7 @@ def add_anthropic_message(b: SessionBuilder, message: Any, where: str) -> None:
                 b.summary(text_of(block["content"], where, b), where)
         elif kind.endswith("tool_use") and role == "assistant":  # tool_use, server_tool_use, mcp_tool_use
             call_id = str(block.get("id") or "")
-            b.turn_call(call_id, arguments_text(block.get("input", {})), where, thinking)
+            b.turn_call(call_id, arguments_text(block.get("input", {})), where, thinking, caller_of(block))
             thinking = False
             calls = calls or kind == "tool_use"  # a server tool's answer comes in this same message
         elif (

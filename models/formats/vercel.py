@@ -11,7 +11,12 @@ image or any part a role does not take here is opaque content where it stands
 (:meth:`~models.chat_log.SessionBuilder.keep_opaque`: it is sent, so it is costed); the calls after
 a ``reasoning`` part are tied to the first, as the Responses importer ties them, for
 ``--provider openai-responses`` (the SDK's OpenAI provider sends the part back as that
-``reasoning`` item, and the API refuses it without its call: vercel/ai issues 7099 and 8379). The names are
+``reasoning`` item, and the API refuses it without its call: vercel/ai issues 7099 and 8379). A
+``tool-call`` made by Anthropic code execution's code carries its source in
+``providerOptions.anthropic.caller.toolId`` (what the SDK's Anthropic provider sends as the
+``tool_use``'s ``caller.tool_id``); it is kept as the call's :attr:`~models.events.Event.caller`,
+for ``--provider anthropic``'s ``caller-not-sent`` (vercel/ai issue 12504: ``pruneMessages`` kept
+such a call and dropped its source). The names are
 those of the installed ``ai`` package's types (AI SDK 5 onwards): AI SDK 4's ``args`` /
 ``result`` are refused by name rather than read as a call without arguments.
 """
@@ -54,6 +59,18 @@ def tool_call_id(part: Mapping[str, Any], where: str) -> str:
     return value or ""
 
 
+def anthropic_caller(part: Mapping[str, Any]) -> str | None:
+    """``providerOptions.anthropic.caller.toolId`` of a tool-call part: the Anthropic server tool
+    use whose code made the call; None for a direct call or none named."""
+    options = part.get("providerOptions")
+    anthropic = options.get("anthropic") if isinstance(options, Mapping) else None
+    caller = anthropic.get("caller") if isinstance(anthropic, Mapping) else None
+    if not isinstance(caller, Mapping) or caller.get("type") == "direct":
+        return None
+    tool_id = caller.get("toolId")
+    return tool_id if isinstance(tool_id, str) and tool_id else None
+
+
 def add_vercel_message(b: SessionBuilder, message: Any, where: str) -> None:
     """One ``ModelMessage``."""
     if not isinstance(message, Mapping):
@@ -93,7 +110,9 @@ def add_vercel_message(b: SessionBuilder, message: Any, where: str) -> None:
             if "input" not in part and "args" in part:
                 raise ImportFormatError(f"{where}: a tool-call part with 'args' (AI SDK 4); expected 'input'")
             call_id = tool_call_id(part, where)
-            b.call(call_id, arguments_text(part.get("input", {})), where, carrier or None)
+            b.call(
+                call_id, arguments_text(part.get("input", {})), where, carrier or None, anthropic_caller(part)
+            )
             carrier = carrier or (call_id if carrier == "" else None)
             calls = calls or not part.get("providerExecuted")  # a provider's tool answers in this message
         else:

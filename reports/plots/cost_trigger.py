@@ -6,7 +6,7 @@ the window, on a log scale; one line per frame (the system prompt and tool schem
 out). The window is the line at 1 and the threshold the dotted line under it. A filled marker is a
 configuration the model breaks with the window in place (a request or the summarizer's refused, a
 context never compacted, a compaction loop); a hollow one holds every property. The ratios the
-threads measured are shaded bands, named above the axes, from the result's ``measured`` table.
+threads measured are shaded bands (a single measured ratio a broad line), named above the axes, from the result's ``measured`` table.
 """
 
 from __future__ import annotations
@@ -56,7 +56,10 @@ def plot_cost_trigger(result: ScenarioResult) -> Figure:
         result.table("measured").records() if "measured" in {t.name for t in result.tables} else []
     ):
         lo, hi = float(u["low"]), float(u["high"])  # type: ignore[arg-type]
-        ax.axvspan(lo, hi, color=_BANDS[k % len(_BANDS)], alpha=0.55, lw=0, zorder=0)
+        if hi > lo:
+            ax.axvspan(lo, hi, color=_BANDS[k % len(_BANDS)], alpha=0.55, lw=0, zorder=0)
+        else:  # one measured ratio, not a range: a band of no width would not show
+            ax.axvline(lo, color=_BANDS[k % len(_BANDS)], lw=4.0, alpha=0.9, zorder=0)
         ax.text((lo * hi) ** 0.5, 1.01 + 0.05 * (k % 2), str(u["source"]), transform=ax.get_xaxis_transform(),
                 ha="center", va="bottom", fontsize=7.5, rotation=0, color="#333333")  # fmt: skip
         low_x, high_x = min(low_x, lo / 1.1), max(high_x, hi * 1.1)
@@ -98,7 +101,7 @@ def plot_cost_trigger(result: ScenarioResult) -> Figure:
     titled(fig, "The cost the trigger measures vs the cost the provider counts",
            f"model cost-trigger, explored exhaustively per point: window {window:g}, threshold {threshold:g}, "
            f"appends of 1 to {p.get('turn', '?')}, summary {p.get('summary', '?')}")  # fmt: skip
-    footnote(fig, "Shaded: the undercounts (and one overcount) the threads measured, as each states it. A frame "
+    footnote(fig, "Shaded: the undercounts and overcounts the threads measured, as each states it. A frame "
              "(system prompt, tool schemas) is real cost the count leaves out: it lifts every line by itself.")  # fmt: skip
     return fig
 

@@ -76,7 +76,7 @@ def run_race(pyfuncitem: pytest.Function, marker: pytest.Mark) -> bool:
     test = race_test_function(pyfuncitem)
     if test is None:
         pytest.fail("@pytest.mark.race needs an async def test", pytrace=False)
-    backend = pyfuncitem.funcargs.get("anyio_backend")
+    backend: Any = pyfuncitem.funcargs.get("anyio_backend")  # a name, or (name, options)
     name = backend if isinstance(backend, str) or backend is None else backend[0]
     if name not in (None, "asyncio"):
         pytest.skip(f"@pytest.mark.race explores asyncio schedules; this run's anyio_backend is {name!r}")

@@ -135,11 +135,14 @@ def check_projector(request: pytest.FixtureRequest) -> Callable[..., None]:
 
 @pytest.fixture
 def known_failures() -> Any:
-    """The real-failure corpus against your trimmer, and two trimmers diffed:
-    ``known_failures.check(trimmer)`` (:func:`turncheck.testing.check_known_failures`) and
-    ``known_failures.diff(old, new, events, budget)`` (:func:`turncheck.testing.check_diff`)."""
+    """The real-failure corpus against your trimmer or your session store, and two trimmers
+    diffed: ``known_failures.check(trimmer)`` (:func:`turncheck.testing.check_known_failures`),
+    ``known_failures.check_store(Factory)`` (:func:`turncheck.testing.check_store_failures`: the
+    store cases raced against an openai-agents ``Session`` the factory makes from a session id)
+    and ``known_failures.diff(old, new, events, budget)`` (:func:`turncheck.testing.check_diff`).
+    Call ``check_store`` from a plain ``def`` test: it runs its own event loops."""
     from types import SimpleNamespace
 
-    from turncheck.testing import check_diff, check_known_failures
+    from turncheck.testing import check_diff, check_known_failures, check_store_failures
 
-    return SimpleNamespace(check=check_known_failures, diff=check_diff)
+    return SimpleNamespace(check=check_known_failures, check_store=check_store_failures, diff=check_diff)

@@ -81,7 +81,9 @@ def turncheck(*argv: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 
 
 def agents() -> None:
-    pytest.importorskip("agents", reason="the compaction case runs openai-agents' compaction (the peers extra)")
+    pytest.importorskip(
+        "agents", reason="the compaction case runs openai-agents' compaction (the peers extra)"
+    )
 
 
 def test_the_store_cases_are_registered_and_3116_is_no_longer_pending() -> None:
@@ -123,7 +125,10 @@ def test_a_missing_library_skips_the_case_saying_so() -> None:
         COMPACTION, input=dataclasses.replace(COMPACTION.input, pinned=("no-such-dist-turncheck==1.0",))
     )
     run = race_store(case, REF + "LockedSession")
-    assert run.skipped == "no-such-dist-turncheck is not installed (the scenario runs it; recorded on no-such-dist-turncheck==1.0)"
+    assert (
+        run.skipped
+        == "no-such-dist-turncheck is not installed (the scenario runs it; recorded on no-such-dist-turncheck==1.0)"
+    )
     assert run_case(case).status == "skipped"
 
 
@@ -154,7 +159,9 @@ def test_a_check_s_own_thread_read_is_never_a_fault_point() -> None:
 
     result = search_faults(test, budget=40)
     assert result.failing is None, result.failing and result.failing.faults
-    assert result.points == 2  # the test task resuming after its read, and its read's job; not the check's job
+    assert (
+        result.points == 2
+    )  # the test task resuming after its read, and its read's job; not the check's job
 
 
 def test_cases_run_against_your_store(tmp_path: Path) -> None:

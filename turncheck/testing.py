@@ -327,7 +327,10 @@ def check_store_failures(store: str | Callable[[str], Any]) -> None:
     check_store(factory)
     hit = [r for r in (race_store(c, name, factory) for c in store_cases()) if r.reproduced]
     if hit:
-        lines = [f"  {r.case.source} ({r.case.name}):\n" + "\n".join(f"    {line}" for line in r.report) for r in hit]
+        lines = [
+            f"  {r.case.source} ({r.case.name}):\n" + "\n".join(f"    {line}" for line in r.report)
+            for r in hit
+        ]
         raise AssertionError(f"{name} reproduces {len(hit)} real failure(s):\n" + "\n".join(lines))
 
 

@@ -4,7 +4,10 @@
 threads recorded but not expressible yet, with what each waits on; its last line counts both.
 ``run`` runs every case's red and green shapes and exits 0 only when each behaves as recorded
 (red breaks what the report shows, green none of it); with ``--against`` it runs the user's own
-trimmer on every history case instead and exits 1 naming the threads whose failure reproduces.
+trimmer on every history case instead and exits 1 naming the threads whose failure reproduces;
+``--against store:package.module:Factory`` races the user's session store (openai-agents'
+``Session`` protocol) on every store case instead, and prints each reproduced failure's
+interleaving (the tasks and awaits that lose the write) and schedule.
 Progress goes to stderr unless ``--quiet``; stdout carries the table (or JSON) only.
 """
 
@@ -17,6 +20,7 @@ import typer
 
 from turncheck.cli.options import FormatOpt, QuietOpt
 from turncheck.cli.stdout_json import print_json
+from turncheck.models.cases import STORE_PREFIX
 
 if TYPE_CHECKING:
     from turncheck.models.cases import Case
@@ -72,7 +76,9 @@ def run_command(
         typer.Option(
             "--against",
             help="Run your trimmer (messages:FILE.py:fn, exec:'CMD', package.module:fn, a strategy id) "
-            "on every history case instead; exit 1 when a real failure reproduces.",
+            "on every history case, or race your session store (store:package.module:Factory, called "
+            "with a session id; openai-agents' Session protocol) on every store case; exit 1 when a "
+            "real failure reproduces.",
         ),
     ] = None,
     install: Annotated[
@@ -92,6 +98,9 @@ def run_command(
     from turncheck.models.projector import resolve_strategy
     from turncheck.sim.cases import history_cases, run_against, run_case
 
+    if against is not None and against.startswith(STORE_PREFIX):
+        _run_against_store(against, fmt, quiet)
+        return
     if against is not None:
         resolve_strategy(against)  # refused before any work, one line
     chosen = history_cases() if against is not None else tuple(CASES.values())
@@ -150,6 +159,55 @@ def _print_against(reps: list[Any], against: str, fmt: str) -> None:
         else:
             print(f"OK: {against} reproduces none of the {len(reps)} history cases; the model, rule and pending "
                   "cases do not run against a trimmer, and `turncheck check projector` tries every small history")  # fmt: skip
+    if hit:
+        raise typer.Exit(1)
+
+
+def _run_against_store(store: str, fmt: str, quiet: bool) -> None:
+    """Every store case raced against the user's store (loaded and checked first, one line
+    when it cannot be); exit 1 naming the threads whose failure reproduces."""
+    from turncheck.cli.progress import end_line, progress_for
+    from turncheck.sim.cases import store_cases
+    from turncheck.sim.store_cases import check_store, load_store, race_store
+
+    factory = load_store(store)
+    check_store(factory)
+    chosen = store_cases()
+    progress = progress_for("cases run", quiet, "store cases")
+    runs: list[Any] = []
+    try:
+        for case in chosen:
+            runs.append(race_store(case, store, factory))
+            progress(len(runs), len(chosen))
+    except BaseException:
+        end_line(progress)
+        raise
+    _print_store_runs(runs, store, fmt)
+
+
+def _print_store_runs(runs: list[Any], store: str, fmt: str) -> None:
+    hit = [r for r in runs if r.reproduced]
+    ran = [r for r in runs if r.skipped is None]
+    if fmt == "json":
+        for r in runs:
+            print_json({"case": r.case.name, "source": r.case.source, "against": store, "reproduced": r.reproduced,
+                        "failure": list(r.report[:1]), "schedule": r.token, "explored": r.explored,
+                        "skipped": r.skipped}, separators=(",", ":"))  # fmt: skip
+    else:
+        _table(["case", "thread", "checks", "your store", "explored"],
+               [[r.case.name, r.case.source, ", ".join(r.case.breaks),
+                 f"skipped: {r.skipped}" if r.skipped else "reproduces" if r.reproduced else "holds",
+                 r.explored or "-"] for r in runs])  # fmt: skip
+        for r in hit:
+            print(f"\n{r.case.name} ({', '.join(r.case.threads)}):")
+            print("\n".join(r.report))
+        if hit:
+            threads = ", ".join(dict.fromkeys(r.case.source for r in hit))
+            print(f"FAIL: {store} reproduces {len(hit)} of {len(ran)} store failures run: {threads}")
+        else:
+            print(f"OK: {store} reproduces none of the {len(ran)} store cases run ({len(runs) - len(ran)} skipped, "
+                  "each with its reason); a bounded search, seed 0 — not every schedule or fault; the history, "
+                  "model and rule cases do not run against a store")  # fmt: skip
     if hit:
         raise typer.Exit(1)
 

@@ -17,7 +17,11 @@ shows broken (``breaks``):
 * :class:`HistoryInput` — a history file under ``models/corpus/data/`` (``fmt`` names the
   importer, as ``--from`` does; None is our JSONL), replayed before every model request under a
   budget by the trimmer that shows the report (red) and one that does not (green). A history
-  case is what ``cases run --against`` gives a user's own trimmer.
+  case is what ``cases run --against`` gives a user's own trimmer;
+* :class:`StoreInput` — a store scenario (concurrent appends, a compaction under faults) run by
+  the race scheduler against a session store of openai-agents' ``Session`` protocol: the
+  reference store that shows the report (red) and one that does not (green). A store case is
+  what ``cases run --against store:…`` gives a user's own store.
 
 The red shape must break exactly ``breaks``, the green none of it: ``turncheck cases run`` says
 so for each case. A thread not expressible yet is a :class:`PendingThread` naming what it waits
@@ -146,7 +150,36 @@ class RaceInput:
         return f"turncheck race {self.test} -n {self.schedules}  # with {pins}"
 
 
-CaseInput = ModelInput | RuleInput | HistoryInput | LogInput | RaceInput
+STORE_PREFIX = "store:"
+"""How ``cases run --against`` names a session store (``store:package.module:Factory`` or
+``store:path/file.py:Factory``), apart from the trimmer targets (ids, ``messages:``, ``exec:``)."""
+
+
+@dataclass(frozen=True)
+class StoreInput:
+    """A store scenario of :mod:`sim.store_cases` (``scenario``) raced against a session store:
+    ``red`` the reference store that shows the report, ``green`` one that does not, each named as
+    ``--against`` names a user's (``store:package.module:Factory``). ``fault_kinds`` (as
+    ``race --fault-kinds`` takes them) injects faults at every await after a fault-free search
+    finds nothing, as ``race --faults`` does; None races without faults. ``pinned``: the
+    ``dist==version`` of a library the scenario runs (the compaction is the real SDK's): absent,
+    the case is skipped; at another version, ``cases run`` skips it and ``--against`` says so."""
+
+    scenario: str
+    red: str
+    green: str
+    fault_kinds: str | None = None
+    schedules: int = 50
+    pinned: tuple[str, ...] = ()
+
+    kind = "store"
+
+    def command(self, side: str) -> str:
+        store = self.red if side == "red" else self.green
+        return f"turncheck cases run --against {store} (scenario {self.scenario})"
+
+
+CaseInput = ModelInput | RuleInput | HistoryInput | LogInput | RaceInput | StoreInput
 
 
 @dataclass(frozen=True)

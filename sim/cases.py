@@ -6,7 +6,9 @@ accepted histories, a product's log linted as ``lint`` lints it, a history repla
 request by the red and the green trimmer — and records what each broke of ``case.breaks``. A
 case *behaves as recorded* when the red shape breaks every one of them and the green shape none.
 :func:`run_against` replays every history case through a user's own trimmer instead: a case it
-breaks is the real failure reproduced.
+breaks is the real failure reproduced. A store case (:class:`~models.cases.StoreInput`) races its
+scenario against its red and green reference stores (:func:`sim.store_cases.race_store`, which
+``cases run --against store:…`` runs on a user's store).
 
 Invariant: nothing here judges by anything but the registered checks (model properties,
 :mod:`models.provider_rules`, :func:`models.lint.lint_events`,
@@ -20,7 +22,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from turncheck.models.cases import CASES, Case, HistoryInput, LogInput, ModelInput, RaceInput, RuleInput
+from turncheck.models.cases import (
+    CASES,
+    Case,
+    HistoryInput,
+    LogInput,
+    ModelInput,
+    RaceInput,
+    RuleInput,
+    StoreInput,
+)
 from turncheck.models.catalog import build_model
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import TurncheckError
@@ -165,6 +176,8 @@ def run_case(case: Case, install: bool = False) -> CaseRun:
     """Both shapes of ``case``, each judged by the registered checks; ``install`` lets a race
     case install the releases it pins into the cache (:mod:`sim.case_libraries`)."""
     spec = case.input
+    if isinstance(spec, StoreInput):
+        return _store_run(case, spec)
     if isinstance(spec, RaceInput):
         from turncheck.sim.case_libraries import Unavailable
 
@@ -187,6 +200,23 @@ def run_case(case: Case, install: bool = False) -> CaseRun:
         red = replay_breaks(events, spec, spec.red, case.breaks)[0]
         green = replay_breaks(events, spec, spec.green, case.breaks)[0]
     return CaseRun(case, red, green)
+
+
+def _store_run(case: Case, spec: StoreInput) -> CaseRun:
+    """A store case's scenario raced against its red and its green reference store; skipped
+    when a pinned library is absent or at another version than recorded."""
+    from turncheck.sim.store_cases import library_versions, race_store
+
+    why, note = library_versions(spec.pinned)
+    if why is not None or note:
+        return CaseRun(case, (), (), why or note)
+    red, green = (race_store(case, store) for store in (spec.red, spec.green))
+    return CaseRun(case, case.breaks if red.reproduced else (), case.breaks if green.reproduced else ())
+
+
+def store_cases() -> tuple[Case, ...]:
+    """The cases a session store can be raced on (their input a store scenario)."""
+    return tuple(c for c in CASES.values() if isinstance(c.input, StoreInput))
 
 
 def history_cases() -> tuple[Case, ...]:

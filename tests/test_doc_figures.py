@@ -40,7 +40,7 @@ def test_quick_blocks_match_what_their_commands_print(
     printed = [request.getfixturevalue("tiny_demo")[0]] if f"cmd='{TINY_DEMO}'" in text else []
     with extra_or_skip():  # a block whose command needs an extra (a BPE cost: tiktoken)
         new, diffs, _ = regenerate(text, path, full=False, printed=printed)
-    missing = [m for m in ("tiktoken", "faker") if importlib.util.find_spec(m) is None]
+    missing = [m for m in ("tiktoken", "faker", "agents") if importlib.util.find_spec(m) is None]
     if diffs and missing:  # the demo passes over what needs the peers extra, so it prints less
         pytest.skip(f"the figures were made with the peers extra; without {', '.join(missing)} they differ")
     assert not diffs, "stale figures (run python -m docs.tools.doc_figures --write FILE): " + "; ".join(

@@ -43,17 +43,43 @@ def pytest_configure(config: pytest.Config) -> None:
         "race(schedules=100, strategy='random', depth=2, seed=0, schedule=None): run this async test "
         "under controlled asyncio schedules (turncheck race)",
     )
+    if not config.pluginmanager.has_plugin("turncheck-race"):
+        config.pluginmanager.register(RaceRunner(), "turncheck-race")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+def race_test_function(pyfuncitem: pytest.Function) -> Callable[..., Any] | None:
+    """The ``async def`` a race-marked item runs: its ``obj``, or — where pytest-asyncio wrapped
+    it in a synchronous runner (``functools.wraps``, as its auto mode does) — the first
+    coroutine function down the ``__wrapped__`` chain; None when there is none."""
+    func: Any = pyfuncitem.obj
+    while func is not None:
+        if inspect.iscoroutinefunction(func):
+            return func  # type: ignore[no-any-return]
+        func = getattr(func, "__wrapped__", None)
+    return None
+
+
+class RaceRunner:
+    """Runs ``race``-marked tests. Registered in :func:`pytest_configure`, after every
+    entry-point plugin, so that among the ``tryfirst`` implementations of
+    ``pytest_pyfunc_call`` (anyio's plugin has one) pluggy calls ours first: a marked test is
+    never run once under a plain event loop and reported passed."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
+        marker = pyfuncitem.get_closest_marker("race")
+        return None if marker is None else run_race(pyfuncitem, marker)
+
+
+def run_race(pyfuncitem: pytest.Function, marker: pytest.Mark) -> bool:
     """Run a ``race``-marked ``async def`` test under controlled schedules (see the module)."""
-    marker = pyfuncitem.get_closest_marker("race")
-    if marker is None:
-        return None
-    test = pyfuncitem.obj
-    if not inspect.iscoroutinefunction(test):
+    test = race_test_function(pyfuncitem)
+    if test is None:
         pytest.fail("@pytest.mark.race needs an async def test", pytrace=False)
+    backend: Any = pyfuncitem.funcargs.get("anyio_backend")  # a name, or (name, options)
+    name = backend if isinstance(backend, str) or backend is None else backend[0]
+    if name not in (None, "asyncio"):
+        pytest.skip(f"@pytest.mark.race explores asyncio schedules; this run's anyio_backend is {name!r}")
     unknown = sorted(set(marker.kwargs) - set(RACE_OPTIONS))
     if unknown or marker.args:
         pytest.fail(f"@pytest.mark.race takes only {', '.join(RACE_OPTIONS)} (got {unknown or marker.args})",
@@ -87,7 +113,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if run is not None and run.failure is not None:
         how = f"@pytest.mark.race(schedule={run.schedule.token!r})"
         if not args:
-            how += f", or turncheck race {pyfuncitem.path}:{pyfuncitem.name} --schedule {run.schedule.token}"
+            how += f", or turncheck race {pyfuncitem.path}:{pyfuncitem.originalname} --schedule {run.schedule.token}"
         pytest.fail("\n".join(failure_report(run, how, pyfuncitem.nodeid)), pytrace=False)
     return True
 
@@ -109,11 +135,14 @@ def check_projector(request: pytest.FixtureRequest) -> Callable[..., None]:
 
 @pytest.fixture
 def known_failures() -> Any:
-    """The real-failure corpus against your trimmer, and two trimmers diffed:
-    ``known_failures.check(trimmer)`` (:func:`turncheck.testing.check_known_failures`) and
-    ``known_failures.diff(old, new, events, budget)`` (:func:`turncheck.testing.check_diff`)."""
+    """The real-failure corpus against your trimmer or your session store, and two trimmers
+    diffed: ``known_failures.check(trimmer)`` (:func:`turncheck.testing.check_known_failures`),
+    ``known_failures.check_store(Factory)`` (:func:`turncheck.testing.check_store_failures`: the
+    store cases raced against an openai-agents ``Session`` the factory makes from a session id)
+    and ``known_failures.diff(old, new, events, budget)`` (:func:`turncheck.testing.check_diff`).
+    Call ``check_store`` from a plain ``def`` test: it runs its own event loops."""
     from types import SimpleNamespace
 
-    from turncheck.testing import check_diff, check_known_failures
+    from turncheck.testing import check_diff, check_known_failures, check_store_failures
 
-    return SimpleNamespace(check=check_known_failures, diff=check_diff)
+    return SimpleNamespace(check=check_known_failures, check_store=check_store_failures, diff=check_diff)

@@ -41,6 +41,7 @@ __all__ = [
     "budgets",
     "check_projector",
     "check_known_failures",
+    "check_store_failures",
     "check_diff",
     "describe_counterexample",
     "well_formed",
@@ -310,6 +311,27 @@ def check_known_failures(projector: str | Strategy) -> None:
         raise AssertionError(
             f"{strategy_name(projector)} reproduces {len(hit)} real failure(s):\n" + "\n".join(lines)
         )
+
+
+def check_store_failures(store: str | Callable[[str], Any]) -> None:
+    """Race a session store on every store case of the corpus (``turncheck cases run --against
+    store:…``): ``store`` is ``store:package.module:Factory`` or the factory itself, called with a
+    session id and returning an openai-agents ``Session``. Raise an ``AssertionError`` naming each
+    thread whose failure it reproduces, with the failing run's interleaving and schedule; a case
+    whose library is absent is skipped, as ``cases run`` skips it."""
+    from turncheck.sim.cases import store_cases
+    from turncheck.sim.store_cases import check_store, load_store, race_store
+
+    factory = load_store(store) if isinstance(store, str) else store
+    name = store if isinstance(store, str) else f"store:{getattr(store, '__qualname__', store)}"
+    check_store(factory)
+    hit = [r for r in (race_store(c, name, factory) for c in store_cases()) if r.reproduced]
+    if hit:
+        lines = [
+            f"  {r.case.source} ({r.case.name}):\n" + "\n".join(f"    {line}" for line in r.report)
+            for r in hit
+        ]
+        raise AssertionError(f"{name} reproduces {len(hit)} real failure(s):\n" + "\n".join(lines))
 
 
 def check_diff(

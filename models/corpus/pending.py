@@ -9,13 +9,10 @@ from turncheck.models.cases import PendingThread, register_pending
 IMPORTERS = "not read yet; the product's own session file (claude-code, pi, bedrock/strands, pydantic-ai, openhands and goose files are read now)"
 RACE = "sim/race with real thread/timer durations and exits"
 COST = "usage and the three costs per request in lint, and the cost-trigger model"
-FAULTS = "faults between writes (an exception or crash at an await point)"
 NOT_FOUND = "its text not found in the search corpus, so its date, state and shape are not read"
 UNSORTED = "not read for this corpus yet: its shape decides the input"
 
 for _thread in (
-    PendingThread("openai/openai-agents-python#3116", FAULTS,
-                  "run_compaction clears the session, then add_items fails: the history is lost (closed 2026-05-04, PR #3117)"),
     PendingThread("openai/openai-agents-js#1668", "a model of the runner-to-session hand-off",
                   "items before an inline compaction marker reach neither addItems() nor replaceHistoryWithCompaction() (closed, wontfix, 2026-08-14)"),
     PendingThread("google/adk-python#1733", RACE,

@@ -4,7 +4,7 @@ Data is lost between two writes — a compaction clears the session, then its re
 (openai/openai-agents-python#3116) — and no schedule of a fault-free run shows it. Under
 ``turncheck race --faults`` every resumption of a task at an ``await`` (not a task's first
 step, and never the checks' own task) is a numbered **fault point**, and so is each thread job
-(``to_thread``, ``run_in_executor``) about to run — faulted, its function never runs; a run
+(``to_thread``, ``run_in_executor``) about to run, unless the checks' task submitted it — faulted, its function never runs; a run
 injects, at the
 points its schedule names (``/F=KIND`` in the token), one of :data:`~.schedule.FAULT_KINDS`:
 
@@ -79,6 +79,7 @@ class FaultingLoop(ControlledLoop):
         self.checker: asyncio.Task[Any] | None = None
         self.crashed: list[Any] = []
         self._jobs: dict[Any, asyncio.Future[Any]] = {}
+        self._checks_jobs: set[Any] = set()  # jobs the checks' own task submitted: never faulted
 
     def create_task(self, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
         task = super().create_task(coro, **kwargs)
@@ -89,6 +90,8 @@ class FaultingLoop(ControlledLoop):
     def run_in_executor(self, executor: Any, func: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
         fut = super().run_in_executor(executor, func, *args)
         self._jobs[self._actors[-1]] = fut  # the job actor just made, and the future it settles
+        if self.checker is not None and asyncio.current_task(self) is self.checker:
+            self._checks_jobs.add(self._actors[-1])  # a check's read (to_thread) is no fault point
         return fut
 
     def _fault_job(self, actor: Any, runnable: tuple[str, ...], chosen: int) -> None:
@@ -121,7 +124,7 @@ class FaultingLoop(ControlledLoop):
             return self.error.__new__(self.error)
 
     def _run_actor(self, actor: Any, runnable: tuple[str, ...], chosen: int) -> None:
-        if actor.job is not None and actor.where == "(runs in a thread)":
+        if actor.job is not None and actor.where == "(runs in a thread)" and actor not in self._checks_jobs:
             self._fault_job(actor, runnable, chosen)
             return
         task: Any = actor.task

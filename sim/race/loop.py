@@ -467,6 +467,10 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         if self._worker is not None:
             self._worker.shutdown(wait=True)
 
+    def get_task_factory(self) -> None:
+        """None: every task comes from :meth:`create_task`, which gives it its actor (anyio asks)."""
+        return None
+
     def stop(self) -> None:
         self._stopping = True
 

@@ -35,20 +35,24 @@ DEFAULT_FAULT_ERROR = "turncheck.sim.race.faults:InjectedFault"
 
 
 def load_test(ref: str) -> Any:
-    """The ``async def`` test named by ``file.py:name`` or ``package.module:name``, taking no
-    arguments."""
+    """The test named by ``file.py:name`` or ``package.module:name``, taking no arguments: an
+    ``async def``, or a plain ``def`` whose threads are scheduled (:mod:`turncheck.sim.race.threads`)."""
     from turncheck.models.user_code import load_object
 
     test = load_object(ref, "race test")
-    if not inspect.iscoroutinefunction(test):
-        raise BadParameter(f"{ref!r} is not an async def function (turncheck race runs coroutines)")
+    if not inspect.iscoroutinefunction(test) and not inspect.isfunction(test):
+        raise BadParameter(f"{ref!r} is not a function (turncheck race runs an async def or a def test)")
     required = [
         p for p in inspect.signature(test).parameters.values()
         if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]  # fmt: skip
     if required:
         raise BadParameter(f"{ref!r} takes arguments ({required[0].name}); a race test takes none")
-    return test
+    if inspect.iscoroutinefunction(test):
+        return test
+    from turncheck.sim.race.threads import threaded_test
+
+    return threaded_test(test)  # a synchronous test: its threads and I/O calls are scheduled
 
 
 def _json(ref: str, result: RaceResult | None, run: RaceRun | None, replay: str) -> dict[str, Any]:

@@ -11,7 +11,8 @@ The marker ``@pytest.mark.turncheck(checks=[...], cost=...)`` sets the fixture's
 one test (a keyword given to the call still wins).
 
 ``@pytest.mark.race(schedules=100, strategy="random", depth=2, seed=0, schedule=None,
-max_steps=100_000, max_seconds=60.0, faults=False, fault_error=InjectedFault)`` on an ``async def`` test runs it as ``turncheck race`` does: under controlled schedules, failing at
+max_steps=100_000, max_seconds=60.0, faults=False, fault_error=InjectedFault)`` on an ``async def`` test runs it as ``turncheck race`` does — on a plain ``def`` test, its threads and
+their I/O calls (:mod:`turncheck.sim.race.threads`) — under controlled schedules, failing at
 the first one that fails with its shrunk interleaving and token; ``schedule="TOKEN"`` replays
 that one; ``faults=True`` then injects faults as ``turncheck race --faults`` does
 (``fault_error``: the exception class an injected error raises; ``fault_kinds``: which of
@@ -41,7 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "race(schedules=100, strategy='random', depth=2, seed=0, schedule=None): run this async test "
-        "under controlled asyncio schedules (turncheck race)",
+        "(or this def test's threads) under controlled schedules (turncheck race)",
     )
 
 
@@ -52,8 +53,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     if marker is None:
         return None
     test = pyfuncitem.obj
-    if not inspect.iscoroutinefunction(test):
-        pytest.fail("@pytest.mark.race needs an async def test", pytrace=False)
+    if not inspect.iscoroutinefunction(test) and not inspect.isfunction(test):
+        pytest.fail("@pytest.mark.race needs an async def or a def test", pytrace=False)
     unknown = sorted(set(marker.kwargs) - set(RACE_OPTIONS))
     if unknown or marker.args:
         pytest.fail(f"@pytest.mark.race takes only {', '.join(RACE_OPTIONS)} (got {unknown or marker.args})",
@@ -72,6 +73,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
     def one_run() -> Any:
         return test(**args)
+
+    if not inspect.iscoroutinefunction(test):  # a synchronous test: its threads are scheduled
+        from turncheck.sim.race.threads import threaded_test
+
+        one_run = threaded_test(one_run, pyfuncitem.name)
 
     if token is not None:
         run = run_schedule(

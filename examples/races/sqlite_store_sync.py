@@ -48,7 +48,9 @@ class SqliteStore:
         row = db.execute("select messages from sessions where id = ?", (session,)).fetchone()
         messages = json.loads(row[0]) if row else []
         messages.append(message)
-        db.execute("insert or replace into sessions (id, messages) values (?, ?)", (session, json.dumps(messages)))
+        db.execute(
+            "insert or replace into sessions (id, messages) values (?, ?)", (session, json.dumps(messages))
+        )
         db.commit()
 
 

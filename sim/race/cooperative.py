@@ -37,12 +37,10 @@ class ThreadStopped(BaseException):
 def _user_frames(frame: Any) -> list[Any]:
     """The frames of the test's code, innermost first: not turncheck's, not the standard
     library's (json, pathlib, threading), an installed library's kept."""
-    out = []
+    out: list[Any] = []
     while frame is not None and len(out) < 3:
         name = frame.f_code.co_filename
-        own = name.startswith(RACE_DIR) or (
-            name.startswith(STDLIB_DIR) and "-packages" not in name
-        )
+        own = name.startswith(RACE_DIR) or (name.startswith(STDLIB_DIR) and "-packages" not in name)
         if not own:
             out.append(frame)
         frame = frame.f_back
@@ -71,7 +69,8 @@ class ThreadSlot:
         self.go.acquire()
         self.free = self.stopping = self.finished = self.crashed = self.idle = False
         self.bypass = 0  # inside a real call turncheck makes for it (Thread.start): not controlled
-        self.where, self.family = "(start)", None
+        self.where: str = "(start)"
+        self.family: str | None = None
         self.can_go: Callable[[], bool] | None = None  # while it waits: whether it may go on
         self.timed = self.timed_out = False
         self.throw: BaseException | None = None  # an injected fault, raised at its pause

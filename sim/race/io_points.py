@@ -29,6 +29,7 @@ Invariant: outside a controlled thread every call here is the real one, unchange
 from __future__ import annotations
 
 import builtins
+import functools
 import io
 import os
 import sqlite3
@@ -136,8 +137,8 @@ def _sqlite(call: str, run: Callable[[], Any]) -> Any:
         except sqlite3.OperationalError as exc:
             if not _busy(exc):
                 raise
-            mark, loop = len(slot.loop.steps), slot.loop
-            if slot.block(lambda: loop.moved_since(mark, slot.name), True, here(f"sqlite3 {call}: locked")):
+            moved = functools.partial(slot.loop.moved_since, len(slot.loop.steps), slot.name)
+            if slot.block(moved, True, here(f"sqlite3 {call}: locked")):
                 raise
 
 

@@ -562,7 +562,7 @@ def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Choose
     daemon thread: it does not hold the process). ``loop_type``: a loop that also injects faults
     (:mod:`.faults`); else a test's own ``loop_type`` (a synchronous test: :mod:`.threads`)."""
     make = loop_type or getattr(test, "loop_type", None) or ControlledLoop  # a threaded test's own
-    loop = make(chooser, max_steps)
+    loop = make(chooser, max_steps)  # type: ignore[abstract]
     outcome: BaseException | None = None
     with guarded(max_seconds) as guard:
         try:

@@ -170,7 +170,8 @@ class ThreadedFaultingLoop(ThreadedLoop, FaultingLoop):
     def _thread_fault(self, actor: _Actor, slot: ThreadSlot, runnable: tuple[str, ...], chosen: int) -> bool:
         if slot.family is None or slot.can_go is not None or actor.where == "(start)":
             return False
-        point, self.points = self.points, self.points + 1
+        point: int = self.points  # type: ignore[has-type]
+        self.points = point + 1
         kind = self.plan.get(point)
         if kind not in THREAD_FAULT_KINDS:
             return False
@@ -198,7 +199,7 @@ class ThreadedFaultingLoop(ThreadedLoop, FaultingLoop):
 def threaded_test(test: Callable[[], Any], name: str | None = None) -> Callable[[], Coroutine[Any, Any, Any]]:
     """``test`` (a plain ``def``, taking no arguments) as a race test: its body and the threads
     it starts run under :class:`ThreadedLoop` (see the module)."""
-    title = name or getattr(test, "__qualname__", "test")
+    title = str(name or getattr(test, "__qualname__", "test"))
 
     async def run_threads() -> Any:
         loop = asyncio.get_running_loop()

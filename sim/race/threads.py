@@ -5,9 +5,9 @@
 (:mod:`.cooperative`), every thread it starts — ``threading.Thread``, a ``ThreadPoolExecutor``'s
 workers — is one too, and :class:`ThreadedLoop` is the scheduler: where more than one thread
 may go on, the chooser picks. Index 0 keeps the thread that paused at an I/O call running (a
-thread is not preempted at a call that returns at once), so the first schedule runs each
-thread to its next wait, in the order they started, and a reordering is a preemption at an I/O
-call. Tokens, shrinking, the fault search and the reports are those of async tests.
+thread is not preempted at a call that returns at once; the others follow, the one that ran
+last first), so the first schedule runs each thread to its next wait, and a reordering is a
+preemption at an I/O call. Tokens, shrinking, the fault search and the reports are those of async tests.
 
 The run ends when the test's body has returned and no controlled thread can run; then the
 body's exception, or else the first exception a thread let escape (a thread's error is printed
@@ -135,9 +135,8 @@ class ThreadedLoop(ControlledLoop):
             self._ready.discard(actor)
             end = "(returned)" if slot.error is None else f"(raised {type(slot.error).__name__})"
         else:
-            end = slot.where
-            if slot.family is None:  # a sleep or a wait: to the back; at an I/O call it keeps its turn
-                actor.ready_at = next(self._seq)
+            end = slot.where  # at an I/O call it goes on by default (first); after a sleep or a wait, last
+            actor.ready_at = next(self._seq) * (1 if slot.family is None else -1)
         actor.where = end
         self.steps.append(Step(actor.name, start, end, runnable, chosen, thread=True))
 

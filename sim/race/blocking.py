@@ -105,6 +105,26 @@ def _thread_name(thread: threading.Thread) -> str:
     return callable_name(target)
 
 
+_ORDERED: dict[type, type] = {}
+
+
+def _ordered(cls: type) -> type:
+    """``cls`` hashed by the order its threads started in the run, not by address: a library
+    keeping threads in a set (``ThreadPoolExecutor._threads``, joined in set order at shutdown)
+    then walks them in the same order in every run."""
+    if cls in _ORDERED.values():
+        return cls
+    if cls not in _ORDERED:
+        doc = "A controlled thread, hashed by its _turncheck_order (turncheck race)."
+        _ORDERED[cls] = type(cls.__name__, (cls,), {"__hash__": _order_hash, "__doc__": doc,
+                                                     "__module__": cls.__module__, "__qualname__": cls.__qualname__})  # fmt: skip
+    return _ORDERED[cls]
+
+
+def _order_hash(self: Any) -> int:
+    return int(self._turncheck_order)
+
+
 def start(self: threading.Thread) -> None:
     """``Thread.start`` from a controlled thread: the new thread is controlled (see the module)."""
     parent = controlled()
@@ -116,7 +136,8 @@ def start(self: threading.Thread) -> None:
     self.run = child.serve  # type: ignore[method-assign]
     self._turncheck_slot = child  # type: ignore[attr-defined]
     child.thread = self
-    parent.loop.add_thread(child)
+    self._turncheck_order = parent.loop.add_thread(child)  # type: ignore[attr-defined]
+    self.__class__ = _ordered(type(self))
     parent.bypass += 1
     try:
         REAL_START(self)  # returns once the thread waits for its first turn

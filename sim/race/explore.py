@@ -267,8 +267,8 @@ THREADS_UNCONTROLLED = (
     "thread waiting on it stalls the run until --max-seconds"
 )
 THREADS_EXPLORED = (
-    "at every I/O call they make (open and its file's read/write/flush/close, os.replace/rename/fsync, "
-    "sqlite3 execute/commit) and every lock, join and pool queue they wait on"
+    "at every I/O call (open and its file's read/write/flush/close, os.replace/rename/fsync, "
+    "sqlite3 execute/commit) and every lock, join and pool queue waited on"
 )
 
 

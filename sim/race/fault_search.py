@@ -68,7 +68,7 @@ class FaultResult:
         ]
 
 
-ORDER = {False: "asyncio's order", True: "the threads' own order (their I/O calls)"}
+ORDER = {False: "asyncio's order", True: "the threads' own order"}
 
 
 def fault_kinds(text: str) -> tuple[str, ...]:

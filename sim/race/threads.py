@@ -63,13 +63,14 @@ class ThreadedLoop(ControlledLoop):
 
     # -- the threads ------------------------------------------------------------------------------
 
-    def add_thread(self, slot: ThreadSlot) -> None:
+    def add_thread(self, slot: ThreadSlot) -> int:
         """A new controlled thread, runnable last (called by the thread starting it, while the
-        scheduler waits for that one's step)."""
+        scheduler waits for that one's step); returns how many the run has started."""
         actor = self._actor(slot.name)
         slot.name = actor.name
         self._threads[actor] = slot
         self._submit(actor)
+        return len(self._threads)
 
     async def run_main(self, body: Callable[[], Any], name: str) -> Any:
         """Run ``body`` as the first controlled thread; return (or raise) the run's outcome."""

@@ -218,3 +218,25 @@ def test_the_pytest_marker_runs_a_def_test(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1, failed=1)
     out = result.stdout.str()
     assert "an append was lost" in out and "@pytest.mark.race(schedule='0.11:6=1')" in out
+
+
+MODULE_LOCK = threading.Lock()  # made at import: a real lock, not a scheduler-aware one
+
+
+def test_a_lock_made_at_import_stalls_only_until_the_bound_and_is_named() -> None:
+    def work() -> None:
+        with MODULE_LOCK:
+            open(os.devnull).close()
+
+    def test() -> None:
+        threads = [threading.Thread(target=work) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    found = explore(threaded_test(test), strategy="exhaustive", max_seconds=1.0).failing
+    assert found is not None and found.failure is not None and found.failure.kind == "Overrun"
+    assert "work#2 was blocked at tests/test_race_threads.py:" in found.failure.message
+    assert "`with MODULE_LOCK:` in work" in found.failure.message
+    assert not MODULE_LOCK.locked()  # the parked holder was unwound at the schedule's end

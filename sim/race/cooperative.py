@@ -100,10 +100,17 @@ class ThreadSlot:
             self.finished = True
             self.box.put(FINISHED)
 
+    def now(self) -> str:
+        """Where its thread is at this moment (for a thread that has not come back)."""
+        frame = sys._current_frames().get(getattr(self.thread, "ident", None) or -1)
+        frames = _user_frames(frame)
+        return _frame_text(frames[0], [f.f_code.co_name for f in frames[1:]]) if frames else "(unknown)"
+
     def step(self) -> object:
         """The scheduler's side: run the thread to its next pause (:data:`PAUSED`) or its end."""
+        self.__qualname__ = self.name  # what a wall-clock overrun names (guard._blocked_in)
         self.go.release()
-        return wait_for_job(self.body, self.box.get)
+        return wait_for_job(self, self.box.get)
 
     def _yield(self) -> None:
         self.box.put(PAUSED)

@@ -30,6 +30,7 @@ from typing import Any
 from turncheck.sim.race import blocking, io_points
 from turncheck.sim.race.cooperative import FINISHED, ThreadSlot
 from turncheck.sim.race.faults import CRASHED, FaultingLoop, InjectedFault
+from turncheck.sim.race.guard import Overrun
 from turncheck.sim.race.loop import ControlledLoop, Deadlock, _Actor
 from turncheck.sim.race.where import Step
 
@@ -57,6 +58,7 @@ class ThreadedLoop(ControlledLoop):
         self._threads: dict[_Actor, ThreadSlot] = {}
         self._main: ThreadSlot | None = None
         self._settled: asyncio.Future[None] | None = None
+        self._stuck = False  # a thread's step never came back (see _step_thread)
         self._restore = [(owner, name, getattr(owner, name)) for owner, name, _ in _patches()]
         for owner, name, stand_in in _patches():
             setattr(owner, name, stand_in)
@@ -107,6 +109,8 @@ class ThreadedLoop(ControlledLoop):
 
     def _runnable(self) -> list[_Actor]:
         ready = super()._runnable()
+        if self._stuck:
+            return [a for a in ready if a not in self._threads]
         return [a for a in ready if (s := self._threads.get(a)) is None or s.can_go is None or s.can_go()]
 
     def _step(self) -> None:
@@ -132,7 +136,7 @@ class ThreadedLoop(ControlledLoop):
         start = actor.where
         if self._thread_fault(actor, slot, runnable, chosen):
             return
-        if slot.step() is FINISHED:
+        if self._step_thread(slot) is FINISHED:
             self._ready.discard(actor)
             end = "(returned)" if slot.error is None else f"(raised {type(slot.error).__name__})"
         else:
@@ -140,6 +144,20 @@ class ThreadedLoop(ControlledLoop):
             actor.ready_at = next(self._seq) * (1 if slot.family is None else -1)
         actor.where = end
         self.steps.append(Step(actor.name, start, end, runnable, chosen, thread=True))
+
+    def _step_thread(self, slot: ThreadSlot) -> object:
+        """``slot.step()``; a step that does not come back (the wall-clock bound passed, a
+        Ctrl-C) leaves its thread stuck: no controlled thread is stepped again in this run, and
+        the bound's message says where the thread was."""
+        try:
+            return slot.step()
+        except BaseException as exc:
+            self._stuck = True
+            if isinstance(exc, Overrun) and exc.args:
+                exc.args = (f"{exc.args[0]}; {slot.name} was blocked at {slot.now()}, in a call the "
+                            "scheduler does not pause at (a lock made before the run, at import, is a "
+                            "real lock)",)  # fmt: skip
+            raise
 
     def _thread_fault(self, actor: _Actor, slot: ThreadSlot, runnable: tuple[str, ...], chosen: int) -> bool:
         """Inject a fault at this step (:class:`ThreadedFaultingLoop`); True: the step is done."""

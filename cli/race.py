@@ -1,13 +1,14 @@
-"""``turncheck race FILE.py:test_name``: the user's own async test under controlled schedules.
+"""``turncheck race FILE.py:test_name``: the user's own test under controlled schedules.
 
-Runs the ``async def`` test first in asyncio's own order, then under ``--schedules`` schedules
-of ``--strategy`` (:mod:`turncheck.sim.race`). Exit 0 when every schedule passes (saying what
+An ``async def`` test's tasks, or a plain ``def`` test's threads and their I/O calls
+(:mod:`turncheck.sim.race.threads`). Runs the test first in asyncio's own order (or the
+threads' own), then under ``--schedules`` schedules of ``--strategy`` (:mod:`turncheck.sim.race`). Exit 0 when every schedule passes (saying what
 was explored — a sample or every schedule within the bound, the choice points, whether thread
 work and timers were interleaved — and what the scheduler does not control), 1 at the first
 failing one — its failure, the shrunk interleaving in words, its token and the command that
 replays it; a test that exits (any ``sys.exit`` code, ``os._exit``, its own
 ``KeyboardInterrupt``) is such a failure, in one line, so the test's code never reads as
-turncheck's — and 2 for a reference that names no async test or a malformed token; a real
+turncheck's — and 2 for a reference that names no test function or a malformed token; a real
 Ctrl-C is 130 as for every command. ``--schedule TOKEN`` runs that one schedule.
 """
 
@@ -34,6 +35,15 @@ if TYPE_CHECKING:
 
 StrategyName = Literal["random", "pct", "exhaustive"]
 DEFAULT_FAULT_ERROR = "turncheck.sim.race.faults:InjectedFault"
+NOT_CONTROLLED = {  # by whether the test is a def test whose threads were scheduled
+    False: ["real sockets", "subprocesses", "threads the test starts itself"],
+    True: [
+        "I/O outside the paused calls (C extensions' own I/O, os.write, mmap)",
+        "subprocesses",
+        "sockets",
+        "locks made before the run (at import)",
+    ],
+}
 
 
 def load_test(ref: str) -> Any:
@@ -63,7 +73,7 @@ def _json(ref: str, result: RaceResult | None, run: RaceRun | None, replay: str)
         out |= {"strategy": result.strategy, "seed": result.seed, "depth": result.depth,
                 "schedules": result.schedules, "distinct": result.distinct, "exhausted": result.exhausted,
                 "choice_points": result.points, "thread_jobs": result.jobs, "timers_while_jobs": result.timed,
-                "not_controlled": ["real sockets", "subprocesses", "threads the test starts itself"]}  # fmt: skip
+                "threads": result.threads, "not_controlled": NOT_CONTROLLED[bool(result.threads)]}  # fmt: skip
     out["verdict"] = "failed" if run is not None and run.failure is not None else "ok"
     if run is not None:
         out["schedule"] = run.schedule.token

@@ -240,3 +240,25 @@ def test_a_lock_made_at_import_stalls_only_until_the_bound_and_is_named() -> Non
     assert "work#2 was blocked at tests/test_race_threads.py:" in found.failure.message
     assert "`with MODULE_LOCK:` in work" in found.failure.message
     assert not MODULE_LOCK.locked()  # the parked holder was unwound at the schedule's end
+
+
+def test_a_daemon_thread_left_running_does_not_hold_the_run() -> None:
+    """A background flusher that never ends: with ``daemon=True`` the run ends when the test
+    returns (as the process would); without, the thread keeps the run going: a livelock."""
+
+    def make(daemon: bool) -> object:
+        def test() -> None:
+            stop = threading.Event()
+
+            def flusher() -> None:
+                while not stop.wait(1.0):
+                    open(os.devnull).close()
+
+            threading.Thread(target=flusher, daemon=daemon).start()
+            open(os.devnull).close()
+
+        return threaded_test(test)
+
+    assert run_schedule(make(True), parse_token("0.0:"), max_steps=2_000).failure is None  # type: ignore[arg-type]
+    held = run_schedule(make(False), parse_token("0.0:"), max_steps=2_000).failure  # type: ignore[arg-type]
+    assert held is not None and held.kind == "Deadlock" and "livelock" in held.message

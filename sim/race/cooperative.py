@@ -80,6 +80,11 @@ class ThreadSlot:
         self.thread: Any = None  # its OS thread (a threading.Thread)
 
     @property
+    def daemon(self) -> bool:
+        """A daemon thread the test started (the test's own body is not one)."""
+        return bool(getattr(self.thread, "daemon", False)) and self.thread.name != "turncheck-race-test"
+
+    @property
     def ended(self) -> bool:
         return self.finished or self.crashed
 

@@ -9,7 +9,8 @@ thread is not preempted at a call that returns at once; the others follow, the o
 last first), so the first schedule runs each thread to its next wait, and a reordering is a
 preemption at an I/O call. Tokens, shrinking, the fault search and the reports are those of async tests.
 
-The run ends when the test's body has returned and no controlled thread can run; then the
+The run ends when the test's body has returned and no controlled thread but a daemon one can
+run (a daemon thread does not keep a process alive; it is stopped with the run); then the
 body's exception, or else the first exception a thread let escape (a thread's error is printed
 and lost in production: here it fails the run; an injected fault does not), or else a thread
 left waiting for ever (a deadlock; an idle pool worker is not one) is the run's failure.
@@ -92,7 +93,7 @@ class ThreadedLoop(ControlledLoop):
         for slot in self._threads.values():
             if slot.error is not None and not escaped(slot.error):
                 raise slot.error
-        left = [s for s in self._threads.values() if not s.ended and not s.idle]
+        left = [s for s in self._threads.values() if not s.ended and not s.idle and not s.daemon]
         if left:
             raise Deadlock("the test returned and a thread it started never ended: " + self.waiting())
         return self._main.result
@@ -114,17 +115,25 @@ class ThreadedLoop(ControlledLoop):
         return [a for a in ready if (s := self._threads.get(a)) is None or s.can_go is None or s.can_go()]
 
     def _step(self) -> None:
-        if not self._eager and not self._runnable():
-            waiting = [a for a in super()._runnable()
-                       if (s := self._threads.get(a)) is not None and s.can_go is not None and s.timed]  # fmt: skip
-            if waiting:  # nothing else can run: the first timed wait's timeout passes
-                slot = self._threads[waiting[0]]
-                slot.timed_out, slot.can_go = True, None
+        if not self._eager:
+            runnable = self._runnable()
+            if not runnable and self._time_out():
                 return
-            if self._main is not None and self._main.ended and self._settled and not self._settled.done():
-                self._settled.set_result(None)
-                return
+            main, settled = self._main, self._settled
+            if main is not None and main.ended and settled is not None and not settled.done():
+                if all(self._threads[a].daemon for a in runnable if a in self._threads):
+                    settled.set_result(None)  # the body returned and only daemon threads could go on
+                    return
         super()._step()
+
+    def _time_out(self) -> bool:
+        """Nothing can run: the first timed wait's timeout passes (virtual time); False if none."""
+        waiting = [a for a in super()._runnable()
+                   if (s := self._threads.get(a)) is not None and s.can_go is not None and s.timed]  # fmt: skip
+        if waiting:
+            slot = self._threads[waiting[0]]
+            slot.timed_out, slot.can_go = True, None
+        return bool(waiting)
 
     def _run_actor(self, actor: _Actor, runnable: tuple[str, ...], chosen: int) -> None:
         slot = self._threads.get(actor)

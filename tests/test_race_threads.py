@@ -262,3 +262,31 @@ def test_a_daemon_thread_left_running_does_not_hold_the_run() -> None:
     assert run_schedule(make(True), parse_token("0.0:"), max_steps=2_000).failure is None  # type: ignore[arg-type]
     held = run_schedule(make(False), parse_token("0.0:"), max_steps=2_000).failure  # type: ignore[arg-type]
     assert held is not None and held.kind == "Deadlock" and "livelock" in held.message
+
+
+def test_a_thread_crashed_holding_a_lock_releases_it() -> None:
+    """A crash stops a thread as a dead process stops: the scheduler-aware locks it held are
+    released, so the other appender goes on, and every acknowledged message is kept."""
+    import shutil
+    import tempfile
+
+    from turncheck.sim.race.faults import Acknowledged, after_run
+
+    def test() -> None:
+        folder = tempfile.mkdtemp()
+        store = json_store_sync.LockedJsonFileStore(os.path.join(folder, "s.json"))
+        history = Acknowledged(store.messages)
+        after_run(lambda: shutil.rmtree(folder))
+
+        def append(message: str) -> None:
+            store.append(message)
+            history.ack(message)
+
+        threads = [threading.Thread(target=append, args=(m,)) for m in ("a", "b")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    result = search_faults(threaded_test(test), budget=40, kinds=("crash",))
+    assert result.failing is None and result.singles[0] == result.singles[1] > 0

@@ -137,7 +137,10 @@ def start(self: threading.Thread) -> None:
     self._turncheck_slot = child  # type: ignore[attr-defined]
     child.thread = self
     self._turncheck_order = parent.loop.add_thread(child)  # type: ignore[attr-defined]
-    self.__class__ = _ordered(type(self))
+    try:
+        self.__class__ = _ordered(type(self))
+    except TypeError:  # a subclass with __slots__: kept as it is (hashed by address)
+        pass
     parent.bypass += 1
     try:
         REAL_START(self)  # returns once the thread waits for its first turn

@@ -93,7 +93,7 @@ def test_a_token_replays_the_same_steps_in_other_processes() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["race", f"{STORE}:KeyValue"], "is not an async def function"),
+        (["race", f"{STORE}:KeyValue"], "is not a function (turncheck race runs an async def or a def test)"),
         (["race", f"{STORE}:check_both_kept"], "takes arguments (store)"),
         (["race", "missing.py:test"], "does not exist"),
         (["race", LOST, "--schedule", "nonsense"], "is not a schedule token"),

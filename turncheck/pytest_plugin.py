@@ -11,7 +11,8 @@ The marker ``@pytest.mark.turncheck(checks=[...], cost=...)`` sets the fixture's
 one test (a keyword given to the call still wins).
 
 ``@pytest.mark.race(schedules=100, strategy="random", depth=2, seed=0, schedule=None,
-max_steps=100_000, max_seconds=60.0, faults=False, fault_error=InjectedFault)`` on an ``async def`` test runs it as ``turncheck race`` does: under controlled schedules, failing at
+max_steps=100_000, max_seconds=60.0, faults=False, fault_error=InjectedFault)`` on an ``async def`` test runs it as ``turncheck race`` does — on a plain ``def`` test, its threads and
+their I/O calls (:mod:`turncheck.sim.race.threads`) — under controlled schedules, failing at
 the first one that fails with its shrunk interleaving and token; ``schedule="TOKEN"`` replays
 that one; ``faults=True`` then injects faults as ``turncheck race --faults`` does
 (``fault_error``: the exception class an injected error raises; ``fault_kinds``: which of
@@ -41,7 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "race(schedules=100, strategy='random', depth=2, seed=0, schedule=None): run this async test "
-        "under controlled asyncio schedules (turncheck race)",
+        "(or this def test's threads) under controlled schedules (turncheck race)",
     )
     if not config.pluginmanager.has_plugin("turncheck-race"):
         config.pluginmanager.register(RaceRunner(), "turncheck-race")
@@ -72,10 +73,12 @@ class RaceRunner:
 
 
 def run_race(pyfuncitem: pytest.Function, marker: pytest.Mark) -> bool:
-    """Run a ``race``-marked ``async def`` test under controlled schedules (see the module)."""
+    """Run a ``race``-marked ``async def`` or ``def`` test under controlled schedules (see the module)."""
     test = race_test_function(pyfuncitem)
+    if test is None and inspect.isfunction(pyfuncitem.obj):
+        test = pyfuncitem.obj  # a def test: its threads run under the scheduler
     if test is None:
-        pytest.fail("@pytest.mark.race needs an async def test", pytrace=False)
+        pytest.fail("@pytest.mark.race needs an async def or a def test", pytrace=False)
     backend: Any = pyfuncitem.funcargs.get("anyio_backend")  # a name, or (name, options)
     name = backend if isinstance(backend, str) or backend is None else backend[0]
     if name not in (None, "asyncio"):
@@ -98,6 +101,11 @@ def run_race(pyfuncitem: pytest.Function, marker: pytest.Mark) -> bool:
 
     def one_run() -> Any:
         return test(**args)
+
+    if not inspect.iscoroutinefunction(test):  # a synchronous test: its threads are scheduled
+        from turncheck.sim.race.threads import threaded_test
+
+        one_run = threaded_test(one_run, pyfuncitem.name)
 
     if token is not None:
         run = run_schedule(

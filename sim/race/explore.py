@@ -84,6 +84,11 @@ class RaceRun:
         """Whether letting time pass (a timer firing) was a choice while a job was in flight."""
         return any(CLOCK in s.runnable for s in self.steps)
 
+    @property
+    def threads(self) -> int:
+        """Controlled threads of a synchronous test (:mod:`.threads`) that took a step."""
+        return len({s.actor for s in self.steps if s.thread})
+
 
 @dataclass(frozen=True)
 class RaceResult:
@@ -101,6 +106,7 @@ class RaceResult:
     points: int = 0  # the most choice points one schedule had
     jobs: int = 0  # the most thread jobs one schedule ran
     timed: bool = False  # a timer could fire while a job was in flight, in some schedule
+    threads: int = 0  # the most controlled threads one schedule ran (a synchronous test)
 
 
 def _failure(exc: BaseException, faulted: bool = False) -> Failure:
@@ -214,7 +220,7 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
     if strategy not in (*STRATEGIES, "exhaustive"):
         raise BadParameter(f"--strategy must be random, pct or exhaustive, got {strategy!r}")
     seen: set[tuple[str, ...]] = set()
-    horizon, exhausted, jobs, timed = 1, False, 0, False
+    horizon, exhausted, jobs, timed, threads = 1, False, 0, False, 0
     prefix: list[int] = []
     index = 0
     for index in range(schedules):
@@ -229,11 +235,13 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
         run = _run(test, schedule, rec, (max_steps, max_seconds))
         seen.add(run.interleaving_key)
         horizon, jobs, timed = max(horizon, run.points), max(jobs, run.jobs), timed or run.timed
+        threads = max(threads, run.threads)
         if progress is not None:
             progress(index + 1)
         if run.failure is not None:
             return RaceResult(strategy, seed, depth, index + 1, len(seen), False,
-                              shrink(test, run, (max_steps, max_seconds)), run, horizon, jobs, timed)  # fmt: skip
+                              shrink(test, run, (max_steps, max_seconds)), run, horizon, jobs, timed,
+                              threads)  # fmt: skip
         if strategy == "exhaustive":
             following = next_prefix(rec.answers, depth)
             if following is None:
@@ -241,7 +249,7 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
                 break
             prefix = following
     return RaceResult(
-        strategy, seed, depth, index + 1, len(seen), exhausted, None, None, horizon, jobs, timed
+        strategy, seed, depth, index + 1, len(seen), exhausted, None, None, horizon, jobs, timed, threads
     )
 
 
@@ -253,12 +261,27 @@ UNCONTROLLED = (
 )
 
 
+THREADS_UNCONTROLLED = (
+    "not controlled: I/O outside those calls (a C extension's own file or network I/O, os.write, "
+    "mmap), processes and sockets; a lock made before the run (at import) is a real lock, and a "
+    "thread waiting on it stalls the run until --max-seconds"
+)
+THREADS_EXPLORED = (
+    "at every I/O call (open and its file's read/write/flush/close, os.replace/rename/fsync, "
+    "sqlite3 execute/commit) and every lock, join and pool queue waited on"
+)
+
+
+def _order(result: RaceResult) -> str:
+    return "the threads' own order" if result.threads else "asyncio's order"
+
+
 def ok_report(result: RaceResult) -> list[str]:
     """What a pass covered, as ``turncheck race`` prints it: how many schedules, whether that is
     every schedule within the bound or a sample, the choice points, whether thread work and
     timers were interleaved, and what the scheduler does not control."""
     if result.exhausted:
-        space = f"every schedule within {result.depth} reorderings of asyncio's order"
+        space = f"every schedule within {result.depth} reorderings of {_order(result)}"
     elif result.strategy == "exhaustive":
         space = f"not every schedule: the search within {result.depth} reorderings stopped at --schedules"
     else:
@@ -269,12 +292,16 @@ def ok_report(result: RaceResult) -> list[str]:
         threads = (f"up to {result.jobs} thread job{'s' if result.jobs != 1 else ''} a schedule, each one's "
                    "effects (to each time.sleep in it) and its delivery separate steps, "
                    + ("timers firing while they ran" if result.timed else "no timer pending while one ran"))  # fmt: skip
+    explored = f"explored: the order of tasks at every await; {threads}"
+    if result.threads:
+        many = f"up to {result.threads} threads" if result.threads > 1 else "its one thread"
+        explored = f"explored: the order of {many} {THREADS_EXPLORED}"
     return [
         f"OK: {result.schedules} schedule{'s' if result.schedules != 1 else ''} passed, {space}; "
         f"{result.distinct} distinct interleaving{'s' if result.distinct != 1 else ''}, "
         f"up to {result.points} choice point{'s' if result.points != 1 else ''} a schedule",
-        f"explored: the order of tasks at every await; {threads}",
-        UNCONTROLLED,
+        explored,
+        THREADS_UNCONTROLLED if result.threads else UNCONTROLLED,
     ]
 
 
@@ -285,7 +312,7 @@ def interleaving(run: RaceRun, shown: int = SHOWN_STEPS) -> list[str]:
     for k, s in enumerate(run.steps, 1):
         line = f"{k:>3}. {s.actor}: from {s.start.split(' `', 1)[0]} to {s.end}"
         if s.reordered:
-            line += f"   [reordered: asyncio would run {s.runnable[0]}]"
+            line += f"   [reordered: {'the threads' if s.thread else 'asyncio'} would run {s.runnable[0]}]"
         lines.append(line)
     if len(lines) > shown:
         half = shown // 2
@@ -299,13 +326,14 @@ def failure_report(run: RaceRun, replay: str, test: str = "the test") -> list[st
     exited is one line: how it exited, where, the token and the replay."""
     assert run.failure is not None
     n = len(run.schedule.reorders)
+    order = "the threads' own order" if run.threads else "asyncio's order"
     if run.failure.exited:
         return [
             f"FAILED: {test} exited under schedule {run.schedule.token} — {run.failure.text}; replay: {replay}"
         ]
     return [
         f"FAILED: {run.failure.text}",
-        f"interleaving ({len(run.steps)} steps, {n} reordering{'s' if n != 1 else ''} of asyncio's order):",
+        f"interleaving ({len(run.steps)} steps, {n} reordering{'s' if n != 1 else ''} of {order}):",
         *interleaving(run),
         *(f"fault: {hit}" for hit in run.faults),
         f"schedule {run.schedule.token}",

@@ -36,6 +36,7 @@ from turncheck.sim.race.schedule import (
     next_prefix,
     prefix_chooser,
 )
+from turncheck.sim.race.threads import THREAD_FAULT_KINDS, is_threaded
 
 
 @dataclass(frozen=True)
@@ -53,17 +54,21 @@ class FaultResult:
     failing: RaceRun | None = None
     failed: int = 0  # how many runs failed (the first phase runs all its single faults)
     kinds: tuple[str, ...] = FAULT_KINDS
+    threaded: bool = False  # a synchronous test: the fault points are its threads' I/O calls
 
     def lines(self) -> list[str]:
         """What a pass covered, in the words ``turncheck race --faults`` prints."""
         kinds = "/".join(self.kinds)
         return [
             f"faults: {self.runs} runs over {self.points} fault point{'s' if self.points != 1 else ''} "
-            f"of asyncio's order ({kinds}): {self.singles[0]} of {self.singles[1]} single faults, "
+            f"of {ORDER[self.threaded]} ({kinds}): {self.singles[0]} of {self.singles[1]} single faults, "
             f"{self.scheduled} schedules with one fault, {self.pairs[0]} of {self.pairs[1]} fault pairs",
             f"faults unchecked: {self.unchecked} run{'s' if self.unchecked != 1 else ''} ended with the "
             "injected fault escaping the test and no after_run check (those runs checked nothing)",
         ]
+
+
+ORDER = {False: "asyncio's order", True: "the threads' own order"}
 
 
 def fault_kinds(text: str) -> tuple[str, ...]:
@@ -91,6 +96,12 @@ def search_faults(test: AsyncTest, *, budget: int = 100, strategy: RaceStrategy 
                   kinds: tuple[str, ...] = FAULT_KINDS) -> FaultResult:  # fmt: skip
     """Inject faults into ``test`` in the order of the module, at most ``budget`` runs; stop at
     the first phase with a failure."""
+    threaded = is_threaded(test)
+    if threaded:  # a thread cannot be cancelled: its faults are errors and crashes
+        kinds = tuple(k for k in kinds if k in THREAD_FAULT_KINDS)
+        if not kinds:
+            raise BadParameter("--fault-kinds: a synchronous test's threads take error and crash faults, "
+                               "not cancel")  # fmt: skip
     counting = Injection({}, error)
     run_controlled(counting.wrap(test), follow(()), *bounds, loop_type=counting.make_loop)
     points = counting.points
@@ -108,7 +119,7 @@ def search_faults(test: AsyncTest, *, budget: int = 100, strategy: RaceStrategy 
     found = [r for plan in singles if (r := one(Schedule(seed, 0, (), plan), Recording(follow(())))).failure]
     total_pairs = len(kinds) ** 2 * points * (points - 1) // 2
     result = FaultResult(points, runs, (len(singles), len(kinds) * points), 0, (0, total_pairs), unchecked,
-                         kinds=kinds)  # fmt: skip
+                         kinds=kinds, threaded=threaded)  # fmt: skip
     if found:
         best = min(found, key=lambda r: (len(r.steps), r.schedule.faults[0][0]))
         return FaultResult(**{**result.__dict__, "runs": runs, "failing": best, "failed": len(found)})
@@ -127,7 +138,7 @@ def search_faults(test: AsyncTest, *, budget: int = 100, strategy: RaceStrategy 
         if run.failure is not None:
             best = shrink(test, run, bounds, error)
             return FaultResult(
-                points, runs, result.singles, scheduled, result.pairs, unchecked, best, 1, kinds
+                points, runs, result.singles, scheduled, result.pairs, unchecked, best, 1, kinds, threaded
             )
         prefix = next_prefix(rec.answers, depth) if strategy == "exhaustive" else prefix
     ran = 0
@@ -138,6 +149,16 @@ def search_faults(test: AsyncTest, *, budget: int = 100, strategy: RaceStrategy 
         run = one(Schedule(seed, 0, (), plan), Recording(follow(())))
         if run.failure is not None:
             return FaultResult(
-                points, runs, result.singles, scheduled, (ran, total_pairs), unchecked, run, 1, kinds
+                points,
+                runs,
+                result.singles,
+                scheduled,
+                (ran, total_pairs),
+                unchecked,
+                run,
+                1,
+                kinds,
+                threaded,
             )
-    return FaultResult(points, runs, result.singles, scheduled, (ran, total_pairs), unchecked, kinds=kinds)
+    return FaultResult(points, runs, result.singles, scheduled, (ran, total_pairs), unchecked, kinds=kinds,
+                       threaded=threaded)  # fmt: skip

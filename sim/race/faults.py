@@ -201,12 +201,16 @@ class Injection:
         self.plan, self.error = plan, error
         self.loop: FaultingLoop | None = None
         self.unchecked = False  # an injected fault ended the test and no check ran after it
+        self.loop_type: Any = FaultingLoop  # a synchronous test's own (:mod:`.threads`), once wrapped
 
     def make_loop(self, chooser: Any, max_steps: int) -> FaultingLoop:
-        self.loop = FaultingLoop(chooser, max_steps, self.plan, self.error)  # type: ignore[abstract]
+        self.loop = self.loop_type(chooser, max_steps, self.plan, self.error)
+        assert self.loop is not None
         return self.loop
 
     def wrap(self, test: Callable[[], Coroutine[Any, Any, Any]]) -> Callable[[], Coroutine[Any, Any, Any]]:
+        self.loop_type = getattr(test, "faulting_loop", FaultingLoop)
+
         async def after_the_test() -> None:
             loop = asyncio.get_running_loop()
             assert isinstance(loop, FaultingLoop)

@@ -564,8 +564,9 @@ def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Choose
     time the schedule fails with :class:`~.guard.Overrun`, saying where the loop was blocked;
     its tasks get as long again to wind down, and a job thread still stuck is left behind (a
     daemon thread: it does not hold the process). ``loop_type``: a loop that also injects faults
-    (:mod:`.faults`)."""
-    loop = (loop_type or ControlledLoop)(chooser, max_steps)  # type: ignore[abstract]
+    (:mod:`.faults`); else a test's own ``loop_type`` (a synchronous test: :mod:`.threads`)."""
+    make = loop_type or getattr(test, "loop_type", None) or ControlledLoop  # a threaded test's own
+    loop = make(chooser, max_steps)  # type: ignore[abstract]
     outcome: BaseException | None = None
     with guarded(max_seconds) as guard:
         try:

@@ -94,6 +94,7 @@ class Step:
     end: str
     runnable: tuple[str, ...] = ()
     chosen: int = 0
+    thread: bool = False  # a controlled thread of a synchronous test (:mod:`.threads`), not a task
 
     @property
     def reordered(self) -> bool:

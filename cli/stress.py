@@ -76,6 +76,20 @@ def report_lines(r: StressReport) -> list[str]:
     return lines
 
 
+FirstOpensOpt = Annotated[
+    int,
+    typer.Option(
+        "--first-opens",
+        metavar="ROUNDS",
+        min=0,
+        max=1000,
+        help="Run no writers: in each of ROUNDS fresh databases, --writers processes open the store"
+        " at once, once each (setup, connect, a read); every failed first open is counted, none"
+        " retried (openai-agents PR #4987). Exit 1 when any failed.",
+    ),
+]
+
+
 def stress_command(
     store: Annotated[
         str,
@@ -137,22 +151,56 @@ def stress_command(
             " any client wrote in the turncheck-history format); the run's parameters come from it.",
         ),
     ] = None,
+    first_opens: FirstOpensOpt = 0,
 ) -> int:
     """Stress a real session store with writer processes and a compactor; check the history."""
+    if check is not None:
+        return _check_history(check, fmt, out, html)
+    if first_opens:
+        return _first_opens(store, writers, first_opens, fmt)
+    return _stress(
+        store, locking, writers, gap_ms, max_turns, seconds, dsn, db, overwrite_db, kill, kills, seed,
+        fmt, quiet, out, html,
+    )  # fmt: skip
+
+
+def _check_history(check: Path, fmt: str, out: Path | None, html: Path | None) -> int:
+    """``--check DIR``: the history a run or a client left, checked without running anything."""
+    from turncheck.sim.stress.history import check_run
+    from turncheck.sim.stress.history_format import read_history
+    from turncheck.sim.stress.runner import run_of
+
+    if html is not None:
+        check_output_file(html, "--html")
+    if out is not None:
+        check_output_file(out / "stress.json", "--out")
+    raw = run_of(read_history(check))
+    return _show(raw, check_run(raw), fmt, out, html)
+
+
+def _first_opens(store: str, writers: int, rounds: int, fmt: str) -> int:
+    """``--first-opens ROUNDS``: concurrent first opens of fresh databases, each counted."""
+    from turncheck.sim.stress.first_open import first_opens
+
+    result = first_opens(store, writers, rounds)
+    if fmt == "json":
+        print_json(result.as_json(), ensure_ascii=True)
+    else:
+        print("\n".join(result.lines()))
+    sys.stdout.flush()
+    return 0 if result.ok else 1
+
+
+def _stress(
+    store: str, locking: str, writers: int, gap_ms: float, max_turns: int, seconds: float, dsn: str,
+    db: Path | None, overwrite_db: bool, kill: bool, kills: int, seed: int, fmt: str, quiet: bool,
+    out: Path | None, html: Path | None,
+) -> int:  # fmt: skip
+    """A stress run of writer processes and a compactor, then the check of its history."""
     from turncheck.sim.stress.history import check_run
     from turncheck.sim.stress.runner import StressParams, check_params
     from turncheck.sim.stress.stores import StoreSpec
 
-    if check is not None:
-        from turncheck.sim.stress.history_format import read_history
-        from turncheck.sim.stress.runner import run_of
-
-        if html is not None:
-            check_output_file(html, "--html")
-        if out is not None:
-            check_output_file(out / "stress.json", "--out")
-        raw = run_of(read_history(check))
-        return _show(raw, check_run(raw), fmt, out, html)
     if db is not None:
         db = _db_path(db)
     scratch = Path(tempfile.mkdtemp(prefix="turncheck-stress-"))

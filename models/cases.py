@@ -14,6 +14,8 @@ shows broken (``breaks``):
   checks and a provider's rules);
 * :class:`RaceInput` — a race test of ``examples/races`` run against the library releases the
   report names (red) and those of the fix (green);
+* :class:`StressInput` — two session stores, each opened at once by several processes in fresh
+  databases (``stress --first-opens``): the store the report has red, the fix green;
 * :class:`HistoryInput` — a history file under ``models/corpus/data/`` (``fmt`` names the
   importer, as ``--from`` does; None is our JSONL), replayed before every model request under a
   budget by the trimmer that shows the report (red) and one that does not (green). A history
@@ -43,7 +45,13 @@ from turncheck.models.errors import BadParameter
 from turncheck.models.registry import Registry
 
 CaseClass = Literal[
-    "orphan/pairing", "lost write", "compaction race", "summary content", "trigger/liveness", "cost"
+    "orphan/pairing",
+    "lost write",
+    "compaction race",
+    "summary content",
+    "trigger/liveness",
+    "cost",
+    "store contention",
 ]
 CASE_CLASSES: tuple[str, ...] = CaseClass.__args__  # type: ignore[attr-defined]
 THREAD = re.compile(r"^[\w.-]+/[\w.-]+#\d+$")
@@ -179,7 +187,26 @@ class StoreInput:
         return f"turncheck cases run --against {store} (scenario {self.scenario})"
 
 
-CaseInput = ModelInput | RuleInput | HistoryInput | LogInput | RaceInput | StoreInput
+@dataclass(frozen=True)
+class StressInput:
+    """Two session stores (``examples/stores/FILE.py:Class``, or a registered name) each opened
+    at once by ``openers`` processes in ``rounds`` fresh databases (``turncheck stress
+    --first-opens``): ``red`` the store as the report has it, ``green`` the fix. A failed first
+    open is the finding."""
+
+    red: str
+    green: str
+    openers: int = 4
+    rounds: int = 2
+
+    kind = "stress"
+
+    def command(self, side: str) -> str:
+        store = self.red if side == "red" else self.green
+        return f"turncheck stress --store {store} --first-opens {self.rounds} --writers {self.openers}"
+
+
+CaseInput = ModelInput | RuleInput | HistoryInput | LogInput | RaceInput | StoreInput | StressInput
 
 
 @dataclass(frozen=True)

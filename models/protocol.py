@@ -21,9 +21,12 @@ import dataclasses
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar
 
 from turncheck.models.errors import BadParameter, UnknownName
+
+if TYPE_CHECKING:
+    from turncheck.models.crash_points import CrashPoint
 
 S = TypeVar("S", bound=Hashable)
 A = TypeVar("A", bound=Hashable)
@@ -325,6 +328,15 @@ class ProtocolModel(Generic[S, A]):
         """The limit a timeline draws under the model's metrics (none by default)."""
         return None
 
+    # -- faults ---------------------------------------------------------------------------------
+
+    def crash_points(self, state: S) -> Sequence[CrashPoint[S]]:
+        """The writers that may crash in ``state``, between two of their steps, each with the
+        state the crash leaves (what was written stays, in-flight memory is lost): see
+        :mod:`turncheck.models.crash_points`, whose wrapper turns them into actions for every
+        engine. None by default."""
+        return ()
+
 
 class UserModel(ProtocolModel[Any, Any]):
     """A user's class that does not subclass :class:`ProtocolModel`, seen through the base.
@@ -362,7 +374,14 @@ def as_model(model: Any, ref: str = "", params: Mapping[str, Any] | None = None)
     """``model`` as a :class:`ProtocolModel`: itself when it subclasses the base, else wrapped in
     :class:`UserModel`. Raises :class:`UnknownName` when it lacks part of the required core
     (a subclass that does not define it, or a plain class without it). Idempotent, so every
-    engine calls it at its entry."""
+    engine calls it at its entry. A model that declares crash points comes back wrapped so that
+    they are actions (:func:`turncheck.models.crash_points.with_crashes`)."""
+    from turncheck.models.crash_points import with_crashes  # it builds on this module
+
+    return with_crashes(_as_protocol_model(model, ref, params))
+
+
+def _as_protocol_model(model: Any, ref: str, params: Mapping[str, Any] | None) -> ProtocolModel[Any, Any]:
     if isinstance(model, ProtocolModel):
         missing = [
             n for n in REQUIRED if getattr(getattr(model, n), "__func__", None) is getattr(ProtocolModel, n)

@@ -31,6 +31,7 @@ from turncheck.models.cases import (
     RaceInput,
     RuleInput,
     StoreInput,
+    StressInput,
 )
 from turncheck.models.catalog import build_model
 from turncheck.models.cost import EstimateCost
@@ -172,6 +173,18 @@ def _race_breaks(spec: RaceInput, pins: Sequence[str], install: bool) -> tuple[s
     return (test,) if proc.returncode == 1 else ()
 
 
+def _first_open_breaks(spec: StressInput, store: str) -> tuple[str, ...]:
+    """``first-open`` when a concurrent first open of ``store`` failed, else nothing; a store of
+    ``examples/stores`` is :class:`~sim.case_libraries.Unavailable` outside a checkout."""
+    from turncheck.sim.case_libraries import repository_file
+    from turncheck.sim.stress.first_open import first_opens
+
+    if store.startswith("examples/"):
+        file, _, cls = store.partition(":")
+        store = f"{repository_file(file)}:{cls}"
+    return () if first_opens(store, spec.openers, spec.rounds).ok else ("first-open",)
+
+
 def run_case(case: Case, install: bool = False) -> CaseRun:
     """Both shapes of ``case``, each judged by the registered checks; ``install`` lets a race
     case install the releases it pins into the cache (:mod:`sim.case_libraries`)."""
@@ -185,6 +198,13 @@ def run_case(case: Case, install: bool = False) -> CaseRun:
             return CaseRun(
                 case, _race_breaks(spec, spec.red, install), _race_breaks(spec, spec.green, install)
             )
+        except Unavailable as exc:
+            return CaseRun(case, (), (), str(exc))
+    if isinstance(spec, StressInput):
+        from turncheck.sim.case_libraries import Unavailable
+
+        try:
+            return CaseRun(case, _first_open_breaks(spec, spec.red), _first_open_breaks(spec, spec.green))
         except Unavailable as exc:
             return CaseRun(case, (), (), str(exc))
     if isinstance(spec, ModelInput):

@@ -21,6 +21,7 @@ import pytest
 from docs.tools.vendor_traces import CASES as TRACE_CASES
 from docs.tools.vendor_traces import TRACES, write_traces
 from turncheck.models.catalog import DESCRIPTIONS, MODELS, build_model
+from turncheck.models.protocol import as_model
 from turncheck.sim.trace import load_trace, replay
 
 VENDORS = (
@@ -30,6 +31,8 @@ VENDORS = (
     "agents-js-compaction",
     "anthropic-background-compaction",
     "openai-agents-compaction",
+    "openai-agents-compaction-replace",
+    "spring-ai-mongo-save-all",
     "spring-ai-session-branch",
     "spring-ai-window",
 )
@@ -70,6 +73,19 @@ CHECKS: list[tuple[str, dict[str, str], str, str | None, int, int | None, str]] 
     ("spring-ai-session-branch", {"variant": "buggy"}, "fail", "branch-compacted", 3, 1,
      "user adds a turn on the branch (branch turns over 2; the trigger counts none)"),
     ("spring-ai-session-branch", {"variant": "scoped"}, "pass", None, 0, None, ""),
+    ("spring-ai-mongo-save-all", {"variant": "buggy"}, "fail", "history-kept", 3, None,
+     "repository crashes after deleteByConversationId, before insert: what was written stays, it restarts "
+     "with nothing in memory"),
+    ("spring-ai-mongo-save-all", {"variant": "transaction"}, "pass", None, 0, None, ""),
+    ("spring-ai-mongo-save-all", {"variant": "buggy", "crashes": "0"}, "pass", None, 0, None, ""),
+    ("openai-agents-compaction-replace", {"variant": "buggy"}, "fail", "history-kept", 3, None,
+     "session add_items raises: the history is gone"),
+    ("openai-agents-compaction-replace", {"variant": "restore-on-failure"}, "fail", "history-kept", 3, None,
+     "session crashes after clear_session, before add_items: what was written stays, it restarts with nothing "
+     "in memory"),
+    ("openai-agents-compaction-replace", {"variant": "restore-on-failure", "crashes": "0"}, "pass", None, 0,
+     None, ""),
+    ("openai-agents-compaction-replace", {"variant": "one-step-swap"}, "pass", None, 0, None, ""),
 ]  # fmt: skip
 
 
@@ -85,7 +101,7 @@ def _check(cli: Any, model: str, params: dict[str, str], *extra: str) -> tuple[i
 
 
 def _last_step(model: str, params: dict[str, str], actions: list[list[Any]]) -> str:
-    m = build_model(model, params)
+    m = as_model(build_model(model, params))  # as every engine sees it: with its crash points
     state = next(iter(m.init_states()))
     for action in actions[:-1]:
         state = m.step(state, tuple(action))
@@ -157,6 +173,9 @@ KINDS = {
     "agents-js-compaction": {"buggy": ("buggy", "before PR #1842"), "fixed": ("upstream", "PR #1842 (merged)")},
     "anthropic-background-compaction": {"buggy": ("buggy", "compaction-background"), "guarded": ("proposed", "ours")},
     "openai-agents-compaction": {"buggy": ("buggy", "#2317"), "fixed": ("upstream", "PR #2322 (merged)")},
+    "openai-agents-compaction-replace": {"buggy": ("buggy", "#3116"), "restore-on-failure": ("upstream", "PR #3117 (merged"),
+                                         "one-step-swap": ("proposed", "ours")},
+    "spring-ai-mongo-save-all": {"buggy": ("buggy", "#6770"), "transaction": ("proposed", "PR #6774 (MongoDB) and PR #6798")},
     "spring-ai-session-branch": {"buggy": ("buggy", "#35"), "scoped": ("proposed", "#36-#38 (open)")},
     "spring-ai-window": {"buggy": ("buggy", "#5940"), "turn-snapped": ("upstream", "PR #6312 (merged)"),
                          "langchain4j": ("upstream", "PR #666 (merged)"), "append-only": ("proposed", "ours")},

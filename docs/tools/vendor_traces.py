@@ -33,6 +33,13 @@ CASES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("spring-ai-window-save-all", "spring-ai-window", ("variant=buggy", "writers=2")),
     ("adk-orphan-compaction", "adk-orphan-compaction", ("variant=buggy",)),
     ("spring-ai-session-branch", "spring-ai-session-branch", ("variant=buggy",)),
+    ("spring-ai-mongo-save-all", "spring-ai-mongo-save-all", ("variant=buggy",)),
+    ("openai-agents-compaction-replace", "openai-agents-compaction-replace", ("variant=buggy",)),
+    (
+        "openai-agents-compaction-replace-restore",
+        "openai-agents-compaction-replace",
+        ("variant=restore-on-failure",),
+    ),
 )
 """(file stem, model, parameters): every failing variant the docs page shows."""
 

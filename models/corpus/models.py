@@ -60,5 +60,25 @@ for _case in (
          ModelInput("cost-trigger", "summary=9", "summary=2"), ("no-compaction-loop",),
          "when the retained tail already meets compactAfterTokens, every agent_end schedules another compaction",
          f"{COST}; green is a compaction that leaves less than the threshold, not the issue's proposed fix"),
+    Case("spring-ai-mongo-save-all", "spring-projects/spring-ai#6770", "2026-08-07", "open", "lost write",
+         ModelInput("spring-ai-mongo-save-all", "buggy", "transaction"), ("history-kept",),
+         "MongoChatMemoryRepository.saveAll deletes, then inserts, with no transaction: the insert failing (or the "
+         "process dying) after the delete leaves the conversation without its history",
+         f"{MODEL}, a crash point between the two writes (main 2.0.1-SNAPSHOT in the report); green is one "
+         "transaction, open PRs #6774 (MongoDB) and #6798 (Neo4j, the same shape), proposed",
+         also=("spring-projects/spring-ai#6798",)),
+    Case("openai-agents-compaction-clear-add", "openai/openai-agents-python#3116", "2026-05-04", "closed",
+         "lost write", ModelInput("openai-agents-compaction-replace", "buggy", "variant=restore-on-failure crashes=0"),
+         ("history-kept",),
+         "run_compaction clears the underlying session, then add_items fails: the original history is deleted",
+         f"{MODEL}; green is merged PR #3117's restore, with no crash (the library itself: race --faults on "
+         "examples/races/agents_compaction_faults.py fails 0.6.7, docs/races.md)"),
+    Case("openai-agents-compaction-crash-window", "openai/openai-agents-python#3117", "2026-05-04", "merged",
+         "lost write", ModelInput("openai-agents-compaction-replace", "restore-on-failure", "one-step-swap"),
+         ("history-kept",),
+         "the restore runs on an exception; a process that dies between clear_session and add_items runs "
+         "nothing and its snapshot was in memory: the history is gone",
+         f"{MODEL}, a crash point (race --faults finds the same crash against 0.24.0, docs/races.md); green is "
+         "ours, a one-step swap, proposed"),
 ):  # fmt: skip
     register_case(_case)

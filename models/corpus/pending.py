@@ -29,7 +29,6 @@ for _thread in (
     PendingThread("google-gemini/gemini-cli#3814", UNSORTED + " (the issue groups it with #16543 and #21830, a case)"),
     PendingThread("crewAIInc/crewAI#4381", NOT_FOUND + " (models/cost_trigger.py quotes its Anthropic refusal: prompt is too long)"),
     PendingThread("cline/cline#14195", NOT_FOUND + " (models/cost_trigger.py quotes it; its shape, an estimate under the real count, is cost-trigger --param estimate=0.75)"),
-    PendingThread("openai/openai-agents-python#4987", UNSORTED),
     PendingThread("mastra-ai/mastra#24110", "a check that a request sends the tool result it was made for (the node bridge runs peer:mastra-token-limiter)",
                   "TokenLimiter (best-fit) drops the current run's tool call and result: the agent loops and answers without the data (open)"),
     PendingThread("vercel/ai#11036", "a trace holding a call's output and the pruned request (a request logged without its reasoning item holds no tie: models/provider_rules.py)",
@@ -45,7 +44,7 @@ for _thread in (
     PendingThread("letta-ai/letta#2541", COST,
                   "with Gemini models the summarizer is not triggered when the context limit is reached, only warned about (open, 2025-04-07; Letta 0.6.48)"),
     *(PendingThread(t, UNSORTED) for t in (
-        "spring-projects/spring-ai#7029", "spring-projects/spring-ai#3945", "spring-projects/spring-ai#6770",
+        "spring-projects/spring-ai#7029", "spring-projects/spring-ai#3945",
         "spring-projects/spring-ai#3149", "langchain4j/langchain4j#5250",
         "mastra-ai/mastra#16193", "mastra-ai/mastra#13984",
         "microsoft/agent-framework#8441",

@@ -12,6 +12,7 @@ own busy handler (``timeout``); a ``database is locked`` after it is surfaced as
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -96,6 +97,23 @@ class SqliteWriteTx:
         return self.seq
 
 
+def enable_wal(db: sqlite3.Connection, timeout_s: float = BUSY_TIMEOUT_S) -> None:
+    """Switch ``db`` to WAL, retrying ``database is locked`` for up to ``timeout_s``: SQLite runs
+    no busy handler for a journal-mode change, so concurrent first opens of a fresh file fail
+    there before any timeout (``turncheck stress --first-opens`` met a ``database is locked``
+    among this store's concurrent first opens before this retry; openai-agents PR #4987 fixed
+    ``AsyncSQLiteSession`` the same way)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL").fetchall()  # the cursor consumed and closed
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc).lower() or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
 class SqliteStore:
     """Session store on one SQLite file in WAL mode (``synchronous=NORMAL``: durable across a
     process kill, which is the fault ``stress --kill`` injects; not across power loss)."""
@@ -108,7 +126,7 @@ class SqliteStore:
 
     def _open(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
+        enable_wal(db)
         db.execute("PRAGMA synchronous=NORMAL")
         return db
 

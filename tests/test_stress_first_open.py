@@ -1,0 +1,111 @@
+"""``turncheck stress --first-opens``: concurrent first opens of a fresh store, every failure
+counted, none retried (openai-agents PR #4987).
+
+Real processes open real, fresh SQLite files at once. Refused: a store with no busy timeout
+whose schema writer holds the write lock a moment (the shape PR #4987 met: a competing schema
+writer, and a WAL switch no busy handler covers) fails first opens with SQLite's own ``database
+is locked``, exit 1. Accepted: the same schema writer under a busy timeout with the WAL switch
+retried (PR #4987's fix, and the built-in ``sqlite`` store's) opens every time, exit 0. A store
+named by a DSN, or one opener, is refused in one line.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+STORES = '''
+import sqlite3
+import time
+
+from turncheck.sim.stress.sqlite import SqliteStore, enable_wal
+
+
+class NoBusyTimeout(SqliteStore):
+    """No busy timeout; the schema writer holds the write lock for a moment."""
+
+    timeout = 0.0
+
+    def _open(self):
+        db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        return db
+
+    def setup(self):
+        db = self._open()
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            time.sleep(0.2)
+            db.execute("CREATE TABLE IF NOT EXISTS schema_writer (x)")
+            db.execute("COMMIT")
+        finally:
+            db.close()
+        super().setup()
+
+
+class Patient(NoBusyTimeout):
+    """The same schema writer; a busy timeout, and the WAL switch retried."""
+
+    timeout = 30.0
+
+    def _open(self):
+        db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
+        enable_wal(db)
+        return db
+'''
+
+
+@pytest.fixture
+def stores(tmp_path: Path) -> Path:
+    path = tmp_path / "first_open_stores.py"
+    path.write_text(STORES, encoding="utf-8")
+    return path
+
+
+def _first_opens(cli: Any, store: str, *extra: str) -> tuple[int, str, str]:
+    code, out, err = cli("stress", "--store", store, "--first-opens", "2", "--writers", "4", *extra)
+    return code, out, err
+
+
+def test_a_store_without_a_busy_timeout_fails_concurrent_first_opens(cli: Any, stores: Path) -> None:
+    code, out, err = _first_opens(cli, f"{stores}:NoBusyTimeout")
+    assert code == 1 and err == ""
+    lines = out.splitlines()
+    assert lines[0].startswith(f"first opens {stores}:NoBusyTimeout · 4 processes × 2 fresh databases: ")
+    assert lines[0].endswith(" of 8 failed (each tried once, not retried)")
+    assert int(lines[0].split(": ")[1].split()[0]) >= 1
+    assert any(line.startswith("  OperationalError: database is locked ×") for line in lines)
+    assert lines[-1] == "FAIL: a concurrent first open failed"
+
+
+def test_a_busy_timeout_and_a_retried_wal_switch_open_every_time(cli: Any, stores: Path) -> None:
+    code, out, _ = _first_opens(cli, f"{stores}:Patient", "--format", "json")
+    obj = json.loads(out)
+    assert obj.pop("format").startswith("turncheck/")
+    assert code == 0 and obj == {
+        "store": f"{stores}:Patient", "openers": 4, "rounds": 2, "opens": 8, "failed": 0, "errors": {}, "ok": True,
+    }  # fmt: skip
+
+
+def test_the_built_in_sqlite_store_reports_its_first_opens(cli: Any) -> None:
+    code, out, _ = _first_opens(cli, "sqlite")
+    head = out.splitlines()[0]
+    assert head.startswith("first opens sqlite · 4 processes × 2 fresh databases: ")
+    assert code == (0 if " 0 of 8 failed" in head else 1)
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (("--store", "postgres", "--first-opens", "1"), "first opens need a file store"),
+        (("--store", "sqlite", "--first-opens", "1", "--writers", "1"), "needs 2..64 processes"),
+    ],
+)
+def test_what_has_no_fresh_database_or_no_contention_is_one_line(
+    cli: Any, argv: tuple[str, ...], words: str
+) -> None:
+    code, out, err = cli("stress", *argv)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and words in err

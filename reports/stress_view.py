@@ -20,6 +20,7 @@ small page.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 from turncheck.reports.trace_view import (
@@ -59,12 +60,10 @@ def _text(e: Any, live: int) -> str:
     return f"seq {e.seq}: {what} (live → {live})"
 
 
-def stress_view(run: RawRun, report: StressReport) -> TraceView:
-    """The viewer's data for one stress run (see the module docstring for the span shown)."""
-    p = run.params
-    checked = report.checked_bound
-    uncounted_step = replay(run).uncounted
-    live: deque[tuple[int, bool]] = deque()  # (turn, appended while a compaction was in flight)
+def _live_after(run: RawRun, uncounted_step: Sequence[bool]) -> list[tuple[tuple[int, bool], ...]]:
+    """The live turns after each commit, each with whether it arrived while a compaction was in
+    flight (appended inside the gap, not in the count the compactor read)."""
+    live: deque[tuple[int, bool]] = deque()
     after: list[tuple[tuple[int, bool], ...]] = [()]
     for e, uncounted in zip(run.journal, uncounted_step[1:], strict=True):
         removed = set(e.removed)
@@ -74,19 +73,48 @@ def stress_view(run: RawRun, report: StressReport) -> TraceView:
         if e.kind == COMPACT:
             live = deque((t, False) for t, _ in live)
         after.append(tuple(live))
-    counts = [len(x) for x in after]
-    first_over = next((i for i, c in enumerate(counts) if c > checked), None)
+    return after
+
+
+def _span(run: RawRun, counts: list[int], first_over: int | None, max_turns: int) -> tuple[int, int]:
+    """The commits shown: up to the peak when the bound held; else from the last commit at or
+    below maxTurns before the break, on towards the peak and the compaction that ends it."""
     peak_at = max(range(len(counts)), key=lambda i: (counts[i], -i))
     if first_over is None:
-        end = peak_at
-        start = max(0, end - SPAN)
-    else:  # from the last commit at or below maxTurns before the break, on towards the peak
-        calm = [i for i in range(max(0, first_over - SPAN), first_over) if counts[i] <= p.max_turns]
-        start = calm[-1] if calm else max(0, first_over - SPAN // 2)
-        end = max(first_over, min(start + SPAN, peak_at if peak_at > first_over else first_over))
-        act = next((i for i in range(end + 1, len(counts)) if run.journal[i - 1].kind == COMPACT), None)
-        if act is not None and act - start <= SPAN:  # and the compaction that ends the overshoot
-            end = act
+        return max(0, peak_at - SPAN), peak_at
+    calm = [i for i in range(max(0, first_over - SPAN), first_over) if counts[i] <= max_turns]
+    start = calm[-1] if calm else max(0, first_over - SPAN // 2)
+    end = max(first_over, min(start + SPAN, peak_at if peak_at > first_over else first_over))
+    act = next((i for i in range(end + 1, len(counts)) if run.journal[i - 1].kind == COMPACT), None)
+    if act is not None and act - start <= SPAN:
+        end = act
+    return start, end
+
+
+def _panel(turns: tuple[tuple[int, bool], ...], added: set[int], max_turns: int, checked: int) -> WindowPanel:
+    """The store's newest turns after one commit, the ones just added and the uncounted marked."""
+    items = tuple(
+        WindowItem(f"turn {t}", (("uncounted",) if unc else ()) + (("new",) if t in added else ()))
+        for t, unc in turns[-SHOWN_TURNS:]
+    )
+    if len(turns) > SHOWN_TURNS:
+        items = (WindowItem(f"… {len(turns) - SHOWN_TURNS} older turn(s)"), *items)
+    n_unc = sum(1 for _, u in turns if u)
+    summary = f"{len(turns)} live turn(s), maxTurns {max_turns}, bound checked {checked}"
+    if n_unc:
+        summary += f"; {n_unc} arrived inside the gap, not in the count read"
+    return WindowPanel("turns in the store (what the agent would send), by turn id", items, summary)
+
+
+def stress_view(run: RawRun, report: StressReport) -> TraceView:
+    """The viewer's data for one stress run (see the module docstring for the span shown)."""
+    p = run.params
+    checked = report.checked_bound
+    uncounted_step = replay(run).uncounted
+    after = _live_after(run, uncounted_step)
+    counts = [len(x) for x in after]
+    first_over = next((i for i, c in enumerate(counts) if c > checked), None)
+    start, end = _span(run, counts, first_over, p.max_turns)
     steps: list[StepView] = []
     lanes: list[str] = []
     prev_fields: list[tuple[str, Any]] | None = None
@@ -100,18 +128,7 @@ def stress_view(run: RawRun, report: StressReport) -> TraceView:
             ("peak so far", str(peak)),
             ("commit seq", str(run.journal[i - 1].seq) if i else "0"),
         ]
-        added = set(run.journal[i - 1].added) if i else set()
-        items = tuple(
-            WindowItem(f"turn {t}", (("uncounted",) if unc else ()) + (("new",) if t in added else ()))
-            for t, unc in turns[-SHOWN_TURNS:]
-        )
-        if len(turns) > SHOWN_TURNS:
-            items = (WindowItem(f"… {len(turns) - SHOWN_TURNS} older turn(s)"), *items)
-        n_unc = sum(1 for _, u in turns if u)
-        summary = f"{len(turns)} live turn(s), maxTurns {p.max_turns}, bound checked {checked}"
-        if n_unc:
-            summary += f"; {n_unc} arrived inside the gap, not in the count read"
-        panel = WindowPanel("turns in the store (what the agent would send), by turn id", items, summary)
+        panel = _panel(turns, set(run.journal[i - 1].added) if i else set(), p.max_turns, checked)
         if k == 0:
             text = f"(state before commit {i + 1}: {counts[i]} live turns)" if i else "(empty store)"
             lane = None

@@ -162,6 +162,19 @@ def explore(
     n = len(search.states)
     if progress is not None:
         progress(search.generated, n, n - search.head, search.depth_of(n - 1) if n else 0, seconds)
+    return _exploration(model, symmetry, search, seconds, (outcomes, worst, lassos))
+
+
+def _exploration(
+    model: ProtocolModel[Any, Any],
+    symmetry: bool,
+    search: _Search,
+    seconds: float,
+    judged: tuple[Any, Any, Any],
+) -> Exploration:
+    """The search's arrays and counts with the properties' outcomes, worst cases and lassos."""
+    outcomes, worst, lassos = judged
+    n = len(search.states)
     return Exploration(
         model=model.name,
         params=dict(model.params),
@@ -192,6 +205,13 @@ class _Search:
     (``levels[d]`` is the id of the first state at depth ``d``). ``index`` maps each state to its
     parent's id (its own id when edges are recorded, which need the target's id), so a new state
     costs one dict entry and one list append, as in a minimal BFS.
+
+    :meth:`run` binds locals only, and does nothing per state but the search: the level, clock and
+    progress checks run once per batch of states (a batch never crosses a level), and a batch holds
+    about 2048 transitions (at most 1024 states) and lasts at most about BATCH_SECONDS, so a wide
+    model (1000 writers, ~1000 actions a state) or one with huge states (each transition costing
+    milliseconds) still reads the clock often: a timeout is honoured within about one state's
+    expansion.
     """
 
     def __init__(
@@ -239,12 +259,6 @@ class _Search:
         return bisect_right(self.levels, i) - 1
 
     def run(self, started: float) -> None:
-        # Locals only, and nothing per state but the search: the level, clock and progress checks
-        # run once per batch of states (a batch never crosses a level), and a batch holds about
-        # 2048 transitions (at most 1024 states) and lasts at most about BATCH_SECONDS, so a wide
-        # model (1000 writers, ~1000 actions a state) or one with huge states (each transition
-        # costing milliseconds) still reads the clock often: a timeout is honoured within about
-        # one state's expansion.
         actions_of, successors = self.model.actions, self.expand
         states, index, parent, via, levels = self.states, self.index, self.parent, self.via, self.levels
         edges = self.edges
@@ -317,17 +331,26 @@ class _Search:
                 break
             else:
                 head = stop
-                batch = min(1024, max(1, 2048 * (stop - first) // max(1, generated - before)))
-                took = time.perf_counter() - batch_started
-                if took > 0:  # as many states as fit in BATCH_SECONDS at this batch's pace
-                    batch = max(1, min(batch, int((stop - first) * BATCH_SECONDS / took)))
+                batch = _next_batch(stop - first, generated - before, time.perf_counter() - batch_started)
                 continue
             break
-        if levels[-1] >= n:
-            levels.pop()
-        if edges is None:
-            self.parent = array("q", index.values())
-        self.generated, self.terminal, self.head, self.bound = generated, terminal, head, bound
+        self._finish(n, (generated, terminal, head), bound)
+
+    def _finish(self, n: int, counts: tuple[int, int, int], bound: str | None) -> None:
+        if self.levels[-1] >= n:
+            self.levels.pop()
+        if self.edges is None:
+            self.parent = array("q", self.index.values())
+        (self.generated, self.terminal, self.head), self.bound = counts, bound
+
+
+def _next_batch(states: int, transitions: int, took: float) -> int:
+    """States in the next batch: about 2048 transitions at the last batch's fan-out (at most 1024
+    states), and no more than fit in BATCH_SECONDS at its pace."""
+    batch = min(1024, max(1, 2048 * states // max(1, transitions)))
+    if took > 0:
+        batch = max(1, min(batch, int(states * BATCH_SECONDS / took)))
+    return batch
 
 
 def _lassos(

@@ -253,11 +253,31 @@ def _guarded(target: Callable[..., None], path: Path, name: str, go: Any, failur
         os._exit(1)
 
 
+def _append_until(
+    store: Any, p: StressParams, op: str, who: tuple[int, int], deadline: float
+) -> tuple[Any, dict[str, int]]:
+    """One append, tried again while the lock is held, the store is busy or the connection was
+    lost (its outcome then unknown: the journal says), until ``deadline``; what it returned (None
+    when it never went through) and how often each obstacle was met."""
+    tries = {"waits": 0, "busy": 0, "lost_conn": 0}
+    while time.time() < deadline:  # an append still waiting at the deadline gives up
+        try:
+            return append_turn(store, p.locking, op, *who, p.max_turns, p.gap_ms / 1000.0), tries
+        except LockHeld:
+            tries["waits"] += 1
+            time.sleep(LOCK_RETRY_S)
+        except StoreBusy:
+            tries["busy"] += 1
+        except ConnectionLost:
+            tries["lost_conn"] += 1
+            time.sleep(RECONNECT_S)
+    return None, tries
+
+
 def _writer(p: StressParams, index: int, incarnation: int, path: Path, deadline: float) -> None:
     store = open_store(p.store)
     _connect(store, deadline)
     rec = Recorder(path, p.record)
-    gap_s = p.gap_ms / 1000.0
     name = f"w{index}.{incarnation}"
     n = 0
     try:
@@ -286,54 +306,12 @@ def _writer(p: StressParams, index: int, incarnation: int, path: Path, deadline:
                 )
             op = f"{name}-{n}"
             t0 = time.time()
-            waits = busy = lost_conn = 0
-            done = None
-            while time.time() < deadline:  # an append still waiting at the deadline gives up
-                try:
-                    done = append_turn(
-                        store, p.locking, op, index, incarnation * 1_000_000 + n, p.max_turns, gap_s
-                    )
-                    break
-                except LockHeld:
-                    waits += 1
-                    time.sleep(LOCK_RETRY_S)
-                except StoreBusy:
-                    busy += 1
-                except ConnectionLost:  # outcome unknown: the journal says; try again
-                    lost_conn += 1
-                    time.sleep(RECONNECT_S)
-            t1 = time.time()
+            done, tries = _append_until(store, p, op, (index, incarnation * 1_000_000 + n), deadline)
+            line = {"op": "append", "p": name, "type": "ok", "id": op, "t0": t0, "t1": time.time()}
             if done is None:
-                rec.line(
-                    {
-                        "op": "append",
-                        "p": name,
-                        "type": "info" if lost_conn else "fail",
-                        "id": op,
-                        "t0": t0,
-                        "t1": t1,
-                        "waits": waits,
-                        "busy": busy,
-                        "lost_conn": lost_conn,
-                    }
-                )
+                rec.line({**line, "type": "info" if tries["lost_conn"] else "fail", **tries})
                 break
-            rec.line(
-                {
-                    "op": "append",
-                    "p": name,
-                    "type": "ok",
-                    "id": op,
-                    "t0": t0,
-                    "t1": t1,
-                    "seq": done.seq,
-                    "turn": done.turn,
-                    "trig": done.triggered,
-                    "waits": waits,
-                    "busy": busy,
-                    "lost_conn": lost_conn,
-                }
-            )
+            rec.line({**line, "seq": done.seq, "turn": done.turn, "trig": done.triggered, **tries})
             n += 1
     finally:
         rec.close()
@@ -352,16 +330,8 @@ def _compactor(p: StressParams, incarnation: int, path: Path, deadline: float) -
             try:
                 head = store.header()
             except ConnectionLost:
-                rec.line(
-                    {
-                        "op": "poll",
-                        "p": name,
-                        "type": "fail",
-                        "t0": time.time(),
-                        "t1": time.time(),
-                        "lost_conn": 1,
-                    }
-                )
+                rec.line({"op": "poll", "p": name, "type": "fail", "t0": time.time(), "t1": time.time(),
+                          "lost_conn": 1})  # fmt: skip
                 time.sleep(RECONNECT_S)
                 continue
             if not head.pending:
@@ -377,30 +347,12 @@ def _compactor(p: StressParams, incarnation: int, path: Path, deadline: float) -
             try:
                 done = act(store, p.locking, op, head, p.max_turns, gap_s)
             except StoreBusy:
-                rec.line(
-                    {
-                        "op": "compact",
-                        "p": name,
-                        "type": "fail",
-                        "id": op,
-                        "t0": t0,
-                        "t1": time.time(),
-                        "busy": 1,
-                    }
-                )
+                rec.line({"op": "compact", "p": name, "type": "fail", "id": op, "t0": t0, "t1": time.time(),
+                          "busy": 1})  # fmt: skip
                 continue
             except ConnectionLost:
-                rec.line(
-                    {
-                        "op": "compact",
-                        "p": name,
-                        "type": "info",
-                        "id": op,
-                        "t0": t0,
-                        "t1": time.time(),
-                        "lost_conn": 1,
-                    }
-                )
+                rec.line({"op": "compact", "p": name, "type": "info", "id": op, "t0": t0, "t1": time.time(),
+                          "lost_conn": 1})  # fmt: skip
                 time.sleep(RECONNECT_S)
                 n += 1
                 continue
@@ -503,14 +455,7 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
             if progress is not None:
                 progress(min(total_ms, int((time.time() - started) * 1000)), total_ms)
             time.sleep(0.02)
-        hard = deadline + max(2.0, 4 * gap_s * p.writers) + 1.0
-        stuck: list[str] = []
-        for role, proc in procs.items():
-            proc.join(timeout=max(0.0, hard - time.time()))
-            if proc.is_alive() and proc.pid is not None:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.join()
-                stuck.append(role)
+        stuck = _join_or_kill(procs, deadline + max(2.0, 4 * gap_s * p.writers) + 1.0)
     finally:
         for proc in procs.values():
             if proc.is_alive() and proc.pid is not None:
@@ -523,6 +468,28 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
         raise HistoryUnwritable(f"{lost[0]}{more}; the history is incomplete, nothing was checked")
     if progress is not None:
         progress(total_ms, total_ms)
+    _write_store_file(p, folder, (started, ended), killed, stuck)
+    return run_of(read_history(folder))
+
+
+def _join_or_kill(procs: dict[str, BaseProcess], hard: float) -> list[str]:
+    """Wait for every process until ``hard`` (a wall-clock time); kill the ones still running
+    then and name them: a writer stuck in its store is a finding, not a hang of the run."""
+    stuck: list[str] = []
+    for role, proc in procs.items():
+        proc.join(timeout=max(0.0, hard - time.time()))
+        if proc.is_alive() and proc.pid is not None:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.join()
+            stuck.append(role)
+    return stuck
+
+
+def _write_store_file(
+    p: StressParams, folder: Path, span: tuple[float, float], killed: list[str], stuck: list[str]
+) -> None:
+    """The run's header, the store's journal and its live turns, read once every process ended."""
+    started, ended = span
     journal, live = _final_read(p, time.time() + FINAL_READ_S)
     run = HistoryLine(
         format=FORMAT, version=VERSION, store=p.store.kind, locking=p.locking, max_turns=p.max_turns,
@@ -532,4 +499,3 @@ def run_stress(p: StressParams, folder: Path, progress: Callable[[int, int], Non
     commits = [CommitLine(seq=e.seq, id=e.op, kind=e.kind, added=list(e.added), removed=list(e.removed),
                           count_read=e.count_read) for e in journal]  # fmt: skip
     append_line(folder / STORE_FILE, store_lines(run, commits, list(live)))
-    return run_of(read_history(folder))

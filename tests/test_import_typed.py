@@ -1,0 +1,129 @@
+"""The typed reading of JSONL request bodies (``--from openai-chat``) is a fast path, never a
+second definition: every file below gives the same events, origins and errors as the generic
+reader, and the typed structs are really what reads the common shape."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from turncheck.models.chat_log import ImportFormatError
+from turncheck.models.events import Event, Kind, new_event
+from turncheck.models.formats import openai_chat
+from turncheck.models.importers import Imported, import_log, json_or_jsonl
+
+CALL: dict[str, Any] = {
+    "id": "c1",
+    "type": "function",
+    "function": {"name": "weather", "arguments": '{"city":"Paris"}'},
+}
+
+
+def body(user: str | None, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"model": "gpt-4o", "messages": messages, **extra}
+    if user is not None:
+        out["user"] = user
+    return out
+
+
+TURN: list[dict[str, Any]] = [
+    {"role": "system", "content": "be brief"},
+    {"role": "user", "content": "weather?"},
+    {"role": "assistant", "content": None, "tool_calls": [CALL]},
+    {"role": "tool", "tool_call_id": "c1", "content": "21 degrees"},
+    {"role": "assistant", "content": [{"type": "text", "text": "21 "}, {"type": "text", "text": "degrees"}]},
+]
+FILES: dict[str, list[dict[str, Any]]] = {
+    "growing session": [body("a", TURN[:2]), body("a", TURN[:4]), body("a", TURN)],
+    "interleaved sessions": [body("a", TURN[:2]), body("b", TURN[:3]), body("a", TURN), body("b", TURN)],
+    "unnamed sessions": [body(None, TURN[:2]), body(None, TURN), body(None, TURN[:3])],
+    "metadata names it": [body(None, TURN, metadata={"session_id": "m1"}), body("u", TURN)],
+    "null vs missing": [
+        body("a", TURN[:2]),
+        body("a", [TURN[0], {**TURN[1], "tool_calls": None}, *TURN[2:]]),
+    ],
+    "user name": [body("a", TURN[:2]), body("a", [TURN[0], {**TURN[1], "name": "x"}, *TURN[2:]])],
+    "image part": [
+        body("a", [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}])
+    ],
+    "unknown field": [body("a", [{"role": "user", "content": "hi", "audio": None}, TURN[4]])],
+    "integer id": [body("a", [TURN[1], {"role": "assistant", "tool_calls": [{**CALL, "id": 7}]}])],
+    "object arguments": [
+        body(
+            "a",
+            [
+                TURN[1],
+                {
+                    "role": "assistant",
+                    "tool_calls": [{"id": "c", "function": {"arguments": {"b": 1.5, "a": [1]}}}],
+                },
+            ],
+        )
+    ],  # fmt: skip
+    "CJK text": [body("a", [{"role": "user", "content": "天気はどうですか"}, TURN[4]])],
+    "unknown role": [body("a", [{"role": "robot", "content": "beep"}])],
+    "call without id": [body("a", [TURN[1], {"role": "assistant", "tool_calls": [{**CALL, "id": ""}]}])],
+    "not a continuation": [body("a", TURN), body("a", TURN[:2])],
+    "lone surrogate": [body("a", [{"role": "user", "content": "\ud800"}])],
+}
+
+
+def _write(path: Path, bodies: list[dict[str, Any]]) -> Path:
+    text = "\n".join(json.dumps(b) for b in bodies) + "\n"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    return path
+
+
+def _generic(path: Path) -> Imported:
+    return json_or_jsonl(path, "messages", openai_chat.add_openai_message)
+
+
+def _outcome(read: Any, path: Path) -> tuple[list[tuple[Any, ...]], list[str], dict[str, int]] | str:
+    try:
+        got = read(path)
+    except ImportFormatError as exc:
+        return f"error: {exc}"
+    return [dataclasses.astuple(e) for e in got.events], got.origins, dict(got.opaque)
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_the_typed_reading_gives_what_the_generic_one_gives(tmp_path: Path, name: str) -> None:
+    path = _write(tmp_path / "bodies.jsonl", FILES[name])
+    assert _outcome(lambda p: import_log("openai-chat", p), path) == _outcome(_generic, path)
+
+
+def test_the_common_shape_is_read_typed_and_the_rest_generic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    generic: list[str] = []
+    add = openai_chat.add_openai_message
+
+    def counted(b: Any, message: Any, where: str) -> None:
+        generic.append(where)
+        add(b, message, where)
+
+    monkeypatch.setattr(openai_chat, "add_openai_message", counted)
+    import_log("openai-chat", _write(tmp_path / "typed.jsonl", FILES["interleaved sessions"]))
+    assert generic == []  # every record read by the typed structs
+    import_log("openai-chat", _write(tmp_path / "image.jsonl", FILES["image part"]))
+    assert len(generic) == 1  # an image part: the whole file read the generic way
+
+
+def test_sessions_begun_after_a_session_that_grows_later_are_moved(tmp_path: Path) -> None:
+    got = import_log("openai-chat", _write(tmp_path / "b.jsonl", FILES["interleaved sessions"]))
+    assert [e.seq for e in got.events] == list(range(len(got.events)))
+    assert [e.ts for e in got.events] == [float(e.seq) for e in got.events]
+    assert [e.session for e in got.events] == ["a"] * 4 + ["b"] * 4
+
+
+def test_new_event_is_the_event_its_fields_make() -> None:
+    fields = (3, "s", 1, Kind.CALL, "c1", 2.5, "w", "text", 4, True, "src", None, "c0")
+    made = new_event(*fields)
+    assert made == Event(*fields) and dataclasses.astuple(made) == fields
+    assert made.tied_to == "c0"  # not compared by ==, set all the same
+    assert not hasattr(Event, "__post_init__")  # new_event would skip it
+    assert Event.__slots__ == tuple(f.name for f in dataclasses.fields(Event))

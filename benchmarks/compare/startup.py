@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 
 from benchmarks.compare import Comparison, Contender, interleave
@@ -19,10 +20,12 @@ from benchmarks.compare import Comparison, Contender, interleave
 CHECK = ["-m", "turncheck", "check", "agents-js-compaction", "--engine", "explore", "--quiet"]
 
 
-def _runs(argv: list[str], runs: int) -> Callable[[], object]:
+def _runs(argv: list[str], runs: int, cwd: str) -> Callable[[], object]:
     def run() -> object:
         for _ in range(runs):
-            subprocess.run([sys.executable, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                [sys.executable, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd
+            )
         return None
 
     return run
@@ -30,28 +33,29 @@ def _runs(argv: list[str], runs: int) -> Callable[[], object]:
 
 def compare(scale: str) -> list[Comparison]:
     runs = 5 if scale == "full" else 1
-    first = subprocess.run([sys.executable, *CHECK], capture_output=True, text=True)
-    if first.returncode not in (0, 1) or first.stderr:
-        raise RuntimeError(f"the start-up benchmark's check failed: {first.stderr.strip()[:200]}")
-    measured = interleave(
-        [
-            Contender(
-                "check agents-js-compaction --engine explore",
-                "turncheck",
-                _runs(CHECK, runs),
-                runs,
-                children=True,
-            ),
-            Contender(
-                'python -c "import typer"',
-                "ceiling",
-                _runs(["-c", "import typer"], runs),
-                runs,
-                children=True,
-            ),
-        ],  # fmt: skip
-        5 if scale == "full" else 3,
-    )
+    with tempfile.TemporaryDirectory(prefix="turncheck-bench-") as cwd:  # the check's trace lands here
+        first = subprocess.run([sys.executable, *CHECK], capture_output=True, text=True, cwd=cwd)
+        if first.returncode not in (0, 1) or first.stderr:
+            raise RuntimeError(f"the start-up benchmark's check failed: {first.stderr.strip()[:200]}")
+        measured = interleave(
+            [
+                Contender(
+                    "check agents-js-compaction --engine explore",
+                    "turncheck",
+                    _runs(CHECK, runs, cwd),
+                    runs,
+                    children=True,
+                ),
+                Contender(
+                    'python -c "import typer"',
+                    "ceiling",
+                    _runs(["-c", "import typer"], runs, cwd),
+                    runs,
+                    children=True,
+                ),
+            ],  # fmt: skip
+            5 if scale == "full" else 3,
+        )
     return [
         Comparison(
             "start-up of a real command: a 20-state check --engine explore, fresh interpreter",

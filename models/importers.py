@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -194,6 +196,9 @@ def typed_session_name(body: Any) -> str:
     return str(body.user) if body.user else ""
 
 
+_PAIR = re.compile("[0-9]{2}")
+
+
 def _body_records(path: Path, line: str, number: int, list_key: str) -> tuple[list[Any], str]:
     try:
         body = loads(line, f"{path}:{number}")
@@ -213,12 +218,17 @@ def sessions_of_jsonl(
     seen: dict[str, list[Any]] = {}  # session → the whole conversation so far
     counter = 0
     decode = None if typed is None else msgspec.json.Decoder(typed).decode
+    digits = sys.get_int_max_str_digits()  # json refuses an integer longer than this; msgspec skips it
+    too_long = re.compile(rf"(?<![0-9])[0-9]{{{digits + 1}}}") if digits else None
+    step = (digits + 1) // 2  # a run of digits + 1 digits holds two neighbouring multiples of step
     for number, line in enumerate(json_lines(text), start=1):
         if not line.strip():
             continue
         if decode is None:
             records, named = _body_records(path, line, number, list_key)
         else:
+            if too_long and len(line) > digits and _PAIR.search(line[::step]) and too_long.search(line):
+                raise NotTyped("an integer past Python's limit: the generic reader says what json says")
             body = decode(line)
             records, named = getattr(body, list_key), typed_session_name(body)
         if named:
@@ -335,7 +345,7 @@ def json_or_jsonl(path: Path, list_key: str, add: AddRecord, typed: TypedBodies 
         try:
             groups = sessions_of_jsonl(path, text, list_key, typed.body)
             return build_sessions([(s, recs, f"{path}:{n}", k + 1) for s, recs, n, k in groups], typed.add)
-        except (msgspec.DecodeError, NotTyped, ImportFormatError):
+        except (msgspec.DecodeError, RecursionError, NotTyped, ImportFormatError):
             pass  # read again the generic way: its events, or its one-line error, are the answer
     return build_sessions(
         [(s, recs, f"{path}:{n}", k + 1) for s, recs, n, k in sessions_of_jsonl(path, text, list_key)], add

@@ -127,3 +127,26 @@ def test_new_event_is_the_event_its_fields_make() -> None:
     assert made.tied_to == "c0"  # not compared by ==, set all the same
     assert not hasattr(Event, "__post_init__")  # new_event would skip it
     assert Event.__slots__ == tuple(f.name for f in dataclasses.fields(Event))
+
+
+@pytest.mark.parametrize(
+    "field", ['"temperature": 1', '"messages": [{"role": "user", "content": "x"}], "n": 1']
+)
+def test_an_integer_past_pythons_limit_is_refused_on_both_paths(tmp_path: Path, field: str) -> None:
+    """json refuses an integer longer than ``sys.get_int_max_str_digits()``; msgspec would skip
+    it in a field the structs do not name, so such a line is left to the generic reader."""
+    line = '{"user": "a", ' + field + "0" * 5000 + ', "messages": [{"role": "user", "content": "hi"}]}'
+    path = tmp_path / "big.jsonl"
+    path.write_text(json.dumps(body("a", TURN[:2])) + "\n" + line + "\n")
+    typed, generic = _outcome(lambda p: import_log("openai-chat", p), path), _outcome(_generic, path)
+    assert typed == generic and isinstance(typed, str) and "unreadable JSON" in typed
+
+
+def test_json_nested_too_deeply_is_one_line_on_both_paths(tmp_path: Path) -> None:
+    """msgspec raises RecursionError past its depth, even in a field it skips: the generic reader
+    then gives its one line."""
+    deep = '{"user": "b", "x": ' + "[" * 50_000 + "]" * 50_000 + ', "messages": []}'
+    path = tmp_path / "deep.jsonl"
+    path.write_text(json.dumps(body("a", TURN[:2])) + "\n" + deep + "\n")
+    typed, generic = _outcome(lambda p: import_log("openai-chat", p), path), _outcome(_generic, path)
+    assert typed == generic and isinstance(typed, str) and "nested too deeply" in typed

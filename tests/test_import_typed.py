@@ -150,3 +150,23 @@ def test_json_nested_too_deeply_is_one_line_on_both_paths(tmp_path: Path) -> Non
     path.write_text(json.dumps(body("a", TURN[:2])) + "\n" + deep + "\n")
     typed, generic = _outcome(lambda p: import_log("openai-chat", p), path), _outcome(_generic, path)
     assert typed == generic and isinstance(typed, str) and "nested too deeply" in typed
+
+
+def test_a_stamped_session_after_another_keeps_its_unstamped_events_at_their_place() -> None:
+    """Events are built with their final seq; in a session whose format keeps the writer's stamps
+    (``ts``), an event read before the first stamp is stamped with its place in the session, as
+    when each session was built from seq 0 and moved."""
+    from turncheck.models.chat_log import SessionBuilder
+    from turncheck.models.importers import build_sessions
+
+    def add(b: SessionBuilder, record: tuple[str, float | None], where: str) -> None:
+        b.clock = record[1]
+        b.user(record[0], where)
+
+    got = build_sessions(
+        [("a", [("x", None), ("y", None)], "f", 1), ("b", [("p", None), ("q", 100.0), ("r", None)], "f", 1)],
+        add,
+    )
+    assert [(e.session, e.seq, e.ts) for e in got.events] == [
+        ("a", 0, 0.0), ("a", 1, 1.0), ("b", 2, 0.0), ("b", 3, 100.0), ("b", 4, 2.0),
+    ]  # fmt: skip

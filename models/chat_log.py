@@ -85,8 +85,8 @@ class SessionBuilder:
     (:func:`~models.importers.build_sessions` sets it to ``first_seq``: positions in the session,
     whatever sessions come before it)."""
     unstamped: int = 0
-    """Events added before the first stamped one (``ts`` their seq until the session turns out
-    to be stamped: :meth:`positioned_events`)."""
+    """Events added before the first stamped one, counted when it comes (``ts`` their seq until
+    the session turned out to be stamped: :meth:`positioned_events`)."""
     session_checked: bool = False
 
     def opaque_text(self, kind: str, part: Any) -> str:
@@ -167,22 +167,21 @@ class SessionBuilder:
         ascii = text.isascii()
         if not (ascii and self.session_checked and (call_id is None or call_id.isascii())):
             self._check_encodable(text, call_id, where)  # ASCII is always encodable
-        seq = self.first_seq + len(self.events)
-        if kind is Kind.USER or kind is Kind.TERM:
+        events = self.events
+        seq = self.first_seq + len(events)
+        if self.beside and (kind is Kind.USER or kind is Kind.TERM):
             self.beside.clear()  # the message's text, opaque content included, is this event's
         if self.turn < 0:
             self.turn = 0
         clock = self.clock
-        if clock is not None:
-            self.timed = True
-            ts = clock
-        elif self.timed:
-            ts = float(seq - self.id_base)
+        if clock is None:
+            ts = float(seq - self.id_base) if self.timed else float(seq)
         else:
-            ts = float(seq)
-            self.unstamped += 1
+            if not self.timed:
+                self.timed, self.unstamped = True, len(events)
+            ts = clock
         self.origins.append(where)
-        self.events.append(
+        events.append(
             new_event(seq, self.session, self.turn, kind, call_id, ts, "0", text, len(text),
                       False if ascii else detect_cjk(text), None, covers, tied_to)
         )  # fmt: skip

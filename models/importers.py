@@ -54,7 +54,7 @@ class TypedBodies:
     the records' list (the format's list key), ``user`` and ``metadata`` fields, decoded straight
     from each line; ``add`` adds one decoded record to the session.
 
-    The typed reading is a fast path, never a second definition of the format: its structs
+    The typed reading is a fast path, never a second definition of the format: the record structs
     forbid fields they do not name and tell a missing field from ``null`` (``msgspec.UNSET``),
     so two records are equal as structs exactly when they are equal as JSON objects (how a line
     is found to extend its session's previous one); a line the structs refuse, a record ``add``

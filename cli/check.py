@@ -119,10 +119,9 @@ def check_command(
     """Check a model's invariants, goals and eventually-properties; exit 0 pass, 1 counterexample
     (a lasso for an eventually-property), 3 inconclusive."""
     from turncheck.scenarios.base import split_assignments
-    from turncheck.sim.checking import run_check, select_properties
+    from turncheck.sim.checking import DEFAULT_DATABASE, run_check, select_properties
     from turncheck.sim.explorer import StderrProgress
     from turncheck.sim.protocols import load_model
-    from turncheck.sim.stateful import DEFAULT_DATABASE
 
     _check_bounds(max_states, max_depth, timeout)
     if trace_out is not None:

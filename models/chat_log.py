@@ -46,7 +46,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from turncheck.models.events import Event, EventFormatError, Kind, check_encodable, detect_cjk
+from turncheck.models.events import Event, EventFormatError, Kind, check_encodable, detect_cjk, new_event
 
 
 class ImportFormatError(EventFormatError):
@@ -59,6 +59,7 @@ class SessionBuilder:
 
     session: str
     first_seq: int = 0
+    """The seq of the session's first event: events are built with their final seq."""
     events: list[Event] = field(default_factory=list)
     turn: int = -1
     origins: list[str] = field(default_factory=list)
@@ -78,6 +79,15 @@ class SessionBuilder:
     """Parts kept as opaque content, by type (:meth:`keep_opaque`)."""
     beside: list[str] = field(default_factory=list)
     """Opaque content of the message being read that no event carries yet."""
+    id_base: int = 0
+    """The seq the session's own positions count from: an id-less call's ``NAME@N`` id and the
+    ``ts`` of an unstamped event in a stamped session are ``seq - id_base``
+    (:func:`~models.importers.build_sessions` sets it to ``first_seq``: positions in the session,
+    whatever sessions come before it)."""
+    unstamped: int = 0
+    """Events added before the first stamped one, counted when it comes (``ts`` their seq until
+    the session turned out to be stamped: :meth:`positioned_events`)."""
+    session_checked: bool = False
 
     def opaque_text(self, kind: str, part: Any) -> str:
         """A part of type ``kind`` this reader does not know, as the text it is kept as (its
@@ -116,7 +126,7 @@ class SessionBuilder:
         """A call whose id may be missing: it gets ``NAME@SEQ``, and the next id-less result of
         ``name`` answers it."""
         if not call_id:
-            call_id = f"{name}@{self.next_seq}"
+            call_id = f"{name}@{self.next_seq - self.id_base}"
             self.unnamed.setdefault(name, []).append(call_id)
         self.call(call_id, arguments, where)
 
@@ -125,44 +135,56 @@ class SessionBuilder:
         (none open: an id of its own, so ``lint`` reports it as orphaned)."""
         if not call_id:
             pending = self.unnamed.get(name)
-            call_id = pending.pop(0) if pending else f"{name}@{self.next_seq}"
+            call_id = pending.pop(0) if pending else f"{name}@{self.next_seq - self.id_base}"
         self.result(call_id, text, where)
 
     @property
     def next_seq(self) -> int:
         return self.first_seq + len(self.events)
 
-    def _add(
-        self, kind: Kind, text: str, where: str, call_id: str | None = None,
-        covers: tuple[int, int] | None = None, tied_to: str | None = None, caller: str | None = None,
-    ) -> None:  # fmt: skip
+    def positioned_events(self) -> list[Event]:
+        """The events, the ``ts`` of a stamped session's events read before its first stamp being
+        their place in the session (``seq - id_base``), as for every later unstamped one."""
+        if not self.timed or not self.unstamped or not self.id_base:
+            return self.events
+        early = [
+            dataclasses.replace(e, ts=float(e.seq - self.id_base)) for e in self.events[: self.unstamped]
+        ]
+        return early + self.events[self.unstamped :]
+
+    def _check_encodable(self, text: str, call_id: str | None, where: str) -> None:
         for value, what in ((text, "text"), (call_id or "", "call id"), (self.session, "session name")):
             try:
                 check_encodable(value, f"{where}: {what}")
             except EventFormatError as exc:  # a lone surrogate cannot be written: refused by record
                 raise ImportFormatError(str(exc)) from None
-        seq = self.next_seq
-        if kind in (Kind.USER, Kind.TERM):
+        self.session_checked = True
+
+    def _add(
+        self, kind: Kind, text: str, where: str, call_id: str | None = None,
+        covers: tuple[int, int] | None = None, tied_to: str | None = None, caller: str | None = None,
+    ) -> None:  # fmt: skip
+        ascii = text.isascii()
+        if not (ascii and self.session_checked and (call_id is None or call_id.isascii())):
+            self._check_encodable(text, call_id, where)  # ASCII is always encodable
+        events = self.events
+        seq = self.first_seq + len(events)
+        if self.beside and (kind is Kind.USER or kind is Kind.TERM):
             self.beside.clear()  # the message's text, opaque content included, is this event's
-        self.turn = max(self.turn, 0)
-        self.timed = self.timed or self.clock is not None
+        if self.turn < 0:
+            self.turn = 0
+        clock = self.clock
+        if clock is None:
+            ts = float(seq - self.id_base) if self.timed else float(seq)
+        else:
+            if not self.timed:
+                self.timed, self.unstamped = True, len(events)
+            ts = clock
         self.origins.append(where)
-        self.events.append(
-            Event(
-                seq=seq,
-                session=self.session,
-                turn=self.turn,
-                kind=kind,
-                call_id=call_id,
-                ts=float(seq) if self.clock is None else self.clock,
-                text=text,
-                chars=len(text),
-                cjk=detect_cjk(text),
-                covers=covers,
-                tied_to=tied_to,
-                caller=caller,
-            )
-        )
+        events.append(
+            new_event(seq, self.session, self.turn, kind, call_id, ts, "0", text, len(text),
+                      False if ascii else detect_cjk(text), None, covers, tied_to, caller)
+        )  # fmt: skip
 
     def user(self, text: str, where: str) -> None:
         self.turn += 1 if self.events else 0

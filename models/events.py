@@ -79,14 +79,20 @@ def has_cjk(text: str) -> bool:
 def detect_cjk(text: str) -> bool:
     """A text counts as CJK when at least half of its non-space characters are CJK.
 
-    Regular expressions keep this linear and fast: it runs on every text event appended.
+    Regular expressions keep this linear and fast: it runs on every text event appended. An
+    ASCII text (most of them) holds no CJK character, so it is answered without them.
     """
+    if text.isascii():
+        return False
     letters = _SPACE.sub("", text)
     return bool(letters) and 2 * len(_CJK_CLASS.findall(letters)) >= len(letters)
 
 
 def check_encodable(text: str, where: str = "text") -> None:
-    """Reject a text that has no UTF-8 encoding (lone surrogates), naming the position."""
+    """Reject a text that has no UTF-8 encoding (lone surrogates), naming the position. ASCII
+    always has one: checked without encoding."""
+    if text.isascii():
+        return
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -143,6 +149,29 @@ class Event:
     def size(self) -> int:
         """Characters of the content: the text when present, else ``chars``."""
         return len(self.text) if self.text is not None else self.chars
+
+
+_NEW = object.__new__
+(_SEQ, _SESSION, _TURN, _KIND, _CALL_ID, _TS, _WRITER, _TEXT, _CHARS, _CJK, _SOURCE, _COVERS, _TIED_TO, _CALLER) = (
+    getattr(Event, f).__set__ for f in Event.__slots__
+)
+
+
+def new_event(
+    seq: int, session: str, turn: int, kind: Kind, call_id: str | None, ts: float, writer: str,
+    text: str | None, chars: int, cjk: bool, source: str | None, covers: tuple[int, int] | None,
+    tied_to: str | None, caller: str | None = None,
+) -> Event:  # fmt: skip
+    """``Event(seq, …, caller)`` (every field, in order) for a reader that has checked them: the
+    importers build tens of thousands a second. The frozen dataclass's ``__init__`` sets each
+    field through ``object.__setattr__``, a generic lookup per field; this sets the slots through
+    their own descriptors, a third of the time. It is the same value only while ``Event`` has no
+    ``__post_init__`` and these slots (tests/test_events.py keeps both)."""
+    e = _NEW(Event)
+    _SEQ(e, seq), _SESSION(e, session), _TURN(e, turn), _KIND(e, kind), _CALL_ID(e, call_id)
+    _TS(e, ts), _WRITER(e, writer), _TEXT(e, text), _CHARS(e, chars), _CJK(e, cjk)
+    _SOURCE(e, source), _COVERS(e, covers), _TIED_TO(e, tied_to), _CALLER(e, caller)
+    return e
 
 
 MAX_INT = 2**63 - 1

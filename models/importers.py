@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder
 from turncheck.models.events import Event, EventFormatError, event_from_dict, load_json_line
@@ -37,6 +41,29 @@ if TYPE_CHECKING:
     from turncheck.models.sent_windows import SentWindow, TraceRecords
 
 AddRecord = Callable[[SessionBuilder, Any, str], None]
+
+
+class NotTyped(Exception):
+    """Raised by a :class:`TypedBodies` reader on a record it leaves to the format's generic
+    reader (never seen by a user: the file is then read again the generic way)."""
+
+
+@dataclass(frozen=True)
+class TypedBodies:
+    """A format's typed reading of JSONL request bodies: ``body`` is a ``msgspec.Struct`` with
+    the records' list (the format's list key), ``user`` and ``metadata`` fields, decoded straight
+    from each line; ``add`` adds one decoded record to the session.
+
+    The typed reading is a fast path, never a second definition of the format: the record structs
+    forbid fields they do not name and tell a missing field from ``null`` (``msgspec.UNSET``),
+    so two records are equal as structs exactly when they are equal as JSON objects (how a line
+    is found to extend its session's previous one); a line the structs refuse, a record ``add``
+    leaves (:class:`NotTyped`), and any refusal of the file make :func:`json_or_jsonl` read the
+    whole file again with the generic reader — whose events, or one-line error, are the result.
+    """
+
+    body: type[msgspec.Struct]
+    add: AddRecord
 
 
 @dataclass(frozen=True)
@@ -178,23 +205,54 @@ def json_lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in text.split("\n")]
 
 
-def sessions_of_jsonl(path: Path, text: str, list_key: str) -> list[tuple[str, list[Any], int, int]]:
-    """JSONL request bodies → (session, new records, line, records before them) in file order."""
+def typed_session_name(body: Any) -> str:
+    """:func:`session_name` of a typed body (:class:`TypedBodies`): its ``metadata`` and ``user``."""
+    meta = body.metadata
+    if isinstance(meta, Mapping) and meta.get("session_id"):
+        return str(meta["session_id"])
+    return str(body.user) if body.user else ""
+
+
+_PAIR = re.compile("[0-9]{2}")
+
+
+def _body_records(path: Path, line: str, number: int, list_key: str) -> tuple[list[Any], str]:
+    try:
+        body = loads(line, f"{path}:{number}")
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
+    if not isinstance(body, Mapping) or not isinstance(body.get(list_key), list):
+        raise ImportFormatError(f"{path}:{number}: expected a request body with a {list_key!r} list")
+    return body[list_key], session_name(body, "")
+
+
+def sessions_of_jsonl(
+    path: Path, text: str, list_key: str, typed: type[msgspec.Struct] | None = None
+) -> list[tuple[str, list[Any], int, int]]:
+    """JSONL request bodies → (session, new records, line, records before them) in file order;
+    with ``typed``, each line decoded as that struct (``msgspec`` errors propagate)."""
     out: list[tuple[str, list[Any], int, int]] = []
     seen: dict[str, list[Any]] = {}  # session → the whole conversation so far
     counter = 0
+    decode = None if typed is None else msgspec.json.Decoder(typed).decode
+    digits = sys.get_int_max_str_digits()  # json refuses an integer longer than this; msgspec skips it
+    too_long = re.compile(rf"(?<![0-9])[0-9]{{{digits + 1}}}") if digits else None
+    step = (digits + 1) // 2  # a run of digits + 1 digits holds two neighbouring multiples of step
     for number, line in enumerate(json_lines(text), start=1):
         if not line.strip():
             continue
-        try:
-            body = loads(line, f"{path}:{number}")
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
-        if not isinstance(body, Mapping) or not isinstance(body.get(list_key), list):
-            raise ImportFormatError(f"{path}:{number}: expected a request body with a {list_key!r} list")
-        records = body[list_key]
-        named = session_name(body, "")
-        candidates = [named] if named else [s for s in reversed(seen) if s.startswith(f"{path.stem}-")][:1]
+        if decode is None:
+            records, named = _body_records(path, line, number, list_key)
+        else:
+            if too_long and len(line) > digits and _PAIR.search(line[::step]) and too_long.search(line):
+                raise NotTyped("an integer past Python's limit: the generic reader says what json says")
+            body = decode(line)
+            records, named = getattr(body, list_key), typed_session_name(body)
+        if named:
+            candidates = [named]
+        else:  # the newest session named after the file
+            newest = next((s for s in reversed(seen) if s.startswith(f"{path.stem}-")), None)
+            candidates = [] if newest is None else [newest]
         session = next((s for s in candidates if s in seen and records[: len(seen[s])] == seen[s]), None)
         if session is None:
             counter += 1
@@ -217,36 +275,48 @@ one record the group holds)."""
 
 def build_sessions(groups: Iterable[Group], add: AddRecord) -> Imported:
     """Build every session (a session may arrive in several groups, read once, in order: a
-    generator keeps only the group being read); seq over the whole file."""
+    generator keeps only the group being read); seq over the whole file.
+
+    Each session's events are built once, with their final seq: a session starts where the
+    sessions begun before it end (their events so far). Only when an earlier session grows after
+    a later one began (groups of sessions interleaved) are the later sessions' events moved
+    (:func:`reseq`), as if each had been built after every session before it."""
     builders: dict[str, SessionBuilder] = {}
+    last: SessionBuilder | None = None
     for session, records, where, first in groups:
-        b = builders.setdefault(session, SessionBuilder(session))
+        b = builders.get(session)
+        if b is None:
+            start = 0 if last is None else last.next_seq
+            b = builders[session] = last = SessionBuilder(session, first_seq=start, id_base=start)
         for i, record in enumerate(records, start=first or 0):
             here = where if first is None else f"{where}: record {i}"
             add(b, record, here)
-            b.end_message(here)
+            if b.beside:
+                b.end_message(here)
     events: list[Event] = []
     origins: list[str] = []
     opaque: Counter[str] = Counter()
     for b in builders.values():
-        b.first_seq = len(events)
-        events.extend(reseq(b.events, b.first_seq, b.timed))
+        built = b.positioned_events()
+        events.extend(
+            built if b.first_seq == len(events) else reseq(built, len(events) - b.first_seq, b.timed)
+        )
         origins.extend(b.origins)
         opaque.update(b.opaque)
     return Imported(events, origins, opaque=dict(sorted(opaque.items())))
 
 
-def reseq(events: list[Event], first: int, timed: bool = False) -> list[Event]:
-    """A session's events moved to start at seq ``first`` (a SUMMARY's ``covers`` with them);
-    ``ts`` is the position unless the format keeps the writer's stamps (``timed``)."""
+def reseq(events: list[Event], shift: int, timed: bool = False) -> list[Event]:
+    """A session's events moved by ``shift`` seqs (a SUMMARY's ``covers`` with them); ``ts`` is
+    the position unless the format keeps the writer's stamps (``timed``)."""
     return [
         dataclasses.replace(
             e,
-            seq=first + i,
-            ts=e.ts if timed else float(first + i),
-            covers=None if e.covers is None else (e.covers[0] + first, e.covers[1] + first),
+            seq=e.seq + shift,
+            ts=e.ts if timed else float(e.seq + shift),
+            covers=None if e.covers is None else (e.covers[0] + shift, e.covers[1] + shift),
         )
-        for i, e in enumerate(events)
+        for e in events
     ]
 
 
@@ -273,7 +343,9 @@ def read_text(path: Path) -> str:
         raise ImportFormatError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
-def json_or_jsonl(path: Path, list_key: str, add: AddRecord) -> Imported:
+def json_or_jsonl(path: Path, list_key: str, add: AddRecord, typed: TypedBodies | None = None) -> Imported:
+    """A JSON document (one session, or sessions by name) or JSONL of request bodies, each record
+    added with ``add``; with ``typed``, JSONL is first read the typed way (:class:`TypedBodies`)."""
     text = read_text(path)
     try:
         value = loads(text, str(path))
@@ -286,6 +358,12 @@ def json_or_jsonl(path: Path, list_key: str, add: AddRecord) -> Imported:
             [(s, recs, f"{path}: session {s!r}", 1) for s, recs in sessions_of_json(value, path, list_key)],
             add,
         )
+    if typed is not None:
+        try:
+            groups = sessions_of_jsonl(path, text, list_key, typed.body)
+            return build_sessions([(s, recs, f"{path}:{n}", k + 1) for s, recs, n, k in groups], typed.add)
+        except (msgspec.DecodeError, RecursionError, NotTyped, ImportFormatError):
+            pass  # read again the generic way: its events, or its one-line error, are the answer
     return build_sessions(
         [(s, recs, f"{path}:{n}", k + 1) for s, recs, n, k in sessions_of_jsonl(path, text, list_key)], add
     )

@@ -20,17 +20,24 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from turncheck.models.errors import UnknownName
 from turncheck.models.invariants import INVARIANTS
 from turncheck.models.protocol import Property, ProtocolModel, as_model
 from turncheck.sim.exploration import Exploration, reduction_factor
 from turncheck.sim.explorer import ProgressLine, explore
-from turncheck.sim.stateful import DEFAULT_DATABASE, StatefulOutcome, check_stateful
-from turncheck.sim.timed_runs import TimedOutcome, run_timed
 from turncheck.sim.transcript import params_text, transcript
 from turncheck.sim.witness import ConcretePath, counterexample
+
+if TYPE_CHECKING:
+    from turncheck.sim.stateful import StatefulOutcome
+    from turncheck.sim.timed_runs import TimedOutcome
+
+DEFAULT_DATABASE = Path(".turncheck") / "hypothesis"
+"""Hypothesis's example database for ``check`` (:data:`sim.stateful.DEFAULT_DATABASE`, named
+here too so that the explorer's path never imports Hypothesis: a ``check --engine explore``
+starts without it; tests/test_startup_imports.py keeps the two equal)."""
 
 log = logging.getLogger(__name__)
 
@@ -499,6 +506,8 @@ def run_check(
     log.info("check %s: engine %s, %d properties", model.name, engine, len(props))
     log.debug("properties: %s", ", ".join(p.name for p in props))
     if engine == "simpy":
+        from turncheck.sim.timed_runs import run_timed  # SimPy: imported for its engine only
+
         return _timed_report(model, props, run_timed(model, props, runs=max_examples, steps=steps,
                                                      seed=seed or 0, timeout=timeout))  # fmt: skip
     exploration = stateful = None
@@ -519,6 +528,8 @@ def run_check(
         )  # fmt: skip
     if engine in ("hypothesis", "both"):
         finite = tuple(p for p in props if p.expectation != "eventually")  # a finite run shows no "never"
+        from turncheck.sim.stateful import check_stateful  # Hypothesis: imported for its engine only
+
         left = None if timeout is None else max(0.0, timeout - (time.monotonic() - started))  # one budget
         stateful = check_stateful(
             model, finite, max_examples=max_examples, steps=steps, seed=seed, database=database, timeout=left

@@ -36,11 +36,12 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Collection, Container, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from turncheck.models.protocol import Property, ProtocolModel
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ class Transitions:
 
     @property
     def src(self) -> np.ndarray[Any, Any]:
+        import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
         out = np.frombuffer(self.out, np.int64)
         return np.repeat(np.arange(len(out)), out)
 
@@ -98,6 +101,8 @@ class Graph:
         weak: Sequence[Hashable] = (),
         strong: Sequence[Hashable] = (),
     ) -> None:
+        import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
         self.n, self.expanded, self.edges = n, expanded, edges
         self.fair = (*weak, *strong)
         self.weak_bits = (1 << len(weak)) - 1
@@ -124,6 +129,8 @@ class Graph:
         """The states that are a fair loop alone, in ascending order: an expanded state with no
         enabled action (it stutters), or one with a step back to itself that takes every fair
         name it enables (whole-array tests over the rows of such states alone)."""
+        import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
         looping = np.unique(self.src[self.src == self.dst])
         first = self.start[looping]
         count = self.start[looping + 1] - first
@@ -142,6 +149,8 @@ class Graph:
         leads back to a state found no later (along a loop, BFS ids cannot only grow); else the
         states both reached from a loop and reaching one (:func:`_peel`, forwards then
         backwards)."""
+        import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
         other = self.src != self.dst
         src, dst, n = self.src[other], self.dst[other], self.n
         if not np.any(dst < src):
@@ -157,6 +166,8 @@ class Graph:
 
     def pred(self, v: int) -> list[int]:
         if self._pred is None:
+            import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
             order = np.argsort(self.dst, kind="stable")
             sources, start = self.src[order], _starts(self.dst[order], self.n)
             self._pred = _Rows(lambda w: sources[start[w] : start[w + 1]].tolist())
@@ -167,6 +178,8 @@ def _peel(alive: np.ndarray[Any, Any], src: np.ndarray[Any, Any], dst: np.ndarra
     """Clear in ``alive`` every state no loop of the graph ``src → dst`` (``src`` sorted, between
     states ``alive`` keeps) leads to: Kahn's algorithm, taking a whole frontier of states with no
     transition left into them at a time, so each transition is read once."""
+    import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
     n = len(alive)
     start = _starts(src, n)
     into = np.bincount(dst, minlength=n)
@@ -185,6 +198,8 @@ def _peel(alive: np.ndarray[Any, Any], src: np.ndarray[Any, Any], dst: np.ndarra
 
 def _starts(src: np.ndarray[Any, Any], n: int) -> np.ndarray[Any, Any]:
     """Where each state's row begins in the sorted ``src`` (and, last, where the rows end)."""
+    import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
     start = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(src, minlength=n), out=start[1:])
     return start
@@ -192,6 +207,8 @@ def _starts(src: np.ndarray[Any, Any], n: int) -> np.ndarray[Any, Any]:
 
 def _spans(first: np.ndarray[Any, Any], count: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """The indices ``first[k] .. first[k] + count[k] - 1`` of every row ``k``, row after row."""
+    import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
     return np.repeat(first - np.cumsum(count) + count, count) + np.arange(count.sum())
 
 

@@ -148,7 +148,7 @@ def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[
     assert (
         [o["topic"] for o in objects]
         == list(TOPICS)
-        == ["projector", "store", "importer", "race", "trigger", "testbench", "check"]
+        == ["projector", "store", "importer", "race", "startup", "trigger", "testbench", "check"]
     )
     for o in objects:
         assert o["format"] == "turncheck/1" and o["scale"] == "tiny" and o["compare"]

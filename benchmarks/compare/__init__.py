@@ -10,7 +10,8 @@ every contender once, the order rotating), measured in CPU seconds of this proce
 is paired: the median, over the rounds, of the two contenders' times in the same round
 (:func:`paired_ratio`).
 
-One module per topic (``projector``, ``store``, ``importer``, ``race``, ``trigger``, ``check``, ``testbench``), each with
+One module per topic (``projector``, ``store``, ``importer``, ``race``, ``startup``, ``trigger``, ``check``,
+``testbench``), each with
 ``compare(scale) -> list[Comparison]``. Nothing here is a timed test: figures are printed,
 never asserted (a slow machine gives slower figures, not a failure).
 """
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Role = Literal["turncheck", "ceiling", "peer"]
-TOPICS = ("projector", "store", "importer", "race", "trigger", "testbench", "check")
+TOPICS = ("projector", "store", "importer", "race", "startup", "trigger", "testbench", "check")
 """The topics with a comparison, in the order ``bench --compare`` runs them: the explorer's
 hundreds of MiB of small objects last, because a topic run after them in the same process finds
 a fragmented heap (the projector's per-request figures, bisection included, were a third higher
@@ -47,6 +48,7 @@ class Contender:
     units: float
     isolated: bool = False  # run each round in a forked child (its peak memory is then measured)
     wall: bool = False  # wall-clock seconds instead of this process's CPU (work spread over processes)
+    children: bool = False  # CPU of the child processes it waits for (a command started fresh)
 
 
 @dataclass(frozen=True)
@@ -164,13 +166,18 @@ def _rss_bytes() -> int:
         return 0
 
 
-def _timed(fn: Callable[[], object], wall: bool = False) -> float:
-    """CPU seconds of ``fn()`` (wall-clock seconds with ``wall``), the collector paused (as every
-    hot path here pauses it)."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(fn: Callable[[], object], wall: bool = False, children: bool = False) -> float:
+    """CPU seconds of ``fn()`` (wall-clock seconds with ``wall``; with ``children``, those of the
+    child processes it waited for), the collector paused (as every hot path here pauses it)."""
     gc.collect()
     enabled = gc.isenabled()
     gc.disable()
-    clock = time.perf_counter if wall else time.process_time
+    clock = _children_cpu if children else time.perf_counter if wall else time.process_time
     try:
         c0 = clock()
         kept = fn()
@@ -233,7 +240,7 @@ def interleave(contenders: list[Contender], rounds: int) -> tuple[Measured, ...]
                     seconds, peak = _in_child(c.run)
                     peaks[i] = peak if peaks[i] is None else max(peaks[i] or 0, peak)
                 else:
-                    seconds = _timed(c.run, c.wall)
+                    seconds = _timed(c.run, c.wall, c.children)
                 cpu[i].append(seconds)
     finally:
         gc.unfreeze()

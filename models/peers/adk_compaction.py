@@ -44,7 +44,6 @@ size estimates do not see it. A sent part without one is a summary ADK materiali
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import warnings
 from collections.abc import Sequence
@@ -245,6 +244,8 @@ def quiet_windows(history: History, at: Sequence[int], budget: int, cost: CostMo
     silence_adk_log()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        import asyncio  # at the call: importing a peer module stays cheap (check starts fast)
+
         return asyncio.run(_windows(history, at, budget, cost))
 
 

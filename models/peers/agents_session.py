@@ -25,7 +25,6 @@ exactly the items sent.
 
 from __future__ import annotations
 
-import asyncio
 from collections import defaultdict, deque
 from typing import Any
 
@@ -113,6 +112,8 @@ def select(history: History, budget: int, cost: CostModel, limit: int | None = N
         limit = n - fit_start(history, budget, cost)
     items = agent_items(history)
     current = getattr(cost, "current", "") or ""
+    import asyncio  # at the call: importing a peer module stays cheap (check starts fast)
+
     prepared = asyncio.run(_prepare(items, limit, current))
     if not prepared or item_key(prepared[-1]) != ("message", "user", current):
         raise TurncheckError("peer:openai-agents did not end its input with the current question")

@@ -27,7 +27,6 @@ fits after the head.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from turncheck.models.cost import CostModel, content_of
@@ -145,6 +144,8 @@ def select(history: History, budget: int, cost: CostModel, context: str) -> Sele
         head_cost = span_costs(history, cost, message_spans[:1])
         tail = fitting_messages(history, cost, budget - sum(head_cost), message_spans[1:])
         ctx = contexts.HeadAndTailChatCompletionContext(head_size=1, tail_size=max(1, tail))
+    import asyncio  # at the call: importing a peer module stays cheap (check starts fast)
+
     returned = asyncio.run(_messages_of(ctx, messages))
     return selection_of_objects(message_spans, messages, returned,
                                 lambda obj, k: invented_event(history, obj, k, Kind.USER))  # fmt: skip

@@ -33,7 +33,6 @@ returns that newest message anyway ("so the LLM can raise an error"), over budge
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -145,6 +144,8 @@ def select_memory(history: History, budget: int, cost: CostModel) -> Selection:
     messages = llamaindex_messages(history, message_spans)
     if budget - cost.frame < 1:
         raise MandatoryInputExceedsBudget(cost.frame, budget)
+    import asyncio  # at the call: importing a peer module stays cheap (check starts fast)
+
     kept = asyncio.run(_memory_window(messages, budget - cost.frame))
     first = len(messages) - len(kept)
     if first < 0 or any(
@@ -192,6 +193,8 @@ def memory_requests(
     ends = [
         next((i for i, s in enumerate(message_spans) if s.start >= p), len(message_spans)) for p in points
     ]
+    import asyncio  # at the call: importing a peer module stays cheap (check starts fast)
+
     kept_per_request = asyncio.run(_memory_windows(messages, ends, budget - cost.frame))
     out: list[Window] = []
     for p, end, kept in zip(points, ends, kept_per_request, strict=True):

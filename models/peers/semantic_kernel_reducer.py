@@ -22,7 +22,6 @@ reducers' minimum) — the best a per-request setting could do; a fixed count is
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from turncheck.models.cost import CostModel, content_of
@@ -105,6 +104,8 @@ def select(history: History, budget: int, cost: CostModel, summarize: bool = Fal
         reducer = reducers.ChatHistoryTruncationReducer(
             target_count=target, threshold_count=0, messages=messages
         )
+    import asyncio  # at the call: importing a peer module stays cheap (check starts fast)
+
     kept = asyncio.run(_reduce(reducer))
     return selection_of_objects(message_spans, messages, kept, lambda obj, k: invented_event(history, obj, k))
 

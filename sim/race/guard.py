@@ -25,6 +25,7 @@ handlers and the interval timer are what they were before it was entered.
 
 from __future__ import annotations
 
+import _signal  # the handlers as they are: signal's wrappers turn each into an enum, by a raised ValueError
 import concurrent.futures
 import functools
 import linecache
@@ -211,7 +212,7 @@ def guarded(seconds: float | None = None) -> Iterator[Guard]:
         raise guard.exit_called
 
     previous = (
-        signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
+        _signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
     )
 
     def noted(signum: int, frame: FrameType | None) -> Any:
@@ -226,16 +227,16 @@ def guarded(seconds: float | None = None) -> Iterator[Guard]:
         raise guard.overrun
 
     if callable(previous):
-        signal.signal(signal.SIGINT, noted)
+        _signal.signal(signal.SIGINT, noted)
     alarm = getattr(signal, "SIGALRM", None)  # POSIX only: elsewhere --max-steps is the only bound
     if (
         seconds is not None
         and previous is not None
         and alarm is not None
-        and signal.getsignal(alarm) == signal.SIG_DFL
+        and _signal.getsignal(alarm) == signal.SIG_DFL
     ):
         guard.seconds = seconds
-        signal.signal(signal.SIGALRM, overrun)
+        _signal.signal(signal.SIGALRM, overrun)
         guard.rearm()
     real_sleep = time.sleep
 
@@ -253,6 +254,6 @@ def guarded(seconds: float | None = None) -> Iterator[Guard]:
         os._exit, time.sleep = real_exit, real_sleep
         if guard.seconds is not None:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            _signal.signal(signal.SIGALRM, _signal.SIG_DFL)
         if callable(previous):
-            signal.signal(signal.SIGINT, previous)
+            _signal.signal(signal.SIGINT, previous)

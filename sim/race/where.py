@@ -24,7 +24,13 @@ RACE_DIR = os.path.dirname(__file__) + os.sep
 def place(path: str) -> str:
     """A source file as a report names it: relative to the working directory, or from the
     package folder on for installed libraries, so two machines print the same words."""
-    cwd = os.getcwd()
+    return _placed(path, os.getcwd())
+
+
+@functools.lru_cache(maxsize=4096)
+def _placed(path: str, cwd: str) -> str:
+    """:func:`place` in ``cwd``, computed once per file and folder: every step of every schedule
+    names where its task waits, and ``relpath`` was a third of a schedule's time."""
     if path.startswith(cwd + os.sep):
         return os.path.relpath(path, cwd)
     for marker in ("site-packages" + os.sep, "dist-packages" + os.sep):
@@ -35,9 +41,14 @@ def place(path: str) -> str:
 
 def _frame_text(frame: Any, callers: Sequence[str]) -> str:
     code = frame.f_code
-    line = linecache.getline(code.co_filename, frame.f_lineno).strip()
-    chain = " ← ".join((code.co_name, *callers))
-    return f"{place(code.co_filename)}:{frame.f_lineno} `{line}` in {chain}"
+    return _text_at(code.co_filename, frame.f_lineno, (code.co_name, *callers), os.getcwd())
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_at(filename: str, lineno: int, chain: tuple[str, ...], cwd: str) -> str:
+    """A frame's words (:func:`_frame_text`), once per place: a task waits at few places, many times."""
+    line = linecache.getline(filename, lineno).strip()
+    return f"{_placed(filename, cwd)}:{lineno} `{line}` in {' ← '.join(chain)}"
 
 
 def suspended_at(coro: Any) -> str:

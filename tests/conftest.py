@@ -60,8 +60,8 @@ HEAVIEST_FIRST: tuple[str, ...] = (
 """The test modules whose run costs the most CPU, heaviest first: the suite starts with them.
 
 Measured with a per-test CPU probe (the worker's and its reaped children's ``getrusage``) over
-the README's command, beside other work (issue 58 item 9). With ``--dist worksteal``
-(``addopts``) the first worker starts at the head of the collection and the second at its
+the README's command, beside other work (issue 58 item 9). With ``worksteal``
+(:func:`pytest_cmdline_main`) the first worker starts at the head of the collection and the second at its
 middle; an idle worker steals the tail of the other's queue. Heavy modules at the tail, as the
 alphabet put ``test_wheel.py`` and ``test_your_agent_doc.py``, were what the other worker
 waited for at the end of a run; first, the run ends on light tests whichever worker steals.
@@ -80,6 +80,18 @@ def heaviest_first(items: list[pytest.Item]) -> None:
     every xdist worker, as xdist requires)."""
     rank = {module: i for i, module in enumerate(HEAVIEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``-n`` without ``--dist`` schedules by work stealing (xdist's ``worksteal``): a worker that
+    runs out of tests takes half of the other's queue, from its tail, so a run does not end with
+    one worker waiting on the other's last chunk. Set here, before xdist's own hook picks
+    ``load``, not in ``addopts``: a ``--dist`` there is refused by a pytest without xdist (a
+    user's, reading this pyproject.toml). A ``--dist`` given on the command line is kept."""
+    option = config.option
+    if getattr(option, "dist", None) == "no" and getattr(option, "numprocesses", None):
+        option.dist = "worksteal"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -50,10 +50,23 @@ def test_this_run_started_with_the_heaviest_modules(request: pytest.FixtureReque
     assert ranks == sorted(ranks)
 
 
-def test_the_readme_command_steals_work() -> None:
+def test_the_readme_command_steals_work(request: pytest.FixtureRequest) -> None:
+    import conftest
+
+    def chosen(dist: str, numprocesses: int | None) -> str:
+        config: Any = SimpleNamespace(option=SimpleNamespace(dist=dist, numprocesses=numprocesses))
+        conftest.pytest_cmdline_main(config)
+        return str(config.option.dist)
+
+    assert chosen("no", 2) == "worksteal"  # -n logical, as the README runs it
+    assert chosen("load", 2) == "load" and chosen("no", None) == "no" and chosen("no", 0) == "no"
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # this very run, when it runs under xdist
+        assert (
+            request.config.getoption("dist") == "worksteal"
+            or "--dist" in request.config.invocation_params.args
+        )
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    addopts = pyproject["tool"]["pytest"]["ini_options"]["addopts"]
-    assert addopts[addopts.index("--dist") + 1] == "worksteal"
+    assert "--dist" not in pyproject["tool"]["pytest"]["ini_options"]["addopts"]  # refused without xdist
 
 
 def test_made_once_makes_a_folder_once_per_run_and_again_after_a_failed_make(

@@ -45,28 +45,38 @@ ROOT = Path(__file__).resolve().parent.parent
 
 HEAVIEST_FIRST: tuple[str, ...] = (
     "tests/test_docs.py",
-    "tests/test_check_cli.py",
-    "tests/test_doc_figures.py",
+    "tests/test_scenario_peers.py",
     "tests/test_race_libraries.py",
+    "tests/test_check_cli.py",
+    "tests/test_stress_adk.py",
+    "tests/test_run_bounds.py",
+    "tests/test_doc_figures.py",
     "tests/test_bench_compare.py",
     "tests/test_cost_trigger.py",
+    "tests/test_testing.py",
     "tests/test_extension.py",
+    "tests/test_race_durations.py",
     "tests/test_cli_interrupt.py",
     "tests/test_demo.py",
-    "tests/test_race_durations.py",
+    "tests/test_wheel.py",
+    "tests/test_your_agent_doc.py",
+    "tests/test_user_project_wheel.py",
     "tests/test_hostile_outputs.py",
+    "tests/test_user_code.py",
     "tests/test_package.py",
 )
 """The test modules whose run costs the most CPU, heaviest first: the suite starts with them.
 
 Measured with a per-test CPU probe (the worker's and its reaped children's ``getrusage``) over
-the README's command, beside other work (issue 58 item 9). With ``worksteal``
-(:func:`pytest_cmdline_main`) the first worker starts at the head of the collection and the second at its
-middle; an idle worker steals the tail of the other's queue. Heavy modules at the tail, as the
-alphabet put ``test_wheel.py`` and ``test_your_agent_doc.py``, were what the other worker
-waited for at the end of a run; first, the run ends on light tests whichever worker steals.
-A module keeps its tests together (its module fixtures are made once per worker), and every
-name here must be a test module of tests/ (tests/test_suite_order.py)."""
+the README's command, beside other work (issue 58 item 9): every module of at least 18 CPU-s,
+with the two other users of the built wheel beside ``test_wheel.py`` (one worker then makes and
+reuses the wheel's venv while the other runs on, instead of both waiting on its lock). Under
+``worksteal`` (:func:`pytest_cmdline_main`) the first worker starts at the head of the
+collection and the second at its middle, and an idle worker steals the tail of the other's
+queue: the alphabet had put the wheel and fresh-venv modules last, and the measured run ended
+with both workers in them; first, the run ends on light tests, whichever worker steals them. A
+module keeps its tests together (its module fixtures are made once per worker), and every name
+here must be a test module of tests/ (tests/test_suite_order.py)."""
 
 
 def unknown_test_modules(names: tuple[str, ...]) -> list[str]:
@@ -92,6 +102,13 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
     option = config.option
     if getattr(option, "dist", None) == "no" and getattr(option, "numprocesses", None):
         option.dist = "worksteal"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The scheduling the controller ended with, for its workers to read (they inherit its
+    environment; xdist resets their own ``dist`` option): tests/test_suite_order.py checks it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ["TURNCHECK_SUITE_DIST"] = str(getattr(config.option, "dist", "no"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -62,7 +62,7 @@ def test_the_readme_command_steals_work(request: pytest.FixtureRequest) -> None:
     assert chosen("load", 2) == "load" and chosen("no", None) == "no" and chosen("no", 0) == "no"
     if os.environ.get("PYTEST_XDIST_WORKER"):  # this very run, when it runs under xdist
         assert (
-            request.config.getoption("dist") == "worksteal"
+            os.environ["TURNCHECK_SUITE_DIST"] == "worksteal"
             or "--dist" in request.config.invocation_params.args
         )
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))

@@ -43,8 +43,78 @@ sys.dont_write_bytecode = False
 ROOT = Path(__file__).resolve().parent.parent
 
 
+HEAVIEST_FIRST: tuple[str, ...] = (
+    "tests/test_docs.py",
+    "tests/test_scenario_peers.py",
+    "tests/test_race_libraries.py",
+    "tests/test_check_cli.py",
+    "tests/test_stress_adk.py",
+    "tests/test_run_bounds.py",
+    "tests/test_doc_figures.py",
+    "tests/test_bench_compare.py",
+    "tests/test_cost_trigger.py",
+    "tests/test_testing.py",
+    "tests/test_extension.py",
+    "tests/test_race_durations.py",
+    "tests/test_cli_interrupt.py",
+    "tests/test_demo.py",
+    "tests/test_wheel.py",
+    "tests/test_your_agent_doc.py",
+    "tests/test_user_project_wheel.py",
+    "tests/test_hostile_outputs.py",
+    "tests/test_user_code.py",
+    "tests/test_package.py",
+)
+"""The test modules whose run costs the most CPU, heaviest first: the suite starts with them.
+
+Measured with a per-test CPU probe (the worker's and its reaped children's ``getrusage``) over
+the README's command, beside other work (issue 58 item 9): every module of at least 18 CPU-s,
+with the two other users of the built wheel beside ``test_wheel.py`` (one worker then makes and
+reuses the wheel's venv while the other runs on, instead of both waiting on its lock). Under
+``worksteal`` (:func:`pytest_cmdline_main`) the first worker starts at the head of the
+collection and the second at its middle, and an idle worker steals the tail of the other's
+queue: the alphabet had put the wheel and fresh-venv modules last, and the measured run ended
+with both workers in them; first, the run ends on light tests, whichever worker steals them. A
+module keeps its tests together (its module fixtures are made once per worker), and every name
+here must be a test module of tests/ (tests/test_suite_order.py)."""
+
+
+def unknown_test_modules(names: tuple[str, ...]) -> list[str]:
+    """Those of ``names`` that are not a test module of tests/ (``tests/test_*.py``, a file)."""
+    return [n for n in names if not (re.fullmatch(r"tests/test_\w+\.py", n) and (ROOT / n).is_file())]
+
+
+def heaviest_first(items: list[pytest.Item]) -> None:
+    """Move the modules of :data:`HEAVIEST_FIRST` to the head of ``items``, in that order; every
+    other test keeps its place relative to the rest (a stable sort: the order stays the same in
+    every xdist worker, as xdist requires)."""
+    rank = {module: i for i, module in enumerate(HEAVIEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.partition("::")[0], len(rank)))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """``-n`` without ``--dist`` schedules by work stealing (xdist's ``worksteal``): a worker that
+    runs out of tests takes half of the other's queue, from its tail, so a run does not end with
+    one worker waiting on the other's last chunk. Set here, before xdist's own hook picks
+    ``load``, not in ``addopts``: a ``--dist`` there is refused by a pytest without xdist (a
+    user's, reading this pyproject.toml). A ``--dist`` given on the command line is kept."""
+    option = config.option
+    if getattr(option, "dist", None) == "no" and getattr(option, "numprocesses", None):
+        option.dist = "worksteal"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The scheduling the controller ended with, for its workers to read (they inherit its
+    environment; xdist resets their own ``dist`` option): tests/test_suite_order.py checks it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ["TURNCHECK_SUITE_DIST"] = str(getattr(config.option, "dist", "no"))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Full-scale runs are marked slow: skipped unless TURNCHECK_SCALE=full (benchmarks, not CI)."""
+    """The heaviest modules first (:func:`heaviest_first`); full-scale runs are marked slow:
+    skipped unless TURNCHECK_SCALE=full (benchmarks, not CI)."""
+    heaviest_first(items)
     if os.environ.get("TURNCHECK_SCALE") == "full":
         return
     skip = pytest.mark.skip(reason="full-scale run: set TURNCHECK_SCALE=full")
@@ -89,6 +159,28 @@ def _has_build_backend() -> bool:
         return all(m is not None and numbers(version(m[1])) >= numbers(m[2]) for m in found)
     except PackageNotFoundError:
         return False
+
+
+@pytest.fixture(scope="session")
+def made_once(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[Path], None]], Path]:
+    """``made_once(name, make)``: the folder ``name`` in the run's temporary folder every xdist
+    worker sees, filled by ``make(folder)`` once per test run: the first worker to ask makes it
+    under a lock, the others wait and read it (what a module fixture made in each worker, made
+    once). A folder ``make`` did not finish (it raised) is made again by the next to ask."""
+
+    def made(name: str, make: Callable[[Path], None]) -> Path:
+        shared = _shared_temp(tmp_path_factory)
+        folder = shared / name
+        with open(shared / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (shared / f"{name}.made").exists():
+                shutil.rmtree(folder, ignore_errors=True)
+                folder.mkdir()
+                make(folder)
+                (shared / f"{name}.made").touch()
+        return folder
+
+    return made
 
 
 @pytest.fixture(scope="session")

@@ -94,12 +94,16 @@ COMMANDS: dict[str, Callable[[Path, Path], list[str]]] = {
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def inputs(made_once: Callable[[str, Callable[[Path], None]], Path]) -> Path:
     """Inputs big enough that reading them outlasts :data:`WORKING` more than twice over on the
     fastest machine seen: a JSONL workload (≈ 30 MB: lint and project work on it for 2.6–2.9 s
     there) and a framed log (≈ 64 MB: export works on it for 3.4 s; at a quarter of that size
-    it finished before the Ctrl-C)."""
-    d = tmp_path_factory.mktemp("interrupt-inputs")
+    it finished before the Ctrl-C). Written once per test run and read by every worker (about
+    ten seconds of CPU each time; xdist may split this module between workers)."""
+    return made_once("interrupt-inputs", _write_inputs)
+
+
+def _write_inputs(d: Path) -> None:
     with (d / "big.jsonl").open("w", encoding="utf-8") as fh:
         write_jsonl(generate_events(WorkloadParams(sessions=2400, turns=20, seed=1)), fh)
     with TurnLog.open(d / "big.log", create=True, fsync="never", max_bytes=1 << 40) as log:
@@ -109,7 +113,6 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
             if e.kind.name == "TERM":
                 log.commit(turn)
                 turn = []
-    return d
 
 
 def _cpu_children_gone(pid: int) -> None:

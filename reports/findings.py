@@ -255,6 +255,32 @@ def _peers(r: ScenarioResult) -> Finding | None:
             f"{_n(x.get('coverage', 0))} coverage errors, and is over budget in {_n(x['overBudget'])} of them "
             "(it compacts after a prompt reached the threshold)"
         )
+    parts += _jvm_and_js_clauses(clean, n, total, same)
+    safe = [
+        f"{name} ({_n(total(peer, 'dropped'))} requests with dropped messages, "
+        f"{_n(total(peer, 'invented'))} invented)"
+        for peer, name in (
+            ("peer:openai-agents", "the OpenAI Agents SDK"),
+            ("peer:pydantic-ai", "Pydantic AI"),
+            ("peer:adk-compaction", "Google ADK"),
+        )
+        if peer in clean and total(peer, "orphanRes") == 0
+    ]
+    if safe:
+        parts.append(f"{' and '.join(safe)} never send an orphan result")
+    tail = _reproductions_tail(r)
+    return Finding(
+        "peers",
+        f"Popular trimmers, measured per request ({n} requests on clean data, real BPE tokens).",
+        "; ".join(parts) + "." + tail,
+    )
+
+
+def _jvm_and_js_clauses(
+    clean: dict[str, Any], n: str, total: Callable[[str, str], int], same: Callable[[str, str], bool]
+) -> list[str]:
+    """The league sentence's clauses for the peers that run in a JVM or in Node."""
+    parts: list[str] = []
     if "peer:spring-ai-window" in clean:
         x = clean["peer:spring-ai-window"]
         clause = (
@@ -301,18 +327,11 @@ def _peers(r: ScenarioResult) -> Finding | None:
             f"openai-agents-js's `MemorySession.getItems(limit)` sends an orphaned tool result in "
             f"{_n(x['orphanResRequests'])} of {n}"
         )
-    safe = [
-        f"{name} ({_n(total(peer, 'dropped'))} requests with dropped messages, "
-        f"{_n(total(peer, 'invented'))} invented)"
-        for peer, name in (
-            ("peer:openai-agents", "the OpenAI Agents SDK"),
-            ("peer:pydantic-ai", "Pydantic AI"),
-            ("peer:adk-compaction", "Google ADK"),
-        )
-        if peer in clean and total(peer, "orphanRes") == 0
-    ]
-    if safe:
-        parts.append(f"{' and '.join(safe)} never send an orphan result")
+    return parts
+
+
+def _reproductions_tail(r: ScenarioResult) -> str:
+    """The span of the shortest reproductions' sizes, and how many were saved as viewer traces."""
     sizes = [x["events"] for x in _records(r, "reproductions") if x["events"]]
     traces = [x for x in _records(r, "traces") if x["file"]]
     tail = ""
@@ -320,11 +339,7 @@ def _peers(r: ScenarioResult) -> Finding | None:
         span = f"{min(sizes)}–{max(sizes)}" if min(sizes) != max(sizes) else str(min(sizes))
         tail = f" Shortest reproductions on clean data: {span} events"
         tail += f", {len(traces)} saved as viewer traces." if traces else "."
-    return Finding(
-        "peers",
-        f"Popular trimmers, measured per request ({n} requests on clean data, real BPE tokens).",
-        "; ".join(parts) + "." + tail,
-    )
+    return tail
 
 
 SHOWN_JUDGEMENTS = 2  # judgement lines a plain finding quotes; the rest are counted

@@ -17,7 +17,10 @@ from __future__ import annotations
 import statistics
 import time
 
-SAMPLES = 5  # probe runs at the demo's start; their median is the reading
+SAMPLES = 9  # probe runs at the demo's start; their mean is the reading
+SPACING = 0.02  # seconds between two probe runs: the reading spans about a quarter of a second, so a
+# moment of contention does not decide it (one run's reading varies twofold under load; the mean of
+# nine spread this way varied by a tenth, measured on the shared 2-core machine)
 
 
 def probe_once() -> float:
@@ -31,13 +34,19 @@ def probe_once() -> float:
 
 
 def probe_seconds(samples: int = SAMPLES) -> float:
-    """The median of ``samples`` probe runs: what this machine's CPU gives the work right now."""
-    return statistics.median(probe_once() for _ in range(samples))
+    """The mean of ``samples`` probe runs :data:`SPACING` apart: what this machine's CPU gives the
+    work right now (the benchmark's contention is a mean of such readings too)."""
+    readings = []
+    for k in range(samples):
+        if k:
+            time.sleep(SPACING)
+        readings.append(probe_once())
+    return statistics.fmean(readings)
 
 
 def speed_factor(reference: float | None, samples: int = SAMPLES) -> float:
     """How many times the CPU the recorded figures took the same work takes here now: the probe's
-    median over ``reference`` (the idle probe recorded with the figures); 1.0 with no reference."""
+    mean over ``reference`` (the idle probe recorded with the figures); 1.0 with no reference."""
     if not reference:
         return 1.0
     return probe_seconds(samples) / reference

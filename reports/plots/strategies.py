@@ -224,7 +224,9 @@ def _draw_panel(ax: Axes, metric: str, curves: Curves, peer_curves: Curves | Non
         pts = curves.points.get((who, metric))
         if pts:
             xs = sorted(pts)
-            ax.plot(xs, [pts[b] for b in xs], label=who, **_style(who, k_fallback=len(ax.lines)).line_kwargs())
+            ax.plot(
+                xs, [pts[b] for b in xs], label=who, **_style(who, k_fallback=len(ax.lines)).line_kwargs()
+            )
     if peer_curves is not None:
         for k, who in enumerate(n for n in peer_curves.names() if n not in STRATEGIES):
             pts = peer_curves.points.get((who, metric))
@@ -241,7 +243,7 @@ def _draw_panel(ax: Axes, metric: str, curves: Curves, peer_curves: Curves | Non
         ax.minorticks_off()
 
 
-def _side_by_side(ax: Axes) -> None:
+def _side_by_side(ax: Axes, fig: Figure) -> None:
     """Draw the panel's k-th of n lines ``(k − (n−1)/2) · spacing`` points above its value, spacing
     :data:`LINE_SPACING` (less when n lines would span more than :data:`SPREAD`): lines with equal
     figures run side by side instead of on top of each other. Only the drawing moves; the line's
@@ -252,7 +254,7 @@ def _side_by_side(ax: Axes) -> None:
     spacing = min(LINE_SPACING, SPREAD / (len(lines) - 1))
     for k, line in enumerate(lines):
         dy = (k - (len(lines) - 1) / 2) * spacing
-        line.set_transform(offset_copy(ax.transData, fig=ax.figure, y=dy, units="points"))
+        line.set_transform(offset_copy(ax.transData, fig=fig, y=dy, units="points"))
 
 
 PANELS: tuple[tuple[str, str], ...] = (
@@ -277,7 +279,7 @@ def plot_strategies_vs_budget(testbench: ScenarioResult, peers: ScenarioResult |
     axes = list(fig.subplots(2, 2).flat)
     for ax, metric, (title, ylabel) in zip(axes, METRICS, PANELS, strict=True):
         _draw_panel(ax, metric, curves, peer_curves)
-        _side_by_side(ax)
+        _side_by_side(ax, fig)
         ax.set_title(title, fontsize=9.5)
         ax.set_ylabel(ylabel)
     axes[3].axhline(1.0, ls=":", color="#555555", lw=1)

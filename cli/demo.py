@@ -65,6 +65,9 @@ CHECKS: tuple[tuple[str, dict[str, str], tuple[str, ...], str, str], ...] = (
 )
 CHECK_EXAMPLES = {"full": 500, "quick": 100, "tiny": 25}
 WRITING = "plots and report"  # the last phase's progress label, and its row in cli/demo_cost.py
+START = (
+    "start-up"  # the CPU before the first step (interpreter, imports, the plan): a row of cli/demo_cost.py
+)
 
 
 @dataclass(frozen=True)
@@ -143,13 +146,20 @@ def plan(scale: str) -> tuple[list[Step], list[tuple[str, str]]]:
         elif has_preset(scenario, scale):
             steps.append(Step("scenario", name, tuple(preset(scenario, scale).items())))
         else:
-            skips.append((name, f"no {scale} preset declared and no scale={scale} parameter"))
+            skips.append((name, full_only(name, scale)))
         if scale in scenario.demo_sweep:
             grid, fixed = scenario.demo_sweep[scale]
             steps.append(Step("sweep", name, tuple(fixed.items()), grid))
     if not checked:
         steps += _check_steps(scale)
     return steps, skips
+
+
+def full_only(name: str, scale: str) -> str:
+    """Why a scenario with no preset at ``scale`` (and no ``scale`` parameter) is not in that
+    demo, in the user's words: its defaults are its full scale, which the demo at ``scale`` does
+    not run (has_preset: ``full`` always is declared)."""
+    return f"runs at full scale only, not in the {scale} demo (turncheck scenario {name})"
 
 
 def _check_steps(scale: str) -> list[Step]:
@@ -264,7 +274,10 @@ class DemoRun:
 
     def lines(self) -> list[str]:
         """The demo's closing summary: what ran, PASS/FAIL lines, where everything is."""
-        lines = [f"turncheck demo — {self.scale} scale, {len(self.outcomes)} steps, files under {self.out}/"]
+        skipped = sum(bool(o.skipped) for o in self.outcomes) + len(self.skips)
+        count = len(self.outcomes) + len(self.skips)
+        ran = f" ({count - skipped} ran, {skipped} skipped)" if skipped else ""
+        lines = [f"turncheck demo — {self.scale} scale, {count} steps{ran}, files under {self.out}/"]
         for o in self.outcomes:
             s = o.step
             if o.skipped:
@@ -356,7 +369,7 @@ def run_demo(
     started = time.perf_counter()
     steps, skips = plan(scale)
     if announce is not None:
-        announce(cost_line(scale, steps, jobs))
+        announce(cost_line(scale, steps, jobs, skipped=[name for name, _ in skips]))
     run = DemoRun(root, scale, skips=skips)
     if jobs == 1:
         for i, step in enumerate(steps, start=1):
@@ -375,34 +388,48 @@ def run_demo(
     return run
 
 
-def cost_line(scale: str, steps: Sequence[Step], jobs: int = 1) -> str:
-    """How long the run will take, from the CPU each step took when last measured
-    (``cli/demo_cost.py``, written by ``benchmarks/demo_cost.py``). A scenario whose parameters are
-    refused here (an extra not installed) will be skipped and costs nothing; steps with no figure
-    (a model registered since, a changed preset) are named as not measured, never guessed."""
-    from turncheck.cli.demo_cost import CPU_SECONDS
+def cost_line(
+    scale: str, steps: Sequence[Step], jobs: int = 1, skipped: Sequence[str] = (), speed: float | None = None
+) -> str:
+    """How many steps will run and be skipped, and how long the run will take, from the CPU each
+    step took when last measured (``cli/demo_cost.py``, written by ``benchmarks/demo_cost.py``).
+
+    The count is the one the closing summary prints: every planned step plus every scenario the
+    plan leaves out (``skipped``), and a step whose parameters are refused here (an extra not
+    installed) is counted as skipped and costs nothing. Steps with no figure (a model registered
+    since, a changed preset) are named as not measured, never guessed. The figures are idle-machine
+    CPU; ``speed`` (by default this machine's now, :func:`~turncheck.cli.cpu_speed.speed_factor`)
+    scales their sum: a busy or slow machine spends more CPU on the same steps."""
+    from turncheck.cli.cpu_speed import speed_factor
+    from turncheck.cli.demo_cost import CPU_SECONDS, PROBE_SECONDS
 
     known = CPU_SECONDS.get(scale, {})
-    refused = 0
-    labels = [WRITING]
+    refused: list[str] = []
+    labels = [START, WRITING]
     for step in steps:
         try:
             if step.kind == "scenario":
                 parse_params(get_scenario(step.name), dict(step.params))
             labels.append(step.label)
         except TurncheckError:
-            refused += 1
+            refused.append(step.name)
     measured = [known[label] for label in labels if label in known]
-    head = f"demo at {scale} scale: {len(steps)} steps" + (
-        f", {refused} to be skipped here" if refused else ""
+    skips = [*refused, *skipped]
+    total = len(steps) + len(skipped)
+    head = f"demo at {scale} scale: {total} steps" + (
+        f", {total - len(skips)} to run and {len(skips)} skipped here ({', '.join(skips)}; the summary says why)"
+        if skips
+        else ""
     )
     if not measured:
         return f"{head}; their cost at this scale was never measured (python benchmarks/demo_cost.py {scale})"
     spread = f", over {jobs} workers" if jobs > 1 else ""
     missing = len(labels) - len(measured)
     tail = f" for the measured ones, {missing} step(s) not measured" if missing else ""
+    factor = speed_factor(PROBE_SECONDS) if speed is None else speed
     return (
-        f"{head}, about {sum(measured):.0f} s of CPU{spread}{tail} (as measured by benchmarks/demo_cost.py)"
+        f"{head}, about {sum(measured) * factor:.0f} s of CPU{spread}{tail} "
+        "(as measured by benchmarks/demo_cost.py, at this machine's speed now)"
     )
 
 

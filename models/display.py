@@ -16,6 +16,7 @@ module's and its callers' own.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -43,9 +44,17 @@ def cell_text(value: Cell, group: str = " ") -> str:
     return str(value)
 
 
-def html_table(columns: Sequence[str], rows: Iterable[Sequence[Cell]]) -> str:
-    """A table in a horizontally scrolling box (class ``scroll``), numbers marked ``num``."""
-    head = "".join(f"<th>{esc(c)}</th>" for c in columns)
+def breakable(name: str) -> str:
+    """An escaped column name with a line-break opportunity (``<wbr>``) after ``_``, ``@``, ``/``
+    and before a camelCase capital: ``max_retry_streak`` and ``orphanResRequests`` can wrap in a
+    narrow header, so a wide table fits its page instead of running past it."""
+    return re.sub(r"(?<=[_@/])(?=.)|(?<=[a-z])(?=[A-Z])", "<wbr>", name)
+
+
+def html_table(columns: Sequence[str], rows: Iterable[Sequence[Cell]], wrap_heads: bool = False) -> str:
+    """A table in a horizontally scrolling box (class ``scroll``), numbers marked ``num``; with
+    ``wrap_heads`` the column names may wrap (:func:`breakable`)."""
+    head = "".join(f"<th>{breakable(esc(c)) if wrap_heads else esc(c)}</th>" for c in columns)
     body = []
     for row in rows:
         cells = []

@@ -25,12 +25,14 @@ from turncheck.models.display import esc, html_table
 from turncheck.reports.plots.canvas import data_uri
 from turncheck.reports.plots.gallery import Drawn, Missing, gallery
 from turncheck.reports.results_dir import ResultFile, ResultsDir, TraceFile, read_results_dir
+from turncheck.reports.verdict import glossary_html, own_check_html, verdict_html
 from turncheck.reports.viewer import page_path, report_viewer, viewer_head, write_page
 from turncheck.scenarios.base import Table, section_order
 from turncheck.sim.trace import Trace
 
 LONG_TABLE = 12  # more rows than this: a preview, and the full table behind a <details>
 PREVIEW_ROWS = 5
+WIDE_TABLE = 14  # more columns than this: the table's type is set smaller, so it fits 1280 px
 
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d1d1f;background:#fafafa}
@@ -56,6 +58,15 @@ nav ol{columns:2;font-size:.9em}.summary{background:#fff;border:1px solid #e3e3e
 .note{color:#7a4b00}
 td.num,.meta code{white-space:nowrap}.meta code.long{white-space:normal;overflow-wrap:anywhere}
 details.full>summary{cursor:pointer;color:#1f4e9c;margin:.3em 0}
+.scroll.wide table{font-size:.7em}.scroll.wide th,.scroll.wide td{padding:.2em .25em}
+section.verdict td:nth-child(2){max-width:24em}
+section.verdict,section.own,section.glossary{background:#fff;border:1px solid #e3e3e3;padding:.4em 1em;margin:1em 0}
+section.verdict{border-left:4px solid #d62728}section.own{border-left:4px solid #2ca02c}
+section.verdict h2,section.own h2,section.glossary h2{margin-top:.4em}
+section.verdict tr.fail td.tag{color:#c01818}section.verdict tr.pass td.tag{color:#1a7f1a}
+section.own pre{margin:.3em 0;white-space:pre-wrap;overflow-wrap:anywhere}
+section.glossary dl{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;margin:.4em 0;font-size:.9em}
+section.glossary dt{font-weight:bold}section.glossary dd{margin:0}
 section.findings{background:#fff;border:1px solid #e3e3e3;border-left:4px solid #1f77b4;padding:.4em 1em;margin:1em 0}
 section.findings li{margin:.35em 0}section.findings code{background:#eee;padding:0 .2em;border-radius:3px}
 """
@@ -83,7 +94,10 @@ def long_table_html(table: Table) -> str:
 
 def _plain_table_html(table: Table) -> str:
     reading = f'<p class="reading">{esc(table.reading)}</p>' if table.reading else ""
-    return f"<h3>{esc(table.title)}</h3>{reading}" + html_table(table.columns, table.rows)
+    wide = " wide" if len(table.columns) > WIDE_TABLE else ""
+    return f"<h3>{esc(table.title)}</h3>{reading}" + html_table(
+        table.columns, table.rows, wrap_heads=True
+    ).replace('<div class="scroll">', f'<div class="scroll{wide}">', 1)
 
 
 def _param_text(value: Any) -> str:
@@ -95,14 +109,20 @@ def _param_text(value: Any) -> str:
 def params_html(params: dict[str, Any] | Any) -> str:
     """Each parameter as ``<code>k=v</code>``; a long value (a list of checks, a sweep grid) may
     wrap inside its code span (class ``long``) so it never widens the page past the window."""
-    texts = [f"{k}={_param_text(v)}" for k, v in sorted(dict(params).items())]
-    return (
-        ", ".join(
-            f'<code class="long">{esc(t)}</code>' if len(t) > LONG_PARAM else f"<code>{esc(t)}</code>"
-            for t in texts
-        )
-        or "none"
+    given = dict(params)
+    texts = [f"{k}={_param_text(v)}" for k, v in sorted(given.items()) if v is not None]
+    shown = ", ".join(
+        f'<code class="long">{esc(t)}</code>' if len(t) > LONG_PARAM else f"<code>{esc(t)}</code>"
+        for t in texts
     )
+    unset = sorted(k for k, v in given.items() if v is None)
+    if unset:  # a parameter not given (stored as null): the scenario's own default, never a raw null
+        shown += (
+            ("; " if shown else "")
+            + "left at the scenario's default: "
+            + ", ".join(f"<code>{esc(k)}</code>" for k in unset)
+        )
+    return shown or "none"
 
 
 LONG_PARAM = 40  # characters of ``k=v`` beyond which a parameter's code span may wrap
@@ -182,6 +202,17 @@ def trace_section(tf: TraceFile, k: int, plots: Sequence[Drawn], directory: Resu
     parts.append(f"<h3>{heading}</h3><pre>{esc(_transcript(tf))}</pre>")
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _newcomer_html(results: Sequence[ResultFile]) -> list[str]:
+    """The page's opening (:mod:`reports.verdict`): the trimming verdict per strategy, linking to
+    the testbench's and the peers' sections, then the "check your own" box; nothing when no result
+    judges trimming."""
+    anchors: dict[str, str] = {}
+    for k, rf in enumerate(results):
+        anchors.setdefault(rf.scenario, _anchor("result", k))
+    verdict = verdict_html([rf.result for rf in results], anchors)
+    return [verdict, own_check_html()] if verdict else []
 
 
 def findings_html(results: Sequence[ResultFile]) -> str:
@@ -276,7 +307,7 @@ def render_report(
     if directory.skipped:
         items = "".join(f"<li>{esc(directory.relative(p))}: {esc(why)}</li>" for p, why in directory.skipped)
         summary.append(f'<p class="meta">Files passed over:</p><ul class="meta">{items}</ul>')
-    body = [f"<h1>{esc(title)}</h1>", findings_html(results),
+    body = [f"<h1>{esc(title)}</h1>", *_newcomer_html(results), findings_html(results),
             f'<div class="summary">{"".join(summary)}</div>', f"<nav><ol>{''.join(toc)}</ol></nav>"]  # fmt: skip
     # a peer library's shortest pairing break (scenarios/peer_trace.py) sits under the peers section
     peer_traces = [(j, tf) for j, tf in enumerate(directory.traces) if peer_of(tf.trace)]
@@ -293,6 +324,7 @@ def render_report(
     if not traces_done:
         body += [trace_section(tf, j, by_anchor.get(tf.path, []), directory) for j, tf in other_traces]
     body += [trace_section(tf, j, by_anchor.get(tf.path, []), directory) for j, tf in peer_traces]
+    body.insert(body.index(findings_html(results)) + 1, glossary_html("\n".join(body)))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -132,7 +132,7 @@ def test_unknown_scenarios_run_only_when_they_declare_a_scale(monkeypatch: pytes
         if scale == "full":  # a scenario's defaults are its full scale
             assert ("zz-slow", ()) in [(s.name, s.params) for s in steps]
         else:
-            assert "zz-slow" in dict(skips) and f"no scale={scale} parameter" in dict(skips)["zz-slow"]
+            assert "zz-slow" in dict(skips) and "runs at full scale only" in dict(skips)["zz-slow"]
         kinds = [s.kind for s in steps]
         assert kinds.count("check") == 2 and kinds.count("sweep") == 1
         assert steps[0].name == "trigger-gap" and steps[1].kind == "sweep"
@@ -195,32 +195,55 @@ def test_every_step_the_demo_plans_has_a_measured_cost_and_no_stale_row_is_kept(
     """cli/demo_cost.py is generated (benchmarks/demo_cost.py --write): a preset, check or scenario
     changed without a new measurement fails here, so the start line never sums stale figures."""
     from benchmarks.demo_cost import MEASURED
-    from turncheck.cli.demo import WRITING
+    from turncheck.cli.demo import START, WRITING
     from turncheck.cli.demo_cost import CPU_SECONDS
 
     assert set(CPU_SECONDS) == set(MEASURED)
     for scale in MEASURED:
-        assert list(CPU_SECONDS[scale]) == [s.label for s in plan(scale)[0]] + [WRITING], scale
+        assert list(CPU_SECONDS[scale]) == [START] + [s.label for s in plan(scale)[0]] + [WRITING], scale
 
 
 def test_the_start_line_counts_refused_steps_as_skipped_and_names_unmeasured_ones(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from turncheck.cli.demo import WRITING, Step, cost_line
+    from turncheck.cli.demo import START, WRITING, Step, cost_line
 
     steps = [
         Step("scenario", "projection"),
         Step("scenario", "framing", (("records", "-5"),)),
         Step("check", "x"),
     ]
-    table = {"quick": {"scenario projection": 2.0, WRITING: 3.0, "scenario framing records=-5": 50.0}}
+    table = {
+        "quick": {START: 1.0, "scenario projection": 2.0, WRITING: 3.0, "scenario framing records=-5": 50.0}
+    }
     monkeypatch.setattr("turncheck.cli.demo_cost.CPU_SECONDS", table)
-    line = cost_line("quick", steps)
-    assert line.startswith(
-        "demo at quick scale: 3 steps, 1 to be skipped here, about 5 s of CPU for the measured"
+    line = cost_line("quick", steps, skipped=["testbench-fit"], speed=1.0)
+    assert line.startswith(  # the count the closing summary prints: planned steps and plan skips
+        "demo at quick scale: 4 steps, 2 to run and 2 skipped here (framing, testbench-fit; the summary says why), "
+        "about 6 s of CPU for the measured"
     )
-    assert "1 step(s) not measured" in line
+    assert "1 step(s) not measured" in line  # the check x
+    assert ", about 12 s of CPU" in cost_line("quick", steps, speed=2.0)  # a machine twice as busy
     assert "never measured" in cost_line("full", steps)
+    assert "skipped" not in cost_line("quick", steps[:1], speed=1.0)
+
+
+def test_the_speed_factor_reads_this_machines_probe_against_the_recorded_one() -> None:
+    from turncheck.cli.cpu_speed import probe_seconds, speed_factor
+
+    assert speed_factor(None) == 1.0
+    now = probe_seconds()
+    assert now > 0
+    assert speed_factor(now * 1000) < 0.5  # a reference far slower than this machine: a small factor
+
+
+def test_a_scenario_left_out_of_a_scale_says_so_in_the_users_words() -> None:
+    from turncheck.cli.demo import full_only
+
+    steps, skips = plan("quick")
+    reasons = dict(skips)
+    assert reasons["testbench-fit"] == full_only("testbench-fit", "quick")
+    assert "preset" not in reasons["testbench-fit"] and "scale=" not in reasons["testbench-fit"]
 
 
 def test_the_demo_says_at_its_start_how_long_it_will_take(
@@ -230,7 +253,8 @@ def test_the_demo_says_at_its_start_how_long_it_will_take(
 
     one = [Step("scenario", "projection")]
     monkeypatch.setattr("turncheck.cli.demo.plan", lambda scale: (one, []))
+    monkeypatch.setattr("turncheck.cli.cpu_speed.speed_factor", lambda reference, samples=5: 1.0)
     code, _, err = cli("demo", "--scale", "quick", "-o", str(tmp_path / "d"))
-    assert code == 0 and err.splitlines()[0] == cost_line("quick", one), err
+    assert code == 0 and err.splitlines()[0] == cost_line("quick", one, speed=1.0), err
     code, _, err = cli("demo", "--scale", "quick", "-o", str(tmp_path / "e"), "-q")
     assert code == 0 and err == ""

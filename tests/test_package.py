@@ -196,3 +196,28 @@ def test_the_lowest_versions_ci_installs_are_the_declared_lower_bounds() -> None
             pins[name.strip()] = Version(version.strip())
     assert pins == bounds
     assert "constraints-lowest.txt" in (ROOT / ".ci" / "lowest").read_text()
+
+
+def _capped_inside_a_release_line(requirement: str) -> bool:
+    """Whether ``requirement`` caps below a minor or patch release (``<0.30``, ``<3.2``, ``==``,
+    ``~=``): anything but a ``<N`` at a major release."""
+    from packaging.version import Version
+
+    return any(
+        s.operator in ("<=", "==", "~=", "===") or (s.operator == "<" and any(Version(s.version).release[1:]))
+        for s in Requirement(requirement).specifier
+    )
+
+
+def test_core_upper_bounds_stop_at_the_next_major_release_not_a_minor_one() -> None:
+    """Issue 55: ``typer>=0.29,<0.30`` allowed one minor release, so a user with a newer typer
+    could not install turncheck beside it. The lower bounds are what .ci/lowest runs (the test
+    above); an upper bound of a core or test dependency stops at the next major release (``<N``,
+    and ``<1`` for a 0.x library)."""
+    assert _capped_inside_a_release_line("typer>=0.29,<0.30")  # the rule refuses the old bound
+    assert _capped_inside_a_release_line("msgspec>=0.19,<0.23") and _capped_inside_a_release_line("x==1.2")
+    assert not _capped_inside_a_release_line("typer>=0.29,<1")  # and accepts a major one
+    assert not _capped_inside_a_release_line("numpy>=1.26,<3.0")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = (*project["dependencies"], *project["optional-dependencies"]["test"])
+    assert [r for r in declared if _capped_inside_a_release_line(r)] == []

@@ -100,8 +100,25 @@ def test_no_two_series_in_a_plot_share_colour_and_style(name: str, fig: Figure) 
 
 def test_coinciding_strategies_stay_visible() -> None:
     fig = plot_strategies_vs_budget(coinciding_testbench(), coinciding_peers())
-    labels = [ln.get_label() for ln in fig.axes[0].lines]
+    labels = [ln.get_label() for ln in fig.axes[1].lines]  # over budget (axes[0]: orphans)
     assert set(STRATEGIES) <= set(labels) and {p for p in PEERS} <= set(labels)
+
+
+def test_coinciding_lines_are_drawn_side_by_side_and_keep_their_values() -> None:
+    """Equal figures (every strategy here) still give lines a reader sees: no two lines of a panel
+    are drawn at the same place, while each line's data stays the exact figure."""
+    fig = plot_strategies_vs_budget(coinciding_testbench(), coinciding_peers())
+    fig.canvas.draw()
+    for ax in fig.axes:
+        lines = [ln for ln in ax.lines if not str(ln.get_label()).startswith("_")]
+        drawn = [ln.get_transform().transform(ln.get_xydata()) for ln in lines]
+        for i in range(len(drawn)):
+            for j in range(i + 1, len(drawn)):
+                if drawn[i].shape == drawn[j].shape:
+                    gap = abs(drawn[i][:, 1] - drawn[j][:, 1]).min()
+                    assert gap >= 1.0, (ax.get_title(), lines[i].get_label(), lines[j].get_label(), gap)
+    over = fig.axes[1]
+    assert {float(y) for ln in over.lines for y in ln.get_ydata()} == {0.9}  # 90 of 100 windows, unmoved
 
 
 def test_peaks_plot_shows_both_readings_and_the_max_turns_line() -> None:

@@ -164,7 +164,7 @@ def test_locking_price_bars_bounds_and_latency(tmp_path: Path) -> None:
 def test_strategies_vs_budget_reads_long_and_wide_tables(tmp_path: Path) -> None:
     fig = plot_strategies_vs_budget(bench_result(), peers_result())
     assert_writes_images(fig, tmp_path, "strategies")
-    over, empty, overrun = fig.axes[:3]
+    orphans, over, empty, overrun = fig.axes[:4]
     assert [ln.get_label() for ln in over.lines] == ["M0", "M1", "M3", "peer:lib"]
     m1 = next(ln for ln in over.lines if ln.get_label() == "M1")
     assert list(m1.get_xdata()) == [400, 4000] and list(m1.get_ydata()) == [0.9, 0.9]
@@ -175,6 +175,10 @@ def test_strategies_vs_budget_reads_long_and_wide_tables(tmp_path: Path) -> None
     peer = next(ln for ln in over.lines if ln.get_label() == "peer:lib")
     assert list(peer.get_xdata()) == [4000] and list(peer.get_ydata()) == [0.2]  # clean manifold only
     assert "budget" in over.get_xlabel() and over.get_title().startswith("windows over budget")
+    # the orphan panel: orphanRes / windows, peers' clean manifold included
+    assert orphans.get_title() == "orphaned tool results per window"
+    assert [ln.get_label() for ln in orphans.lines] == ["peer:lib"]  # the bench's long table has no orphanRes
+    assert list(next(ln for ln in orphans.lines).get_ydata()) == [0.1]
 
 
 def test_peers_bars_per_strategy_each_its_own_colour(tmp_path: Path) -> None:

@@ -1,8 +1,12 @@
 """What each trimming strategy costs as the budget grows, drawn from ``testbench`` (and ``peers``).
 
-Three panels over the budget: the share of windows over budget, the share of empty windows, and
-the overrun ratio (Σ kept cost / (budget × windows)); one line per strategy M0–M5, plus one dashed
-line per peer library when a ``peers`` result is given.
+Four panels over the budget: the orphaned tool results per window (a result sent without its call,
+which the providers refuse), the share of windows over budget, the share of empty windows, and the
+overrun ratio (Σ kept cost / (budget × windows)); one line per strategy M0–M5, plus one dashed
+line per peer library when a ``peers`` result is given. Strategies often share a figure (M0, M4
+and M5 are never over budget): each line of a panel is drawn a fixed number of points above or
+below its value (:func:`_side_by_side`), so equal lines run side by side and none hides another;
+the values, the ticks and the files keep the exact figures.
 
 The figures are read from whatever tables the result carries, in either of two shapes:
 
@@ -25,7 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from matplotlib.artist import Artist
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.transforms import offset_copy
 
 from turncheck.models.projector import STRATEGIES, compared_strategies
 from turncheck.reports.plots.canvas import (
@@ -42,7 +48,9 @@ from turncheck.scenarios.base import Cell, ScenarioResult, Table
 
 STRATEGY_SCENARIOS: tuple[str, ...] = ("testbench",)
 PEER_SCENARIOS: tuple[str, ...] = ("peers",)
-METRICS: tuple[str, ...] = ("overBudget rate", "empty rate", "overrun ratio")
+METRICS: tuple[str, ...] = ("orphan rate", "overBudget rate", "empty rate", "overrun ratio")
+LINE_SPACING = 1.6  # points between two lines' drawn positions in a panel (at most; see _side_by_side)
+SPREAD = 16.0  # points the lines of one panel span at most, however many there are
 _NAME_COLUMNS = ("strategy", "projector", "peer", "trimmer")
 
 
@@ -56,6 +64,7 @@ _METRIC_COLUMNS: dict[str, tuple[str, bool]] = {
     "overbudget": ("overBudget rate", True),
     "emptyrate": ("empty rate", False), "emptyshare": ("empty rate", False), "empty": ("empty rate", True),
     "overrunratio": ("overrun ratio", False), "overrun": ("overrun ratio", False),
+    "orphanres": ("orphan rate", True), "orphanrate": ("orphan rate", False),
 }  # fmt: skip
 
 
@@ -209,50 +218,74 @@ def strategy_curves(
     return curves
 
 
-def plot_strategies_vs_budget(testbench: ScenarioResult, peers: ScenarioResult | None = None) -> Figure:
-    """overBudget rate, empty rate and overrun ratio against the budget, one line per strategy.
+def _draw_panel(ax: Axes, metric: str, curves: Curves, peer_curves: Curves | None) -> None:
+    """One metric's lines: each strategy with figures for it, then each peer (dashed), in order."""
+    for who in curves.names():
+        pts = curves.points.get((who, metric))
+        if pts:
+            xs = sorted(pts)
+            ax.plot(
+                xs, [pts[b] for b in xs], label=who, **_style(who, k_fallback=len(ax.lines)).line_kwargs()
+            )
+    if peer_curves is not None:
+        for k, who in enumerate(n for n in peer_curves.names() if n not in STRATEGIES):
+            pts = peer_curves.points.get((who, metric))
+            if pts:
+                xs = sorted(pts)
+                ax.plot(xs, [pts[b] for b in xs], label=_peer_label(who),
+                        **_style(_peer_label(who), k_fallback=k + 7).line_kwargs(ms=5.5, lw=1.3))  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_xlabel("budget (tokens per window, log scale)")
+    ax.grid(True, alpha=0.3, which="both")
+    budgets = sorted({b for (_w, m), pts in curves.points.items() if m == metric for b in pts})
+    if budgets:
+        ax.set_xticks(budgets, [str(b) for b in budgets])
+        ax.minorticks_off()
 
-    Each of the three axes (in :data:`METRICS` order) holds one line per strategy that has figures
+
+def _side_by_side(ax: Axes, fig: Figure) -> None:
+    """Draw the panel's k-th of n lines ``(k − (n−1)/2) · spacing`` points above its value, spacing
+    :data:`LINE_SPACING` (less when n lines would span more than :data:`SPREAD`): lines with equal
+    figures run side by side instead of on top of each other. Only the drawing moves; the line's
+    data (and what a reader of the figure's values gets) stays exact."""
+    lines = list(ax.lines)
+    if len(lines) < 2:
+        return
+    spacing = min(LINE_SPACING, SPREAD / (len(lines) - 1))
+    for k, line in enumerate(lines):
+        dy = (k - (len(lines) - 1) / 2) * spacing
+        line.set_transform(offset_copy(ax.transData, fig=fig, y=dy, units="points"))
+
+
+PANELS: tuple[tuple[str, str], ...] = (
+    ("orphaned tool results per window", "orphaned results / windows"),
+    ("windows over budget (share)", "share of windows"),
+    ("empty windows (share)", "share of windows"),
+    ("overrun ratio", "Σ kept cost / (budget × windows)  (1.0 = budget filled)"),
+)
+
+
+def plot_strategies_vs_budget(testbench: ScenarioResult, peers: ScenarioResult | None = None) -> Figure:
+    """Orphaned results per window, overBudget rate, empty rate and overrun ratio against the
+    budget, one line per strategy, lines side by side (:func:`_side_by_side`).
+
+    Each of the four axes (in :data:`METRICS` order) holds one line per strategy that has figures
     for it (label = strategy id, x = budgets ascending, y = values) and, with ``peers``, one
     dashed line per peer library (label = ``"peer <name>"``).
     """
     curves = strategy_curves(testbench)
     peer_curves = strategy_curves(peers, peers=True) if peers is not None else None
-    fig = new_figure(13.0, 4.9)
-    axes = fig.subplots(1, 3)
-    for ax, metric in zip(axes, METRICS, strict=True):
-        for who in curves.names():
-            pts = curves.points.get((who, metric))
-            if not pts:
-                continue
-            xs = sorted(pts)
-            ax.plot(
-                xs, [pts[b] for b in xs], label=who, **_style(who, k_fallback=len(ax.lines)).line_kwargs()
-            )
-        if peer_curves is not None:
-            for k, who in enumerate(n for n in peer_curves.names() if n not in STRATEGIES):
-                pts = peer_curves.points.get((who, metric))
-                if not pts:
-                    continue
-                xs = sorted(pts)
-                ax.plot(xs, [pts[b] for b in xs], label=_peer_label(who),
-                        **_style(_peer_label(who), k_fallback=k + 7).line_kwargs(ms=5.5, lw=1.3))  # fmt: skip
-        ax.set_xscale("log")
-        ax.set_xlabel("budget (tokens per window, log scale)")
-        ax.grid(True, alpha=0.3, which="both")
-        budgets = sorted({b for (_w, m), pts in curves.points.items() if m == metric for b in pts})
-        if budgets:
-            ax.set_xticks(budgets, [str(b) for b in budgets])
-            ax.minorticks_off()
-    axes[0].set_title("windows over budget (share)", fontsize=9.5)
-    axes[0].set_ylabel("share of windows")
-    axes[1].set_title("empty windows (share)", fontsize=9.5)
-    axes[1].set_ylabel("share of windows")
-    axes[2].set_title("overrun ratio", fontsize=9.5)
-    axes[2].set_ylabel("Σ kept cost / (budget × windows)  (1.0 = budget filled)")
-    axes[2].axhline(1.0, ls=":", color="#555555", lw=1)
-    for ax in axes[:2]:
-        ax.set_ylim(-0.03, 1.03)
+    fig = new_figure(13.0, 8.6)
+    axes = list(fig.subplots(2, 2).flat)
+    for ax, metric, (title, ylabel) in zip(axes, METRICS, PANELS, strict=True):
+        _draw_panel(ax, metric, curves, peer_curves)
+        _side_by_side(ax, fig)
+        ax.set_title(title, fontsize=9.5)
+        ax.set_ylabel(ylabel)
+    axes[3].axhline(1.0, ls=":", color="#555555", lw=1)
+    for ax in axes[1:3]:
+        ax.set_ylim(-0.04, 1.04)
+    axes[0].set_ylim(bottom=min(-0.04 * axes[0].get_ylim()[1], -0.004))
     found: dict[str, Artist] = {}
     for ax in axes:
         for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
@@ -271,7 +304,8 @@ def plot_strategies_vs_budget(testbench: ScenarioResult, peers: ScenarioResult |
     missing = [s for s in compared_strategies() if not any((s, m) in curves.points for m in METRICS)]
     note = (
         "M0 naive cut, M1 whole turns (may overrun), M2 M1 + placeholder repairs, M3 complete turns only (may be "
-        "empty), M4 whole turns with fallback to M0, M5 pair-safe cut. A strategy without a line in a panel has no "
+        "empty), M4 whole turns with fallback to M0, M5 pair-safe cut. Lines with equal figures are drawn side by "
+        f"side, up to {LINE_SPACING:g} pt apart, so none hides another. A strategy without a line in a panel has no "
         "such figure in the result file."
     )
     if missing:
@@ -284,7 +318,7 @@ def strategies_reading(testbench: ScenarioResult, peers: ScenarioResult | None =
     """One line: who runs over budget most, who goes empty most, at the smallest budget shown."""
     curves = strategy_curves(testbench)
     parts = []
-    for metric, words in (("overBudget rate", "over budget"), ("empty rate", "empty")):
+    for metric, words in (("overBudget rate", "over budget"), ("empty rate", "empty")):  # shares of windows
         best: tuple[float, str, int] | None = None
         for (who, m), pts in curves.points.items():
             if m != metric:

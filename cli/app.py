@@ -30,6 +30,7 @@ import functools
 import logging
 import sys
 import traceback
+import warnings
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -253,7 +254,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def interrupted() -> int:
-    """The one line of a run stopped by Ctrl-C, and its exit status."""
+    """The one line of a run stopped by Ctrl-C, and its exit status. A race schedule cut short
+    leaves coroutines the user's test made and never got to await; collected at exit, each would
+    add Python's "coroutine … was never awaited" warning after the line (seen under load on
+    ``race``), so that warning is ignored from here on."""
+    warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
     print("turncheck: interrupted", file=sys.stderr, flush=True)
     return EXIT_INTERRUPTED
 

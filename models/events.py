@@ -166,7 +166,7 @@ def new_event(
     importers build tens of thousands a second. The frozen dataclass's ``__init__`` sets each
     field through ``object.__setattr__``, a generic lookup per field; this sets the slots through
     their own descriptors, a third of the time. It is the same value only while ``Event`` has no
-    ``__post_init__`` and these slots (tests/test_events.py keeps both)."""
+    ``__post_init__`` and these slots (tests/test_import_typed.py keeps both)."""
     e = _NEW(Event)
     _SEQ(e, seq), _SESSION(e, session), _TURN(e, turn), _KIND(e, kind), _CALL_ID(e, call_id)
     _TS(e, ts), _WRITER(e, writer), _TEXT(e, text), _CHARS(e, chars), _CJK(e, cjk)

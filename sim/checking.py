@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 DEFAULT_DATABASE = Path(".turncheck") / "hypothesis"
 """Hypothesis's example database for ``check`` (:data:`sim.stateful.DEFAULT_DATABASE`, named
 here too so that the explorer's path never imports Hypothesis: a ``check --engine explore``
-starts without it; tests/test_startup_imports.py keeps the two equal)."""
+starts without it; tests/test_cli_startup.py keeps the two equal)."""
 
 log = logging.getLogger(__name__)
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import gc
 import logging
+import subprocess
+import sys
 import warnings
 from typing import Any
 
@@ -43,3 +45,14 @@ def test_a_closed_loop_does_not_report_the_tasks_a_stop_left_pending(
             {"message": "Task exception was never retrieved", "exception": ValueError()}
         )
     assert [r.getMessage() for r in caplog.records] == ["Task exception was never retrieved"]
+
+
+def test_a_coroutine_left_unawaited_by_the_stop_adds_nothing_after_the_line() -> None:
+    """The full suite saw ``sys:1: RuntimeWarning: coroutine 'LockedChatStore.append' was never
+    awaited`` after ``turncheck: interrupted``: a schedule cut short leaves the test's coroutines."""
+    code = (
+        "import gc\nfrom turncheck.cli.app import interrupted\n"
+        "async def append(): pass\nleft = append()\ninterrupted()\ndel left\ngc.collect()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stderr == "turncheck: interrupted\n", done.stderr

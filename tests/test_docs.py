@@ -46,7 +46,8 @@ from turncheck.cli.app import app
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 RUN_PAGES = ("index.md", "getting-started.md", "concepts.md", "scale-out.md", "viewer.md",
-             "races.md", "known-failures.md", "config.md", "checking.md", "store.md", "history-format.md", "concurrency.md", "cli.md")  # fmt: skip
+             "races.md", "known-failures.md", "config.md", "checking.md", "store.md", "history-format.md", "concurrency.md", "cli.md",
+             "architecture.md")  # fmt: skip
 # measured on 2 cores, one at a time: from 15 s (api.md) to 5 min (peers.md) each, 14 min in all
 SLOW_PAGES = ("reports.md", "testbench.md", "performance.md", "api.md", "real-stores.md", "peers.md",
               "other-languages.md")  # fmt: skip

@@ -26,7 +26,7 @@ import json
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -203,6 +203,18 @@ def json_lines(text: str) -> list[str]:
     """The lines of a JSON-lines text: split at ``\\n`` only. ``str.splitlines`` also splits at
     U+0085, U+2028 and U+2029, which JSON strings may hold raw, and would cut a record in two."""
     return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def json_records(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+    """Each non-blank line of a JSONL file decoded, with its line number; a line that is not JSON
+    is one :class:`ImportFormatError` naming the file and the line."""
+    for number, line in enumerate(json_lines(text), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, loads(line, f"{path}:{number}")
+        except json.JSONDecodeError as exc:
+            raise ImportFormatError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
 
 
 def typed_session_name(body: Any) -> str:

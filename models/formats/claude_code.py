@@ -48,7 +48,6 @@ from memory at each change by :func:`read_records`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,8 +62,7 @@ from turncheck.models.importers import (
     LogFormat,
     Records,
     build_sessions,
-    json_lines,
-    loads,
+    json_records,
     read_text,
     register_format,
 )
@@ -74,13 +72,7 @@ FILE_BLOCKS = ("image", "document")
 
 def records(path: Path, text: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
     """Each record with its line number; a line that is not a JSON object is refused."""
-    for number, line in enumerate(json_lines(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = loads(line, f"{path}:{number}")
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
+    for number, record in json_records(path, text):
         if not isinstance(record, Mapping) or not isinstance(record.get("type"), str):
             raise ImportFormatError(f"{path}:{number}: expected a session record with a 'type'")
         yield number, record

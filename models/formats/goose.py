@@ -58,7 +58,7 @@ from turncheck.models.importers import (
     Imported,
     LogFormat,
     build_sessions,
-    json_lines,
+    json_records,
     loads,
     read_text,
     register_format,
@@ -167,13 +167,7 @@ class Reader:
 def jsonl_groups(path: Path) -> Iterator[Group]:
     """A session file's messages, the metadata line (``SessionMetadata``: ``description`` and
     ``message_count`` are the fields goose requires of it) skipped."""
-    for number, line in enumerate(json_lines(read_text(path)), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = loads(line, f"{path}:{number}")
-        except json.JSONDecodeError as exc:
-            raise ImportFormatError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
+    for number, record in json_records(path, read_text(path)):
         if number == 1 and isinstance(record, Mapping) and {"description", "message_count"} <= record.keys():
             continue  # SessionMetadata: its two fields goose's reader requires
         yield (path.stem, [record], f"{path}:{number}", None)

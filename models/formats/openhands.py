@@ -30,7 +30,7 @@ from turncheck.models.importers import (
     Imported,
     LogFormat,
     build_sessions,
-    json_lines,
+    json_records,
     loads,
     read_text,
     register_format,
@@ -132,14 +132,7 @@ def events_of(path: Path) -> list[tuple[Any, str]]:
         value = None
     if isinstance(value, list):
         return [(event, f"{path}: event {i}") for i, event in enumerate(value, start=1)]
-    out = []
-    for number, line in enumerate(json_lines(text), start=1):
-        if line.strip():
-            try:
-                out.append((loads(line, f"{path}:{number}"), f"{path}:{number}"))
-            except json.JSONDecodeError as exc:
-                raise ImportFormatError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
-    return out
+    return [(record, f"{path}:{number}") for number, record in json_records(path, text)]
 
 
 def read_openhands(path: Path) -> Imported:

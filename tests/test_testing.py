@@ -14,6 +14,7 @@ from hypothesis import given, settings
 
 from turncheck import build_model, machine_for
 from turncheck.models.cost import Utf8JsonCost
+from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.testing import check_projector, histories, multi_session
 
@@ -143,3 +144,19 @@ def test_a_slow_projector_is_no_failure_by_default() -> None:
     finally:
         settings.load_profile(before)
     assert calls[0] > 1
+
+
+def test_a_failure_whose_request_needs_the_reply_after_it_is_reported_whole() -> None:
+    """``.ci/lowest`` once failed here with a bare ``assert found is not None``: Hypothesis's
+    failing prefix ended at the RESULT whose request exists only because a reply follows (calls
+    c0 and c1 still open), so the prefix replayed clean; the report is then Hypothesis's own."""
+    from hypothesis import strategies as st
+
+    events = [
+        Event(0, "s", 0, Kind.USER), Event(1, "s", 0, Kind.CALL, "c0", ts=1.0),
+        Event(2, "s", 0, Kind.CALL, "c1", ts=2.0), Event(3, "s", 0, Kind.CALL, "c2", ts=3.0, chars=8),
+        Event(4, "s", 0, Kind.RESULT, "c2", ts=4.0), Event(5, "s", 0, Kind.TERM, ts=5.0),
+    ]  # fmt: skip
+    with pytest.raises(AssertionError, match="projector M0 breaks orphanRes"):
+        check_projector("M0", checks=["orphanRes"], history=st.just(events), budget=st.just(1),
+                        settings=settings(database=None, max_examples=5, deadline=None))  # fmt: skip

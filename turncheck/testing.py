@@ -250,7 +250,8 @@ def check_projector(
             raise
         events, limit = failures[-1]  # Hypothesis replays the shrunk example last
         found = first_offence(delete_events(events, limit, fn, model, wanted), limit, fn, model, wanted)
-        assert found is not None
+        if found is None:  # the prefix kept ends before the event that made its request one (a
+            raise  # reply after a batch with calls left open): Hypothesis's own report stands
         smaller, req, broken = found
         raise AssertionError(describe_counterexample(name, smaller, req, broken, model)) from None
 

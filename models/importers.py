@@ -38,6 +38,8 @@ from turncheck.models.events import Event, EventFormatError, event_from_dict, lo
 from turncheck.models.registry import Registry
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from turncheck.models.sent_windows import SentWindow, TraceRecords
 
 AddRecord = Callable[[SessionBuilder, Any, str], None]
@@ -203,6 +205,19 @@ def json_lines(text: str) -> list[str]:
     """The lines of a JSON-lines text: split at ``\\n`` only. ``str.splitlines`` also splits at
     U+0085, U+2028 and U+2029, which JSON strings may hold raw, and would cut a record in two."""
     return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def bounded_reads(con: sqlite3.Connection, deadline: float, max_value_bytes: int) -> sqlite3.Connection:
+    """``con`` with a hostile database's two ways to hang or flood bounded: a query past
+    ``deadline`` (``time.monotonic()``) is interrupted — a recursive VIEW never ends — and no
+    value longer than ``max_value_bytes`` is built (``zeroblob(9e8)`` takes gigabytes). The
+    caller turns the ``sqlite3.DatabaseError`` either raises into its one line."""
+    import sqlite3
+    import time
+
+    con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_value_bytes)
+    con.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+    return con
 
 
 def json_records(path: Path, text: str) -> Iterator[tuple[int, Any]]:

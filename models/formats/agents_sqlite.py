@@ -10,7 +10,15 @@ from pathlib import Path
 
 from turncheck.models.chat_log import ImportFormatError
 from turncheck.models.formats.openai_responses import add_response_item
-from turncheck.models.importers import Group, Imported, LogFormat, build_sessions, loads, register_format
+from turncheck.models.importers import (
+    Group,
+    Imported,
+    LogFormat,
+    bounded_reads,
+    build_sessions,
+    loads,
+    register_format,
+)
 
 READ_SECONDS = 5.0
 """How long reading the database may take: SQLite's progress handler stops the query after it."""
@@ -30,11 +38,11 @@ def read_agents_sqlite(path: Path) -> Imported:
     try:
         con = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
         try:  # a hostile file is a program: a recursive VIEW never ends, zeroblob(9e8) takes 5 GB
-            con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-            con.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
-            rows = con.execute(
-                "SELECT session_id, id, message_data FROM agent_messages ORDER BY id"
-            ).fetchall()
+            rows = (
+                bounded_reads(con, deadline, MAX_VALUE_BYTES)
+                .execute("SELECT session_id, id, message_data FROM agent_messages ORDER BY id")
+                .fetchall()
+            )
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:

@@ -57,6 +57,7 @@ from turncheck.models.importers import (
     Group,
     Imported,
     LogFormat,
+    bounded_reads,
     build_sessions,
     json_records,
     loads,
@@ -220,9 +221,7 @@ def read_database(path: Path) -> Imported:
         copy = private_copy(path, folder)
         try:
             with contextlib.closing(sqlite3.connect(str(copy))) as con:
-                con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-                con.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
-                return read_sessions(database_groups(path, con))
+                return read_sessions(database_groups(path, bounded_reads(con, deadline, MAX_VALUE_BYTES)))
         except sqlite3.DatabaseError as exc:
             if time.monotonic() > deadline:
                 raise ImportFormatError(

@@ -17,52 +17,14 @@ from typing import Any
 
 import pytest
 
-STORES = '''
-import sqlite3
-import time
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "stores" / "first_open.py"
 
-from turncheck.sim.stress.sqlite import SqliteStore, enable_wal
-
-
-class NoBusyTimeout(SqliteStore):
-    """No busy timeout; the schema writer holds the write lock for a moment."""
-
-    timeout = 0.0
-
-    def _open(self):
-        db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        return db
-
-    def setup(self):
-        db = self._open()
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            time.sleep(0.2)
-            db.execute("CREATE TABLE IF NOT EXISTS schema_writer (x)")
-            db.execute("COMMIT")
-        finally:
-            db.close()
-        super().setup()
-
-
-class Patient(NoBusyTimeout):
-    """The same schema writer; a busy timeout, and the WAL switch retried."""
-
-    timeout = 30.0
-
-    def _open(self):
-        db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False)
-        enable_wal(db)
-        return db
-'''
 
 
 @pytest.fixture
-def stores(tmp_path: Path) -> Path:
-    path = tmp_path / "first_open_stores.py"
-    path.write_text(STORES, encoding="utf-8")
-    return path
+def stores() -> Path:
+    """The two stores of the corpus case (models/corpus/stress_opens.py), as the example ships them."""
+    return EXAMPLE
 
 
 def _first_opens(cli: Any, store: str, *extra: str) -> tuple[int, str, str]:

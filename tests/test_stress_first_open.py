@@ -20,7 +20,6 @@ import pytest
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "stores" / "first_open.py"
 
 
-
 @pytest.fixture
 def stores() -> Path:
     """The two stores of the corpus case (models/corpus/stress_opens.py), as the example ships them."""

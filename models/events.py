@@ -328,7 +328,7 @@ def reference_json(obj: object) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-class _Out(msgspec.Struct, omit_defaults=True):
+class WireEvent(msgspec.Struct, omit_defaults=True):
     """:func:`event_to_dict`'s object in its field order, for msgspec: a field left at ``None``
     is left out, as the format leaves out a field that carries nothing (:func:`wire` never
     leaves a required one at ``None``)."""
@@ -347,12 +347,12 @@ class _Out(msgspec.Struct, omit_defaults=True):
     source: str | None = None
 
 
-_KIND_NAME = {k: k.name for k in Kind}
+KIND_NAME = {k: k.name for k in Kind}
 _ENCODER = msgspec.json.Encoder()
 encode_wire = _ENCODER.encode
 
 
-def wire(events: Iterable[Event]) -> list[_Out] | None:
+def wire(events: Iterable[Event]) -> list[WireEvent] | None:
     """The events for msgspec, or ``None`` when one holds a value msgspec would spell otherwise
     than :func:`reference_json` (a float other than a plain ``ts``, a str subclass, a type the
     reader does not return, ``chars`` out of range) — the caller then takes the reference path.
@@ -364,7 +364,7 @@ def wire(events: Iterable[Event]) -> list[_Out] | None:
     Everything that passes has the types the reader returns: a turn of such events reads back
     as written (:func:`~models.log_format.check_readback` is not needed).
     """
-    out: list[_Out] = []
+    out: list[WireEvent] = []
     add = out.append
     for e in events:
         seq, session, turn, kind, call_id, ts, writer, text, chars, cjk, source, covers = (
@@ -391,7 +391,7 @@ def wire(events: Iterable[Event]) -> list[_Out] | None:
             size = chars
         elif type(text) is not str:
             return None
-        add(_Out(seq, session, turn, _KIND_NAME[kind], call_id, covers, ts, writer, text, size, cjk,
+        add(WireEvent(seq, session, turn, KIND_NAME[kind], call_id, covers, ts, writer, text, size, cjk,
                  None if source == session else source))  # fmt: skip
     return out
 

@@ -60,6 +60,7 @@ from turncheck.models.log_format import (
 )
 from turncheck.models.recovery import POLICIES, Recovery, Skipped, scan_frame_file, scan_frames
 from turncheck.models.store_read import RecordUndecodable, TurnReading
+from turncheck.models.turn_wire import plain_turn
 
 __all__ = [
     "BadTurn",
@@ -438,7 +439,11 @@ class TurnStore(TurnReading):
             raise BadTurn("a turn needs at least a USER and a TERM event; got none")
         tid = turn_id if turn_id is not None else default_turn_id(turn)
         raw_id = check_turn_id(tid)
-        body, plain = encode_turn(turn)
+        fast = plain_turn(turn, self.last_seq)
+        if fast is not None:
+            body, kept = fast
+        else:
+            body, plain = encode_turn(turn)
         record = self._encode(self._next_number, raw_id, body)
         index = self._index()
         known = index.get(raw_id)
@@ -454,14 +459,16 @@ class TurnStore(TurnReading):
             raise TurnConflict(
                 f"{self.path}: turn {tid!r} names a record skipped as undecodable; refusing (use another id)"
             )
-        check_turn(turn, self.last_seq)
-        if not plain:
-            check_readback(body, turn)
+        if fast is None:
+            check_turn(turn, self.last_seq)
+            if not plain:
+                check_readback(body, turn)
+            kept = tuple(map(as_stored, turn))
         if self.fsync == "always" or self._unchecked + 1 >= self.batch:
             self._check_identity()
         else:
             self._unchecked += 1
-        stored = stored_turn(tid, tuple(map(as_stored, turn)), self._size)
+        stored = stored_turn(tid, kept, self._size)
         new_size = self._size + len(record)
         if new_size > self.max_bytes:
             raise LogFull(

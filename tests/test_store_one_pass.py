@@ -29,9 +29,11 @@ from turncheck.models.log_format import (
     check_turn,
     check_turn_id,
     encode_turn,
+    as_stored,
     stored_turn,
 )
 from turncheck.models.store import TurnLog
+from turncheck.models.turn_wire import plain_turn
 
 ODD = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.floats(), st.text(max_size=2))
 
@@ -99,6 +101,30 @@ def test_the_plain_flag_never_claims_more_than_the_readback(events: list[Event])
         for e in turn
     )  # fmt: skip
     assert plain == values  # plain values take msgspec's path; nothing else does
+
+
+@settings(deadline=None, max_examples=1500)
+@given(events=turns(), after=st.sampled_from([-1, 0, 4, MAX_INT - 6]))
+def test_the_one_pass_answers_exactly_when_the_three_accept_a_plain_turn(events: list[Event], after: int) -> None:
+    """``plain_turn`` (what commit runs first) against ``encode_turn`` + ``check_turn`` +
+    ``as_stored``: the same bytes and events when they accept a turn msgspec writes, ``None``
+    whenever they refuse or read back — and never ``None`` for a turn they accept plainly
+    (a ``covers`` outside a SUMMARY is the one plain value it leaves to them)."""
+    turn = tuple(events)
+    expected = None
+    try:
+        body, plain = encode_turn(turn)
+        check_turn(turn, after)
+    except BadTurn:
+        plain = False
+    if plain and all(e.covers is None for e in turn):
+        expected = (body, tuple(map(as_stored, turn)))
+    found = plain_turn(turn, after)
+    assert found == expected
+    if found is not None and expected is not None:  # every field (== leaves some out), not only the compared ones
+        assert [list(map(e.__getattribute__, Event.__slots__)) for e in found[1]] == [
+            list(map(e.__getattribute__, Event.__slots__)) for e in expected[1]
+        ]
 
 
 def test_a_refused_turn_gets_the_one_validator_s_message(tmp_path: Path) -> None:

@@ -226,6 +226,16 @@ class ProtocolModel(Generic[S, A]):
         the state itself when the model has no symmetry."""
         return state
 
+    def class_size(self, state: S) -> int | None:
+        """How many of the model's own states the canonical ``state`` stands for (its symmetry
+        class's size), or None when the model cannot say — then measuring the reduction takes a
+        second search without symmetry. Exact only when the reachable states are closed under the
+        symmetry (the initial states are, and the rules treat interchangeable writers alike) and
+        :meth:`canonical` merges nothing else (no counting abstraction): the sum over the classes
+        an exhaustive search visits is then the number of states a search without symmetry
+        visits."""
+        return None
+
     def successors_are_canonical(self) -> bool:
         """Whether :meth:`successors` of a canonical state are canonical already — the symmetry
         is structural (interchangeable writers kept as a multiset) — so the explorer calls

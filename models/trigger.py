@@ -35,6 +35,7 @@ through per-slot arrival counts, without re-implementing it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -116,6 +117,7 @@ class TriggerModel(ProtocolModel[State, Action]):
         self._cas = s.commit_needs_clean
         self._sync = s.trims_in_append
         self._anonymous: dict[int, _Writers] = {}
+        self._class_sizes: dict[int, int] = {}  # multiset -> its name tuples
         # cas with unbounded writers: the counting abstraction (see saturation); None: no cap
         self._cap = p.max_turns + 2 if self._cas and p.turns == 0 and p.gap > 0 else None
 
@@ -264,6 +266,20 @@ class TriggerModel(ProtocolModel[State, Action]):
         if state[8] is None:
             return state
         return (*state[:8], None)
+
+    def class_size(self, state: State) -> int | None:
+        """The writers' name tuples the multiset stands for: ``W! / Π count_c!`` (the initial
+        state names every writer alike, and the rules read a writer's class, never its name, so
+        each of them is reachable with the class). None under the counting abstraction, which
+        merges more than names."""
+        if self._cap is not None:
+            return None
+        size = self._class_sizes.get(state[2])
+        if size is None:
+            size = self._class_sizes[state[2]] = math.factorial(self._w) // math.prod(
+                map(math.factorial, self.classes.counts(state[2]))
+            )
+        return size
 
     def successors_are_canonical(self) -> bool:
         """Anonymous states lead to anonymous states; only the counting abstraction (``cas``

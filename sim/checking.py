@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from turncheck.models.errors import UnknownName
 from turncheck.models.invariants import INVARIANTS
 from turncheck.models.protocol import Property, ProtocolModel, as_model
-from turncheck.sim.exploration import Exploration, reduction_factor
+from turncheck.sim.exploration import Exploration, RawStates, reduction_factor
 from turncheck.sim.explorer import ProgressLine, explore
 from turncheck.sim.transcript import params_text, transcript
 from turncheck.sim.witness import ConcretePath, counterexample
@@ -448,7 +448,7 @@ class ExploreReport:
     ref: str
     model: ProtocolModel[Any, Any]
     result: Exploration
-    raw: Exploration | None
+    raw: RawStates | None
     cross: CrossCheck | None
     post: CrossCheck | None
 

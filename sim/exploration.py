@@ -122,7 +122,7 @@ class Exploration:
             return "exhaustive: every reachable state was visited"
         return f"bounded, not exhaustive: stopped by {self.bound}"
 
-    def lines(self, raw: Exploration | None = None) -> list[str]:
+    def lines(self, raw: Exploration | RawStates | None = None) -> list[str]:
         """The search in three lines (states, time, coverage), and with the search without symmetry
         ``raw`` a fourth: the reduction factor — a lower bound when only the raw search was
         bounded — or why there is none."""
@@ -223,8 +223,45 @@ class Exploration:
         return state_graph(self)
 
 
-def reduction_factor(reduced: Exploration, raw: Exploration) -> float | None:
-    """Raw distinct states per symmetry class; None unless both searches were exhaustive."""
+@dataclass(frozen=True)
+class RawStates:
+    """The states a search without symmetry visits (or, when not ``exhausted``, at least this
+    many): measured by that search (:meth:`searched`) or counted from the classes an exhaustive
+    search visited (:func:`counted_raw`) — the same number when the model's class sizes are
+    exact, at the cost of one pass instead of a second, larger search."""
+
+    distinct: int
+    exhausted: bool
+    how: str
+
+    @classmethod
+    def searched(cls, raw: Exploration) -> RawStates:
+        return cls(raw.distinct, raw.exhausted, raw.completeness())
+
+    def completeness(self) -> str:
+        return self.how
+
+
+def counted_raw(model: ProtocolModel[Any, Any], reduced: Exploration) -> RawStates | None:
+    """The raw state count as the sum of the visited classes' sizes
+    (:meth:`~models.protocol.ProtocolModel.class_size`), or None when the model cannot size its
+    classes or the search up to symmetry was not exhaustive (its classes are not all of them)."""
+    if not (reduced.symmetry and reduced.exhausted) or not reduced.states:
+        return None
+    size = model.class_size
+    if size(reduced.states[0]) is None:
+        return None
+    total = 0
+    for state in reduced.states:
+        n = size(state)
+        if n is None:
+            return None
+        total += n
+    return RawStates(total, True, "counted from the classes")
+
+
+def reduction_factor(reduced: Exploration, raw: Exploration | RawStates) -> float | None:
+    """Raw distinct states per symmetry class; None unless both counts are exhaustive."""
     if not (reduced.exhausted and raw.exhausted) or reduced.distinct == 0:
         return None
     return raw.distinct / reduced.distinct

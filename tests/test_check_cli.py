@@ -340,8 +340,13 @@ def test_explore_bounded_says_so(cli: Any, capsys: Any) -> None:
     assert code == 0 and "bounded, not exhaustive: stopped by max states (20)" in out
     assert "symmetry:" not in out  # no search without symmetry beside a bounded one: nothing to divide
     code, out, _ = cli("explore", "trigger", "-p", "writers=3", "-p", "turns=1", "--max-states", "20", "-q")
-    assert code == 0 and "coverage: exhaustive" in out  # 11 classes, 28 raw states
-    assert "symmetry: ≥ 20 raw states (raw search bounded" in out and "11 classes = reduction ≥ ×1.82" in out
+    assert code == 0 and "coverage: exhaustive" in out  # 11 classes: their 28 raw states counted, not searched
+    assert "symmetry: 28 raw states / 11 classes = reduction ×2.55" in out
+    # a model that cannot size its classes: the search without symmetry, under the same bound
+    lock = ("explore", "examples.my_lock:FlagLock", "-p", "workers=3", "--max-states", "20", "-q")
+    code, out, _ = cli(*lock)
+    assert code == 0 and "coverage: exhaustive" in out  # 15 classes, 45 raw states
+    assert "symmetry: ≥ 20 raw states (raw search bounded" in out and "15 classes = reduction ≥ ×1.33" in out
     code, out, _ = cli("explore", "trigger", "--max-depth", "3", "--format", "json", "-q")
     obj = json.loads(out)
     assert obj["exhaustive"] is False and obj["bound"] == "max depth (3)" and obj["depth"] == 3

@@ -59,7 +59,7 @@ from turncheck.models.log_format import (
     stored_turn,
 )
 from turncheck.models.recovery import POLICIES, Recovery, Skipped, scan_frame_file, scan_frames
-from turncheck.models.store_read import RecordUndecodable, TurnReading
+from turncheck.models.store_read import RecordUndecodable, TurnReading, highest_seq
 from turncheck.models.turn_wire import plain_turn
 
 __all__ = [
@@ -165,17 +165,9 @@ class TurnStore(TurnReading):
 
     # -- life cycle ----------------------------------------------------------------------
     def __init__(
-        self,
-        path: Path,
-        fd: int,
-        readonly: bool,
-        refs: list[Ref],
-        recovery: Recovery,
-        size: int,
-        fsync: str,
-        max_bytes: int,
-        batch: int,
-    ) -> None:
+        self, path: Path, fd: int, readonly: bool, refs: list[Ref], recovery: Recovery, size: int,
+        fsync: str, max_bytes: int, batch: int,
+    ) -> None:  # fmt: skip
         self.path = path
         self.readonly = readonly
         self.recovery = recovery
@@ -206,27 +198,10 @@ class TurnStore(TurnReading):
                     self._skip_undecodable(i, exc)
                     i -= 1
             if not readonly and refs:
-                self.last_seq = max(self.last_seq, self._highest_seq(fd))
+                self.last_seq = max(self.last_seq, highest_seq(read_all(fd, refs[-1][3]), refs))
         except BaseException:
             self._fd = None  # the opener closes the descriptor; never close it twice
             raise
-
-    def _highest_seq(self, fd: int) -> int:
-        """The highest last seq of any record, read from the bytes without decoding: a writer
-        continues after it even when another program wrote seqs going back (the reader then
-        skips those records), so a writer never repeats a seq. Every record's events JSON
-        spells each event as ``{"seq":N,…`` and no string can hold that unescaped."""
-        data = read_all(fd, self._refs[-1][3])
-        best = -1
-        mark = b'{"seq":'
-        for _, _, start, end in self._refs:
-            at = data.rfind(mark, start, end)
-            if at >= 0:
-                stop = data.find(b",", at, end)
-                digits = data[at + len(mark) : stop]
-                if digits.isdigit() and len(digits) <= 19 and int(digits) > best:
-                    best = int(digits)
-        return best
 
     @classmethod
     def open(
@@ -435,67 +410,104 @@ class TurnStore(TurnReading):
         if self.readonly:
             raise LogClosed(f"{self.path}: opened read-only; cannot commit")
         turn = tuple(events)
+        stored, raw_id, record = self._prepare(fd, turn, turn_id, self.last_seq, self._size, {}, [])
+        if record is not None:
+            self._before_write(1, self._size + len(record), f"turn {stored.turn_id!r}")
+            self._write(fd, record, 1)
+            self._appended({raw_id: (0, record)}, [stored], turn[-1].seq)
+        return stored
+
+    def commit_many(
+        self, turns: Iterable[Iterable[Event]], turn_ids: Iterable[str] | None = None
+    ) -> list[StoredTurn]:
+        """Append whole turns in order, all or nothing, with one write: what :meth:`commit` of
+        each would do (the same checks, records, repeats and refusals; a turn repeated within the
+        call is a repeat of the first), except that a refusal of any turn writes none of them and
+        the fsync policy counts each turn as a commit. ``turn_ids``, when given, names each turn.
+        """
+        fd = self._live_fd()
+        if self.readonly:
+            raise LogClosed(f"{self.path}: opened read-only; cannot commit")
+        batch = [tuple(t) for t in turns]
+        ids: list[str | None] = [None] * len(batch) if turn_ids is None else list(turn_ids)
+        if len(ids) != len(batch):
+            raise BadParameter(f"commit_many: {len(ids)} turn ids for {len(batch)} turns")
+        out: list[StoredTurn] = []
+        new: dict[bytes, tuple[int, bytes]] = {}  # raw id -> (its place in out, its record)
+        end, after_seq = self._size, self.last_seq
+        for turn, turn_id in zip(batch, ids, strict=True):
+            stored, raw_id, record = self._prepare(fd, turn, turn_id, after_seq, end, new, out)
+            if record is not None:
+                new[raw_id] = (len(out), record)
+                end += len(record)
+                after_seq = turn[-1].seq
+            out.append(stored)
+        if new:
+            self._before_write(len(new), end, f"{len(new)} new turns")
+            self._write(fd, b"".join(record for _, record in new.values()), len(new))
+            self._appended(new, out, after_seq)
+        return out
+
+    def _before_write(self, commits: int, end: int, what: str) -> None:
+        """Refuse a write past ``max_bytes``; check the path's identity when the policy asks."""
+        if end > self.max_bytes:
+            raise LogFull(
+                f"{self.path}: {what} ({end - self._size} B) would grow the log to {end} B, "
+                f"past its limit of {self.max_bytes} B; nothing written"
+            )
+        if self.fsync == "always" or self._unchecked + commits >= self.batch:
+            self._check_identity()
+        else:
+            self._unchecked += commits
+
+    def _prepare(
+        self, fd: int, turn: tuple[Event, ...], turn_id: str | None, after_seq: int, offset: int,
+        new: dict[bytes, tuple[int, bytes]], out: list[StoredTurn],
+    ) -> tuple[StoredTurn, bytes, bytes | None]:  # fmt: skip
+        """One turn checked and laid out at ``offset``: (as stored, raw id, record), the record
+        None for a repeat of a turn in the log or earlier in the call (``new``)."""
         if not turn:
             raise BadTurn("a turn needs at least a USER and a TERM event; got none")
         tid = turn_id if turn_id is not None else default_turn_id(turn)
         raw_id = check_turn_id(tid)
-        fast = plain_turn(turn, self.last_seq)
+        fast = plain_turn(turn, after_seq)
         if fast is not None:
             body, kept = fast
         else:
             body, plain = encode_turn(turn)
-        record = self._encode(self._next_number, raw_id, body)
-        index = self._index()
-        known = index.get(raw_id)
-        if known is not None:
-            _, _, start, end = self._refs[known]
-            if self._content(os.pread(fd, end - start, start)) == self._content(record):
-                return self._turn_at(known)
+        record = self._encode(self._next_number + len(new), raw_id, body)
+        known, earlier = self._index().get(raw_id), new.get(raw_id)
+        if known is not None or earlier is not None:
+            if earlier is not None:
+                where, theirs, same = f"turn {earlier[0]} of this call", earlier[1], out[earlier[0]]
+            else:
+                _, _, start, stop = self._refs[known]  # type: ignore[index]
+                where, theirs = f"record at byte {start}", os.pread(fd, stop - start, start)
+            if self._content(theirs) == self._content(record):
+                return (same if earlier is not None else self._turn_at(known)), raw_id, None  # type: ignore[arg-type]
             raise TurnConflict(
-                f"{self.path}: turn {tid!r} is already committed with different content "
-                f"(record at byte {start}); refusing"
+                f"{self.path}: turn {tid!r} is already committed with different content ({where}); refusing"
             )
         if raw_id in self._dead_ids:
             raise TurnConflict(
                 f"{self.path}: turn {tid!r} names a record skipped as undecodable; refusing (use another id)"
             )
         if fast is None:
-            check_turn(turn, self.last_seq)
+            check_turn(turn, after_seq)
             if not plain:
                 check_readback(body, turn)
             kept = tuple(map(as_stored, turn))
-        if self.fsync == "always" or self._unchecked + 1 >= self.batch:
-            self._check_identity()
-        else:
-            self._unchecked += 1
-        stored = stored_turn(tid, kept, self._size)
-        new_size = self._size + len(record)
-        if new_size > self.max_bytes:
-            raise LogFull(
-                f"{self.path}: turn {tid!r} ({len(record)} B) would grow the log to {new_size} B, "
-                f"past its limit of {self.max_bytes} B; nothing written"
-            )
-        self._write(fd, record)
-        index[raw_id] = len(self._refs)
-        self._refs.append((raw_id, self._next_number, self._size, new_size))
-        self._cache.append(stored)
-        self._size = new_size
-        self._next_number += 1
-        self.last_seq = turn[-1].seq
-        return stored
+        return stored_turn(tid, kept, offset), raw_id, record
 
     def _check_identity(self) -> None:
         """Refuse to write when the path no longer names the owned file (deleted, rotated, replaced).
 
-        How often is the fsync policy's promise, not a separate one. Under ``always`` a commit
-        returns once its turn is durable *at the path*, so every commit checks (one ``stat``).
-        Under ``batch`` a returned commit is only promised durable at the batch's fsync (a crash
-        before it loses the batch), so the check runs where that promise is made: before the
-        commit that closes each batch of ``batch`` commits is written, and in :meth:`sync`. A
-        file replaced mid-batch costs at most the batch's unsynced commits — what a crash at
-        that moment costs — and the owner still notices: the closing commit is refused with
-        nothing written and no fsync of the orphan reported as success. ``never`` checks as
-        often as ``batch``. This keeps ≈ 1.2 µs of ``stat`` off all but one commit in ``batch``.
+        How often is the fsync policy's promise: under ``always`` a commit returns once durable
+        *at the path*, so every write checks (one ``stat``, ≈ 1.2 µs); under ``batch`` and
+        ``never`` the check runs where the batch's promise is made — before the write that closes
+        each batch of ``batch`` commits, and in :meth:`sync`. A file replaced mid-batch costs at
+        most the batch's unsynced commits, what a crash then costs, and the closing write is
+        refused with nothing written and no fsync of the orphan reported as success.
         """
         try:
             st = os.stat(self._spath)
@@ -509,19 +521,19 @@ class TurnStore(TurnReading):
             )
         self._unchecked = 0
 
-    def _write(self, fd: int, record: bytes) -> None:
+    def _write(self, fd: int, records: bytes, commits: int) -> None:
         """Write at the end, all or nothing: on any failure truncate back and raise."""
         try:
-            write_at(fd, record, self._size)
+            write_at(fd, records, self._size)
             if self.fsync == "always":
                 sync_file(fd)
             elif self.fsync == "batch":
-                self._unsynced += 1
+                self._unsynced += commits
                 if self._unsynced >= self.batch:
                     sync_file(fd)
                     self._unsynced = 0
             else:
-                self._unsynced += 1
+                self._unsynced += commits
         except OSError as exc:
             try:
                 os.ftruncate(fd, self._size)
@@ -530,6 +542,18 @@ class TurnStore(TurnReading):
             raise StoreError(
                 f"{self.path}: append failed ({exc.strerror}); log left at {self._size} B"
             ) from None
+
+    def _appended(self, new: dict[bytes, tuple[int, bytes]], out: list[StoredTurn], last_seq: int) -> None:
+        """The written records joined to the index, in the order they were written."""
+        index, refs, cache = self._index(), self._refs, self._cache
+        for raw_id, (place, record) in new.items():
+            stored = out[place]
+            index[raw_id] = len(refs)
+            refs.append((raw_id, self._next_number, stored.offset, stored.offset + len(record)))
+            cache.append(stored)
+            self._next_number += 1
+        self._size = refs[-1][3]
+        self.last_seq = last_seq
 
     def sync(self) -> None:
         """Make every commit so far durable (``fsync``), whatever the policy."""

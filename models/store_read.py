@@ -195,3 +195,20 @@ class TurnReading:
                 f"{where} passed its check but does not decode ({detail})", start
             ) from None
         return StoredTurn(tid, events, start)
+
+
+def highest_seq(data: bytes, refs: list[Ref]) -> int:
+    """The highest last seq of any record, read from the bytes without decoding: a writer
+    continues after it even when another program wrote seqs going back (the reader then
+    skips those records), so a writer never repeats a seq. Every record's events JSON
+    spells each event as ``{"seq":N,…`` and no string can hold that unescaped."""
+    best = -1
+    mark = b'{"seq":'
+    for _, _, start, end in refs:
+        at = data.rfind(mark, start, end)
+        if at >= 0:
+            stop = data.find(b",", at, end)
+            digits = data[at + len(mark) : stop]
+            if digits.isdigit() and len(digits) <= 19 and int(digits) > best:
+                best = int(digits)
+    return best

@@ -1,7 +1,8 @@
 """The durable log: append and recovery against the bytes-only ceilings and SQLite in WAL mode.
 
 Append, ``fsync='batch'`` (one fdatasync per 256 commits and at close): turncheck's
-``TurnLog.commit`` per turn (validation, serialization, framing, write) against the ceiling —
+``TurnLog.commit`` per turn (validation, serialization, framing, write), and ``commit_many`` of
+256 turns a call (one write per call, as SQLite's one transaction per 256 rows), against the ceiling —
 the very frame bytes, precomputed, written through a buffered file with the same fdatasync
 cadence — and SQLite in WAL mode (``synchronous=FULL``, one transaction per 256 turns, the same
 events JSON precomputed as a BLOB per row). A second ceiling writes the same bytes with one
@@ -46,6 +47,17 @@ def _turncheck_append(path: Path, turns: list[list[Event]]) -> Callable[[], obje
             commit = log.commit
             for turn in turns:
                 commit(turn)
+        return None
+
+    return run
+
+
+def _turncheck_append_many(path: Path, turns: list[list[Event]]) -> Callable[[], object]:
+    def run() -> object:
+        path.unlink(missing_ok=True)
+        with TurnLog.open(path, create=True, fsync="batch", max_bytes=_NO_LIMIT) as log:
+            for lo in range(0, len(turns), DEFAULT_BATCH):
+                log.commit_many(turns[lo : lo + DEFAULT_BATCH])
         return None
 
     return run
@@ -155,6 +167,12 @@ def compare(scale: str) -> list[Comparison]:
                     "TurnLog.commit, fsync=batch", "turncheck", _turncheck_append(d / "tc.log", turns), events
                 ),
                 Contender(
+                    "TurnLog.commit_many, 256 turns a call",
+                    "turncheck",
+                    _turncheck_append_many(d / "many.log", turns),
+                    events,
+                ),
+                Contender(
                     "same frame bytes, buffered write + fdatasync/256",
                     "ceiling",
                     _buffered_append(d / "raw.log", encode_frame_header(), frames),
@@ -177,6 +195,7 @@ def compare(scale: str) -> list[Comparison]:
         )
         size = (d / "tc.log").stat().st_size
         same = size == (d / "raw.log").stat().st_size == (d / "pwrite.log").stat().st_size
+        same = same and (d / "many.log").read_bytes() == (d / "tc.log").read_bytes()
         megabytes = size / 1e6
         ends = list(accumulate(map(len, frames), initial=len(encode_frame_header())))
         spans = list(zip(ends[:-1], ends[1:], strict=True))  # each frame where the writer put it

@@ -40,7 +40,9 @@ def batches(draw: Any) -> list[list[Event]]:
         what = draw(st.sampled_from(["new", "new", "new", "repeat", "conflict", "behind", "orphan"]))
         if what in ("repeat", "conflict") and out:
             earlier = draw(st.sampled_from(out))
-            out.append(earlier if what == "repeat" else make_turn("s", earlier[0].turn, earlier[0].seq, text="x"))
+            out.append(
+                earlier if what == "repeat" else make_turn("s", earlier[0].turn, earlier[0].seq, text="x")
+            )
         elif what == "behind":
             out.append(make_turn("s", 100 + t, max(seq - 3, 0), calls=0))
         elif what == "orphan":
@@ -100,8 +102,12 @@ def test_refusals_name_the_turn_as_a_lone_commit_would(tmp_path: Path) -> None:
             log.commit_many([make_turn("s", 0, 2, calls=0, text="other")])
         with pytest.raises(BadTurn, match="seq 2 does not follow 3"):
             log.commit_many([make_turn("s", 1, 2, calls=0), make_turn("s", 2, 2, calls=0)])
-        with pytest.raises(LogFull, match=r"2 new turns \(\d+ B\) would grow the log to \d+ B, past its limit"):
-            log.commit_many([make_turn("s", 1, 2, calls=0, text="y" * 900), make_turn("s", 2, 4, calls=0, text="y" * 900)])
+        with pytest.raises(
+            LogFull, match=r"2 new turns \(\d+ B\) would grow the log to \d+ B, past its limit"
+        ):
+            log.commit_many(
+                [make_turn("s", 1, 2, calls=0, text="y" * 900), make_turn("s", 2, 4, calls=0, text="y" * 900)]
+            )
         with pytest.raises(BadParameter, match="commit_many: 1 turn ids for 2 turns"):
             log.commit_many([make_turn("s", 1, 2, calls=0), make_turn("s", 2, 4, calls=0)], ["a"])
         assert len(log) == 1 and log.last_seq == 1

@@ -11,9 +11,9 @@ before its CALL or a turn split in two, and turn-aware trimming then orphans res
 
 Two forms of the same idea live here:
 
-* plain functions over columns (:func:`stamp_columns`, :func:`read_permutation`,
-  :func:`reorder_columns`) for seed-scale experiments, feeding the projector core's
-  ``build_histories``;
+* plain functions over columns (:mod:`models.clock_columns`: ``stamp_columns``,
+  ``read_permutation``, ``reorder_columns``) for seed-scale experiments, feeding the projector
+  core's ``build_histories`` — numpy's, kept apart so that building a model does not import it;
 * :class:`ClockModel`, a small protocol model (agent and tool writers, clock ticks, backward
   steps, quantized stamps, deliveries) whose ``seq-ordered-turns`` property breaks under
   ``order=ts`` and holds under ``order=seq``.
@@ -22,12 +22,10 @@ Two forms of the same idea live here:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
 from typing import Any, Literal, NamedTuple, TypeVar
-
-import numpy as np
 
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter
@@ -36,9 +34,7 @@ from turncheck.models.history import History
 from turncheck.models.invariants import SEQ_ORDERED_TURNS, seq_ordered_turns
 from turncheck.models.projector import Window, project
 from turncheck.models.protocol import Property, ProtocolModel, WindowPanel
-from turncheck.models.random_streams import stream_rng
 from turncheck.models.window_panel import window_panel
-from turncheck.models.workload import EventColumns
 
 Order = Literal["seq", "ts-seq", "ts"]
 ORDERS: tuple[Order, ...] = ("seq", "ts-seq", "ts")
@@ -90,99 +86,20 @@ class ClockParams:
             raise BadParameter(f"parameter quantum must be >= 1, got {self.quantum}")
 
 
-@dataclass(frozen=True)
-class Stamps:
-    """Per row: the writer's stamp ``ts``, the true time, and the arrival rank at the store."""
-
-    ts: np.ndarray
-    true_time: np.ndarray
-    arrival: np.ndarray
-
-
-def _clock_rng(seed: int, block: int) -> np.random.Generator:
-    return stream_rng("clock", seed, block)
-
-
-def stamp_columns(cols: EventColumns, clock: ClockParams, seed: int) -> Stamps:
-    """Stamp every row of ``cols`` (sessions contiguous, seq order) with its writer's clock.
-
-    Deterministic in ``(cols, clock, seed)``: the row stream is keyed by the seed and the block's
-    first session, the writers' offsets and drifts by the seed alone. Scenarios stamp workload
-    blocks one at a time, so any number of worker processes gives the same stamps.
-    """
-    n = len(cols)
-    rng = _clock_rng(seed, cols.first_session)
-    writer_rng = _clock_rng(seed, 0xFFFFFFFF)  # the writers' offsets and drifts: one stream per run
-    offsets = writer_rng.uniform(-clock.offset_ms, clock.offset_ms, clock.writers)
-    drifts = writer_rng.uniform(-clock.drift_ppm, clock.drift_ppm, clock.writers)
-    off = cols.offsets
-    sess_local = np.repeat(np.arange(cols.sessions), np.diff(off))
-    gaps = 1.0 + np.floor(rng.exponential(clock.gap_ms, n)) if clock.gap_ms else np.ones(n)
-    starts = np.floor(rng.uniform(0, 3.6e6, cols.sessions))
-    gaps[off[:-1][np.diff(off) > 0]] = 0.0
-    csum = np.cumsum(gaps)
-    base = csum[off[:-1].clip(max=max(n - 1, 0))] if n else csum
-    true_time = csum - (base[sess_local] if n else 0) + (starts[sess_local] if n else 0)
-    session = cols.session.astype(np.int64)
-    agent = session % clock.writers
-    tool = (session * 7 + np.maximum(cols.call, 0)) % clock.writers
-    writer = np.where(cols.kind == int(Kind.RESULT), tool, agent)
-    ts = true_time.copy()
-    ts = ts * (1.0 + drifts[writer] * 1e-6) + offsets[writer]
-    ts = np.floor(ts)
-    quantized = rng.random(n) < clock.quantize_share
-    ts = np.where(quantized, np.floor(ts / clock.quantum) * clock.quantum, ts)
-    if clock.backstep_share:
-        back = rng.random(n) < clock.backstep_share
-        ts = np.where(back, ts - clock.backstep_ms, ts)
-    arrive_at = true_time + (rng.exponential(clock.delay_ms, n) if clock.delay_ms else 0.0)
-    arrival = np.empty(n, dtype=np.int64)
-    arrival[np.lexsort((cols.seq, arrive_at))] = np.arange(n)
-    return Stamps(ts=ts, true_time=true_time, arrival=arrival)
-
-
 T = TypeVar("T")
 
 
 def in_read_order(items: Iterable[T], order: str, seq_ts: Callable[[T], tuple[int, Any]]) -> list[T]:
     """``items`` as a reader sorts them in ``order``, given each item's ``(seq, ts)``: by seq; by
     ``(ts, seq)``; by ts alone, a stable sort, so ties keep the order given (the store's arrival
-    order). The one definition of the orders; :func:`read_permutation` is its columnar form."""
+    order). The one definition of the orders; :func:`~models.clock_columns.read_permutation` is
+    its columnar form."""
     check_order(order)
     if order == "seq":
         return sorted(items, key=lambda x: seq_ts(x)[0])
     if order == "ts-seq":
         return sorted(items, key=lambda x: seq_ts(x)[::-1])
     return sorted(items, key=lambda x: seq_ts(x)[1])
-
-
-def read_permutation(cols: EventColumns, ts: np.ndarray, arrival: np.ndarray, order: str) -> np.ndarray:
-    """Row order in which a reader sees each session: sessions kept contiguous, rows sorted
-    within each by ``order`` (``ts`` alone keeps ties in the store's arrival order)."""
-    check_order(order)
-    off = cols.offsets
-    sess = np.repeat(np.arange(cols.sessions), np.diff(off))
-    if order == "seq":
-        return np.lexsort((cols.seq, sess))
-    if order == "ts-seq":
-        return np.lexsort((cols.seq, ts, sess))
-    return np.lexsort((arrival, ts, sess))
-
-
-def reorder_columns(cols: EventColumns, perm: np.ndarray, ts: np.ndarray) -> EventColumns:
-    """``cols`` with rows in read order ``perm`` (within sessions) and the stamps attached."""
-    return replace(
-        cols,
-        seq=cols.seq[perm],
-        session=cols.session[perm],
-        turn=cols.turn[perm],
-        kind=cols.kind[perm],
-        call=cols.call[perm],
-        chars=cols.chars[perm],
-        cjk=cols.cjk[perm],
-        ts=ts[perm],
-        source=None if cols.source is None else cols.source[perm],
-    )
 
 
 # -- the protocol model -------------------------------------------------------------------------

@@ -7,9 +7,10 @@ wrong boundaries; call ids drawn from a small pool repeat, so a window can hold 
 a RESULT can pair with another session's CALL. Seed 004 §7: 60 000 sessions on 256 keys with 32
 call ids mixes 96.1 % of windows; the control S = K gives zeros.
 
-Two forms, as in :mod:`models.clock`: :func:`collapse_columns` builds the per-key read order of
-a whole workload for the projector core's ``build_histories``; :class:`KeysModel` is a small
-protocol model of the same mechanism for the engines.
+Two forms, as in :mod:`models.clock`: :func:`~models.key_columns.collapse_columns` builds the
+per-key read order of a whole workload for the projector core's ``build_histories`` (numpy's,
+in :mod:`models.key_columns`, so that building a model does not import it); :class:`KeysModel` is
+a small protocol model of the same mechanism for the engines.
 """
 
 from __future__ import annotations
@@ -19,8 +20,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
@@ -28,9 +27,7 @@ from turncheck.models.history import History
 from turncheck.models.invariants import NO_ORPHAN_RESULTS
 from turncheck.models.projector import Window, project
 from turncheck.models.protocol import Property, ProtocolModel, WindowPanel
-from turncheck.models.random_streams import stream_rng
 from turncheck.models.window_panel import keyed_panel
-from turncheck.models.workload import EventColumns
 
 SINGLE_SOURCE = "single-source-windows"
 
@@ -47,81 +44,6 @@ class KeyParams:
             raise BadParameter(f"parameter keys must be >= 1, got {self.keys}")
         if self.call_ids < 1:
             raise BadParameter(f"parameter call_ids must be >= 1, got {self.call_ids}")
-
-
-def concurrent_times(cols: EventColumns, seed: int) -> np.ndarray:
-    """A true append time in [0, 1) for every row: each session's events at sorted uniform times
-    over one shared period, so every session is live at once (the seed's concurrent sessions).
-
-    Rows must be sessions-contiguous in seq order; the streams are keyed by the seed and the
-    first session, so a block gives the same times alone or with its neighbours.
-    """
-    n = len(cols)
-    rng = stream_rng("keys", seed, cols.first_session)
-    u = rng.random(n)
-    sess = np.repeat(np.arange(cols.sessions), np.diff(cols.offsets))
-    return u[np.lexsort((u, sess))]
-
-
-def dense_call_numbers(cols: EventColumns, rows: np.ndarray | None = None) -> np.ndarray:
-    """Each row's call renumbered 0, 1, 2, … in order within its session (-1 for USER/TERM), so
-    ``number mod call_ids`` repeats within a session only ``call_ids`` calls apart.
-
-    ``rows`` restricts the work to those rows (whole sessions), returning their numbers in order.
-    """
-    call = cols.call.astype(np.int64) if rows is None else cols.call[rows].astype(np.int64)
-    session = cols.session if rows is None else cols.session[rows]
-    tool = call >= 0
-    key = session.astype(np.int64)[tool] * (1 << 32) + call[tool]
-    uniq, inverse = np.unique(key, return_inverse=True)
-    sess_of = uniq >> 32
-    first = np.searchsorted(sess_of, sess_of)  # index of the session's first call id
-    out = np.full(call.shape[0], -1, dtype=np.int64)
-    out[tool] = (np.arange(uniq.shape[0]) - first)[inverse]
-    return out
-
-
-def collapse_columns(
-    cols: EventColumns, times: np.ndarray, params: KeyParams, key_subset: np.ndarray | None = None
-) -> EventColumns:
-    """The logs of the keys, as a reader of each key sees them.
-
-    Each row is stored under key ``session mod keys``; a key's rows are read in true append
-    order (``times``) and renumbered in that order (``seq``); ``source`` keeps the true session;
-    a call id becomes the session's call number (:func:`dense_call_numbers`) ``mod call_ids``,
-    so ids repeat across sessions, and within one only ``call_ids`` calls apart. ``key_subset``
-    keeps only those keys (for building a few keys at a time).
-
-    Returns
-    -------
-    EventColumns
-        One "session" per key, keys in increasing order; ``session`` holds the key.
-    """
-    session = cols.session.astype(np.int64)
-    key = session % params.keys
-    rows = np.arange(len(cols)) if key_subset is None else np.flatnonzero(np.isin(key, key_subset))
-    local = np.lexsort((cols.seq[rows], times[rows], key[rows]))
-    order = rows[local]
-    k = key[order]
-    present, counts = np.unique(k, return_counts=True)
-    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    call = dense_call_numbers(cols, None if key_subset is None else rows)[local]
-    return EventColumns(
-        seq=np.arange(order.shape[0], dtype=np.int64),
-        session=k.astype(np.int32),
-        turn=cols.turn[order],
-        kind=cols.kind[order],
-        call=np.where(call >= 0, call % params.call_ids, -1).astype(np.int32),
-        chars=cols.chars[order],
-        cjk=cols.cjk[order],
-        offsets=offsets,
-        first_session=int(present[0]) if present.size else 0,
-        ts=None,
-        source=cols.session[order].astype(np.int32),
-    )
-
-
-# -- the protocol model -------------------------------------------------------------------------
 
 
 class KeysState(NamedTuple):

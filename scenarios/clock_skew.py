@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from turncheck.models.clock import ORDERS, ClockParams, read_permutation, reorder_columns, stamp_columns
+from turncheck.models.clock import ORDERS, ClockParams
+from turncheck.models.clock_columns import read_permutation, reorder_columns, stamp_columns
 from turncheck.models.columns import build_histories
 from turncheck.models.cost import EstimateCost
 from turncheck.models.projector import check_strategy, project

@@ -17,7 +17,8 @@ import numpy as np
 
 from turncheck.models.columns import build_histories
 from turncheck.models.cost import EstimateCost
-from turncheck.models.keys import KeyParams, collapse_columns, concurrent_times
+from turncheck.models.key_columns import collapse_columns, concurrent_times
+from turncheck.models.keys import KeyParams
 from turncheck.models.projector import check_strategy, project
 from turncheck.models.report import Aggregate
 from turncheck.models.workload import SEED, EventColumns, WorkloadParams, blocks, concat, generate_block

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from turncheck.models.catalog import build_model
-from turncheck.models.clock import ClockModel, ClockParams, read_permutation, reorder_columns, stamp_columns
+from turncheck.models.clock import ClockModel, ClockParams
+from turncheck.models.clock_columns import read_permutation, reorder_columns, stamp_columns
 from turncheck.models.errors import BadParameter
 from turncheck.models.invariants import SEQ_ORDERED_TURNS
 from turncheck.models.workload import WorkloadParams, generate_block

@@ -7,7 +7,8 @@ import pytest
 
 from turncheck.models.catalog import build_model
 from turncheck.models.errors import BadParameter
-from turncheck.models.keys import KeyParams, KeysModel, collapse_columns, concurrent_times, dense_call_numbers
+from turncheck.models.key_columns import collapse_columns, concurrent_times, dense_call_numbers
+from turncheck.models.keys import KeyParams, KeysModel
 from turncheck.models.workload import WorkloadParams, generate_block
 from turncheck.scenarios.base import get_scenario, no_progress, parse_params
 

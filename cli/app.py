@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib
 import logging
+import os
 import sys
 import traceback
 import warnings
@@ -48,16 +50,6 @@ if TYPE_CHECKING:
 EXIT_USAGE = 2
 EXIT_BUG = 70
 EXIT_INTERRUPTED = 130
-
-app = typer.Typer(
-    name="turncheck",
-    help="Simulate and model-check the context layer of LLM agents.",
-    invoke_without_command=True,
-    add_completion=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
 
 
 def print_help_if_bare(ctx: typer.Context) -> None:
@@ -96,7 +88,6 @@ def _show_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     ctx: typer.Context,
     version: Annotated[
@@ -124,55 +115,68 @@ def _root(
     print_help_if_bare(ctx)
 
 
-def _register_commands() -> None:
-    from turncheck.cli import (
-        bench,
-        cases,
-        check,
-        import_log,
-        init,
-        listing,
-        log,
-        project,
-        race,
-        replay,
-        report,
-        scenario,
-        stress,
-        sweep,
-    )
+MODULES = ("report", "project", "scenario", "sweep", "check", "cases", "replay", "log", "bench",
+           "stress", "race", "import_log", "listing", "init")  # fmt: skip
+"""The command modules of :mod:`turncheck.cli`, in the order ``turncheck --help`` lists them."""
 
-    for module in (
-        report,
-        project,
-        scenario,
-        sweep,
-        check,
-        cases,
-        replay,
-        log,
-        bench,
-        stress,
-        race,
-        import_log,
-        listing,
-        init,
-    ):
-        module.register(app)
-
-
-_register_commands()
+COMMAND_MODULES = {
+    "demo": "report", "report": "report", "plot": "report", "project": "project", "lint": "project",
+    "generate": "project", "scenario": "scenario", "sweep": "sweep", "check": "check",
+    "explore": "check", "cases": "cases", "replay": "replay", "log": "log", "bench": "bench",
+    "stress": "stress", "race": "race", "import": "import_log", "list": "listing", "init": "init",
+}  # fmt: skip
+"""Which module registers each command: a run of one command imports and builds that module's
+commands alone — the others' modules and typer's work on their parameters are most of what a
+small run would otherwise spend starting (tests/test_cli_startup.py checks the table against
+what the modules register)."""
 
 
 @functools.cache
-def _command() -> Command:
-    """The click command behind ``app``, built once per process.
+def _app_of(modules: tuple[str, ...]) -> typer.Typer:
+    """A ``turncheck`` app with the commands of ``modules`` (all of them: :data:`app`)."""
+    built = typer.Typer(
+        name="turncheck",
+        help="Simulate and model-check the context layer of LLM agents.",
+        invoke_without_command=True,
+        add_completion=True,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    built.callback()(_root)
+    for name in modules:
+        importlib.import_module(f"turncheck.cli.{name}").register(built)
+    return built
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``app``: the whole command line, every command registered (docs, tests, extensions)."""
+    if name == "app":
+        return _app_of(MODULES)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _modules_for(argv: list[str] | None) -> tuple[str, ...]:
+    """The modules a run needs: the named command's alone, else (help, a typo, completion) all.
+    The root's options (``-v``, ``-V``, ``-h``) take no value, so the command is the first word
+    that is not an option."""
+    args = sys.argv[1:] if argv is None else argv
+    word = next((a for a in args if not a.startswith("-")), None)
+    module = COMMAND_MODULES.get(word or "")
+    if module is None or "_TURNCHECK_COMPLETE" in os.environ:  # completion lists every command
+        return MODULES
+    return (module,)
+
+
+@functools.cache
+def _command(modules: tuple[str, ...] = MODULES) -> Command:
+    """The click command behind the app of ``modules``, built once per process.
 
     ``app(...)`` rebuilds it from every command's signature on each call (a tenth of a second or
-    more, most of a small run); the commands are all registered at import, so one build serves
-    every call, in-process callers (tests, notebooks) included.
+    more, most of a small run); one build serves every call, in-process callers (tests,
+    notebooks) included.
     """
-    command = typer.main.get_command(app)
+    command = typer.main.get_command(_app_of(modules))
     _verbose_after_the_command(command)
     return command
 
@@ -223,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         defaults = default_map()
         with swallowed_interrupts_redelivered(), watched() as watch:
-            status = _command().main(
+            status = _command(_modules_for(argv)).main(
                 args=argv, standalone_mode=False, prog_name="turncheck", default_map=defaults
             )
     except (TurncheckError, typer.TyperException, OSError) as exc:

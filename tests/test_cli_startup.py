@@ -9,6 +9,7 @@ interpreter under ``-X importtime``, which names on stderr every module the run 
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -188,3 +189,45 @@ def test_the_explorer_path_names_hypothesis_database_as_the_engine_does() -> Non
     from turncheck.sim import checking, stateful
 
     assert checking.DEFAULT_DATABASE == stateful.DEFAULT_DATABASE
+
+
+def test_each_command_is_looked_up_in_the_module_that_registers_it() -> None:
+    """A run of one command builds that command's module alone (``COMMAND_MODULES``): the table
+    must name every command each module registers, and nothing else."""
+    from turncheck.cli import app as cli_app
+
+    found = {}
+    for module in cli_app.MODULES:
+        alone = typer.Typer()
+        importlib.import_module(f"turncheck.cli.{module}").register(alone)
+        names = [c.name or "" for c in alone.registered_commands] + [
+            g.name or "" for g in alone.registered_groups
+        ]
+        found |= dict.fromkeys(names, module)
+    assert found == cli_app.COMMAND_MODULES
+    assert set(COMMANDS) >= set(found)  # the whole app lists each of them
+
+
+def test_a_command_run_imports_no_other_command_s_module(tmp_path: Path) -> None:
+    """``turncheck check …`` imports ``turncheck.cli.check`` and none of the other command
+    modules (their imports and typer's work on their options are what a lone run saves); a
+    mistyped command still gets the whole app, which suggests the right name."""
+    script = (
+        "import json, sys\n"
+        "sys.argv = ['turncheck', *json.loads(sys.argv[1])]\n"
+        "from turncheck.__main__ import run\n"
+        "status = run()\n"
+        "print(json.dumps([status, sorted(m for m in sys.modules if m.startswith('turncheck.cli.'))]))\n"
+    )
+    runs = {}
+    for argv in (["check", "agents-js-compaction", "--engine", "explore", "-q"], ["chek"]):
+        proc = subprocess.run([sys.executable, "-c", script, json.dumps(argv)], capture_output=True, text=True,
+                              cwd=tmp_path)  # fmt: skip
+        runs[argv[0]] = json.loads(proc.stdout.splitlines()[-1]), proc.stderr
+    from turncheck.cli import app as cli_app
+
+    commands = {f"turncheck.cli.{m}" for m in cli_app.MODULES}
+    (status, modules), _ = runs["check"]
+    assert status == 1 and set(modules) & commands == {"turncheck.cli.check"}
+    (status, modules), stderr = runs["chek"]
+    assert status == 2 and "Did you mean 'check'?" in stderr and set(modules) >= commands

@@ -231,8 +231,7 @@ def explore_command(
     """Explore every interleaving: state-space statistics, properties and exact worst cases."""
     from turncheck.scenarios.base import split_assignments
     from turncheck.sim.checking import ExploreReport, cross_check, post_compaction_check
-    from turncheck.sim.exploration import RawStates, counted_raw
-    from turncheck.sim.explorer import StderrProgress, explore
+    from turncheck.sim.explorer import StderrProgress, explore, raw_states
     from turncheck.sim.protocols import load_model
 
     _check_bounds(max_states, max_depth, timeout)
@@ -252,16 +251,8 @@ def explore_command(
         record_edges=want_graph,
         progress=progress,
     )
-    raw = None
     left = None if timeout is None else timeout - (time.perf_counter() - started)  # one budget for both
-    if symmetry and reduction and result.exhausted:
-        # (a bounded search has no class count to divide by: its raw twin would be time spent for nothing)
-        raw = counted_raw(model, result)
-        if raw is None and (left is None or left > 0):  # only a count: no property, no transition kept
-            searched = explore(model, properties=(), symmetry=False, max_states=max_states,
-                               max_depth=max_depth, timeout=left)  # fmt: skip
-            raw = RawStates.searched(searched)
-            del searched
+    raw = raw_states(model, result, max_states, max_depth, left) if symmetry and reduction else None
     if progress is not None:
         progress.finish()
     if want_graph:

@@ -9,7 +9,7 @@ more than the serialization itself. :func:`plain_turn` does all three in one loo
 almost every agent commits — USER, CALL/RESULT pairs, TERM, plain values — and answers ``None``
 for anything else (a SUMMARY, a value off msgspec's path, a turn a check would refuse). The
 caller then runs the three separate functions, which name the refusal: a turn is refused or
-accepted, and its bytes are the same, whichever path ran (tests/test_turn_wire.py draws turns
+accepted, and its bytes are the same, whichever path ran (tests/test_store_one_pass.py draws turns
 of every shape and compares the two).
 """
 

@@ -8,9 +8,10 @@ results, because the callers derive every seed from the task itself and merge in
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -76,17 +77,40 @@ class LocalExecutor:
             return out
         results: list[Any] = [None] * total
         context = multiprocessing.get_context(self.start_method) if self.start_method else None
-        pool = ProcessPoolExecutor(min(self.jobs, total), mp_context=context, initializer=_ignore_interrupt)
+        pool = None
         try:
-            futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+            with _interrupts_held():  # the workers start (at the submits) with Ctrl-C held back
+                pool = ProcessPoolExecutor(
+                    min(self.jobs, total), mp_context=context, initializer=_ignore_interrupt
+                )
+                futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
             for done, fut in enumerate(as_completed(futures), start=1):
                 results[futures[fut]] = fut.result()
                 progress(done, total)
         except BaseException:  # Ctrl-C or a failed task: stop the workers now, run nothing more
-            _terminate(pool)
+            if pool is not None:
+                _terminate(pool)
             raise
         pool.shutdown(wait=True)
         return results
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT blocked in this thread while the pool starts its workers, and delivered (to this
+    process, as ``KeyboardInterrupt``) once they have started. A worker inherits the blocked
+    mask at fork and ignores SIGINT in :func:`_ignore_interrupt` before unblocking it, so a
+    Ctrl-C during a worker's start-up — before its initializer, in ``multiprocessing``'s own
+    bootstrap — no longer prints the worker's ``KeyboardInterrupt`` traceback (seen under load on
+    a sweep of 2 workers)."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _ignore_interrupt() -> None:
@@ -97,6 +121,8 @@ def _ignore_interrupt() -> None:
     ``forkserver`` the parent is the server, which ends with the run), and each worker keeps the
     memory budget (:func:`~turncheck.sim.run_bounds.watch_this_worker`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # blocked at fork (_interrupts_held): now ignored
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     die_with_parent()
     watch_this_worker()
 

@@ -41,7 +41,7 @@ from turncheck.sim.liveness import Graph, Lasso, Transitions, find_lasso
 if TYPE_CHECKING:
     pass
 
-from turncheck.sim.exploration import Exploration, PropertyOutcome, Status, Worst
+from turncheck.sim.exploration import Exploration, PropertyOutcome, RawStates, Status, Worst, counted_raw
 
 ProgressLine = Callable[[int, int, int, int, float], None]
 
@@ -470,3 +470,25 @@ def expansion(
         return [(action, canon(after)) for action, after in successors(state)]
 
     return expand
+
+
+def raw_states(
+    model: ProtocolModel[Any, Any],
+    reduced: Exploration,
+    max_states: int | None,
+    max_depth: int | None,
+    timeout: float | None,
+) -> RawStates | None:
+    """How many states the model has without its symmetry, to measure the reduction of the
+    exhaustive search ``reduced``: counted from its classes when the model sizes them
+    (:func:`~sim.exploration.counted_raw`), else by a second search that checks nothing and
+    keeps no transition, within the bounds given (``timeout``: what is left of the run's). None
+    after a bounded search (no class count to divide by) or with no time left."""
+    if not reduced.exhausted:
+        return None
+    counted = counted_raw(model, reduced)
+    if counted is not None or (timeout is not None and timeout <= 0):
+        return counted
+    searched = explore(model, properties=(), symmetry=False, max_states=max_states, max_depth=max_depth,
+                       timeout=timeout)  # fmt: skip
+    return RawStates.searched(searched)

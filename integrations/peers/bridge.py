@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from turncheck.models.projector import Window
 
 SOURCES = Path(__file__).resolve().parents[2]
-"""The folder holding ``models/`` — a checkout's root in an editable install."""
+"""The folder holding ``integrations/`` — a checkout's root in an editable install."""
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import statistics
 import time
 
 from turncheck.models.history import History
-from turncheck.models.peers import PEERS
+from turncheck.models.peer import PEERS
 from turncheck.models.projector import project
 from turncheck.models.tokenizer import ENCODINGS, BpeCost, count_tokens
 from turncheck.models.workload import WorkloadParams, generate_columns

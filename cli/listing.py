@@ -44,7 +44,7 @@ def registries() -> dict[str, Mapping[str, Any]]:
     from turncheck.models.catalog import MODELS
     from turncheck.models.importers import FORMATS
     from turncheck.models.locking import LOCKINGS
-    from turncheck.models.peers import PEERS
+    from turncheck.models.peer import PEERS
     from turncheck.models.projector import STRATEGIES
     from turncheck.reports.plots.plot import PLOTS
     from turncheck.scenarios.base import SCENARIOS

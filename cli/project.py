@@ -358,8 +358,8 @@ def project_session(
     """One session's projection as the JSON object ``project --format json`` prints."""
     from turncheck.models.cost import Utf8JsonCost
     from turncheck.models.history import History
-    from turncheck.models.peers.selection import PeerWindow
     from turncheck.models.projector import project, turn_counts
+    from turncheck.models.selection import PeerWindow
     from turncheck.models.summaries import prompt_events
     from turncheck.models.summarising import coverage_errors
 

@@ -13,7 +13,7 @@ The first passes: no orphan, never an empty window while one would fit. The seco
 
 from __future__ import annotations
 
-from turncheck.models.vendors.spring_ai_window import Messages, MessageWindow, orphans
+from turncheck.integrations.vendors.spring_ai_window import Messages, MessageWindow, orphans
 
 
 class DropOrphans(MessageWindow):

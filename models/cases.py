@@ -4,7 +4,7 @@ A :class:`Case` is one public thread (``source``: ``owner/repo#N``, its date and
 there) turned into an input of the product's own form and the rule or invariant the report
 shows broken (``breaks``):
 
-* :class:`ModelInput` — a vendor model of :mod:`models.vendors` with the variant that shows the
+* :class:`ModelInput` — a vendor model of :mod:`integrations.vendors` with the variant that shows the
   report (red) and one that fixes it (green), each declared there with its kind and source, or a
   model whose parameters are the report's (``cost-trigger``: an estimate, a frame, a stale count);
 * :class:`RuleInput` — a provider rule of :data:`models.provider_rules.REGISTRY`: its refused

@@ -26,13 +26,13 @@ from turncheck.models.trigger import TriggerModel
 
 ModelFactory = Callable[..., ProtocolModel[Any, Any]]
 
-VENDORS = "turncheck.models.vendors"
+VENDORS = "turncheck.integrations.vendors"
 
 MODELS: Registry[ModelFactory] = Registry(
     "model", home=VENDORS, key=lambda factory: factory.__module__.startswith(VENDORS + ".")
 )
 """Every protocol model's factory by name: the built-ins below, then the vendor-protocol
-catalogue (:mod:`turncheck.models.vendors`, the registry's home: its import registers each model
+catalogue (:mod:`turncheck.integrations.vendors`, the registry's home: its import registers each model
 of that folder), then extensions through ``turncheck.register_model``."""
 
 DESCRIPTIONS: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""Chat messages as our events: the one mapping every importer (:mod:`models.formats`) shares.
+"""Chat messages as our events: the one mapping every importer (:mod:`integrations.formats`) shares.
 
 An agent's chat history is a list of messages; our log is a list of events. The mapping is the
 inverse of :func:`models.cost.message_of`:

@@ -45,7 +45,7 @@ from turncheck.models.cost import CostModel
 from turncheck.models.errors import BadParameter, TurncheckError
 from turncheck.models.history import History
 from turncheck.models.parent_death import parent_death_signal
-from turncheck.models.projector import EXEC_PREFIX, Strategy, Window
+from turncheck.models.projector import EXEC_PREFIX, RESOLVERS, Strategy, Window
 
 PROTOCOL_VERSION = 1
 DEFAULT_TIMEOUT = 60.0
@@ -384,9 +384,9 @@ def exec_projector(command: str | Sequence[str], *, name: str | None = None, cwd
     --------
     >>> keep_last = exec_projector("node examples/exec/keep_last.mjs", name="keep-last-js")
     """
+    from turncheck.models.message_spans import span_costs
     from turncheck.models.messages import answer_window, history_messages
-    from turncheck.models.peers.messages import span_costs
-    from turncheck.models.peers.selection import Selection, window_of
+    from turncheck.models.selection import Selection, window_of
 
     if isinstance(command, str):
         argv, text = command_argv(command), command
@@ -417,3 +417,6 @@ def resolve_exec(spec: str) -> Strategy:
     if key not in _PROJECTORS:
         _PROJECTORS[key] = exec_projector(spec[len(EXEC_PREFIX) :], name=spec)
     return _PROJECTORS[key]
+
+
+RESOLVERS.register(EXEC_PREFIX, resolve_exec)

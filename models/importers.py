@@ -1,7 +1,7 @@
 """Foreign agent logs as our event log: ``turncheck import --from FORMAT`` (and ``--from`` on
 ``lint`` and ``project``), and the reading every format shares.
 
-A format is one module of :mod:`models.formats` that registers a :class:`LogFormat` (its name,
+A format is one module of :mod:`integrations.formats` that registers a :class:`LogFormat` (its name,
 the function that reads a file, what the file holds) with :func:`register_format`
 (``turncheck.register_format`` for an extension); ``turncheck list formats`` lists them. Most
 formats read records one at a time onto a :class:`~models.chat_log.SessionBuilder` and leave the
@@ -120,7 +120,7 @@ class LineReader:
     read: Callable[[Path, Records], Imported]
 
 
-FORMATS: Registry[LogFormat] = Registry("log format", home="turncheck.models.formats")
+FORMATS: Registry[LogFormat] = Registry("log format", home="turncheck.integrations.formats")
 
 
 def register_format(fmt: LogFormat) -> LogFormat:

@@ -6,7 +6,7 @@ return a shorter one. :func:`message_projector` (also usable as the decorator
 wraps such a function so every engine can run it:
 
 1. the history becomes OpenAI-style chat messages exactly as the peers see it
-   (:func:`models.peers.messages.openai_message`: parallel CALLs are one assistant message),
+   (:func:`models.message_spans.openai_message`: parallel CALLs are one assistant message),
    or LangChain ``BaseMessage`` objects with ``flavour="langchain"``;
 2. the function is called with a deep copy of them and ``budget − frame`` (the system prompt and
    the current question belong to the cost model's frame, not to the list);
@@ -17,7 +17,7 @@ wraps such a function so every engine can run it:
 4. the result is costed with the chosen cost model (any of ours, real BPE included) and reported
    with our structural counters — a suffix of the log gives the ordinary window; anything else a
    :class:`MessageWindow` listing the messages dropped inside the kept span and those invented,
-   as :class:`~models.peers.selection.PeerWindow` does for the peer libraries.
+   as :class:`~models.selection.PeerWindow` does for the peer libraries.
 
 Invariant kept: the window's ``events`` are exactly what the function returned, in its order,
 and ``cost``/``report`` are computed over those events, never over the span they came from.
@@ -36,10 +36,12 @@ from turncheck.models.cost import CostModel
 from turncheck.models.errors import TurncheckError
 from turncheck.models.events import Event, Kind, detect_cjk
 from turncheck.models.history import History
-from turncheck.models.peers.messages import Span, openai_message, spans
-from turncheck.models.peers.selection import PeerWindow, Selection, window_of
-from turncheck.models.projector import Strategy, Window, window_from_start
+from turncheck.models.message_spans import Span, openai_message, spans
+from turncheck.models.projector import MESSAGES_PREFIX, RESOLVERS, Strategy, Window, window_from_start
+from turncheck.models.registry import Registry
 from turncheck.models.report import Report
+from turncheck.models.selection import PeerWindow, Selection, window_of
+from turncheck.models.user_code import load_object
 
 Flavour = Literal["openai", "langchain"]
 MessageTrimmer = Callable[[list[Any], int], Sequence[Any]]
@@ -75,14 +77,20 @@ class MessageWindow(PeerWindow):
     invented_positions: tuple[int, ...] = property(itemgetter(17))  # type: ignore[assignment]
 
 
+FLAVOURS: Registry[Callable[[History, list[Span]], list[Any]]] = Registry(
+    "message flavour", home="turncheck.integrations.peers"
+)
+"""Message flavours other than OpenAI-style dicts: name → ``(history, spans) -> messages``.
+``langchain`` (LangChain ``BaseMessage`` objects) is registered by the LangChain peer's module
+(its home, imported by name on the first lookup)."""
+
+
 def history_messages(history: History, flavour: Flavour = "openai") -> tuple[list[Span], list[Any]]:
     """The chat messages a history becomes, with the span of events behind each."""
     message_spans = spans(history)
-    if flavour == "langchain":
-        from turncheck.models.peers.langchain_trim import langchain_messages
-
-        return message_spans, langchain_messages(history, message_spans)
-    return message_spans, [openai_message(history, s) for s in message_spans]
+    if flavour == "openai":
+        return message_spans, [openai_message(history, s) for s in message_spans]
+    return message_spans, FLAVOURS[flavour](history, message_spans)
 
 
 def invented_events(message: Any, where: str, session: str = "s") -> list[Event]:
@@ -225,3 +233,11 @@ def message_trimmer(
     if fn is None:
         return lambda f: message_projector(f, flavour=flavour)
     return message_projector(fn, flavour=flavour)
+
+
+def resolve_messages(spec: str) -> Strategy:
+    """The strategy ``messages:package.module:function``: that trimmer as a message projector."""
+    return message_projector(load_object(spec[len(MESSAGES_PREFIX) :], "trimmer"), name=spec)
+
+
+RESOLVERS.register(MESSAGES_PREFIX, resolve_messages)

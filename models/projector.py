@@ -463,12 +463,24 @@ def compared_strategies() -> tuple[str, ...]:
 MESSAGES_PREFIX = "messages:"
 EXEC_PREFIX = "exec:"
 
+Resolver = Callable[[str], Strategy]
+RESOLVERS: Registry[Resolver] = Registry(
+    "strategy prefix",
+    home=("turncheck.models.exec_protocol", "turncheck.models.messages", "turncheck.models.peer"),
+)
+"""Strategy prefix (``peer:``, ``exec:``, ``messages:``) → the function that turns a whole spec with
+that prefix into a projector. Each resolver is registered by the module that knows its kind
+(:mod:`models.peer`, :mod:`models.exec_protocol`, :mod:`models.messages`), the registry's homes;
+an extension may register a prefix of its own (``RESOLVERS.register("mine:", fn)``)."""
+
 
 def resolve_strategy(spec: str | Strategy) -> Strategy:
-    """A strategy by id, a peer library's trimmer ``peer:NAME`` (:mod:`models.peers`), a user's
+    """A strategy by id, a peer library's trimmer ``peer:NAME`` (:mod:`models.peer`), a user's
     message-level trimmer ``messages:package.module:function`` (:mod:`models.messages`) or
-    ``exec:COMMAND`` in any language (:mod:`models.exec_protocol`), or a user's projector ``package.module:function`` / ``path/file.py:function``
-    (:mod:`models.user_code`: the one resolver every command and scenario shares).
+    ``exec:COMMAND`` in any language (:mod:`models.exec_protocol`) — each prefix resolved by its
+    entry in :data:`RESOLVERS` — or a user's projector ``package.module:function`` /
+    ``path/file.py:function`` (:mod:`models.user_code`: the one resolver every command and
+    scenario shares).
 
     A user's projector has the same signature, ``(history, budget, cost) -> Window``; it may
     build its window with :func:`window_from_start` so the structural report is ours.
@@ -480,18 +492,10 @@ def resolve_strategy(spec: str | Strategy) -> Strategy:
     named = STRATEGIES.lookup(spec)
     if named is not None:
         return named.project
-    if spec.startswith("peer:"):
-        from turncheck.models.peers import PEERS  # their libraries are imported when a peer runs
-
-        return PEERS[spec].project
-    if spec.startswith(EXEC_PREFIX):
-        from turncheck.models.exec_protocol import resolve_exec
-
-        return resolve_exec(spec)
-    if spec.startswith(MESSAGES_PREFIX):
-        from turncheck.models.messages import message_projector
-
-        return message_projector(load_object(spec[len(MESSAGES_PREFIX) :], "trimmer"), name=spec)
+    prefix, colon, _ = spec.partition(":")
+    resolver = RESOLVERS.lookup(prefix + colon) if colon else None
+    if resolver is not None:
+        return resolver(spec)
     if is_reference(spec):
         return load_object(spec, "projector")  # type: ignore[no-any-return]
     raise UnknownName(

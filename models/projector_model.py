@@ -52,9 +52,9 @@ from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.invariants import NO_ORPHAN_RESULTS, NON_EMPTY, WITHIN_BUDGET, non_empty
 from turncheck.models.parameters import parse_value
-from turncheck.models.peers.selection import PeerWindow
 from turncheck.models.projector import STRATEGIES, Window, check_strategy, project, resolve_strategy
 from turncheck.models.protocol import FieldValue, Limit, Property, ProtocolModel, WindowPanel, field_text
+from turncheck.models.selection import PeerWindow
 from turncheck.models.window_panel import covered, window_panel
 
 USER, CALL, RESULT, TERM = int(Kind.USER), int(Kind.CALL), int(Kind.RESULT), int(Kind.TERM)

@@ -6,8 +6,13 @@ Two rules fill them, and only these two:
 
 * **Built-ins register when their module is imported.** Each kind names its *home*, the one
   module that imports every built-in module of the kind (``turncheck.scenarios`` imports each
-  scenario module, ``turncheck.reports.plots`` each plot…). The home is imported on the first
-  lookup, so a registry is complete whoever asks first, and ``import turncheck`` stays cheap.
+  scenario module, ``turncheck.reports.plots`` each plot…), or its homes, in order. The homes are
+  imported by name (:func:`importlib.import_module`) on the first lookup, so a registry is
+  complete whoever asks first — a fresh interpreter, a spawned or Dask worker — and ``import
+  turncheck`` stays cheap. This is also the one way the core reaches :mod:`turncheck.integrations`,
+  which it never imports: a kind whose built-ins know another product names its home there
+  (``PEERS`` → ``turncheck.integrations.peers``; ``STORES`` → ``turncheck.sim.stress``, then
+  ``turncheck.integrations.stores``).
 * **Extensions are discovered through the entry-point group** ``turncheck.plugins``
   (:data:`PLUGIN_GROUP`). Each entry point names a module; :func:`load_plugins` imports each
   once, after the built-ins, and the module registers what it brings with the public
@@ -26,6 +31,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, TypeVar, overload
 
@@ -52,16 +58,18 @@ class PluginError(TurncheckError):
 class Registry(Mapping[str, T], Generic[T]):
     """Names of one kind (``"strategy"``, ``"scenario"``…) mapped to their values.
 
-    ``home`` is the module whose import registers every built-in of the kind; it is imported
-    before the first lookup (and before a plugin's first registration, so built-ins always list
+    ``home`` is the module whose import registers every built-in of the kind (or a tuple of such
+    modules, imported in order); it is imported before the first lookup (and before a plugin's first registration, so built-ins always list
     first). A registry is a read-only :class:`~collections.abc.Mapping` for its users: iteration
     is in registration order (built-ins by ``key`` where the kind gives one); :meth:`register` is
     the only way in.
     """
 
-    def __init__(self, kind: str, home: str | None = None, key: Callable[[T], Any] | None = None) -> None:
+    def __init__(
+        self, kind: str, home: str | tuple[str, ...] | None = None, key: Callable[[T], Any] | None = None
+    ) -> None:
         self.kind = kind
-        self.home = home
+        self.home = (home,) if isinstance(home, str) else home
         # where a kind's values carry their place (a scenario's ``order``), built-ins list by it:
         # registration order alone follows import order, which a direct import of one built-in
         # module changes (it registers after every module the home imports meanwhile)
@@ -85,7 +93,9 @@ class Registry(Mapping[str, T], Generic[T]):
         """
         if value is None:
             return lambda v: self.register(name, v)
-        self._load_home()
+        built_in = self._home_importing() or _homes_loading > 0  # registering as a home is imported
+        if not built_in:
+            self._load_home()
         if not isinstance(name, str) or not name:
             raise DuplicateRegistration(f"a {self.kind} needs a non-empty name, got {name!r}")
         if name in self._entries:
@@ -99,11 +109,20 @@ class Registry(Mapping[str, T], Generic[T]):
                 f"{self.kind} {name!r}: colour {colour!r} is taken by {self.kind} {holder!r}"
             )
         self._entries[name] = value
-        if _plugins_state == "loading":
+        if _plugins_state == "loading" and not built_in:
             self._extensions.append(name)
         return value
 
     # -- lookup --------------------------------------------------------------------------------
+
+    def _home_importing(self) -> bool:
+        """Whether one of the homes is being imported right now: a built-in registering as its home
+        is imported must not load the later homes first (their values would list before it).
+        ``__spec__._initializing`` is what the import system sets while a module runs."""
+        return any(
+            getattr(getattr(sys.modules.get(home), "__spec__", None), "_initializing", False)
+            for home in self.home or ()
+        )
 
     def _load_home(self) -> None:
         global _homes_loading
@@ -111,7 +130,8 @@ class Registry(Mapping[str, T], Generic[T]):
             self._home_state = "loading"
             _homes_loading += 1
             try:
-                importlib.import_module(self.home)
+                for module in self.home:
+                    importlib.import_module(module)
             except BaseException:
                 self._home_state = "absent"
                 raise

@@ -158,10 +158,13 @@ CHECKS_ORDER = 25
 checks prove, before the testbench."""
 
 SCENARIOS: Registry[Scenario] = Registry(
-    "scenario", home="turncheck.scenarios.builtin", key=attrgetter("order")
+    "scenario",
+    home=("turncheck.scenarios.builtin", "turncheck.integrations.scenarios"),
+    key=attrgetter("order"),
 )
 """Every scenario by name, built-ins by their :attr:`Scenario.order`; :mod:`turncheck.scenarios.builtin`
-imports each built-in scenario module."""
+imports each built-in scenario module, :mod:`turncheck.integrations.scenarios` those that run
+other products' code."""
 
 
 def register(scenario: Scenario) -> Scenario:

@@ -68,7 +68,7 @@ def unavailable(spec: HistoryInput) -> str | None:
     pinned library is installed at another version than the one the case was recorded on."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from turncheck.models.peers import PEERS
+    from turncheck.models.peer import PEERS
 
     for side in (spec.red, spec.green):
         if side.startswith("peer:") and (why := PEERS[side].missing()) is not None:

@@ -16,7 +16,7 @@ import turncheck
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-SOURCES = ("models", "sim", "scenarios", "reports", "cli", "turncheck")
+SOURCES = ("models", "sim", "scenarios", "reports", "cli", "integrations", "turncheck")
 
 
 def _documented() -> list[str]:

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from turncheck.cli.app import main
-from turncheck.models.peers.jvm import COMMANDS, module
+from turncheck.integrations.peers.jvm import COMMANDS, module
 from turncheck.sim.stress.pg_server import throwaway_server
 from turncheck.sim.stress.pg_server import unavailable_reason as pg_unavailable
 
@@ -57,7 +57,7 @@ def _run(command: list[str], lines: str, timeout: float = 120) -> subprocess.Com
 
 class Running:
     """The peers' JVM processes of one xdist worker, each started at its first request and kept,
-    as a bridge peer keeps its command for a run (:meth:`models.peers.bridge.Bridge.projector`):
+    as a bridge peer keeps its command for a run (:meth:`integrations.peers.bridge.Bridge.projector`):
     a JVM's start costs a second or two of CPU, its answer to a request milliseconds. Every
     answer is awaited at most :data:`ANSWER_WITHIN` seconds; what a JVM writes on stderr goes to
     a file of its own, shown when it fails."""

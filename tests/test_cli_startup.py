@@ -112,12 +112,12 @@ import contextlib, io, sys
 from turncheck.cli.app import main
 with contextlib.redirect_stdout(io.StringIO()):
     main(sys.argv[1:])
-print(sorted(m for m in sys.modules if m.startswith("turncheck.models.vendors")))
+print(sorted(m for m in sys.modules if m.startswith("turncheck.integrations.vendors")))
 """
 
 
 def test_help_does_not_load_the_model_catalogue(tmp_path: Path) -> None:
-    """The vendor catalogue (models/vendors/) is the model registry's home, loaded on its first
+    """The vendor catalogue (integrations/vendors/) is the model registry's home, loaded on its first
     use: ``check --help`` names no model, so it loads none; ``list models`` loads them all."""
 
     def loaded(*argv: str) -> str:
@@ -128,7 +128,7 @@ def test_help_does_not_load_the_model_catalogue(tmp_path: Path) -> None:
         return run.stdout
 
     assert loaded("check", "--help") == "[]\n"
-    assert "'turncheck.models.vendors.anthropic_background_compaction'" in loaded("list", "models")
+    assert "'turncheck.integrations.vendors.anthropic_background_compaction'" in loaded("list", "models")
 
 
 @pytest.mark.parametrize(

@@ -221,7 +221,7 @@ def test_slow_pages_run_as_written(
 
 def _bridges_missing() -> str | None:
     """Why some bridge peer cannot run here (``java``/``node`` absent, a bridge not built), or None."""
-    from turncheck.models.peers import PEERS
+    from turncheck.models.peer import PEERS
 
     return next((r for peer in PEERS.values() if peer.bridge and (r := peer.missing())), None)
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from turncheck.integrations.peers.requests import replay
 from turncheck.models.cost import EstimateCost
 from turncheck.models.events import Event, Kind
 from turncheck.models.exec_protocol import ExecError, common_prefix, exec_projector
 from turncheck.models.history import History
 from turncheck.models.messages import history_messages
-from turncheck.models.peers.requests import replay
 from turncheck.models.projector import project
 from turncheck.models.workload import WorkloadParams, generate_events
 

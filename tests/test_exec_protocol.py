@@ -16,16 +16,16 @@ from pathlib import Path
 import pytest
 
 from turncheck.cli.app import main
+from turncheck.integrations.peers.requests import replay
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.events import read_jsonl
 from turncheck.models.exec_protocol import ExecError, exec_projector, request_timeout
 from turncheck.models.history import History
+from turncheck.models.message_spans import span_costs
 from turncheck.models.messages import history_messages, message_projector
-from turncheck.models.peers.messages import span_costs
-from turncheck.models.peers.requests import replay
-from turncheck.models.peers.selection import PeerWindow
 from turncheck.models.projector import check_strategy, project, resolve_strategy
+from turncheck.models.selection import PeerWindow
 from turncheck.models.user_code import names_code
 from turncheck.models.workload import WorkloadParams, generate_events
 

@@ -130,7 +130,7 @@ def test_a_hostile_agents_sqlite_file_ends_fast_in_one_line(
     SQLite's length limit and a progress-handler deadline stop both (issue 31)."""
     import sqlite3
 
-    import turncheck.models.formats.agents_sqlite as agents_sqlite
+    import turncheck.integrations.formats.agents_sqlite as agents_sqlite
 
     monkeypatch.setattr(agents_sqlite, "READ_SECONDS", 0.5)
     views = {

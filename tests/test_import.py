@@ -13,13 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from turncheck.cli.app import main
+from turncheck.integrations.peers.agents_session import agent_items
+from turncheck.integrations.peers.langchain_trim import langchain_messages
+from turncheck.integrations.peers.llamaindex_memory import llamaindex_messages
 from turncheck.models.events import Event, read_jsonl
 from turncheck.models.history import History
 from turncheck.models.importers import import_events
-from turncheck.models.peers.agents_session import agent_items
-from turncheck.models.peers.langchain_trim import langchain_messages
-from turncheck.models.peers.llamaindex_memory import llamaindex_messages
-from turncheck.models.peers.messages import openai_message, spans
+from turncheck.models.message_spans import openai_message, spans
 from turncheck.testing import well_formed
 
 

@@ -246,8 +246,8 @@ def test_adk_round_trips_what_the_adk_peer_writes(events: list[Event], tmp_path:
     needs_adk()
     from google.adk.sessions import InMemorySessionService
 
-    from turncheck.models.peers.adk_compaction import adk_event
-    from turncheck.models.peers.messages import spans
+    from turncheck.integrations.peers.adk_compaction import adk_event
+    from turncheck.models.message_spans import spans
 
     h = History(events)
 

@@ -205,7 +205,7 @@ def test_the_wal_may_not_be_a_symlink_either(tmp_path: Path, capsys: pytest.Capt
 def test_a_hostile_database_is_stopped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from turncheck.models.formats import goose
+    from turncheck.integrations.formats import goose
 
     monkeypatch.setattr(goose, "READ_SECONDS", 0.5)
     path = tmp_path / "sessions.db"

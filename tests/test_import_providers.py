@@ -16,7 +16,7 @@ from turncheck.cli.app import main
 from turncheck.models.events import Event, read_jsonl
 from turncheck.models.history import History
 from turncheck.models.importers import import_events
-from turncheck.models.peers.messages import openai_message, spans
+from turncheck.models.message_spans import openai_message, spans
 from turncheck.testing import well_formed
 
 anthropic: Any = None

@@ -19,7 +19,7 @@ from turncheck.cli.app import main
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
 from turncheck.models.importers import FORMATS, import_events
-from turncheck.models.peers.messages import spans
+from turncheck.models.message_spans import spans
 from turncheck.testing import well_formed
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,7 @@ from turncheck.cli.app import main
 from turncheck.models.events import Event, read_jsonl
 from turncheck.models.history import History
 from turncheck.models.importers import import_log
-from turncheck.models.peers.messages import openai_message, spans
+from turncheck.models.message_spans import openai_message, spans
 from turncheck.testing import well_formed
 
 pytest.importorskip("openai", reason="the formats extra (openai, the agent traced) is not installed")

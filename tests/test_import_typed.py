@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from turncheck.integrations.formats import openai_chat
 from turncheck.models.chat_log import ImportFormatError
 from turncheck.models.events import Event, Kind, new_event
-from turncheck.models.formats import openai_chat
 from turncheck.models.importers import Imported, import_log, json_or_jsonl
 
 CALL: dict[str, Any] = {

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from turncheck.cli.app import main
+from turncheck.integrations.peers.bridge import NODE
 from turncheck.models.events import read_jsonl
 from turncheck.models.importers import import_events
-from turncheck.models.peers.bridge import NODE
 from turncheck.models.provider_rules import provider_findings
 
 PARALLEL_LOG = ["USER", "CALL", "CALL", "RESULT", "RESULT", "TERM", "USER", "CALL", "RESULT", "TERM"]

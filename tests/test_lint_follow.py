@@ -333,7 +333,7 @@ def test_a_change_costs_the_bytes_appended_not_the_file(tmp_path: Path) -> None:
 
 
 def test_a_record_never_sent_is_kept_as_its_links() -> None:
-    from turncheck.models.formats.claude_code import followed
+    from turncheck.integrations.formats.claude_code import followed
 
     progress = {
         "type": "progress",

@@ -13,8 +13,8 @@ from turncheck.models.cost import EstimateCost, make_cost
 from turncheck.models.events import read_jsonl
 from turncheck.models.history import History
 from turncheck.models.messages import MessageWindow, history_messages, message_projector, message_trimmer
-from turncheck.models.peers.selection import PeerWindow
 from turncheck.models.projector import resolve_strategy, window_from_start
+from turncheck.models.selection import PeerWindow
 
 TESTS = Path(__file__).parent
 EXAMPLE = TESTS.parent / "scenarios" / "data" / "example.jsonl"

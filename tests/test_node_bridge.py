@@ -9,14 +9,14 @@ from pathlib import Path
 import doc_pages
 import pytest
 
+from turncheck.integrations.peers.bridge import NODE
+from turncheck.integrations.peers.node_peers import TABLE
+from turncheck.integrations.scenarios.peers import check
 from turncheck.models.cost import EstimateCost
 from turncheck.models.history import History
-from turncheck.models.peers import PEERS
-from turncheck.models.peers.bridge import NODE
-from turncheck.models.peers.node_peers import TABLE
+from turncheck.models.peer import PEERS
 from turncheck.models.tokenizer import MissingExtra
 from turncheck.scenarios.base import get_scenario, parse_params
-from turncheck.scenarios.peers import check
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE_PEERS = sorted(p for p in PEERS if PEERS[p].bridge is NODE)

@@ -2,9 +2,13 @@
 
 - Every module of ``turncheck`` imports on its own in a fresh interpreter, which is what a Dask
   worker, a ``spawn`` process pool or a notebook's first cell does; an import cycle fails here.
-- No module imports a higher layer: models ← sim ← scenarios ← reports ← cli (found by walking
-  every ``import`` statement, including those inside functions), nor the repository's own tools
-  (``benchmarks``, ``docs.tools``), which the wheel does not ship.
+- No module imports a higher layer: models ← sim ← scenarios ← reports ← integrations ← cli
+  (found by walking every ``import`` statement, including those inside functions), nor the
+  repository's own tools (``benchmarks``, ``docs.tools``), which the wheel does not ship.
+- The core (``models``, ``sim``, ``scenarios``, ``reports``) never imports
+  ``turncheck.integrations``, the code that knows another product: it reaches it only through
+  its registries, which import their homes there by name (``cli`` and ``turncheck`` may import
+  it).
 - The public API names in ``turncheck.__all__`` resolve.
 """
 
@@ -23,7 +27,8 @@ from packaging.requirements import Requirement
 import turncheck
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = {"models": 0, "sim": 1, "scenarios": 2, "reports": 3, "cli": 4}
+FOLDERS = {"models": 0, "sim": 1, "scenarios": 2, "reports": 3, "integrations": 4, "cli": 5}
+CORE = ("models", "sim", "scenarios", "reports")
 REPOSITORY_ONLY = ("benchmarks", "docs")
 
 
@@ -121,6 +126,45 @@ def test_no_module_imports_a_higher_layer() -> None:
                 elif layer is not None and layer > own:
                     wrong.append(f"{name} (layer {own}) imports {target} (layer {layer})")
     assert wrong == []
+
+
+def integration_imports(source: str) -> list[str]:
+    """The modules of ``turncheck.integrations`` that ``source`` imports (anywhere in it)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [
+                a.name for a in node.names if a.name.startswith(("turncheck.integrations", "integrations"))
+            ]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.split(".")[:2] == ["turncheck", "integrations"] or node.module == "integrations":
+                found.append(node.module)
+            elif node.module == "turncheck" and any(a.name == "integrations" for a in node.names):
+                found.append("turncheck.integrations")
+    return found
+
+
+def test_the_core_never_imports_the_integrations() -> None:
+    wrong = [
+        f"{name} imports {target}"
+        for name, path in _modules()
+        if (name.split(".") + [""])[1] in CORE
+        for target in integration_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert wrong == [], "register through a registry whose home is in turncheck.integrations instead"
+
+
+def test_the_integration_import_check_can_fail() -> None:
+    source = (
+        "import turncheck.integrations.peers\n"
+        "def f():\n    from turncheck import integrations\n"
+        "    from turncheck.integrations.formats import otel\n"
+        "import turncheck.models.peer\n"
+    )
+    assert integration_imports(source) == [
+        "turncheck.integrations.peers", "turncheck.integrations", "turncheck.integrations.formats"
+    ]  # fmt: skip
+    assert integration_imports('HOME = "turncheck.integrations.peers"\n') == []
 
 
 def test_sim_holds_only_engines() -> None:

@@ -15,11 +15,11 @@ import sys
 import pytest
 from test_peers import COST, EVENTS, ev
 
+from turncheck.integrations.peers.requests import replay, request_points
 from turncheck.models.events import Kind
 from turncheck.models.history import History
-from turncheck.models.peers import PEERS
-from turncheck.models.peers.messages import spans
-from turncheck.models.peers.requests import replay, request_points
+from turncheck.models.message_spans import spans
+from turncheck.models.peer import PEERS
 from turncheck.models.projector import project
 from turncheck.models.summarising import coverage_errors
 from turncheck.models.tokenizer import MissingExtra
@@ -101,7 +101,7 @@ def test_the_summary_is_what_adks_summarizer_asked_the_offline_model_for() -> No
 
 @needs_adk
 def test_our_events_become_adk_events() -> None:
-    from turncheck.models.peers.adk_compaction import TAG, adk_event
+    from turncheck.integrations.peers.adk_compaction import TAG, adk_event
 
     h = History(EVENTS, costs=(COST,))
     calls, results = spans(h, group_results=True)[1:3]

@@ -1,4 +1,4 @@
-"""Per-request replay and shortest reproductions (``models.peers.requests``, ``scenarios.peer_repro``)."""
+"""Per-request replay and shortest reproductions (``integrations.peers.requests``, ``scenarios.peer_repro``)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from test_peers import COST, EVENTS
 
+from turncheck.integrations.peers.requests import replay, request_points
+from turncheck.integrations.scenarios.peer_repro import histories, main, reproductions
 from turncheck.models.events import Kind, read_jsonl
 from turncheck.models.history import History
-from turncheck.models.peers.requests import replay, request_points
 from turncheck.models.projector import project
 from turncheck.models.tokenizer import MissingExtra
-from turncheck.scenarios.peer_repro import histories, main, reproductions
 
 
 def test_requests_are_before_each_assistant_output() -> None:

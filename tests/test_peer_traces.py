@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from turncheck.cli.app import main
+from turncheck.integrations.scenarios.peer_trace import peer_traces, trace_rows
 from turncheck.models.catalog import build_model
 from turncheck.models.projector_model import NO_ORPHAN_CALLS, ProjectorModel
-from turncheck.scenarios.peer_trace import peer_traces, trace_rows
 from turncheck.sim.trace import load_trace, replay
 
 PEER = "peer:autogen-token-limited"
@@ -63,7 +63,7 @@ def test_shortest_traces_replay_and_show_in_the_viewer_and_report(tmp_path: Path
 def test_the_saved_traces_still_break_the_same_way(path: Path) -> None:
     import importlib.util
 
-    from turncheck.models.peers import PEERS
+    from turncheck.models.peer import PEERS
 
     trace = load_trace(path)
     module = PEERS[trace.params["strategy"]].module

@@ -14,17 +14,17 @@ import sys
 
 import pytest
 
+from turncheck.integrations.peers.agents_session import agent_items, item_key
+from turncheck.integrations.peers.litellm_trim import _shortened, map_back, model_for
+from turncheck.integrations.peers.llamaindex_memory import SuffixCounter
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import UnknownName
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
-from turncheck.models.peers import PEERS
-from turncheck.models.peers.agents_session import agent_items, item_key
-from turncheck.models.peers.litellm_trim import _shortened, map_back, model_for
-from turncheck.models.peers.llamaindex_memory import SuffixCounter
-from turncheck.models.peers.messages import openai_message, spans
-from turncheck.models.peers.selection import PeerWindow, Selection, window_of
+from turncheck.models.message_spans import openai_message, spans
+from turncheck.models.peer import PEERS
 from turncheck.models.projector import project, resolve_strategy
+from turncheck.models.selection import PeerWindow, Selection, window_of
 from turncheck.models.tokenizer import MissingExtra
 
 

@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from turncheck.cli.app import main
+from turncheck.integrations.peers.requests import replay
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter, TurncheckError
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
-from turncheck.models.peers.requests import replay
 from turncheck.models.per_request import Shapes, log_shapes, parse_checks, replay_requests, request_points
 from turncheck.models.projector import Window, project
 from turncheck.models.summaries import prompt_events
@@ -233,7 +233,7 @@ def test_unknown_check_is_refused() -> None:
 def session_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Twelve conversations written by the real ``agents.SQLiteSession`` into one database."""
     agents = pytest.importorskip("agents", reason="the peers extra (openai-agents) is not installed")
-    from turncheck.models.peers.agents_session import agent_items
+    from turncheck.integrations.peers.agents_session import agent_items
 
     db = tmp_path_factory.mktemp("agent") / "session.db"
     events = list(generate_events(WorkloadParams(sessions=12, turns=8, seed=7, p_parallel=0.5)))

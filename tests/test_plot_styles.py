@@ -15,11 +15,11 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from turncheck.integrations.plots import plot_peers
 from turncheck.reports.plots import (
     plot_locking_price,
     plot_peak_ratio_heatmap,
     plot_peaks_vs_max_turns,
-    plot_peers,
     plot_strategies_vs_budget,
 )
 from turncheck.reports.plots.canvas import SERIES_STYLES, UNNAMED_COLOURS

@@ -11,13 +11,13 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
+from turncheck.integrations.plots import plot_peers
 from turncheck.models.errors import TurncheckError
 from turncheck.reports.plots import (
     plot_counterexample,
     plot_locking_price,
     plot_peak_ratio_heatmap,
     plot_peaks_vs_max_turns,
-    plot_peers,
     plot_strategies_vs_budget,
     write_figure,
 )
@@ -193,9 +193,9 @@ def test_peers_bars_per_strategy_each_its_own_colour(tmp_path: Path) -> None:
 
 
 def test_peer_colours_are_distinct_for_every_strategy() -> None:
-    from turncheck.models.peers import PEERS
+    from turncheck.integrations.plots.peers import strategy_colours
+    from turncheck.models.peer import PEERS
     from turncheck.models.projector import compared_strategies
-    from turncheck.reports.plots.peers import strategy_colours
 
     names = [*compared_strategies(), *PEERS]
     colours = strategy_colours(names)

@@ -135,7 +135,16 @@ def test_random_generators_are_built_in_one_place() -> None:
     root = Path(__file__).resolve().parent.parent
     found = [
         str(p.relative_to(root))
-        for folder in ("models", "sim", "scenarios", "reports", "cli", "benchmarks", "turncheck")
+        for folder in (
+            "models",
+            "sim",
+            "scenarios",
+            "reports",
+            "cli",
+            "integrations",
+            "benchmarks",
+            "turncheck",
+        )
         for p in (root / folder).rglob("*.py")
         if re.search(r"SeedSequence\(|default_rng\(|np\.random\.Generator\(", p.read_text(encoding="utf-8"))
     ]
@@ -153,3 +162,30 @@ def test_a_directly_imported_scenario_module_does_not_move_it_in_the_listing() -
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "trigger-gap,locking,testbench"
+
+
+@pytest.mark.parametrize(
+    "first",
+    ["turncheck.sim.stress.stores", "turncheck.integrations.stores", "turncheck.integrations.plots",
+     "turncheck.integrations.stores.adk_database", "turncheck.models.projector"],
+)  # fmt: skip
+def test_a_kind_with_a_home_in_the_integrations_lists_the_same_whoever_is_imported_first(first: str) -> None:
+    """A registry with two homes (the core's, then one in turncheck.integrations) lists the core's
+    built-ins first even when an integration module is imported before either home: a built-in
+    registering as its home is imported never loads the later home first."""
+    code = (
+        f"import {first}\n"
+        "from turncheck.sim.stress.stores import STORES\n"
+        "from turncheck.reports.plots.plot import PLOTS\n"
+        "from turncheck.models.projector import resolve_strategy\n"
+        "print(','.join(STORES.names()))\n"
+        "print(','.join(PLOTS.names()[-2:]))\n"
+        "print(resolve_strategy('peer:langchain').__module__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "sqlite,postgres,agents-sqlite,langgraph-sqlite,adk-database",
+        "peers,counterexample",
+        "turncheck.integrations.peers.langchain_trim",
+    ]

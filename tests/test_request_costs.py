@@ -180,7 +180,7 @@ def test_each_apis_usage_shape(capsys: pytest.CaptureFixture[str]) -> None:
     openai = pytest.importorskip("openai.types")
     responses = pytest.importorskip("openai.types.responses")
     genai = pytest.importorskip("google.genai.types")
-    from turncheck.models.usage import reported_input
+    from turncheck.integrations.formats.usage import reported_input
 
     assert reported_input(anthropic.Usage(input_tokens=10, output_tokens=3, cache_read_input_tokens=5000,
                                           cache_creation_input_tokens=20).model_dump()) == 5030  # fmt: skip

@@ -79,7 +79,7 @@ def files(result, out: Path) -> dict[str, bytes]:  # type: ignore[no-untyped-def
 
 
 def test_peers_table_has_every_strategy_per_case_per_request(tmp_path: Path) -> None:
-    from turncheck.models.peers import PEERS
+    from turncheck.models.peer import PEERS
 
     for peer in PEERS.values():  # find, never import: litellm must import offline
         if (reason := peer.missing()) is not None:

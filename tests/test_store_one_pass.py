@@ -25,11 +25,11 @@ from turncheck.models.log_format import (
     MAX_ID_BYTES,
     BadTurn,
     StoredTurn,
+    as_stored,
     check_readback,
     check_turn,
     check_turn_id,
     encode_turn,
-    as_stored,
     stored_turn,
 )
 from turncheck.models.store import TurnLog

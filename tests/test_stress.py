@@ -281,7 +281,7 @@ def test_agents_sqlite_session_under_mutex_and_none(capsys: pytest.CaptureFixtur
 
 
 def test_agents_items_carry_their_turn() -> None:
-    from turncheck.sim.stress.agents_sqlite import item_tag, turn_items
+    from turncheck.integrations.stores.agents_sqlite import item_tag, turn_items
 
     assert [item_tag(i) for i in turn_items(7)] == [(7, k) for k in TURN_KINDS]
 

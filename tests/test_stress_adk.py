@@ -38,7 +38,7 @@ def _live_turns(url: str) -> list[tuple[int, str]]:
     from google.adk.flows.llm_flows.context._compaction import _process_compaction_events
     from google.adk.sessions import DatabaseSessionService
 
-    from turncheck.sim.stress.adk_database import APP, SESSION_ID, USER, event_tag
+    from turncheck.integrations.stores.adk_database import APP, SESSION_ID, USER, event_tag
 
     async def read() -> list[tuple[int, str]]:
         service = DatabaseSessionService(db_url=url)
@@ -137,7 +137,7 @@ def test_kill_is_rolled_back_and_the_run_is_ok(
 
 
 def test_turn_events_carry_their_turn_and_urls(adk: None) -> None:
-    from turncheck.sim.stress.adk_database import database_url, event_tag, sidecar_dsn, turn_events
+    from turncheck.integrations.stores.adk_database import database_url, event_tag, sidecar_dsn, turn_events
 
     events = turn_events(7)
     assert [event_tag(e) for e in events] == [(7, k) for k in TURN_KINDS]

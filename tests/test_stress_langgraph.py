@@ -33,7 +33,7 @@ def _latest_thread(db: Path) -> list[tuple[int, str]]:
     """The live thread as a fresh reader of the file sees it, through LangGraph's public API."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from turncheck.sim.stress.langgraph_sqlite import THREAD_ID, message_graph, message_tag
+    from turncheck.integrations.stores.langgraph_sqlite import THREAD_ID, message_graph, message_tag
 
     with SqliteSaver.from_conn_string(str(db)) as saver:
         state = message_graph(saver).get_state({"configurable": {"thread_id": THREAD_ID}})
@@ -71,7 +71,7 @@ def test_no_locking_breaks_the_bound_and_loses_nothing(
 
 
 def test_turn_messages_carry_their_turn() -> None:
-    from turncheck.sim.stress.langgraph_sqlite import message_tag, turn_messages
+    from turncheck.integrations.stores.langgraph_sqlite import message_tag, turn_messages
 
     assert [message_tag(m) for m in turn_messages(7)] == [(7, k) for k in TURN_KINDS]
 

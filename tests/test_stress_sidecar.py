@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from turncheck.integrations.stores.sidecar import SidecarStore
 from turncheck.models.session_store import TURN_KINDS
-from turncheck.sim.stress.sidecar import SidecarStore
 from turncheck.sim.stress.stores import STORES
 from turncheck.sim.stress.strategies import APPEND, COMPACT
 

@@ -249,7 +249,7 @@ def test_a_peer_library_takes_a_log_with_a_summary_per_request(peer: str) -> Non
     """The library receives the live summary as a user message, and never with what it covers."""
     import importlib.util
 
-    from turncheck.models.peers import PEERS
+    from turncheck.models.peer import PEERS
 
     if importlib.util.find_spec(PEERS[peer].module) is None:
         pytest.skip(f"{PEERS[peer].module} is not installed (turncheck[{PEERS[peer].extra}])")

@@ -139,7 +139,7 @@ def test_without_tiktoken_models_import_and_the_error_names_the_extra() -> None:
     code = """
 import sys
 sys.modules["tiktoken"] = None
-import turncheck.models.cost, turncheck.models.tokenizer, turncheck.models.peers, turncheck.models.projector
+import turncheck.models.cost, turncheck.models.tokenizer, turncheck.models.peer, turncheck.models.projector
 from turncheck.models.cost import make_cost
 from turncheck.cli.scenario import describe_scenarios
 assert "token-estimate" in describe_scenarios()  # default parameters need no tokenizer

@@ -1,4 +1,4 @@
-"""The vendor-protocol catalogue (models/vendors/): each report's shortest counterexample, each fix.
+"""The vendor-protocol catalogue (integrations/vendors/): each report's shortest counterexample, each fix.
 
 Every model is checked by the real command (``turncheck check NAME --param variant=… --engine
 explore``): a ``buggy`` variant exits 1 with the shortest run of the expected length ending in

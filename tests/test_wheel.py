@@ -54,11 +54,11 @@ def test_wheel_holds_one_top_level_package(wheel_venv: Path) -> None:
     ours = {
         p.name
         for p in site.iterdir()
-        if p.name in ("models", "sim", "scenarios", "reports", "cli", "bench", "benchmarks", "docs")
+        if p.name in ("models", "sim", "scenarios", "reports", "cli", "integrations", "bench", "benchmarks", "docs")
     }
     assert ours == set()
     package = site / "turncheck"
-    for sub in ("models", "sim", "scenarios", "reports", "cli"):
+    for sub in ("models", "sim", "scenarios", "reports", "cli", "integrations"):
         omitted = [str(i.parent.relative_to(ROOT)) for i in (ROOT / sub).rglob("__init__.py")
                    if not (package / i.relative_to(ROOT)).is_file()]  # fmt: skip
         assert omitted == [], "packages pyproject.toml's [tool.setuptools] omits"

@@ -95,8 +95,8 @@ _PUBLIC: dict[str, str] = {
     "JournalEntry": "turncheck.models.session_store",
     "StoreBusy": "turncheck.models.session_store",
     "ConnectionLost": "turncheck.models.session_store",
-    "register_peer": "turncheck.models.peers",
-    "Peer": "turncheck.models.peers",
+    "register_peer": "turncheck.models.peer",
+    "Peer": "turncheck.models.peer",
     "register_locking": "turncheck.models.locking",
     "Locking": "turncheck.models.locking",
     "register_format": "turncheck.models.importers",
@@ -174,7 +174,7 @@ if TYPE_CHECKING:
     from turncheck.models.importers import Imported, LogFormat, register_format
     from turncheck.models.locking import Locking, register_locking
     from turncheck.models.messages import message_trimmer
-    from turncheck.models.peers import Peer, register_peer
+    from turncheck.models.peer import Peer, register_peer
     from turncheck.models.policy import Policy
     from turncheck.models.projector import (
         STRATEGIES,

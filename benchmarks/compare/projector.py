@@ -5,7 +5,7 @@ budgets); the structural report is computed on first access, so it is measured a
 contender that reads it. The ceiling is one ``bisect_left`` on the prefix sums — the least any
 projector over a cost index must do. The peers (extra ``peers``) are
 ``langchain_core.messages.trim_messages`` and ``litellm.utils.trim_messages`` behind our
-projector signature (:mod:`models.peers`), on a smaller history: they are O(n) per request and
+projector signature (:mod:`integrations.peers`), on a smaller history: they are O(n) per request and
 more, so the same history size would take minutes.
 """
 

@@ -1,7 +1,7 @@
 """The vendor catalogue's counterexamples, saved as traces under ``docs/vendor-traces/``.
 
 Each case is one ``turncheck check NAME --param … --engine explore --trace-out DIR/STEM.trace.json``
-of a failing variant of a model in :mod:`turncheck.models.vendors`: the explorer's shortest run
+of a failing variant of a model in :mod:`turncheck.integrations.vendors`: the explorer's shortest run
 of the first violated property at ``STEM.trace.json``, each further violated property's beside
 it as ``STEM.trace.PROPERTY.json`` (what ``check`` writes); a broken eventually-property's is a
 lasso, its ``loop`` field the step its loop starts after. The files are a pure function of the

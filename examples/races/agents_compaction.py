@@ -29,8 +29,8 @@ from agents.models.interface import Model
 from agents.usage import Usage
 from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
 
+from turncheck.integrations.formats.openai_responses import add_response_item
 from turncheck.models.chat_log import SessionBuilder
-from turncheck.models.formats.openai_responses import add_response_item
 from turncheck.sim.race.recorder import window_problems
 
 set_tracing_disabled(True)  # offline: no trace export

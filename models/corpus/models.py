@@ -1,4 +1,4 @@
-"""Cases whose input is a model: a vendor model of :mod:`models.vendors`, the variant that shows the
+"""Cases whose input is a model: a vendor model of :mod:`integrations.vendors`, the variant that shows the
 report red and a fix green — each variant declared there with its kind and source, so a case never
 calls a design of ours the vendor's fix — or ``cost-trigger`` with the report's parameters (an
 estimate, a frame, a stale count, a summarizer's prompt) red and ones under which every property

@@ -14,7 +14,6 @@ from turncheck.reports.plots.cost_trigger import plot_cost_trigger
 from turncheck.reports.plots.locking_price import plot_locking_price
 from turncheck.reports.plots.real_locking import plot_real_locking
 from turncheck.reports.plots.strategies import plot_strategies_vs_budget
-from turncheck.reports.plots.peers import plot_peers
 from turncheck.reports.plots.timeline import plot_counterexample
 
 # isort: on
@@ -31,7 +30,6 @@ __all__ = [
     "plot_locking_price",
     "plot_peak_ratio_heatmap",
     "plot_peaks_vs_max_turns",
-    "plot_peers",
     "plot_real_locking",
     "plot_strategies_vs_budget",
     "write_figure",

@@ -91,7 +91,7 @@ class SeriesStyles(Mapping[str, SeriesStyle]):
     (weakest first), so a new one needs no line here."""
 
     def _table(self) -> dict[str, SeriesStyle]:
-        from turncheck.models.peers import PEERS
+        from turncheck.models.peer import PEERS
         from turncheck.models.projector import STRATEGIES
 
         out: dict[str, SeriesStyle] = {}

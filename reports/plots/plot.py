@@ -9,14 +9,16 @@ never from a re-run. ``with_first`` names scenarios whose first result file is r
 need a sweep over ``max_turns``).
 
 Built-in plots register at the end of their module and :mod:`turncheck.reports.plots` imports
-each such module in one place; an extension registers with ``turncheck.register_plot``. The
-gallery draws them in registration order.
+each such module in one place (:mod:`turncheck.integrations.plots` those of the integrations);
+an extension registers with ``turncheck.register_plot``. The gallery draws them in registration
+order, plots of result files before plots of traces.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from matplotlib.figure import Figure
@@ -48,8 +50,11 @@ class Plot:
         return self.title if isinstance(self.title, str) else self.title(subject)
 
 
-PLOTS: Registry[Plot] = Registry("plot", home="turncheck.reports.plots")
-"""Every plot by name, in the order the gallery draws them."""
+PLOTS: Registry[Plot] = Registry(
+    "plot", home=("turncheck.reports.plots", "turncheck.integrations.plots"), key=attrgetter("traces")
+)
+"""Every plot by name, in the order the gallery draws them: result plots in registration order
+(:mod:`turncheck.reports.plots`, then :mod:`turncheck.integrations.plots`), then trace plots."""
 
 
 def register_plot(plot: Plot) -> Plot:

@@ -1,5 +1,6 @@
-"""Real stores under real processes: the home of the store registry
+"""Real stores under real processes: the first home of the store registry
 (:data:`turncheck.sim.stress.stores.STORES`), importing each built-in store module, which
-registers itself (in this order, the order they list in)."""
+registers itself (in this order, the order they list in); the library-backed stores follow from
+its second home, :mod:`turncheck.integrations.stores`."""
 
-from turncheck.sim.stress import sqlite, postgres, agents_sqlite, langgraph_sqlite, adk_database  # noqa: F401, I001
+from turncheck.sim.stress import sqlite, postgres  # noqa: F401, I001

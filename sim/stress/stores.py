@@ -4,7 +4,7 @@ picklable :class:`StoreSpec` each process opens itself.
 A store is one module that implements :class:`turncheck.models.session_store.SessionStore` and
 registers itself with :func:`register_store` (``turncheck.register_store`` for an extension);
 the built-ins (``sqlite``, ``postgres``, ``agents-sqlite``, ``langgraph-sqlite``, ``adk-database``) are the modules
-``turncheck.sim.stress`` imports. ``--store pkg.mod:Class`` still names a user's class directly,
+``turncheck.sim.stress`` imports, then those of ``turncheck.integrations.stores`` (the library-backed ones). ``--store pkg.mod:Class`` still names a user's class directly,
 constructed with one string argument (``--dsn``, or the database path when no DSN is given).
 """
 
@@ -35,7 +35,7 @@ class Store:
     needs_dsn: bool = False
 
 
-STORES: Registry[Store] = Registry("store", home="turncheck.sim.stress")
+STORES: Registry[Store] = Registry("store", home=("turncheck.sim.stress", "turncheck.integrations.stores"))
 """Every store by name: the built-ins, then what extensions registered."""
 
 

@@ -1,0 +1,78 @@
+"""What the provider counted: the input tokens a request's reported usage holds, in any API's shape.
+
+A compaction trigger that sums the messages' tokens sees less than the provider bills: the system
+prompt and the tool schemas (the *frame*) ride with every request, and an estimator may undercount
+the messages themselves (langchain-ai/langchain#34664: "the summarization middleware only accounts
+for chat history"; openclaw/openclaw PR #115309: the trigger "measures provider context tokens
+(usage-based, including system prompt and tool schemas), but the cut-point planner accumulates a
+chars/4 estimate that excludes them"). The trace formats (:mod:`integrations.formats`) keep the count the
+provider reported with each request (:class:`~models.sent_windows.SentRequest`), read here.
+
+Invariant kept: a count is a non-negative integer the usage object states; a usage without one,
+or with a value that is not a count, is *no* count (``None``), never zero — a request without a
+reported count is never called within a budget on the provider's word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+INPUT_KEYS = (
+    "input_tokens",
+    "prompt_tokens",
+    "promptTokenCount",
+    "prompt_token_count",
+    "input",
+    "promptTokens",
+)
+"""Where each shape keeps the input count: Anthropic, OpenAI Responses and LangChain's
+``usage_metadata`` (``input_tokens``); Chat Completions
+(``prompt_tokens``); Gemini's ``usageMetadata`` (camel or snake case); Langfuse's ``usage`` /
+``usageDetails`` (``input``, older ``promptTokens``)."""
+CACHED_APART = ("cache_creation_input_tokens", "cache_read_input_tokens")
+"""Anthropic reports the prompt-cache tokens beside ``input_tokens``, not in it, where OpenAI and
+Gemini fold cached tokens into their prompt count (crewAIInc/crewAI PR #6770: "Anthropic reports
+cache reads/writes as counters *separate* from ``input_tokens``"): the request's input is the sum."""
+
+
+def count_of(value: Any) -> int | None:
+    """A token count: a non-negative int (or an int written as digits, as OTLP JSON writes
+    ``intValue``); anything else is no count."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value >= 0:
+        return value
+    if isinstance(value, float) and value.is_integer() and 0 <= value < 2**62:
+        return int(value)  # an OTLP doubleValue, a JSON writer's 4100.0
+    if isinstance(value, str) and value.isdigit() and len(value) < 19:
+        return int(value)
+    return None
+
+
+def input_count(value: Any) -> int | None:
+    """A request's input count: a :func:`count_of` above 0 — no request sends nothing, so a 0
+    (what an export holds where no usage was recorded) is no count."""
+    n = count_of(value)
+    return n if n else None
+
+
+def reported_input(usage: Any) -> int | None:
+    """The input tokens ``usage`` reports (the first of :data:`INPUT_KEYS` it holds as a count,
+    plus Anthropic's cache counts), else ``None``."""
+    if not isinstance(usage, Mapping):
+        return None
+    for key in INPUT_KEYS:
+        n = input_count(usage.get(key))
+        if n is not None:
+            return n + sum(count_of(usage.get(k)) or 0 for k in CACHED_APART)
+    return None
+
+
+def first_reported(*usages: Any) -> int | None:
+    """The count of the first of ``usages`` that reports one (a format keeps it in several places)."""
+    for usage in usages:
+        n = reported_input(usage)
+        if n is not None:
+            return n
+    return None

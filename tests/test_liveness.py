@@ -7,6 +7,7 @@ import json
 import random
 import shutil
 from array import array
+from collections import deque
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
@@ -270,6 +271,61 @@ def test_the_array_passes_agree_with_the_plain_definitions(seed: int) -> None:
         if not row or (any(b == v for b, _c in row) and not enabled & ~taken):
             single.append(v)
     assert graph.single_loops.tolist() == single
+
+
+def _queue_walk(
+    rows: list[list[tuple[int, Any]]], start: int, allowed: Any, goal: Any, at_least_one: bool
+) -> tuple[list[int], list[Any]] | None:
+    """The shortest path a first-in first-out queue finds (the walk as it was written first)."""
+    if not at_least_one and goal[start]:
+        return [start], []
+    prev: dict[int, tuple[int, Any]] = {}
+    seen, queue = {start}, deque([start])
+    while queue:
+        v = queue.popleft()
+        for w, a in rows[v]:
+            if not allowed[w]:
+                continue
+            if goal[w]:
+                ids, acts = [w, v], [a]
+                while v != start:
+                    v, b = prev[v]
+                    ids.append(v)
+                    acts.append(b)
+                return ids[::-1], acts[::-1]
+            if w not in seen:
+                seen.add(w)
+                prev[w] = (v, a)
+                queue.append(w)
+    return None
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_walk_a_level_at_a_time_finds_the_path_a_queue_finds(seed: int) -> None:
+    """Lassos shown in the docs must not change: the walk reads a whole level at a time, and
+    returns the very path a queue would, to a goal given as states or as one state."""
+    import numpy as np
+
+    from turncheck.sim.liveness import _walk
+
+    rng = random.Random(seed)
+    n = 50
+    graph = _graph(rng, n, rng.choice((50, 100, 200)))
+    rows: list[list[tuple[int, Any]]] = [[] for _ in range(n)]
+    for a, b, x in graph.edges:
+        rows[a].append((b, x))
+    allowed = np.array([rng.random() < 0.8 for _ in range(n)])
+    goals = [np.array([rng.random() < 0.1 for _ in range(n)]), rng.randrange(n)]
+    for goal in goals:
+        marked = goal if isinstance(goal, np.ndarray) else np.arange(n) == goal
+        for start in range(n):
+            for at_least_one in (False, True):
+                expected = _queue_walk(rows, start, allowed, marked, at_least_one)
+                if expected is None:
+                    with pytest.raises(AssertionError, match="unreachable"):
+                        _walk(graph, start, allowed, goal, at_least_one)
+                else:
+                    assert _walk(graph, start, allowed, goal, at_least_one) == expected
 
 
 def test_a_model_without_eventually_properties_records_no_transitions() -> None:

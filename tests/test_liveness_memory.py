@@ -41,11 +41,10 @@ def _peaks(mode: str) -> tuple[int, int, int, int]:
 def test_the_liveness_pass_adds_a_small_part_of_the_search_s_memory() -> None:
     """``trigger writers=7 gap=4 max_turns=8``: 316 101 states, 577 692 transitions. Measured
     in KiB of peak RSS above the process's after the imports: the search with every transition
-    recorded takes about 82 000 of its own; the liveness pass added 173 000 more before (2.1
-    times the search's own), 5 000 now (0.06 times: the search's index of states is cleared
-    before the pass, which then stays near the search's peak) and 17 000 now without that clear
-    (0.22 times). The bound, a third, leaves room for noise and catches any return to Python
-    objects per state."""
+    recorded takes about 80 000 of its own; the liveness pass added 173 000 more before (2.1
+    times the search's own), 7 700 now (0.10 times: the search's index of states is cleared
+    before the pass) and 15 300 now without that clear (0.19 times). The bound, a third, leaves
+    room for noise and catches any return to Python objects per state."""
     base, searched, distinct, transitions = _peaks("edges")
     base_all, checked, distinct_all, transitions_all = _peaks("all")
     assert (distinct, transitions) == (distinct_all, transitions_all) == (316_101, 577_692)

@@ -360,6 +360,7 @@ def _lassos(
     (nothing is built when the model has none)."""
     if not live or search.edges is None:
         return {}
+    search.index.clear()  # read by the search alone: its table goes back before the pass's arrays
     graph = Graph(
         len(search.states), search.head, search.edges, model.fair_actions(), model.strongly_fair_actions()
     )

@@ -10,14 +10,17 @@ state of the loop is taken on it.
 
 Every fair loop lies in a strongly connected component of the graph restricted to the states
 where the property is false. The pass reads the explorer's transitions as the flat arrays it
-recorded (:class:`Transitions`, :class:`Graph`: fair names as bits, read per row on demand) and
-finds the candidates cheaply before it runs Python over any state: a single state is a fair loop
-when it stutters or steps back to itself taking every fair name it enables (whole-array tests on
-the rows of such states); loops of several states need a transition back to a state found no
-later in breadth-first order, and when there is one, the states no loop can pass through are
-peeled off (Kahn's algorithm a frontier at a time, both ways) before Tarjan's algorithm (an
-iterative one, measured about twice as fast as networkx's on the explorer's graphs, four times
-with the ``DiGraph`` it would first need) splits the rest. A component is kept whole when it is
+recorded (:class:`Transitions`, :class:`Graph`: fair names as bits; per state or transition one
+array cell, no Python object) and finds the candidates cheaply before it runs Python over any
+state: a single state is a fair loop when it stutters or steps back to itself taking every fair
+name it enables (whole-array tests on the rows of such states); loops of several states need a
+transition back to a state found no later in breadth-first order, and when there is one, the
+states no loop can pass through are peeled off (Kahn's algorithm a frontier at a time, both
+ways), once over the whole graph and again among its states where the property is false, before
+Tarjan's algorithm (iterative, over arrays: about three times as fast as networkx's on a random
+graph of 500 000 states, ten times with the ``DiGraph`` it would first need) splits the rest
+(issue 58: on the trigger's seed row, 1.35 million states, the peak went from 1 083 MiB to 395,
+the search alone with every transition kept 376). A component is kept whole when it is
 fair, pruned of the states enabling a strongly fair action it never takes and split again when
 it is not (weak fairness needs no pruning: an action enabled throughout a component and never
 taken inside it is enabled throughout, and untaken by, every loop within it). The lasso shown is
@@ -31,11 +34,10 @@ on the model's own states, and a saved lasso is checked again by ``turncheck rep
 from __future__ import annotations
 
 import functools
-import operator
 from array import array
-from collections import deque
-from collections.abc import Callable, Collection, Container, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import compress
 from typing import TYPE_CHECKING, Any
 
 from turncheck.models.protocol import Property, ProtocolModel
@@ -85,12 +87,13 @@ class Transitions:
 class Graph:
     """The explored transitions with the model's fairness read into them, as whole arrays.
 
-    Fair names are bits (weakly fair ones first, then strongly fair ones). Rows by source state
-    — ``succ[v]``, ``acts[v]``, ``codes[v]`` (the fair names each transition is) and
-    ``enabled[v]`` (the names state ``v`` enables) — are slices of the transition arrays (``src``
-    is sorted, so a state's transitions are contiguous) built on first use, so a pass that finds
-    no fair loop reads few of them. Only the first ``expanded`` states had their successors
-    generated.
+    Fair names are bits (weakly fair ones first, then strongly fair ones). ``src`` is sorted, so
+    a state's transitions are contiguous: state ``v``'s are ``start[v]`` up to ``start[v + 1]``
+    in ``dst`` and the recorded actions. What a pass reads per transition or per state is one
+    array over all of them, built on first use — ``codes`` (the fair names each transition is,
+    each distinct action mapped to its bits once) and ``enabled`` (the names each state
+    enables) — so nothing is kept per state but array cells, and a pass that finds no fair loop
+    builds neither. Only the first ``expanded`` states had their successors generated.
     """
 
     def __init__(
@@ -106,89 +109,148 @@ class Graph:
         self.n, self.expanded, self.edges = n, expanded, edges
         self.fair = (*weak, *strong)
         self.weak_bits = (1 << len(weak)) - 1
-        self.src, self.dst = edges.src, np.frombuffer(edges.dst, np.int64)
-        self.start = start = _starts(self.src, n)
-        self.out = np.diff(start)
-        self._bits = bits = _Rows(self.bits)  # one entry per distinct action
-        actions = edges.actions
-        self.succ = _Rows(lambda v: edges.dst[start[v] : start[v + 1]].tolist())
-        self.acts = _Rows(lambda v: actions[start[v] : start[v + 1]])
-        self.codes = _Rows(lambda v: [bits[a] for a in self.acts[v]])
-        self.enabled = _Rows(lambda v: functools.reduce(operator.or_, self.codes[v], 0))
-        self._pred: _Rows | None = None
+        out = np.frombuffer(edges.out, np.int64)
+        # a state id or a transition's index in half the memory, whenever they fit
+        ids = np.int32 if max(n, len(edges)) < 2**31 else np.int64
+        self.src = np.repeat(np.arange(len(out), dtype=ids), out)
+        self.dst = np.frombuffer(edges.dst, np.int64).astype(ids)
+        self.start = _starts(self.src, n)
+        self._bits = _Bits(self.bits)  # one entry per distinct action
 
     def bits(self, action: Any) -> int:
         """The fair names ``action`` is, as bits."""
         return sum(1 << i for i, f in enumerate(self.fair) if matches(action, f))
 
     def terminal(self, v: int) -> bool:
-        return v < self.expanded and self.out[v] == 0
+        return v < self.expanded and self.start[v] == self.start[v + 1]
+
+    def rows(self, ids: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """The transitions of the states ``ids``, state after state."""
+        first = self.start[ids]
+        return _spans(first, self.start[ids + 1] - first)
 
     @functools.cached_property
-    def single_loops(self) -> list[int]:
+    def codes(self) -> np.ndarray[Any, Any]:
+        """The fair names each transition is, as bits."""
+        import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
+        return np.fromiter(map(self._bits.__getitem__, self.edges.actions), np.int64, len(self.edges))
+
+    @functools.cached_property
+    def enabled(self) -> np.ndarray[Any, Any]:
+        """The fair names each state enables, as bits: its transitions' ``codes`` or-ed."""
+        import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
+        enabled = np.zeros(self.n, np.int64)
+        rows = np.flatnonzero(np.diff(self.start))
+        if rows.size:
+            enabled[rows] = np.bitwise_or.reduceat(self.codes, self.start[rows])
+        return enabled
+
+    @functools.cached_property
+    def single_loops(self) -> np.ndarray[Any, Any]:
         """The states that are a fair loop alone, in ascending order: an expanded state with no
         enabled action (it stutters), or one with a step back to itself that takes every fair
         name it enables (whole-array tests over the rows of such states alone)."""
         import numpy as np  # here, not at the top: only a liveness pass needs numpy
 
-        looping = np.unique(self.src[self.src == self.dst])
+        looping = _distinct(self.src[self.src == self.dst])
         first = self.start[looping]
         count = self.start[looping + 1] - first
         rows = _spans(first, count)
-        bits, actions = self._bits, self.edges.actions
-        code = np.array([bits[actions[i]] for i in rows.tolist()], np.int64)
+        actions = map(self.edges.actions.__getitem__, rows.tolist())
+        code = np.fromiter(map(self._bits.__getitem__, actions), np.int64, rows.size)
         kept = np.where(self.dst[rows] == np.repeat(looping, count), code, 0)
         at = np.cumsum(count) - count  # where each state's row begins among ``rows``
         enabled, taken = np.bitwise_or.reduceat(code, at), np.bitwise_or.reduceat(kept, at)
         fair = looping[(enabled & ~taken) == 0]
-        return sorted(np.flatnonzero(self.out[: self.expanded] == 0).tolist() + fair.tolist())
+        stutter = np.flatnonzero(np.diff(self.start[: self.expanded + 1]) == 0)
+        return np.sort(np.concatenate((stutter, fair.astype(np.int64))))
 
     @functools.cached_property
-    def cyclic(self) -> list[int]:
-        """A superset of the states on loops of two or more states: none when no transition
-        leads back to a state found no later (along a loop, BFS ids cannot only grow); else the
-        states both reached from a loop and reaching one (:func:`_peel`, forwards then
-        backwards)."""
+    def cyclic(self) -> np.ndarray[Any, Any]:
+        """A superset of the states on loops of two or more states (a mask): :meth:`looping_within`."""
         import numpy as np  # here, not at the top: only a liveness pass needs numpy
 
-        other = self.src != self.dst
-        src, dst, n = self.src[other], self.dst[other], self.n
+        return self.looping_within(np.ones(self.n, dtype=bool))
+
+    def looping_within(self, inside: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """A superset of the states on loops of two or more states of ``inside`` (a mask), as a
+        mask: none when no transition between them leads back to a state found no later (along
+        a loop, BFS ids cannot only grow); else the states both reached from such a loop and
+        reaching one (:func:`_peel`, forwards then backwards)."""
+        import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
+        if not inside.any():
+            return inside.copy()
+        src, dst = self.src, self.dst
+        moves = src != dst
+        moves &= inside[src]
+        moves &= inside[dst]
+        src, dst = src[moves], dst[moves]
+        del moves
         if not np.any(dst < src):
-            return []
-        alive = np.ones(n, dtype=bool)
-        _peel(alive, src, dst)
+            return np.zeros(self.n, dtype=bool)
+        n, alive = self.n, inside.copy()
+        _peel(alive, _starts(src, n), dst)
         if alive.any():
-            inside = alive[src] & alive[dst]
-            src, dst = src[inside], dst[inside]
-            order = np.argsort(dst, kind="stable")
-            _peel(alive, dst[order], src[order])
-        return np.flatnonzero(alive).tolist()
+            kept = alive[src]
+            kept &= alive[dst]
+            src, dst = src[kept], dst[kept]
+            del kept
+            start = _starts(dst, n)
+            key = dst.astype(np.int64)  # each transition as one number, target then source,
+            del dst
+            key *= n
+            key += src
+            del src
+            key.sort()  # sorted in place: the sources grouped by target
+            np.remainder(key, n, out=key)
+            back = key.astype(self.src.dtype)
+            del key
+            _peel(alive, start, back)
+        return alive
 
-    def pred(self, v: int) -> list[int]:
-        if self._pred is None:
-            import numpy as np  # here, not at the top: only a liveness pass needs numpy
+    def between(self, ids: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        """The transitions between the states ``ids`` (ascending), in the order recorded, and
+        where each leads among ``ids`` (its position there)."""
+        import numpy as np  # here, not at the top: only a liveness pass needs numpy
 
-            order = np.argsort(self.dst, kind="stable")
-            sources, start = self.src[order], _starts(self.dst[order], self.n)
-            self._pred = _Rows(lambda w: sources[start[w] : start[w + 1]].tolist())
-        return self._pred[v]
+        rows = self.rows(ids)
+        to = self.dst[rows]
+        at = np.searchsorted(ids, to)
+        inner = ids[np.minimum(at, len(ids) - 1)] == to
+        return rows[inner], at[inner]
+
+    def loops(self, ids: np.ndarray[Any, Any]) -> list[np.ndarray[Any, Any]]:
+        """The strongly connected components of two or more states of the graph restricted to
+        the states ``ids`` (ascending), each as its states in ascending order
+        (:func:`components` over the transitions between them, renumbered from 0)."""
+        import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
+        if not ids.size:
+            return []
+        rows, to = self.between(ids)
+        first = np.zeros(len(ids) + 1, np.int64)
+        np.cumsum(np.bincount(np.searchsorted(ids, self.src[rows]), minlength=len(ids)), out=first[1:])
+        found = components(first.data, to.astype(np.int64).data)
+        return [np.sort(ids[np.array(comp, np.int64)]) for comp in found]
 
 
-def _peel(alive: np.ndarray[Any, Any], src: np.ndarray[Any, Any], dst: np.ndarray[Any, Any]) -> None:
-    """Clear in ``alive`` every state no loop of the graph ``src → dst`` (``src`` sorted, between
-    states ``alive`` keeps) leads to: Kahn's algorithm, taking a whole frontier of states with no
-    transition left into them at a time, so each transition is read once."""
+def _peel(alive: np.ndarray[Any, Any], start: np.ndarray[Any, Any], to: np.ndarray[Any, Any]) -> None:
+    """Clear in ``alive`` every state no loop of a graph leads to: state ``v`` steps to
+    ``to[start[v]:start[v + 1]]`` (between states ``alive`` keeps). Kahn's algorithm, taking a
+    whole frontier of states with no transition left into them at a time, so each transition is
+    read once."""
     import numpy as np  # here, not at the top: only a liveness pass needs numpy
 
-    n = len(alive)
-    start = _starts(src, n)
-    into = np.bincount(dst, minlength=n)
+    into = np.bincount(to, minlength=len(alive))  # int64: ``subtract.at`` is slow on int32
     frontier = np.flatnonzero(alive & (into == 0))
-    place = np.empty(n, np.intp)
+    place = np.empty(len(alive), np.intp)
     while frontier.size:
         alive[frontier] = False
         first = start[frontier]
-        reached = dst[_spans(first, start[frontier + 1] - first)]
+        reached = to[_spans(first, start[frontier + 1] - first)].astype(np.intp)  # indexes faster
         np.subtract.at(into, reached, 1)
         free = reached[into[reached] == 0]  # a state reached twice in one round is listed twice
         ranks = np.arange(free.size)
@@ -197,10 +259,11 @@ def _peel(alive: np.ndarray[Any, Any], src: np.ndarray[Any, Any], dst: np.ndarra
 
 
 def _starts(src: np.ndarray[Any, Any], n: int) -> np.ndarray[Any, Any]:
-    """Where each state's row begins in the sorted ``src`` (and, last, where the rows end)."""
+    """Where each state's row begins among transitions grouped by ``src`` (and, last, where
+    the rows end)."""
     import numpy as np  # here, not at the top: only a liveness pass needs numpy
 
-    start = np.zeros(n + 1, np.int64)
+    start = np.zeros(n + 1, src.dtype)
     np.cumsum(np.bincount(src, minlength=n), out=start[1:])
     return start
 
@@ -212,16 +275,23 @@ def _spans(first: np.ndarray[Any, Any], count: np.ndarray[Any, Any]) -> np.ndarr
     return np.repeat(first - np.cumsum(count) + count, count) + np.arange(count.sum())
 
 
-class _Rows(dict[Any, Any]):
-    """``rows[key]``: ``make(key)``, computed once."""
+def _distinct(ids: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The sorted ``ids`` once each (``np.unique`` would import ``numpy.ma``: 50 ms)."""
+    import numpy as np  # here, not at the top: only a liveness pass needs numpy
 
-    def __init__(self, make: Callable[[Any], Any]) -> None:
+    return ids[np.flatnonzero(np.diff(ids, prepend=-1))]
+
+
+class _Bits(dict[Any, int]):
+    """``bits[action]``: ``make(action)``, computed once per distinct action."""
+
+    def __init__(self, make: Callable[[Any], int]) -> None:
         super().__init__()
         self.make = make
 
-    def __missing__(self, key: Any) -> Any:
-        row = self[key] = self.make(key)
-        return row
+    def __missing__(self, key: Any) -> int:
+        value = self[key] = self.make(key)
+        return value
 
 
 def matches(action: Any, name: Hashable) -> bool:
@@ -229,129 +299,163 @@ def matches(action: Any, name: Hashable) -> bool:
     return action == name or (isinstance(action, tuple) and len(action) > 0 and action[0] == name)
 
 
-def components(
-    nodes: Sequence[int], succ: _Rows | Sequence[Sequence[int]], keep: Container[int]
-) -> list[list[int]]:
-    """The strongly connected components of the graph ``succ`` restricted to ``keep``, reached
-    from ``nodes`` (all in ``keep``): Tarjan's algorithm with an explicit stack."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
-    stack: list[int] = []
+def components(first: Sequence[int], succ: Sequence[int]) -> list[list[int]]:
+    """The strongly connected components of two or more states of the graph over the states
+    ``0 .. len(first) - 2`` where state ``v`` steps to ``succ[first[v]:first[v + 1]]``: Tarjan's
+    algorithm with an explicit stack, its numbers, lowlinks and stacks kept in arrays (a few
+    machine words per state, no Python object per state but those of the components found)."""
+    n = len(first) - 1
+    index, low, on_stack = array("q", [-1]) * n, array("q", [0]) * n, bytearray(n)
+    stack, path, resume = array("q"), array("q"), array("q")  # resume: the path's next transition
     out: list[list[int]] = []
-    for root in nodes:
-        if root in index:
+    count = 0
+    for root in range(n):
+        if index[root] >= 0:
             continue
-        index[root] = low[root] = len(index)
+        index[root] = low[root] = count
+        count += 1
         stack.append(root)
-        on_stack.add(root)
-        work: list[tuple[int, Iterator[int]]] = [(root, iter(succ[root]))]
-        while work:
-            v, it = work[-1]
-            for w in it:
-                if w not in keep:
-                    continue
-                if w not in index:
-                    index[w] = low[w] = len(index)
-                    stack.append(w)
-                    on_stack.add(w)
-                    work.append((w, iter(succ[w])))
+        on_stack[root] = 1
+        path.append(root)
+        resume.append(first[root])
+        while path:
+            v = path[-1]
+            i, end, lv = resume[-1], first[v + 1], low[v]
+            while i < end:
+                w = succ[i]
+                i += 1
+                iw = index[w]
+                if iw < 0:
                     break
-                if w in on_stack and index[w] < low[v]:
-                    low[v] = index[w]
-            else:
-                work.pop()
-                if work and low[v] < low[work[-1][0]]:
-                    low[work[-1][0]] = low[v]
-                if low[v] == index[v]:
-                    comp = []
-                    while True:
-                        w = stack.pop()
-                        on_stack.discard(w)
-                        comp.append(w)
-                        if w == v:
-                            break
-                    out.append(comp)
+                if iw < lv and on_stack[w]:
+                    lv = iw
+            else:  # every transition of v read: v is done
+                path.pop()
+                resume.pop()
+                low[v] = lv
+                if path and lv < low[path[-1]]:
+                    low[path[-1]] = lv
+                if lv == index[v]:
+                    _pop_component(v, stack, on_stack, out)
+                continue
+            low[v], resume[-1] = lv, i  # w is new: enter it
+            index[w] = low[w] = count
+            count += 1
+            stack.append(w)
+            on_stack[w] = 1
+            path.append(w)
+            resume.append(first[w])
     return out
 
 
-def cores(graph: Graph, comp: Sequence[int]) -> Iterator[frozenset[int]]:
-    """The fair loops' state sets within the component ``comp`` of two or more states (see the
-    module docstring)."""
-    members = frozenset(comp)
-    enabled = graph.enabled
-    taken = 0
-    for v in comp:
-        for w, c in zip(graph.succ[v], graph.codes[v], strict=True):
-            if w in members:
-                taken |= c
+def _pop_component(v: int, stack: array[int], on_stack: bytearray, out: list[list[int]]) -> None:
+    """Take the component rooted at ``v`` off Tarjan's ``stack``; keep it when it has two or more
+    states."""
+    if stack[-1] == v:
+        stack.pop()
+        on_stack[v] = 0
+        return
+    comp = []
+    while True:
+        w = stack.pop()
+        on_stack[w] = 0
+        comp.append(w)
+        if w == v:
+            break
+    out.append(comp)
+
+
+def cores(graph: Graph, comp: np.ndarray[Any, Any]) -> Iterator[np.ndarray[Any, Any]]:
+    """The fair loops' state sets within the component ``comp`` (ascending) of two or more
+    states, each in ascending order (see the module docstring)."""
+    import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
+    rows, _to = graph.between(comp)
+    taken = int(np.bitwise_or.reduce(graph.codes[rows]))
+    enabled = graph.enabled[comp]
     for i in range(len(graph.fair)):
         bit = 1 << i
         if taken & bit:
             continue
+        on = (enabled & bit) != 0
         if bit > graph.weak_bits:  # strongly fair: prune the states that enable it
-            if any(enabled[v] & bit for v in comp):
-                rest = frozenset(v for v in comp if not enabled[v] & bit)
-                for sub in components(sorted(rest), graph.succ, rest):
-                    if len(sub) > 1:
-                        yield from cores(graph, sub)
+            if on.any():
+                for sub in graph.loops(comp[~on]):
+                    yield from cores(graph, sub)
                 return
-        elif all(enabled[v] & bit for v in comp):
+        elif on.all():
             return
-    yield members
+    yield comp
 
 
-def waypoints(graph: Graph, core: frozenset[int]) -> list[tuple[int, int | None, Any]]:
-    """What a loop through ``core`` must visit to be fair: per weakly fair name, a state that
-    disables it or else a step taking it; per strongly fair name it enables, a step taking it.
-    A state is ``(v, None, None)``, a step ``(v, w, action)``."""
+def waypoints(graph: Graph, core: np.ndarray[Any, Any]) -> list[tuple[int, int | None, Any]]:
+    """What a loop through ``core`` (ascending) must visit to be fair: per weakly fair name, a
+    state that disables it or else a step taking it; per strongly fair name it enables, a step
+    taking it. A state is ``(v, None, None)``, a step ``(v, w, action)`` — the first in order of
+    states, then of transitions."""
+    import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
     out: list[tuple[int, int | None, Any]] = []
-    ordered = sorted(core)
-    enabled = graph.enabled
+    enabled = graph.enabled[core]
+    rows, _to = graph.between(core)
+    codes = graph.codes[rows]
     for i in range(len(graph.fair)):
         bit = 1 << i
-        off = next((v for v in ordered if not enabled[v] & bit), None)
-        if bit <= graph.weak_bits and off is not None:
-            out.append((off, None, None))
-        elif off is None or any(enabled[v] & bit for v in ordered):
-            out.append(
-                next(
-                    (v, w, a)
-                    for v in ordered
-                    for w, a, c in zip(graph.succ[v], graph.acts[v], graph.codes[v], strict=True)
-                    if w in core and c & bit
-                )
-            )
+        off = np.flatnonzero((enabled & bit) == 0)
+        if bit <= graph.weak_bits and off.size:
+            out.append((int(core[off[0]]), None, None))
+        elif not off.size or np.any(enabled & bit):
+            e = int(rows[np.flatnonzero(codes & bit)[0]])
+            out.append((int(graph.src[e]), int(graph.dst[e]), graph.edges.actions[e]))
     return out
 
 
 def _walk(
-    graph: Graph, start: int, allowed: Container[int], goal: Callable[[int], bool], at_least_one: bool
+    graph: Graph,
+    start: int,
+    allowed: np.ndarray[Any, Any],
+    goal: np.ndarray[Any, Any] | int,
+    at_least_one: bool,
 ) -> tuple[list[int], list[Any]]:
-    """A shortest path inside ``allowed`` from ``start`` to a ``goal`` state: ``start`` itself
-    when it is one, unless ``at_least_one`` (a loop back to ``start`` takes a step)."""
-    if not at_least_one and goal(start):
+    """A shortest path inside ``allowed`` (a mask) from ``start`` to a ``goal`` state (a mask, or
+    one state): ``start`` itself when it is one, unless ``at_least_one`` (a loop back to
+    ``start`` takes a step). Breadth-first a whole level at a time in the order a queue takes
+    the states (each new state reached from the earliest state of the level before, by its
+    earliest transition there), so the path is the one a queue would find."""
+    import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
+    def is_goal(ids: Any) -> Any:
+        return goal[ids] if isinstance(goal, np.ndarray) else ids == goal
+
+    if not at_least_one and is_goal(start):
         return [start], []
-    prev: dict[int, tuple[int, Any]] = {}
-    seen = {start}
-    queue = deque([start])
-    while queue:
-        v = queue.popleft()
-        for w, a in zip(graph.succ[v], graph.acts[v], strict=True):
-            if w not in allowed:
-                continue
-            if goal(w):
-                ids, acts = [w, v], [a]
-                while v != start:
-                    v, b = prev[v]
-                    ids.append(v)
-                    acts.append(b)
-                return ids[::-1], acts[::-1]
-            if w not in seen:
-                seen.add(w)
-                prev[w] = (v, a)
-                queue.append(w)
-    raise AssertionError("unreachable: the goal lies in the same component")
+    seen = np.zeros(graph.n, dtype=bool)
+    seen[start] = True
+    frontier = np.array([start], np.int64)
+    levels: list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]] = []  # states found, and how
+    while frontier.size:
+        rows = graph.rows(frontier)
+        to = graph.dst[rows]
+        ok = allowed[to]
+        hit = np.flatnonzero(ok & is_goal(to))
+        if hit.size:
+            break
+        fresh = np.flatnonzero(ok & ~seen[to])
+        _found, first = np.unique(to[fresh], return_index=True)
+        fresh = fresh[np.sort(first)]
+        frontier = to[fresh]
+        seen[frontier] = True
+        levels.append((frontier, rows[fresh]))
+    else:
+        raise AssertionError("unreachable: the goal lies in the same component")
+    e, actions = int(rows[hit[0]]), graph.edges.actions
+    ids, acts = [int(graph.dst[e]), int(graph.src[e])], [actions[e]]
+    while levels:  # back along the levels to ``start``
+        found, via = levels.pop()
+        e = int(via[np.flatnonzero(found == ids[-1])[0]])
+        ids.append(int(graph.src[e]))
+        acts.append(actions[e])
+    return ids[::-1], acts[::-1]
 
 
 def find_lasso(
@@ -368,39 +472,57 @@ def find_lasso(
     such state where ``prop.when`` holds; the prefix is its BFS path, then a shortest path to
     the loop.
     """
+    import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
     holds, when = prop.holds, prop.when
-    on_loops = frozenset(v for v in graph.cyclic if not holds(states[v]))
+    cyclic = graph.cyclic
+    failing = cyclic.copy()
+    failing[cyclic] = np.fromiter(
+        (not holds(s) for s in compress(states, cyclic.data)), np.bool_, int(cyclic.sum())
+    )
     found = [
         core
-        for comp in components(sorted(on_loops), graph.succ, on_loops)
-        if len(comp) > 1
+        for comp in graph.loops(np.flatnonzero(graph.looping_within(failing)))
         for core in cores(graph, comp)
     ]
-    found += [frozenset((v,)) for v in graph.single_loops if not holds(states[v])]
-    if not found:
+    singles = [v for v in graph.single_loops.tolist() if not holds(states[v])]
+    if not found and not singles:
         return None
-    target = frozenset().union(*found)
+    target = np.zeros(graph.n, dtype=bool)
+    for core in found:
+        target[core] = True
+    target[singles] = True
     if when is None:
-        start = min(target)
-        reach: Collection[int] = target
+        start = int(np.argmax(target))
+        reach = target
     else:
-        reach = _reaching(graph, lambda v: v < graph.expanded and not holds(states[v]), target)
-        start = min((v for v in reach if when(states[v])), default=-1)
+        reach = _reaching(graph, lambda v: not holds(states[v]), target)
+        start = next((v for v in compress(range(graph.n), reach.data) if when(states[v])), -1)
         if start < 0:
             return None
     ids = path_to(start)
     actions = [via[i] for i in ids[1:]]
-    tail, moves = _walk(graph, start, reach, target.__contains__, at_least_one=False)
+    tail, moves = _walk(graph, start, reach, target, at_least_one=False)
     ids += tail[1:]
     actions += moves
     entry = ids[-1]
-    core = next(c for c in found if entry in c)
-    loop = len(actions)
     if graph.terminal(entry):
-        return Lasso(tuple(ids), tuple(actions), loop)
-    here = entry
+        return Lasso(tuple(ids), tuple(actions), len(actions))
+    core = next((c for c in found if np.any(c == entry)), np.array([entry], np.int64))
+    return _loop(graph, core, ids, actions)
+
+
+def _loop(graph: Graph, core: np.ndarray[Any, Any], ids: list[int], actions: list[Any]) -> Lasso:
+    """The lasso whose prefix ``ids`` by ``actions`` ends in ``core``, closed by a loop through
+    ``core`` that visits its :func:`waypoints`."""
+    import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
+    inside = np.zeros(graph.n, dtype=bool)
+    inside[core] = True
+    entry = here = ids[-1]
+    loop = len(actions)
     for v, w, a in waypoints(graph, core):
-        leg, moves = _walk(graph, here, core, v.__eq__, at_least_one=False)
+        leg, moves = _walk(graph, here, inside, v, at_least_one=False)
         ids += leg[1:]
         actions += moves
         here = v
@@ -408,22 +530,32 @@ def find_lasso(
             ids.append(w)
             actions.append(a)
             here = w
-    leg, moves = _walk(graph, here, core, entry.__eq__, at_least_one=len(actions) == loop)
+    leg, moves = _walk(graph, here, inside, entry, at_least_one=len(actions) == loop)
     ids += leg[1:]
     actions += moves
     return Lasso(tuple(ids), tuple(actions), loop)
 
 
-def _reaching(graph: Graph, inside: Callable[[int], bool], target: frozenset[int]) -> frozenset[int]:
-    """The states ``inside`` from which ``target`` is reachable through such states."""
-    seen = set(target)
-    queue = deque(target)
-    while queue:
-        for u in graph.pred(queue.popleft()):
-            if u not in seen and inside(u):
-                seen.add(u)
-                queue.append(u)
-    return frozenset(seen)
+def _reaching(
+    graph: Graph, failing: Callable[[int], bool], target: np.ndarray[Any, Any]
+) -> np.ndarray[Any, Any]:
+    """The states from which ``target`` (a mask) is reachable through expanded states where
+    ``failing``, ``target``'s own included, as a mask: backwards a whole frontier at a time,
+    asking ``failing`` once per state."""
+    import numpy as np  # here, not at the top: only a liveness pass needs numpy
+
+    sources, start = graph.src[np.argsort(graph.dst, kind="stable")], _starts(graph.dst, graph.n)
+    reach, asked = target.copy(), target.copy()
+    frontier = np.flatnonzero(target)
+    while frontier.size:
+        first = start[frontier]
+        found = sources[_spans(first, start[frontier + 1] - first)]
+        found = _distinct(np.sort(found[~asked[found]]))
+        asked[found] = True
+        found = found[found < graph.expanded]
+        frontier = found[np.fromiter(map(failing, found.tolist()), np.bool_, found.size)]
+        reach[frontier] = True
+    return reach
 
 
 def fair_loop(

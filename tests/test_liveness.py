@@ -7,6 +7,7 @@ import json
 import random
 import shutil
 from array import array
+from collections import deque
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
@@ -204,16 +205,28 @@ def test_a_lasso_that_is_not_real_on_the_unreduced_model_is_refused() -> None:
 def test_tarjan_finds_the_components_networkx_finds() -> None:
     rng = random.Random(7)
     n = 400
-    edges = {(rng.randrange(n), rng.randrange(n)) for _ in range(700)}
-    succ: list[list[int]] = [[] for _ in range(n)]
-    for a, b in edges:
-        succ[a].append(b)
-    keep = frozenset(v for v in range(n) if v % 7)
-    ours = {frozenset(c) for c in components(sorted(keep), succ, keep)}
-    g = nx.DiGraph()
-    g.add_nodes_from(keep)
-    g.add_edges_from((a, b) for a, b in edges if a in keep and b in keep)
-    assert ours == {frozenset(c) for c in nx.strongly_connected_components(g)}
+    edges = sorted({(rng.randrange(n), rng.randrange(n)) for _ in range(700)})
+    first = array("q", [0] * (n + 1))
+    for a, _b in edges:
+        first[a + 1] += 1
+    for v in range(n):
+        first[v + 1] += first[v]
+    ours = {frozenset(c) for c in components(first, array("q", [b for _a, b in edges]))}
+    theirs = nx.strongly_connected_components(nx.DiGraph(edges))
+    assert ours == {frozenset(c) for c in theirs if len(c) > 1}
+
+
+def test_the_components_within_some_states_are_networkx_s_on_those_states() -> None:
+    """``Graph.loops`` renumbers the states it is given and runs Tarjan's algorithm on the
+    transitions between them alone."""
+    import numpy as np
+
+    rng = random.Random(8)
+    graph = _graph(rng, 300, 700)
+    keep = np.array([v for v in range(300) if v % 5], np.int64)
+    ours = {frozenset(c.tolist()) for c in graph.loops(keep)}
+    g = nx.DiGraph([(a, b) for a, b, _x in graph.edges if a % 5 and b % 5])
+    assert ours == {frozenset(c) for c in nx.strongly_connected_components(g) if len(c) > 1}
 
 
 def _graph(rng: random.Random, n: int, m: int) -> Graph:
@@ -245,7 +258,7 @@ def test_the_array_passes_agree_with_the_plain_definitions(seed: int) -> None:
         if kept == alive:
             break
         alive = kept
-    assert graph.cyclic == sorted(alive)
+    assert graph.cyclic.nonzero()[0].tolist() == sorted(alive)
     loops = [c for c in nx.strongly_connected_components(nx.DiGraph(ring)) if len(c) > 1]
     assert all(c <= alive for c in loops)
     single = []
@@ -257,7 +270,62 @@ def test_the_array_passes_agree_with_the_plain_definitions(seed: int) -> None:
             taken |= code if b == v else 0
         if not row or (any(b == v for b, _c in row) and not enabled & ~taken):
             single.append(v)
-    assert graph.single_loops == single
+    assert graph.single_loops.tolist() == single
+
+
+def _queue_walk(
+    rows: list[list[tuple[int, Any]]], start: int, allowed: Any, goal: Any, at_least_one: bool
+) -> tuple[list[int], list[Any]] | None:
+    """The shortest path a first-in first-out queue finds (the walk as it was written first)."""
+    if not at_least_one and goal[start]:
+        return [start], []
+    prev: dict[int, tuple[int, Any]] = {}
+    seen, queue = {start}, deque([start])
+    while queue:
+        v = queue.popleft()
+        for w, a in rows[v]:
+            if not allowed[w]:
+                continue
+            if goal[w]:
+                ids, acts = [w, v], [a]
+                while v != start:
+                    v, b = prev[v]
+                    ids.append(v)
+                    acts.append(b)
+                return ids[::-1], acts[::-1]
+            if w not in seen:
+                seen.add(w)
+                prev[w] = (v, a)
+                queue.append(w)
+    return None
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_walk_a_level_at_a_time_finds_the_path_a_queue_finds(seed: int) -> None:
+    """Lassos shown in the docs must not change: the walk reads a whole level at a time, and
+    returns the very path a queue would, to a goal given as states or as one state."""
+    import numpy as np
+
+    from turncheck.sim.liveness import _walk
+
+    rng = random.Random(seed)
+    n = 50
+    graph = _graph(rng, n, rng.choice((50, 100, 200)))
+    rows: list[list[tuple[int, Any]]] = [[] for _ in range(n)]
+    for a, b, x in graph.edges:
+        rows[a].append((b, x))
+    allowed = np.array([rng.random() < 0.8 for _ in range(n)])
+    goals = [np.array([rng.random() < 0.1 for _ in range(n)]), rng.randrange(n)]
+    for goal in goals:
+        marked = goal if isinstance(goal, np.ndarray) else np.arange(n) == goal
+        for start in range(n):
+            for at_least_one in (False, True):
+                expected = _queue_walk(rows, start, allowed, marked, at_least_one)
+                if expected is None:
+                    with pytest.raises(AssertionError, match="unreachable"):
+                        _walk(graph, start, allowed, goal, at_least_one)
+                else:
+                    assert _walk(graph, start, allowed, goal, at_least_one) == expected
 
 
 def test_a_model_without_eventually_properties_records_no_transitions() -> None:

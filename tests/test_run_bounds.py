@@ -88,10 +88,16 @@ def test_max_states_is_obeyed_inside_one_state_of_131072_successors(tmp_path: Pa
     ids=["clock-hypothesis", "trigger-explore", "explore-command"],
 )
 def test_the_timeout_is_obeyed_by_every_engine(tmp_path: Path, argv: list[str]) -> None:
-    """Before: 4.2 GB for the first, 16 s for the second whatever ``--timeout`` said."""
+    """Before: 4.2 GB for the first, 16 s for the second whatever ``--timeout`` said. The
+    ``explore`` command reports and gives no verdict: when its search stops at the timeout and
+    the rest (the liveness pass over the states found) ends within the grace, it exits 0 and says
+    the search was bounded (it used to be cut off, exit 2, while the pass ran on)."""
     timeout = 2.0
     code, out, err, took = run([*argv, "--timeout", f"{timeout:g}", "-q"], tmp_path)
     assert took < timeout + GRACE + STARTUP, (took, err)
+    if argv[0] == "explore" and code == 0:
+        assert "coverage: bounded, not exhaustive: stopped by timeout (2 s)" in out, out
+        return
     assert code in (2, 3), err[-2000:]
     if code == 2:  # stopped in the middle of a step
         one_line(err, "turncheck: error: timeout reached: --timeout 2 s, stopped in the middle of a step")

@@ -32,14 +32,13 @@ import logging
 import os
 import sys
 import traceback
-import warnings
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 import turncheck
 from turncheck.cli.config import default_map
-from turncheck.cli.interrupt import swallowed_interrupts_redelivered
+from turncheck.cli.interrupt import ignore_unawaited_coroutines, swallowed_interrupts_redelivered
 from turncheck.cli.messages import one_line
 from turncheck.models.errors import TurncheckError
 from turncheck.sim.run_bounds import memory_budget, shown_size, watched
@@ -262,7 +261,7 @@ def interrupted() -> int:
     leaves coroutines the user's test made and never got to await; collected at exit, each would
     add Python's "coroutine … was never awaited" warning after the line (seen under load on
     ``race``), so that warning is ignored from here on."""
-    warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+    ignore_unawaited_coroutines()
     print("turncheck: interrupted", file=sys.stderr, flush=True)
     return EXIT_INTERRUPTED
 

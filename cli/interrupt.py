@@ -29,6 +29,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -79,6 +80,14 @@ def _interrupt_being_handled(current: Any) -> bool:
     return False
 
 
+def ignore_unawaited_coroutines() -> None:
+    """From a Ctrl-C on, Python's "coroutine … was never awaited" warning is not printed: a run
+    cut short leaves coroutines made and never awaited (a race schedule's test, when the Ctrl-C
+    lands between making it and running it), collected during the way out — before or after the
+    run's one "interrupted" line, which must stay the only one."""
+    warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+
+
 def _drain() -> None:
     """A call: the interpreter runs a handler still pending on entering it (a watcher's last hand
     back, after the command ended), while ours, now a no-op, is installed."""
@@ -104,6 +113,7 @@ def swallowed_interrupts_redelivered() -> Iterator[None]:
     def on_sigint(signum: int, frame: FrameType | None) -> None:
         if watch.running:
             watch.start()
+            ignore_unawaited_coroutines()
             raise KeyboardInterrupt
 
     ours = signal.getsignal(signal.SIGINT) is signal.default_int_handler

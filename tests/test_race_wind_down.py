@@ -5,16 +5,20 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import logging
+import signal
 import subprocess
 import sys
+import threading
 import warnings
 from typing import Any
 
 import pytest
 
-from turncheck.sim.race.loop import ControlledLoop, _wind_down
+from turncheck.sim.race.guard import JobThread
+from turncheck.sim.race.loop import ControlledLoop, _wind_down, run_controlled
 
 
 def test_a_stop_inside_the_wind_down_leaves_no_coroutine_never_awaited(
@@ -56,3 +60,68 @@ def test_a_coroutine_left_unawaited_by_the_stop_adds_nothing_after_the_line() ->
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stderr == "turncheck: interrupted\n", done.stderr
+
+
+def _ctrl_c() -> None:
+    """What a terminal's Ctrl-C does to the process, here and now."""
+    signal.raise_signal(signal.SIGINT)
+
+
+def test_a_ctrl_c_that_becomes_another_error_in_the_test_s_cleanup_is_still_an_interrupt() -> None:
+    """Under load a Ctrl-C landed inside the test's ``TemporaryDirectory`` cleanup (``os.close``),
+    which then failed with EBADF: ``race`` printed ``turncheck: error: Bad file descriptor``, exit 2."""
+
+    async def test() -> None:
+        try:
+            _ctrl_c()
+        finally:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+
+    with pytest.raises(KeyboardInterrupt):
+        run_controlled(test, lambda choice: 0)
+
+
+def test_a_ctrl_c_as_the_loop_starts_leaves_it_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """It landed on ``run_forever``'s first lines, before its ``try``: the loop stayed "running",
+    so the wind-down and ``close`` raised ``RuntimeError`` and ``race`` printed a traceback, exit 70."""
+    import asyncio.events
+
+    real = asyncio.events._set_running_loop
+    landed: list[object] = []
+
+    def set_running(loop: object) -> None:
+        real(loop)
+        if loop is not None and not landed:
+            landed.append(loop)
+            _ctrl_c()
+
+    monkeypatch.setattr(asyncio.events, "_set_running_loop", set_running)
+
+    async def test() -> None:
+        return None
+
+    with pytest.raises(KeyboardInterrupt):
+        run_controlled(test, lambda choice: 0)
+    (loop,) = landed
+    assert not loop.is_running() and loop.is_closed()  # type: ignore[attr-defined]
+
+
+def test_a_job_thread_whose_start_a_ctrl_c_cut_short_is_not_joined() -> None:
+    """``Thread.start`` waits to see the thread run; a Ctrl-C in that wait left a thread never
+    marked started in the pool, and ``shutdown`` raised "cannot join thread before it is started"."""
+    pool = JobThread()
+    pool._threads.add(threading.Thread(target=lambda: None, daemon=True))  # what the cut-short start left
+    pool.shutdown(wait=True)
+
+
+def test_after_a_ctrl_c_no_unawaited_coroutine_is_reported_before_the_line() -> None:
+    """The Ctrl-C landed between making the test's coroutine and running it: Python's "never
+    awaited" warning came out while the exception unwound, before ``turncheck: interrupted``."""
+    code = (
+        "import gc, signal\nfrom turncheck.cli.interrupt import swallowed_interrupts_redelivered\n"
+        "async def test(): pass\n"
+        "try:\n    with swallowed_interrupts_redelivered():\n        left = test()\n"
+        "        signal.raise_signal(signal.SIGINT)\nexcept KeyboardInterrupt:\n    del left\n    gc.collect()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "", done.stderr

@@ -116,7 +116,10 @@ class JobThread(concurrent.futures.Executor):
             self._queue.put(None)
         if wait:
             for thread in self._threads:
-                thread.join()
+                try:
+                    thread.join()
+                except RuntimeError:  # "before it is started": a Ctrl-C cut its start short (start()
+                    continue  # waits to see it run); given its None above, a daemon, nothing to wait for
 
 
 _JOB = threading.local()  # in a thread of JobThread: the Slot it runs

@@ -35,6 +35,7 @@ steps — which actor ran, from which await to which — is the same in every ru
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import heapq
@@ -433,10 +434,10 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             raise RuntimeError("This event loop is already running")
         self._check_closed()
         old_hooks = sys.get_asyncgen_hooks()
-        sys.set_asyncgen_hooks(firstiter=self._asyncgens.add, finalizer=self._finalize_asyncgen)
-        self._running, self._thread = True, threading.get_ident()
-        asyncio.events._set_running_loop(self)
-        try:
+        try:  # a Ctrl-C may land on any line: the loop is left stopped whichever it was
+            sys.set_asyncgen_hooks(firstiter=self._asyncgens.add, finalizer=self._finalize_asyncgen)
+            self._running, self._thread = True, threading.get_ident()
+            asyncio.events._set_running_loop(self)
             while not self._stopping:
                 self._step()
         finally:
@@ -536,17 +537,20 @@ def _wind_down(loop: ControlledLoop, retrieve: bool) -> BaseException | None:
     for t in left:
         t.cancel()
     closing = loop.shutdown_asyncgens()
+    own: list[asyncio.Future[Any]] = []  # the wind-down's own tasks: a Ctrl-C may end one of them
     try:
         if left:
-            loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
-        loop.run_until_complete(closing)
+            own.append(asyncio.ensure_future(asyncio.gather(*left, return_exceptions=True), loop=loop))
+            loop.run_until_complete(own[-1])
+        own.append(asyncio.ensure_future(closing, loop=loop))
+        loop.run_until_complete(own[-1])
     except Deadlock:
         pass
     except EXITS as exc:
         return exc
     finally:
         closing.close()  # not awaited when a stop came first: closed, never warned about at exit
-        for t in loop.tasks() if retrieve else ():
+        for t in [*own, *loop.tasks()] if retrieve else own:  # type: ignore[assignment]
             if t.done() and not t.cancelled():
                 t.exception()
     return None
@@ -573,9 +577,10 @@ def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Choose
             try:
                 loop.run_until_complete(test())
             except BaseException as exc:
-                if guard.interrupted:
-                    _wind_down(loop, True)  # in the handler: cli/interrupt.py does not deliver it again
-                    raise
+                if guard.interrupted:  # what the Ctrl-C made of the test's code (EBADF in its cleanup, …)
+                    with contextlib.suppress(Exception, KeyboardInterrupt):  # best effort; a 2nd Ctrl-C
+                        _wind_down(loop, True)  # in the handler: cli/interrupt.py does not deliver it again
+                    raise KeyboardInterrupt from None  # is an interrupt, not the test's error
                 outcome = exc
             steps = tuple(loop.steps)
             if guard.overrun is not None:
@@ -587,7 +592,8 @@ def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Choose
             if guard.overrun is not None and loop._worker is not None:
                 loop._worker.shutdown(wait=False)  # its job may never return
                 loop._worker = None
-            loop.close()
+            with contextlib.suppress(*((Exception, KeyboardInterrupt) if guard.interrupted else ())):
+                loop.close()  # after a Ctrl-C, as far as it gets: the process is ending
         if guard.interrupted:
             raise KeyboardInterrupt
     return outcome, steps

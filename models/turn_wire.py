@@ -26,6 +26,8 @@ def plain_turn(events: tuple[Event, ...], after_seq: int) -> tuple[bytes, tuple[
 
     Accepts exactly what ``check_turn`` accepts and ``wire`` admits to msgspec's path, less
     SUMMARY turns (their rules live in the reader's validator, so they are read back first).
+    ``wire``'s type tests are repeated inline, not called: a call per event would cost what the
+    one pass saves.
     """
     if len(events) < 2:
         return None

@@ -377,7 +377,7 @@ def _tables(
             "at a few budgets, cost model estimate; the window is that of the request at the end of the history. "
             # the note is part of the result file (its hash is in docs/peers.md): it keeps the
             # module's name from before the move to integrations/ until the result is regenerated
-            "python -m turncheck.scenarios.peer_repro DIR saves each as a JSONL log; "
+            "python -m turncheck.integrations.scenarios.peer_repro DIR saves each as a JSONL log; "
             "turncheck project -H FILE -b BUDGET -s PEER --cost estimate replays it.",
         ),
     )

@@ -388,12 +388,8 @@ class TurnStore(TurnReading):
 
     # -- writing -------------------------------------------------------------------------
     def commit(self, events: Iterable[Event], turn_id: str | None = None) -> StoredTurn:
-        """Append one whole turn as one record, or return it if already committed.
-
-        Returns
-        -------
-        StoredTurn
-            The turn as stored (for a repeat, the one already in the log).
+        """Append one whole turn as one record and return it as stored; for a repeat (same id,
+        same content), return the one already in the log and write nothing.
 
         Raises
         ------
@@ -423,8 +419,7 @@ class TurnStore(TurnReading):
         """Append whole turns in order, all or nothing, with one write: what :meth:`commit` of
         each would do (the same checks, records, repeats and refusals; a turn repeated within the
         call is a repeat of the first), except that a refusal of any turn writes none of them and
-        the fsync policy counts each turn as a commit. ``turn_ids``, when given, names each turn.
-        """
+        the fsync policy counts each turn as a commit. ``turn_ids``, when given, names each turn."""
         fd = self._live_fd()
         if self.readonly:
             raise LogClosed(f"{self.path}: opened read-only; cannot commit")
@@ -476,18 +471,9 @@ class TurnStore(TurnReading):
         else:
             body, plain = encode_turn(turn)
         record = self._encode(self._next_number + len(new), raw_id, body)
-        known, earlier = self._index().get(raw_id), new.get(raw_id)
-        if known is not None or earlier is not None:
-            if earlier is not None:
-                where, theirs, same = f"turn {earlier[0]} of this call", earlier[1], out[earlier[0]]
-            else:
-                _, _, start, stop = self._refs[known]  # type: ignore[index]
-                where, theirs = f"record at byte {start}", os.pread(fd, stop - start, start)
-            if self._content(theirs) == self._content(record):
-                return (same if earlier is not None else self._turn_at(known)), raw_id, None  # type: ignore[arg-type]
-            raise TurnConflict(
-                f"{self.path}: turn {tid!r} is already committed with different content ({where}); refusing"
-            )
+        repeat = self._repeat(fd, tid, raw_id, record, new, out)
+        if repeat is not None:
+            return repeat, raw_id, None
         if raw_id in self._dead_ids:
             raise TurnConflict(
                 f"{self.path}: turn {tid!r} names a record skipped as undecodable; refusing (use another id)"
@@ -498,6 +484,25 @@ class TurnStore(TurnReading):
                 check_readback(body, turn)
             kept = tuple(map(as_stored, turn))
         return stored_turn(tid, kept, offset), raw_id, record
+
+    def _repeat(self, fd: int, tid: str, raw_id: bytes, record: bytes, new: dict[bytes, tuple[int, bytes]],
+                out: list[StoredTurn]) -> StoredTurn | None:  # fmt: skip
+        """The turn committed under ``raw_id`` (in the log, or earlier in this call: ``new``) when
+        ``record`` holds its content, :class:`TurnConflict` for other content, None for a new id."""
+        earlier, known = new.get(raw_id), self._index().get(raw_id)
+        if earlier is not None:
+            place, theirs = earlier
+            where = f"turn {place} of this call"
+        elif known is not None:
+            _, _, start, stop = self._refs[known]
+            theirs, where = os.pread(fd, stop - start, start), f"record at byte {start}"
+        else:
+            return None
+        if self._content(theirs) != self._content(record):
+            raise TurnConflict(
+                f"{self.path}: turn {tid!r} is already committed with different content ({where}); refusing"
+            )
+        return out[earlier[0]] if earlier is not None else self._turn_at(known)  # type: ignore[arg-type]
 
     def _check_identity(self) -> None:
         """Refuse to write when the path no longer names the owned file (deleted, rotated, replaced).

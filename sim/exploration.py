@@ -248,12 +248,8 @@ def counted_raw(model: ProtocolModel[Any, Any], reduced: Exploration) -> RawStat
     classes or the search up to symmetry was not exhaustive (its classes are not all of them)."""
     if not (reduced.symmetry and reduced.exhausted) or not reduced.states:
         return None
-    size = model.class_size
-    if size(reduced.states[0]) is None:
-        return None
     total = 0
-    for state in reduced.states:
-        n = size(state)
+    for n in map(model.class_size, reduced.states):
         if n is None:
             return None
         total += n

@@ -114,10 +114,6 @@ def _root(
     print_help_if_bare(ctx)
 
 
-MODULES = ("report", "project", "scenario", "sweep", "check", "cases", "replay", "log", "bench",
-           "stress", "race", "import_log", "listing", "init")  # fmt: skip
-"""The command modules of :mod:`turncheck.cli`, in the order ``turncheck --help`` lists them."""
-
 COMMAND_MODULES = {
     "demo": "report", "report": "report", "plot": "report", "project": "project", "lint": "project",
     "generate": "project", "scenario": "scenario", "sweep": "sweep", "check": "check",
@@ -128,6 +124,9 @@ COMMAND_MODULES = {
 commands alone — the others' modules and typer's work on their parameters are most of what a
 small run would otherwise spend starting (tests/test_cli_startup.py checks the table against
 what the modules register)."""
+
+MODULES = tuple(dict.fromkeys(COMMAND_MODULES.values()))
+"""The command modules of :mod:`turncheck.cli`, in the order ``turncheck --help`` lists them."""
 
 
 @functools.cache

@@ -237,3 +237,28 @@ def test_langfuse_input_usage_types_are_summed(tmp_path: Path, capsys: pytest.Ca
     assert [s.reported for s in import_log("langfuse", path).sent] == [4100]
     assert lint(path, "langfuse", 4099, capsys)[0] == 1
     assert lint(path, "langfuse", 4100, capsys)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("cached", "reported"),
+    [({"gen_ai.usage.cache_read.input_tokens": 18000, "gen_ai.usage.cache_creation.input_tokens": 900}, 18904),
+     ({"gen_ai.usage.cache_read_input_tokens": 9000}, 9004),  # the deprecated spelling
+     ({"gen_ai.usage.cache_read.input_tokens": 3}, 4)],  # the conventions' rule: already in input_tokens
+)  # fmt: skip
+def test_an_anthropic_span_whose_input_tokens_leave_the_cache_out(
+    cached: dict[str, int], reported: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The GenAI conventions count cached tokens inside ``gen_ai.usage.input_tokens``; an
+    instrumentation copying Anthropic's ``usage.input_tokens`` (which excludes them) reports 4
+    input tokens of a request that read 18 000 from the cache. A count smaller than its own cache
+    parts cannot hold them: they are added, and a request over the budget is no longer clean."""
+    attrs: dict[str, Any] = {"gen_ai.provider.name": "anthropic", "gen_ai.conversation.id": "c",
+                             "gen_ai.usage.input_tokens": 4, **cached}  # fmt: skip
+    path = console_file(tmp_path / "s.json", record([([user("hi")], [answer("yo")], attrs)]))
+    code, report = lint(path, "otel", 5000, capsys)
+    assert report["costs"][0]["reported"] == reported
+    assert code == (1 if reported > 5000 else 0)
+    from turncheck.integrations.formats.otel import WANTED
+    from turncheck.integrations.formats.usage import OTEL_CACHED
+
+    assert set(OTEL_CACHED) <= set(WANTED)  # every cache count is read off the span

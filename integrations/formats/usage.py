@@ -57,6 +57,25 @@ def input_count(value: Any) -> int | None:
     return n if n else None
 
 
+OTEL_CACHED = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_creation.input_tokens",
+               "gen_ai.usage.cache_read_input_tokens", "gen_ai.usage.cache_creation_input_tokens")  # fmt: skip
+"""A span's prompt-cache counts (the conventions' names, then their deprecated spellings)."""
+
+
+def otel_input(attrs: Mapping[str, Any]) -> int | None:
+    """A span's input count: ``gen_ai.usage.input_tokens`` (else the older ``prompt_tokens``). The
+    GenAI conventions count cached tokens inside it, but an instrumentation copying Anthropic's
+    ``usage.input_tokens`` leaves them out (4 input tokens beside 18 000 read from the cache): a
+    count smaller than the span's own cache counts cannot hold them, so they are added to it."""
+    n = input_count(attrs.get("gen_ai.usage.input_tokens", attrs.get("gen_ai.usage.prompt_tokens")))
+    if n is None:
+        return None
+    cached = sum(count_of(attrs.get(k)) or 0 for k in OTEL_CACHED[:2]) or sum(
+        count_of(attrs.get(k)) or 0 for k in OTEL_CACHED[2:]
+    )
+    return n + cached if cached > n else n
+
+
 def reported_input(usage: Any) -> int | None:
     """The input tokens ``usage`` reports (the first of :data:`INPUT_KEYS` it holds as a count,
     plus Anthropic's cache counts), else ``None``."""

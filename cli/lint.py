@@ -61,7 +61,7 @@ BudgetOpt = Annotated[
     typer.Option(
         "--budget",
         "-b",
-        help="A trace's requests (--from otel, langfuse, langsmith), or those a claude-code session "
+        help="A trace's requests (--from otel, langfuse, langsmith), or those a claude-code or pi session "
         "records the usage of: also flag each whose messages "
         "(counted with its model's tokenizer when tiktoken knows the model, else the estimate) or whose "
         "provider-reported input cost more than this many tokens, and the first request of each "
@@ -130,7 +130,7 @@ def lint_command(
     if many or jobs > 1 or scheduler or executor_kind:  # one file on an executor prints as one file
         if budget is not None and source is None:
             raise BadParameter(
-                "--budget checks the requests of a trace: give --from otel, langfuse, langsmith or claude-code"
+                "--budget checks the requests of a trace: give --from otel, langfuse, langsmith, claude-code or pi"
             )
         lint_archive(
             histories, source, examples, provider, budget, fmt, quiet, (executor_kind, jobs, scheduler), many
@@ -148,7 +148,7 @@ def lint_command(
         return
     if budget is not None:
         raise BadParameter(
-            "--budget checks the requests of a trace: give --from otel, langfuse, langsmith or claude-code"
+            "--budget checks the requests of a trace: give --from otel, langfuse, langsmith, claude-code or pi"
         )
     print_lint(history, lint_events(read_ours(history, quiet), examples, provider), fmt)
 

@@ -315,3 +315,34 @@ def test_a_claude_code_session_is_judged_on_the_usage_it_recorded(
     capsys.readouterr()
     assert main(["lint", "--from", "claude-code", str(path)]) == 0
     assert "provider usage" not in capsys.readouterr().out  # without --budget the lint is as before
+
+
+def test_a_pi_session_is_judged_on_the_usage_it_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pi's assistant messages carry ``usage`` with ``input`` apart from ``cacheRead`` and
+    ``cacheWrite`` (pi adds them up for its context count): their sum is the request's input."""
+    entries: list[dict[str, Any]] = [{"type": "session", "version": 3, "id": "sess", "cwd": "/w",
+                                      "timestamp": "2026-01-01T00:00:00.000Z"}]  # fmt: skip
+    parent = None
+    for i, (fresh, read) in enumerate([(3, 12000), (6, 400)]):
+        entries.append({"type": "message", "id": f"u{i}", "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z",
+                        "message": {"role": "user", "content": f"hi {i}", "timestamp": 1}})  # fmt: skip
+        usage = {
+            "input": fresh,
+            "output": 2,
+            "cacheRead": read,
+            "cacheWrite": 50,
+            "totalTokens": fresh + read + 52,
+        }
+        entries.append({"type": "message", "id": f"a{i}", "parentId": f"u{i}", "timestamp": "2026-01-01T00:00:02.000Z",
+                        "message": {"role": "assistant", "content": [{"type": "text", "text": "yo"}],
+                                    "provider": "anthropic", "model": "claude-sonnet-4-5", "usage": usage,
+                                    "stopReason": "stop", "timestamp": 2}})  # fmt: skip
+        parent = f"a{i}"
+    path = tmp_path / "pi.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    code, report = lint(path, "pi", 10000, capsys)
+    assert code == 1 and [c["reported"] for c in report["costs"]] == [12053, 456]
+    assert "reported 12053 input tokens > budget 10000" in report["examples"]["over-budget"][0]
+    assert lint(path, "pi", 12053, capsys)[0] == 0

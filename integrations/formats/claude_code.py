@@ -223,8 +223,7 @@ class Joiner:
     held: list[tuple[Mapping[str, Any], str, str | None]] = field(default_factory=list)
     boundary: tuple[str, str, str | None] | None = None  # (text, where, kept head) awaiting its summary
     seq_of: dict[str, int] = field(default_factory=dict)
-    requests: list[tuple[int, str, str | None, int]] = field(default_factory=list)
-    """Per assistant message with a usage: the events sent before it, where, the model, the count."""
+    requests: list[Request] = field(default_factory=list)  # the assistant messages with a usage
 
     def emit(self, message: Mapping[str, Any], where: str, *uuids: str | None) -> None:
         for uuid in uuids:
@@ -300,14 +299,21 @@ class Joiner:
             self.summarise(text, where, head)
 
 
-def usage_windows(joiner: Joiner) -> Iterator[SentWindow]:
-    """Each request a session's usage records: the events sent before its answer, less those a
-    summary among them hides (its ``covers``), with the provider's count — one pass over the
-    session's events, the events kept so far filtered at each summary."""
-    events, origins = joiner.b.events, joiner.b.origins
+Request = tuple[int, str, str | None, int]
+"""A request a session file records the usage of: the number of the session's events sent before
+its answer, where the answer is, the model, the input count the provider reported."""
+
+
+def usage_windows(
+    b: SessionBuilder, requests: Iterable[Request], provider: str | None
+) -> Iterator[SentWindow]:
+    """Each request of ``requests``: the events sent before its answer, less those a summary among
+    them hides (its ``covers``), with the provider's count — one pass over the session's events,
+    the events kept so far filtered at each summary."""
+    events, origins = b.events, b.origins
     kept: list[int] = []
     done = 0
-    for n, where, model, reported in joiner.requests:
+    for n, where, model, reported in requests:
         for i in range(done, n):
             e = events[i]
             if e.kind is Kind.SUMMARY and e.covers:
@@ -316,20 +322,25 @@ def usage_windows(joiner: Joiner) -> Iterator[SentWindow]:
             kept.append(i)
         done = n
         window: list[Event] = [events[k] for k in kept]
-        yield SentWindow(where, "anthropic", Imported(window, [origins[k] for k in kept]), model,
-                         joiner.b.session, reported)  # fmt: skip
+        yield SentWindow(
+            where, provider, Imported(window, [origins[k] for k in kept]), model, b.session, reported
+        )
 
 
 class UsageWindows(Sequence[SentWindow]):
-    """The requests of a session file's usage (:func:`usage_windows`), built when first read: only
-    ``lint --budget`` reads them, and a long session makes a window per answer."""
+    """The requests of a session file's usage (:func:`usage_windows`; per session its builder and
+    requests), built when first read: only ``lint --budget`` reads them, and a long session makes
+    a window per answer."""
 
-    def __init__(self, joiners: Iterable[Joiner]) -> None:
-        self.joiners = [j for j in joiners if j.requests]
+    def __init__(
+        self, sessions: Iterable[tuple[SessionBuilder, list[Request]]], provider: str | None
+    ) -> None:
+        self.sessions = [(b, r) for b, r in sessions if r]
+        self.provider = provider
         self.built: list[SentWindow] | None = None
 
     def __len__(self) -> int:
-        return sum(len(j.requests) for j in self.joiners)
+        return sum(len(r) for _, r in self.sessions)
 
     @overload
     def __getitem__(self, i: int) -> SentWindow: ...
@@ -337,7 +348,7 @@ class UsageWindows(Sequence[SentWindow]):
     def __getitem__(self, i: slice) -> Sequence[SentWindow]: ...
     def __getitem__(self, i: int | slice) -> SentWindow | Sequence[SentWindow]:
         if self.built is None:
-            self.built = [w for j in self.joiners for w in usage_windows(j)]
+            self.built = [w for b, r in self.sessions for w in usage_windows(b, r, self.provider)]
         return self.built[i]
 
 
@@ -392,7 +403,7 @@ def read_records(path: Path, source: Records) -> Imported:
             yield session, [({}, "end")], f"{path}: end", None
 
     imported = build_sessions(groups(), add)
-    reported = UsageWindows(joiners.values())
+    reported = UsageWindows(((j.b, j.requests) for j in joiners.values()), "anthropic")
     return dataclasses.replace(imported, reported=reported) if reported else imported
 
 

@@ -30,10 +30,11 @@ INPUT_KEYS = (
 ``usage_metadata`` (``input_tokens``); Chat Completions
 (``prompt_tokens``); Gemini's ``usageMetadata`` (camel or snake case); Langfuse's ``usage`` /
 ``usageDetails`` (``input``, older ``promptTokens``)."""
-CACHED_APART = ("cache_creation_input_tokens", "cache_read_input_tokens")
+CACHED_APART = ("cache_creation_input_tokens", "cache_read_input_tokens", "cacheRead", "cacheWrite")
 """Anthropic reports the prompt-cache tokens beside ``input_tokens``, not in it, where OpenAI and
 Gemini fold cached tokens into their prompt count (crewAIInc/crewAI PR #6770: "Anthropic reports
-cache reads/writes as counters *separate* from ``input_tokens``"): the request's input is the sum."""
+cache reads/writes as counters *separate* from ``input_tokens``"): the request's input is the sum.
+pi's ``usage`` keeps them apart from its ``input`` too (``cacheRead``, ``cacheWrite``)."""
 
 
 def count_of(value: Any) -> int | None:

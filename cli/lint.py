@@ -61,7 +61,8 @@ BudgetOpt = Annotated[
     typer.Option(
         "--budget",
         "-b",
-        help="A trace's requests (--from otel, langfuse, langsmith): also flag each whose messages "
+        help="A trace's requests (--from otel, langfuse, langsmith), or those a claude-code or pi session "
+        "records the usage of: also flag each whose messages "
         "(counted with its model's tokenizer when tiktoken knows the model, else the estimate) or whose "
         "provider-reported input cost more than this many tokens, and the first request of each "
         "conversation whose messages fit while the reported count did not (estimate-drift).",
@@ -129,7 +130,7 @@ def lint_command(
     if many or jobs > 1 or scheduler or executor_kind:  # one file on an executor prints as one file
         if budget is not None and source is None:
             raise BadParameter(
-                "--budget checks the requests of a trace: give --from otel, langfuse or langsmith"
+                "--budget checks the requests of a trace: give --from otel, langfuse, langsmith, claude-code or pi"
             )
         lint_archive(
             histories, source, examples, provider, budget, fmt, quiet, (executor_kind, jobs, scheduler), many
@@ -139,14 +140,16 @@ def lint_command(
     require_regular_file(history, EventFormatError)
     if source is not None:  # a foreign log: lint what it imports as, each finding naming its record
         imported = import_log(source, history)
-        if budget is not None and not imported.sent:
+        if budget is not None and not imported.sent and not imported.reported:
             raise BadParameter(
                 f"--budget checks the requests of a trace: {history} (--from {source}) holds none"
             )
         print_lint(history, lint_imported(imported, examples, provider, budget), fmt)
         return
     if budget is not None:
-        raise BadParameter("--budget checks the requests of a trace: give --from otel, langfuse or langsmith")
+        raise BadParameter(
+            "--budget checks the requests of a trace: give --from otel, langfuse, langsmith, claude-code or pi"
+        )
     print_lint(history, lint_events(read_ours(history, quiet), examples, provider), fmt)
 
 
@@ -286,7 +289,7 @@ def follow_trace(
     if whole:  # a format read whole: each change read again, the requests made since checked
         if budget is not None:
             raise BadParameter(
-                "--budget checks the requests of a trace: give --from otel, langfuse or langsmith"
+                "--budget checks the requests of a trace: with --follow, give --from otel, langfuse or langsmith"
             )
         batches = (
             follow_session_lines(Tail(path, notice=notice), source, provider=provider, notice=notice)

@@ -91,7 +91,7 @@ def read_and_lint(path: Path, task: LintTask) -> LintReport:
     if task.source is not None:
         provider = task.provider or FORMATS[task.source].provider
         imported = import_log(task.source, path)
-        if task.budget is not None and not imported.sent:
+        if task.budget is not None and not imported.sent and not imported.reported:
             raise BadParameter(f"{path}: --budget checks the requests of a trace: it holds none")
         return lint_imported(imported, task.examples, provider, task.budget)
     located = []

@@ -78,6 +78,10 @@ class Imported:
     events: list[Event]
     origins: list[str]
     sent: tuple[SentWindow, ...] = ()
+    reported: Sequence[SentWindow] = ()
+    """Requests a session file knows by the usage the provider returned (Claude Code's assistant
+    records): each the messages it sent, projected through the file's compactions, with that
+    count. Costed against ``lint --budget`` only, never checked as sent (the log itself is)."""
     opaque: Mapping[str, int] = dataclasses.field(default_factory=dict)
     """Parts kept as opaque content, by type (:mod:`models.chat_log`); for a trace, those of the
     rebuilt log (each conversation's last call and its answer)."""

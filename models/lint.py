@@ -80,7 +80,7 @@ class LintReport:
         out = [f"{file}: {self.events} events in {self.sessions} sessions{sent}"]
         ratios = [r for c in self.costs if isinstance(r := c["ratio"], float | int)]
         if ratios:
-            out.append(f"provider usage: {len(ratios)} of {self.requests} requests report their input tokens; "
+            out.append(f"provider usage: {len(ratios)} of {len(self.costs)} requests report their input tokens; "
                        f"messages/reported from {min(ratios)} to {max(ratios)} (--format json: each request's costs)")  # fmt: skip
         if self.clean:
             out.append("clean: no structural problems")

@@ -268,7 +268,8 @@ def lint_imported(
     report = lint_events(imported.located(), keep, provider)
     costs = []
     if budget is not None or any(s.reported is not None for s in imported.sent):
-        costs = [request_costs(sent) for sent in imported.sent]
+        known = imported.reported if budget is not None else ()  # a session file's usage, for --budget
+        costs = [request_costs(sent) for sent in (*imported.sent, *known)]
         report.costs = [c.to_json() for c in costs]
     if budget is not None:
         flag_over_budget(report, costs, budget)

@@ -237,3 +237,112 @@ def test_langfuse_input_usage_types_are_summed(tmp_path: Path, capsys: pytest.Ca
     assert [s.reported for s in import_log("langfuse", path).sent] == [4100]
     assert lint(path, "langfuse", 4099, capsys)[0] == 1
     assert lint(path, "langfuse", 4100, capsys)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("cached", "reported"),
+    [({"gen_ai.usage.cache_read.input_tokens": 18000, "gen_ai.usage.cache_creation.input_tokens": 900}, 18904),
+     ({"gen_ai.usage.cache_read_input_tokens": 9000}, 9004),  # the deprecated spelling
+     ({"gen_ai.usage.cache_read.input_tokens": 3}, 4)],  # the conventions' rule: already in input_tokens
+)  # fmt: skip
+def test_an_anthropic_span_whose_input_tokens_leave_the_cache_out(
+    cached: dict[str, int], reported: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The GenAI conventions count cached tokens inside ``gen_ai.usage.input_tokens``; an
+    instrumentation copying Anthropic's ``usage.input_tokens`` (which excludes them) reports 4
+    input tokens of a request that read 18 000 from the cache. A count smaller than its own cache
+    parts cannot hold them: they are added, and a request over the budget is no longer clean."""
+    attrs: dict[str, Any] = {"gen_ai.provider.name": "anthropic", "gen_ai.conversation.id": "c",
+                             "gen_ai.usage.input_tokens": 4, **cached}  # fmt: skip
+    path = console_file(tmp_path / "s.json", record([([user("hi")], [answer("yo")], attrs)]))
+    code, report = lint(path, "otel", 5000, capsys)
+    assert report["costs"][0]["reported"] == reported
+    assert code == (1 if reported > 5000 else 0)
+    from turncheck.integrations.formats.otel import WANTED
+    from turncheck.integrations.formats.usage import OTEL_CACHED
+
+    assert set(OTEL_CACHED) <= set(WANTED)  # every cache count is read off the span
+
+
+def claude_code_session(
+    path: Path, usages: list[tuple[int, int, int]], compact_after: int | None = None
+) -> Path:
+    """A Claude Code session file: a tiny question and answer per turn, each assistant record
+    with the usage Anthropic returned (``input_tokens``, cache reads, cache writes); a compaction
+    (its boundary and summary) after turn ``compact_after``."""
+    out, parent = [], None
+    base = {"isSidechain": False, "userType": "external", "cwd": "/w", "sessionId": "s-1", "version": "2.1.0"}
+    for i, (fresh, read, written) in enumerate(usages):
+        if i == compact_after:
+            out.append({**base, "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+                        "uuid": f"b{i}", "parentUuid": None, "logicalParentUuid": parent,
+                        "compactMetadata": {"trigger": "auto", "preTokens": 9000}})  # fmt: skip
+            out.append({**base, "type": "user", "isCompactSummary": True, "uuid": f"s{i}", "parentUuid": f"b{i}",
+                        "message": {"role": "user", "content": "Summary: said hi."}})  # fmt: skip
+            parent = f"s{i}"
+        out.append({**base, "type": "user", "uuid": f"u{i}", "parentUuid": parent,
+                    "message": {"role": "user", "content": f"hi {i}"}})  # fmt: skip
+        usage = {"input_tokens": fresh, "cache_read_input_tokens": read, "cache_creation_input_tokens": written,
+                 "output_tokens": 2}  # fmt: skip
+        out.append({**base, "type": "assistant", "uuid": f"a{i}", "parentUuid": f"u{i}", "requestId": f"r{i}",
+                    "message": {"id": f"msg_{i}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                                "content": [{"type": "text", "text": "yo"}], "usage": usage}})  # fmt: skip
+        parent = f"a{i}"
+    path.write_text("".join(json.dumps(r) + "\n" for r in out), encoding="utf-8")
+    return path
+
+
+def test_a_claude_code_session_is_judged_on_the_usage_it_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 52 item 1: a session file carries Anthropic's usage per assistant message, the input
+    of the request that produced it (cache reads and writes added). Tiny messages, 15 203 tokens
+    reported: ``-b`` fails below it, passes at it; the messages are what that request sent, the
+    summary standing for what a compaction hid."""
+    path = claude_code_session(tmp_path / "s.jsonl", [(3, 15000, 200), (4, 9000, 100), (5, 200, 0)], 2)
+    code, report = lint(path, "claude-code", 10000, capsys)
+    assert code == 1 and report["counts"]["over-budget"] == 1 and report["counts"]["estimate-drift"] == 1
+    assert "reported 15203 input tokens > budget 10000" in report["examples"]["over-budget"][0]
+    costs = report["costs"]
+    assert [c["reported"] for c in costs] == [15203, 9104, 205]
+    assert costs[0]["messages"] < costs[1]["messages"]
+    windows = import_log("claude-code", path).reported
+    assert [[e.text for e in w.window.events] for w in windows] == [
+        ["hi 0"], ["hi 0", "yo", "hi 1"], ["Summary: said hi.", "hi 2"]]  # fmt: skip
+    assert all(c["frame_from"] == "reported" and c["model"] == "claude-sonnet-4-5" for c in costs)
+    code, report = lint(path, "claude-code", 15203, capsys)
+    assert code == 0 and report["clean"]
+    capsys.readouterr()
+    assert main(["lint", "--from", "claude-code", str(path)]) == 0
+    assert "provider usage" not in capsys.readouterr().out  # without --budget the lint is as before
+
+
+def test_a_pi_session_is_judged_on_the_usage_it_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pi's assistant messages carry ``usage`` with ``input`` apart from ``cacheRead`` and
+    ``cacheWrite`` (pi adds them up for its context count): their sum is the request's input."""
+    entries: list[dict[str, Any]] = [{"type": "session", "version": 3, "id": "sess", "cwd": "/w",
+                                      "timestamp": "2026-01-01T00:00:00.000Z"}]  # fmt: skip
+    parent = None
+    for i, (fresh, read) in enumerate([(3, 12000), (6, 400)]):
+        entries.append({"type": "message", "id": f"u{i}", "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z",
+                        "message": {"role": "user", "content": f"hi {i}", "timestamp": 1}})  # fmt: skip
+        usage = {
+            "input": fresh,
+            "output": 2,
+            "cacheRead": read,
+            "cacheWrite": 50,
+            "totalTokens": fresh + read + 52,
+        }
+        entries.append({"type": "message", "id": f"a{i}", "parentId": f"u{i}", "timestamp": "2026-01-01T00:00:02.000Z",
+                        "message": {"role": "assistant", "content": [{"type": "text", "text": "yo"}],
+                                    "provider": "anthropic", "model": "claude-sonnet-4-5", "usage": usage,
+                                    "stopReason": "stop", "timestamp": 2}})  # fmt: skip
+        parent = f"a{i}"
+    path = tmp_path / "pi.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    code, report = lint(path, "pi", 10000, capsys)
+    assert code == 1 and [c["reported"] for c in report["costs"]] == [12053, 456]
+    assert "reported 12053 input tokens > budget 10000" in report["examples"]["over-budget"][0]
+    assert lint(path, "pi", 12053, capsys)[0] == 0

@@ -37,7 +37,9 @@ Messages map as ``--from anthropic`` maps them
 (:func:`~integrations.formats.anthropic.add_anthropic_message`); an ``image`` or ``document`` block (a
 pasted screenshot, a Read of an image) is kept as empty text, so its message stays a message, and
 a ``tool_reference`` (what ToolSearch returns) as the tool's name. The provider rules applied are
-Anthropic's.
+Anthropic's. An assistant message's ``usage`` (its first record's: ``input_tokens`` plus the
+cache reads and writes) is the input of the request that produced it: :class:`UsageWindows`
+gives those requests to ``lint --budget``, each the events sent before the answer.
 
 Invariant kept: the file is read twice, line by line; between the passes only each record's
 ids are held (not its content), and while reading only the assistant message being joined and
@@ -48,13 +50,16 @@ from memory at each change by :func:`read_records`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from turncheck.integrations.formats.anthropic import add_anthropic_message
+from turncheck.integrations.formats.usage import reported_input
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, text_of
+from turncheck.models.events import Event, Kind
 from turncheck.models.importers import (
     Group,
     Imported,
@@ -66,6 +71,7 @@ from turncheck.models.importers import (
     read_text,
     register_format,
 )
+from turncheck.models.sent_windows import SentWindow, model_of
 
 FILE_BLOCKS = ("image", "document")
 
@@ -217,6 +223,7 @@ class Joiner:
     held: list[tuple[Mapping[str, Any], str, str | None]] = field(default_factory=list)
     boundary: tuple[str, str, str | None] | None = None  # (text, where, kept head) awaiting its summary
     seq_of: dict[str, int] = field(default_factory=dict)
+    requests: list[Request] = field(default_factory=list)  # the assistant messages with a usage
 
     def emit(self, message: Mapping[str, Any], where: str, *uuids: str | None) -> None:
         for uuid in uuids:
@@ -274,6 +281,9 @@ class Joiner:
             self.flush()
             self.close_boundary()
             self.message_id, self.where = message_id, where
+            n = reported_input(message.get("usage"))
+            if n is not None:
+                self.requests.append((len(self.b.events), where, model_of(message.get("model")), n))
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
         if not isinstance(content, list):
@@ -287,6 +297,59 @@ class Joiner:
             text, where, head = self.boundary
             self.boundary = None
             self.summarise(text, where, head)
+
+
+Request = tuple[int, str, str | None, int]
+"""A request a session file records the usage of: the number of the session's events sent before
+its answer, where the answer is, the model, the input count the provider reported."""
+
+
+def usage_windows(
+    b: SessionBuilder, requests: Iterable[Request], provider: str | None
+) -> Iterator[SentWindow]:
+    """Each request of ``requests``: the events sent before its answer, less those a summary among
+    them hides (its ``covers``), with the provider's count — one pass over the session's events,
+    the events kept so far filtered at each summary."""
+    events, origins = b.events, b.origins
+    kept: list[int] = []
+    done = 0
+    for n, where, model, reported in requests:
+        for i in range(done, n):
+            e = events[i]
+            if e.kind is Kind.SUMMARY and e.covers:
+                lo, hi = e.covers
+                kept = [k for k in kept if not lo <= events[k].seq <= hi]
+            kept.append(i)
+        done = n
+        window: list[Event] = [events[k] for k in kept]
+        yield SentWindow(
+            where, provider, Imported(window, [origins[k] for k in kept]), model, b.session, reported
+        )
+
+
+class UsageWindows(Sequence[SentWindow]):
+    """The requests of a session file's usage (:func:`usage_windows`; per session its builder and
+    requests), built when first read: only ``lint --budget`` reads them, and a long session makes
+    a window per answer."""
+
+    def __init__(
+        self, sessions: Iterable[tuple[SessionBuilder, list[Request]]], provider: str | None
+    ) -> None:
+        self.sessions = [(b, r) for b, r in sessions if r]
+        self.provider = provider
+        self.built: list[SentWindow] | None = None
+
+    def __len__(self) -> int:
+        return sum(len(r) for _, r in self.sessions)
+
+    @overload
+    def __getitem__(self, i: int) -> SentWindow: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[SentWindow]: ...
+    def __getitem__(self, i: int | slice) -> SentWindow | Sequence[SentWindow]:
+        if self.built is None:
+            self.built = [w for b, r in self.sessions for w in usage_windows(b, r, self.provider)]
+        return self.built[i]
 
 
 def only_results(content: Any) -> bool:
@@ -339,7 +402,9 @@ def read_records(path: Path, source: Records) -> Imported:
         for session in names:
             yield session, [({}, "end")], f"{path}: end", None
 
-    return build_sessions(groups(), add)
+    imported = build_sessions(groups(), add)
+    reported = UsageWindows(((j.b, j.requests) for j in joiners.values()), "anthropic")
+    return dataclasses.replace(imported, reported=reported) if reported else imported
 
 
 register_format(

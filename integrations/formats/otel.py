@@ -36,7 +36,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from turncheck.integrations.formats.usage import input_count
+from turncheck.integrations.formats.usage import otel_input
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text
 from turncheck.models.importers import Imported, LogFormat, read_text, register_format
 from turncheck.models.sent_windows import (
@@ -57,7 +57,9 @@ PROVIDERS = {"openai": "openai-chat", "azure.ai.openai": "openai-chat", "az.ai.o
 WANTED = ("gen_ai.operation.name", "gen_ai.conversation.id", "gen_ai.provider.name", "gen_ai.system",
           "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.request.model",
           "gen_ai.response.model", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
-          "gen_ai.system_instructions", "gen_ai.tool.definitions")  # fmt: skip
+          "gen_ai.system_instructions", "gen_ai.tool.definitions", "gen_ai.usage.cache_read.input_tokens",
+          "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_read_input_tokens",
+          "gen_ai.usage.cache_creation_input_tokens")  # fmt: skip
 NOT_OTEL = 'expected OTLP JSON {"resourceSpans": […]} or opentelemetry-sdk spans (to_json)'
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -205,7 +207,7 @@ def otel_request(span: Mapping[str, Any], otlp: bool, here: str) -> tuple[int, s
                        PROVIDERS.get(provider) if isinstance(provider, str) else None,
                        inputs, messages(attrs, "gen_ai.output.messages", where)[:1],
                        model_of(attrs.get("gen_ai.request.model", attrs.get("gen_ai.response.model"))),
-                       input_count(attrs.get("gen_ai.usage.input_tokens", attrs.get("gen_ai.usage.prompt_tokens"))), otel_frame(attrs, inputs))  # fmt: skip
+                       otel_input(attrs), otel_frame(attrs, inputs))  # fmt: skip
     return start_ns(span, otlp, where), sid, sent
 
 

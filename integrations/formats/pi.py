@@ -19,19 +19,25 @@ read: a branch left by ``/tree`` is not. On the path:
   ``model_change``, ``thinking_level_change``, ``custom``, ``label``, ``session_info`` and the
   ``session`` header are not sent and hold no event.
 
+An assistant message's ``usage`` (``input`` plus ``cacheRead`` and ``cacheWrite``) is the input of
+the request that produced it, for ``lint --budget``
+(:class:`~integrations.formats.claude_code.UsageWindows`).
 pi talks to many providers, so no provider's rules apply by default (``--provider`` names it).
 Invariant kept: one pass reads the tree's ids, the next the entries on the path, in file order.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from turncheck.integrations.formats.claude_code import records
+from turncheck.integrations.formats.claude_code import Request, UsageWindows, records
+from turncheck.integrations.formats.usage import reported_input
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text, text_of
 from turncheck.models.importers import Imported, LogFormat, build_sessions, read_text, register_format
+from turncheck.models.sent_windows import model_of
 
 SKIPPED = frozenset({"session", "model_change", "thinking_level_change", "custom", "label", "session_info"})
 AS_USER = ("bashExecution", "custom", "branchSummary")
@@ -106,11 +112,13 @@ def read_pi(path: Path) -> Imported:
         on_path.add(node)
         node = parent.get(node)
     first_event: dict[str, int] = {}  # entry id → seq of the first event it is or follows
+    requests: dict[str, tuple[SessionBuilder, list[Request]]] = {}  # the answers with a usage
 
     def add(b: SessionBuilder, entry: Mapping[str, Any], where: str) -> None:
         first_event[str(entry["id"])] = b.next_seq
         kind = entry["type"]
         if kind == "message":
+            asked(b, entry.get("message"), where, requests.setdefault(b.session, (b, []))[1])
             add_message(b, entry.get("message"), where)
         elif kind == "compaction":
             summary, kept = (
@@ -131,7 +139,18 @@ def read_pi(path: Path) -> Imported:
         for number, entry in records(path, text)
         if entry["type"] != "session" and entry.get("id") in on_path
     )
-    return build_sessions(groups, add)
+    imported = build_sessions(groups, add)
+    reported = UsageWindows(requests.values(), None)
+    return dataclasses.replace(imported, reported=reported) if reported else imported
+
+
+def asked(b: SessionBuilder, message: Any, where: str, requests: list[Request]) -> None:
+    """An assistant message's ``usage`` (``input`` plus ``cacheRead`` and ``cacheWrite``) is the
+    input of the request that produced it: noted with the events sent before it."""
+    if isinstance(message, Mapping) and message.get("role") == "assistant":
+        n = reported_input(message.get("usage"))
+        if n is not None:
+            requests.append((len(b.events), where, model_of(message.get("model")), n))
 
 
 register_format(

@@ -30,10 +30,11 @@ INPUT_KEYS = (
 ``usage_metadata`` (``input_tokens``); Chat Completions
 (``prompt_tokens``); Gemini's ``usageMetadata`` (camel or snake case); Langfuse's ``usage`` /
 ``usageDetails`` (``input``, older ``promptTokens``)."""
-CACHED_APART = ("cache_creation_input_tokens", "cache_read_input_tokens")
+CACHED_APART = ("cache_creation_input_tokens", "cache_read_input_tokens", "cacheRead", "cacheWrite")
 """Anthropic reports the prompt-cache tokens beside ``input_tokens``, not in it, where OpenAI and
 Gemini fold cached tokens into their prompt count (crewAIInc/crewAI PR #6770: "Anthropic reports
-cache reads/writes as counters *separate* from ``input_tokens``"): the request's input is the sum."""
+cache reads/writes as counters *separate* from ``input_tokens``"): the request's input is the sum.
+pi's ``usage`` keeps them apart from its ``input`` too (``cacheRead``, ``cacheWrite``)."""
 
 
 def count_of(value: Any) -> int | None:
@@ -55,6 +56,25 @@ def input_count(value: Any) -> int | None:
     (what an export holds where no usage was recorded) is no count."""
     n = count_of(value)
     return n if n else None
+
+
+OTEL_CACHED = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_creation.input_tokens",
+               "gen_ai.usage.cache_read_input_tokens", "gen_ai.usage.cache_creation_input_tokens")  # fmt: skip
+"""A span's prompt-cache counts (the conventions' names, then their deprecated spellings)."""
+
+
+def otel_input(attrs: Mapping[str, Any]) -> int | None:
+    """A span's input count: ``gen_ai.usage.input_tokens`` (else the older ``prompt_tokens``). The
+    GenAI conventions count cached tokens inside it, but an instrumentation copying Anthropic's
+    ``usage.input_tokens`` leaves them out (4 input tokens beside 18 000 read from the cache): a
+    count smaller than the span's own cache counts cannot hold them, so they are added to it."""
+    n = input_count(attrs.get("gen_ai.usage.input_tokens", attrs.get("gen_ai.usage.prompt_tokens")))
+    if n is None:
+        return None
+    cached = sum(count_of(attrs.get(k)) or 0 for k in OTEL_CACHED[:2]) or sum(
+        count_of(attrs.get(k)) or 0 for k in OTEL_CACHED[2:]
+    )
+    return n + cached if cached > n else n
 
 
 def reported_input(usage: Any) -> int | None:

@@ -60,6 +60,29 @@ for _case in (
          ModelInput("cost-trigger", "summary=9", "summary=2"), ("no-compaction-loop",),
          "when the retained tail already meets compactAfterTokens, every agent_end schedules another compaction",
          f"{COST}; green is a compaction that leaves less than the threshold, not the issue's proposed fix"),
+    Case("cline-char-estimate", "cline/cline#14195", "2026-09-16", "merged", "cost",
+         ModelInput("cost-trigger", "estimate=0.75", "estimate=1.0"),
+         ("request-fits-window", "summarizer-request-fits", "over-threshold-compacted", "no-compaction-loop"),
+         "the trigger compared a ~3 chars/token estimate with the input budget: dense content reached the real "
+         "context ceiling while the estimate stayed under the threshold, and compaction never fired",
+         f"{COST}; green is the merged PR's, a trigger on the provider-reported input count"),
+    Case("pi-om-estimate-undercount", "elpapi42/pi-observational-memory#40", "2026-07-31", "merged", "cost",
+         ModelInput("cost-trigger", "estimate=0.6", "estimate=1.0"), ("request-fits-window", "over-threshold-compacted"),
+         "thresholds measured on a chars/4 estimate without the system prompt and tool schemas, a 19-46% "
+         "undercount of provider usage: sessions cross the threshold and auto-compaction never fires",
+         f"{COST} (0.6 lies in the measured 0.54-0.81); green is the merged PR's, thresholds on provider usage"),
+    Case("infinity-stale-usage-loop", "hydro-project/infinity#74", "2026-07-14", "merged", "trigger/liveness",
+         ModelInput("cost-trigger", "stale=true threshold=6", "threshold=6"), ("no-compaction-loop",),
+         "after a compaction the tracked token count still held the stale pre-compaction usage: the check "
+         "re-fired on it and spawned another compaction, in a loop",
+         f"{COST}; green is the merged PR's reset, a count read fresh"),
+    Case("openclaw-cut-in-estimate-units", "openclaw/openclaw#115309", "2026-07-28", "merged", "trigger/liveness",
+         ModelInput("cost-trigger", "summary=10", "summary=2"), ("over-threshold-compacted", "no-compaction-loop"),
+         "the trigger measures provider usage (system prompt and tool schemas in it), the cut-point planner a "
+         "chars/4 estimate without them: compaction selects zero or near-zero messages, freeing nothing while "
+         "the trigger keeps firing",
+         f"{COST}, a compaction that leaves the history as it was; green is a cut that frees, as the merged "
+         "PR's planning in trigger units does"),
     Case("spring-ai-mongo-save-all", "spring-projects/spring-ai#6770", "2026-08-07", "open", "lost write",
          ModelInput("spring-ai-mongo-save-all", "buggy", "transaction"), ("history-kept",),
          "MongoChatMemoryRepository.saveAll deletes, then inserts, with no transaction: the insert failing (or the "

@@ -8,7 +8,6 @@ from turncheck.models.cases import PendingThread, register_pending
 
 IMPORTERS = "not read yet; the product's own session file (claude-code, pi, bedrock/strands, pydantic-ai, openhands and goose files are read now)"
 RACE = "sim/race with real thread/timer durations and exits"
-COST = "usage and the three costs per request in lint, and the cost-trigger model"
 NOT_FOUND = "its text not found in the search corpus, so its date, state and shape are not read"
 UNSORTED = "not read for this corpus yet: its shape decides the input"
 
@@ -27,8 +26,8 @@ for _thread in (
     PendingThread("earendil-works/pi#4203", IMPORTERS),
     PendingThread("aaif-goose/goose#7444", NOT_FOUND + " (--from goose reads the sessions.db; #6336 is a case)"),
     PendingThread("google-gemini/gemini-cli#3814", UNSORTED + " (the issue groups it with #16543 and #21830, a case)"),
-    PendingThread("crewAIInc/crewAI#4381", NOT_FOUND + " (models/cost_trigger.py quotes its Anthropic refusal: prompt is too long)"),
-    PendingThread("cline/cline#14195", NOT_FOUND + " (models/cost_trigger.py quotes it; its shape, an estimate under the real count, is cost-trigger --param estimate=0.75)"),
+    PendingThread("crewAIInc/crewAI#4381", "a trigger that reacts to the provider's refusal: respect_context_window summarises only when a failed call's message matches a known pattern (cost-trigger's trigger acts on its own count, before the request)",
+                  "Anthropic's 'prompt is too long: 210094 tokens > 200000 maximum' is not among CONTEXT_LIMIT_ERRORS, so the summary never runs (closed, 2026-02-05)"),
     PendingThread("mastra-ai/mastra#24110", "a check that a request sends the tool result it was made for (the node bridge runs peer:mastra-token-limiter)",
                   "TokenLimiter (best-fit) drops the current run's tool call and result: the agent loops and answers without the data (open)"),
     PendingThread("vercel/ai#11036", "a trace holding a call's output and the pruned request (a request logged without its reasoning item holds no tie: models/provider_rules.py)",
@@ -41,8 +40,17 @@ for _thread in (
                   "call-level compaction's summary never reaches the AgentResponse; the history persists the exclusion flags alone (closed, 2026-09-06)"),
     PendingThread("strands-agents/harness-sdk#2173", "a peer running strands' SlidingWindowConversationManager (strands is not among the peers): the fault is its trim of a tool-heavy history, which a written file does not show",
                   "SlidingWindowConversationManager.reduce_context fails to trim tool-heavy conversations after v1.35.0 (closed, 2026-04-21)"),
-    PendingThread("letta-ai/letta#2541", COST,
+    PendingThread("letta-ai/letta#2541", "its cause: the count crossed the threshold (the log warns 'last response total_tokens (3352) > 3000.0') and no summary ran; cost-trigger's trigger always acts on a count over it",
                   "with Gemini models the summarizer is not triggered when the context limit is reached, only warned about (open, 2025-04-07; Letta 0.6.48)"),
+    PendingThread("google/adk-python#4675", NOT_FOUND + " (the issue cites it as a count trigger in the wrong unit)"),
+    PendingThread("CherryHQ/cherry-studio#18351", "a failure to show: the corrected figure is an overcount, under which every cost-trigger property holds (the cost-trigger scenario draws it)",
+                  "a ~3-4x undercount first, corrected by the reporter: that total counted prompt-cache reads; tokenx is ~+17% over the fresh input"),
+    PendingThread("microsoft/conductor#507", "a check of what a compaction hook reports: cost-trigger and lint judge the requests, not a hook's tokens_before / tokens_after",
+                  "a review finds the estimate overwritten with UTF-8 bytes and reported as tokens, inverting still_over_trigger (merged, 2026-09-08)"),
+    PendingThread("cline/cline#13333", "a skip rule beside the trigger (cost-trigger has none): Cline's skip check weighs a relative margin, not the absolute headroom left",
+                  "compaction skipped with ~2,000 tokens of headroom before the model's hard limit; the next turn overflows (closed, 2026-08-18; Cline v4.1.10)"),
+    PendingThread("editor-code-assistant/eca#615", "its cause: the reporter could not pinpoint when the trigger fails to fire",
+                  "automatic compaction sometimes does not trigger past the threshold (80% of 256k) for the whole 50k left (open, 2026-09-22)"),
     *(PendingThread(t, UNSORTED) for t in (
         "spring-projects/spring-ai#7029", "spring-projects/spring-ai#3945",
         "spring-projects/spring-ai#3149", "langchain4j/langchain4j#5250",

@@ -78,6 +78,7 @@ class Imported:
     events: list[Event]
     origins: list[str]
     sent: tuple[SentWindow, ...] = ()
+    _: dataclasses.KW_ONLY
     reported: Sequence[SentWindow] = ()
     """Requests a session file knows by the usage the provider returned (Claude Code's assistant
     records): each the messages it sent, projected through the file's compactions, with that

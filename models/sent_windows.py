@@ -124,7 +124,7 @@ def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
         events.extend(b.events)
         origins.extend(b.origins)
         opaque.update(b.opaque)
-    return Imported(events, origins, tuple(windows), dict(sorted(opaque.items())))
+    return Imported(events, origins, tuple(windows), opaque=dict(sorted(opaque.items())))
 
 
 def model_of(value: Any) -> str | None:

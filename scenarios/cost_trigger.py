@@ -112,13 +112,19 @@ COLUMNS = (
 )  # fmt: skip
 
 READING = (
-    "Costs in percent of the window. reach: the largest real cost of a request the agent sends when the "
+    "reach: the largest real cost of a request the agent sends when the "
     "provider refuses nothing — where the trigger lets the context grow before it fires (reach_ratio = "
     "reach / window). With the window: peak_sent, the largest request sent (refused or not); request_fits, "
     "summarizer_fits (always), compacted (over the threshold ⇒ eventually under it) and no_loop (after a "
     "compaction a request goes through), each checked over every run; shortest_break, the steps of the "
     "shortest run that breaks request-fits-window or summarizer-request-fits (- when neither breaks)."
 )
+
+
+def reading(window: int) -> str:
+    """The sweep table's note: the costs are the model's units, percent of the window only when it is 100."""
+    unit = "percent of the window" if window == 100 else f"the model's units (window {window})"
+    return f"Costs in {unit}. " + READING
 
 
 def _holds(result: Exploration, name: str) -> bool:
@@ -152,7 +158,7 @@ def run(params: CostTriggerParams, progress: Progress) -> ScenarioResult:
         rows.append(run_row(params, e, f))
         progress(i + 1, len(cells))
     table = Table(
-        "sweep", "Real cost against the window, per estimate ratio and frame", COLUMNS, tuple(rows), READING
+        "sweep", "Real cost against the window, per estimate ratio and frame", COLUMNS, tuple(rows), reading(params.window)
     )
     measured = Table(
         "measured",

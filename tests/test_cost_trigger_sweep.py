@@ -97,3 +97,13 @@ def test_the_plot_refuses_a_result_of_another_scenario() -> None:
     other = ScenarioResult("locking", {}, 0, (Table("sweep", "t", ("a",), ((1,),)),))
     with pytest.raises(WrongResultKind):
         plot_cost_trigger(other)
+
+
+def test_the_reading_names_the_unit_of_the_window_it_ran_with(result: ScenarioResult) -> None:
+    """Costs are percent of the window only at the default window of 100; another window's
+    table says its unit instead of a false percentage."""
+    assert result.table("sweep").reading.startswith("Costs in percent of the window. reach:")
+    scenario = get_scenario("cost-trigger")
+    other = scenario.run(parse_params(scenario, {"estimates": "1.0", "frames": "0", "window": "40",
+                                                 "threshold": "32"}), no_progress)  # fmt: skip
+    assert other.table("sweep").reading.startswith("Costs in the model's units (window 40). reach:")

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from turncheck.models.events import Event, Kind
-from turncheck.models.provider_rules import PROVIDERS, RULES, provider_findings
+from turncheck.models.provider_rules import RULES, provider_findings
 from turncheck.models.summaries import COVERAGE_PROBLEMS, coverage_faults
 
 PROBLEMS: dict[str, str] = {
@@ -56,10 +56,6 @@ class LintReport:
     opaque: dict[str, int] = field(default_factory=dict)
     """Parts of a foreign log kept as opaque content, by type (:mod:`models.chat_log`): not a
     problem (the log is clean without them), but what the check read without understanding."""
-    provider: str | None = None
-    """The provider whose API rules the log was checked against (none: no provider's rules)."""
-    budget: int | None = None
-    """``--budget``: the requests' costs were checked against it."""
 
     def flag(self, problem: str, where: str) -> None:
         self.counts[problem] += 1
@@ -87,26 +83,12 @@ class LintReport:
             out.append(f"provider usage: {len(ratios)} of {len(self.costs)} requests report their input tokens; "
                        f"messages/reported from {min(ratios)} to {max(ratios)} (--format json: each request's costs)")  # fmt: skip
         if self.clean:
-            out.append(f"clean: no structural problems ({self.covered()})")
+            out.append("clean: no structural problems")
         for problem, count in self.counts.items():
             if count:
                 out.append(f"{count:>8}  {problem}: {PROBLEMS[problem]}")
                 out += [f"          {where}" for where in self.examples[problem]]
         return out
-
-    def covered(self) -> str:
-        """What a clean verdict rests on, and what it did not check: a clean log without a
-        provider is only structurally sound, and the API it is sent to may still refuse it."""
-        parts = ["pairing, turns, summaries' coverage"]
-        if self.provider is not None:
-            parts.append(f"{self.provider}'s API rules: {', '.join(r.id for r in PROVIDERS[self.provider])}")
-        else:
-            parts.append(f"no provider's API rules: --provider {'|'.join(PROVIDERS)}")
-        if self.requests:
-            parts.append(f"{self.requests} sent windows against their provider's rules")
-        if self.budget is not None:
-            parts.append(f"{len(self.costs)} requests within --budget {self.budget}")
-        return "; ".join(parts)
 
 
 Located = tuple[int | str, Event]
@@ -128,7 +110,7 @@ def at(line: int | str, e: Event) -> str:
 def lint_events(located: Sequence[Located], keep: int = 5, provider: str | None = None) -> LintReport:
     """Check ``(line number, event)`` pairs, and the rules of ``provider`` when given; returns the
     report (never raises on bad structure)."""
-    report = LintReport(keep=keep, provider=provider)
+    report = LintReport(keep=keep)
     report.events = len(located)
 
     first_line: dict[int, int | str] = {}

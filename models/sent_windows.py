@@ -272,7 +272,6 @@ def lint_imported(
         costs = [request_costs(sent) for sent in (*imported.sent, *known)]
         report.costs = [c.to_json() for c in costs]
     if budget is not None:
-        report.budget = budget
         flag_over_budget(report, costs, budget)
     for sent in imported.sent:
         check_window(report, sent, provider)

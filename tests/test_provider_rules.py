@@ -129,26 +129,6 @@ def test_lint_provider_names_the_result_and_the_format_chooses_the_default(
     assert "result-not-next" not in capsys.readouterr().out
 
 
-def test_a_clean_lint_names_the_rules_it_checked_and_the_ones_it_did_not(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Without --provider a clean line says no API's rules were checked, and names the choices;
-    with one it names the rules that held; a rule that breaks leaves no clean line."""
-    f = write(tmp_path, "U Ca Ra T U Cb Rb T")
-    assert main(["lint", str(f)]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == (
-        "clean: no structural problems (pairing, turns, summaries' coverage; no provider's API rules: "
-        f"--provider {'|'.join(PROVIDERS)})"
-    )
-    assert main(["lint", str(f), "--provider", "gemini"]) == 0
-    line = capsys.readouterr().out.splitlines()[-1]
-    assert line.endswith("gemini's API rules: response-count-mismatch, call-turn-misplaced)"), line
-    f = write(tmp_path, "Ca Ra T U T")  # a call turn first: Gemini refuses it, the structure does not
-    assert main(["lint", str(f), "--provider", "gemini"]) == 1
-    out = capsys.readouterr().out
-    assert "call-turn-misplaced" in out and "clean: " not in out
-
-
 def test_fail_on_a_provider_gates_the_windows_it_would_refuse(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from turncheck.cli.options import FormatOpt, QuietOpt
+from turncheck.cli.options import FormatOpt, QuietAlreadyOpt, QuietOpt
 from turncheck.cli.stdout_json import print_json
 from turncheck.models.cases import STORE_PREFIX
 
@@ -40,7 +40,7 @@ def _table(cols: list[str], rows: list[list[str]]) -> None:
     sys.stdout.write("\n".join(markdown_rows(cols, rows)) + "\n")
 
 
-def list_command(fmt: FormatOpt = "table") -> None:
+def list_command(fmt: FormatOpt = "table", quiet: QuietAlreadyOpt = False) -> None:
     """Every case, then every thread not expressible yet; a last line counting both."""
     from turncheck.models.cases import CASES, PENDING, case_threads
 
@@ -61,7 +61,10 @@ def list_command(fmt: FormatOpt = "table") -> None:
     print(count)
 
 
-def show_command(name: Annotated[str, typer.Argument(help="A case name (turncheck cases list).")]) -> None:
+def show_command(
+    name: Annotated[str, typer.Argument(help="A case name (turncheck cases list).")],
+    quiet: QuietAlreadyOpt = False,
+) -> None:
     """One case in full: its thread, input, what it breaks and the commands of both shapes."""
     from turncheck.models.cases import CASES
 

@@ -124,6 +124,12 @@ def _checked(path: Path, key: str, value: Any) -> Any:
     return ",".join(items) if key in COMMA_LISTS else value
 
 
+def from_table(ctx: Any, param: str) -> bool:
+    """Whether ``param``'s value in the click context ``ctx`` is the ``[tool.turncheck]`` table's
+    (its default map), not a flag given on the command line."""
+    return getattr(ctx.get_parameter_source(param), "name", None) == "DEFAULT_MAP"
+
+
 def default_map(start: Path | None = None) -> dict[str, dict[str, Any]] | None:
     """click's ``default_map`` of the nearest ``[tool.turncheck]``: command -> parameter -> value."""
     found = find_config(Path.cwd() if start is None else start)

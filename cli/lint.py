@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
+from turncheck.cli.config import from_table
 from turncheck.cli.import_log import FromOpt, read_as_ours, warn_opaque
 from turncheck.cli.options import ExecutorKind, FormatOpt, JobsOpt, QuietOpt, SchedulerOpt
 from turncheck.cli.progress import end_line, progress_for
@@ -122,7 +123,7 @@ def lint_command(
         provider = FORMATS[source].provider
     if budget is not None:
         check_budget(budget)
-    budget_of_project = budget is not None and _from_config(ctx, "budget")
+    budget_of_project = budget is not None and from_table(ctx, "budget")
     if follow:
         if budget_of_project and (source is None or FORMATS[source].requests is None):
             budget = None
@@ -156,12 +157,6 @@ def lint_command(
 
 
 NO_TRACE = "--budget checks the requests of a trace: give --from otel, langfuse, langsmith, claude-code or pi"
-
-
-def _from_config(ctx: typer.Context, param: str) -> bool:
-    """Whether ``param``'s value is the ``[tool.turncheck]`` table's (click's default map), not a
-    flag given on the command line."""
-    return getattr(ctx.get_parameter_source(param), "name", None) == "DEFAULT_MAP"
 
 
 def _refuse_a_flag_budget(of_project: bool, refusal: str) -> None:

@@ -341,3 +341,15 @@ def test_a_budget_in_bytes_is_not_lints_token_budget(cli, project) -> None:
     would read four times too leniently: lint does not take it."""
     project('[tool.turncheck]\nbudget = 60\ncost = "utf8-json"\n')
     assert "lint" not in (default_map() or {})
+
+
+def test_example_reads_the_bundled_log_whatever_format_the_table_names(cli, project) -> None:
+    """``project --example`` in a project whose table says ``from = "openai-chat"`` read the bundled
+    turncheck JSONL as OpenAI requests: "expected a request body with a 'messages' list", exit 2.
+    The table's format is its own log's; ``--from`` given by hand still applies."""
+    gate_project(project)
+    done = cli("project", "--example", "-q", "--format", "json")
+    assert done.code in (0, 1) and done.err == "", done
+    sessions = {json.loads(line).get("session") for line in done.out.splitlines() if line.startswith("{")}
+    assert {"support-42", "notes-7"} <= sessions, done.out
+    assert cli("project", "--example", "-q", "--from", "openai-chat").code == 2

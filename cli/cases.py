@@ -13,12 +13,13 @@ Progress goes to stderr unless ``--quiet``; stdout carries the table (or JSON) o
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from turncheck.cli.options import FormatOpt, QuietOpt
+from turncheck.cli.options import FormatOpt, QuietAlreadyOpt, QuietOpt
 from turncheck.cli.stdout_json import print_json
 from turncheck.models.cases import STORE_PREFIX
 
@@ -26,12 +27,33 @@ if TYPE_CHECKING:
     from turncheck.models.cases import Case
 
 
+DATA = "models/corpus/data/"
+"""Where a case's command names its file: the corpus's folder, from a checkout's root."""
+
+
+def runnable(command: str) -> str:
+    """``command`` as it runs from the working directory: a case's file is named
+    ``models/corpus/data/NAME`` where that file is (the root of turncheck's checkout), and by the
+    installed package's own folder anywhere else (a user's project, where ``cases list`` printed
+    ``turncheck project -H models/corpus/data/…`` and the line stopped at "no such file")."""
+    import shlex
+    from pathlib import Path
+
+    from turncheck.models.corpus import case_file
+
+    def located(found: re.Match[str]) -> str:
+        name = found.group(1)
+        return found.group(0) if Path(DATA, name).is_file() else shlex.quote(str(case_file(name)))
+
+    return re.sub(re.escape(DATA) + r"(\S+)", located, command)
+
+
 def _case_row(case: Case) -> dict[str, Any]:
     spec = case.input
     return {"name": case.name, "source": case.source, "also": list(case.also), "date": case.date,
             "state": case.state, "class": case.cls, "input": spec.kind, "breaks": list(case.breaks),
-            "finding": case.finding, "release": case.release, "red": spec.command("red"),
-            "green": spec.command("green")}  # fmt: skip
+            "finding": case.finding, "release": case.release, "red": runnable(spec.command("red")),
+            "green": runnable(spec.command("green"))}  # fmt: skip
 
 
 def _table(cols: list[str], rows: list[list[str]]) -> None:
@@ -40,7 +62,7 @@ def _table(cols: list[str], rows: list[list[str]]) -> None:
     sys.stdout.write("\n".join(markdown_rows(cols, rows)) + "\n")
 
 
-def list_command(fmt: FormatOpt = "table") -> None:
+def list_command(fmt: FormatOpt = "table", quiet: QuietAlreadyOpt = False) -> None:
     """Every case, then every thread not expressible yet; a last line counting both."""
     from turncheck.models.cases import CASES, PENDING, case_threads
 
@@ -54,14 +76,17 @@ def list_command(fmt: FormatOpt = "table") -> None:
                        separators=(",", ":"))  # fmt: skip
         return
     _table(["case", "thread", "date", "state", "class", "caught by", "red shape"],
-           [[c.name, c.source, c.date, c.state, c.cls, ", ".join(c.breaks), c.input.command("red")]
+           [[c.name, c.source, c.date, c.state, c.cls, ", ".join(c.breaks), runnable(c.input.command("red"))]
             for c in cases])  # fmt: skip
     print()
     _table(["pending thread", "waits on"], [[p.source, p.waits_on] for p in pending])
     print(count)
 
 
-def show_command(name: Annotated[str, typer.Argument(help="A case name (turncheck cases list).")]) -> None:
+def show_command(
+    name: Annotated[str, typer.Argument(help="A case name (turncheck cases list).")],
+    quiet: QuietAlreadyOpt = False,
+) -> None:
     """One case in full: its thread, input, what it breaks and the commands of both shapes."""
     from turncheck.models.cases import CASES
 

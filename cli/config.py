@@ -10,9 +10,12 @@ the command checks the value exactly as it checks the flag's.
 
 The keys cover the CI gate's own flags (``project --per-request --fail-on``, ``lint``): a
 project writes its log, format, budget and checks once and runs ``turncheck project`` and
-``turncheck lint`` bare. Config never runs code and never writes outside the project: a value
-naming code (``exec:…``, ``module:function``, ``file.py:function``) is refused — programs are
-named on the command line — and ``out`` must resolve inside the folder of that ``pyproject.toml``;
+``turncheck lint`` bare. ``budget`` is the project's budget for both: ``lint`` flags a trace's
+requests over it (in tokens; not with ``cost = "utf8-json"``, a budget in bytes) and lints a log
+without model requests as before, where ``--budget`` given as a flag is refused. Config never
+runs code and never writes outside the project: a value naming code (``exec:…``,
+``module:function``, ``file.py:function``) is refused — programs are named on the command line —
+and ``out`` must resolve inside the folder of that ``pyproject.toml``;
 the paths ``out`` and ``history`` are relative to that folder. An unknown key, a value of
 the wrong type, or a file that cannot be parsed (bad TOML, bad UTF-8, nesting deep enough to
 exhaust the parser) is one line naming the file, exit 2, before any command runs, ``--version``
@@ -32,7 +35,7 @@ from turncheck.models.user_code import names_code
 
 #: key -> (the type its value must have, the parameter it is the default of, the commands)
 KEYS: dict[str, tuple[type, str, tuple[str, ...]]] = {
-    "budget": (int, "budget", ("project",)),
+    "budget": (int, "budget", ("project", "lint")),
     "cost": (str, "cost", ("project",)),
     "strategy": (str, "strategy", ("project",)),
     "invariants": (list, "invariant", ("check",)),
@@ -121,6 +124,12 @@ def _checked(path: Path, key: str, value: Any) -> Any:
     return ",".join(items) if key in COMMA_LISTS else value
 
 
+def from_table(ctx: Any, param: str) -> bool:
+    """Whether ``param``'s value in the click context ``ctx`` is the ``[tool.turncheck]`` table's
+    (its default map), not a flag given on the command line."""
+    return getattr(ctx.get_parameter_source(param), "name", None) == "DEFAULT_MAP"
+
+
 def default_map(start: Path | None = None) -> dict[str, dict[str, Any]] | None:
     """click's ``default_map`` of the nearest ``[tool.turncheck]``: command -> parameter -> value."""
     found = find_config(Path.cwd() if start is None else start)
@@ -134,4 +143,6 @@ def default_map(start: Path | None = None) -> dict[str, dict[str, Any]] | None:
         for command in commands:
             name = ARGUMENTS.get((command, key), param)
             defaults.setdefault(command, {})[name] = [checked] if name != param else checked
-    return defaults
+    if table.get("cost") == "utf8-json":  # bytes, where lint --budget counts tokens
+        defaults.get("lint", {}).pop("budget", None)
+    return {command: params for command, params in defaults.items() if params}

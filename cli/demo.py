@@ -372,8 +372,10 @@ def run_demo(
         announce(cost_line(scale, steps, jobs, skipped=[name for name, _ in skips]))
     run = DemoRun(root, scale, skips=skips)
     if jobs == 1:
-        for i, step in enumerate(steps, start=1):
-            run.outcomes.append(run_step(step, bars(f"[{i}/{len(steps)}] {step.kind} {step.name}")))
+        runs = [refused_here(step) is None for step in steps]  # the first line's "N to run"
+        for i, step in enumerate(steps):
+            label = f"[{sum(runs[: i + 1])}/{sum(runs)}] {step.kind} {step.name}"
+            run.outcomes.append(run_step(step, bars(label) if runs[i] else None))
     else:
         run.outcomes = LocalExecutor(jobs).map(
             run_step, steps, bars(f"demo: {len(steps)} steps on {jobs} workers")
@@ -386,6 +388,17 @@ def run_demo(
         raise
     run.seconds = time.perf_counter() - started
     return run
+
+
+def refused_here(step: Step) -> str | None:
+    """Why ``step`` is refused on this machine before it starts (an extra not installed, a bridge
+    not built: its parameters are refused), or None when it will run."""
+    try:
+        if step.kind == "scenario":
+            parse_params(get_scenario(step.name), dict(step.params))
+    except TurncheckError as exc:
+        return str(exc)
+    return None
 
 
 def cost_line(
@@ -404,15 +417,9 @@ def cost_line(
     from turncheck.cli.demo_cost import CPU_SECONDS, PROBE_SECONDS
 
     known = CPU_SECONDS.get(scale, {})
-    refused: list[str] = []
-    labels = [START, WRITING]
-    for step in steps:
-        try:
-            if step.kind == "scenario":
-                parse_params(get_scenario(step.name), dict(step.params))
-            labels.append(step.label)
-        except TurncheckError:
-            refused.append(step.name)
+    runs = [refused_here(step) is None for step in steps]
+    refused = [step.name for step, ok in zip(steps, runs, strict=True) if not ok]
+    labels = [START, WRITING, *(step.label for step, ok in zip(steps, runs, strict=True) if ok)]
     measured = [known[label] for label in labels if label in known]
     skips = [*refused, *skipped]
     total = len(steps) + len(skipped)

@@ -71,6 +71,9 @@ def import_command(
     source: Annotated[str, typer.Option("--from", help="The format of PATH (turncheck list formats).")],
     out: Annotated[Path | None, out_option("Output JSONL file (default: stdout).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No 'wrote …' line on stderr (warnings and errors stay).")
+    ] = False,
 ) -> None:
     """Convert a chat log into a turncheck JSONL event log (kinds, call pairing, turns)."""
     from turncheck.models.events import write_jsonl
@@ -95,7 +98,8 @@ def import_command(
     with output_file(out, text=True) as fh:  # whole or nothing, never through a symlink
         n = write_jsonl(events, fh)
     sessions = len({e.session for e in events})
-    print(f"wrote {n} events in {sessions} sessions to {out}", file=sys.stderr)
+    if not quiet:
+        print(f"wrote {n} events in {sessions} sessions to {out}", file=sys.stderr)
 
 
 def register(app: typer.Typer) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import typer
 
+from turncheck.cli.options import QuietAlreadyOpt
 from turncheck.models.errors import BadParameter
 
 TRIM = '''\
@@ -183,7 +184,7 @@ def _gitignore(path: Path) -> bytes | None:
     return _appended(old, f"{IGNORED}\n")
 
 
-def init_command() -> None:
+def init_command(quiet: QuietAlreadyOpt = False) -> None:
     """Write a starter in the current folder: a trimmer to replace, its pytest check, a race test
     for a chat store, a [tool.turncheck] table and a .gitignore line; never overwrites."""
     from turncheck.models.output_files import refuse_unsafe_target, write_outputs

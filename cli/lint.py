@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
+from turncheck.cli.config import from_table
 from turncheck.cli.import_log import FromOpt, read_as_ours, warn_opaque
 from turncheck.cli.options import ExecutorKind, FormatOpt, JobsOpt, QuietOpt, SchedulerOpt
 from turncheck.cli.progress import end_line, progress_for
@@ -93,6 +94,7 @@ LintExecutorOpt = Annotated[
 
 
 def lint_command(
+    ctx: typer.Context,
     histories: HistoriesArg,
     fmt: FormatOpt = "table",
     examples: Annotated[int, typer.Option("--examples", help="Offending lines shown per problem.")] = 5,
@@ -121,7 +123,10 @@ def lint_command(
         provider = FORMATS[source].provider
     if budget is not None:
         check_budget(budget)
+    budget_of_project = budget is not None and from_table(ctx, "budget")
     if follow:
+        if budget_of_project and (source is None or FORMATS[source].requests is None):
+            budget = None
         follow_trace(histories, source, provider, budget, max_conversations, fmt, quiet)
         return
     from turncheck.models.archive import is_archive
@@ -129,9 +134,8 @@ def lint_command(
     many = len(histories) > 1 or is_archive(str(histories[0]))
     if many or jobs > 1 or scheduler or executor_kind:  # one file on an executor prints as one file
         if budget is not None and source is None:
-            raise BadParameter(
-                "--budget checks the requests of a trace: give --from otel, langfuse, langsmith, claude-code or pi"
-            )
+            _refuse_a_flag_budget(budget_of_project, NO_TRACE)
+            budget = None
         lint_archive(
             histories, source, examples, provider, budget, fmt, quiet, (executor_kind, jobs, scheduler), many
         )
@@ -141,16 +145,26 @@ def lint_command(
     if source is not None:  # a foreign log: lint what it imports as, each finding naming its record
         imported = import_log(source, history)
         if budget is not None and not imported.sent and not imported.reported:
-            raise BadParameter(
-                f"--budget checks the requests of a trace: {history} (--from {source}) holds none"
+            _refuse_a_flag_budget(
+                budget_of_project, f"--budget checks the requests of a trace: {history} (--from {source}) holds none"
             )
+            budget = None
         print_lint(history, lint_imported(imported, examples, provider, budget), fmt)
         return
     if budget is not None:
-        raise BadParameter(
-            "--budget checks the requests of a trace: give --from otel, langfuse, langsmith, claude-code or pi"
-        )
+        _refuse_a_flag_budget(budget_of_project, NO_TRACE)
     print_lint(history, lint_events(read_ours(history, quiet), examples, provider), fmt)
+
+
+NO_TRACE = "--budget checks the requests of a trace: give --from otel, langfuse, langsmith, claude-code or pi"
+
+
+def _refuse_a_flag_budget(of_project: bool, refusal: str) -> None:
+    """A budget for a log without model requests: ``--budget`` given on the command line is refused
+    (``refusal``); the table's ``budget`` is the project's trimming budget and lint has no request
+    to flag against it, so the caller lints the log without it."""
+    if not of_project:
+        raise BadParameter(refusal)
 
 
 def read_ours(history: Path, quiet: bool) -> list[tuple[int, Event]]:

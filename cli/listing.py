@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, get_args
 
 import typer
 
-from turncheck.cli.options import FormatOpt
+from turncheck.cli.options import FormatOpt, QuietAlreadyOpt
 from turncheck.cli.stdout_json import print_json
 from turncheck.models.errors import UnknownName
 from turncheck.models.registry import load_plugins
@@ -74,6 +74,7 @@ def list_command(
         ),
     ] = None,
     fmt: FormatOpt = "table",
+    quiet: QuietAlreadyOpt = False,
 ) -> None:
     """List the registered strategies, models, scenarios, plots, stores, peers, lockings and
     log formats, and the extensions (entry-point group turncheck.plugins) that were loaded."""

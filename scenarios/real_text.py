@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from turncheck.models.events import Event, Kind, detect_cjk, has_cjk
+from turncheck.models.extras import install_hint
 from turncheck.models.random_streams import stream_rng
 from turncheck.models.tokenizer import EXTRA, MissingExtra
 from turncheck.models.workload import EventColumns
@@ -59,7 +60,7 @@ def phrasebook(seed: int, size: int = 800) -> Phrasebook:
     try:
         from faker import Faker
     except ImportError:
-        raise MissingExtra(f"real event text needs Faker: pip install 'turncheck[{EXTRA}]'") from None
+        raise MissingExtra(f"real event text needs Faker: {install_hint(EXTRA)}") from None
     en = Faker("en_US")
     zh = Faker("zh_CN")
     en.seed_instance(seed)

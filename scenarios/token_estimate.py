@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from turncheck.models.cost import CostModel, EstimateCost, placeholder_event
 from turncheck.models.events import Event
+from turncheck.models.extras import install_hint
 from turncheck.models.history import History
 from turncheck.models.projector import Window, check_strategy, compared_strategies, project
 from turncheck.models.report import Aggregate
@@ -88,7 +89,7 @@ def check(p: TokenEstimateParams) -> None:
         BpeCost(e)
     if importlib.util.find_spec("faker") is None:
         raise MissingExtra(
-            f"token-estimate needs faker, which is not installed: pip install 'turncheck[{EXTRA}]'"
+            f"token-estimate needs faker, which is not installed: {install_hint(EXTRA)}"
         )
 
 

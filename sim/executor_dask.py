@@ -7,7 +7,7 @@ cell order. Workers need turncheck importable (install it on every worker, the s
 because ``fn`` travels by reference to its module. Tasks are submitted with ``pure=False``: two
 equal items are two tasks, never one cached result standing in for another.
 
-``dask[distributed]`` is an optional extra (``pip install 'turncheck[dask]'``); without it, or
+``dask[distributed]`` is an optional extra (:func:`~turncheck.models.extras.install_hint` names its packages); without it, or
 when the scheduler cannot be reached, the executor raises a :class:`TurncheckError` that says
 so in one line.
 """
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from turncheck.models.errors import BadParameter, TurncheckError
+from turncheck.models.extras import install_hint
 from turncheck.sim.executor import Executor, LocalExecutor, Progress, no_progress
 
 T = TypeVar("T")
@@ -36,7 +37,7 @@ def _distributed() -> Any:
         import distributed
     except ImportError:
         raise DaskUnavailable(
-            "--executor dask needs the optional extra: pip install 'turncheck[dask]' (dask[distributed])"
+            f"--executor dask needs the optional extra: {install_hint('dask')}"
         ) from None
     return distributed
 

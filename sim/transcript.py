@@ -49,7 +49,7 @@ def transcript(
         states.append(model.step(states[-1], a))
     texts = [model.format_action(s, a) for s, a in zip(states, actions, strict=False)]
     lanes_of = [model.actor(s, a) for s, a in zip(states, actions, strict=False)]
-    lanes = list(model.order_lanes(lanes_of))
+    lanes = list(model.order_lanes(lanes_of)) or [""]  # broken in the initial state: no action, one lane
     col_rows = [dict(model.columns(s)) for s in states]
     col_names: list[str] = []
     for row in col_rows:
@@ -64,6 +64,8 @@ def transcript(
         min(LANE_WIDTH, max([len(lane)] + [len(row[j]) for row in cells])) for j, lane in enumerate(lanes)
     ]
     widths = [max(w, len(lane)) for w, lane in zip(widths, lanes, strict=True)]
+    if not actions:  # broken in the initial state: one lane, as wide as the initial row's text
+        widths = [len("(initial)")]
     cwidths = [max([len(n)] + [len(str(r.get(n, ""))) for r in col_rows]) for n in col_names]
 
     def line(step: str, col_cells: Sequence[str], lane_cells: Sequence[str]) -> list[str]:

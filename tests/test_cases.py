@@ -309,3 +309,37 @@ def test_the_known_failures_fixture(known_failures: Any, trimmers: tuple[str, st
     known_failures.check("M5")
     with pytest.raises(AssertionError, match="breaks empty"):
         known_failures.diff(trimmers[0], trimmers[1], events_of("U Ca Ra Cb Rb Cc Rc T"), budget=100)
+
+
+def test_the_shapes_cases_show_prints_run_as_printed_outside_the_checkout(cli, tmp_path, monkeypatch) -> None:
+    """From a user's folder, ``cases list``/``show`` printed ``turncheck project -H
+    models/corpus/data/…`` and ``turncheck lint models/corpus/data/…``: run as printed, "no such
+    file" (exit 2). Each file is now named where it is (the installed package's folder); from the
+    checkout's root, relative as before."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    ran = 0
+    for name, case in CASES.items():
+        if case.input.kind not in ("history", "log") or not all(s.startswith("M") or case.input.kind == "log"
+                                                                  for s in _sides(case)):  # fmt: skip
+            continue  # a peer: side needs its library at the pinned version
+        shown = dict(line.split(":", 1) for line in cli("cases", "show", name).out.splitlines())
+        for side, want in (("red", 1), ("green", 0)):
+            argv = shlex.split(shown[side].strip())
+            assert argv[0] == "turncheck" and " models/corpus/data/" not in shown[side], shown[side]
+            done = cli(*argv[1:], "-q")
+            assert done.code in (0, 1) and done.err == "", (name, side, done)  # it ran: no "no such file"
+            assert case.input.kind != "log" or done.code == want, (name, side, done)  # lint: red exits 1
+            ran += 1
+    assert ran >= 10
+    listed = cli("cases", "list").out
+    assert " models/corpus/data/" not in listed and str(tmp_path) not in listed
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    shown = cli("cases", "show", "spring-ai-count-cut").out
+    assert "red:      turncheck project -H models/corpus/data/spring-ai-5940.json " in shown
+
+
+def _sides(case) -> tuple[str, ...]:
+    spec = case.input
+    return (spec.red, spec.green) if spec.kind == "history" else ()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,3 +52,46 @@ def test_verbose_after_the_command_logs_as_before_it(
     deeper = cli("log", "create", str(tmp_path / "t.log"), "-v")
     assert deeper.code == 0 and "Traceback" not in deeper.err
     assert logging.getLogger("turncheck").handlers == []
+
+
+def _leaf_commands() -> list[tuple[str, Any]]:
+    from turncheck.cli.app import _command
+
+    stack, leaves = [("", _command())], []
+    while stack:
+        name, command = stack.pop()
+        subs = getattr(command, "commands", None)
+        if subs:
+            stack += [(f"{name} {k}".strip(), v) for k, v in subs.items()]
+        else:
+            leaves.append((name, command))
+    return sorted(leaves, key=lambda pair: pair[0])
+
+
+def test_every_command_takes_q_and_v_after_it() -> None:
+    """``-q`` as users type it after any command (issue 55): ``turncheck init -q``, ``list -q``,
+    ``cases list -q``, ``import … -q`` and ``log create -q`` were "No such option: -q"."""
+    missing = [
+        (name, flag)
+        for name, command in _leaf_commands()
+        for flag in ("-q", "-v")
+        if flag not in {o for p in command.params for o in getattr(p, "opts", ())}
+    ]
+    assert missing == []
+
+
+def test_q_after_a_quiet_command_changes_nothing_and_silences_imports_summary(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for argv in (["list", "strategies"], ["cases", "list"], ["cases", "show", "spring-ai-count-cut"]):
+        plain, quiet = cli(*argv), cli(*argv, "-q")
+        assert plain.code == quiet.code == 0 and plain.out == quiet.out and quiet.err == "", argv
+    root = Path(__file__).resolve().parent.parent
+    log = str(root / "examples" / "your-agent" / "requests.jsonl")
+    loud = cli("import", "--from", "openai-chat", log, "-o", str(tmp_path / "a.jsonl"))
+    quiet = cli("import", "--from", "openai-chat", log, "-o", str(tmp_path / "b.jsonl"), "-q")
+    assert loud.code == quiet.code == 0 and loud.err.startswith("wrote ") and quiet.err == ""
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    done = cli("init", "-q")
+    assert done.code == 0 and (tmp_path / "trim.py").is_file() and done.err == ""

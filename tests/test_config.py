@@ -149,7 +149,7 @@ def test_the_search_stops_at_a_repository_root(cli, tmp_path: Path, monkeypatch,
     monkeypatch.chdir(tmp_path / "repo" / "src")
     assert default_map() is None
     monkeypatch.chdir(tmp_path)
-    assert default_map() == {"project": {"budget": 7}}
+    assert default_map() == {"project": {"budget": 7}, "lint": {"budget": 7}}
 
 
 @pytest.mark.parametrize("out", ["../elsewhere", "../../x", "a/../../x", "/tmp/turncheck-out"])
@@ -303,3 +303,53 @@ def test_an_unknown_check_in_fail_on_is_refused_as_the_flag(cli, project) -> Non
     gate_project(project, '["orphanRes", "orphans"]')
     done = cli("project", "-q")
     assert done.code == 2 and done.err.startswith("turncheck: error: --fail-on: unknown check orphans")
+
+
+def trace_project(project, toml: str) -> Path:
+    root = project(toml)
+    source = Path(__file__).resolve().parent.parent / "examples" / "traces" / "langsmith-runs.jsonl"
+    (root / "runs.jsonl").write_bytes(source.read_bytes())
+    return root
+
+
+def test_lint_takes_the_tables_budget_for_a_trace_as_the_flag(cli, project) -> None:
+    """The table's ``budget`` is the CI gate's ``lint --budget`` too: a trace whose requests report
+    68 and 94 input tokens fails against ``budget = 60`` bare, as with ``-b 60``. It was read by
+    ``project`` only, so ``turncheck lint`` printed "clean" and exit 0 where ``lint -b 60`` exits 1."""
+    trace_project(project, '[tool.turncheck]\nfrom = "langsmith"\nhistory = "runs.jsonl"\nbudget = 60\n')
+    bare, flagged = cli("lint", "-q"), cli("lint", "-q", "-b", "60")
+    assert bare.code == flagged.code == 1 and "over-budget" in bare.out, bare
+    assert bare.out == flagged.out
+    assert cli("lint", "-q", "-b", "100").code == 0  # the flag still wins
+
+
+def test_the_tables_budget_leaves_a_log_without_requests_to_lint_as_before(cli, project) -> None:
+    """The project's budget (``turncheck init`` writes 4000) does not make ``lint`` refuse a log
+    without model requests, as ``--budget`` on the command line does."""
+    example = str(Path(__file__).resolve().parent.parent / "scenarios" / "data" / "example.jsonl")
+    project("[tool.turncheck]\nbudget = 4000\n")
+    assert default_map() == {"project": {"budget": 4000}, "lint": {"budget": 4000}}
+    done = cli("lint", "-q", example)
+    assert done.code == 1 and done.err == "" and "dangling-call" in done.out, done
+    assert cli("lint", "-q", example, "-b", "4000").code == 2  # given as a flag, still refused
+    requests = str(Path(__file__).resolve().parent.parent / "examples" / "your-agent" / "requests.jsonl")
+    assert cli("lint", "-q", "--from", "openai-chat", requests).code == 0
+
+
+def test_a_budget_in_bytes_is_not_lints_token_budget(cli, project) -> None:
+    """With ``cost = "utf8-json"`` the table's budget counts bytes, which ``lint --budget`` (tokens)
+    would read four times too leniently: lint does not take it."""
+    project('[tool.turncheck]\nbudget = 60\ncost = "utf8-json"\n')
+    assert "lint" not in (default_map() or {})
+
+
+def test_example_reads_the_bundled_log_whatever_format_the_table_names(cli, project) -> None:
+    """``project --example`` in a project whose table says ``from = "openai-chat"`` read the bundled
+    turncheck JSONL as OpenAI requests: "expected a request body with a 'messages' list", exit 2.
+    The table's format is its own log's; ``--from`` given by hand still applies."""
+    gate_project(project)
+    done = cli("project", "--example", "-q", "--format", "json")
+    assert done.code in (0, 1) and done.err == "", done
+    sessions = {json.loads(line).get("session") for line in done.out.splitlines() if line.startswith("{")}
+    assert {"support-42", "notes-7"} <= sessions, done.out
+    assert cli("project", "--example", "-q", "--from", "openai-chat").code == 2

@@ -258,3 +258,26 @@ def test_the_demo_says_at_its_start_how_long_it_will_take(
     assert code == 0 and err.splitlines()[0] == cost_line("quick", one, speed=1.0), err
     code, _, err = cli("demo", "--scale", "quick", "-o", str(tmp_path / "e"), "-q")
     assert code == 0 and err == ""
+
+
+def test_the_progress_counts_the_steps_the_first_line_says_will_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first line said "2 to run and 1 skipped" while the bars counted [1/3] … [3/3], the
+    refused step among them (the quick demo: "13 to run", then [14/14])."""
+    from turncheck.cli.demo import Step, run_demo
+
+    steps = [Step("scenario", "projection"), Step("scenario", "framing", (("records", "-5"),)),
+             Step("scenario", "projection")]  # fmt: skip
+    monkeypatch.setattr("turncheck.cli.demo.plan", lambda scale: (steps, []))
+    labels: list[str] = []
+    first: list[str] = []
+
+    def bars(label: str) -> Any:
+        labels.append(label)
+        return lambda done, total: None
+
+    run = run_demo(tmp_path / "d", "quick", progress_for=bars, announce=first.append)
+    assert "2 to run and 1 skipped" in first[0]
+    assert [x for x in labels if x.startswith("[")] == ["[1/2] scenario projection", "[2/2] scenario projection"]
+    assert [o.skipped.startswith("refused") for o in run.outcomes] == [False, True, False]

@@ -96,3 +96,24 @@ def test_cli_messages_spelling_costs_with_the_chosen_model(
     assert main(["project", "--example", "-q", "--strategy", "messages:./my_trim.py:not_a_list"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "returned str, not a list of messages" in err
+
+
+def test_a_trimmer_broken_before_any_event_prints_its_counterexample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trimmer that always prepends a summary message goes over a small budget on the empty
+    history: a counterexample of 0 steps, which stopped ``check projector`` with a traceback
+    (``max() arg is an empty sequence`` in the transcript, exit 70). It prints, saves and replays."""
+    (tmp_path / "summary_trim.py").write_text(
+        "def trim(messages, budget):\n"
+        "    return [{'role': 'system', 'content': 'summary of earlier turns'}] + messages[-3:]\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    code = main(["check", "projector", "-q", "-p", "strategy=messages:summary_trim.py:trim", "-p", "budget=4"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "Traceback" not in err, err
+    assert "counterexample: within-budget broken in 0 steps" in out and "FAIL: " in out
+    (trace,) = (tmp_path / ".turncheck" / "traces").glob("projector-within-budget-*.json")
+    code = main(["replay", str(trace), "--param", "strategy=messages:summary_trim.py:trim"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "still fails the same way: within-budget broken at step 0" in out, out + err

@@ -136,7 +136,8 @@ def test_to_pandas_without_pandas_is_one_clear_line(monkeypatch: pytest.MonkeyPa
         Table("a", "A", ("x",), ((1,),)).to_pandas()
     assert (
         str(err.value)
-        == "to_pandas() needs pandas, which is not installed: pip install 'turncheck[notebook]'"
+        == "to_pandas() needs pandas, which is not installed: pip install 'pandas<4,>=3.1.1' 'nbclient<1,>=0.11'"
+        " 'ipykernel<8,>=7.4' 'nbformat<6,>=5.11.1' (turncheck's notebook extra)"
     )
 
 

@@ -120,5 +120,5 @@ def test_our_events_become_adk_events() -> None:
 
 def test_without_google_adk_it_is_one_line_naming_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "google.adk.sessions", None)
-    with pytest.raises(MissingExtra, match=r"^peer:adk-compaction needs google-adk .*turncheck\[adk\]'$"):
+    with pytest.raises(MissingExtra, match=r"^peer:adk-compaction needs google-adk .*'google-adk<3,>=2.13' .*\(turncheck's adk extra\)$"):
         project(History(EVENTS, costs=(COST,)), 40, PEER, COST)

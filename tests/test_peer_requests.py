@@ -96,5 +96,5 @@ def test_saved_reproduction_replays_with_the_cli(tmp_path: Path, capsys: pytest.
 
 def test_a_missing_framework_names_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "semantic_kernel.contents", None)
-    with pytest.raises(MissingExtra, match=r"semantic-kernel .*turncheck\[frameworks\]"):
+    with pytest.raises(MissingExtra, match=r"semantic-kernel .*\(turncheck's frameworks extra\)"):
         project(History(EVENTS, costs=(COST,)), 40, "peer:semantic-kernel", COST)

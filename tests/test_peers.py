@@ -442,7 +442,7 @@ def test_a_missing_library_is_one_line_naming_the_extra(
     monkeypatch: pytest.MonkeyPatch, history: History
 ) -> None:
     monkeypatch.setitem(sys.modules, "langchain_core.messages", None)
-    with pytest.raises(MissingExtra, match=r"peer:langchain needs langchain-core .*turncheck\[peers\]"):
+    with pytest.raises(MissingExtra, match=r"peer:langchain needs langchain-core .*'langchain-core<2,>=1.8' .*\(turncheck's peers extra\)"):
         project(history, 40, "peer:langchain", COST)
 
 

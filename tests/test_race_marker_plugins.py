@@ -149,3 +149,57 @@ def test_race_marker_with_both_plugins_loaded(pytester: pytest.Pytester) -> None
     result = pytester.runpytest_subprocess(*QUIET)
     result.assert_outcomes(passed=1, failed=1)
     _lost_and_locked(result)
+
+
+SHARED_FIXTURE_TESTS = """
+import asyncio
+
+import pytest
+from store import KeyValue, LockedChatStore, check_both_kept
+
+
+class Rows:
+    '''A locked store that also keeps every append it ever saw: one schedule's rows stay for the next.'''
+
+    def __init__(self):
+        self.rows, self.lock = [], asyncio.Lock()
+
+    async def add(self, item):
+        async with self.lock:
+            rows = list(self.rows)
+            await asyncio.sleep(0)
+            self.rows = [*rows, item]
+
+
+@pytest.fixture
+def rows():
+    return Rows()
+
+
+@pytest.mark.race(schedules=20)
+async def test_locked_store_from_a_fixture(rows):
+    await asyncio.gather(rows.add(1), rows.add(2))
+    assert len(rows.rows) == 2
+
+
+@pytest.mark.parametrize("n", [2])
+@pytest.mark.race(schedules=20)
+async def test_locked_store_built_in_the_body(n):
+    await check_both_kept(LockedChatStore(KeyValue()))
+"""
+
+
+def test_a_failure_after_the_first_schedule_names_the_fixtures_every_schedule_shared(
+    pytester: pytest.Pytester,
+) -> None:
+    """Fixtures are made once for all of a marked test's schedules. A correct (locked) store given by
+    a fixture failed at the second schedule with ``assert 4 == 2`` and an interleaving, read as a
+    race: the report now says the fixture's state was shared, and how to tell (replay the token
+    alone). A parametrized value (``n``) and a store built in the body are not named."""
+    _project(pytester, "", SHARED_FIXTURE_TESTS)
+    result = pytester.runpytest_subprocess(*QUIET, "-p", "no:anyio", "-p", "no:asyncio")
+    out = result.stdout.str()
+    assert "test_locked_store_from_a_fixture FAILED" in out, out
+    assert "test_locked_store_built_in_the_body[2] PASSED" in out, out
+    assert "fixtures made once for every schedule: rows" in out, out
+    assert "fixtures made once for every schedule: n" not in out

@@ -155,4 +155,4 @@ def test_without_google_adk_it_is_one_line_exit_2(
         ["stress", "--store", "adk-database", "--db", str(tmp_path / "a.db"), "--seconds", "0.2", "-q"]
     )
     err = capsys.readouterr().err
-    assert code == 2 and "needs google-adk" in err and "turncheck[adk]" in err and err.count("\n") == 1
+    assert code == 2 and "needs google-adk" in err and "pip install 'google-adk" in err and err.count("\n") == 1

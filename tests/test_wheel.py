@@ -129,3 +129,51 @@ def test_the_checkout_root_and_the_installed_wheel_never_disagree(wheel_venv: Pa
     assert where.returncode == 0 and where.stdout.strip() == str(ROOT / "models" / "__init__.py"), (
         where.stderr
     )
+
+
+def _pytest_in(wheel_venv: Path) -> None:
+    """pytest in the wheel's venv, as docs/your-agent.md's ``pip install . pytest`` gives (under the
+    venv's lock: other workers run pages in it)."""
+    import fcntl
+
+    from conftest import _install
+
+    with open(wheel_venv.parent.parent / "wheel-venv.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (wheel_venv / "pytest").exists():
+            _install(wheel_venv / "python", "pytest", wheel_venv.parent.parent)
+
+
+def _page_command(page: str, pattern: str) -> list[str]:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    found = re.search(pattern, text, re.M)
+    assert found, f"{page}: no line matching {pattern!r}"
+    return shlex.split(found.group(1))
+
+
+def test_the_docs_commands_run_as_printed_from_the_checkout_root(wheel_venv: Path) -> None:
+    """docs/your-agent.md's ``pytest … examples/your-agent/test_trim.py`` and the README's counterexample
+    command, word for word from the real repository root, by the installed (non-editable) wheel:
+    the checkout's ``turncheck/`` folder shadowed the installed package there, so the page's test
+    stopped at ``No module named 'turncheck.models'`` and the README's line at ``No module named
+    'turncheck.cli'``; the docs test ran them from a scratch folder, where nothing shadows."""
+    _pytest_in(wheel_venv)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["PATH"] = f"{wheel_venv}{os.pathsep}{env.get('PATH', '')}"
+    argv = _page_command("docs/your-agent.md", r"^\$ (pytest [^\n]*examples/your-agent/test_trim\.py)$")
+    python = str(wheel_venv / "python")
+    for runner in ([str(wheel_venv / "pytest")], [python, "-m", "pytest"]):  # the page's line; python -m
+        shown = _run([*runner, *argv[1:]], ROOT, env)
+        printed = shown.stdout + shown.stderr
+        assert "No module named" not in printed and shown.returncode == 1, printed
+        assert "1 failed, 1 passed" in shown.stdout, printed  # as the page prints it
+        assert "FAILED examples/your-agent/test_trim.py::test_keep_recent_never_orphans_a_result" in printed
+    readme = _page_command("README.md", r"^\$ (turncheck check projector [^\n]*your-agent/trim\.py[^\n]*)$")
+    for runner in ([str(wheel_venv / "turncheck")], [python, "-m", "turncheck"]):
+        shown = _run([*runner, *readme[1:]], ROOT, env)
+        assert shown.returncode == 1 and "FAIL: no-orphan-results is violated" in shown.stdout, shown.stderr
+        assert "window sent: messages:examples/your-agent/trim.py:keep_recent sends seq 2..2" in shown.stdout
+        replay = re.search(r"\((turncheck replay [^)]*)\)", shown.stdout)
+        assert replay, shown.stdout  # the replay line runs as printed, from where it was printed
+        again = _run([*runner, *shlex.split(replay.group(1))[1:]], ROOT, env)
+        assert again.returncode == 1 and "still fails the same way" in again.stdout, again.stderr

@@ -17,7 +17,7 @@ the first one that fails with its shrunk interleaving and token; ``schedule="TOK
 that one; ``faults=True`` then injects faults as ``turncheck race --faults`` does
 (``fault_error``: the exception class an injected error raises; ``fault_kinds``: which of
 ``"error,cancel,crash"`` it injects). Its fixtures are made once and given to every schedule, so a test builds the state it
-races inside its body.
+races inside its body; a failure after the first schedule names the fixtures the schedules shared.
 
 Importing the plugin is cheap: turncheck's checking code is imported when the fixture is first
 used, the race scheduler when a marked test runs.
@@ -107,13 +107,16 @@ def run_race(pyfuncitem: pytest.Function, marker: pytest.Mark) -> bool:
 
         one_run = threaded_test(one_run, pyfuncitem.name)
 
+    runs_before = 0  # schedules run on the same fixture values before the failing one
     if token is not None:
         run = run_schedule(
             one_run, parse_token(token), max_steps=max_steps, max_seconds=max_seconds, error=error
         )
     else:
-        run = explore(one_run, max_steps=max_steps, max_seconds=max_seconds, **options).failing
+        explored = explore(one_run, max_steps=max_steps, max_seconds=max_seconds, **options)
+        run, runs_before = explored.failing, explored.schedules - 1
         if faults and run is None:
+            runs_before = explored.schedules
             budget = options.get("schedules", 100)
             run = search_faults(one_run, budget=budget, strategy=options.get("strategy", "random"),
                                 depth=options.get("depth", 2), seed=options.get("seed", 0),
@@ -122,8 +125,32 @@ def run_race(pyfuncitem: pytest.Function, marker: pytest.Mark) -> bool:
         how = f"@pytest.mark.race(schedule={run.schedule.token!r})"
         if not args:
             how += f", or turncheck race {pyfuncitem.path}:{pyfuncitem.originalname} --schedule {run.schedule.token}"
-        pytest.fail("\n".join(failure_report(run, how, pyfuncitem.nodeid)), pytrace=False)
+        report = failure_report(run, how, pyfuncitem.nodeid)
+        shared = shared_fixtures(args) if runs_before else []
+        if shared:
+            report.append(
+                f"note: fixtures made once for every schedule: {', '.join(shared)}; {runs_before} schedule(s) "
+                "ran on them before this one and may have left state that fails it: replay the schedule alone "
+                "with the marker above, or build what the test races in its body"
+            )
+        pytest.fail("\n".join(report), pytrace=False)
     return True
+
+
+IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), range)
+
+
+def shared_fixtures(args: dict[str, Any]) -> list[str]:
+    """The arguments of a race-marked test that one schedule can change for the next: every value
+    but ``anyio_backend`` and plain immutable ones (numbers, strings, tuples of them, as
+    ``parametrize`` gives)."""
+
+    def immutable(value: Any) -> bool:
+        if isinstance(value, tuple | frozenset):
+            return all(immutable(v) for v in value)
+        return isinstance(value, IMMUTABLE)
+
+    return [name for name, value in args.items() if name != "anyio_backend" and not immutable(value)]
 
 
 @pytest.fixture

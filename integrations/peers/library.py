@@ -11,6 +11,7 @@ import importlib
 import os
 from types import ModuleType
 
+from turncheck.models.extras import install_hint
 from turncheck.models.peer import PEERS
 from turncheck.models.tokenizer import MissingExtra
 
@@ -31,5 +32,5 @@ def require(module: str, peer: str) -> ModuleType:
     except ImportError as exc:
         p = PEERS[peer]
         raise MissingExtra(
-            f"{peer} needs {p.library} ({exc.name or module} is not installed): pip install 'turncheck[{p.extra}]'"
+            f"{peer} needs {p.library} ({exc.name or module} is not installed): {install_hint(p.extra)}"
         ) from None

@@ -49,6 +49,7 @@ from turncheck.integrations.scenarios.peer_timing import TIMING_FILE, timing_res
 from turncheck.integrations.scenarios.peer_trace import TRACE_COLUMNS, trace_rows
 from turncheck.models.cost import COST_MODELS, CostModel, make_cost
 from turncheck.models.events import Event
+from turncheck.models.extras import install_hint
 from turncheck.models.history import History
 from turncheck.models.peer import PEERS
 from turncheck.models.projector import Window, check_strategy, compared_strategies, project
@@ -147,7 +148,7 @@ def check(p: PeersParams) -> None:
     """Before anything runs: the optional libraries this run needs are installed."""
     make_cost(p.cost)  # a BPE cost model without tiktoken is refused here, naming the extra
     if importlib.util.find_spec("faker") is None:
-        raise MissingExtra(f"faker needs faker, which is not installed: pip install 'turncheck[{EXTRA}]'")
+        raise MissingExtra(f"faker needs faker, which is not installed: {install_hint(EXTRA)}")
     for s in p.strategies:
         reason = PEERS[s].missing() if s in PEERS else None
         if reason is not None:

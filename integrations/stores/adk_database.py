@@ -32,6 +32,7 @@ from typing import Any
 
 from turncheck.integrations.stores.sidecar import SidecarStore
 from turncheck.models.errors import TurncheckError
+from turncheck.models.extras import install_hint
 from turncheck.models.session_store import TURN_KINDS
 from turncheck.sim.stress.postgres import PostgresStore
 from turncheck.sim.stress.sqlite import BUSY_TIMEOUT_S
@@ -103,7 +104,7 @@ class AdkDatabaseStore(SidecarStore):
                 from google.adk.sessions import DatabaseSessionService
             except ImportError as exc:
                 raise TurncheckError(
-                    f"store adk-database needs google-adk ({exc.name} is not installed): pip install 'turncheck[adk]'"
+                    f"store adk-database needs google-adk ({exc.name} is not installed): {install_hint('adk')}"
                 ) from None
             warnings.filterwarnings("ignore", module="google.adk")  # its experimental-feature notices
             sqlite = {"connect_args": {"timeout": BUSY_TIMEOUT_S}} if self.url.startswith("sqlite") else {}

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from turncheck.models.errors import TurncheckError
+from turncheck.models.extras import install_hint
 
 
 class PostgresUnavailable(TurncheckError):
@@ -42,7 +43,7 @@ def unavailable_reason() -> str | None:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        return "the PostgreSQL driver is not installed: pip install 'turncheck[stores]'"
+        return f"the PostgreSQL driver is not installed: {install_hint('stores')}"
     if _bin_dir() is None:
         return "PostgreSQL binaries (initdb, pg_ctl) not found; apt-get install postgresql (CI: .ci/setup-debian.sh)"
     if os.geteuid() == 0:

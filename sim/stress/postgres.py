@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from turncheck.models.errors import BadParameter
+from turncheck.models.extras import install_hint
 from turncheck.models.session_store import (
     TURN_KINDS,
     ConnectionLost,
@@ -113,7 +114,7 @@ class PostgresStore:
             import psycopg
         except ImportError:
             raise BadParameter(
-                "--store postgres needs the PostgreSQL driver: pip install 'turncheck[stores]'"
+                f"--store postgres needs the PostgreSQL driver: {install_hint('stores')}"
             ) from None
         try:
             return psycopg.connect(self.dsn, autocommit=True, connect_timeout=10)

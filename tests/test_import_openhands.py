@@ -117,7 +117,6 @@ def test_a_condensation_covers_the_events_it_forgets(
     ("event", "says"),
     [
         ({"id": "x"}, "expected an event object with a 'kind'"),
-        ({"kind": "TeleportEvent"}, "an event of kind 'TeleportEvent' is not mapped"),
         ({"kind": "MessageEvent", "source": "user"}, "a MessageEvent without its 'llm_message' object"),
         (
             {"kind": "MessageEvent", "llm_message": {"role": "robot", "content": []}},

@@ -13,8 +13,11 @@ a ``toolResult`` stays before it: Bedrock refuses that message, and the log keep
 A ``reasoningContent`` block is no event but ties the turn's later calls to the first call after
 it, as Anthropic's ``thinking`` does (Claude on Bedrock wants it back with them). ``cachePoint``,
 ``image``, ``document``, ``video`` and ``audio`` carry no text an event holds and are skipped;
-``guardContent``, ``citationsContent`` and ``searchResult`` are text. Any other block is refused
-by name.
+``guardContent``, ``citationsContent`` and ``searchResult`` are text. A block of any other kind
+(one key, a kind AWS added after this reader was written) is opaque content where it stands
+(:meth:`~models.chat_log.SessionBuilder.keep_opaque`: costed, ordered, never paired), as is a
+``toolResult`` content item of another kind; a block that is not one object of one key, or a
+known block where its role does not take it (a ``toolUse`` from the user), is refused by name.
 
 Invariant kept: one event per block that is one, in the order sent — a window Strands trimmed to
 start at an assistant ``toolUse`` (strands-agents harness-sdk#1749) stays assistant-first, for
@@ -36,10 +39,14 @@ KINDS = frozenset({"toolUse", "toolResult", "reasoningContent"}) | SKIPPED | TEX
 
 
 def block_kind(block: Any, where: str) -> str:
-    """The one key of a block that names its kind (other keys, as Strands adds none, refused)."""
+    """The one key of a block that names its kind: a known one, or the only key of a block of a
+    kind this reader does not know (opaque content); a block of several keys none or more than
+    one of them known is refused (Strands adds none)."""
     if not isinstance(block, Mapping) or not block:
         raise ImportFormatError(f"{where}: a content block must be a non-empty object")
     kinds = [k for k in block if k in KINDS]
+    if not kinds and len(block) == 1 and isinstance(next(iter(block)), str):
+        return str(next(iter(block)))
     if len(kinds) != 1:
         named = ", ".join(repr(k) for k in block)
         raise ImportFormatError(f"{where}: content block {named} is not one Converse block kind")
@@ -63,9 +70,9 @@ def block_text(kind: str, value: Any, where: str) -> str:
     return value
 
 
-def result_text(result: Mapping[str, Any], where: str) -> str:
+def result_text(result: Mapping[str, Any], where: str, b: SessionBuilder) -> str:
     """A ``toolResult``'s content as text: its ``text`` items, ``json`` items as JSON, in order
-    (an image or document item holds no text)."""
+    (an image or document item holds no text; an item of another kind, one key, is opaque content)."""
     content = result.get("content", [])
     if not isinstance(content, list):
         raise ImportFormatError(f"{where}: toolResult content must be a list, got {type(content).__name__}")
@@ -77,6 +84,8 @@ def result_text(result: Mapping[str, Any], where: str) -> str:
             parts.append(block_text("searchResult", item["searchResult"], where))
         elif isinstance(item, Mapping) and "json" in item:
             parts.append(json.dumps(item["json"], ensure_ascii=False, separators=(",", ":"), sort_keys=True))
+        elif isinstance(item, Mapping) and len(item) == 1 and not SKIPPED.intersection(item):
+            parts.append(b.opaque_text(str(next(iter(item))), item))
         elif not (isinstance(item, Mapping) and SKIPPED.intersection(item)):
             raise ImportFormatError(f"{where}: a toolResult content item that is not text, json or a file")
     return "".join(parts)
@@ -109,11 +118,13 @@ def add_converse_message(b: SessionBuilder, message: Any, where: str) -> None:
             calls, thinking = True, False
         elif kind == "toolResult" and role == "user":
             b.user_text(texts, where)
-            b.result(str(value.get("toolUseId") or ""), result_text(value, where), where)
+            b.result(str(value.get("toolUseId") or ""), result_text(value, where, b), where)
         elif kind == "reasoningContent" and role == "assistant":
             thinking = True
-        elif kind not in SKIPPED:
+        elif kind in KINDS and kind not in SKIPPED:  # a toolUse from the user: Bedrock refuses it
             raise ImportFormatError(f"{where}: a {kind!r} block is not mapped in {role} messages")
+        elif kind not in SKIPPED:
+            b.keep_opaque(kind, block, texts)
     if role == "user":
         b.user_text(texts, where)
         if len(b.events) == before:  # only an image or a document: still the user message sent

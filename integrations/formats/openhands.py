@@ -13,7 +13,9 @@ that id — a rejection is still the answer the API pairs (software-agent-sdk PR
 A ``Condensation`` is a SUMMARY covering the events it forgets (``forgotten_event_ids``, first
 to last); a ``CondensationSummaryEvent`` is sent as a user message, so a USER. The system prompt
 and the events the LLM never sees (state updates, pauses, interrupts, requests for condensation,
-token and hook logs) hold no event; any other ``kind`` is refused by name.
+token and hook logs) hold no event; an event of any other ``kind`` (one the SDK adds later) is
+opaque content where it stands (:meth:`~models.chat_log.SessionBuilder.keep_opaque`: on the
+newest event, costed, never paired), counted in the one warning line, never a refusal.
 
 OpenHands sends to many providers (through LiteLLM), so no provider's rules apply by default.
 """
@@ -93,8 +95,8 @@ class Reader:
             self.condensation(b, event, where)
         elif kind == "CondensationSummaryEvent":
             b.user(text_of(event.get("summary"), where), where)
-        elif kind not in UNSEEN:
-            raise ImportFormatError(f"{where}: an event of kind {kind!r} is not mapped")
+        elif kind not in UNSEEN:  # a kind added after this reader: kept, costed, never paired
+            b.keep_opaque(kind, event, [])
 
     def message(self, b: SessionBuilder, event: Mapping[str, Any], where: str) -> None:
         message = event.get("llm_message")

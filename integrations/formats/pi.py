@@ -17,7 +17,10 @@ read: a branch left by ``/tree`` is not. On the path:
   ``summary-splits-pair``, the stale compaction of earendil-works/pi#6832 and #8667.
 * ``branch_summary`` and ``custom_message`` entries are sent as user messages (USER);
   ``model_change``, ``thinking_level_change``, ``custom``, ``label``, ``session_info`` and the
-  ``session`` header are not sent and hold no event.
+  ``session`` header are not sent and hold no event, nor does an entry of a type added after this
+  reader was written (``buildSessionContext`` sends only the four above). An assistant block of a
+  type this reader does not know is opaque content where it stands
+  (:meth:`~models.chat_log.SessionBuilder.keep_opaque`), never a refusal.
 
 An assistant message's ``usage`` (``input`` plus ``cacheRead`` and ``cacheWrite``) is the input of
 the request that produced it, for ``lint --budget``
@@ -67,8 +70,10 @@ def add_assistant(b: SessionBuilder, message: Mapping[str, Any], where: str) -> 
                 str(block.get("id") or ""), arguments_text(block.get("arguments", {})), where, thinking
             )
             calls, thinking = True, False
+        elif isinstance(kind, str):  # a block type added after this reader: sent, so costed
+            b.keep_opaque(kind, block, texts)
         else:
-            raise ImportFormatError(f"{where}: an assistant block of type {kind!r} is not mapped")
+            raise ImportFormatError(f"{where}: an assistant block without a 'type'")
     if not calls:
         b.answer("".join(texts), where)
 
@@ -131,8 +136,8 @@ def read_pi(path: Path) -> Imported:
                 b.summary(summary, where, None if kept is None else (b.first_seq, kept - 1))
         elif kind in ("branch_summary", "custom_message"):
             b.user(blocks_text(entry.get("summary", entry.get("content")), where), where)
-        elif kind not in SKIPPED:
-            raise ImportFormatError(f"{where}: unknown entry type {kind!r}")
+        # any other entry type (SKIPPED, or one added after this reader) is not sent: pi's
+        # buildSessionContext appends only messages, compactions and the two summaries
 
     groups = (
         (path.stem, [entry], f"{path}:{number}", None)

@@ -18,7 +18,10 @@ each a list of ``parts`` named by ``part_kind``, kept in their order:
   ``instruction-baseline``, ``model-settings-delta``, ``tool-availability-delta``,
   ``capability-load-delta``) and ``file`` / ``speech`` media hold no event.
 
-Any other ``kind`` or ``part_kind`` is refused by name. Pydantic AI sends to many APIs, so no
+A part of any other ``part_kind`` (one a later Pydantic AI adds) is opaque content where it stands
+(:meth:`~models.chat_log.SessionBuilder.keep_opaque`: costed, ordered, never paired), never a
+refusal; a message of any other ``kind``, a part without a ``part_kind``, or a known part on the
+side that never holds it (a ``tool-call`` in a request), is refused by name. Pydantic AI sends to many APIs, so no
 provider's rules are applied by default: ``--provider`` names the one the agent's model is.
 A run stopped after a response's tool calls leaves them unanswered in the stored history, and
 the next run's request is built on it (pydantic/pydantic-ai#4728: "once a conversation is
@@ -40,6 +43,22 @@ NO_EVENT = frozenset({
     "system-prompt", "instruction-delta", "instruction-baseline", "model-settings-delta",
     "tool-availability-delta", "capability-load-delta", "file", "speech",
 })  # fmt: skip
+REQUEST_KINDS = (
+    frozenset({"user-prompt", "retry-feedback", "retry-prompt", "compaction", *RETURNS}) | NO_EVENT
+)
+RESPONSE_KINDS = (
+    frozenset({"text", "thinking", "builtin-tool-call", "builtin-tool-return", "compaction", *CALLS})
+    | NO_EVENT
+)
+"""The part kinds each side holds: one of the other side's there is refused, any other is opaque."""
+
+
+def keep_unknown(b: SessionBuilder, part: Any, kind: str, texts: list[str], side: str, where: str) -> None:
+    """A part of a kind this reader does not know is opaque content; a known one on the wrong side
+    (a ``tool-call`` in a request) is not what Pydantic AI writes, and is refused by name."""
+    if kind in (RESPONSE_KINDS if side == "request" else REQUEST_KINDS):
+        raise ImportFormatError(f"{where}: a part of kind {kind!r} is not mapped in a {side}")
+    b.keep_opaque(kind, part, texts)
 
 
 def content_text(content: Any) -> str:
@@ -78,7 +97,7 @@ def add_request(b: SessionBuilder, parts: list[Any], where: str) -> None:
             b.user_text(texts, where)
             b.summary(content_text(part.get("content")), where)
         elif kind not in NO_EVENT:
-            raise ImportFormatError(f"{where}: a part of kind {kind!r} is not mapped in a request")
+            keep_unknown(b, part, kind, texts, "request", where)
     b.user_text(texts, where)
 
 
@@ -98,7 +117,7 @@ def add_response(b: SessionBuilder, parts: list[Any], where: str) -> None:
         elif kind == "compaction":
             b.summary(content_text(part.get("content")), where)
         elif kind not in NO_EVENT:
-            raise ImportFormatError(f"{where}: a part of kind {kind!r} is not mapped in a response")
+            keep_unknown(b, part, kind, texts, "response", where)
     if not calls:
         b.answer("".join(texts), where)
 

@@ -52,7 +52,8 @@ MODEL_CALLS = ("chat", "generate_content", "text_completion")
 SKIPPED_PARTS = ("reasoning", "thinking")
 PROVIDERS = {"openai": "openai-chat", "azure.ai.openai": "openai-chat", "az.ai.openai": "openai-chat",
              "anthropic": "anthropic", "gcp.gemini": "gemini", "gcp.vertex_ai": "gemini",
-             "gcp.gen_ai": "gemini", "gemini": "gemini", "vertex_ai": "gemini"}  # fmt: skip
+             "gcp.gen_ai": "gemini", "gemini": "gemini", "vertex_ai": "gemini",
+             "aws.bedrock": "bedrock"}  # fmt: skip
 """``gen_ai.provider.name`` / ``gen_ai.system`` values → the provider rules a request answers to."""
 WANTED = ("gen_ai.operation.name", "gen_ai.conversation.id", "gen_ai.provider.name", "gen_ai.system",
           "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.request.model",

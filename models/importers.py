@@ -84,8 +84,9 @@ class Imported:
     records): each the messages it sent, projected through the file's compactions, with that
     count. Costed against ``lint --budget`` only, never checked as sent (the log itself is)."""
     opaque: Mapping[str, int] = dataclasses.field(default_factory=dict)
-    """Parts kept as opaque content, by type (:mod:`models.chat_log`); for a trace, those of the
-    rebuilt log (each conversation's last call and its answer)."""
+    """Parts kept as opaque content, by type (:mod:`models.chat_log`); for a trace, per type the
+    most that one request sent or the rebuilt log holds (each request resends its history, so a
+    sum would count one part once per request)."""
 
     def located(self) -> list[tuple[int | str, Event]]:
         return list(zip(self.origins, self.events, strict=True))

@@ -99,9 +99,12 @@ class SentWindow:
 
 def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
     """The log of ``requests`` (in send order): per conversation, in the order conversations
-    first appear, the last call's input then output; every call's input as a :class:`SentWindow`."""
+    first appear, the last call's input then output; every call's input as a :class:`SentWindow`.
+    Its ``opaque`` counts, per type, the most parts one request sent or the log holds: a part a
+    compaction dropped from the last call was still sent, and checked, by the calls before it."""
     last: dict[str, SentRequest] = {}
     windows: list[SentWindow] = []
+    opaque: Counter[str] = Counter()  # per type, the most one request (or the rebuilt log) held
     for r in requests:
         last[r.conversation] = r
         b = SessionBuilder(r.conversation)
@@ -110,10 +113,11 @@ def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
             b.end_message(f"{r.where}: input message {i}")
         windows.append(SentWindow(r.where, r.provider, Imported(b.events, b.origins), r.model, r.conversation,
                                   r.reported, r.frame))  # fmt: skip
+        opaque |= b.opaque
     firsts = list(dict.fromkeys(r.conversation for r in requests))
     events: list[Event] = []
     origins: list[str] = []
-    opaque: Counter[str] = Counter()
+    rebuilt: Counter[str] = Counter()
     for conversation in firsts:
         r = last[conversation]
         b = SessionBuilder(conversation, first_seq=len(events))
@@ -123,7 +127,8 @@ def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
                 b.end_message(f"{r.where}: {part} message {i}")
         events.extend(b.events)
         origins.extend(b.origins)
-        opaque.update(b.opaque)
+        rebuilt.update(b.opaque)
+    opaque |= rebuilt
     return Imported(events, origins, tuple(windows), opaque=dict(sorted(opaque.items())))
 
 

@@ -410,3 +410,22 @@ def test_product_readers_keep_a_kind_added_later(
             assert "orphan-result" in out, (fmt, out)
         assert "kept as opaque content" in err, (fmt, err)
         assert "hologram" in err.lower(), (fmt, err)
+
+
+def test_otel_parts_only_earlier_requests_sent_are_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found with a held-out trace (issue 51): the warning counted only the parts of each
+    conversation's last call, so a ``blob`` sent — and checked — by the requests before a
+    compaction went unnamed. Now each type counts the most parts one request sent."""
+    compaction = {"type": "compaction", "id": "cmp_1", "content": "earlier turns"}
+    asked = {"role": "user", "parts": [{"type": "text", "content": "look"}, BLOB, URI]}
+    summary = {"role": "assistant", "parts": [compaction]}
+    path = otel_file(tmp_path / "trace.json", [
+        ([asked], [answer("a cat")]),
+        ([asked, answer("a cat"), user("again")], [summary]),
+        ([summary, user("next")], [answer("done")]),
+    ])  # fmt: skip
+    code, out, err = lint(path, "otel", capsys)
+    assert code == 0, (out, err)
+    assert "2 parts of types blob, uri were kept as opaque content" in err, err

@@ -76,11 +76,15 @@ class TraceRecords:
     ``read(record, where)`` is the request it records, or ``None`` for a record that is no model
     call (an agent span, a tool run); ``add`` maps one of its messages onto a builder;
     ``split(document, where)`` gives the records one JSON document of the format's files holds
-    (``lint --follow`` reads a file a line at a time; ``None``: a document is one record)."""
+    (``lint --follow`` reads a file a line at a time; ``None``: a document is one record);
+    ``holds(record)`` gives the records a container holds — a Langfuse trace's observations, a
+    LangSmith run's child runs, an OTLP document's spans — and ``None`` for one record, so a
+    container handed to ``lint_request`` is each model call it holds, never an empty verdict."""
 
     read: Callable[[Any, str], SentRequest | None]
     add: AddRecord
     split: Callable[[Any, str], Iterable[Any]] | None = None
+    holds: Callable[[Any], list[Any] | None] | None = None
 
 
 @dataclass(frozen=True)

@@ -168,6 +168,21 @@ def observation_records(document: Any, where: str) -> list[Any]:
     return out
 
 
+def trace_observations(record: Any) -> list[Any] | None:
+    """A trace's observations in start order (``None`` for an observation): the records
+    ``lint_request`` reads when handed a whole trace."""
+    if not (isinstance(record, Mapping) and isinstance(record.get("observations"), list)):
+        return None
+    trace = record.get("id")
+    observations = [  # each read as its trace's conversation: an export may omit its traceId
+        {**obs, "traceId": trace}
+        if isinstance(obs, Mapping) and "traceId" not in obs and isinstance(trace, str)
+        else obs
+        for obs in record["observations"]
+    ]
+    return sorted(observations, key=lambda o: str(o.get("startTime", "")) if isinstance(o, Mapping) else "")
+
+
 def observation_request(obs: Any, where: str) -> SentRequest | None:
     """One observation as Langfuse's API returns it, alone: its conversation is its trace."""
     if not isinstance(obs, Mapping) or not isinstance(obs.get("id"), str):
@@ -183,6 +198,8 @@ register_format(
         "Langfuse traces with their observations (each GENERATION a model call, checked as sent): "
         'a trace, a list of traces, {"data": […]}, or JSON lines of traces',
         provider="openai-chat",
-        requests=TraceRecords(observation_request, add_openai_message, split=observation_records),
+        requests=TraceRecords(
+            observation_request, add_openai_message, split=observation_records, holds=trace_observations
+        ),
     )
 )

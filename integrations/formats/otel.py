@@ -217,6 +217,17 @@ def span_records(document: Any, where: str) -> list[Mapping[str, Any]]:
     return [span for span, _ in spans_of(document, where)]
 
 
+def document_spans(record: Any) -> list[Any] | None:
+    """The spans of a whole OTLP document (or a list of the SDK's spans) in start order; ``None``
+    for one span (what ``lint_request`` reads alone)."""
+    if not (isinstance(record, Mapping) and "resourceSpans" in record or isinstance(record, list)):
+        return None
+    read = [(span, otlp) for span, otlp in spans_of(record, "document")]
+    return [
+        span for _, _, span in sorted((start_ns(s, o, "document"), i, s) for i, (s, o) in enumerate(read))
+    ]
+
+
 def span_request(span: Any, where: str) -> SentRequest | None:
     """One span as a tracing back-end holds it (OTLP JSON or the SDK's ``to_json``), alone."""
     if not isinstance(span, Mapping):
@@ -314,6 +325,6 @@ register_format(
         read_otel,
         "OpenTelemetry GenAI spans (gen_ai.input.messages / gen_ai.output.messages): OTLP JSON "
         "(collector file exporter) or opentelemetry-sdk to_json spans; every model call checked as sent",
-        requests=TraceRecords(span_request, add_otel_message, split=span_records),
+        requests=TraceRecords(span_request, add_otel_message, split=span_records, holds=document_spans),
     )
 )

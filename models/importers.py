@@ -110,6 +110,9 @@ class LogFormat:
     lines: LineReader | None = None
     """For a session file of one JSON record a line: its log read from records already parsed,
     so ``lint --follow`` reads only what is appended (:func:`models.follow.follow_session_lines`)."""
+    folders: bool = False
+    """Whether ``read`` takes a folder as one history (an OpenHands conversation is a folder of
+    event files), so ``lint --from FORMAT FOLDER`` lints it as one file, not as an archive."""
 
 
 Records = Callable[[], Iterable[tuple[int, Mapping[str, Any]]]]

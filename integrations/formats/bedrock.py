@@ -1,7 +1,9 @@
 """``--from bedrock``: Amazon Bedrock Converse ``messages`` — what Strands Agents keeps in
 ``agent.messages`` — as a JSON list, a request body ``{"messages": […]}`` (its ``system`` is the
 frame, not the log), or JSONL of request bodies; a record may also be a Strands session file's
-``{"message": {…}, "message_id": N}`` (``FileSessionManager``'s ``message_N.json``).
+``{"message": {…}, "message_id": N}`` (``FileSessionManager``'s ``message_N.json``), alone or as
+the agent's folder of them (``agents/agent_ID/messages/``, read in ``message_id`` order as one
+history: ``lint --from bedrock FOLDER`` is never an archive of one-message files).
 
 A message is ``{"role": "user"|"assistant", "content": [block, …]}`` and a block is an object
 whose one key names its kind (AWS's ``ContentBlock`` union). An assistant message's ``toolUse``
@@ -27,11 +29,21 @@ start at an assistant ``toolUse`` (strands-agents harness-sdk#1749) stays assist
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text
-from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
+from turncheck.models.importers import (
+    Imported,
+    LogFormat,
+    build_sessions,
+    json_or_jsonl,
+    loads,
+    read_text,
+    register_format,
+)
 
 SKIPPED = frozenset({"cachePoint", "image", "document", "video", "audio"})
 TEXT_BLOCKS = frozenset({"text", "guardContent", "citationsContent", "searchResult"})
@@ -133,11 +145,58 @@ def add_converse_message(b: SessionBuilder, message: Any, where: str) -> None:
         b.answer("".join(texts), where)
 
 
+MESSAGE_FILE = re.compile(r"message_(\d+)\.json")
+"""How Strands' ``FileSessionManager`` names an agent's messages (``messages/message_N.json``)."""
+
+
+def message_files(folder: Path) -> list[Path]:
+    """An agent's message files in ``message_id`` order (``message_10`` after ``message_9``): the
+    agent folder's ``messages/``, or that folder itself; regular files only, never a symlink
+    followed. Refused when there is none."""
+    messages = folder / "messages" if (folder / "messages").is_dir() else folder
+    found = [
+        (int(m.group(1)), p)
+        for p in messages.iterdir()
+        if (m := MESSAGE_FILE.fullmatch(p.name)) and p.is_file() and not p.is_symlink()
+    ]
+    if not found:
+        raise ImportFormatError(
+            f"{folder}: no Strands message files (message_N.json) in it or in its messages/"
+        )
+    return [p for _, p in sorted(found)]
+
+
+def message_record(path: Path) -> Any:
+    """One ``message_N.json`` of an agent folder: its JSON, or one line naming the file."""
+    try:
+        return loads(read_text(path), str(path))
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(f"{path}: malformed JSON ({exc.msg})") from None
+
+
+def read_bedrock(path: Path) -> Imported:
+    """Converse messages: a file (JSON, JSONL, or one Strands ``message_N.json``), or a Strands
+    agent folder (``FileSessionManager``'s ``agents/agent_ID/``, or its ``messages/``): one history."""
+    if path.is_dir():
+        folder = path.parent if path.name == "messages" else path
+        groups = [(folder.name, [message_record(p)], str(p), None) for p in message_files(path)]
+        return build_sessions(groups, add_converse_message)
+    if MESSAGE_FILE.fullmatch(path.name):
+        try:
+            value = loads(read_text(path), str(path))
+        except json.JSONDecodeError:
+            value = None  # JSON lines, or not the format: the general reader names it
+        if isinstance(value, Mapping) and isinstance(value.get("message"), Mapping):
+            return build_sessions([(path.stem, [value], str(path), None)], add_converse_message)
+    return json_or_jsonl(path, "messages", add_converse_message)
+
+
 register_format(
     LogFormat(
         "bedrock",
-        lambda path: json_or_jsonl(path, "messages", add_converse_message),
+        read_bedrock,
         'Amazon Bedrock Converse messages (toolUse / toolResult blocks; Strands agent.messages, read as strands-agents 1.62.0 writes it): a JSON list, {"messages": […]}, or JSONL of request bodies',
         provider="bedrock",
+        folders=True,
     )
 )

@@ -225,7 +225,9 @@ def follow_whole_file(
             checks.checked.clear()
         last = seen
         try:
-            located = import_log(format, path).located()
+            imported = import_log(format, path)
+            located = imported.located()
+            checks.provider = provider if provider is not None else imported.provider  # as lint does
         except TurncheckError as exc:
             notice(f"{exc}; read again at its next change")
             continue

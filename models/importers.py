@@ -87,6 +87,11 @@ class Imported:
     """Parts kept as opaque content, by type (:mod:`models.chat_log`); for a trace, per type the
     most that one request sent or the rebuilt log holds (each request resends its history, so a
     sum would count one part once per request)."""
+    provider: str | None = None
+    """The API whose rules the log answers to, as the file itself records it (a pi session's
+    last ``api``, a Goose session's ``provider_name``, a Pydantic AI history's last
+    ``provider_name``): what ``lint`` applies when no ``--provider`` is given and the format names
+    none; ``None`` when the file does not say (or its sessions say different ones)."""
 
     def located(self) -> list[tuple[int | str, Event]]:
         return list(zip(self.origins, self.events, strict=True))

@@ -270,10 +270,12 @@ def check_window(report: LintReport, sent: SentWindow, provider: str | None = No
 def lint_imported(
     imported: Imported, keep: int = 5, provider: str | None = None, budget: int | None = None
 ) -> LintReport:
-    """The imported log linted as usual (with ``provider``'s rules when given), then each sent
+    """The imported log linted as usual (with ``provider``'s rules when given, else those of the
+    API the file records, :attr:`~models.importers.Imported.provider`), then each sent
     window for :data:`WINDOW_PROBLEMS` under ``provider``, else the window's own provider, else
     :data:`DEFAULT_PROVIDER`, and against ``budget`` (:func:`flag_over_budget`) when given;
     ``report.requests`` counts the windows checked."""
+    provider = provider if provider is not None else imported.provider
     report = lint_events(imported.located(), keep, provider)
     costs = []
     if budget is not None or any(s.reported is not None for s in imported.sent):

@@ -25,7 +25,9 @@ read: a branch left by ``/tree`` is not. On the path:
 An assistant message's ``usage`` (``input`` plus ``cacheRead`` and ``cacheWrite``) is the input of
 the request that produced it, for ``lint --budget``
 (:class:`~integrations.formats.claude_code.UsageWindows`).
-pi talks to many providers, so no provider's rules apply by default (``--provider`` names it).
+pi talks to many providers: the rules applied by default are those of the ``api`` of the last
+assistant message on the path (:data:`APIS`: ``anthropic-messages`` → Anthropic's, …), where
+the session's next request goes; ``--provider`` names another.
 Invariant kept: one pass reads the tree's ids, the next the entries on the path, in file order.
 """
 
@@ -118,12 +120,16 @@ def read_pi(path: Path) -> Imported:
         node = parent.get(node)
     first_event: dict[str, int] = {}  # entry id → seq of the first event it is or follows
     requests: dict[str, tuple[SessionBuilder, list[Request]]] = {}  # the answers with a usage
+    apis: list[Any] = []
 
     def add(b: SessionBuilder, entry: Mapping[str, Any], where: str) -> None:
         first_event[str(entry["id"])] = b.next_seq
         kind = entry["type"]
         if kind == "message":
-            asked(b, entry.get("message"), where, requests.setdefault(b.session, (b, []))[1])
+            message = entry.get("message")
+            if isinstance(message, Mapping) and message.get("role") == "assistant" and "api" in message:
+                apis.append(message["api"])  # the last one's is where the next request goes
+            asked(b, message, where, requests.setdefault(b.session, (b, []))[1])
             add_message(b, entry.get("message"), where)
         elif kind == "compaction":
             summary, kept = (
@@ -144,9 +150,17 @@ def read_pi(path: Path) -> Imported:
         for number, entry in records(path, text)
         if entry["type"] != "session" and entry.get("id") in on_path
     )
-    imported = build_sessions(groups, add)
+    imported = dataclasses.replace(
+        build_sessions(groups, add), provider=APIS.get(str(apis[-1])) if apis else None
+    )
     reported = UsageWindows(requests.values(), None)
     return dataclasses.replace(imported, reported=reported) if reported else imported
+
+
+APIS = {"anthropic-messages": "anthropic", "openai-completions": "openai-chat",
+        "openai-responses": "openai-responses", "google-generative-ai": "gemini", "google-vertex": "gemini",
+        "bedrock-converse-stream": "bedrock"}  # fmt: skip
+"""pi's ``api`` of an assistant message (pi-ai's ``Api``) → the provider rules it answers to."""
 
 
 def asked(b: SessionBuilder, message: Any, where: str, requests: list[Request]) -> None:

@@ -21,8 +21,10 @@ each a list of ``parts`` named by ``part_kind``, kept in their order:
 A part of any other ``part_kind`` (one a later Pydantic AI adds) is opaque content where it stands
 (:meth:`~models.chat_log.SessionBuilder.keep_opaque`: costed, ordered, never paired), never a
 refusal; a message of any other ``kind``, a part without a ``part_kind``, or a known part on the
-side that never holds it (a ``tool-call`` in a request), is refused by name. Pydantic AI sends to many APIs, so no
-provider's rules are applied by default: ``--provider`` names the one the agent's model is.
+side that never holds it (a ``tool-call`` in a request), is refused by name. Pydantic AI sends to many APIs: a history
+whose last response names its ``provider_name`` (:data:`PROVIDERS`: ``anthropic``, ``google-gla``,
+``google-vertex``, ``bedrock``) is held to that API's rules by default; otherwise none apply
+unless ``--provider`` names the one the agent's model is.
 A run stopped after a response's tool calls leaves them unanswered in the stored history, and
 the next run's request is built on it (pydantic/pydantic-ai#4728: "once a conversation is
 poisoned, it stays poisoned"); the log keeps that CALL where it stands for ``lint`` to name.
@@ -30,12 +32,14 @@ poisoned, it stays poisoned"); the log keeps that CALL where it stands for ``lin
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text
-from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
+from turncheck.models.importers import Imported, LogFormat, json_or_jsonl, loads, read_text, register_format
 
 CALLS = ("tool-call", "tool-search-call", "capability-load-call")
 RETURNS = ("tool-return", "tool-search-return", "capability-load-return")
@@ -142,10 +146,41 @@ def add_model_message(b: SessionBuilder, message: Any, where: str) -> None:
         )
 
 
+PROVIDERS = {
+    "anthropic": "anthropic",
+    "google-gla": "gemini",
+    "google-vertex": "gemini",
+    "bedrock": "bedrock",
+}
+"""A response's ``provider_name`` → the rules of the API it came from (``openai`` is left out: its
+models may be Chat Completions' or the Responses API's, which the name does not say)."""
+
+
+def read_pydantic_ai(path: Path) -> Imported:
+    """The history, held by default to the rules of the provider of its last response that names
+    one (where the next request goes; :data:`PROVIDERS`)."""
+    imported = json_or_jsonl(path, "messages", add_model_message)
+    return dataclasses.replace(imported, provider=last_provider(path))
+
+
+def last_provider(path: Path) -> str | None:
+    """The ``provider_name`` of the file's last response naming one, as rules (``None``: unnamed,
+    several sessions, or not one of :data:`PROVIDERS`)."""
+    try:
+        value = loads(read_text(path), str(path))
+    except json.JSONDecodeError:
+        return None  # JSON lines of request bodies: each may go elsewhere
+    if not isinstance(value, list):
+        return None
+    names = [m.get("provider_name") for m in value if isinstance(m, Mapping) and m.get("kind") == "response"]
+    named = [n for n in names if isinstance(n, str)]
+    return PROVIDERS.get(named[-1]) if named else None
+
+
 register_format(
     LogFormat(
         "pydantic-ai",
-        lambda path: json_or_jsonl(path, "messages", add_model_message),
+        read_pydantic_ai,
         "Pydantic AI ModelMessagesTypeAdapter JSON (request / response messages of parts; read as pydantic-ai 2.68 writes it): a list, or an object of such lists by session",
     )
 )

@@ -22,8 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from turncheck.integrations.formats.langchain import add_langchain_message
-from turncheck.integrations.formats.langfuse import Timed, chat_reply, in_send_order, iso_time
-from turncheck.integrations.formats.openai_chat import add_openai_message
+from turncheck.integrations.formats.langfuse import (
+    Timed,
+    add_chat_message,
+    chat_reply,
+    in_send_order,
+    iso_time,
+    request_provider,
+)
 from turncheck.integrations.formats.otel import documents
 from turncheck.integrations.formats.usage import first_reported
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder
@@ -41,7 +47,7 @@ def add_run_message(b: SessionBuilder, message: Any, where: str) -> None:
         kind = kwargs.get("type") or (LC_TYPES.get(path[-1]) if isinstance(path, list) and path else None)
         add_langchain_message(b, {"type": kind, "data": kwargs}, where)
     else:
-        add_openai_message(b, message, where)
+        add_chat_message(b, message, where)
 
 
 def thread_of(run: Mapping[str, Any]) -> str:
@@ -135,7 +141,7 @@ def llm_run(run: Any, where: str) -> Timed | None:
     inputs = sent_messages(run.get("inputs"), call)
     tools = run["inputs"].get("tools") if isinstance(run.get("inputs"), Mapping) else None
     replies = reply_of(run.get("outputs"), call)
-    sent = SentRequest(thread_of(run), call, "openai-chat", inputs, replies, model_of(run_model(run)),
+    sent = SentRequest(thread_of(run), call, request_provider(inputs), inputs, replies, model_of(run_model(run)),
                        run_reported(run, replies), frame_text(system_texts(inputs), tools))  # fmt: skip
     return iso_time(run.get("start_time"), call, "start_time"), sent
 

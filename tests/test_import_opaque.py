@@ -429,3 +429,24 @@ def test_otel_parts_only_earlier_requests_sent_are_counted(
     code, out, err = lint(path, "otel", capsys)
     assert code == 0, (out, err)
     assert "2 parts of types blob, uri were kept as opaque content" in err, err
+
+
+@pytest.mark.parametrize(
+    ("fmt", "role", "block"),
+    [("anthropic", "user", {"type": "tool_use", "id": "t1", "name": "f", "input": {}}),
+     ("anthropic", "assistant", {"type": "tool_result", "tool_use_id": "t1", "content": "x"}),
+     ("cline", "user", {"type": "tool_use", "id": "t1", "name": "f", "input": {}})],
+)  # fmt: skip
+def test_a_pairing_block_in_the_other_role_is_refused_not_opaque(
+    fmt: str, role: str, block: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found with held-out histories (issue 51): a ``tool_use`` in a user message (or a
+    ``tool_result`` in an assistant one) was kept as opaque content, so its unpaired call or
+    result linted clean, exit 0. It is refused by name (exit 2: not checked)."""
+    other = "assistant" if role == "user" else "user"
+    path = tmp_path / "messages.json"
+    path.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": other, "content": "ok"},
+                                {"role": role, "content": [block]}]))  # fmt: skip
+    code, out, err = lint(path, fmt, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, (out, err)
+    assert f"a '{block['type']}' block in a {role} message" in err, err

@@ -436,7 +436,9 @@ def test_otel_parts_only_earlier_requests_sent_are_counted(
     [("anthropic", "user", {"type": "tool_use", "id": "t1", "name": "f", "input": {}}),
      ("anthropic", "assistant", {"type": "tool_result", "tool_use_id": "t1", "content": "x"}),
      ("cline", "user", {"type": "tool_use", "id": "t1", "name": "f", "input": {}}),
-     ("vercel", "user", {"type": "tool-call", "toolCallId": "t1", "toolName": "f", "input": {}})],
+     ("vercel", "user", {"type": "tool-call", "toolCallId": "t1", "toolName": "f", "input": {}}),
+     ("otel", "user", {"type": "tool_call", "id": "t1", "name": "f", "arguments": {}}),
+     ("otel", "assistant", {"type": "tool_call_response", "id": "t1", "response": "x"})],
 )  # fmt: skip
 def test_a_pairing_block_in_the_other_role_is_refused_not_opaque(
     fmt: str, role: str, block: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -446,8 +448,12 @@ def test_a_pairing_block_in_the_other_role_is_refused_not_opaque(
     result linted clean, exit 0. It is refused by name (exit 2: not checked)."""
     other = "assistant" if role == "user" else "user"
     path = tmp_path / "messages.json"
-    path.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": other, "content": "ok"},
-                                {"role": role, "content": [block]}]))  # fmt: skip
+    if fmt == "otel":  # spans the real SDK records, the part in the window sent
+        window = [user("hi"), {"role": role, "parts": [{"type": "text", "content": "so"}, block]}]
+        path = otel_file(path, [(window, [answer("ok")])])
+    else:
+        path.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": other, "content": "ok"},
+                                    {"role": role, "content": [block]}]))  # fmt: skip
     code, out, err = lint(path, fmt, capsys)
     assert code == 2 and out == "" and err.count("\n") == 1, (out, err)
-    assert block["type"] in err and f"in a {role} message" in err, err
+    assert block["type"] in err and f" {role} message" in err, err

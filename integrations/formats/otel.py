@@ -17,8 +17,10 @@ the input the provider reported). A ``compaction`` part (semantic-conventions-ge
 "content"}`` in the message the provider returned it in; its ``content`` usually absent, the
 provider's opaque continuity value) is a SUMMARY covering every earlier event of the conversation,
 as Anthropic's block is. Any other part — ``blob``, ``file``, ``uri``, ``server_tool_call``, a type
-the conventions add later, or a known type where this reader does not map it — is opaque content
-(:meth:`~models.chat_log.SessionBuilder.keep_opaque`), never a refusal. ``gen_ai.conversation.id`` (else the trace id) is the session. Spans are taken in start
+the conventions add later — is opaque content
+(:meth:`~models.chat_log.SessionBuilder.keep_opaque`), never a refusal; a ``tool_call`` outside an
+assistant message or a ``tool_call_response`` inside one is refused by name (kept opaque, it would
+hide an unpaired call or result: a false clean). ``gen_ai.conversation.id`` (else the trace id) is the session. Spans are taken in start
 time order, then span id, so the same file always reads the same; other spans (agents, tools)
 are not requests and are skipped. The requests are checked as sent and the log rebuilt from each
 conversation's last call (:mod:`models.sent_windows`); ``gen_ai.provider.name`` (or the older
@@ -310,6 +312,10 @@ def add_otel_message(b: SessionBuilder, message: Any, where: str) -> None:
             b.user_text(texts, where)  # text before a response stays before it
             b.result_by_name(
                 str(name), call_id, reply if isinstance(reply, str) else arguments_text(reply), where
+            )
+        elif kind in ("tool_call", "tool_call_response"):  # opaque, it would hide its unpaired call or result
+            raise ImportFormatError(
+                f"{where}: a {kind} part in a{'n' if role == 'assistant' else ''} {role} message"
             )
         elif kind not in SKIPPED_PARTS:
             b.keep_opaque(kind, part, texts)

@@ -131,8 +131,13 @@ def lint_command(
         return
     from turncheck.models.archive import is_archive
 
-    many = len(histories) > 1 or is_archive(str(histories[0]))
-    if many or jobs > 1 or scheduler or executor_kind:  # one file on an executor prints as one file
+    one_folder = (
+        source is not None and FORMATS[source].folders and len(histories) == 1 and histories[0].is_dir()
+    )
+    many = len(histories) > 1 or is_archive(str(histories[0])) and not one_folder
+    if not one_folder and (
+        many or jobs > 1 or scheduler or executor_kind
+    ):  # one file on an executor prints as one file
         if budget is not None and source is None:
             _refuse_a_flag_budget(budget_of_project, NO_TRACE)
             budget = None
@@ -141,7 +146,8 @@ def lint_command(
         )
         return
     history = histories[0]
-    require_regular_file(history, EventFormatError)
+    if not one_folder:
+        require_regular_file(history, EventFormatError)
     if source is not None:  # a foreign log: lint what it imports as, each finding naming its record
         imported = import_log(source, history)
         if budget is not None and not imported.sent and not imported.reported:

@@ -200,8 +200,8 @@ def follow_whole_file(
     notice: Notice = no_notice,
 ) -> Iterator[list[Finding]]:
     """For a format read whole and without a :class:`~models.importers.LineReader` (a file its
-    reader takes only as a whole): each time the file changes and ends with a complete line, it
-    is read again and every request made since the last look is checked (:class:`NewRequests`).
+    reader takes only as a whole): each time the file changes and ends a record (a complete line,
+    or a JSON document's closing bracket: :func:`ends_a_record`), it is read again and every request made since the last look is checked (:class:`NewRequests`).
     Each look reads the whole file. A file that does not read (a record being written, not the
     format) is named to ``notice`` and read again at its next change."""
     from turncheck.models.importers import import_log
@@ -215,7 +215,7 @@ def follow_whole_file(
             time.sleep(poll)
             continue
         seen = (now.st_ino, now.st_size, now.st_mtime_ns)
-        if seen == last or not now.st_size or not ends_a_line(path):
+        if seen == last or not now.st_size or not ends_a_record(path):
             time.sleep(poll)
             continue
         if last is not None and (seen[0] != last[0] or seen[1] < last[1]):
@@ -225,7 +225,9 @@ def follow_whole_file(
             checks.checked.clear()
         last = seen
         try:
-            located = import_log(format, path).located()
+            imported = import_log(format, path)
+            located = imported.located()
+            checks.provider = provider if provider is not None else imported.provider  # as lint does
         except TurncheckError as exc:
             notice(f"{exc}; read again at its next change")
             continue
@@ -314,8 +316,11 @@ class NewRequests:
         return found
 
 
-def ends_a_line(path: Path) -> bool:
-    """Whether the file's last byte ends a line (no record is half written)."""
+def ends_a_record(path: Path) -> bool:
+    """Whether the file may hold only whole records: it ends a line, or — a JSON document written
+    whole without a newline after it, as ``json.dump`` and pydantic's ``dump_json`` write one —
+    its last byte closes a list or an object. (A document cut after an inner ``}`` does not read:
+    it is named, and read again at the next change.)"""
     with path.open("rb") as fh:
         fh.seek(-1, os.SEEK_END)
-        return fh.read(1) == b"\n"
+        return fh.read(1) in (b"\n", b"]", b"}")

@@ -84,8 +84,14 @@ class Imported:
     records): each the messages it sent, projected through the file's compactions, with that
     count. Costed against ``lint --budget`` only, never checked as sent (the log itself is)."""
     opaque: Mapping[str, int] = dataclasses.field(default_factory=dict)
-    """Parts kept as opaque content, by type (:mod:`models.chat_log`); for a trace, those of the
-    rebuilt log (each conversation's last call and its answer)."""
+    """Parts kept as opaque content, by type (:mod:`models.chat_log`); for a trace, per type the
+    most that one request sent or the rebuilt log holds (each request resends its history, so a
+    sum would count one part once per request)."""
+    provider: str | None = None
+    """The API whose rules the log answers to, as the file itself records it (a pi session's
+    last ``api``, a Goose session's ``provider_name``, a Pydantic AI history's last
+    ``provider_name``): what ``lint`` applies when no ``--provider`` is given and the format names
+    none; ``None`` when the file does not say (or its sessions say different ones)."""
 
     def located(self) -> list[tuple[int | str, Event]]:
         return list(zip(self.origins, self.events, strict=True))
@@ -109,6 +115,9 @@ class LogFormat:
     lines: LineReader | None = None
     """For a session file of one JSON record a line: its log read from records already parsed,
     so ``lint --follow`` reads only what is appended (:func:`models.follow.follow_session_lines`)."""
+    folders: bool = False
+    """Whether ``read`` takes a folder as one history (an OpenHands conversation is a folder of
+    event files), so ``lint --from FORMAT FOLDER`` lints it as one file, not as an archive."""
 
 
 Records = Callable[[], Iterable[tuple[int, Mapping[str, Any]]]]

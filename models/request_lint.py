@@ -102,7 +102,10 @@ def lint_request(
     ----------
     record
         One span (``format="otel"``), observation (``"langfuse"``) or run (``"langsmith"``):
-        its JSON as the back-end exports it, or the SDK's own object.
+        its JSON as the back-end exports it, or the SDK's own object. A container — an OTLP
+        document, a Langfuse trace with its ``observations``, a LangSmith run with its
+        ``child_runs`` (the root run ``evaluate`` hands an evaluator) — is each model call it
+        holds, in start order, with one ``state``: the findings of all of them.
     format
         A trace format of ``turncheck list formats``.
     provider
@@ -137,10 +140,20 @@ def lint_request(
         raise ImportFormatError(
             f"--from {format} reads whole files; lint_request reads one record of: {single}"
         )
-    sent = fmt.requests.read(record_json(record), where)
+    value = record_json(record)
+    state = Conversations() if state is None else state
+    held = fmt.requests.holds(value) if fmt.requests.holds is not None else None
+    if held is not None:  # a trace, a run with its child runs, an OTLP document: each call in it
+        return [
+            finding
+            for one in held
+            for finding in lint_request(
+                one, format, provider=provider, budget=budget, state=state, where=where
+            )
+        ]
+    sent = fmt.requests.read(value, where)
     if sent is None:
         return []
-    state = Conversations() if state is None else state
     state.sent(sent.conversation)
     window = sent_log([sent], fmt.requests.add).sent[0]
     report = LintReport(keep=EVERY)

@@ -76,11 +76,15 @@ class TraceRecords:
     ``read(record, where)`` is the request it records, or ``None`` for a record that is no model
     call (an agent span, a tool run); ``add`` maps one of its messages onto a builder;
     ``split(document, where)`` gives the records one JSON document of the format's files holds
-    (``lint --follow`` reads a file a line at a time; ``None``: a document is one record)."""
+    (``lint --follow`` reads a file a line at a time; ``None``: a document is one record);
+    ``holds(record)`` gives the records a container holds — a Langfuse trace's observations, a
+    LangSmith run's child runs, an OTLP document's spans — and ``None`` for one record, so a
+    container handed to ``lint_request`` is each model call it holds, never an empty verdict."""
 
     read: Callable[[Any, str], SentRequest | None]
     add: AddRecord
     split: Callable[[Any, str], Iterable[Any]] | None = None
+    holds: Callable[[Any], list[Any] | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -99,9 +103,12 @@ class SentWindow:
 
 def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
     """The log of ``requests`` (in send order): per conversation, in the order conversations
-    first appear, the last call's input then output; every call's input as a :class:`SentWindow`."""
+    first appear, the last call's input then output; every call's input as a :class:`SentWindow`.
+    Its ``opaque`` counts, per type, the most parts one request sent or the log holds: a part a
+    compaction dropped from the last call was still sent, and checked, by the calls before it."""
     last: dict[str, SentRequest] = {}
     windows: list[SentWindow] = []
+    opaque: Counter[str] = Counter()  # per type, the most one request (or the rebuilt log) held
     for r in requests:
         last[r.conversation] = r
         b = SessionBuilder(r.conversation)
@@ -110,10 +117,11 @@ def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
             b.end_message(f"{r.where}: input message {i}")
         windows.append(SentWindow(r.where, r.provider, Imported(b.events, b.origins), r.model, r.conversation,
                                   r.reported, r.frame))  # fmt: skip
+        opaque |= b.opaque
     firsts = list(dict.fromkeys(r.conversation for r in requests))
     events: list[Event] = []
     origins: list[str] = []
-    opaque: Counter[str] = Counter()
+    rebuilt: Counter[str] = Counter()
     for conversation in firsts:
         r = last[conversation]
         b = SessionBuilder(conversation, first_seq=len(events))
@@ -123,7 +131,8 @@ def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
                 b.end_message(f"{r.where}: {part} message {i}")
         events.extend(b.events)
         origins.extend(b.origins)
-        opaque.update(b.opaque)
+        rebuilt.update(b.opaque)
+    opaque |= rebuilt
     return Imported(events, origins, tuple(windows), opaque=dict(sorted(opaque.items())))
 
 
@@ -261,10 +270,12 @@ def check_window(report: LintReport, sent: SentWindow, provider: str | None = No
 def lint_imported(
     imported: Imported, keep: int = 5, provider: str | None = None, budget: int | None = None
 ) -> LintReport:
-    """The imported log linted as usual (with ``provider``'s rules when given), then each sent
+    """The imported log linted as usual (with ``provider``'s rules when given, else those of the
+    API the file records, :attr:`~models.importers.Imported.provider`), then each sent
     window for :data:`WINDOW_PROBLEMS` under ``provider``, else the window's own provider, else
     :data:`DEFAULT_PROVIDER`, and against ``budget`` (:func:`flag_over_budget`) when given;
     ``report.requests`` counts the windows checked."""
+    provider = provider if provider is not None else imported.provider
     report = lint_events(imported.located(), keep, provider)
     costs = []
     if budget is not None or any(s.reported is not None for s in imported.sent):

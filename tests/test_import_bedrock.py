@@ -159,13 +159,13 @@ def test_request_bodies_and_strands_session_records(tmp_path: Path) -> None:
         ({"role": "user", "content": "hi"}, "content must be a list of blocks"),
         (user({}), "a content block must be a non-empty object"),
         (user({"text": "a", "image": {}}), "is not one Converse block kind"),
-        (user({"audioX": {}}), "is not one Converse block kind"),
+        (user({"audioX": {}, "videoX": {}}), "is not one Converse block kind"),
         (assistant({"toolUse": {"name": "f", "input": {}}}), "a tool call without an id"),
         (assistant({"toolUse": "f"}), "a 'toolUse' block must be an object"),
         (assistant(res("a")), "a 'toolResult' block is not mapped in assistant messages"),
         (user(use("a")), "a 'toolUse' block is not mapped in user messages"),
         (user({"toolResult": {"toolUseId": "a", "content": "x"}}), "toolResult content must be a list"),
-        (user({"toolResult": {"toolUseId": "a", "content": [{"x": 1}]}}), "not text, json or a file"),
+        (user({"toolResult": {"toolUseId": "a", "content": [{"x": 1, "y": 2}]}}), "not text, json or a file"),
         (user({"toolResult": {"content": []}}), "a tool result without a call id"),
         (user({"guardContent": {}}), "a 'guardContent' block without its text"),
         (user({"text": 3}), "a 'text' block without its text"),
@@ -180,3 +180,38 @@ def test_malformed_records_are_one_line_naming_the_record(
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "record 2" in err and says in err, err
     assert "Traceback" not in err
+
+
+def strands_agent_folder(root: Path, history: list[dict[str, Any]]) -> Path:
+    """An agent as Strands' ``FileSessionManager`` stores it: ``agents/agent_ID/messages/
+    message_N.json``, each one ``SessionMessage`` written indented."""
+    folder = root / "session_s1" / "agents" / "agent_default"
+    (folder / "messages").mkdir(parents=True)
+    (folder / "agent.json").write_text(json.dumps({"agent_id": "default", "state": {}}))
+    for i, message in enumerate(history):
+        record = {"message": message, "message_id": i, "redact_message": None}
+        (folder / "messages" / f"message_{i}.json").write_text(json.dumps(record, indent=2))
+    return folder
+
+
+@pytest.mark.parametrize("given", ["agent", "messages"])
+def test_a_strands_agent_folder_is_one_history(
+    given: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found with a held-out session (issue 51): the folder FileSessionManager writes was an
+    archive of one-message files, each refused (a single ``message_N.json`` is one indented
+    object), exit 2. It is one history, in ``message_id`` order (``message_10`` after
+    ``message_9``): clean exit 0; the message holding the calls removed, exit 1."""
+    history = [user({"text": "hi"}), assistant({"text": "hello"})] * 5
+    history += [user({"text": "weather?"}), assistant(use("a")), user(res("a")), assistant({"text": "rain"})]
+    folder = strands_agent_folder(tmp_path, history)
+    path = folder if given == "agent" else folder / "messages"
+    code, out, err = lint(path, capsys)
+    assert (code, err) == (0, ""), out
+    assert shape(import_events("bedrock", path)) == "U T " * 5 + "U Ca Ra T"
+    (folder / "messages" / "message_11.json").unlink()
+    for extra in ([], ["--jobs", "2"]):
+        assert main(["lint", "--from", "bedrock", str(path), *extra]) == 1
+        assert "orphan-result" in capsys.readouterr().out
+    one = import_events("bedrock", folder / "messages" / "message_12.json")
+    assert shape(one) == "Ra"

@@ -227,3 +227,25 @@ def message_lines(path: Path) -> list[dict[str, Any]]:
 def test_the_example_lints_clean(capsys: pytest.CaptureFixture[str]) -> None:
     assert message_lines(EXAMPLES / "goose-session.jsonl")[0]["description"] == "List files"
     assert lint(capsys, "--from", "goose", str(EXAMPLES / "goose-session.jsonl"))[0] == 0
+
+
+@pytest.mark.parametrize(("provider", "held"), [("anthropic", True), ("openai", False), ("ollama", False)])
+def test_the_sessions_provider_name_chooses_the_rules(
+    provider: str, held: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found with a held-out database (issue 51): every Goose session records its
+    ``provider_name``, yet no rules applied unless ``--provider`` named them; a parallel call
+    answered in two messages, which Anthropic refuses (aaif-goose/goose#6336), passed without
+    ``results-not-first``. A database whose sessions name one mapped provider is held to it."""
+    db = gs.SessionsDb(tmp_path / "sessions.db")
+    db.create_session("20260101_1", "2026-01-01 00:00:00", provider=provider)
+    calls = [gs.tool_request("t1", "shell", {}), gs.tool_request("t2", "shell", {})]
+    for m in (gs.message("user", gs.CREATED, [gs.text("go")]), gs.message("assistant", gs.CREATED, calls),
+              gs.message("user", gs.CREATED, [gs.text("wait"), gs.tool_response("t1", "a")]),
+              gs.message("user", gs.CREATED, [gs.tool_response("t2", "b")]),
+              gs.message("assistant", gs.CREATED, [gs.text("done")])):  # fmt: skip
+        db.add_message("20260101_1", m)
+    db.close()
+    assert main(["lint", "--from", "goose", str(tmp_path / "sessions.db")]) in (0, 1)
+    out = capsys.readouterr().out
+    assert ("results-not-first" in out) == held, out

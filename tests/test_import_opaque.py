@@ -302,3 +302,158 @@ def test_a_langchain_answers_thinking_is_skipped_not_opaque(
     code, out, err = lint(path, "langchain", capsys)
     assert code == 0 and "1 part of type image was kept" in err, out + err
     assert import_log("langchain", path).events[1].text == 'hello{"type":"image","url":"u"}'
+
+
+NEW = {"hologram": {"frames": 3}}
+
+
+def product_histories(broken: bool) -> dict[str, Any]:
+    """One history per product reader holding a part, block or event of a kind added after the
+    reader was written; ``broken`` drops the call whose result follows, so the result is orphaned."""
+    pa_call = {"part_kind": "tool-call", "tool_name": "look", "args": {}, "tool_call_id": "c1"}
+    pa = [
+        {
+            "kind": "request",
+            "parts": [{"part_kind": "user-prompt", "content": "hi"}, {"part_kind": "hologram", "frames": 3}],
+        },
+        {"kind": "response", "parts": [{"part_kind": "hologram", "frames": 3}, pa_call]},
+        {
+            "kind": "request",
+            "parts": [
+                {"part_kind": "tool-return", "tool_name": "look", "content": "a cat", "tool_call_id": "c1"}
+            ],
+        },
+        {"kind": "response", "parts": [{"part_kind": "text", "content": "a cat"}]},
+    ]
+    bedrock = [
+        {"role": "user", "content": [{"text": "hi"}, NEW]},
+        {
+            "role": "assistant",
+            "content": [NEW, {"toolUse": {"toolUseId": "c1", "name": "look", "input": {}}}],
+        },
+        {"role": "user", "content": [{"toolResult": {"toolUseId": "c1", "content": [{"text": "a"}, NEW]}}]},
+        {"role": "assistant", "content": [{"text": "a cat"}]},
+    ]
+
+    def pi_entry(i: int, message: dict[str, Any], kind: str = "message") -> dict[str, Any]:
+        return {"type": kind, "id": f"e{i}", "parentId": f"e{i - 1}" if i else None, "message": message}
+
+    pi = [
+        pi_entry(0, {"role": "user", "content": "hi"}),
+        {"type": "hologram_change", "id": "e1", "parentId": "e0", "frames": 3},
+        pi_entry(
+            2,
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "hologram", "frames": 3},
+                    {"type": "toolCall", "id": "c1", "name": "look", "arguments": {}},
+                ],
+            },
+        ),
+        pi_entry(
+            3, {"role": "toolResult", "toolCallId": "c1", "content": [{"type": "text", "text": "a cat"}]}
+        ),
+        pi_entry(4, {"role": "assistant", "content": [{"type": "text", "text": "a cat"}]}),
+    ]
+    openhands = [
+        {
+            "kind": "MessageEvent",
+            "id": "e1",
+            "llm_message": {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        },
+        {"kind": "HologramEvent", "id": "e2", "frames": 3},
+        {"kind": "ActionEvent", "id": "e3", "tool_call_id": "c1", "tool_call": {"arguments": "{}"}},
+        {
+            "kind": "ObservationEvent",
+            "id": "e4",
+            "tool_call_id": "c1",
+            "observation": {"content": [{"type": "text", "text": "a"}]},
+        },
+        {
+            "kind": "MessageEvent",
+            "id": "e5",
+            "llm_message": {"role": "assistant", "content": [{"type": "text", "text": "a cat"}]},
+        },
+    ]
+    chat = [{"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "hologram", "frames": 3}]},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "custom", "custom": {"name": "look", "input": "cats"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "a cat"},
+            {"role": "assistant", "content": "a cat"}]  # fmt: skip
+    if broken:
+        pa.pop(1)
+        bedrock[1]["content"].pop(1)
+        pi[2]["message"]["content"].pop(1)
+        openhands.pop(2)
+        chat[1]["tool_calls"] = []
+        chat[1]["content"] = "looking"
+    return {"pydantic-ai": pa, "bedrock": bedrock, "pi": pi, "openhands": openhands, "openai-chat": chat}
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_product_readers_keep_a_kind_added_later(
+    broken: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found by held-out files (issue 51): pydantic-ai, bedrock, pi and openhands refused a part,
+    block or event of a kind they did not know with exit 2, and openai-chat refused a ``custom``
+    tool call; now each is kept (a pi entry type pi never sends, skipped) and the verdict is the
+    history's: exit 0 clean, exit 1 with the orphaned result."""
+    for fmt, records in product_histories(broken).items():
+        path = tmp_path / f"{fmt}.jsonl"
+        lines = records if fmt in ("pi", "openhands") else [{"messages": records}]
+        path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+        code, out, err = lint(path, fmt, capsys)
+        assert code == (1 if broken else 0), (fmt, out, err)
+        assert "Traceback" not in err
+        if broken:
+            assert "orphan-result" in out, (fmt, out)
+        assert "kept as opaque content" in err, (fmt, err)
+        assert "hologram" in err.lower(), (fmt, err)
+
+
+def test_otel_parts_only_earlier_requests_sent_are_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found with a held-out trace (issue 51): the warning counted only the parts of each
+    conversation's last call, so a ``blob`` sent — and checked — by the requests before a
+    compaction went unnamed. Now each type counts the most parts one request sent."""
+    compaction = {"type": "compaction", "id": "cmp_1", "content": "earlier turns"}
+    asked = {"role": "user", "parts": [{"type": "text", "content": "look"}, BLOB, URI]}
+    summary = {"role": "assistant", "parts": [compaction]}
+    path = otel_file(tmp_path / "trace.json", [
+        ([asked], [answer("a cat")]),
+        ([asked, answer("a cat"), user("again")], [summary]),
+        ([summary, user("next")], [answer("done")]),
+    ])  # fmt: skip
+    code, out, err = lint(path, "otel", capsys)
+    assert code == 0, (out, err)
+    assert "2 parts of types blob, uri were kept as opaque content" in err, err
+
+
+@pytest.mark.parametrize(
+    ("fmt", "role", "block"),
+    [("anthropic", "user", {"type": "tool_use", "id": "t1", "name": "f", "input": {}}),
+     ("anthropic", "assistant", {"type": "tool_result", "tool_use_id": "t1", "content": "x"}),
+     ("cline", "user", {"type": "tool_use", "id": "t1", "name": "f", "input": {}}),
+     ("vercel", "user", {"type": "tool-call", "toolCallId": "t1", "toolName": "f", "input": {}}),
+     ("otel", "user", {"type": "tool_call", "id": "t1", "name": "f", "arguments": {}}),
+     ("otel", "assistant", {"type": "tool_call_response", "id": "t1", "response": "x"})],
+)  # fmt: skip
+def test_a_pairing_block_in_the_other_role_is_refused_not_opaque(
+    fmt: str, role: str, block: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found with held-out histories (issue 51): a ``tool_use`` in a user message (or a
+    ``tool_result`` in an assistant one) was kept as opaque content, so its unpaired call or
+    result linted clean, exit 0. It is refused by name (exit 2: not checked)."""
+    other = "assistant" if role == "user" else "user"
+    path = tmp_path / "messages.json"
+    if fmt == "otel":  # spans the real SDK records, the part in the window sent
+        window = [user("hi"), {"role": role, "parts": [{"type": "text", "content": "so"}, block]}]
+        path = otel_file(path, [(window, [answer("ok")])])
+    else:
+        path.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": other, "content": "ok"},
+                                    {"role": role, "content": [block]}]))  # fmt: skip
+    code, out, err = lint(path, fmt, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, (out, err)
+    assert block["type"] in err and f" {role} message" in err, err

@@ -92,6 +92,46 @@ def test_the_same_events_as_a_list(tmp_path: Path) -> None:
     assert shape(import_events("openhands", listed)) == "U Ccall_1 Ccall_2>call_1 Rcall_1 Rcall_2 T"
 
 
+def conversation_folder(root: Path, events: list[dict[str, Any]]) -> Path:
+    """A conversation as the SDK stores it: ``ID/events/event-NNNNN-EVENTID.json``, each one event
+    written indented."""
+    folder = root / "7f3a9c" / "events"
+    folder.mkdir(parents=True)
+    for i, event in enumerate(events):
+        (folder / f"event-{i:05d}-{event['id']}.json").write_text(
+            json.dumps(event, indent=2), encoding="utf-8"
+        )
+    return folder.parent
+
+
+@pytest.mark.parametrize("given", ["conversation", "events"])
+def test_a_conversation_folder_is_one_history(
+    given: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found with a held-out conversation (issue 51): ``lint --from openhands`` on the folder the
+    SDK keeps was an archive of one-event files, each refused as malformed JSON (an event file is
+    one indented object), exit 2. The folder (or its ``events/``) is one conversation: clean is
+    exit 0; with an action's file gone, its observation is an orphan, exit 1 — under ``--jobs``
+    too. A single event file reads as that one event."""
+    folder = conversation_folder(tmp_path, CONVERSATION)
+    path = folder if given == "conversation" else folder / "events"
+    code, out, err = lint(path, capsys)
+    assert (code, err) == (0, ""), out
+    assert shape(import_events("openhands", path)) == "U Ccall_1 Ccall_2>call_1 Rcall_1 Rcall_2 T"
+    assert {e.session for e in import_events("openhands", path)} == {"7f3a9c"}
+    (folder / "events" / "event-00002-e2.json").unlink()  # the first action's file
+    for extra in ([], ["--jobs", "2"]):
+        assert main(["lint", "--from", "openhands", str(path), *extra]) == 1
+        out = capsys.readouterr().out
+        assert "orphan-result" in out and "event-00004-e4.json" in out, out
+    one = import_events("openhands", folder / "events" / "event-00004-e4.json")
+    assert shape(one) == "Rcall_1"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, out, err = lint(empty, capsys)
+    assert code == 2 and err.count("\n") == 1 and "no OpenHands event files" in err, err
+
+
 def test_an_action_left_without_its_observation_is_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -117,7 +157,6 @@ def test_a_condensation_covers_the_events_it_forgets(
     ("event", "says"),
     [
         ({"id": "x"}, "expected an event object with a 'kind'"),
-        ({"kind": "TeleportEvent"}, "an event of kind 'TeleportEvent' is not mapped"),
         ({"kind": "MessageEvent", "source": "user"}, "a MessageEvent without its 'llm_message' object"),
         (
             {"kind": "MessageEvent", "llm_message": {"role": "robot", "content": []}},

@@ -207,6 +207,19 @@ def test_each_request_is_held_to_its_providers_rules(
     )  # --provider holds every request to one API
 
 
+def test_a_bedrock_span_is_held_to_bedrocks_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``aws.bedrock`` is the conventions' ``gen_ai.provider.name`` for Amazon Bedrock: a window that
+    starts with the model's own message (a sliding window's cut, strands-agents harness-sdk#1749)
+    is ``first-not-user`` under Bedrock's rules. Found with a held-out span (issue 51): the name
+    was not mapped, so no Bedrock rule was applied to it."""
+    window = [answer("Earlier I said hi."), user("go on")]
+    attrs = {"gen_ai.provider.name": "aws.bedrock"}
+    src = console_file(tmp_path / "trace.json", record([(window, [answer("ok")], attrs)]))
+    assert main(["lint", "--from", "otel", str(src)]) == 1
+    out = capsys.readouterr().out
+    assert "first-not-user" in out and "Bedrock refuses it" in out, out
+
+
 SETTINGS = settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

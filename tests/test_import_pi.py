@@ -110,13 +110,12 @@ def test_entries_pi_sends_as_user_messages_and_those_it_does_not_send(tmp_path: 
         ('{"type": "message", "id": "z", "parentId": 5}', "an entry needs a string 'id' and a 'parentId'"),
         ('{"type": "message", "id": "z", "parentId": "a"}', "a message entry without its 'message' object"),
         ('{"type": "message", "id": "z", "parentId": "a", "message": {"role": "robot"}}', "unknown message role 'robot'"),
-        ('{"type": "teleport", "id": "z", "parentId": "a"}', "unknown entry type 'teleport'"),
         ('{"type": "message", "id": "z", "parentId": "a", "message": {"role": "assistant", "content": "x"}}',
          "assistant content must be a list of blocks"),
         ('{"type": "message", "id": "z", "parentId": "a", "message": {"role": "assistant", "content": [{"type": "toolCall"}]}}',
          "a tool call without an id"),
-        ('{"type": "message", "id": "z", "parentId": "a", "message": {"role": "assistant", "content": [{"type": "audio"}]}}',
-         "an assistant block of type 'audio' is not mapped"),
+        ('{"type": "message", "id": "z", "parentId": "a", "message": {"role": "assistant", "content": [{"text": "x"}]}}',
+         "an assistant block without a 'type'"),
         ('{"type": "message", "id": "z", "parentId": "a", "message": {"role": "toolResult", "content": []}}',
          "a tool result without a call id"),
     ],
@@ -133,3 +132,26 @@ def test_malformed_entries_are_one_line_naming_the_line(
     code, out, err = lint(path, capsys)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "session.jsonl:2" in err and says in err, err
+
+
+@pytest.mark.parametrize(
+    ("api", "held"), [("anthropic-messages", True), ("openai-completions", False), (None, False)]
+)
+def test_the_api_the_session_records_chooses_the_rules(
+    api: str | None, held: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found with a held-out session (issue 51): pi records each assistant message's ``api``, yet
+    no rules applied unless ``--provider`` named them, so a session sent to Anthropic with text
+    before its ``toolResult``… was checked without Anthropic's ``results-not-first``. The last
+    assistant message's ``api`` now chooses them."""
+    extra = {"api": api} if api else {}
+    path = write(tmp_path, [
+        message("a", None, "user", content="hi"),
+        message("b", "a", "assistant", content=[{"type": "toolCall", "id": "c1", "name": "ls", "arguments": {}}], **extra),
+        entry("custom_message", "c", "b", content="note", customType="x", display=True),
+        message("d", "c", "toolResult", toolCallId="c1", content=[{"type": "text", "text": "a.txt"}]),
+        message("e", "d", "assistant", content=[{"type": "text", "text": "done"}], **extra),
+    ])  # fmt: skip
+    _, out, _ = lint(path, capsys)
+    assert ("results-not-first" in out) == held, out
+    assert "results-not-first" in lint(path, capsys, "--provider", "anthropic")[1]

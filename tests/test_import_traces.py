@@ -282,3 +282,82 @@ def test_round_trips_the_structure(fmt: str, events: list[Event], tmp_path: Path
     src = tmp_path / f"{fmt}.json"
     src.write_text(exported(fmt, asked))
     assert structure(import_log(fmt, src).events) == structure(events)
+
+
+# -- An Anthropic call, recorded as the tracers record it ---------------------------------------
+ANTHROPIC_REPLIES = [
+    {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "stop_reason": "tool_use",
+     "content": [{"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Oslo"}}],
+     "stop_sequence": None, "usage": {"input_tokens": 50, "output_tokens": 5}},
+    {"id": "msg_2", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "stop_reason": "end_turn",
+     "content": [{"type": "text", "text": "rain"}], "stop_sequence": None, "usage": {"input_tokens": 80, "output_tokens": 5}},
+]  # fmt: skip
+
+
+def anthropic_runs(trim: bool) -> list[str]:
+    """An Anthropic tool loop traced by LangSmith's ``wrap_anthropic`` (kept locally, never
+    posted), the ``anthropic`` client on a local transport; ``trim`` sends the second call only
+    the tool result, its call cut away."""
+    anthropic = pytest.importorskip("anthropic", reason="the formats extra (anthropic) is not installed")
+    import httpx2
+    import langsmith as ls
+    from langsmith import schemas
+    from langsmith.run_helpers import get_current_run_tree
+    from langsmith.wrappers import wrap_anthropic
+
+    served = list(ANTHROPIC_REPLIES)
+    transport = httpx2.MockTransport(lambda request: httpx2.Response(200, json=served.pop(0)))
+    client = wrap_anthropic(anthropic.Anthropic(api_key="offline", base_url="http://anthropic.invalid",
+                                                http_client=httpx2.Client(transport=transport)))  # fmt: skip
+    tools = [{"name": "weather", "input_schema": {"type": "object"}}]
+
+    @ls.traceable(name="agent")
+    def agent() -> Any:
+        messages: list[Any] = [{"role": "user", "content": "weather in Oslo?"}]
+        reply = client.messages.create(
+            model="claude-sonnet-4-5", max_tokens=64, messages=list(messages), tools=tools
+        )
+        messages.append({"role": "assistant", "content": [b.model_dump() for b in reply.content]})
+        messages.append(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "rain"}],
+            }
+        )
+        client.messages.create(
+            model="claude-sonnet-4-5", max_tokens=64, messages=messages[2:] if trim else messages, tools=tools
+        )
+        return get_current_run_tree()
+
+    nowhere = ls.Client(
+        api_url="http://langsmith.invalid", api_key="offline", info={}, auto_batch_tracing=False
+    )
+    with ls.tracing_context(enabled="local", client=nowhere, metadata={"thread_id": "chat-1"}):
+        root = agent()
+    fields = set(schemas.Run.model_fields) - {"child_runs"}
+    return [schemas.Run(**{k: v for k, v in vars(r).items() if k in fields}).model_dump_json()
+            for r in (root, *root.child_runs)]  # fmt: skip
+
+
+def test_an_anthropic_call_is_read_as_the_messages_api(
+    offline: list[Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Found with a held-out trace (issue 51): a traced Anthropic call's messages are the Messages
+    API's (``tool_use`` / ``tool_result`` blocks), and the reader took them as Chat Completions,
+    the blocks opaque — so a call sent only its tool result, the call cut away, linted clean.
+    Now such a message is read by the Anthropic reader and the request held to Anthropic's rules;
+    the same structure in a Langfuse GENERATION too."""
+    for trim, code in ((False, 0), (True, 1)):
+        path = tmp_path / f"runs-{trim}.jsonl"
+        path.write_text("\n".join(anthropic_runs(trim)) + "\n")
+        got, out = lint("langsmith", path, capsys)
+        assert got == code, out
+        assert ("orphan-result" in out) == trim and "opaque" not in capsys.readouterr().err
+    runs = [json.loads(line) for line in (tmp_path / "runs-True.jsonl").read_text().splitlines()]
+    llm = [r for r in runs if r["run_type"] == "llm"]
+    observations = [{"id": f"gen-{i}", "traceId": "t", "type": "GENERATION", "startTime": r["start_time"],
+                     "input": r["inputs"]["messages"], "output": ANTHROPIC_REPLIES[i]} for i, r in enumerate(llm)]  # fmt: skip
+    trace = tmp_path / "trace.json"
+    trace.write_text(json.dumps([{"id": "t", "observations": observations}]))
+    got, out = lint("langfuse", trace, capsys)
+    assert got == 1 and "orphan-result" in out, out

@@ -376,3 +376,27 @@ def test_a_database_is_not_followed(cli: Any, tmp_path: Path) -> None:
     assert (
         code == 2 and "is a SQLite database (lint it without --follow)" in err and len(err.splitlines()) == 1
     )
+
+
+def test_a_json_document_written_without_a_final_newline_is_followed(tmp_path: Path) -> None:
+    """Found with a held-out history (issue 51): Pydantic AI's ``dump_json`` and ``json.dump``
+    write a document with no newline after it, and ``--follow`` waited for a complete line that
+    never came — nothing was checked, whatever the file held. Now a file whose last byte closes
+    the document is read: rewritten in place with the poisoned history, then replaced whole
+    (``os.replace``), each finding is printed while the follower runs."""
+    history = tmp_path / "history.json"
+    clean = (CLAUDE_CODE / "pydantic-ai-clean.json").read_bytes().rstrip()
+    poisoned = (CLAUDE_CODE / "pydantic-ai-poisoned.json").read_bytes().rstrip()
+    history.write_bytes(clean)
+    proc = follower(history, "--format", "json", fmt="pydantic-ai")
+    time.sleep(1)
+    history.write_bytes(poisoned)
+    first = json.loads(next_line(proc))
+    assert first["problem"] == "dangling-call", first
+    replaced = tmp_path / "history.json.tmp"
+    replaced.write_bytes(clean)
+    os.replace(replaced, history)
+    time.sleep(1)
+    code, _, err = interrupt(proc)
+    assert code == 130 and "Traceback" not in err, err
+    assert "rotated" in err and "changes read" in err, err

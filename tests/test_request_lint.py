@@ -19,6 +19,7 @@ import pytest
 from test_import_otel import answer, calls, record, user
 
 import turncheck
+from turncheck.cli.app import main
 from turncheck.models import request_lint
 from turncheck.models.chat_log import ImportFormatError
 from turncheck.models.importers import import_log
@@ -104,6 +105,48 @@ def test_the_langsmith_evaluator_scores_each_run() -> None:
         assert [r.key for r in results] == ["context_structure"] * len(runs)
         assert sum(r.score == 0 for r in results) == zeros
         assert all("result-not-next" in (r.comment or "") for r in results if r.score == 0)
+
+
+def nested_root(name: str) -> dict[str, Any]:
+    """The export's root run holding its other runs as ``child_runs``, as ``read_run(…,
+    load_child_runs=True)`` returns it and ``evaluate`` hands an evaluator the root run."""
+    runs = [json.loads(line) for line in (TRACES / name).read_text().splitlines() if line.strip()]
+    (root,) = [r for r in runs if not r.get("parent_run_id")]
+    return {**root, "child_runs": [r for r in runs if r is not root]}
+
+
+@pytest.mark.parametrize(("fmt", "name"), TRACE_FILES)
+def test_a_container_is_each_model_call_it_holds(fmt: str, name: str) -> None:
+    """Found with held-out payloads (issue 51): a whole Langfuse trace, a LangSmith root run with
+    its child runs, an OTLP document handed to ``lint_request`` was no model call and came back
+    ``[]`` — clean — whatever its calls held. Now each is the findings of the calls inside."""
+    path = (TRACES / name).resolve()
+    if fmt == "langsmith":
+        containers = [nested_root(name)]
+    elif fmt == "langfuse":
+        containers = json.loads(path.read_text())
+    else:
+        containers = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    whole = sorted(str(f) for c in containers for f in turncheck.lint_request(c, format=fmt))
+    alone = sorted(str(f) for r in records(fmt, path) for f in turncheck.lint_request(r, format=fmt))
+    assert whole == alone
+    assert bool(whole) == ("trimmed" in name or "trace.jsonl" in name)
+
+
+def test_the_langsmith_evaluator_scores_the_root_run_evaluate_hands_it(tmp_path: Path) -> None:
+    """``evaluate`` gives a run evaluator the root run, its model calls in ``child_runs``: the
+    trimmed conversation scores 0 (it scored 1: a chain run is no model call), and ``lint --from
+    langsmith`` reads the same nested export (it refused it: no model call)."""
+    schemas = pytest.importorskip("langsmith.schemas")
+    evaluator = example("langsmith_evaluator")
+    for name, score in (("langsmith-runs.jsonl", 1), ("langsmith-trimmed.jsonl", 0)):
+        root = schemas.Run.model_validate(nested_root(name))
+        assert root.child_runs and root.run_type == "chain"
+        result = evaluator.context_structure.evaluate_run(root)
+        assert result.score == score, result
+        path = tmp_path / name
+        path.write_text(json.dumps(nested_root(name)))
+        assert main(["lint", "--from", "langsmith", str(path), "-q"]) == 1 - score
 
 
 def test_the_otel_exporter_reports_a_broken_span_and_passes_every_span_on() -> None:

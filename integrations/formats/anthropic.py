@@ -22,7 +22,9 @@ A ``compaction`` block (context management's server-side compaction, in an assis
 is a SUMMARY covering every earlier event of the session: the API drops everything before the
 block when it is sent back. One whose ``content`` is null is a failed compaction, a no-op to the
 API, and skipped. Any other block (``image``, ``document``, ``search_result``, a type added
-later) is opaque content (:meth:`~models.chat_log.SessionBuilder.keep_opaque`), never a refusal.
+later) is opaque content (:meth:`~models.chat_log.SessionBuilder.keep_opaque`), never a refusal;
+a ``tool_use`` in a user message or a ``tool_result`` in an assistant one is refused by name
+(kept opaque, it would hide an unpaired call or result: a false clean).
 """
 
 from __future__ import annotations
@@ -95,6 +97,9 @@ def add_anthropic_message(b: SessionBuilder, message: Any, where: str) -> None:
             b.result(str(block.get("tool_use_id") or ""), result_text(block, where, b), where)
         elif kind in SKIPPED:
             thinking = role == "assistant"
+        elif kind in ("tool_use", "tool_result"):  # the other role's: the API refuses it, never opaque
+            raise ImportFormatError(f"{where}: a {kind!r} block in a {role} message (the Messages API has it only in "
+                                    f"{'an assistant' if kind == 'tool_use' else 'a user'} message: not read as opaque)")  # fmt: skip
         else:
             b.keep_opaque(kind, block, texts)
     if role == "user":

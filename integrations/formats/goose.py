@@ -27,9 +27,11 @@ What the files hold, read in the source (docs/your-agent.md names the commits):
   across it is ``summary-covers-open-call``. Hidden messages are events where they stand (they
   were sent before the compaction), and a later compaction's summary covers the earlier one.
 
-Goose sends to many providers (its ``sessions.provider_name``), so no provider's rules apply by
-default: give ``--provider`` (anthropic for aaif-goose/goose#6336's "tool_use ids were found
-without tool_result blocks immediately after").
+Goose sends to many providers: a database whose sessions all name one ``provider_name`` of
+:data:`PROVIDERS` (``anthropic``, ``google``, ``aws_bedrock``) is held to that API's rules by
+default (Anthropic's for aaif-goose/goose#6336's "tool_use ids were found without tool_result
+blocks immediately after"); otherwise, and for the older JSONL, none apply unless ``--provider``
+names them.
 
 The database is read without opening the user's file with SQLite at all: the file (and its
 ``-wal``, which holds what goose committed but has not checkpointed) is copied into a private
@@ -41,6 +43,7 @@ hostile database is a program).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -215,13 +218,34 @@ def database_groups(path: Path, con: sqlite3.Connection) -> Iterator[Group]:
         yield (str(session), [{"role": role, "content": parts, "metadata": meta}], where, None)
 
 
+PROVIDERS = {"anthropic": "anthropic", "google": "gemini", "aws_bedrock": "bedrock"}
+"""Goose's ``provider_name`` → the rules of the one API that provider talks to (``openai`` is left
+out: Goose sends some of its models through the Responses API, others through Chat Completions)."""
+
+
+def sessions_provider(con: sqlite3.Connection) -> str | None:
+    """The rules the database's sessions answer to: their one ``provider_name``, when every session
+    with messages names the same mapped one."""
+    try:
+        rows = con.execute(
+            "SELECT DISTINCT s.provider_name FROM sessions s WHERE EXISTS "
+            "(SELECT 1 FROM messages m WHERE m.session_id = s.id)"
+        ).fetchall()
+    except sqlite3.OperationalError:  # an older schema, without provider_name: the file does not say
+        return None
+    names = {row[0] for row in rows}
+    return PROVIDERS.get(str(next(iter(names)))) if len(names) == 1 else None
+
+
 def read_database(path: Path) -> Imported:
     deadline = time.monotonic() + READ_SECONDS
     with tempfile.TemporaryDirectory(prefix="turncheck-goose-") as folder:
         copy = private_copy(path, folder)
         try:
             with contextlib.closing(sqlite3.connect(str(copy))) as con:
-                return read_sessions(database_groups(path, bounded_reads(con, deadline, MAX_VALUE_BYTES)))
+                con = bounded_reads(con, deadline, MAX_VALUE_BYTES)
+                imported = read_sessions(database_groups(path, con))
+                return dataclasses.replace(imported, provider=sessions_provider(con))
         except sqlite3.DatabaseError as exc:
             if time.monotonic() > deadline:
                 raise ImportFormatError(

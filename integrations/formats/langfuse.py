@@ -22,10 +22,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from turncheck.integrations.formats.anthropic import add_anthropic_message
 from turncheck.integrations.formats.openai_chat import add_openai_message
 from turncheck.integrations.formats.otel import documents
 from turncheck.integrations.formats.usage import count_of, first_reported
-from turncheck.models.chat_log import ImportFormatError
+from turncheck.models.chat_log import ImportFormatError, SessionBuilder
 from turncheck.models.importers import AddRecord, Imported, LogFormat, read_text, register_format
 from turncheck.models.sent_windows import (
     SentRequest,
@@ -69,7 +70,36 @@ def chat_reply(output: Any, where: str) -> list[Any]:
     raise ImportFormatError(f"{where}: output is not a chat message, a completion or text")
 
 
-def in_send_order(calls: list[Timed], where: str, add: AddRecord = add_openai_message) -> Imported:
+ANTHROPIC_BLOCKS = frozenset(
+    {"tool_use", "tool_result", "server_tool_use", "mcp_tool_use", "thinking", "redacted_thinking"}
+)
+"""Content blocks only the Messages API has: a message holding one was recorded as Anthropic's."""
+
+
+def anthropic_shaped(message: Any) -> bool:
+    """Whether a recorded message is a Messages API one (its content blocks name ``tool_use``,
+    ``tool_result``, …), as a tracer records an Anthropic call's ``messages`` as they were passed."""
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return isinstance(content, list) and any(
+        isinstance(p, Mapping) and p.get("type") in ANTHROPIC_BLOCKS for p in content
+    )
+
+
+def add_chat_message(b: SessionBuilder, message: Any, where: str) -> None:
+    """A recorded model call's message: Chat Completions', or the Messages API's when it is shaped
+    so (:func:`anthropic_shaped`) — its ``tool_use`` / ``tool_result`` blocks paired, never opaque."""
+    if anthropic_shaped(message):
+        add_anthropic_message(b, message, where)
+    else:
+        add_openai_message(b, message, where)
+
+
+def request_provider(inputs: list[Any]) -> str:
+    """The rules a recorded request answers to: Anthropic's when its messages are the Messages API's."""
+    return "anthropic" if any(anthropic_shaped(m) for m in inputs) else "openai-chat"
+
+
+def in_send_order(calls: list[Timed], where: str, add: AddRecord = add_chat_message) -> Imported:
     """The log of ``calls`` sorted by start time (file order breaking ties)."""
     if not calls:
         raise ImportFormatError(f"{where}: no model call in the export")
@@ -153,7 +183,7 @@ def generation(obs: Mapping[str, Any], session: str, call: str) -> Timed | None:
     tools = obs["input"].get("tools") if isinstance(obs.get("input"), Mapping) else None
     usage = usage_types_input(obs.get("usageDetails"))
     usage = first_reported(obs.get("usage"), reply_usage(obs.get("output"))) if usage is None else usage
-    sent = SentRequest(session, call, "openai-chat", inputs, chat_reply(obs.get("output"), call),
+    sent = SentRequest(session, call, request_provider(inputs), inputs, chat_reply(obs.get("output"), call),
                        model_of(obs.get("model")), usage, frame_text(system_texts(inputs), tools))  # fmt: skip
     return iso_time(obs.get("startTime"), call, "startTime"), sent
 
@@ -166,6 +196,21 @@ def observation_records(document: Any, where: str) -> list[Any]:
         observations = trace.get("observations") if isinstance(trace, Mapping) else None
         out += observations if isinstance(observations, list) else [trace]
     return out
+
+
+def trace_observations(record: Any) -> list[Any] | None:
+    """A trace's observations in start order (``None`` for an observation): the records
+    ``lint_request`` reads when handed a whole trace."""
+    if not (isinstance(record, Mapping) and isinstance(record.get("observations"), list)):
+        return None
+    trace = record.get("id")
+    observations = [  # each read as its trace's conversation: an export may omit its traceId
+        {**obs, "traceId": trace}
+        if isinstance(obs, Mapping) and "traceId" not in obs and isinstance(trace, str)
+        else obs
+        for obs in record["observations"]
+    ]
+    return sorted(observations, key=lambda o: str(o.get("startTime", "")) if isinstance(o, Mapping) else "")
 
 
 def observation_request(obs: Any, where: str) -> SentRequest | None:
@@ -183,6 +228,8 @@ register_format(
         "Langfuse traces with their observations (each GENERATION a model call, checked as sent): "
         'a trace, a list of traces, {"data": […]}, or JSON lines of traces',
         provider="openai-chat",
-        requests=TraceRecords(observation_request, add_openai_message, split=observation_records),
+        requests=TraceRecords(
+            observation_request, add_chat_message, split=observation_records, holds=trace_observations
+        ),
     )
 )

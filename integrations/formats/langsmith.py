@@ -9,7 +9,8 @@ or ``{"messages": […]}``). A run's thread is
 its conversation — the ``thread_id``, ``session_id`` or ``conversation_id`` of its metadata, the
 keys LangSmith groups threads by — else its ``trace_id``; its calls are in ``start_time`` order.
 Each call is checked as sent and the log is rebuilt from the last one
-(:mod:`models.sent_windows`). Chains, tools and retrievers are skipped. A run's ``prompt_tokens``
+(:mod:`models.sent_windows`). Chains, tools and retrievers are skipped; a run's ``child_runs``
+(``read_run(…, load_child_runs=True)``, the root run an evaluator gets) are read as runs. A run's ``prompt_tokens``
 (else the usage its outputs hold) is the input the provider reported; its system messages and
 ``inputs["tools"]`` are the request's frame (:class:`~models.sent_windows.RequestCost`).
 """
@@ -21,8 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from turncheck.integrations.formats.langchain import add_langchain_message
-from turncheck.integrations.formats.langfuse import Timed, chat_reply, in_send_order, iso_time
-from turncheck.integrations.formats.openai_chat import add_openai_message
+from turncheck.integrations.formats.langfuse import (
+    Timed,
+    add_chat_message,
+    chat_reply,
+    in_send_order,
+    iso_time,
+    request_provider,
+)
 from turncheck.integrations.formats.otel import documents
 from turncheck.integrations.formats.usage import first_reported
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder
@@ -40,7 +47,7 @@ def add_run_message(b: SessionBuilder, message: Any, where: str) -> None:
         kind = kwargs.get("type") or (LC_TYPES.get(path[-1]) if isinstance(path, list) and path else None)
         add_langchain_message(b, {"type": kind, "data": kwargs}, where)
     else:
-        add_openai_message(b, message, where)
+        add_chat_message(b, message, where)
 
 
 def thread_of(run: Mapping[str, Any]) -> str:
@@ -109,9 +116,10 @@ def read_langsmith(path: Path) -> Imported:
     runs: list[tuple[str, Any]] = []
     for line, value in documents(path, read_text(path)):
         if isinstance(value, list):
-            runs += [(f"{path}:{line}: record {n}", run) for n, run in enumerate(value, start=1)]
+            runs += [(f"{path}:{line}: record {n}", one) for n, run in enumerate(value, start=1)
+                     for one in with_children(run)]  # fmt: skip
         else:
-            runs.append((f"{path}:{line}", value))
+            runs += [(f"{path}:{line}", one) for one in with_children(value)]
     calls: list[Timed] = []
     for where, run in runs:
         read = llm_run(run, where)
@@ -133,14 +141,45 @@ def llm_run(run: Any, where: str) -> Timed | None:
     inputs = sent_messages(run.get("inputs"), call)
     tools = run["inputs"].get("tools") if isinstance(run.get("inputs"), Mapping) else None
     replies = reply_of(run.get("outputs"), call)
-    sent = SentRequest(thread_of(run), call, "openai-chat", inputs, replies, model_of(run_model(run)),
+    sent = SentRequest(thread_of(run), call, request_provider(inputs), inputs, replies, model_of(run_model(run)),
                        run_reported(run, replies), frame_text(system_texts(inputs), tools))  # fmt: skip
     return iso_time(run.get("start_time"), call, "start_time"), sent
 
 
+def with_children(run: Any) -> list[Any]:
+    """A run and its descendants, depth first, each without its ``child_runs`` (a run as
+    ``Client.read_run(…, load_child_runs=True)`` returns it, or the root run ``evaluate`` hands an
+    evaluator, holds its model calls there); a run without children is itself."""
+    out: list[Any] = []
+    stack = [run]
+    while stack:
+        one = stack.pop()
+        children = one.get("child_runs") if isinstance(one, Mapping) else None
+        if isinstance(children, list) and children:
+            one = {k: v for k, v in one.items() if k != "child_runs"}
+            stack.extend(reversed(children))
+        out.append(one)
+    return out
+
+
+def run_children(record: Any) -> list[Any] | None:
+    """The runs a run with child runs holds, its own first, in start order; ``None`` for a run
+    without children (what ``lint_request`` reads alone)."""
+    if not (
+        isinstance(record, Mapping) and isinstance(record.get("child_runs"), list) and record["child_runs"]
+    ):
+        return None
+    return sorted(
+        with_children(record), key=lambda r: str(r.get("start_time", "")) if isinstance(r, Mapping) else ""
+    )
+
+
 def run_records(document: Any, where: str) -> list[Any]:
-    """The runs one document holds (a run, or a list of runs), for ``lint --follow``."""
-    return document if isinstance(document, list) else [document]
+    """The runs one document holds (a run, or a list of runs, with their child runs), for
+    ``lint --follow``."""
+    return [
+        one for run in (document if isinstance(document, list) else [document]) for one in with_children(run)
+    ]
 
 
 def run_request(run: Any, where: str) -> SentRequest | None:
@@ -155,6 +194,6 @@ register_format(
         read_langsmith,
         "LangSmith runs as JSON lines or a JSON list (each llm run a model call, checked as sent)",
         provider="openai-chat",
-        requests=TraceRecords(run_request, add_run_message, split=run_records),
+        requests=TraceRecords(run_request, add_run_message, split=run_records, holds=run_children),
     )
 )

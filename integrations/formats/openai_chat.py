@@ -83,6 +83,18 @@ def add_typed_message(b: SessionBuilder, message: ChatMessage, where: str) -> No
         raise NotTyped(role)
 
 
+def call_arguments(call: Any, where: str) -> str:
+    """A tool call's arguments: a ``function`` call's ``arguments``, or a ``custom`` tool call's
+    free-form ``input`` (``{"type": "custom", "custom": {"name", "input"}}``, the tools GPT-5 calls
+    with plain text); a call with neither is refused."""
+    if isinstance(call, Mapping) and call.get("type") == "custom" and isinstance(call.get("custom"), Mapping):
+        return arguments_text(call["custom"].get("input", ""))
+    fn = call.get("function") if isinstance(call, Mapping) else None
+    if not isinstance(fn, Mapping):
+        raise ImportFormatError(f"{where}: a tool call without a function")
+    return arguments_text(fn.get("arguments", ""))
+
+
 def add_openai_message(b: SessionBuilder, message: Any, where: str) -> None:
     """One Chat Completions message (``role``, ``content``, ``tool_calls``, ``tool_call_id``)."""
     if not isinstance(message, Mapping):
@@ -99,10 +111,7 @@ def add_openai_message(b: SessionBuilder, message: Any, where: str) -> None:
         if not calls:
             b.answer(text_of(message.get("content"), where, b), where)
         for call in calls:
-            fn = call.get("function") if isinstance(call, Mapping) else None
-            if not isinstance(fn, Mapping):
-                raise ImportFormatError(f"{where}: a tool call without a function")
-            b.call(str(call.get("id") or ""), arguments_text(fn.get("arguments", "")), where)
+            b.call(str(call.get("id") or ""), call_arguments(call, where), where)
     elif role == "tool":
         b.result(str(message.get("tool_call_id") or ""), text_of(message.get("content"), where, b), where)
     else:

@@ -1,7 +1,9 @@
 """``--from openhands``: an OpenHands (software-agent-sdk) conversation's events — the objects of
 its ``events/event-NNNNN-ID.json`` files, in order, as a JSON list or as JSONL, one event a line
 (``jq -c . events/event-*.json > events.jsonl``) — each an object named by its ``kind``, as the
-SDK's classes (``openhands/sdk/event/``) serialize.
+SDK's classes (``openhands/sdk/event/``) serialize — or the conversation's folder itself (its
+``events/event-NNNNN-ID.json`` files in name order, which is the SDK's order): one history, so
+``lint --from openhands FOLDER`` is one conversation, never an archive of one-event files.
 
 The events the SDK turns into LLM messages map as they are sent: a ``MessageEvent``'s
 ``llm_message`` is the USER (role ``user``) or the TERM (role ``assistant``); an ``ActionEvent`` is
@@ -13,7 +15,9 @@ that id — a rejection is still the answer the API pairs (software-agent-sdk PR
 A ``Condensation`` is a SUMMARY covering the events it forgets (``forgotten_event_ids``, first
 to last); a ``CondensationSummaryEvent`` is sent as a user message, so a USER. The system prompt
 and the events the LLM never sees (state updates, pauses, interrupts, requests for condensation,
-token and hook logs) hold no event; any other ``kind`` is refused by name.
+token and hook logs) hold no event; an event of any other ``kind`` (one the SDK adds later) is
+opaque content where it stands (:meth:`~models.chat_log.SessionBuilder.keep_opaque`: on the
+newest event, costed, never paired), counted in the one warning line, never a refusal.
 
 OpenHands sends to many providers (through LiteLLM), so no provider's rules apply by default.
 """
@@ -93,8 +97,8 @@ class Reader:
             self.condensation(b, event, where)
         elif kind == "CondensationSummaryEvent":
             b.user(text_of(event.get("summary"), where), where)
-        elif kind not in UNSEEN:
-            raise ImportFormatError(f"{where}: an event of kind {kind!r} is not mapped")
+        elif kind not in UNSEEN:  # a kind added after this reader: kept, costed, never paired
+            b.keep_opaque(kind, event, [])
 
     def message(self, b: SessionBuilder, event: Mapping[str, Any], where: str) -> None:
         message = event.get("llm_message")
@@ -123,8 +127,26 @@ class Reader:
             b.user(text_of(summary, where), where)
 
 
+EVENT_FILES = "event-*.json"
+"""How the SDK names a conversation's event files (``event-NNNNN-ID.json``: sorted, in order)."""
+
+
+def event_files(folder: Path) -> list[Path]:
+    """A conversation folder's event files in order: ``FOLDER/events/event-*.json`` (the
+    conversation's own folder) or ``FOLDER/event-*.json`` (its ``events`` folder); regular files
+    only, never a symlink followed. Refused when there is none."""
+    events = folder / "events" if (folder / "events").is_dir() else folder
+    files = sorted(p for p in events.glob(EVENT_FILES) if p.is_file() and not p.is_symlink())
+    if not files:
+        raise ImportFormatError(f"{folder}: no OpenHands event files ({EVENT_FILES}) in it or in its events/")
+    return files
+
+
 def events_of(path: Path) -> list[tuple[Any, str]]:
-    """Every event with the place it came from, in order: a JSON list, or one event a line."""
+    """Every event with the place it came from, in order: a conversation folder's event files,
+    one event file (a JSON object, as the SDK writes it: indented), a JSON list, or one event a line."""
+    if path.is_dir():
+        return [event for file in event_files(path) for event in events_of(file)]
     text = read_text(path)
     try:
         value = loads(text, str(path))
@@ -132,18 +154,23 @@ def events_of(path: Path) -> list[tuple[Any, str]]:
         value = None
     if isinstance(value, list):
         return [(event, f"{path}: event {i}") for i, event in enumerate(value, start=1)]
+    if isinstance(value, Mapping) and "kind" in value:
+        return [(value, str(path))]
     return [(record, f"{path}:{number}") for number, record in json_records(path, text)]
 
 
 def read_openhands(path: Path) -> Imported:
     reader = Reader()
-    return build_sessions(((path.stem, [event], where, None) for event, where in events_of(path)), reader.add)
+    folder = path.parent if path.is_dir() and path.name == "events" else path  # the conversation's
+    session = folder.name if path.is_dir() else path.stem
+    return build_sessions(((session, [event], where, None) for event, where in events_of(path)), reader.add)
 
 
 register_format(
     LogFormat(
         "openhands",
         read_openhands,
-        "an OpenHands (software-agent-sdk) conversation's events (its events/event-*.json objects) as a JSON list or JSONL",
+        "an OpenHands (software-agent-sdk) conversation's events: its folder (events/event-*.json), one event file, a JSON list or JSONL",
+        folders=True,
     )
 )

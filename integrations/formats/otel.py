@@ -17,8 +17,10 @@ the input the provider reported). A ``compaction`` part (semantic-conventions-ge
 "content"}`` in the message the provider returned it in; its ``content`` usually absent, the
 provider's opaque continuity value) is a SUMMARY covering every earlier event of the conversation,
 as Anthropic's block is. Any other part — ``blob``, ``file``, ``uri``, ``server_tool_call``, a type
-the conventions add later, or a known type where this reader does not map it — is opaque content
-(:meth:`~models.chat_log.SessionBuilder.keep_opaque`), never a refusal. ``gen_ai.conversation.id`` (else the trace id) is the session. Spans are taken in start
+the conventions add later — is opaque content
+(:meth:`~models.chat_log.SessionBuilder.keep_opaque`), never a refusal; a ``tool_call`` outside an
+assistant message or a ``tool_call_response`` inside one is refused by name (kept opaque, it would
+hide an unpaired call or result: a false clean). ``gen_ai.conversation.id`` (else the trace id) is the session. Spans are taken in start
 time order, then span id, so the same file always reads the same; other spans (agents, tools)
 are not requests and are skipped. The requests are checked as sent and the log rebuilt from each
 conversation's last call (:mod:`models.sent_windows`); ``gen_ai.provider.name`` (or the older
@@ -52,7 +54,8 @@ MODEL_CALLS = ("chat", "generate_content", "text_completion")
 SKIPPED_PARTS = ("reasoning", "thinking")
 PROVIDERS = {"openai": "openai-chat", "azure.ai.openai": "openai-chat", "az.ai.openai": "openai-chat",
              "anthropic": "anthropic", "gcp.gemini": "gemini", "gcp.vertex_ai": "gemini",
-             "gcp.gen_ai": "gemini", "gemini": "gemini", "vertex_ai": "gemini"}  # fmt: skip
+             "gcp.gen_ai": "gemini", "gemini": "gemini", "vertex_ai": "gemini",
+             "aws.bedrock": "bedrock"}  # fmt: skip
 """``gen_ai.provider.name`` / ``gen_ai.system`` values → the provider rules a request answers to."""
 WANTED = ("gen_ai.operation.name", "gen_ai.conversation.id", "gen_ai.provider.name", "gen_ai.system",
           "gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.request.model",
@@ -216,6 +219,17 @@ def span_records(document: Any, where: str) -> list[Mapping[str, Any]]:
     return [span for span, _ in spans_of(document, where)]
 
 
+def document_spans(record: Any) -> list[Any] | None:
+    """The spans of a whole OTLP document (or a list of the SDK's spans) in start order; ``None``
+    for one span (what ``lint_request`` reads alone)."""
+    if not (isinstance(record, Mapping) and "resourceSpans" in record or isinstance(record, list)):
+        return None
+    read = [(span, otlp) for span, otlp in spans_of(record, "document")]
+    return [
+        span for _, _, span in sorted((start_ns(s, o, "document"), i, s) for i, (s, o) in enumerate(read))
+    ]
+
+
 def span_request(span: Any, where: str) -> SentRequest | None:
     """One span as a tracing back-end holds it (OTLP JSON or the SDK's ``to_json``), alone."""
     if not isinstance(span, Mapping):
@@ -299,6 +313,10 @@ def add_otel_message(b: SessionBuilder, message: Any, where: str) -> None:
             b.result_by_name(
                 str(name), call_id, reply if isinstance(reply, str) else arguments_text(reply), where
             )
+        elif kind in ("tool_call", "tool_call_response"):  # opaque, it would hide its unpaired call or result
+            raise ImportFormatError(
+                f"{where}: a {kind} part in a{'n' if role == 'assistant' else ''} {role} message"
+            )
         elif kind not in SKIPPED_PARTS:
             b.keep_opaque(kind, part, texts)
     if role == "assistant" and not calls:
@@ -313,6 +331,6 @@ register_format(
         read_otel,
         "OpenTelemetry GenAI spans (gen_ai.input.messages / gen_ai.output.messages): OTLP JSON "
         "(collector file exporter) or opentelemetry-sdk to_json spans; every model call checked as sent",
-        requests=TraceRecords(span_request, add_otel_message, split=span_records),
+        requests=TraceRecords(span_request, add_otel_message, split=span_records, holds=document_spans),
     )
 )

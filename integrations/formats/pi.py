@@ -17,12 +17,17 @@ read: a branch left by ``/tree`` is not. On the path:
   ``summary-splits-pair``, the stale compaction of earendil-works/pi#6832 and #8667.
 * ``branch_summary`` and ``custom_message`` entries are sent as user messages (USER);
   ``model_change``, ``thinking_level_change``, ``custom``, ``label``, ``session_info`` and the
-  ``session`` header are not sent and hold no event.
+  ``session`` header are not sent and hold no event, nor does an entry of a type added after this
+  reader was written (``buildSessionContext`` sends only the four above). An assistant block of a
+  type this reader does not know is opaque content where it stands
+  (:meth:`~models.chat_log.SessionBuilder.keep_opaque`), never a refusal.
 
 An assistant message's ``usage`` (``input`` plus ``cacheRead`` and ``cacheWrite``) is the input of
 the request that produced it, for ``lint --budget``
 (:class:`~integrations.formats.claude_code.UsageWindows`).
-pi talks to many providers, so no provider's rules apply by default (``--provider`` names it).
+pi talks to many providers: the rules applied by default are those of the ``api`` of the last
+assistant message on the path (:data:`APIS`: ``anthropic-messages`` → Anthropic's, …), where
+the session's next request goes; ``--provider`` names another.
 Invariant kept: one pass reads the tree's ids, the next the entries on the path, in file order.
 """
 
@@ -67,8 +72,10 @@ def add_assistant(b: SessionBuilder, message: Mapping[str, Any], where: str) -> 
                 str(block.get("id") or ""), arguments_text(block.get("arguments", {})), where, thinking
             )
             calls, thinking = True, False
+        elif isinstance(kind, str):  # a block type added after this reader: sent, so costed
+            b.keep_opaque(kind, block, texts)
         else:
-            raise ImportFormatError(f"{where}: an assistant block of type {kind!r} is not mapped")
+            raise ImportFormatError(f"{where}: an assistant block without a 'type'")
     if not calls:
         b.answer("".join(texts), where)
 
@@ -113,12 +120,16 @@ def read_pi(path: Path) -> Imported:
         node = parent.get(node)
     first_event: dict[str, int] = {}  # entry id → seq of the first event it is or follows
     requests: dict[str, tuple[SessionBuilder, list[Request]]] = {}  # the answers with a usage
+    apis: list[Any] = []
 
     def add(b: SessionBuilder, entry: Mapping[str, Any], where: str) -> None:
         first_event[str(entry["id"])] = b.next_seq
         kind = entry["type"]
         if kind == "message":
-            asked(b, entry.get("message"), where, requests.setdefault(b.session, (b, []))[1])
+            message = entry.get("message")
+            if isinstance(message, Mapping) and message.get("role") == "assistant" and "api" in message:
+                apis.append(message["api"])  # the last one's is where the next request goes
+            asked(b, message, where, requests.setdefault(b.session, (b, []))[1])
             add_message(b, entry.get("message"), where)
         elif kind == "compaction":
             summary, kept = (
@@ -131,17 +142,25 @@ def read_pi(path: Path) -> Imported:
                 b.summary(summary, where, None if kept is None else (b.first_seq, kept - 1))
         elif kind in ("branch_summary", "custom_message"):
             b.user(blocks_text(entry.get("summary", entry.get("content")), where), where)
-        elif kind not in SKIPPED:
-            raise ImportFormatError(f"{where}: unknown entry type {kind!r}")
+        # any other entry type (SKIPPED, or one added after this reader) is not sent: pi's
+        # buildSessionContext appends only messages, compactions and the two summaries
 
     groups = (
         (path.stem, [entry], f"{path}:{number}", None)
         for number, entry in records(path, text)
         if entry["type"] != "session" and entry.get("id") in on_path
     )
-    imported = build_sessions(groups, add)
+    imported = dataclasses.replace(
+        build_sessions(groups, add), provider=APIS.get(str(apis[-1])) if apis else None
+    )
     reported = UsageWindows(requests.values(), None)
     return dataclasses.replace(imported, reported=reported) if reported else imported
+
+
+APIS = {"anthropic-messages": "anthropic", "openai-completions": "openai-chat",
+        "openai-responses": "openai-responses", "google-generative-ai": "gemini", "google-vertex": "gemini",
+        "bedrock-converse-stream": "bedrock"}  # fmt: skip
+"""pi's ``api`` of an assistant message (pi-ai's ``Api``) → the provider rules it answers to."""
 
 
 def asked(b: SessionBuilder, message: Any, where: str, requests: list[Request]) -> None:

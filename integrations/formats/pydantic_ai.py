@@ -18,8 +18,13 @@ each a list of ``parts`` named by ``part_kind``, kept in their order:
   ``instruction-baseline``, ``model-settings-delta``, ``tool-availability-delta``,
   ``capability-load-delta``) and ``file`` / ``speech`` media hold no event.
 
-Any other ``kind`` or ``part_kind`` is refused by name. Pydantic AI sends to many APIs, so no
-provider's rules are applied by default: ``--provider`` names the one the agent's model is.
+A part of any other ``part_kind`` (one a later Pydantic AI adds) is opaque content where it stands
+(:meth:`~models.chat_log.SessionBuilder.keep_opaque`: costed, ordered, never paired), never a
+refusal; a message of any other ``kind``, a part without a ``part_kind``, or a known part on the
+side that never holds it (a ``tool-call`` in a request), is refused by name. Pydantic AI sends to many APIs: a history
+whose last response names its ``provider_name`` (:data:`PROVIDERS`: ``anthropic``, ``google-gla``,
+``google-vertex``, ``bedrock``) is held to that API's rules by default; otherwise none apply
+unless ``--provider`` names the one the agent's model is.
 A run stopped after a response's tool calls leaves them unanswered in the stored history, and
 the next run's request is built on it (pydantic/pydantic-ai#4728: "once a conversation is
 poisoned, it stays poisoned"); the log keeps that CALL where it stands for ``lint`` to name.
@@ -27,12 +32,14 @@ poisoned, it stays poisoned"); the log keeps that CALL where it stands for ``lin
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text
-from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
+from turncheck.models.importers import Imported, LogFormat, json_or_jsonl, loads, read_text, register_format
 
 CALLS = ("tool-call", "tool-search-call", "capability-load-call")
 RETURNS = ("tool-return", "tool-search-return", "capability-load-return")
@@ -40,6 +47,22 @@ NO_EVENT = frozenset({
     "system-prompt", "instruction-delta", "instruction-baseline", "model-settings-delta",
     "tool-availability-delta", "capability-load-delta", "file", "speech",
 })  # fmt: skip
+REQUEST_KINDS = (
+    frozenset({"user-prompt", "retry-feedback", "retry-prompt", "compaction", *RETURNS}) | NO_EVENT
+)
+RESPONSE_KINDS = (
+    frozenset({"text", "thinking", "builtin-tool-call", "builtin-tool-return", "compaction", *CALLS})
+    | NO_EVENT
+)
+"""The part kinds each side holds: one of the other side's there is refused, any other is opaque."""
+
+
+def keep_unknown(b: SessionBuilder, part: Any, kind: str, texts: list[str], side: str, where: str) -> None:
+    """A part of a kind this reader does not know is opaque content; a known one on the wrong side
+    (a ``tool-call`` in a request) is not what Pydantic AI writes, and is refused by name."""
+    if kind in (RESPONSE_KINDS if side == "request" else REQUEST_KINDS):
+        raise ImportFormatError(f"{where}: a part of kind {kind!r} is not mapped in a {side}")
+    b.keep_opaque(kind, part, texts)
 
 
 def content_text(content: Any) -> str:
@@ -78,7 +101,7 @@ def add_request(b: SessionBuilder, parts: list[Any], where: str) -> None:
             b.user_text(texts, where)
             b.summary(content_text(part.get("content")), where)
         elif kind not in NO_EVENT:
-            raise ImportFormatError(f"{where}: a part of kind {kind!r} is not mapped in a request")
+            keep_unknown(b, part, kind, texts, "request", where)
     b.user_text(texts, where)
 
 
@@ -98,7 +121,7 @@ def add_response(b: SessionBuilder, parts: list[Any], where: str) -> None:
         elif kind == "compaction":
             b.summary(content_text(part.get("content")), where)
         elif kind not in NO_EVENT:
-            raise ImportFormatError(f"{where}: a part of kind {kind!r} is not mapped in a response")
+            keep_unknown(b, part, kind, texts, "response", where)
     if not calls:
         b.answer("".join(texts), where)
 
@@ -123,10 +146,41 @@ def add_model_message(b: SessionBuilder, message: Any, where: str) -> None:
         )
 
 
+PROVIDERS = {
+    "anthropic": "anthropic",
+    "google-gla": "gemini",
+    "google-vertex": "gemini",
+    "bedrock": "bedrock",
+}
+"""A response's ``provider_name`` → the rules of the API it came from (``openai`` is left out: its
+models may be Chat Completions' or the Responses API's, which the name does not say)."""
+
+
+def read_pydantic_ai(path: Path) -> Imported:
+    """The history, held by default to the rules of the provider of its last response that names
+    one (where the next request goes; :data:`PROVIDERS`)."""
+    imported = json_or_jsonl(path, "messages", add_model_message)
+    return dataclasses.replace(imported, provider=last_provider(path))
+
+
+def last_provider(path: Path) -> str | None:
+    """The ``provider_name`` of the file's last response naming one, as rules (``None``: unnamed,
+    several sessions, or not one of :data:`PROVIDERS`)."""
+    try:
+        value = loads(read_text(path), str(path))
+    except json.JSONDecodeError:
+        return None  # JSON lines of request bodies: each may go elsewhere
+    if not isinstance(value, list):
+        return None
+    names = [m.get("provider_name") for m in value if isinstance(m, Mapping) and m.get("kind") == "response"]
+    named = [n for n in names if isinstance(n, str)]
+    return PROVIDERS.get(named[-1]) if named else None
+
+
 register_format(
     LogFormat(
         "pydantic-ai",
-        lambda path: json_or_jsonl(path, "messages", add_model_message),
+        read_pydantic_ai,
         "Pydantic AI ModelMessagesTypeAdapter JSON (request / response messages of parts; read as pydantic-ai 2.68 writes it): a list, or an object of such lists by session",
     )
 )

@@ -8,7 +8,9 @@ parts (``toolCallId``, ``output``) are RESULTs; a provider-executed tool's ``too
 in the assistant message itself, and is a RESULT there too. ``reasoning`` and the
 approval request/response parts are not context the log sizes, and are skipped; a file, an
 image or any part a role does not take here is opaque content where it stands
-(:meth:`~models.chat_log.SessionBuilder.keep_opaque`: it is sent, so it is costed); the calls after
+(:meth:`~models.chat_log.SessionBuilder.keep_opaque`: it is sent, so it is costed) — but a
+``tool-call`` or ``tool-result`` part where its role never holds one is refused by name, since
+kept opaque it would hide an unpaired call or result; the calls after
 a ``reasoning`` part are tied to the first, as the Responses importer ties them, for
 ``--provider openai-responses`` (the SDK's OpenAI provider sends the part back as that
 ``reasoning`` item, and the API refuses it without its call: vercel/ai issues 7099 and 8379). A
@@ -100,6 +102,10 @@ def add_vercel_message(b: SessionBuilder, message: Any, where: str) -> None:
         carrier = "" if kind == "reasoning" else carrier
         if kind in SKIPPED:
             continue
+        if kind in ("tool-call", "tool-result") and kind not in PARTS[role]:  # opaque, it would hide its pair
+            raise ImportFormatError(
+                f"{where}: a {kind} part in a {role} message (the AI SDK's ModelMessage has none there)"
+            )
         if kind not in PARTS[role]:
             b.keep_opaque(kind, part, texts)  # an image, file, source part…: opaque content
         elif kind == "text":

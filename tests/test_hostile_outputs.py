@@ -119,6 +119,42 @@ def test_the_default_trace_folder_refuses_a_symlinked_trace(
     assert snapshot(tmp_path / ".turncheck") == before and user.read_text() == "mine\n"
 
 
+@pytest.mark.parametrize("own", [".turncheck/traces", ".turncheck/hypothesis", ".turncheck"])
+def test_check_refuses_its_own_folder_as_a_symlink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, own: str
+) -> None:
+    """A held-out variant of the symlinked member: the folder itself. ``.turncheck/traces`` as a
+    link to a user's folder had check write its traces there (exit 1), replacing any file of the
+    same name; Hypothesis's database went there too."""
+    monkeypatch.chdir(tmp_path)
+    users = tmp_path / "users-folder"
+    users.mkdir()
+    (users / "mine.txt").write_text("mine\n")
+    (tmp_path / own).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / own).symlink_to(users)
+    before = snapshot(tmp_path)
+    assert main(["check", "trigger", "-p", "locking=none", "-q"]) == 2
+    one_line(capsys.readouterr().err, "symlink", own)
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("own", ["results", "traces", "plots"])
+def test_demo_refuses_its_own_subfolder_as_a_symlink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], own: str
+) -> None:
+    """``demo -o DIR`` with ``DIR/results`` (or ``traces``, ``plots``) a link to a user's folder
+    wrote its files into that folder, exit 0."""
+    users = tmp_path / "users-folder"
+    users.mkdir()
+    (users / "mine.txt").write_text("mine\n")
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / own).symlink_to(users)
+    before = snapshot(tmp_path)
+    assert main(["demo", "--scale", "tiny", "-q", "-o", str(tmp_path / "demo")]) == 2
+    one_line(capsys.readouterr().err, "symlink", own)
+    assert snapshot(tmp_path) == before
+
+
 # -- a symlinked log ------------------------------------------------------------------------------
 
 

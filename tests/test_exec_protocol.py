@@ -339,3 +339,54 @@ def test_an_answer_past_the_cap_is_one_line_under_a_memory_limit(tmp_path: Path,
     assert done.stderr == (f"turncheck: error: exec:{command}: request 1 (budget 4000, 1 messages): "
                            "answer line longer than 64 MiB (MAX_ANSWER_BYTES), not read further\n")  # fmt: skip
     assert time.monotonic() - started < 25  # at the cap, not at the timeout
+
+
+def test_an_answer_still_being_read_when_the_command_exits_is_read_whole(tmp_path: Path) -> None:
+    """The command has exited while its long answer line is still being taken in (here a helper
+    process it left writes the last byte half a second later; a loaded machine or a memory limit
+    slows the reader the same way): the answer was given up 50 ms after the exit and reported as
+    "exited with status 0 before answering" (issue 57). It is now read to its newline."""
+    from turncheck.models.exec_protocol import ExecTrimmer
+
+    body = (
+        "req = json.loads(sys.stdin.readline())\n"
+        "line = json.dumps({'messages': req['messages'], 'note': 'x' * (4 << 20)})\n"
+        "sys.stdout.write(line[:-1]); sys.stdout.flush()\n"
+        "if os.fork() == 0:\n"
+        "    time.sleep(0.5); sys.stdout.write(line[-1:] + '\\n'); sys.stdout.flush(); os._exit(0)\n"
+        "os._exit(0)\n"
+    )
+    trimmer = ExecTrimmer([PY, script(tmp_path, "late.py", body).split(" ", 1)[1]], label="late", timeout=20)
+    messages = [{"role": "user", "content": "hello"}]
+    try:
+        answer = trimmer.exchange({"budget": 100, "messages": messages, "costs": [5]})
+    finally:
+        trimmer.stop(kill=True)
+    assert answer["messages"] == messages and len(answer["note"]) == 4 << 20
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS is enforced on Linux")
+def test_an_answer_under_the_cap_that_memory_cannot_hold_is_one_line_naming_the_cap(tmp_path: Path) -> None:
+    """A 60 MB answer (under the 64 MiB cap) of 30 million numbers with 250 MB of address space
+    left: a MemoryError in the reader or the parser was "exited with status 0 before answering"
+    (or a bare "out of memory" naming a budget the run never reached); it names the cap now."""
+    import subprocess
+
+    command = script(tmp_path, "numbers.py", "sys.stdin.readline()\nsys.stdout.write('{\"messages\": [')\n"
+                     "for _ in range(30):\n    sys.stdout.write('0,' * 1_000_000)\n"
+                     "sys.stdout.write('0]}\\n')\nsys.stdout.flush()\n")  # fmt: skip
+    setup = (  # the limit set once the command's modules are loaded: 250 MB more than they take
+        "import contextlib, io, resource, sys\n"
+        "from turncheck.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['project', '--example', '-q', '--per-request'])\n"
+        "size = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (size + (250 << 20), resource.RLIM_INFINITY))\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    done = subprocess.run(
+        [PY, "-c", setup, "project", "--example", "-q", "--per-request", "--strategy", f"exec:{command}"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "TURNCHECK_EXEC_TIMEOUT": "60"},
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "before answering" not in done.stderr and "MAX_ANSWER_BYTES" in done.stderr, done.stderr

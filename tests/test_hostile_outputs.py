@@ -248,6 +248,7 @@ def test_a_full_disk_leaves_nothing_half_written(tmp_path: Path, argv: list[str]
     done = _turncheck(work, [a.format(chat=chat) for a in argv] + database, limit=12)
     assert done.returncode == 2, done
     one_line(done.stderr, names, "File too large")
+    assert "torn tail" not in done.stderr  # log create said "cannot repair the torn tail"
     assert snapshot(work) == before
 
 

@@ -352,6 +352,29 @@ def test_stress_check_refuses_a_history_it_could_not_read(
     assert main(["stress", "--check", str(stress_run)]) == 0
 
 
+@pytest.mark.parametrize("cut", ["mid-line", "at-a-line", "emptied"])
+@pytest.mark.parametrize("role", ["writer", "compactor"])
+def test_stress_check_refuses_a_history_cut_short(
+    stress_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], cut: str, role: str
+) -> None:
+    """A held-out variant of the unreadable history: one that reads, but cut short (truncated, a
+    copy that stopped). The cut lines were dropped as a kill's torn write, the appends counted
+    fell (1 066 to 696 in one run) and the check said what it said of the whole history."""
+    history = tmp_path / "history"
+    shutil.copytree(stress_run, history)
+    killed = json.loads((history / "store.jsonl").read_text().splitlines()[0])["kills"]
+    prefix = "w" if role == "writer" else "c"  # a process not killed: its history is whole
+    victim = next(p.name for p in sorted(history.glob(f"{prefix}*.jsonl")) if p.name[:-6] not in killed)
+    data = (history / victim).read_bytes()
+    lines = data.splitlines(keepends=True)
+    kept = {"mid-line": data[: len(lines[0]) + 10], "at-a-line": b"".join(lines[: len(lines) // 2]),
+            "emptied": b""}[cut]  # fmt: skip
+    (history / victim).write_bytes(kept)
+    assert main(["stress", "--check", str(tmp_path)]) == 2
+    one_line(capsys.readouterr().err, "evidence is incomplete", victim.removesuffix(".jsonl"))
+    assert main(["stress", "--check", str(stress_run)]) == 0
+
+
 def test_stress_check_of_another_clients_history_counts_no_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -35,6 +35,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -162,7 +163,7 @@ class ExecTrimmer:
             self.stop(kill=True)
             raise ExecError(f"{where}: {_NO_MEMORY}") from None
         if isinstance(answer, BaseException) or not answer:
-            status = self.stop(kill=not answer)
+            status = self.stop()  # it is gone or going: its own status, not our SIGKILL
             raise ExecError(f"{where}: the command {exit_reason(status)} before answering") from None
         if len(answer) > MAX_ANSWER_BYTES:
             self.stop(kill=True)
@@ -228,10 +229,7 @@ class ExecTrimmer:
         self._inbox, self._outbox = queue.Queue(), queue.Queue()
         self._read = [0]
         try:
-            proc = subprocess.Popen(
-                self.argv, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                start_new_session=os.name == "posix", preexec_fn=_dies_with_us(),
-            )  # fmt: skip
+            proc = _guarded(self.argv, self.cwd)
         except OSError as exc:
             raise ExecError(f"{where}: cannot start the command: {exc.strerror or exc}") from None
         self._proc, self._owner = proc, os.getpid()
@@ -299,6 +297,38 @@ def _next_line(stdout: IO[bytes], pending: bytearray, read: list[int]) -> bytes:
     line = bytes(pending[:end])
     del pending[:end]
     return line
+
+
+def _guarded(argv: list[str], cwd: Path | None) -> subprocess.Popen[bytes]:
+    """Start ``argv`` with its stdin and stdout piped, in a session of its own, dying with us;
+    on Linux under :mod:`turncheck.models.exec_guard`, so that what it starts dies with it and
+    with us too. ``OSError`` when the program cannot be started, as ``Popen`` raises it."""
+    if not sys.platform.startswith("linux"):
+        return subprocess.Popen(
+            argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            start_new_session=os.name == "posix", preexec_fn=_dies_with_us(),
+        )  # fmt: skip
+    from turncheck.models import exec_guard
+
+    status_read, status_write = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", exec_guard.__file__, str(status_write), *argv], cwd=cwd,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True,
+            preexec_fn=_dies_with_us(), pass_fds=(status_write,),
+        )  # fmt: skip
+    finally:
+        os.close(status_write)
+    try:
+        with os.fdopen(status_read, "rb") as fh:
+            failed = fh.read()  # empty: the program started (or the guard died first)
+    except OSError:
+        failed = b""
+    if failed.strip().isdigit():
+        proc.wait()
+        errno = int(failed)
+        raise OSError(errno, os.strerror(errno))
+    return proc
 
 
 def _dies_with_us() -> Callable[[], object] | None:

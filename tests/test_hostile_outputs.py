@@ -292,6 +292,31 @@ def test_stress_out_on_a_full_disk_is_one_line_and_leaves_no_history(tmp_path: P
     assert listing.strip() == ""
 
 
+@pytest.mark.parametrize("trace_out", [True, False], ids=["trace-out", "default-traces"])
+def test_check_on_a_full_disk_leaves_no_empty_example_file(tmp_path: Path, trace_out: bool) -> None:
+    """``check`` run in a folder on a full 64 KiB tmpfs, its example database there too (the
+    default ``.turncheck/hypothesis``): Hypothesis wrote each example through the system's temporary
+    folder, could not rename it across filesystems (EXDEV) and wrote it in place instead, leaving
+    0-byte example files. The trace is refused in one line; no file of 0 bytes is left."""
+    reason = _can_mount_tmpfs()
+    if reason is not None:
+        pytest.skip(reason)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    out = " --trace-out t.json" if trace_out else ""
+    script = (
+        f"mount -t tmpfs -o size=64k tmpfs {disk} && cd {disk} && head -c 1M /dev/zero > filler 2>/dev/null;"
+        f" {sys.executable} -m turncheck check trigger -p locking=none -q{out}; echo $?;"
+        f" find {disk} -type f -empty"
+    )
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=300,
+                          check=False)  # fmt: skip
+    code, empty = done.stdout.split("\n", 1)
+    assert code == "2", done
+    one_line(done.stderr, "t.json" if trace_out else ".turncheck/traces/", "no space left on device")
+    assert empty.strip() == "", empty
+
+
 # -- evidence that cannot be read -------------------------------------------------------------
 
 

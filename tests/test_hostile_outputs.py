@@ -155,6 +155,25 @@ def test_demo_refuses_its_own_subfolder_as_a_symlink(
     assert snapshot(tmp_path) == before
 
 
+@pytest.mark.parametrize("dangling", [False, True], ids=["to-a-file", "dangling"])
+def test_log_export_refuses_a_symlinked_out_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], dangling: bool
+) -> None:
+    """A dangling symlink as ``log export -o`` was refused as "cannot inspect e.jsonl (No such
+    file or directory)"; either kind is refused as the symlink it is, and nothing is created."""
+    log = tmp_path / "a.log"
+    with TurnLog.open(log, create=True):
+        pass
+    target = tmp_path / "users-file.txt"
+    if not dangling:
+        target.write_text("mine\n")
+    (tmp_path / "e.jsonl").symlink_to(target)
+    before = snapshot(tmp_path)
+    assert main(["log", "export", str(log), "-o", str(tmp_path / "e.jsonl")]) == 2
+    one_line(capsys.readouterr().err, "e.jsonl is a symlink")
+    assert snapshot(tmp_path) == before
+
+
 # -- a symlinked log ------------------------------------------------------------------------------
 
 

@@ -41,7 +41,7 @@ from turncheck.cli.config import default_map
 from turncheck.cli.interrupt import ignore_unawaited_coroutines, swallowed_interrupts_redelivered
 from turncheck.cli.messages import one_line
 from turncheck.models.errors import TurncheckError
-from turncheck.sim.run_bounds import memory_budget, shown_size, watched
+from turncheck.sim.run_bounds import caused_by_memory, out_of_memory_line, watched
 
 if TYPE_CHECKING:
     from typer._click import Command
@@ -233,9 +233,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         status = EXIT_INTERRUPTED
     except MemoryError:  # an allocation refused (a memory limit) before the budget was seen
-        return error(f"out of memory (the budget is {shown_size(memory_budget())}; smaller parameters fit)")
+        return error(out_of_memory_line())
     except Exception as exc:
         from turncheck.models.user_code import fault_in_user_code
+
+        if caused_by_memory(exc):  # wrapped: Hypothesis's flaky-test error over a MemoryError
+            return error(out_of_memory_line())
 
         if (fault := fault_in_user_code(exc)) is not None:  # the user's model or trimmer failed
             return error(f"your code raised {fault}")

@@ -29,6 +29,7 @@ from turncheck.cli.options import FormatOpt, QuietOpt
 from turncheck.cli.outputs import check_output_file
 from turncheck.cli.stdout_json import print_json
 from turncheck.models.errors import BadParameter
+from turncheck.models.output_files import refuse_symlinked_folders
 from turncheck.sim.run_bounds import stop_by
 
 if TYPE_CHECKING:
@@ -126,6 +127,9 @@ def check_command(
     _check_bounds(max_states, max_depth, timeout)
     if trace_out is not None:
         check_output_file(trace_out, "--trace-out", make_folders=False)
+    # the folders check makes itself under .turncheck: never a symlink onto somewhere else
+    own = [p for p, given in ((DEFAULT_TRACES, trace_out), (DEFAULT_DATABASE, database)) if given is None]
+    refuse_symlinked_folders(*([DEFAULT_TRACES.parent] if own else []), *own)
     if max_examples < 1 or steps < 1:
         raise BadParameter("--max-examples and --steps must be >= 1")
     assignments = split_assignments(param or [])
@@ -197,7 +201,7 @@ def _save_traces(report: CheckReport, model_ref: str, trace_out: Path | None) ->
         paths[name] = where
         files[where] = trace.dumps()
     # all or none, never through a symlink; --trace-out's folder must exist, the default one is made
-    write_outputs(files, folder=DEFAULT_TRACES if trace_out is None else None)
+    write_outputs(files, folder=DEFAULT_TRACES.parent if trace_out is None else None)
     return paths
 
 

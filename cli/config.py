@@ -20,6 +20,8 @@ the paths ``out`` and ``history`` are relative to that folder. An unknown key, a
 the wrong type, or a file that cannot be parsed (bad TOML, bad UTF-8, nesting deep enough to
 exhaust the parser) is one line naming the file, exit 2, before any command runs, ``--version``
 included; a file that cannot be parsed and never mentions ``turncheck`` is not ours and is ignored.
+A file over 1 MiB is not parsed (:data:`MAX_CONFIG_BYTES`): ignored, or refused when it says
+``turncheck``.
 Only the standard library and ``models`` are imported.
 """
 
@@ -73,18 +75,47 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
     return None
 
 
-def _table(path: Path) -> tuple[Path, dict[str, Any]] | None:
+MAX_CONFIG_BYTES = 1 << 20
+"""The largest ``pyproject.toml`` parsed (1 MiB; a real one is a few KiB). A larger one is read
+in chunks for the word ``turncheck`` only, in bounded memory: without it the file is not ours
+and is ignored, with it it is refused in one line. (tomllib parsed a 200 MB string at about
+3 MB/s: ``turncheck --version`` below such a file did not answer for a minute.)"""
+
+
+def _read_config(path: Path) -> bytes | None:
+    """The bytes of ``path``, or None when it is over :data:`MAX_CONFIG_BYTES` and never says
+    ``turncheck``; refused when it is over the cap and does."""
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+            if len(raw) <= MAX_CONFIG_BYTES:
+                return raw
+            tail = b""
+            while raw:
+                if b"turncheck" in tail + raw:
+                    raise BadParameter(
+                        f"{path}: over {MAX_CONFIG_BYTES >> 20} MiB; turncheck parses no larger"
+                        " pyproject.toml (move [tool.turncheck] to a smaller one)"
+                    )
+                tail, raw = raw[-8:], fh.read(MAX_CONFIG_BYTES)
+            return None
     except OSError as exc:
         raise BadParameter(f"{path}: cannot read it ({exc.strerror or exc})") from None
+
+
+def _table(path: Path) -> tuple[Path, dict[str, Any]] | None:
+    raw = _read_config(path)
+    if raw is None:
+        return None
     try:
         data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        # ValueError covers TOMLDecodeError and an integer over Python's 4 300-digit limit,
+        # which tomllib lets through (it was a traceback, exit 70, on --version too)
         if b"turncheck" not in raw:
             return None  # not parsable and not ours: another tool's problem, not a reason to refuse
-        reason = "nested too deeply to parse" if isinstance(exc, RecursionError) else str(exc)
-        raise BadParameter(f"{path}: not valid TOML ({reason})") from None
+        reason = "nested too deeply to parse" if isinstance(exc, RecursionError) else str(exc).splitlines()[0]
+        raise BadParameter(f"{path}: not valid TOML ({reason[:200]})") from None
     tool = data.get("tool", {})
     table = tool.get("turncheck") if isinstance(tool, dict) else None
     if table is None:
@@ -94,9 +125,20 @@ def _table(path: Path) -> tuple[Path, dict[str, Any]] | None:
     return path, table
 
 
+def _shown(value: Any) -> str:
+    """``repr(value)`` cut to 80 characters: a deep or huge value stays a short line."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = f"a {type(value).__name__} nested too deeply to show"
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def _checked(path: Path, key: str, value: Any) -> Any:
     if key not in KEYS:
-        raise BadParameter(f"{path}: [tool.turncheck] has no key {key!r} (known: {', '.join(sorted(KEYS))})")
+        raise BadParameter(
+            f"{path}: [tool.turncheck] has no key {_shown(key)} (known: {', '.join(sorted(KEYS))})"
+        )
     kind = KEYS[key][0]
     items = [value] if key in COMMA_LISTS and isinstance(value, str) else value
     ok = isinstance(items, kind) and (kind is bool or not isinstance(items, bool))
@@ -105,19 +147,23 @@ def _checked(path: Path, key: str, value: Any) -> Any:
     if not ok or (kind is int and value <= 0) or (kind is str and not value):
         want = {int: "a positive integer", str: "a non-empty string", list: "a non-empty list of strings",
                 bool: "true or false"}[kind]  # fmt: skip
-        raise BadParameter(f"{path}: [tool.turncheck] {key} must be {want}, got {value!r}")
+        raise BadParameter(f"{path}: [tool.turncheck] {key} must be {want}, got {_shown(value)}")
     for item in items if isinstance(items, list) else [items]:
         if key not in PATHS and names_code(item):
             raise BadParameter(
-                f"{path}: [tool.turncheck] {key} = {item!r} names code to run; config never starts a"
+                f"{path}: [tool.turncheck] {key} = {_shown(item)} names code to run; config never starts a"
                 " program or imports code: name it on the command line"
             )
+    if any("\0" in item for item in (items if isinstance(items, list) else [items]) if isinstance(item, str)):
+        raise BadParameter(
+            f"{path}: [tool.turncheck] {key} holds a NUL character, which no name or value may hold"
+        )
     if key == "out":
         root = path.parent.resolve()
         out = (root / value).resolve()
         if not out.is_relative_to(root):
             raise BadParameter(
-                f"{path}: [tool.turncheck] out = {value!r} is outside the project folder {root}"
+                f"{path}: [tool.turncheck] out = {_shown(value)} is outside the project folder {root}"
             )
     if key in PATHS:
         return str(path.parent / value)

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from turncheck.models.catalog import DEMO_CHECKS
 from turncheck.models.errors import TurncheckError
+from turncheck.models.output_files import refuse_symlinked_folders
 from turncheck.reports.tables import write_result
 from turncheck.scenarios.base import (
     CHECKS_ORDER,
@@ -365,6 +366,7 @@ def run_demo(
     root = Path(out)
     if root.exists() and not root.is_dir():
         raise BadParameter(f"output directory {root} exists and is not a directory")
+    refuse_symlinked_folders(*(root / d for d in _OWN))
     bars = progress_for or (lambda label: no_progress)
     started = time.perf_counter()
     steps, skips = plan(scale)

@@ -158,6 +158,8 @@ def check_export_target(source: Path, out: Path) -> None:
         raise BadParameter(f"parameter out: directory {out.parent} does not exist")
     if not os.path.lexists(out):
         return
+    if out.is_symlink():  # a dangling one too (it said "cannot inspect: No such file")
+        raise BadParameter(f"parameter out: {out} is a symlink; turncheck does not write through it")
     try:
         st = out.stat()
     except OSError as exc:

@@ -35,6 +35,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -60,6 +61,12 @@ MAX_ANSWER_BYTES = 64 << 20
 several times its size in memory, and a line is read whole before it can be judged: a command
 that printed one 1 GiB line took turncheck to 1.45 GB before the run failed as if the command had
 exited (issue 57). Longer is refused, read no further."""
+
+
+_NO_MEMORY = (
+    f"answer line too large to read and parse in the memory left (lines are capped at"
+    f" {MAX_ANSWER_BYTES >> 20} MiB, MAX_ANSWER_BYTES; a memory limit lower still stops it first)"
+)
 
 
 class ExecError(TurncheckError):
@@ -115,6 +122,7 @@ class ExecTrimmer:
         self._owner = 0
         self._inbox: queue.Queue[bytes | None] = queue.Queue()
         self._outbox: queue.Queue[bytes | BaseException] = queue.Queue()
+        self._read: list[int] = [0]
 
     def ask(self, budget: int, messages: list[dict[str, Any]], costs: list[int]) -> dict[str, Any]:
         """The command's answer for one request of ``messages`` (the whole history before it).
@@ -151,8 +159,11 @@ class ExecTrimmer:
         if answer is None:
             self.stop(kill=True)
             raise ExecError(f"{where}: no answer within {timeout:g} s ({TIMEOUT_VARIABLE} sets it)")
+        if isinstance(answer, MemoryError):
+            self.stop(kill=True)
+            raise ExecError(f"{where}: {_NO_MEMORY}") from None
         if isinstance(answer, BaseException) or not answer:
-            status = self.stop(kill=not answer)
+            status = self.stop()  # it is gone or going: its own status, not our SIGKILL
             raise ExecError(f"{where}: the command {exit_reason(status)} before answering") from None
         if len(answer) > MAX_ANSWER_BYTES:
             self.stop(kill=True)
@@ -173,12 +184,22 @@ class ExecTrimmer:
                     try:  # what it wrote before exiting may still be in the pipe
                         return self._outbox.get(timeout=POLL)
                     except queue.Empty:
-                        return b""
+                        if not self._read[0]:
+                            return b""
+                    # part of the answer is read: the reader is still taking the rest in (a
+                    # long line, a loaded machine); it ends at the newline or end of output
+                    try:
+                        return self._outbox.get(timeout=max(deadline - time.monotonic(), POLL))
+                    except queue.Empty:
+                        return None
         return None
 
     def _checked(self, answer: bytes, where: str) -> dict[str, Any]:
         try:
             value = json.loads(answer.decode("utf-8"))
+        except MemoryError:
+            self.stop(kill=True)
+            raise ExecError(f"{where}: {_NO_MEMORY} ({len(answer):,} bytes read)") from None
         except (UnicodeDecodeError, ValueError, RecursionError):
             self.stop(kill=True)
             raise ExecError(f"{where}: malformed answer (not a JSON line): {shown(answer)}") from None
@@ -206,17 +227,17 @@ class ExecTrimmer:
     def _start(self, where: str) -> None:
         self._proc = None
         self._inbox, self._outbox = queue.Queue(), queue.Queue()
+        self._read = [0]
         try:
-            proc = subprocess.Popen(
-                self.argv, cwd=self.cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                start_new_session=os.name == "posix", preexec_fn=_dies_with_us(),
-            )  # fmt: skip
+            proc = _guarded(self.argv, self.cwd)
         except OSError as exc:
             raise ExecError(f"{where}: cannot start the command: {exc.strerror or exc}") from None
         self._proc, self._owner = proc, os.getpid()
         assert proc.stdin is not None and proc.stdout is not None
         threading.Thread(
-            target=_exchange, args=(proc.stdin, proc.stdout, self._inbox, self._outbox), daemon=True
+            target=_exchange,
+            args=(proc.stdin, proc.stdout, self._inbox, self._outbox, self._read),
+            daemon=True,
         ).start()
         _RUNNING.add(self)
 
@@ -239,21 +260,75 @@ class ExecTrimmer:
 
 
 def _exchange(stdin: IO[bytes], stdout: IO[bytes], inbox: queue.Queue[bytes | None],
-              outbox: queue.Queue[bytes | BaseException]) -> None:  # fmt: skip
-    """The worker: each request written, its answer line read (``b""`` at end of output)."""
+              outbox: queue.Queue[bytes | BaseException], read: list[int]) -> None:  # fmt: skip
+    """The worker: each request written, its answer line read (``b""`` at end of output);
+    ``read[0]`` counts the bytes of the current answer taken in so far."""
+    pending = bytearray()
     try:
         while (line := inbox.get()) is not None:
+            read[0] = len(pending)
             stdin.write(line)
             stdin.flush()
-            outbox.put(stdout.readline(MAX_ANSWER_BYTES + 1))  # one byte more: too long, or not
-    except (OSError, ValueError) as exc:  # a closed pipe: the command is gone
-        outbox.put(exc)
+            outbox.put(_next_line(stdout, pending, read))
+    except (OSError, ValueError, MemoryError) as exc:  # a closed pipe (the command is gone), or
+        outbox.put(exc)  # a line too long for the memory left: the caller says which
     finally:
         for pipe in (stdin, stdout):
             try:
                 pipe.close()
             except OSError:
                 pass
+
+
+def _next_line(stdout: IO[bytes], pending: bytearray, read: list[int]) -> bytes:
+    """The next line of ``stdout`` with its newline, as ``readline(MAX_ANSWER_BYTES + 1)`` gives
+    it (one byte more than the cap when longer; the unterminated rest, or ``b""``, at the end of
+    output), read in chunks that ``read[0]`` counts; what follows the line stays in ``pending``."""
+    limit = MAX_ANSWER_BYTES + 1
+    searched = 0
+    while (cut := pending.find(b"\n", searched)) < 0 and len(pending) < limit:
+        searched = len(pending)
+        chunk = stdout.read1(1 << 20)  # type: ignore[attr-defined]  # a BufferedReader's
+        if not chunk:
+            break
+        pending += chunk
+        read[0] += len(chunk)
+    end = min(cut + 1 if cut >= 0 else len(pending), limit)
+    line = bytes(pending[:end])
+    del pending[:end]
+    return line
+
+
+def _guarded(argv: list[str], cwd: Path | None) -> subprocess.Popen[bytes]:
+    """Start ``argv`` with its stdin and stdout piped, in a session of its own, dying with us;
+    on Linux under :mod:`turncheck.models.exec_guard`, so that what it starts dies with it and
+    with us too. ``OSError`` when the program cannot be started, as ``Popen`` raises it."""
+    if not sys.platform.startswith("linux"):
+        return subprocess.Popen(
+            argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            start_new_session=os.name == "posix", preexec_fn=_dies_with_us(),
+        )  # fmt: skip
+    from turncheck.models import exec_guard
+
+    status_read, status_write = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", exec_guard.__file__, str(status_write), *argv], cwd=cwd,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True,
+            preexec_fn=_dies_with_us(), pass_fds=(status_write,),
+        )  # fmt: skip
+    finally:
+        os.close(status_write)
+    try:
+        with os.fdopen(status_read, "rb") as fh:
+            failed = fh.read()  # empty: the program started (or the guard died first)
+    except OSError:
+        failed = b""
+    if failed.strip().isdigit():
+        proc.wait()
+        errno = int(failed)
+        raise OSError(errno, os.strerror(errno))
+    return proc
 
 
 def _dies_with_us() -> Callable[[], object] | None:

@@ -50,6 +50,17 @@ def refuse_unsafe_target(path: Path) -> None:
         raise OutputRefused(f"{path} exists and is not a regular file")
 
 
+def refuse_symlinked_folders(*folders: Path) -> None:
+    """Refuse a folder turncheck makes itself (not one the user named: ``.turncheck/traces``, a
+    demo's ``results``) when a symlink holds its name: the files would land in its target."""
+    for folder in folders:
+        if os.path.islink(folder):
+            raise OutputRefused(
+                f"{folder} is a symlink; turncheck does not write through it (remove it, or name"
+                " another output folder)"
+            )
+
+
 def _folders_to_make(path: Path, folder: Path | None) -> list[Path]:
     """The missing folders above ``path``, outermost first. Only ``folder`` and folders below it
     may be made (``folder`` with its parents); a file given alone must have its folder already.
@@ -171,4 +182,10 @@ def _remove_empty(folder: Path) -> None:
         pass  # something else put a file there meanwhile: not ours to remove
 
 
-__all__ = ["OutputRefused", "output_file", "refuse_unsafe_target", "write_outputs"]
+__all__ = [
+    "OutputRefused",
+    "output_file",
+    "refuse_symlinked_folders",
+    "refuse_unsafe_target",
+    "write_outputs",
+]

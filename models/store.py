@@ -348,8 +348,9 @@ class TurnStore(TurnReading):
             sync_file(fd)
             if not existed:
                 sync_dir(path.parent)
-        except OSError as exc:
-            raise StoreError(f"{path}: cannot repair the torn tail ({exc.strerror})") from None
+        except OSError as exc:  # a new log: its header could not be written (a full disk)
+            what = "cannot repair the torn tail" if existed else "cannot write the new log's header"
+            raise StoreError(f"{path}: {what} ({exc.strerror})") from None
         return size
 
     def close(self) -> None:

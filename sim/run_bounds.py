@@ -94,6 +94,51 @@ def shown_size(n: int) -> str:
     return f"{n / (1 << 30):.1f} GiB" if n >= 1 << 30 else f"{n >> 20} MiB"
 
 
+def process_memory_limit() -> tuple[str, int] | None:
+    """The address-space or data limit this process runs under (``ulimit -v``/``-d``), as
+    (its name, bytes), or None when there is none."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    for name, which in (("ulimit -v", "RLIMIT_AS"), ("ulimit -d", "RLIMIT_DATA")):
+        soft = resource.getrlimit(getattr(resource, which))[0] if hasattr(resource, which) else -1
+        if soft != resource.RLIM_INFINITY and soft > 0:
+            return name, soft
+    return None
+
+
+def out_of_memory_line() -> str:
+    """What a refused allocation says: the budget, and the process's own limit when one is set
+    (it is reached first when it is lower: "the budget is 2.0 GiB" alone misled under ulimit)."""
+    budget = shown_size(memory_budget())
+    limit = process_memory_limit()
+    if limit is None:
+        return f"out of memory (the budget is {budget}; smaller parameters fit)"
+    name, size = limit
+    return (
+        f"out of memory: this process's memory limit ({name}: {shown_size(size)} of address space) was"
+        f" reached before the {budget} budget; smaller parameters fit, or set {BUDGET_VARIABLE} (MiB) lower"
+    )
+
+
+def caused_by_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is, wraps or groups a MemoryError (Hypothesis re-raises one that broke
+    an example as a flaky-test error or an exception group)."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        e = todo.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, MemoryError):
+            return True
+        todo += [x for x in (e.__cause__, e.__context__) if x is not None]
+        todo += list(getattr(e, "exceptions", ()) or ())
+    return False
+
+
 class RunWatch:
     """One command's watch (see the module doc); ``reason`` names the bound once one is reached."""
 

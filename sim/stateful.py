@@ -53,6 +53,7 @@ from hypothesis.stateful import (
 )
 
 from turncheck.models.protocol import Property, ProtocolModel, as_model
+from turncheck.sim.example_database import AtomicDirectoryDatabase
 
 DEFAULT_DATABASE = Path(".turncheck") / "hypothesis"
 
@@ -121,7 +122,7 @@ def configuration_database(
     """The example database of one model configuration: a sub-directory of ``directory`` named
     by a hash of :func:`database_key`, so configurations never replay each other's failures."""
     digest = hashlib.sha256(database_key(model, properties)).hexdigest()[:16]
-    return DirectoryBasedExampleDatabase(str(Path(directory) / digest))
+    return AtomicDirectoryDatabase(str(Path(directory) / digest))
 
 
 def machine_for(

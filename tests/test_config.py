@@ -353,3 +353,40 @@ def test_example_reads_the_bundled_log_whatever_format_the_table_names(cli, proj
     sessions = {json.loads(line).get("session") for line in done.out.splitlines() if line.startswith("{")}
     assert {"support-42", "notes-7"} <= sessions, done.out
     assert cli("project", "--example", "-q", "--from", "openai-chat").code == 2
+
+
+@pytest.mark.parametrize(
+    ("toml", "says"),
+    [
+        ("[tool.turncheck]\nbudget = 1" + "0" * 5000 + "\n", "not valid TOML (Exceeds the limit"),
+        ('[tool.turncheck]\nout = "a\\u0000b"\n', "out holds a NUL character"),
+        ('[tool.turncheck]\nhistory = "a\\u0000b"\n', "history holds a NUL character"),
+        ("[tool.turncheck]\ninvariants = " + "[" * 150 + '"a"' + "]" * 150 + "\n", "got [[[[[["),
+    ],
+    ids=["5001-digit-int", "nul-in-out", "nul-in-history", "deep-value"],
+)
+def test_a_pathological_value_is_one_short_line(cli, project, toml: str, says: str) -> None:
+    """Held-out variants of the deep array: an integer past Python's 4 300-digit limit (tomllib
+    lets that ValueError through) and a NUL in a path were tracebacks, exit 70, ``--version``
+    included; a deep value was echoed whole."""
+    root = project(toml)
+    for argv in (("--version",), ("project", "--example", "-q")):
+        done = cli(*argv)
+        assert done.code == 2 and done.out == "" and done.err.count("\n") == 1, done
+        assert str(root / "pyproject.toml") in done.err and says in done.err and len(done.err) < 300
+
+
+@pytest.mark.parametrize("ours", [False, True], ids=["another-tools", "ours"])
+def test_a_huge_pyproject_is_not_parsed(cli, project, ours: bool) -> None:
+    """A 40 MB string in pyproject.toml kept ``turncheck --version`` parsing for seconds (200 MB:
+    over a minute): past 1 MiB the file is only scanned for ``turncheck`` in bounded chunks."""
+    from turncheck.cli.config import MAX_CONFIG_BYTES
+
+    head = "[tool.turncheck]\nbudget = 5\n" if ours else "[tool.black]\n"
+    root = project(head + 'x = "' + "y" * (40 * MAX_CONFIG_BYTES) + '"\n')
+    done = cli("--version")
+    if ours:
+        assert done.code == 2 and done.err.count("\n") == 1 and "over 1 MiB" in done.err, done
+        assert str(root / "pyproject.toml") in done.err
+    else:
+        assert done.code == 0 and done.err == "", done

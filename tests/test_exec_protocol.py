@@ -339,3 +339,95 @@ def test_an_answer_past_the_cap_is_one_line_under_a_memory_limit(tmp_path: Path,
     assert done.stderr == (f"turncheck: error: exec:{command}: request 1 (budget 4000, 1 messages): "
                            "answer line longer than 64 MiB (MAX_ANSWER_BYTES), not read further\n")  # fmt: skip
     assert time.monotonic() - started < 25  # at the cap, not at the timeout
+
+
+def test_a_helper_the_command_leaves_dies_with_it_and_its_half_answer_is_refused(tmp_path: Path) -> None:
+    """The command writes part of its answer and exits, leaving a helper (in a session of its
+    own) to finish the line half a second later: the answer was given up 50 ms after the exit as
+    "exited with status 0 before answering", and the helper outlived the run (issue 57). The
+    helper now dies with the command (the guard is its subreaper), and what the command wrote is
+    judged: a line without its end, malformed."""
+    from turncheck.models.exec_protocol import ExecError, ExecTrimmer
+
+    marker = tmp_path / "helper-alive"
+    body = (
+        "req = json.loads(sys.stdin.readline())\n"
+        "line = json.dumps({'messages': req['messages'], 'note': 'x' * (4 << 20)})\n"
+        "sys.stdout.write(line[:-1]); sys.stdout.flush()\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid(); time.sleep(1.5)\n"
+        f"    open({str(marker)!r}, 'w').close(); sys.stdout.write(line[-1:] + '\\n'); os._exit(0)\n"
+        "os._exit(0)\n"
+    )
+    trimmer = ExecTrimmer([PY, script(tmp_path, "late.py", body).split(" ", 1)[1]], label="late", timeout=20)
+    with pytest.raises(ExecError) as caught:
+        trimmer.exchange({"budget": 100, "messages": [{"role": "user", "content": "hi"}], "costs": [5]})
+    assert "malformed answer" in str(caught.value) and "before answering" not in str(caught.value)
+    time.sleep(2.5)
+    assert not marker.exists()  # the setsid() helper was killed, not left running
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS is enforced on Linux")
+def test_an_answer_under_the_cap_that_memory_cannot_hold_is_one_line_naming_the_cap(tmp_path: Path) -> None:
+    """A 60 MB answer (under the 64 MiB cap) of 30 million numbers with 250 MB of address space
+    left: a MemoryError in the reader or the parser was "exited with status 0 before answering"
+    (or a bare "out of memory" naming a budget the run never reached); it names the cap now."""
+    import subprocess
+
+    command = script(tmp_path, "numbers.py", "sys.stdin.readline()\nsys.stdout.write('{\"messages\": [')\n"
+                     "for _ in range(30):\n    sys.stdout.write('0,' * 1_000_000)\n"
+                     "sys.stdout.write('0]}\\n')\nsys.stdout.flush()\n")  # fmt: skip
+    setup = (  # the limit set once the command's modules are loaded: 250 MB more than they take
+        "import contextlib, io, resource, sys\n"
+        "from turncheck.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['project', '--example', '-q', '--per-request'])\n"
+        "size = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (size + (250 << 20), resource.RLIM_INFINITY))\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    done = subprocess.run(
+        [PY, "-c", setup, "project", "--example", "-q", "--per-request", "--strategy", f"exec:{command}"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "TURNCHECK_EXEC_TIMEOUT": "60"},
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "before answering" not in done.stderr and "MAX_ANSWER_BYTES" in done.stderr, done.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the guard is Linux's (prctl)")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_setsid_helper_dies_when_turncheck_is_killed(tmp_path: Path, sig: signal.Signals) -> None:
+    """``kill -9`` (or SIGTERM) of a run whose trimmer started a helper in a session of its own:
+    the trimmer died with turncheck (its parent-death signal), the helper lived on under init."""
+    import subprocess
+
+    pids = tmp_path / "helper.pid"
+    body = (
+        "if os.fork() == 0:\n"
+        f"    os.setsid(); open({str(pids)!r}, 'w').write(str(os.getpid())); time.sleep(60); os._exit(0)\n"
+        "for line in sys.stdin:\n"
+        "    time.sleep(30)\n"
+    )
+    command = script(tmp_path, "slow.py", body)
+    run = subprocess.Popen([PY, "-m", "turncheck", "project", "--example", "-q", "--per-request",
+                            "--strategy", f"exec:{command}"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not (pids.exists() and pids.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        helper = int(pids.read_text())
+        run.send_signal(sig)
+        run.wait(10)
+        deadline = time.monotonic() + 5
+        while os.path.exists(f"/proc/{helper}") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        alive = (
+            os.path.exists(f"/proc/{helper}")
+            and b"Z" not in open(f"/proc/{helper}/stat", "rb").read().split()[2:3]
+        )
+    finally:
+        run.kill()
+    if alive:
+        os.kill(helper, signal.SIGKILL)
+    assert not alive

@@ -119,6 +119,61 @@ def test_the_default_trace_folder_refuses_a_symlinked_trace(
     assert snapshot(tmp_path / ".turncheck") == before and user.read_text() == "mine\n"
 
 
+@pytest.mark.parametrize("own", [".turncheck/traces", ".turncheck/hypothesis", ".turncheck"])
+def test_check_refuses_its_own_folder_as_a_symlink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, own: str
+) -> None:
+    """A held-out variant of the symlinked member: the folder itself. ``.turncheck/traces`` as a
+    link to a user's folder had check write its traces there (exit 1), replacing any file of the
+    same name; Hypothesis's database went there too."""
+    monkeypatch.chdir(tmp_path)
+    users = tmp_path / "users-folder"
+    users.mkdir()
+    (users / "mine.txt").write_text("mine\n")
+    (tmp_path / own).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / own).symlink_to(users)
+    before = snapshot(tmp_path)
+    assert main(["check", "trigger", "-p", "locking=none", "-q"]) == 2
+    one_line(capsys.readouterr().err, "symlink", own)
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("own", ["results", "traces", "plots"])
+def test_demo_refuses_its_own_subfolder_as_a_symlink(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], own: str
+) -> None:
+    """``demo -o DIR`` with ``DIR/results`` (or ``traces``, ``plots``) a link to a user's folder
+    wrote its files into that folder, exit 0."""
+    users = tmp_path / "users-folder"
+    users.mkdir()
+    (users / "mine.txt").write_text("mine\n")
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / own).symlink_to(users)
+    before = snapshot(tmp_path)
+    assert main(["demo", "--scale", "tiny", "-q", "-o", str(tmp_path / "demo")]) == 2
+    one_line(capsys.readouterr().err, "symlink", own)
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("dangling", [False, True], ids=["to-a-file", "dangling"])
+def test_log_export_refuses_a_symlinked_out_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], dangling: bool
+) -> None:
+    """A dangling symlink as ``log export -o`` was refused as "cannot inspect e.jsonl (No such
+    file or directory)"; either kind is refused as the symlink it is, and nothing is created."""
+    log = tmp_path / "a.log"
+    with TurnLog.open(log, create=True):
+        pass
+    target = tmp_path / "users-file.txt"
+    if not dangling:
+        target.write_text("mine\n")
+    (tmp_path / "e.jsonl").symlink_to(target)
+    before = snapshot(tmp_path)
+    assert main(["log", "export", str(log), "-o", str(tmp_path / "e.jsonl")]) == 2
+    one_line(capsys.readouterr().err, "e.jsonl is a symlink")
+    assert snapshot(tmp_path) == before
+
+
 # -- a symlinked log ------------------------------------------------------------------------------
 
 
@@ -212,6 +267,7 @@ def test_a_full_disk_leaves_nothing_half_written(tmp_path: Path, argv: list[str]
     done = _turncheck(work, [a.format(chat=chat) for a in argv] + database, limit=12)
     assert done.returncode == 2, done
     one_line(done.stderr, names, "File too large")
+    assert "torn tail" not in done.stderr  # log create said "cannot repair the torn tail"
     assert snapshot(work) == before
 
 
@@ -253,6 +309,31 @@ def test_stress_out_on_a_full_disk_is_one_line_and_leaves_no_history(tmp_path: P
     assert code == "2", done
     one_line(done.stderr, f"{disk}/run/history/", "no space left on device", "history is incomplete")
     assert listing.strip() == ""
+
+
+@pytest.mark.parametrize("trace_out", [True, False], ids=["trace-out", "default-traces"])
+def test_check_on_a_full_disk_leaves_no_empty_example_file(tmp_path: Path, trace_out: bool) -> None:
+    """``check`` run in a folder on a full 64 KiB tmpfs, its example database there too (the
+    default ``.turncheck/hypothesis``): Hypothesis wrote each example through the system's temporary
+    folder, could not rename it across filesystems (EXDEV) and wrote it in place instead, leaving
+    0-byte example files. The trace is refused in one line; no file of 0 bytes is left."""
+    reason = _can_mount_tmpfs()
+    if reason is not None:
+        pytest.skip(reason)
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    out = " --trace-out t.json" if trace_out else ""
+    script = (
+        f"mount -t tmpfs -o size=64k tmpfs {disk} && cd {disk} && head -c 1M /dev/zero > filler 2>/dev/null;"
+        f" {sys.executable} -m turncheck check trigger -p locking=none -q{out}; echo $?;"
+        f" find {disk} -type f -empty"
+    )
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=300,
+                          check=False)  # fmt: skip
+    code, empty = done.stdout.split("\n", 1)
+    assert code == "2", done
+    one_line(done.stderr, "t.json" if trace_out else ".turncheck/traces/", "no space left on device")
+    assert empty.strip() == "", empty
 
 
 # -- evidence that cannot be read -------------------------------------------------------------
@@ -312,6 +393,40 @@ def test_stress_check_refuses_a_history_it_could_not_read(
         replace(history / victim)
     assert main(["stress", "--check", str(tmp_path)]) == 2
     one_line(capsys.readouterr().err, "evidence is incomplete")
+    assert main(["stress", "--check", str(stress_run)]) == 0
+
+
+@pytest.mark.parametrize("cut", ["mid-line", "at-a-line", "emptied"])
+@pytest.mark.parametrize("role", ["writer", "compactor"])
+def test_stress_check_refuses_a_history_cut_short(
+    stress_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], cut: str, role: str
+) -> None:
+    """A held-out variant of the unreadable history: one that reads, but cut short (truncated, a
+    copy that stopped). The cut lines were dropped as a kill's torn write, the appends counted
+    fell (1 066 to 696 in one run) and the check said what it said of the whole history."""
+    history = tmp_path / "history"
+    shutil.copytree(stress_run, history)
+    store = [json.loads(line) for line in (history / "store.jsonl").read_text().splitlines()]
+    killed, committed = store[0]["kills"], {c["id"] for c in store if c.get("op") == "commit"}
+    prefix = "w" if role == "writer" else "c"  # a process not killed, with a committed operation
+
+    def records(p: Path) -> list[bytes]:
+        return p.read_bytes().splitlines(keepends=True)
+
+    def last_commit(lines: list[bytes]) -> int:
+        return max((k for k, x in enumerate(lines) if json.loads(x).get("id") in committed), default=-1)
+
+    victim = next((p.name for p in sorted(history.glob(f"{prefix}*.jsonl"))
+                   if p.name[:-6] not in killed and last_commit(records(p)) >= 0), None)  # fmt: skip
+    if victim is None:
+        pytest.skip(f"no {role} of this short run committed an operation outside a kill")
+    lines = records(history / victim)
+    last = last_commit(lines)  # the cut drops the last operation the journal committed, at least
+    kept = {"mid-line": b"".join(lines[:last]) + lines[last][:10], "at-a-line": b"".join(lines[:last]),
+            "emptied": b""}[cut]  # fmt: skip
+    (history / victim).write_bytes(kept)
+    assert main(["stress", "--check", str(tmp_path)]) == 2
+    one_line(capsys.readouterr().err, "evidence is incomplete", victim.removesuffix(".jsonl"))
     assert main(["stress", "--check", str(stress_run)]) == 0
 
 

@@ -131,7 +131,48 @@ def test_an_allocation_the_system_refuses_is_one_line(tmp_path: Path) -> None:
     code, out, err, _ = run(["check", "keys", "-p", f"sessions={LIMIT}", "--engine", "explore", "-q"],
                             tmp_path, budget_mib=64 << 10)  # fmt: skip
     assert code == 2 and out == ""
-    one_line(err, "turncheck: error: out of memory (the budget is 64.0 GiB; smaller parameters fit)")
+    one_line(err, "turncheck: error: out of memory: this process's memory limit (ulimit -v: 3.0 GiB of address"
+                  " space) was reached before the 64.0 GiB budget")  # fmt: skip
+
+
+def test_a_process_limit_under_the_budget_is_named_when_reached(tmp_path: Path) -> None:
+    """``ulimit -v`` lower than the 2 GiB budget: the MemoryError said "the budget is 2.0 GiB",
+    a bound the run never reached; it names the limit that stopped it."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (900 << 20, 900 << 20))
+
+    env = {k: v for k, v in os.environ.items() if k != BUDGET_VARIABLE}
+    done = subprocess.run([sys.executable, "-m", "turncheck", "check", "keys", "-p", f"sessions={LIMIT}", "-q"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, preexec_fn=limit, env=env)  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    one_line(
+        done.stderr, "turncheck: error: out of memory: this process's memory limit (ulimit -v: 900 MiB of"
+    )
+
+
+def test_a_memory_error_hypothesis_wraps_is_still_out_of_memory() -> None:
+    """Hypothesis re-raises a MemoryError that broke one example and not its replay as a flaky
+    failure (an exception group): that was a traceback, exit 70, under a memory limit."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from turncheck.sim.run_bounds import caused_by_memory
+
+    calls = []
+
+    @settings(database=None, max_examples=5, derandomize=True)
+    @given(st.integers())
+    def example(n: int) -> None:
+        calls.append(n)
+        if len(calls) == 1:
+            raise MemoryError
+
+    with pytest.raises(BaseException) as caught:
+        example()
+    assert not isinstance(caught.value, MemoryError) and caused_by_memory(caught.value)
+    assert not caused_by_memory(ValueError("x"))
 
 
 def test_a_budget_that_is_not_a_size_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

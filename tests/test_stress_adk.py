@@ -12,7 +12,9 @@ both are ``ok`` too.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -156,3 +158,23 @@ def test_without_google_adk_it_is_one_line_exit_2(
     )
     err = capsys.readouterr().err
     assert code == 2 and "needs google-adk" in err and "pip install 'google-adk" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", ["user.db?mode=rwc", "us%65r.db", "a#b.db"])
+def test_a_path_with_url_characters_opens_that_very_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, adk: None, name: str
+) -> None:
+    """Pasted raw into ``sqlite+aiosqlite:///PATH``, ``user.db?mode=rwc`` opened ``user.db`` (a
+    query) and ``us%65r.db`` too (an escape): past the fresh-database check, which looked at the
+    file named so, ADK added its tables to the user's database."""
+    user = tmp_path / "user.db"
+    with contextlib.closing(sqlite3.connect(user)) as db:
+        db.execute("CREATE TABLE turns(x)")
+        db.executemany("INSERT INTO turns VALUES (?)", [(i,) for i in range(50)])
+        db.commit()
+    before = user.read_bytes()
+    code = main(["stress", "--store", "adk-database", "--db", str(tmp_path / name), "--seconds", "0.3",
+                 "--writers", "2", "-q", "--format", "json"])  # fmt: skip
+    capsys.readouterr()
+    assert code in (0, 1) and user.read_bytes() == before
+    assert (tmp_path / name).stat().st_size > 0

@@ -43,8 +43,15 @@ _KEY = "turncheck"
 
 
 def database_url(target: str) -> str:
-    """ADK's ``db_url`` for ``target``: a URL as given, a file path as ``sqlite+aiosqlite:///PATH``."""
-    return target if "://" in target else f"sqlite+aiosqlite:///{Path(target).resolve()}"
+    """ADK's ``db_url`` for ``target``: a URL as given, a file path as ``sqlite+aiosqlite:///PATH``
+    with the path quoted, so that SQLAlchemy opens that very file: pasted in raw, a ``?`` in the
+    path starts a query (``user.db?mode=rwc`` opened ``user.db``, past the fresh-database check)
+    and a ``%`` an escape (``us%65r.db`` opened ``user.db``)."""
+    if "://" in target:
+        return target
+    from sqlalchemy.engine import URL
+
+    return URL.create("sqlite+aiosqlite", database=str(Path(target).resolve())).render_as_string(False)
 
 
 def sidecar_dsn(url: str) -> str:
@@ -91,7 +98,9 @@ class AdkDatabaseStore(SidecarStore):
     def __init__(self, target: str) -> None:
         self.url = database_url(target)
         if self.url.startswith("sqlite"):
-            super().__init__(self.url.split(":///", 1)[1])
+            from sqlalchemy.engine import make_url
+
+            super().__init__(str(make_url(self.url).database))
         else:
             super().__init__(self.url, PostgresStore(sidecar_dsn(self.url)))
         self._service: Any = None

@@ -26,7 +26,9 @@ Evidence that cannot be read is never passed over: a ``*.jsonl`` entry that is n
 (a FIFO, a device, a link to one, a folder) is refused, and in a history the runner wrote (its
 ``w<i>.<k>.jsonl`` / ``c.<k>.jsonl`` names beside ``store.jsonl``) a missing process's file — one
 of the header's ``writers``, the compactor, or the restart of a killed process — is refused too:
-the check would count fewer appends and still say OK.
+the check would count fewer appends and still say OK. So is a file cut short: with the store's
+journal, each process's history must record every operation the journal committed for it (one
+in flight may be missing for a process killed on purpose or crashed).
 """
 
 from __future__ import annotations
@@ -225,6 +227,34 @@ def _check_complete(files: list[Path], header: HistoryLine) -> None:
         )
 
 
+def _check_covered(files: list[Path], header: HistoryLine, commits: list[CommitLine],
+                   records: list[dict[str, Any]]) -> None:  # fmt: skip
+    """Refuse a runner's history whose files hold fewer operations than the store's journal
+    committed for them: a file cut short (truncated, half copied) dropped appends from the count
+    and the check still said OK. A process killed on purpose, or one that crashed, may miss the
+    one operation it had in flight (committed, never acknowledged); any other process none."""
+    names = {p.name for p in files}
+    if not commits or STORE_FILE not in names or not any(_RUNNER_FILE.fullmatch(n) for n in names):
+        return
+    done: dict[str, set[str]] = {}
+    for r in records:
+        if isinstance(r.get("id"), str):
+            done.setdefault(str(r.get("p")), set()).add(r["id"])
+    crashed = {str(r.get("p")) for r in records if r.get("op") == "crash"}
+    missing: dict[str, int] = {}
+    for c in commits:
+        process = c.id.rpartition("-")[0]
+        if c.id not in done.get(process, ()):
+            missing[process] = missing.get(process, 0) + 1
+    over = {p: n for p, n in missing.items() if n > (1 if p in header.kills or p in crashed else 0)}
+    if over:
+        shown = ", ".join(f"{p} ({n})" for p, n in sorted(over.items()))
+        raise HistoryError(
+            f"--check {files[0].parent}: the store's journal holds commits its writers' histories do not"
+            f" record: {shown}; a history is cut short, the evidence is incomplete, nothing was checked"
+        )
+
+
 def read_history(folder: Path) -> History:
     """Read and validate every line of the history in ``folder`` (or ``folder/history``)."""
     run: list[tuple[str, HistoryLine]] = []
@@ -273,5 +303,6 @@ def read_history(folder: Path) -> History:
             f"{run[0][0]}: history format version {header.version}; this turncheck reads version {VERSION}"
         )
     _check_complete(files, header)
+    _check_covered(files, header, commits, records)
     commits.sort(key=lambda c: c.seq)
     return History(header, tuple(records), tuple(summaries), tuple(commits), tuple(finals[0][1].live))

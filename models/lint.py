@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from turncheck.models.events import Event, Kind
-from turncheck.models.provider_rules import RULES, provider_findings
+from turncheck.models.provider_rules import RULES, callers_not_sent, provider_findings
 from turncheck.models.summaries import COVERAGE_PROBLEMS, coverage_faults
 
 PROBLEMS: dict[str, str] = {
@@ -168,6 +168,8 @@ def lint_events(located: Sequence[Located], keep: int = 5, provider: str | None 
         flag_late_results(report, items)
         if provider is not None:
             flag_provider_rules(report, items, provider)
+        else:
+            flag_named_rules(report, items)
         lint_coverage(report, items)
     return report
 
@@ -176,6 +178,17 @@ def flag_provider_rules(report: LintReport, items: Sequence[Located], provider: 
     """What ``provider``'s API would refuse in a request holding this session as it stands."""
     for rule, i in provider_findings(provider, [e for _, e in items]):
         report.flag(rule, at(*items[i]))
+
+
+def flag_named_rules(report: LintReport, items: Sequence[Located]) -> None:
+    """With no provider given or implied by the format, the rules the log itself names its API
+    for: a CALL's ``caller`` is Anthropic's programmatic tool calling (only its API sends one), so
+    a session holding one is judged by ``caller-not-sent`` (a Vercel AI SDK log with
+    ``providerOptions.anthropic.caller`` and its source pruned read clean, vercel/ai#12504)."""
+    events = [e for _, e in items]
+    if any(e.caller is not None for e in events):
+        for i in callers_not_sent(events):
+            report.flag("caller-not-sent", at(*items[i]))
 
 
 def flag_late_results(report: LintReport, items: Sequence[Located]) -> None:

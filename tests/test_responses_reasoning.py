@@ -87,9 +87,11 @@ def test_the_calls_after_a_reasoning_item_are_tied_to_the_first(
     requests = tmp_path / "requests.jsonl"  # every body the client sent, as a proxy keeps them
     requests.write_text("".join(json.dumps(b) + "\n" for b in bodies))
     assert main(["lint", "--from", "openai-responses", str(requests)]) == 0
-    out = tmp_path / "items.jsonl"  # our JSONL has no field for the tie: the log is unchanged
+    out = tmp_path / "items.jsonl"  # the tie is kept in our JSONL (a CALL's tied_to), as it was sent
     assert main(["import", "--from", "openai-responses", str(tmp_path / "items.json"), "-o", str(out)]) == 0
-    assert read_jsonl(out) == events and all(e.tied_to is None for e in read_jsonl(out))
+    assert read_jsonl(out) == events
+    assert [e.tied_to for e in read_jsonl(out)] == [e.tied_to for e in events]
+    assert '"tied_to":"call_a"' in out.read_text(encoding="utf-8")
     capsys.readouterr()
 
 

@@ -52,7 +52,7 @@ CASES = [  # history, provider -> the rules broken, as (rule, position); a provi
                        "anthropic": [("call-not-answered-next", 1), ("results-not-first", 2), ("result-not-next", 4)],
                        "gemini": [("response-count-mismatch", 2), ("response-count-mismatch", 4)],
                        "openai-responses": [("output-missing", 1)],  # refused at the second USER's request
-                       "bedrock": [("call-not-answered-next", 1), ("result-not-next", 4)]}),
+                       "bedrock": [("call-not-answered-next", 1), ("roles-not-alternating", 2), ("result-not-next", 4)]}),
     ("U Ca Cb Ra T", {"openai-chat": [("call-not-answered-next", 2)],
                       "anthropic": [("call-not-answered-next", 2), ("results-not-first", 3)],
                       "gemini": [("response-count-mismatch", 3)], "openai-responses": [("output-missing", 2)],
@@ -69,7 +69,10 @@ CASES = [  # history, provider -> the rules broken, as (rule, position); a provi
                                "gemini": [("response-count-mismatch", 3), ("response-count-mismatch", 5)],
                                "openai-responses": [("output-missing", 2)],  # the request after Ra lacks Rb
                                "bedrock": [("call-not-answered-next", 2), ("result-not-next", 6)]}),
-    ("U T Ca Ra T", {"gemini": [("call-turn-misplaced", 2)]}),
+    ("U T Ca Ra T", {"gemini": [("call-turn-misplaced", 2)], "bedrock": [("roles-not-alternating", 2)]}),
+    ("U U T", {"bedrock": [("roles-not-alternating", 1)]}),  # a resend after a refused request: two user messages
+    ("U Ca Ra T T U", {"bedrock": [("roles-not-alternating", 4)]}),
+    ("U T U T", NONE),
     ("Ca Ra T U", {"gemini": [("call-turn-misplaced", 0)], "bedrock": [("first-not-user", 0)]}),
     ("T U Ca Ra", {"bedrock": [("first-not-user", 0)]}),
     ("U Ca Ra Cb>a Rb", NONE),  # the thinking (or reasoning) rides with a, which is sent

@@ -148,3 +148,28 @@ def test_fail_on_a_provider_gates_the_windows_it_would_refuse(
     assert totals["keep_recent_from_user"][0] == 0 and totals["keep_recent_from_user"][1]["anthropic"] == 0
     code, total = totals["keep_recent_from_user_anthropic_roles"]
     assert code == 1 and total["anthropic"] > 0 and total["orphanRes"] > 0
+
+
+def test_a_clean_lint_says_which_apis_rules_it_checked_and_which_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 50: ``clean: no structural problems`` read the same whether an API's rules were
+    checked or none was; a clean verdict names the rules it covered, or says none was."""
+    f = write(tmp_path, "U Ca Ra T U T")
+    capsys.readouterr()
+    assert main(["lint", str(f)]) == 0
+    clean = capsys.readouterr().out.splitlines()[-1]
+    assert clean == (
+        "clean: no structural problems; no API's rules checked (--provider "
+        f"{', '.join(PROVIDERS)} checks all of one API's)"
+    )
+    for provider, rules in PROVIDERS.items():
+        assert main(["lint", str(f), "--provider", provider]) == 0
+        ids = sorted({r.id for r in rules})
+        assert capsys.readouterr().out.splitlines()[-1] == (
+            f"clean: no structural problems; nothing {provider} refuses (its {len(ids)} rules: {', '.join(ids)})"
+        )
+    src = tmp_path / "chat.json"  # the format's own API is checked without --provider
+    src.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
+    assert main(["lint", "--from", "openai-chat", str(src)]) == 0
+    assert "; nothing openai-chat refuses (its 2 rules: " in capsys.readouterr().out

@@ -150,3 +150,59 @@ def test_a_tie_on_anything_but_a_call_is_refused_naming_the_field(kind: str, nam
         obj["call_id"] = "a"
     with pytest.raises(EventFormatError, match=f"a {kind} must not carry '{name}' \\(only a CALL does\\)"):
         next(parse_events([json.dumps(obj)], "log.jsonl"))
+
+
+@pytest.mark.parametrize(
+    ("fmt", "messages", "named"),
+    [
+        ("anthropic", [{"role": "user", "content": "q"},
+                       {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}},
+                                                         {"type": "tool_use", "id": "t2", "name": "f", "input": {}}]},
+                       {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "1"},
+                                                    {"type": "text", "text": "and?"},
+                                                    {"type": "tool_result", "tool_use_id": "t2", "content": "2"}]},
+                       {"role": "assistant", "content": "done"}],
+         ("results-not-first", "call-not-answered-next", "result-not-next")),
+        ("openai-responses", [{"role": "user", "content": "q"},
+                              {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+                              {"type": "function_call", "call_id": "c2", "name": "f", "arguments": "{}"},
+                              {"type": "function_call_output", "call_id": "c2", "output": "2"},
+                              {"role": "assistant", "content": "done"}],
+         ("output-missing",)),
+        ("bedrock", [{"role": "user", "content": [{"text": "q"}]}, {"role": "user", "content": [{"text": "again"}]},
+                     {"role": "assistant", "content": [{"text": "a"}]}],
+         ("roles-not-alternating",)),
+    ],
+)  # fmt: skip
+def test_import_names_the_provider_rules_a_file_breaks(
+    fmt: str, messages: list[Any], named: tuple[str, ...], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "log.json"
+    source.write_text(json.dumps(messages), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["import", "--from", fmt, str(source), "-o", str(tmp_path / "log.jsonl")]) == 0
+    warning = capsys.readouterr().err.splitlines()[0]
+    assert warning.startswith(f"warning: {source} is written as it is, with ")
+    assert all(f" {rule}" in warning for rule in named), warning
+    assert warning.endswith(f"(turncheck lint --from {fmt} {source})")
+
+
+def test_import_of_a_format_of_no_one_api_says_no_apis_rules_were_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "q"}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool-call", "toolCallId": "c1", "toolName": "f", "input": {}}],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+    ]
+    source = tmp_path / "log.json"
+    source.write_text(json.dumps(messages), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["import", "--from", "vercel", str(source), "-o", str(tmp_path / "log.jsonl")]) == 0
+    warning = capsys.readouterr().err.splitlines()[0]
+    assert "with 1 dangling-call (turncheck lint --from vercel" in warning
+    assert warning.endswith("--provider API; no API's rules checked (--provider openai-chat, anthropic, "
+                            "openai-responses, gemini, bedrock checks all of one API's))")  # fmt: skip

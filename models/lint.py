@@ -76,6 +76,7 @@ class LintReport:
                 **({"requests": self.requests} if self.requests else {}),
                 **({"opaque": self.opaque} if self.opaque else {}),
                 **({"costs": self.costs} if self.costs else {}), "clean": self.clean,
+                "rules_checked": self.rules_checked(),
                 "counts": self.counts, "examples": dict(self.examples)}  # fmt: skip
 
     def lines(self, file: str) -> list[str]:

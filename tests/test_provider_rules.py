@@ -173,3 +173,5 @@ def test_a_clean_lint_says_which_apis_rules_it_checked_and_which_not(
     src.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
     assert main(["lint", "--from", "openai-chat", str(src)]) == 0
     assert "; nothing openai-chat refuses (its 2 rules: " in capsys.readouterr().out
+    assert main(["lint", str(f), "--format", "json"]) == 0  # and for scripts
+    assert json.loads(capsys.readouterr().out)["rules_checked"] == clean.split("; ", 1)[1]

@@ -106,7 +106,9 @@ class LintReport:
             return f"each of the {self.requests} requests checked against its own API's rules"
         given = f"--provider {', '.join(PROVIDERS)} checks all of one API's"
         if self.named:
-            return f"of the APIs' rules only {', '.join(sorted(self.named))}, the log naming its API ({given})"
+            return (
+                f"of the APIs' rules only {', '.join(sorted(self.named))}, the log naming its API ({given})"
+            )
         return f"no API's rules checked ({given})"
 
 
@@ -126,9 +128,12 @@ def at(line: int | str, e: Event) -> str:
     )
 
 
-def lint_events(located: Sequence[Located], keep: int = 5, provider: str | None = None) -> LintReport:
+def lint_events(
+    located: Sequence[Located], keep: int = 5, provider: str | None = None, sent: bool = False
+) -> LintReport:
     """Check ``(line number, event)`` pairs, and the rules of ``provider`` when given; returns the
-    report (never raises on bad structure)."""
+    report (never raises on bad structure). ``sent``: each session's events are one request as
+    it went out (:func:`~models.provider_rules.provider_findings`)."""
     report = LintReport(keep=keep, provider=provider)
     report.events = len(located)
 
@@ -186,16 +191,18 @@ def lint_events(located: Sequence[Located], keep: int = 5, provider: str | None 
                 report.flag("turn-with-several-sources", at(line, first))
         flag_late_results(report, items)
         if provider is not None:
-            flag_provider_rules(report, items, provider)
+            flag_provider_rules(report, items, provider, sent)
         else:
             flag_named_rules(report, items)
         lint_coverage(report, items)
     return report
 
 
-def flag_provider_rules(report: LintReport, items: Sequence[Located], provider: str) -> None:
+def flag_provider_rules(
+    report: LintReport, items: Sequence[Located], provider: str, sent: bool = False
+) -> None:
     """What ``provider``'s API would refuse in a request holding this session as it stands."""
-    for rule, i in provider_findings(provider, [e for _, e in items]):
+    for rule, i in provider_findings(provider, [e for _, e in items], sent):
         report.flag(rule, at(*items[i]))
 
 

@@ -336,9 +336,24 @@ def check_provider(name: str) -> str:
     return name
 
 
-def provider_findings(provider: str, events: Sequence[Event]) -> list[Finding]:
-    """Every rule of ``provider`` the events of one session break, in event order."""
-    found = [(rule.id, i) for rule in PROVIDERS[check_provider(provider)] for i in rule.check(events)]
+SENT_UNANSWERED = ("call-not-answered-next", "output-missing")
+"""The rules a request breaks by ending on calls it holds no answer for (:func:`provider_findings`
+with ``sent``): Gemini's are left out, no thread we read showing it refuse that."""
+
+
+def provider_findings(provider: str, events: Sequence[Event], sent: bool = False) -> list[Finding]:
+    """Every rule of ``provider`` the events of one session break, in event order. ``sent``: the
+    events are one request as it goes out (a window a trimmer made), so calls at its very end are
+    no pending batch but calls sent without their results — what the API refuses when a trimmer
+    drops the newest results (``U Ca Ra`` sent as ``U Ca``)."""
+    rules = PROVIDERS[check_provider(provider)]
+    found = [(rule.id, i) for rule in rules for i in rule.check(events)]
+    if sent and events and events[-1].kind is Kind.CALL:
+        start = len(events) - 1
+        while start and events[start - 1].kind is Kind.CALL:
+            start -= 1
+        ids = {rule.id for rule in rules} & set(SENT_UNANSWERED)
+        found += [(rule, i) for rule in sorted(ids) for i in range(start, len(events))]
     return sorted(found, key=lambda f: f[1])
 
 

@@ -175,3 +175,42 @@ def test_a_clean_lint_says_which_apis_rules_it_checked_and_which_not(
     assert "; nothing openai-chat refuses (its 2 rules: " in capsys.readouterr().out
     assert main(["lint", str(f), "--format", "json"]) == 0  # and for scripts
     assert json.loads(capsys.readouterr().out)["rules_checked"] == clean.split("; ", 1)[1]
+
+
+def test_a_window_sent_on_calls_without_their_results_is_refused_not_pending(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 50: a trimmer that drops the newest tool output sends ``U Ca`` at the request made
+    once the output arrived; the rules read calls at the end as a pending batch, so every
+    provider's ``--fail-on`` passed it (the log ended there, so no later request showed it).
+    A window is a request as it goes out: its last calls are sent without their results."""
+    pending = log("U Ca Cb")
+    assert all(provider_findings(p, pending) == [] for p in PROVIDERS)  # a whole log: the tools run
+    sent = {p: provider_findings(p, pending, sent=True) for p in PROVIDERS}
+    assert sent == {
+        "openai-chat": [("call-not-answered-next", 1), ("call-not-answered-next", 2)],
+        "anthropic": [("call-not-answered-next", 1), ("call-not-answered-next", 2)],
+        "openai-responses": [("output-missing", 1), ("output-missing", 2)],
+        "gemini": [],
+        "bedrock": [("call-not-answered-next", 1), ("call-not-answered-next", 2)],
+    }
+    assert all(provider_findings(p, log("U Ca Ra"), sent=True) == [] for p in PROVIDERS)
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "an output too long to send again"},
+    ]))  # fmt: skip
+    trim = tmp_path / "trim.py"
+    trim.write_text("def drop_long_outputs(messages, budget):\n"
+                    "    return [m for m in messages if not (m.get('role') == 'tool' and len(m['content']) > 10)]\n")  # fmt: skip
+    for provider in ("openai-chat", "openai-responses", "anthropic", "bedrock"):
+        capsys.readouterr()
+        args = ["project", "--from", "openai-chat", "-H", str(chat), "--per-request", "-q",
+                "-s", f"messages:{trim}:drop_long_outputs", "--fail-on", provider]  # fmt: skip
+        assert main(args) == 1, provider
+        assert (
+            capsys.readouterr()
+            .out.splitlines()[-1]
+            .startswith(f"FAIL: session chat, request 1 (after 3 events): {provider}")
+        )

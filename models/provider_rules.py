@@ -40,7 +40,8 @@ message read as a USER next to RESULTs, which ``results-not-first`` flags only w
 comes first); Bedrock's alternation (``roles-not-alternating``) where events cannot show a message
 boundary: two user messages of tool results in a row read as one run of RESULTs. A tie is seen only where the importer read its carrier: a request logged after
 its thinking or reasoning was already dropped (a trace's cut window, a trimmed request body)
-holds no tie, and is not flagged for it.
+holds no tie, and is not flagged for it — unless the same file shows an earlier request that sent
+it (Responses JSONL of request bodies: the call is tied to the reasoning item it first came after).
 
 Invariant kept: a rule reads only the events given (one session, in send order), so the same
 functions judge a whole log (``lint --provider``) and every window sent

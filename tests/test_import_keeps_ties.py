@@ -206,3 +206,38 @@ def test_import_of_a_format_of_no_one_api_says_no_apis_rules_were_checked(
     assert "with 1 dangling-call (turncheck lint --from vercel" in warning
     assert warning.endswith("--provider API; no API's rules checked (--provider openai-chat, anthropic, "
                             "openai-responses, gemini, bedrock checks all of one API's))")  # fmt: skip
+
+
+def test_a_later_anthropic_request_sending_the_turns_tool_use_without_its_thinking_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """langchain-ai/langchain#34794 (issue 50): a later request of the same turn sends the
+    ``tool_use`` without the thinking block an earlier request sent it after. JSONL of request
+    bodies shows both: ``thinking-not-sent``; kept, or dropped once the turn has ended, clean."""
+    question = {"role": "user", "content": "weather?"}
+    thinking = {"type": "thinking", "thinking": "look it up", "signature": "s"}
+    use = {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Oslo"}}
+    result = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "20C"}],
+    }
+    ended = [{"role": "assistant", "content": "20C"}, {"role": "user", "content": "thanks"}]
+
+    def bodies(*last: list[Any]) -> str:
+        sent = [[question], [question, {"role": "assistant", "content": [thinking, use]}, result], *last]
+        return "".join(json.dumps({"model": "claude-sonnet-4-5", "messages": body}) + "\n" for body in sent)
+
+    cases = {
+        "pruned": ([question, {"role": "assistant", "content": [use]}, result], 1),
+        "kept": ([question, {"role": "assistant", "content": [thinking, use]}, result], 0),
+        "ended": ([question, {"role": "assistant", "content": [use]}, result, *ended], 0),
+    }
+    for name, (last, code) in cases.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(bodies(last), encoding="utf-8")
+        capsys.readouterr()
+        assert main(["lint", "--from", "anthropic", str(path)]) == code, name
+        out = capsys.readouterr().out
+        assert ("thinking-not-sent: " in out) is bool(code), out
+        if code:
+            assert f"{path}:3: record 2:" in out and "CALL toolu_1" in out

@@ -43,13 +43,14 @@ def is_paired(item: Mapping[str, Any], suffix: str) -> bool:
 
 
 def add_response_item(
-    b: SessionBuilder, item: Any, where: str, produced: dict[str, str] | None = None
+    b: SessionBuilder, item: Any, where: str, produced: dict[tuple[str, str], str] | None = None
 ) -> None:
     """One Responses API input item: a message, ``function_call`` or ``function_call_output``.
     A ``reasoning`` item is no event, but the calls of the output it opens are tied: it rides
     with the first (its required following item), and each later call is ``tied_to`` that one.
-    ``produced`` (one file's, across its request bodies): the reasoning item each call was first
-    sent after; the same call sent with no reasoning before it is tied to that item (see the module)."""
+    ``produced`` (one file's, across its request bodies): the reasoning item each call (id and
+    arguments) was first sent after; the same call sent with no reasoning before it is tied to that
+    item (see the module)."""
     if not isinstance(item, Mapping):
         raise ImportFormatError(f"{where}: expected an input item object, got {type(item).__name__}")
     kind = item.get("type", "message" if "role" in item else None)
@@ -69,12 +70,12 @@ def add_response_item(
         call_id = str(item.get("call_id") or "")
         rest = {k: v for k, v in item.items() if k not in ITEM_KEYS}
         arguments = item.get("arguments", "" if kind == "function_call" else rest)
-        tie = carrier or None
+        text, tie = arguments_text(arguments), carrier or None
         if produced is not None and carrier == "" and reasoning:
-            produced.setdefault(call_id, reasoning)
-        elif produced is not None and carrier is None and call_id in produced:
-            tie = produced[call_id]  # sent before after its reasoning item, now without it
-        b.call(call_id, arguments_text(arguments), where, tie)
+            produced.setdefault((call_id, text), reasoning)
+        elif produced is not None and carrier is None and (call_id, text) in produced:
+            tie = produced[call_id, text]  # sent before after its reasoning item, now without it
+        b.call(call_id, text, where, tie)
         b.carrier = carrier or (call_id if carrier == "" else None)
     elif kind == "function_call_output" or is_paired(item, "_call_output"):
         output = item.get("output")

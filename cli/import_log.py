@@ -84,12 +84,15 @@ def import_command(
         raise BadParameter(f"{out} exists; pass --force to overwrite")
     imported = import_log(source, path)
     events = imported.events
-    report = lint_imported(imported, keep=1, provider=FORMATS[source].provider)
+    provider = FORMATS[source].provider
+    report = lint_imported(imported, keep=1, provider=provider)
     warn_opaque(path, imported.opaque)
     if not report.clean:
         found = ", ".join(f"{n} {problem}" for problem, n in report.counts.items() if n)
-        print(f"warning: {path} is written as it is, with {found} (turncheck lint --from {source} {path})",
-              file=sys.stderr)  # fmt: skip
+        how = f"turncheck lint --from {source} {path}"
+        if provider is None and not report.requests:  # no API's rules were run: say how to run one's
+            how += f" --provider API; {report.rules_checked()}"
+        print(f"warning: {path} is written as it is, with {found} ({how})", file=sys.stderr)
     if out is None:
         write_jsonl(events, sys.stdout)
         return

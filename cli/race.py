@@ -96,7 +96,9 @@ def _json(ref: str, result: RaceResult | None, run: RaceRun | None, replay: str)
 SchedulesOpt = Annotated[
     int,
     typer.Option("--schedules", "-n", min=1, max=1_000_000,
-                 help="Schedules to run (the first is asyncio's own order)."),
+                 help="Schedules to run (the first is asyncio's own order, thread work and "
+                      "code taking no time: where a thread's work takes real time, production's "
+                      "order is one reordering away)."),
 ]  # fmt: skip
 StrategyOpt = Annotated[
     StrategyName,

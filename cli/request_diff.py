@@ -19,6 +19,7 @@ from turncheck.cli.stdout_json import print_json
 if TYPE_CHECKING:
     from turncheck.models.cost import CostModel
     from turncheck.models.events import Event
+    from turncheck.models.request_diff import RequestDiff
 
 SHOWN = 10
 """Differing requests listed in the table (all of them in JSON)."""
@@ -64,8 +65,26 @@ def print_diff(
             print(f"FAIL: {new} breaks {named} in {len(d.regressions)} request{'s' * (len(d.regressions) != 1)} where {old} held it, "
                   f"first at session {first.session}, request {first.index}")  # fmt: skip
         else:
-            print(
-                f"OK: no request breaks, under {new}, a check ({', '.join(d.checks)}) its window held under {old}"
-            )
+            print(ok_line(d, groups, old, new))
     if broken:
         raise typer.Exit(1)
+
+
+def ok_line(d: RequestDiff, groups: dict[str, list[Event]], old: str, new: str) -> str:
+    """The diff's pass, and what it covered: how many requests, what NEW still breaks as OLD did
+    (a diff judges the change, not the trimmer), the shapes the log holds and the command that
+    tries every other."""
+    import shlex
+
+    from turncheck.models.per_request import Shapes, log_shapes
+
+    shapes = sum((log_shapes(events) for events in groups.values()), Shapes())
+    still = [f"{c} in {n} request{'s' * (n != 1)}" for c in d.checks if (n := d.new_counts[c])]
+    kept = (f"; it still breaks {', '.join(still)}, as the old one did (a diff judges the change, "
+            "not the trimmer: --fail-on judges it)" if still else "; it breaks none of them in any request")  # fmt: skip
+    every = f"turncheck check projector -p {shlex.quote('strategy=' + new)}"
+    return (
+        f"OK: no request breaks, under {new}, a check ({', '.join(d.checks)}) its window held under {old}, "
+        f"in {d.requests} request{'s' * (d.requests != 1)} of {len(groups)} session{'s' * (len(groups) != 1)}{kept}. "
+        f"A replay covers the shapes this log holds ({shapes.words()}) and no others: `{every}` tries every small history."
+    )

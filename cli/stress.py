@@ -67,7 +67,11 @@ def report_lines(r: StressReport) -> list[str]:
     if r.stuck:
         lines.append(f"stuck past the deadline (killed): {', '.join(r.stuck)}")
     if r.ok:
-        lines.append("OK: every invariant holds")
+        lines.append(
+            f"OK: every invariant holds in this run ({r.appends} appends by {r.writers} writers: the "
+            "interleavings this machine produced, not every one; `turncheck explore trigger -p "
+            f"locking={r.locking}` checks every interleaving of the model)"
+        )
     for v in r.violations[:5]:
         lines.append(f"VIOLATED {v.invariant}: {v.reason}")
         lines.extend(f"  {s}" for s in v.slice)

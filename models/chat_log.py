@@ -71,6 +71,8 @@ class SessionBuilder:
     """While reading one model output after a ``reasoning`` item (Responses): ``""`` until its
     first call, then that call's id, which the output's later calls are tied to; else ``None``.
     Anthropic: the first ``tool_use`` after a ``thinking`` block, until the next user message."""
+    reasoning: str = ""
+    """The id of the ``reasoning`` item just read (Responses), for the call that follows it."""
     clock: float | None = None
     """The writer's stamp of the record being read, for formats that keep one (ADK's
     ``timestamp``); ``None``: an event's ``ts`` is its position."""

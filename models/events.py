@@ -117,13 +117,14 @@ class Event:
     ``tied_to`` (a CALL read from an OpenAI Responses log) names the call that carries the
     ``reasoning`` item both were generated after: the API refuses a request holding this call
     without that one (:mod:`models.provider_rules`). It is what the provider's request holds, not
-    the log's: our JSONL has no field for it, and equality ignores it.
+    the log's, kept in our JSONL as the CALL's optional ``tied_to``; equality ignores it.
 
     ``caller`` (a CALL read from an Anthropic log) names the server tool use whose code made the
     call: programmatic tool calling's ``tool_use`` ``caller`` ``{"type": "code_execution_…",
     "tool_id": …}``. The API refuses a request holding the call without that server tool use
-    (vercel/ai#12504, ``caller-not-sent``). Like ``tied_to``, it is what the request holds, not
-    our JSONL, and equality ignores it.
+    (vercel/ai#12504, ``caller-not-sent``). Like ``tied_to``, it is what the request holds, kept
+    in our JSONL as the CALL's optional ``caller`` (``turncheck import`` writes both, so a log
+    converted once is judged by the rules they carry); equality ignores it.
     """
 
     seq: int
@@ -182,7 +183,8 @@ MAX_CHARS = 1 << 24
 """Largest ``chars`` of one event without text (16 Mi characters, more than any model context): sizes drive allocations in the
 projector and the columns, so a 124-byte JSONL line cannot ask for tens of GB."""
 
-_FIELDS = ("seq", "session", "turn", "kind", "call_id", "covers", "ts", "writer", "text", "chars", "cjk", "source")  # fmt: skip
+_FIELDS = ("seq", "session", "turn", "kind", "call_id", "covers", "ts", "writer", "text", "chars", "cjk", "source",
+           "tied_to", "caller")  # fmt: skip
 _REQUIRED = ("seq", "session", "turn", "kind")
 
 
@@ -267,6 +269,7 @@ def event_from_dict(obj: Any, where: str = "event") -> Event:
     if source is not None:
         source = _as_name(source, "source", where)
     writer = _as_name(obj.get("writer", "0"), "writer", where)
+    tied_to, caller = (_as_tie(obj.get(name), name, kind, where) for name in ("tied_to", "caller"))
     return Event(
         seq=seq,
         session=session,
@@ -280,7 +283,19 @@ def event_from_dict(obj: Any, where: str = "event") -> Event:
         cjk=cjk,
         source=source,
         covers=covers,
+        tied_to=tied_to,
+        caller=caller,
     )
+
+
+def _as_tie(value: Any, name: str, kind: Kind, where: str) -> str | None:
+    """A CALL's ``tied_to`` (the call its reasoning or thinking rides with) or ``caller`` (the
+    server tool use whose code made it): a call id; none on any other kind."""
+    if value is None:
+        return None
+    if kind is not Kind.CALL:
+        raise EventFormatError(f"{where}: a {kind.name} must not carry '{name}' (only a CALL does)")
+    return _as_name(value, name, where)
 
 
 def _as_covers(value: Any, kind: Kind, seq: int, where: str) -> tuple[int, int] | None:
@@ -320,6 +335,10 @@ def event_to_dict(event: Event) -> dict[str, Any]:
     out["cjk"] = event.cjk
     if event.source is not None and event.source != event.session:
         out["source"] = event.source
+    if event.tied_to is not None:
+        out["tied_to"] = event.tied_to
+    if event.caller is not None:
+        out["caller"] = event.caller
     return out
 
 
@@ -345,6 +364,8 @@ class WireEvent(msgspec.Struct, omit_defaults=True):
     chars: int | None = None
     cjk: bool | None = None
     source: str | None = None
+    tied_to: str | None = None
+    caller: str | None = None
 
 
 KIND_NAME = {k: k.name for k in Kind}
@@ -380,6 +401,7 @@ def wire(events: Iterable[Event]) -> list[WireEvent] | None:
             type(seq) is not int or type(turn) is not int or type(session) is not str
             or type(writer) is not str or type(kind) is not Kind or (cjk is not True and cjk is not False)
             or (call_id is not None and type(call_id) is not str) or (source is not None and type(source) is not str)
+            or (e.tied_to is not None and type(e.tied_to) is not str) or (e.caller is not None and type(e.caller) is not str)
             or (covers is not None and (type(covers) is not tuple or len(covers) != 2
                                         or any(type(c) is not int for c in covers)))
         ):  # fmt: skip
@@ -392,7 +414,7 @@ def wire(events: Iterable[Event]) -> list[WireEvent] | None:
         elif type(text) is not str:
             return None
         add(WireEvent(seq, session, turn, KIND_NAME[kind], call_id, covers, ts, writer, text, size, cjk,
-                 None if source == session else source))  # fmt: skip
+                 None if source == session else source, e.tied_to, e.caller))  # fmt: skip
     return out
 
 
@@ -444,6 +466,8 @@ class _In(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     chars: Annotated[int, msgspec.Meta(ge=0, le=MAX_CHARS)] = 0
     cjk: bool | None = None
     source: str | None = None
+    tied_to: str | None = None
+    caller: str | None = None
 
 
 _PAIRED = (Kind.CALL, Kind.RESULT)
@@ -458,6 +482,8 @@ def _from_in(obj: _In) -> Event:
     kind = Kind[obj.kind]
     if (obj.call_id is None) is (kind in _PAIRED):
         raise KeyError("call_id")
+    if (obj.tied_to is not None or obj.caller is not None) and kind is not Kind.CALL:
+        raise KeyError("tied_to")
     covers = obj.covers
     if (covers is None) is (kind is Kind.SUMMARY) or (
         covers is not None and not covers[0] <= covers[1] < obj.seq
@@ -469,7 +495,8 @@ def _from_in(obj: _In) -> Event:
     else:
         chars, cjk = len(text), detect_cjk(text) if obj.cjk is None else obj.cjk
     return Event(
-        obj.seq, obj.session, obj.turn, kind, obj.call_id, obj.ts, obj.writer, text, chars, cjk, obj.source, covers
+        obj.seq, obj.session, obj.turn, kind, obj.call_id, obj.ts, obj.writer, text, chars, cjk, obj.source, covers,
+        obj.tied_to, obj.caller,
     )  # fmt: skip
 
 

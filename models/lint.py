@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from turncheck.models.events import Event, Kind
-from turncheck.models.provider_rules import RULES, provider_findings
+from turncheck.models.provider_rules import RULES, callers_not_sent, provider_findings
 from turncheck.models.summaries import COVERAGE_PROBLEMS, coverage_faults
 
 PROBLEMS: dict[str, str] = {
@@ -53,6 +53,10 @@ class LintReport:
     costs: list[dict[str, object]] = field(default_factory=list)
     """Per request of a trace, its three costs (:class:`~models.sent_windows.RequestCost`), when
     ``--budget`` is given or the trace reports usage."""
+    provider: str | None = None
+    """The API whose rules were checked on the whole log (``--provider``, or the format's own)."""
+    named: set[str] = field(default_factory=set)
+    """Rules checked with no provider because the log names their API (:func:`flag_named_rules`)."""
     opaque: dict[str, int] = field(default_factory=dict)
     """Parts of a foreign log kept as opaque content, by type (:mod:`models.chat_log`): not a
     problem (the log is clean without them), but what the check read without understanding."""
@@ -72,6 +76,7 @@ class LintReport:
                 **({"requests": self.requests} if self.requests else {}),
                 **({"opaque": self.opaque} if self.opaque else {}),
                 **({"costs": self.costs} if self.costs else {}), "clean": self.clean,
+                "rules_checked": self.rules_checked(),
                 "counts": self.counts, "examples": dict(self.examples)}  # fmt: skip
 
     def lines(self, file: str) -> list[str]:
@@ -83,12 +88,28 @@ class LintReport:
             out.append(f"provider usage: {len(ratios)} of {len(self.costs)} requests report their input tokens; "
                        f"messages/reported from {min(ratios)} to {max(ratios)} (--format json: each request's costs)")  # fmt: skip
         if self.clean:
-            out.append("clean: no structural problems")
+            out.append(f"clean: no structural problems; {self.rules_checked()}")
         for problem, count in self.counts.items():
             if count:
                 out.append(f"{count:>8}  {problem}: {PROBLEMS[problem]}")
                 out += [f"          {where}" for where in self.examples[problem]]
         return out
+
+    def rules_checked(self) -> str:
+        """What a clean verdict covered of the APIs' rules, and what it did not."""
+        from turncheck.models.provider_rules import PROVIDERS
+
+        if self.provider is not None:
+            ids = sorted({r.id for r in PROVIDERS[self.provider]})
+            return f"nothing {self.provider} refuses (its {len(ids)} rules: {', '.join(ids)})"
+        if self.requests:
+            return f"each of the {self.requests} requests checked against its own API's rules"
+        given = f"--provider {', '.join(PROVIDERS)} checks all of one API's"
+        if self.named:
+            return (
+                f"of the APIs' rules only {', '.join(sorted(self.named))}, the log naming its API ({given})"
+            )
+        return f"no API's rules checked ({given})"
 
 
 Located = tuple[int | str, Event]
@@ -107,10 +128,13 @@ def at(line: int | str, e: Event) -> str:
     )
 
 
-def lint_events(located: Sequence[Located], keep: int = 5, provider: str | None = None) -> LintReport:
+def lint_events(
+    located: Sequence[Located], keep: int = 5, provider: str | None = None, sent: bool = False
+) -> LintReport:
     """Check ``(line number, event)`` pairs, and the rules of ``provider`` when given; returns the
-    report (never raises on bad structure)."""
-    report = LintReport(keep=keep)
+    report (never raises on bad structure). ``sent``: each session's events are one request as
+    it went out (:func:`~models.provider_rules.provider_findings`)."""
+    report = LintReport(keep=keep, provider=provider)
     report.events = len(located)
 
     first_line: dict[int, int | str] = {}
@@ -167,15 +191,31 @@ def lint_events(located: Sequence[Located], keep: int = 5, provider: str | None 
                 report.flag("turn-with-several-sources", at(line, first))
         flag_late_results(report, items)
         if provider is not None:
-            flag_provider_rules(report, items, provider)
+            flag_provider_rules(report, items, provider, sent)
+        else:
+            flag_named_rules(report, items)
         lint_coverage(report, items)
     return report
 
 
-def flag_provider_rules(report: LintReport, items: Sequence[Located], provider: str) -> None:
+def flag_provider_rules(
+    report: LintReport, items: Sequence[Located], provider: str, sent: bool = False
+) -> None:
     """What ``provider``'s API would refuse in a request holding this session as it stands."""
-    for rule, i in provider_findings(provider, [e for _, e in items]):
+    for rule, i in provider_findings(provider, [e for _, e in items], sent):
         report.flag(rule, at(*items[i]))
+
+
+def flag_named_rules(report: LintReport, items: Sequence[Located]) -> None:
+    """With no provider given or implied by the format, the rules the log itself names its API
+    for: a CALL's ``caller`` is Anthropic's programmatic tool calling (only its API sends one), so
+    a session holding one is judged by ``caller-not-sent`` (a Vercel AI SDK log with
+    ``providerOptions.anthropic.caller`` and its source pruned read clean, vercel/ai#12504)."""
+    events = [e for _, e in items]
+    if any(e.caller is not None for e in events):
+        report.named.add("caller-not-sent")
+        for i in callers_not_sent(events):
+            report.flag("caller-not-sent", at(*items[i]))
 
 
 def flag_late_results(report: LintReport, items: Sequence[Located]) -> None:

@@ -135,7 +135,7 @@ def check_value(window: Window, check: str) -> int:
     if check == "invented":
         return int(getattr(window, "invented", 0))  # PeerWindow counts what it made up
     if check in PROVIDERS:
-        return len(provider_findings(check, window.events))
+        return len(provider_findings(check, window.events, sent=True))  # a window is a request sent
     if check == "coverage":
         return coverage_errors(window)
     return int(getattr(window.report, check))

@@ -32,7 +32,7 @@ from turncheck.models.events import CALL_CODE, RESULT_CODE, Event
 from turncheck.models.history import History
 from turncheck.models.registry import Registry
 from turncheck.models.report import Report
-from turncheck.models.user_code import is_reference, load_object
+from turncheck.models.user_code import is_reference, load_object, projector_signature
 
 _CALL = CALL_CODE
 _RESULT = RESULT_CODE
@@ -486,7 +486,7 @@ def resolve_strategy(spec: str | Strategy) -> Strategy:
     build its window with :func:`window_from_start` so the structural report is ours.
     """
     if callable(spec):
-        return spec
+        return projector_signature(spec)
     if not isinstance(spec, str):
         raise UnknownName(f"a strategy is an id or a function, got {type(spec).__name__}")
     named = STRATEGIES.lookup(spec)
@@ -497,7 +497,7 @@ def resolve_strategy(spec: str | Strategy) -> Strategy:
     if resolver is not None:
         return resolver(spec)
     if is_reference(spec):
-        return load_object(spec, "projector")  # type: ignore[no-any-return]
+        return projector_signature(load_object(spec, "projector"), spec)
     raise UnknownName(
         f"unknown strategy {spec!r} (known: {', '.join(STRATEGIES)}, peer:NAME, "
         f"package.module:function, file.py:function, messages:package.module:function, or exec:COMMAND)"

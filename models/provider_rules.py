@@ -37,9 +37,11 @@ Not checked (no field of an event holds it): a server tool's use without its ``*
 other than as any call left unanswered; Gemini's thought signatures; Bedrock's "conversation
 blocks and tool result blocks cannot be provided in the same turn" (text and results in one
 message read as a USER next to RESULTs, which ``results-not-first`` flags only when the text
-comes first). A tie is seen only where the importer read its carrier: a request logged after
+comes first); Bedrock's alternation (``roles-not-alternating``) where events cannot show a message
+boundary: two user messages of tool results in a row read as one run of RESULTs. A tie is seen only where the importer read its carrier: a request logged after
 its thinking or reasoning was already dropped (a trace's cut window, a trimmed request body)
-holds no tie, and is not flagged for it.
+holds no tie, and is not flagged for it — unless the same file shows an earlier request that sent
+it (Responses JSONL of request bodies: the call is tied to the reasoning item it first came after).
 
 Invariant kept: a rule reads only the events given (one session, in send order), so the same
 functions judge a whole log (``lint --provider``) and every window sent
@@ -89,6 +91,7 @@ RULES: dict[str, str] = {
     "output-missing": "function_call whose output is not in the next request (Responses refuses it)",
     "reasoning-not-sent": "function_call sent without the reasoning item it came after (Responses refuses it)",
     "first-not-user": "conversation not starting with a user message (Bedrock refuses it)",
+    "roles-not-alternating": "two user or two assistant messages in a row (Bedrock refuses it)",
 }
 """Every rule id and what it flags (``lint``'s problem table)."""
 
@@ -232,6 +235,19 @@ def callers_not_sent(events: Sequence[Event]) -> list[int]:
     return found
 
 
+SAME_ROLE = {(Kind.USER, Kind.USER), (Kind.TERM, Kind.TERM), (Kind.TERM, Kind.CALL), (Kind.CALL, Kind.TERM)}
+"""Neighbours that are two messages of one role whatever the importer: a user message's text is
+one USER, an assistant message is its TERM or (text beside calls is not kept) its CALLs."""
+
+
+def roles_not_alternating(events: Sequence[Event]) -> list[int]:
+    """The second of two messages of one role in a row (:data:`SAME_ROLE`): two user texts, two
+    assistant texts, an assistant text and a tool use message either way. A SUMMARY between two
+    messages separates them (how it is sent is the agent's choice); user text beside tool results
+    and two result messages in a row are not told apart from one message (module docstring)."""
+    return [i for i in range(1, len(events)) if (events[i - 1].kind, events[i].kind) in SAME_ROLE]
+
+
 def first_not_user(events: Sequence[Event]) -> list[int]:
     """A history whose first message is an assistant's (a CALL or a TERM)."""
     return [0] if events and events[0].kind in (Kind.CALL, Kind.TERM) else []
@@ -295,6 +311,11 @@ REGISTRY: tuple[ProviderRule, ...] = (
           "A conversation must start with a user message. Try again with a conversation that starts with a "
           "user message.",
           "langgenius/dify#12340, elastic/kibana#246393", "T U", "U T U", first_not_user),
+    ProviderRule("roles-not-alternating", "bedrock",
+          "A conversation must alternate between user and assistant roles. Make sure the conversation alternates "
+          "between user and assistant roles and try again.",
+          "langchain-ai/langchain-aws#130, microsoft/semantic-kernel#10281, Portkey-AI/gateway#748",
+          "U U T", "U T U T", roles_not_alternating),
     ProviderRule("call-not-answered-next", "bedrock",
           "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_jQ912rboYgzgLULQpRxWot, "
           "tooluse_sX1A7q9kipz4qAW36LUR1H, …",
@@ -316,9 +337,24 @@ def check_provider(name: str) -> str:
     return name
 
 
-def provider_findings(provider: str, events: Sequence[Event]) -> list[Finding]:
-    """Every rule of ``provider`` the events of one session break, in event order."""
-    found = [(rule.id, i) for rule in PROVIDERS[check_provider(provider)] for i in rule.check(events)]
+SENT_UNANSWERED = ("call-not-answered-next", "output-missing")
+"""The rules a request breaks by ending on calls it holds no answer for (:func:`provider_findings`
+with ``sent``): Gemini's are left out, no thread we read showing it refuse that."""
+
+
+def provider_findings(provider: str, events: Sequence[Event], sent: bool = False) -> list[Finding]:
+    """Every rule of ``provider`` the events of one session break, in event order. ``sent``: the
+    events are one request as it goes out (a window a trimmer made), so calls at its very end are
+    no pending batch but calls sent without their results — what the API refuses when a trimmer
+    drops the newest results (``U Ca Ra`` sent as ``U Ca``)."""
+    rules = PROVIDERS[check_provider(provider)]
+    found = [(rule.id, i) for rule in rules for i in rule.check(events)]
+    if sent and events and events[-1].kind is Kind.CALL:
+        start = len(events) - 1
+        while start and events[start - 1].kind is Kind.CALL:
+            start -= 1
+        ids = {rule.id for rule in rules} & set(SENT_UNANSWERED)
+        found += [(rule, i) for rule in sorted(ids) for i in range(start, len(events))]
     return sorted(found, key=lambda f: f[1])
 
 

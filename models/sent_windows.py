@@ -260,7 +260,9 @@ def flag_over_budget(
 def check_window(report: LintReport, sent: SentWindow, provider: str | None = None) -> None:
     """Flag in ``report`` what the window ``sent`` may not hold (:data:`WINDOW_PROBLEMS`) under
     ``provider``, else its own provider, else :data:`DEFAULT_PROVIDER`; examples start ``request``."""
-    found = lint_events(sent.window.located(), report.keep, provider or sent.provider or DEFAULT_PROVIDER)
+    found = lint_events(
+        sent.window.located(), report.keep, provider or sent.provider or DEFAULT_PROVIDER, sent=True
+    )
     for problem in WINDOW_PROBLEMS:
         for example in found.examples.get(problem, []):
             report.flag(problem, f"request {example}")

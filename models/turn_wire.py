@@ -70,6 +70,7 @@ def plain_turn(events: tuple[Event, ...], after_seq: int) -> tuple[bytes, tuple[
         if (
             type(turn) is not int or type(writer) is not str or (cjk is not True and cjk is not False)
             or (source is not None and type(source) is not str) or covers is not None
+            or (e.tied_to is not None and type(e.tied_to) is not str) or (e.caller is not None and type(e.caller) is not str)
         ):  # fmt: skip
             return None
         size: int | None = None
@@ -83,7 +84,8 @@ def plain_turn(events: tuple[Event, ...], after_seq: int) -> tuple[bytes, tuple[
             unchanged = False
         if source == session:
             unchanged, source = False, None
-        add(WireEvent(seq, session, turn, KIND_NAME[kind], call_id, None, ts, writer, text, size, cjk, source))
+        add(WireEvent(seq, session, turn, KIND_NAME[kind], call_id, None, ts, writer, text, size, cjk, source,
+                      e.tied_to, e.caller))  # fmt: skip
     if prev > MAX_INT:
         return None
     try:

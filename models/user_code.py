@@ -143,3 +143,28 @@ def load_object(ref: str, what: str, *, noun: str = "function", values: tuple[ty
     if obj is None or not (callable(obj) or isinstance(obj, values)):
         raise UnknownName(f"{ref!r}: module {module_ref!r} has no {noun} {attr!r}")
     return obj
+
+
+def projector_signature(fn: Any, ref: str | None = None) -> Any:
+    """``fn`` when it takes a projector's ``(history, budget, cost)``; else an error naming what it
+    takes — a ``(messages, budget)`` function is a message trimmer, and its call with three
+    arguments would be a ``TypeError`` inside the replay (a traceback, not the user's mistake named).
+    A callable whose signature Python cannot read is taken as it is."""
+    import inspect
+
+    try:
+        signature = inspect.signature(fn, follow_wrapped=False)  # the wrapper is what is called
+    except (TypeError, ValueError):
+        return fn
+    try:
+        signature.bind(None, None, None)
+    except TypeError:
+        try:
+            signature.bind(None, None)
+            how = f"passed as messages:{ref}" if ref else "decorated with @turncheck.message_trimmer"
+            hint = f": a message trimmer (messages, budget) is {how}"
+        except TypeError:
+            hint = ""
+        name = ref or getattr(fn, "__qualname__", repr(fn))
+        raise UnknownName(f"projector {name} takes {signature}, not (history, budget, cost){hint}") from None
+    return fn

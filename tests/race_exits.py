@@ -6,6 +6,7 @@ schedule's wall-clock bound (``--max-seconds``) fails them, naming where the loo
 """
 
 import asyncio
+import concurrent.futures
 import os
 import sys
 import threading
@@ -56,6 +57,29 @@ async def os_exit_caught() -> None:
 
 async def keyboard_interrupt() -> None:
     raise KeyboardInterrupt
+
+
+async def exit_in_an_executor_job() -> None:
+    await asyncio.get_running_loop().run_in_executor(None, sys.exit, 4)
+
+
+def _interrupt() -> None:
+    raise KeyboardInterrupt
+
+
+async def keyboard_interrupt_in_an_executor_job() -> None:
+    await asyncio.get_running_loop().run_in_executor(None, _interrupt)
+
+
+async def exit_in_a_pool_the_test_passes() -> None:
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        await asyncio.get_running_loop().run_in_executor(pool, sys.exit, 0)
+
+
+async def os_exit_in_a_thread_the_test_starts() -> None:  # its thread is not the scheduler's
+    thread = threading.Thread(target=os._exit, args=(0,))
+    thread.start()
+    await asyncio.to_thread(thread.join)
 
 
 async def blocks_the_loop() -> None:  # never ends: --max-seconds stops it and names the call

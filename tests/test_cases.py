@@ -215,6 +215,31 @@ def test_diff_keep_last_to_snap_to_user_names_the_empty_window_regression(
     assert main(diff_args(history, keep, snap)) == 0  # back again: nothing keep-last-4 breaks that snap held
 
 
+def test_a_diff_that_passes_says_what_it_covered_and_what_the_new_trimmer_still_breaks(
+    trimmers: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 50: ``--diff`` said ``OK`` for keep-last-4 against itself on a workload it orphans
+    results of — a diff judges the change, so its OK names the requests it read, what NEW still
+    breaks, the shapes of the log and the command that tries every other."""
+    log = tmp_path / "generated.jsonl"
+    assert main(["generate", "-o", str(log), "--sessions", "3", "--turns", "6", "--seed", "5", "-q"]) == 0
+    keep, _ = trimmers
+    args = ["project", "-H", str(log), "--per-request", "-s", keep, "--diff", keep, "-q", "-b", "100000"]
+    assert main(args) == 0
+    ok = capsys.readouterr().out.splitlines()[-1]
+    assert ok.startswith(
+        f"OK: no request breaks, under {keep}, a check (orphanRes, orphanCall, overBudget, empty)"
+    )
+    assert re.search(
+        r" in \d+ requests of 3 sessions; it still breaks orphanRes in \d+ requests?, as the old", ok
+    ), ok
+    assert "(a diff judges the change, not the trimmer: --fail-on judges it)" in ok
+    assert re.search(r"A replay covers the shapes this log holds \([1-9]\d* parallel batch(es)?, ", ok), ok
+    assert ok.endswith(f"`turncheck check projector -p strategy={keep}` tries every small history.")
+    assert main([*args[:5], "M5", *args[6:7], "M5", *args[8:]]) == 0
+    assert "; it breaks none of them in any request." in capsys.readouterr().out
+
+
 def test_diff_needs_per_request_and_refuses_an_unknown_old(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["project", "--example", "--diff", "M1"]) == 2
     assert main(["project", "--example", "--per-request", "--diff", "nope"]) == 2

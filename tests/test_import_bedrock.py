@@ -108,6 +108,13 @@ def test_the_real_agent_writes_what_the_examples_hold(window: int, tmp_path: Pat
         ([user(res("z")), assistant({"text": "ok"}), user({"text": "hi"})], "Rz T U", "result-not-next"),
         ([assistant({"text": "hello"}), user({"text": "hi"})], "T U", "first-not-user"),
         ([user({"text": "hi"}), assistant({"text": "hello"}), user({"text": "more"})], "U T U", None),
+        ([user({"text": "hi"}), user({"text": "in Oslo"}), assistant({"text": "rain"})], "U U T", "roles-not-alternating"),
+        ([user({"text": "hi"}), assistant({"text": "rain"}), assistant({"text": "more?"}), user({"text": "no"})],
+         "U T T U", "roles-not-alternating"),
+        ([user({"text": "hi"}), assistant({"text": "let me look"}), assistant(use("a")), user(res("a"))],
+         "U T Ca Ra", "roles-not-alternating"),
+        ([user({"text": "hi"}, {"text": " in Oslo"}), assistant({"text": "checking"}, use("a")), user(res("a")),
+          assistant({"text": "rain"})], "U Ca Ra T", None),  # two blocks of one message are one message
     ],
 )  # fmt: skip
 def test_bedrocks_rules_on_converse_histories(

@@ -52,7 +52,7 @@ CASES = [  # history, provider -> the rules broken, as (rule, position); a provi
                        "anthropic": [("call-not-answered-next", 1), ("results-not-first", 2), ("result-not-next", 4)],
                        "gemini": [("response-count-mismatch", 2), ("response-count-mismatch", 4)],
                        "openai-responses": [("output-missing", 1)],  # refused at the second USER's request
-                       "bedrock": [("call-not-answered-next", 1), ("result-not-next", 4)]}),
+                       "bedrock": [("call-not-answered-next", 1), ("roles-not-alternating", 2), ("result-not-next", 4)]}),
     ("U Ca Cb Ra T", {"openai-chat": [("call-not-answered-next", 2)],
                       "anthropic": [("call-not-answered-next", 2), ("results-not-first", 3)],
                       "gemini": [("response-count-mismatch", 3)], "openai-responses": [("output-missing", 2)],
@@ -69,7 +69,10 @@ CASES = [  # history, provider -> the rules broken, as (rule, position); a provi
                                "gemini": [("response-count-mismatch", 3), ("response-count-mismatch", 5)],
                                "openai-responses": [("output-missing", 2)],  # the request after Ra lacks Rb
                                "bedrock": [("call-not-answered-next", 2), ("result-not-next", 6)]}),
-    ("U T Ca Ra T", {"gemini": [("call-turn-misplaced", 2)]}),
+    ("U T Ca Ra T", {"gemini": [("call-turn-misplaced", 2)], "bedrock": [("roles-not-alternating", 2)]}),
+    ("U U T", {"bedrock": [("roles-not-alternating", 1)]}),  # a resend after a refused request: two user messages
+    ("U Ca Ra T T U", {"bedrock": [("roles-not-alternating", 4)]}),
+    ("U T U T", NONE),
     ("Ca Ra T U", {"gemini": [("call-turn-misplaced", 0)], "bedrock": [("first-not-user", 0)]}),
     ("T U Ca Ra", {"bedrock": [("first-not-user", 0)]}),
     ("U Ca Ra Cb>a Rb", NONE),  # the thinking (or reasoning) rides with a, which is sent
@@ -145,3 +148,69 @@ def test_fail_on_a_provider_gates_the_windows_it_would_refuse(
     assert totals["keep_recent_from_user"][0] == 0 and totals["keep_recent_from_user"][1]["anthropic"] == 0
     code, total = totals["keep_recent_from_user_anthropic_roles"]
     assert code == 1 and total["anthropic"] > 0 and total["orphanRes"] > 0
+
+
+def test_a_clean_lint_says_which_apis_rules_it_checked_and_which_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 50: ``clean: no structural problems`` read the same whether an API's rules were
+    checked or none was; a clean verdict names the rules it covered, or says none was."""
+    f = write(tmp_path, "U Ca Ra T U T")
+    capsys.readouterr()
+    assert main(["lint", str(f)]) == 0
+    clean = capsys.readouterr().out.splitlines()[-1]
+    assert clean == (
+        "clean: no structural problems; no API's rules checked (--provider "
+        f"{', '.join(PROVIDERS)} checks all of one API's)"
+    )
+    for provider, rules in PROVIDERS.items():
+        assert main(["lint", str(f), "--provider", provider]) == 0
+        ids = sorted({r.id for r in rules})
+        assert capsys.readouterr().out.splitlines()[-1] == (
+            f"clean: no structural problems; nothing {provider} refuses (its {len(ids)} rules: {', '.join(ids)})"
+        )
+    src = tmp_path / "chat.json"  # the format's own API is checked without --provider
+    src.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]))
+    assert main(["lint", "--from", "openai-chat", str(src)]) == 0
+    assert "; nothing openai-chat refuses (its 2 rules: " in capsys.readouterr().out
+    assert main(["lint", str(f), "--format", "json"]) == 0  # and for scripts
+    assert json.loads(capsys.readouterr().out)["rules_checked"] == clean.split("; ", 1)[1]
+
+
+def test_a_window_sent_on_calls_without_their_results_is_refused_not_pending(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 50: a trimmer that drops the newest tool output sends ``U Ca`` at the request made
+    once the output arrived; the rules read calls at the end as a pending batch, so every
+    provider's ``--fail-on`` passed it (the log ended there, so no later request showed it).
+    A window is a request as it goes out: its last calls are sent without their results."""
+    pending = log("U Ca Cb")
+    assert all(provider_findings(p, pending) == [] for p in PROVIDERS)  # a whole log: the tools run
+    sent = {p: provider_findings(p, pending, sent=True) for p in PROVIDERS}
+    assert sent == {
+        "openai-chat": [("call-not-answered-next", 1), ("call-not-answered-next", 2)],
+        "anthropic": [("call-not-answered-next", 1), ("call-not-answered-next", 2)],
+        "openai-responses": [("output-missing", 1), ("output-missing", 2)],
+        "gemini": [],
+        "bedrock": [("call-not-answered-next", 1), ("call-not-answered-next", 2)],
+    }
+    assert all(provider_findings(p, log("U Ca Ra"), sent=True) == [] for p in PROVIDERS)
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "an output too long to send again"},
+    ]))  # fmt: skip
+    trim = tmp_path / "trim.py"
+    trim.write_text("def drop_long_outputs(messages, budget):\n"
+                    "    return [m for m in messages if not (m.get('role') == 'tool' and len(m['content']) > 10)]\n")  # fmt: skip
+    for provider in ("openai-chat", "openai-responses", "anthropic", "bedrock"):
+        capsys.readouterr()
+        args = ["project", "--from", "openai-chat", "-H", str(chat), "--per-request", "-q",
+                "-s", f"messages:{trim}:drop_long_outputs", "--fail-on", provider]  # fmt: skip
+        assert main(args) == 1, provider
+        assert (
+            capsys.readouterr()
+            .out.splitlines()[-1]
+            .startswith(f"FAIL: session chat, request 1 (after 3 events): {provider}")
+        )

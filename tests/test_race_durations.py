@@ -24,6 +24,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -258,6 +259,10 @@ EXIT_TESTS = {
     "os_exit_in_a_callback": "os._exit(0)",
     "os_exit_caught": "os._exit(0)",
     "keyboard_interrupt": "KeyboardInterrupt raised by the test",
+    "exit_in_an_executor_job": "sys.exit(4)",
+    "keyboard_interrupt_in_an_executor_job": "KeyboardInterrupt raised by the test",
+    "exit_in_a_pool_the_test_passes": "sys.exit(0)",
+    "os_exit_in_a_thread_the_test_starts": "os._exit(0)",
 }
 
 
@@ -278,11 +283,11 @@ def test_a_test_that_exits_fails_in_one_line(name: str) -> None:
 def test_an_exit_in_process_is_the_schedules_outcome_and_os_exit_is_restored() -> None:
     import race_exits  # type: ignore[import-not-found]
 
-    real, real_sleep = os._exit, time.sleep
+    real, real_sleep, real_hook = os._exit, time.sleep, threading.excepthook
     for name in EXIT_TESTS:
         exc, _ = run_controlled(getattr(race_exits, name), lambda c: 0)
         assert isinstance(exc, (SystemExit, KeyboardInterrupt)) or type(exc).__name__ == "ExitCalled", name
-    assert os._exit is real and time.sleep is real_sleep
+    assert os._exit is real and time.sleep is real_sleep and threading.excepthook is real_hook
 
 
 @pytest.mark.parametrize(

@@ -87,9 +87,11 @@ def test_the_calls_after_a_reasoning_item_are_tied_to_the_first(
     requests = tmp_path / "requests.jsonl"  # every body the client sent, as a proxy keeps them
     requests.write_text("".join(json.dumps(b) + "\n" for b in bodies))
     assert main(["lint", "--from", "openai-responses", str(requests)]) == 0
-    out = tmp_path / "items.jsonl"  # our JSONL has no field for the tie: the log is unchanged
+    out = tmp_path / "items.jsonl"  # the tie is kept in our JSONL (a CALL's tied_to), as it was sent
     assert main(["import", "--from", "openai-responses", str(tmp_path / "items.json"), "-o", str(out)]) == 0
-    assert read_jsonl(out) == events and all(e.tied_to is None for e in read_jsonl(out))
+    assert read_jsonl(out) == events
+    assert [e.tied_to for e in read_jsonl(out)] == [e.tied_to for e in events]
+    assert '"tied_to":"call_a"' in out.read_text(encoding="utf-8")
     capsys.readouterr()
 
 
@@ -127,3 +129,37 @@ def test_fail_on_openai_responses_gates_a_window_cut_between_the_calls(
         in capsys.readouterr().out
     )
     assert main([*argv, "M5"]) == 0
+
+
+def test_a_later_request_sending_a_call_without_the_reasoning_it_was_first_sent_after_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """vercel/ai#11036 (issue 50): a store that drops reasoning items sends the call bare in the
+    next request. JSONL of request bodies shows both requests: the call is tied to the reasoning
+    item it was first sent after, so ``reasoning-not-sent`` flags it; kept, the file is clean."""
+    user = {"role": "user", "content": "weather?"}
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": []}
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "w", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "call_1", "output": "20C"}
+    later = [{"role": "assistant", "content": "20C"}, {"role": "user", "content": "tomorrow?"}]
+
+    def bodies(keep: bool) -> str:
+        sent = [
+            [user],
+            [user, reasoning, call, output],
+            [user, *([reasoning] if keep else []), call, output, *later],
+        ]
+        return "".join(json.dumps({"model": "o4-mini", "input": body}) + "\n" for body in sent)
+
+    pruned, kept = tmp_path / "pruned.jsonl", tmp_path / "kept.jsonl"
+    pruned.write_text(bodies(keep=False), encoding="utf-8")
+    kept.write_text(bodies(keep=True), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["lint", "--from", "openai-responses", str(pruned)]) == 1
+    out = capsys.readouterr().out
+    assert "reasoning-not-sent" in out and f"{pruned}:3: record 2:" in out and "CALL call_1" in out
+    assert main(["lint", "--from", "openai-responses", str(kept)]) == 0
+    capsys.readouterr()
+    one = tmp_path / "one.json"  # a single history without any reasoning item: nothing to tie to
+    one.write_text(json.dumps([user, call, output, *later]), encoding="utf-8")
+    assert main(["lint", "--from", "openai-responses", str(one)]) == 0

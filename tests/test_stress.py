@@ -8,6 +8,7 @@ stopped at the end) — skipped with the reason when no server can be started he
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -243,6 +244,13 @@ def test_table_output_and_history_kept(capsys: pytest.CaptureFixture[str], tmp_p
     code = main(["stress", "--locking", "mutex", "--seconds", "1", "--quiet", "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0 and "OK: every invariant holds" in out and "p99" in out
+    ok = next(line for line in out.splitlines() if line.startswith("OK:"))  # what the pass covered (#50)
+    assert re.fullmatch(
+        r"OK: every invariant holds in this run \(\d+ appends by 4 writers: the interleavings this machine "
+        r"produced, not every one; `turncheck explore trigger -p locking=mutex` checks every interleaving "
+        r"of the model\)",
+        ok,
+    ), ok
     assert json.loads((tmp_path / "stress.json").read_text())["verdict"] == "ok"
     assert list((tmp_path / "history").glob("w0.0.jsonl"))
 

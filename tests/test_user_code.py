@@ -49,6 +49,8 @@ def test_module_and_file_references_resolve_to_the_same_rules(user_dir: Path) ->
         ("my_trim:nope", "module 'my_trim' has no function 'nope'"),
         ("./my_trim.py:nope", "module './my_trim.py' has no function 'nope'"),
         ("M9", "unknown strategy 'M9'"),
+        ("my_trim:last_three", "is passed as messages:my_trim:last_three"),  # a trimmer: a traceback (#50)
+        ("./my_trim.py:last_three", "is passed as messages:./my_trim.py:last_three"),
     ],
 )
 def test_bad_references_are_one_line_everywhere(
@@ -270,3 +272,13 @@ def test_reused_ids_are_a_named_option_and_the_counterexample_says_which_call_th
         "check", "projector", "-p", "strategy=M1", "-i", "no-orphan-results", "--engine", "explore"
     )
     assert code == 1 and "reuse=true" in out and "that reuses its id" in out
+
+
+def test_the_fixture_names_a_message_trimmer_passed_as_a_projector(user_dir: Path) -> None:
+    """issue 50: ``check_projector(fn)`` with a ``(messages, budget)`` function raised a bare
+    ``TypeError`` from inside the replay; it now says what the function is and how to pass it."""
+    from turncheck.testing import check_projector
+
+    trim = load_object("my_trim:last_three", "trimmer")
+    with pytest.raises(UnknownName, match="is decorated with @turncheck.message_trimmer"):
+        check_projector(trim)

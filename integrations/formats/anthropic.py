@@ -25,10 +25,16 @@ API, and skipped. Any other block (``image``, ``document``, ``search_result``, a
 later) is opaque content (:meth:`~models.chat_log.SessionBuilder.keep_opaque`), never a refusal;
 a ``tool_use`` in a user message or a ``tool_result`` in an assistant one is refused by name
 (kept opaque, it would hide an unpaired call or result: a false clean).
+
+JSONL of request bodies shows what each request sent: a ``tool_use`` one body sent after a
+thinking block and a later body sends without one, in the turn still in progress (a store or a
+trimmer that dropped the block: langchain-ai/langchain#34794), is tied to a carrier no call bears,
+so ``thinking-not-sent`` flags it where it was sent bare (a finished turn's thinking may go).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -59,8 +65,13 @@ def caller_of(block: Mapping[str, Any]) -> str | None:
     return tool_id if isinstance(tool_id, str) and tool_id else None
 
 
-def add_anthropic_message(b: SessionBuilder, message: Any, where: str) -> None:
-    """One Messages API message (``role`` user or assistant, ``content`` text or blocks)."""
+def add_anthropic_message(
+    b: SessionBuilder, message: Any, where: str, produced: set[tuple[str, str]] | None = None
+) -> None:
+    """One Messages API message (``role`` user or assistant, ``content`` text or blocks).
+    ``produced`` (one file's, across its request bodies): the calls (id and input) first sent
+    after a thinking block; one sent again with none before it is tied to a carrier no call
+    bears (the module)."""
     if not isinstance(message, Mapping):
         raise ImportFormatError(f"{where}: expected a message object, got {type(message).__name__}")
     role, content = message.get("role"), message.get("content")
@@ -86,7 +97,18 @@ def add_anthropic_message(b: SessionBuilder, message: Any, where: str) -> None:
                 b.summary(text_of(block["content"], where, b), where)
         elif kind.endswith("tool_use") and role == "assistant":  # tool_use, server_tool_use, mcp_tool_use
             call_id = str(block.get("id") or "")
-            b.turn_call(call_id, arguments_text(block.get("input", {})), where, thinking, caller_of(block))
+            arguments = arguments_text(block.get("input", {}))
+            if produced is not None and thinking:
+                produced.add((call_id, arguments))
+            if (
+                produced is not None
+                and not thinking
+                and b.carrier is None
+                and (call_id, arguments) in produced
+            ):
+                b.call(call_id, arguments, where, f"thinking before {call_id}", caller_of(block))  # sent bare
+            else:
+                b.turn_call(call_id, arguments, where, thinking, caller_of(block))
             thinking = False
             calls = calls or kind == "tool_use"  # a server tool's answer comes in this same message
         elif (
@@ -111,7 +133,9 @@ def add_anthropic_message(b: SessionBuilder, message: Any, where: str) -> None:
 register_format(
     LogFormat(
         "anthropic",
-        lambda path: json_or_jsonl(path, "messages", add_anthropic_message),
+        lambda path: json_or_jsonl(
+            path, "messages", functools.partial(add_anthropic_message, produced=set())
+        ),
         'Anthropic Messages API messages (tool_use / tool_result blocks): a JSON list, {"messages": […]}, or JSONL of request bodies',
         provider="anthropic",
     )

@@ -19,8 +19,12 @@ blocked it — and runs the loop's own jobs (:class:`JobThread`, :class:`Slot`):
 threads, which a stuck job does not keep alive, each ``time.sleep`` in a job a point where the
 job pauses and the scheduler chooses what runs next.
 
-Invariant: when :func:`guarded` is left, ``os._exit``, ``time.sleep``, the SIGINT and SIGALRM
-handlers and the interval timer are what they were before it was entered.
+An ``os._exit`` in a thread the test starts itself raises :class:`ExitCalled` in that thread,
+where ``threading.excepthook`` would print it as a traceback: while a schedule runs, the hook
+passes it over (the guard has noted it, and the run reports it in one line).
+
+Invariant: when :func:`guarded` is left, ``os._exit``, ``time.sleep``, ``threading.excepthook``,
+the SIGINT and SIGALRM handlers and the interval timer are what they were before it was entered.
 """
 
 from __future__ import annotations
@@ -250,11 +254,17 @@ def guarded(seconds: float | None = None) -> Iterator[Guard]:
         elif not slot.free:
             slot.park()
 
-    os._exit, time.sleep = exit_instead, sleep_instead
+    real_hook = threading.excepthook
+
+    def hook_instead(args: threading.ExceptHookArgs) -> None:
+        if not isinstance(args.exc_value, ExitCalled):  # noted in the guard: the run reports it
+            real_hook(args)
+
+    os._exit, time.sleep, threading.excepthook = exit_instead, sleep_instead, hook_instead
     try:
         yield guard
     finally:
-        os._exit, time.sleep = real_exit, real_sleep
+        os._exit, time.sleep, threading.excepthook = real_exit, real_sleep, real_hook
         if guard.seconds is not None:
             signal.setitimer(signal.ITIMER_REAL, 0)
             _signal.signal(signal.SIGALRM, _signal.SIG_DFL)

@@ -231,3 +231,59 @@ def test_the_pytest_marker_takes_faults(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("-p", "no:xdist", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)
     assert "@pytest.mark.race(schedule='0.0:/4=cancel')" in result.stdout.str()
+
+
+MARKER_OPTIONS_FILE = """
+import sys, pytest
+sys.path.insert(0, {root!r})
+from examples.races.compaction_faults import check_compaction, compact_clear_then_add
+
+@pytest.mark.race(schedules=40, faults=True, fault_kinds="error", fault_error="TimeoutError")
+async def test_named_builtin():
+    await check_compaction(compact_clear_then_add)
+
+@pytest.mark.race(schedules=40, faults=True, fault_kinds="error", fault_error="builtins:ConnectionResetError")
+async def test_named_class():
+    await check_compaction(compact_clear_then_add)
+
+@pytest.mark.race(faults=True, fault_error=42)
+async def test_not_a_class():
+    await check_compaction(compact_clear_then_add)
+
+@pytest.mark.race(faults=True, fault_error="nosuch.mod:Err")
+async def test_no_such_class():
+    await check_compaction(compact_clear_then_add)
+
+@pytest.mark.race(faults=True, fault_kinds="boom")
+async def test_bad_kinds():
+    await check_compaction(compact_clear_then_add)
+
+@pytest.mark.race(schedule="garbage")
+async def test_bad_token():
+    await check_compaction(compact_clear_then_add)
+
+@pytest.mark.race(strategy="nope")
+async def test_bad_strategy():
+    await check_compaction(compact_clear_then_add)
+"""
+
+
+def test_the_marker_names_its_fault_error_as_the_cli_does_and_refuses_bad_options_in_one_line(
+    pytester: pytest.Pytester,
+) -> None:
+    """``fault_error="TimeoutError"`` (or ``"pkg.mod:Name"``) is the type ``--fault-error``
+    names, not a ``TypeError`` inside the run; the replay names it; a malformed option is one
+    line, never a traceback (each used to fail as a ``TypeError`` run or a ``BadParameter``
+    traceback)."""
+    pytester.makepyfile(test_opts=MARKER_OPTIONS_FILE.format(root=str(ROOT)))
+    result = pytester.runpytest_subprocess("-p", "no:xdist", "-p", "no:cacheprovider", "-rf")
+    out = result.stdout.str()
+    result.assert_outcomes(failed=7)
+    assert "TypeError" not in out and "Traceback" not in out and "BadParameter:" not in out, out
+    assert out.count("FAILED: AssertionError: the history is empty after it held 2") == 2, out
+    assert "fault_error='TimeoutError')" in out and "--fault-error TimeoutError" in out
+    assert "fault_error='builtins:ConnectionResetError')" in out
+    assert "fault_error 42 is not an exception class" in out
+    assert "cannot import --fault-error module 'nosuch.mod'" in out
+    assert "fault kind 'boom'" in out or "'boom'" in out
+    assert "garbage" in out and "nope" in out

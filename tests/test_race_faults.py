@@ -287,3 +287,78 @@ def test_the_marker_names_its_fault_error_as_the_cli_does_and_refuses_bad_option
     assert "cannot import --fault-error module 'nosuch.mod'" in out
     assert "fault kind 'boom'" in out or "'boom'" in out
     assert "garbage" in out and "nope" in out
+
+
+SIBLING_TEST = '''
+from compaction_store import compact, make
+from project_settings import ITEMS
+
+
+async def test_compaction_keeps_history():
+    store = make()
+    for item in ITEMS:
+        await store.add(item)
+    try:
+        await compact(store)
+    except OSError:
+        pass
+    assert await store.all(), "the history is gone"
+'''
+SIBLING_STORE = '''
+import asyncio
+
+
+class Store:
+    def __init__(self):
+        self.rows = []
+
+    async def all(self):
+        await asyncio.sleep(0)
+        return list(self.rows)
+
+    async def add(self, item):
+        await asyncio.sleep(0)
+        self.rows.append(item)
+
+    async def clear(self):
+        await asyncio.sleep(0)
+        self.rows = []
+
+
+def make():
+    return Store()
+
+
+async def compact(store):
+    old = await store.all()
+    await store.clear()
+    for item in ("summary", old[-1]):
+        await store.add(item)
+'''
+
+
+def test_a_race_test_file_imports_its_siblings_and_the_working_directory_as_pytest_does(
+    tmp_path: Path,
+) -> None:
+    """A test file under ``tests/`` importing a module beside it and one at the project root (the
+    working directory) loads under ``turncheck race FILE:test`` as under ``python -m pytest`` —
+    the marker prints that command as its replay. Run isolated (``python -I``), so that neither
+    the interpreter nor the launcher puts the working directory on ``sys.path`` (the console
+    script ``turncheck`` does not): it used to fail ``No module named 'compaction_store'``."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_sibling.py").write_text(SIBLING_TEST)
+    (tmp_path / "tests" / "compaction_store.py").write_text(SIBLING_STORE)
+    (tmp_path / "project_settings.py").write_text("ITEMS = ('user: hi', 'assistant: hello')\n")
+
+    def race(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-I", "-m", "turncheck", "race", *argv],
+                              capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+
+    ref = "tests/test_sibling.py:test_compaction_keeps_history"
+    assert race(ref, "-n", "5").returncode == 0
+    found = race(ref, "-n", "40", "--faults", "--fault-kinds", "error")
+    assert found.returncode == 1, found.stdout + found.stderr
+    assert "fault: error at fault point " in found.stdout and "compaction_store.py:" in found.stdout
+    token = found.stdout.split("replay: ")[1].split("--schedule ")[1].strip()
+    again = race(str(tmp_path / ref), "--schedule", token)
+    assert again.returncode == 1 and "the history is gone" in again.stdout, again.stdout + again.stderr

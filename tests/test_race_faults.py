@@ -362,3 +362,71 @@ def test_a_race_test_file_imports_its_siblings_and_the_working_directory_as_pyte
     token = found.stdout.split("replay: ")[1].split("--schedule ")[1].strip()
     again = race(str(tmp_path / ref), "--schedule", token)
     assert again.returncode == 1 and "the history is gone" in again.stdout, again.stdout + again.stderr
+
+
+def acknowledged_appends(tmp: Path) -> None:
+    """Two threads append to the example's read-modify-write JSON store, each acknowledging its
+    message once ``append`` returned; ``Acknowledged`` judges it with a plain-function read."""
+    import threading
+
+    from examples.races.json_store_sync import JsonFileStore
+
+    store = JsonFileStore(str(tmp / "session.json"))
+    history = Acknowledged(store.messages)
+
+    def append(message: str) -> None:
+        store.append(message)
+        history.ack(message)
+
+    threads = [threading.Thread(target=append, args=(m,)) for m in ("user: hi", "tool: 21°C")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    history.check()
+
+
+def test_acknowledged_checks_in_a_def_test_so_plain_race_finds_the_lost_append(tmp_path: Path) -> None:
+    """``history.check()`` in a ``def`` test used to make a coroutine nobody awaited: the check
+    never ran and plain ``race --strategy exhaustive`` said "OK: 60 schedules passed" over a store
+    that loses an append. Now it checks at once and the lost append is found."""
+    from turncheck.sim.race.threads import threaded_test
+
+    runs = iter(range(1000))
+
+    def test() -> None:
+        folder = tmp_path / str(next(runs))
+        folder.mkdir()
+        acknowledged_appends(folder)
+
+    found = explore(threaded_test(test), strategy="exhaustive", schedules=200).failing
+    assert found is not None and found.failure is not None
+    assert "acknowledged, then lost: " in found.failure.message
+
+
+def test_acknowledged_checks_at_once_outside_a_race_and_refuses_an_async_read_in_a_def_test(
+    tmp_path: Path,
+) -> None:
+    history = Acknowledged(lambda: ["a"])
+    history.ack("a", "b")
+    with pytest.raises(AssertionError, match=r"acknowledged, then lost: \['b'\]"):
+        history.check()
+    emptied = Acknowledged(list)
+    emptied.ack("a")
+    with pytest.raises(AssertionError, match="the history is empty after it held 1"):
+        emptied.observe()
+    kept = Acknowledged(lambda: ["a", "b"])
+    kept.ack("a", "b")
+    assert kept.check().value is None and list(kept.observe().value) == ["a", "b"]
+    assert asyncio.run(_awaited(kept)) == ["a", "b"]  # the same helper awaited in an async test
+
+    async def read() -> list[str]:
+        return []
+
+    with pytest.raises(TypeError, match=r"Acknowledged.check\(\) in a def test: its read returned an awaitable"):
+        Acknowledged(read).check()
+
+
+async def _awaited(history: Acknowledged) -> list[str]:
+    await history.check()
+    return list(await history.observe())

@@ -430,3 +430,34 @@ def test_acknowledged_checks_at_once_outside_a_race_and_refuses_an_async_read_in
 async def _awaited(history: Acknowledged) -> list[str]:
     await history.check()
     return list(await history.observe())
+
+
+def test_a_fault_pass_says_when_nothing_was_injected_or_nothing_was_judged() -> None:
+    """A test with no fault point used to pass with "faults: 0 runs over 0 fault points"; one
+    whose every faulted run ended with the fault escaping and no check, with the same line as a
+    search that judged every run but for a count. Both now say what the search did not do."""
+
+    async def no_awaits() -> None:
+        assert [1]
+
+    none = search_faults(no_awaits, budget=20)
+    assert none.failing is None
+    assert none.lines() == ["faults: none injected: the test reached no fault point (no await resumed "
+                            "in its tasks, no thread job)"]  # fmt: skip
+
+    async def unjudged() -> None:
+        await asyncio.sleep(0)
+
+    vacuous = search_faults(unjudged, budget=20)
+    assert vacuous.failing is None and vacuous.unchecked == vacuous.runs > 0
+    assert "faults unchecked: all " in vacuous.lines()[1] and "the fault search judged nothing" in vacuous.lines()[1]
+
+    async def judged() -> None:
+        session = Session()
+        history = Acknowledged(session.get_items)
+        await session.add_items(["a"])
+        history.ack("a")
+        await history.check()
+
+    some = search_faults(judged, budget=30, kinds=("error",))
+    assert some.failing is None and "(those runs checked nothing)" in some.lines()[1]

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -461,3 +462,52 @@ def test_a_fault_pass_says_when_nothing_was_injected_or_nothing_was_judged() -> 
 
     some = search_faults(judged, budget=30, kinds=("error",))
     assert some.failing is None and "(those runs checked nothing)" in some.lines()[1]
+
+
+class LockedSession(Session):
+    """The example's session with its appends under one ``asyncio.Lock``, read-modify-write."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = asyncio.Lock()
+
+    async def append(self, item: str) -> None:
+        async with self.lock:
+            items = await self.get_items()
+            await self.replace_items([*items, item])
+
+
+def test_a_crash_releases_the_asyncio_lock_its_task_held() -> None:
+    """A crashed task's ``finally`` never runs, and its ``async with lock`` never exited: the
+    other appender waited for ever and a correctly locked store failed ``--faults`` with a
+    "Deadlock". A dead process holds no lock: the crash releases it, the store passes, and a
+    store without the lock still loses an acknowledged append."""
+
+    async def appends(session: Session, append: Any) -> None:
+        history = Acknowledged(session.get_items)
+
+        async def one(item: str) -> None:
+            await append(item)
+            history.ack(item)
+
+        await asyncio.gather(one("a"), one("b"), return_exceptions=True)
+        await history.check()
+
+    async def locked() -> None:
+        session = LockedSession()
+        await appends(session, session.append)
+
+    crash = run_schedule(locked, parse_token("0.0:/0=crash"))
+    assert crash.failure is None, crash.failure
+    assert search_faults(locked, budget=60).failing is None
+
+    async def unlocked() -> None:
+        session = LockedSession()
+
+        async def append(item: str) -> None:
+            items = await session.get_items()
+            await session.replace_items([*items, item])
+
+        await appends(session, append)
+
+    assert explore(unlocked, schedules=60).failing is not None

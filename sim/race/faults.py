@@ -14,7 +14,8 @@ points its schedule names (``/F=KIND`` in the token), one of :data:`~.schedule.F
   ``CancelledError``, as a timeout or a client disconnect does);
 * ``crash`` — the task stops there: its coroutine is not resumed again during the run, so no
   ``except`` and no ``finally`` of it runs before the checks and only what it had already
-  written survives; whoever awaits the task sees :class:`Crashed`. (After the checks the
+  written survives; whoever awaits the task sees :class:`Crashed`; an ``asyncio.Lock`` it held is
+  released, as a dead process holds no lock. (After the checks the
   coroutine is closed, so its ``finally`` runs then, unreported: a process that died would
   never run it, and a crash here cannot undo what that cleanup writes after the checks.)
 
@@ -81,6 +82,31 @@ class FaultingLoop(ControlledLoop):
         self.crashed: list[Any] = []
         self._jobs: dict[Any, asyncio.Future[Any]] = {}
         self._checks_jobs: set[Any] = set()  # jobs the checks' own task submitted: never faulted
+        self.held: dict[Any, list[asyncio.Lock]] = {}  # task → the asyncio locks it holds
+
+    def run_until_complete(self, future: Any) -> Any:
+        """The run, with each ``asyncio.Lock`` acquired noted against its task, so that a crash
+        releases what the crashed task held (a dead process holds no lock)."""
+        real_acquire, real_release = asyncio.Lock.acquire, asyncio.Lock.release
+        held = self.held
+
+        async def acquire(lock: asyncio.Lock) -> bool:
+            got = await real_acquire(lock)
+            held.setdefault(asyncio.current_task(), []).append(lock)
+            return got
+
+        def release(lock: asyncio.Lock) -> None:
+            real_release(lock)
+            for locks in held.values():
+                if lock in locks:
+                    locks.remove(lock)
+                    break
+
+        asyncio.Lock.acquire, asyncio.Lock.release = acquire, release  # type: ignore[method-assign,assignment]
+        try:
+            return super().run_until_complete(future)
+        finally:
+            asyncio.Lock.acquire, asyncio.Lock.release = real_acquire, real_release  # type: ignore[method-assign]
 
     def create_task(self, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
         task = super().create_task(coro, **kwargs)
@@ -158,6 +184,9 @@ class FaultingLoop(ControlledLoop):
         actor.handles.clear()
         self._ready.discard(actor)
         self.crashed.append(task.get_coro())  # kept: not closed (its finally run) before the checks
+        for lock in self.held.pop(task, []):  # its finally never runs: what it held is let go
+            if lock.locked():
+                lock.release()
         exc = Crashed(f"{actor.name} crashed at fault point {point} (turncheck race --faults)")
         self.injected.append(exc)
         asyncio.futures._PyFuture.set_exception(task, exc)  # type: ignore[attr-defined]

@@ -511,3 +511,31 @@ def test_a_crash_releases_the_asyncio_lock_its_task_held() -> None:
         await appends(session, append)
 
     assert explore(unlocked, schedules=60).failing is not None
+
+
+LEAKING_TEST = '''
+import asyncio
+import threading
+
+STOP = threading.Event()
+
+
+async def test_leaves_a_thread_running():
+    """A connection's worker thread, never closed (as after a fault between connect and close)."""
+    threading.Thread(target=STOP.wait, name="connection-worker").start()
+    await asyncio.sleep(0)
+'''
+
+
+def test_the_command_ends_when_the_test_left_a_thread_running(tmp_path: Path) -> None:
+    """A faulted run can keep a test from closing its client (aiosqlite's worker thread): the
+    command printed its result and then never exited, the interpreter waiting for those threads.
+    Now it says how many were left and exits with its status."""
+    (tmp_path / "leaky.py").write_text(LEAKING_TEST)
+    proc = subprocess.run([sys.executable, "-m", "turncheck", "race", "leaky.py:test_leaves_a_thread_running",
+                           "-n", "3", "--faults"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "OK: 3 schedules passed" in proc.stdout
+    assert "still ran after its last schedule (connection-worker, connection-worker" in proc.stderr
+    assert "exiting without waiting for them" in proc.stderr

@@ -539,3 +539,25 @@ def test_the_command_ends_when_the_test_left_a_thread_running(tmp_path: Path) ->
     assert "OK: 3 schedules passed" in proc.stdout
     assert "still ran after its last schedule (connection-worker, connection-worker" in proc.stderr
     assert "exiting without waiting for them" in proc.stderr
+
+
+def test_a_fault_inside_a_library_names_the_line_of_the_test_code_that_called_it(tmp_path: Path) -> None:
+    """With aiosqlite (a real library) the await a fault hits is the library's own
+    (``aiosqlite/core.py:… return await future``), and the fault line named only that and the
+    function names, not which of the user's two commits it was: it now adds the user's line."""
+    aiosqlite = pytest.importorskip("aiosqlite")
+
+    async def compaction() -> None:
+        async with aiosqlite.connect(tmp_path / "m.db") as db:
+            await db.execute("create table if not exists m (body text)")
+            await db.commit()  # the first commit
+            await db.execute("delete from m")
+            await db.commit()  # the second commit
+
+    found = search_faults(compaction, budget=40, kinds=("error",))
+    assert found.failing is None  # every fault escapes; nothing checks: the search passes
+    lines = {run_schedule(compaction, parse_token(f"0.0:/{p}=error")).faults[0] for p in range(found.points)}
+    first = [hit for hit in lines if "await db.commit()  # the first commit" in hit]
+    assert first and all(
+        "aiosqlite/core.py:" in hit and "test_race_faults.py:" in hit.split(" (called at ")[1] for hit in first
+    )

@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import shlex
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 StrategyName = Literal["random", "pct", "exhaustive"]
 DEFAULT_FAULT_ERROR = "turncheck.sim.race.faults:InjectedFault"
+LEFT_RUNNING: list[str] = []  # threads the test started that still ran when the command ended
 NOT_CONTROLLED = {  # by whether the test is a def test whose threads were scheduled
     False: ["real sockets", "subprocesses", "threads the test starts itself"],
     True: [
@@ -253,6 +255,20 @@ def race_command(
 ) -> int:  # fmt: skip
     """Run your async test (or a def test's threads) under controlled schedules; exit 1 with a replayable
     interleaving if one fails."""
+    before = set(threading.enumerate())
+    try:
+        return _race(test_ref, schedules, strategy, depth, seed, schedule, max_steps, max_seconds, fmt,
+                     quiet, html, faults, fault_error, fault_kinds)  # fmt: skip
+    finally:
+        started = [t for t in threading.enumerate() if not t.daemon and t not in before]
+        for thread in started[:8]:  # one ending just now is not left running
+            thread.join(timeout=0.25)
+        LEFT_RUNNING[:] = [t.name for t in started if t.is_alive()]
+
+
+def _race(test_ref: str, schedules: int, strategy: StrategyName, depth: int, seed: int, schedule: str | None,
+          max_steps: int, max_seconds: float, fmt: str, quiet: bool, html: Path | None, faults: bool,
+          fault_error: str, fault_kinds: str) -> int:  # fmt: skip
     from turncheck.sim.race.explore import run_schedule
     from turncheck.sim.race.fault_search import fault_kinds as kinds_of
     from turncheck.sim.race.faults import fault_error as error_type

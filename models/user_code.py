@@ -76,6 +76,8 @@ def _module_from_file(module_ref: str, what: str) -> Any:
     sys.modules[name] = module  # dataclasses look their module up while the file runs
     LOADED.add(str(spec.origin))
     writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ beside it
+    added = [d for d in import_roots(path) if d not in sys.path]
+    sys.path[:0] = added
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
@@ -83,7 +85,19 @@ def _module_from_file(module_ref: str, what: str) -> Any:
         raise UnknownName(f"cannot load {what} file {module_ref!r}: {type(exc).__name__}: {exc}") from None
     finally:
         sys.dont_write_bytecode = writes_bytecode
+        for folder in added:
+            sys.path.remove(folder)
     return module
+
+
+def import_roots(path: Path) -> list[str]:
+    """Where the imports of the file at ``path`` are looked up while it loads, as ``python -m
+    pytest`` looks them up for a test file: its base folder (the first folder up from it with no
+    ``__init__.py``: pytest's ``prepend`` import mode), then the working directory."""
+    base = path.resolve().parent
+    while (base / "__init__.py").is_file() and base.parent != base:
+        base = base.parent
+    return list(dict.fromkeys([str(base), str(Path.cwd())]))
 
 
 def _module_by_name(module_ref: str, what: str) -> Any:

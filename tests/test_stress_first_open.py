@@ -70,3 +70,22 @@ def test_what_has_no_fresh_database_or_no_contention_is_one_line(
 ) -> None:
     code, out, err = cli("stress", *argv)
     assert code == 2 and out == "" and len(err.splitlines()) == 1 and words in err
+
+
+def test_a_failed_first_open_is_one_line_of_text() -> None:
+    """SQLAlchemy's error (ADK's ``DatabaseSessionService``) goes on over many lines — the
+    statement, a link — and the report printed them all between its counted lines."""
+    import sqlite3
+
+    sqlalchemy = pytest.importorskip("sqlalchemy")
+    from turncheck.sim.stress.first_open import error_text
+
+    exc = sqlalchemy.exc.OperationalError(
+        "\nCREATE TABLE adk_internal_metadata (\n\t\"key\" VARCHAR(128) NOT NULL\n)\n", {},
+        sqlite3.OperationalError("table adk_internal_metadata already exists"),
+    )
+    assert "\n" in str(exc)
+    assert error_text(exc) == (
+        "OperationalError: (sqlite3.OperationalError) table adk_internal_metadata already exists"
+    )
+    assert error_text(sqlite3.OperationalError("database is locked")) == "OperationalError: database is locked"

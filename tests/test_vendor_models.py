@@ -49,6 +49,11 @@ CHECKS: list[tuple[str, dict[str, str], str, str | None, int, int | None, str]] 
     ("agents-js-compaction", {"variant": "buggy"}, "fail", "no-write-lost", 5, None,
      "compactor replaces the session with the compaction of 2 items"),
     ("agents-js-compaction", {"variant": "fixed"}, "pass", None, 0, None, ""),
+    # its replacement is clearSession, then addItems: a crash between them loses it all, fixed too
+    ("agents-js-compaction", {"variant": "fixed", "crashes": "1"}, "fail", "no-write-lost", 4, None,
+     "compactor crashes after clearSession, before addItems: what was written stays, it stays down"),
+    ("agents-js-compaction", {"variant": "buggy", "crashes": "1"}, "fail", "no-write-lost", 4, None,
+     "compactor crashes after clearSession, before addItems: what was written stays, it stays down"),
     ("adk-sliding-window", {"variant": "buggy"}, "fail", "no-pending-call-summarised", 3, None,
      "compactor summarises seq 0..1, range ts 0..2"),
     ("adk-sliding-window", {"variant": "seq-cut"}, "pass", None, 0, None, ""),

@@ -15,7 +15,8 @@ max_steps=100_000, max_seconds=60.0, faults=False, fault_error=InjectedFault)`` 
 their I/O calls (:mod:`turncheck.sim.race.threads`) — under controlled schedules, failing at
 the first one that fails with its shrunk interleaving and token; ``schedule="TOKEN"`` replays
 that one; ``faults=True`` then injects faults as ``turncheck race --faults`` does
-(``fault_error``: the exception class an injected error raises; ``fault_kinds``: which of
+(``fault_error``: the exception class an injected error raises, or its name as ``--fault-error``
+takes it, ``"TimeoutError"`` or ``"pkg.mod:Error"``; ``fault_kinds``: which of
 ``"error,cancel,crash"`` it injects). Its fixtures are made once and given to every schedule, so a test builds the state it
 races inside its body; a failure after the first schedule names the fixtures the schedules shared.
 
@@ -26,6 +27,7 @@ used, the race scheduler when a marked test runs.
 from __future__ import annotations
 
 import inspect
+import shlex
 from collections.abc import Callable
 from typing import Any
 
@@ -87,16 +89,15 @@ def run_race(pyfuncitem: pytest.Function, marker: pytest.Mark) -> bool:
     if unknown or marker.args:
         pytest.fail(f"@pytest.mark.race takes only {', '.join(RACE_OPTIONS)} (got {unknown or marker.args})",
                     pytrace=False)  # fmt: skip
+    from turncheck.models.errors import TurncheckError
     from turncheck.sim.race.explore import explore, failure_report, run_schedule
     from turncheck.sim.race.fault_search import fault_kinds, search_faults
-    from turncheck.sim.race.faults import InjectedFault
     from turncheck.sim.race.schedule import parse_token
 
     options = dict(marker.kwargs)
     token, max_steps = options.pop("schedule", None), options.pop("max_steps", 100_000)
     max_seconds = options.pop("max_seconds", 60.0)
-    faults, error = options.pop("faults", False), options.pop("fault_error", InjectedFault)
-    kinds = fault_kinds(options.pop("fault_kinds", "error,cancel,crash"))
+    faults, named = options.pop("faults", False), options.pop("fault_error", None)
     args = {name: pyfuncitem.funcargs[name] for name in inspect.signature(test).parameters}
 
     def one_run() -> Any:
@@ -108,23 +109,30 @@ def run_race(pyfuncitem: pytest.Function, marker: pytest.Mark) -> bool:
         one_run = threaded_test(one_run, pyfuncitem.name)
 
     runs_before = 0  # schedules run on the same fixture values before the failing one
-    if token is not None:
-        run = run_schedule(
-            one_run, parse_token(token), max_steps=max_steps, max_seconds=max_seconds, error=error
-        )
-    else:
-        explored = explore(one_run, max_steps=max_steps, max_seconds=max_seconds, **options)
-        run, runs_before = explored.failing, explored.schedules - 1
-        if faults and run is None:
-            runs_before = explored.schedules
-            budget = options.get("schedules", 100)
-            run = search_faults(one_run, budget=budget, strategy=options.get("strategy", "random"),
-                                depth=options.get("depth", 2), seed=options.get("seed", 0),
-                                bounds=(max_steps, max_seconds), error=error, kinds=kinds).failing  # fmt: skip
+    try:  # a malformed option is one line, as the CLI's usage errors are, never a traceback
+        error = marker_fault_error(named)
+        kinds = fault_kinds(options.pop("fault_kinds", "error,cancel,crash"))
+        if token is not None:
+            run = run_schedule(
+                one_run, parse_token(token), max_steps=max_steps, max_seconds=max_seconds, error=error
+            )
+        else:
+            explored = explore(one_run, max_steps=max_steps, max_seconds=max_seconds, **options)
+            run, runs_before = explored.failing, explored.schedules - 1
+            if faults and run is None:
+                runs_before = explored.schedules
+                budget = options.get("schedules", 100)
+                run = search_faults(one_run, budget=budget, strategy=options.get("strategy", "random"),
+                                    depth=options.get("depth", 2), seed=options.get("seed", 0),
+                                    bounds=(max_steps, max_seconds), error=error, kinds=kinds).failing  # fmt: skip
+    except TurncheckError as exc:
+        pytest.fail(f"@pytest.mark.race: {exc}", pytrace=False)
     if run is not None and run.failure is not None:
-        how = f"@pytest.mark.race(schedule={run.schedule.token!r})"
+        marker_extra, cli_extra = replay_fault_error(named) if run.faults else ("", "")
+        how = f"@pytest.mark.race(schedule={run.schedule.token!r}{marker_extra})"
         if not args:
-            how += f", or turncheck race {pyfuncitem.path}:{pyfuncitem.originalname} --schedule {run.schedule.token}"
+            how += (f", or turncheck race {pyfuncitem.path}:{pyfuncitem.originalname}"
+                    f" --schedule {run.schedule.token}{cli_extra}")  # fmt: skip
         report = failure_report(run, how, pyfuncitem.nodeid)
         shared = shared_fixtures(args) if runs_before else []
         if shared:
@@ -151,6 +159,37 @@ def shared_fixtures(args: dict[str, Any]) -> list[str]:
         return isinstance(value, IMMUTABLE)
 
     return [name for name, value in args.items() if name != "anyio_backend" and not immutable(value)]
+
+
+def marker_fault_error(named: object) -> type[BaseException]:
+    """The exception class the marker's ``fault_error`` names: the class itself, or a string as
+    ``--fault-error`` takes it (``"TimeoutError"``, ``"pkg.mod:Error"``); anything else is one
+    :class:`~turncheck.models.errors.BadParameter` line."""
+    from turncheck.models.errors import BadParameter
+    from turncheck.sim.race.faults import InjectedFault, fault_error
+
+    if named is None:
+        return InjectedFault
+    if isinstance(named, str):
+        return fault_error(named)
+    if isinstance(named, type) and issubclass(named, BaseException):
+        return named
+    raise BadParameter(
+        f"fault_error {named!r} is not an exception class (e.g. TimeoutError, 'TimeoutError' or 'pkg.mod:Error')"
+    )
+
+
+def replay_fault_error(named: object) -> tuple[str, str]:
+    """What a fault token's replay adds so that it raises the same type: the marker's keyword
+    and the CLI's ``--fault-error``; nothing for the default."""
+    if named is None:
+        return "", ""
+    if isinstance(named, str):
+        return f", fault_error={named!r}", f" --fault-error {shlex.quote(named)}"
+    assert isinstance(named, type)
+    builtin = named.__module__ == "builtins"
+    return (f", fault_error={named.__qualname__}",
+            f" --fault-error {named.__qualname__ if builtin else f'{named.__module__}:{named.__qualname__}'}")  # fmt: skip
 
 
 @pytest.fixture

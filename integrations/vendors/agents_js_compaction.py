@@ -15,6 +15,20 @@ the appends are kept.
 The invariant ``no-write-lost``: every item ever written is in the session, raw or summarised by
 the compaction item there. The goal ``compaction-replaced``: some run's compaction is written.
 One run and ``writes`` concurrent writes through the same session instance.
+
+The replacement itself is two writes, in both variants and on main still
+(``packages/agents-openai/src/memory/openaiResponsesCompactionSession.ts``)::
+
+    await this.underlyingSession.clearSession();
+    if (outputItems.length > 0) {
+      await this.underlyingSession.addItems(outputItems);
+    }
+
+— the Python SDK's issue #3116, with no restore. ``crashes=1`` declares the crash window between
+them (:mod:`turncheck.models.crash_points`): the compactor dies after ``clearSession``, the
+session is empty, and ``no-write-lost`` fails in both variants (PR #1842 is about concurrent
+writes, not this). ``crashes=0``, the default, leaves it out, so the catalogue's verdicts are
+PR #1842's.
 """
 
 from __future__ import annotations
@@ -24,6 +38,8 @@ from typing import NamedTuple
 
 from turncheck.integrations.vendors._vendor import Action, VendorModel
 from turncheck.models.catalog import Variant, register_model
+from turncheck.models.crash_points import CrashPoint
+from turncheck.models.errors import BadParameter
 from turncheck.models.protocol import Property
 
 NONE = -1
@@ -67,10 +83,12 @@ class AutomaticCompaction(VendorModel[State]):
     )
     lanes = ("run", "writer", "compactor")
 
-    def __init__(self, variant: str = "buggy", writes: int = 1) -> None:
+    def __init__(self, variant: str = "buggy", writes: int = 1, crashes: int = 0) -> None:
         super().__init__(variant)
-        self.writes = writes
-        self.params = {"variant": variant, "writes": writes}
+        if crashes not in (0, 1):
+            raise BadParameter(f"model {self.name}: parameter crashes: must be 0 or 1, got {crashes}")
+        self.writes, self.crashes = writes, crashes
+        self.params = {"variant": variant, "writes": writes, "crashes": crashes}
 
     def init_states(self) -> Iterator[State]:
         yield State(("user",), (), ("user",), 1, NONE, START, (), 0)
@@ -113,6 +131,15 @@ class AutomaticCompaction(VendorModel[State]):
         )
         return state._replace(items=("compaction",), summarised=covered, generation=state.generation + 1,
                               phase=DONE, snapshot=())  # fmt: skip
+
+    def crash_points(self, state: State) -> Sequence[CrashPoint[State]]:
+        """With ``crashes=1``: the compactor about to write its replacement may die between
+        ``clearSession`` and ``addItems`` — the session is left empty, the compacted output (in
+        memory only) is lost, and the run is over."""
+        if not self.crashes or state.phase != COMPACTING or not self.owner(state):
+            return ()
+        after = state._replace(items=(), summarised=(), generation=state.generation + 1, phase=DONE, snapshot=())
+        return (CrashPoint("compactor", "after clearSession, before addItems", after, restarts=False),)
 
     def properties(self) -> tuple[Property[State], ...]:
         return (

@@ -57,14 +57,29 @@ class FaultResult:
     threaded: bool = False  # a synchronous test: the fault points are its threads' I/O calls
 
     def lines(self) -> list[str]:
-        """What a pass covered, in the words ``turncheck race --faults`` prints."""
+        """What a pass covered, in the words ``turncheck race --faults`` prints: no fault point
+        reached is said so (nothing was injected), and so is a search none of whose runs was
+        judged after its fault escaped."""
+        if not self.points:
+            where = "I/O call of its threads" if self.threaded else "await resumed in its tasks, no thread job"
+            return [f"faults: none injected: the test reached no fault point (no {where})"]
         kinds = "/".join(self.kinds)
-        return [
-            f"faults: {self.runs} runs over {self.points} fault point{'s' if self.points != 1 else ''} "
-            f"of {ORDER[self.threaded]} ({kinds}): {self.singles[0]} of {self.singles[1]} single faults, "
-            f"{self.scheduled} schedules with one fault, {self.pairs[0]} of {self.pairs[1]} fault pairs",
+        unchecked = [
             f"faults unchecked: {self.unchecked} run{'s' if self.unchecked != 1 else ''} ended with the "
-            "injected fault escaping the test and no after_run check (those runs checked nothing)",
+            "injected fault escaping the test and no after_run check (those runs checked nothing)"
+        ]
+        if self.unchecked and self.unchecked == self.runs:
+            unchecked = [
+                f"faults unchecked: all {self.runs} runs ended with the injected fault escaping the test "
+                "and no after_run check: the fault search judged nothing (check with after_run or "
+                "Acknowledged, or catch the fault in the test, so that a faulted run is judged)"
+            ]
+        return [
+            f"faults: {self.runs} run{'s' if self.runs != 1 else ''} over {self.points} fault "
+            f"point{'s' if self.points != 1 else ''} of {ORDER[self.threaded]} ({kinds}): {self.singles[0]} "
+            f"of {self.singles[1]} single faults, {self.scheduled} schedule{'s' if self.scheduled != 1 else ''} "
+            f"with one fault, {self.pairs[0]} of {self.pairs[1]} fault pairs",
+            *unchecked,
         ]
 
 

@@ -14,7 +14,8 @@ points its schedule names (``/F=KIND`` in the token), one of :data:`~.schedule.F
   ``CancelledError``, as a timeout or a client disconnect does);
 * ``crash`` — the task stops there: its coroutine is not resumed again during the run, so no
   ``except`` and no ``finally`` of it runs before the checks and only what it had already
-  written survives; whoever awaits the task sees :class:`Crashed`. (After the checks the
+  written survives; whoever awaits the task sees :class:`Crashed`; an ``asyncio.Lock`` it held is
+  released, as a dead process holds no lock. (After the checks the
   coroutine is closed, so its ``finally`` runs then, unreported: a process that died would
   never run it, and a crash here cannot undo what that cleanup writes after the checks.)
 
@@ -33,13 +34,14 @@ import asyncio
 import builtins
 import functools
 import inspect
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Generator
+from typing import Any, Generic, TypeVar
 
 from turncheck.models.errors import BadParameter
 from turncheck.sim.race.loop import ControlledLoop
 from turncheck.sim.race.where import Step
 
+T = TypeVar("T")
 CRASHED = "(crashed: never resumed)"
 CHECKS = "(the test, then its after_run checks)"  # the task that runs both: never a fault point
 _CHECKS: list[Callable[[], Any]] = []  # the running test's after-run checks (one test at a time)
@@ -80,6 +82,31 @@ class FaultingLoop(ControlledLoop):
         self.crashed: list[Any] = []
         self._jobs: dict[Any, asyncio.Future[Any]] = {}
         self._checks_jobs: set[Any] = set()  # jobs the checks' own task submitted: never faulted
+        self.held: dict[Any, list[asyncio.Lock]] = {}  # task → the asyncio locks it holds
+
+    def run_until_complete(self, future: Any) -> Any:
+        """The run, with each ``asyncio.Lock`` acquired noted against its task, so that a crash
+        releases what the crashed task held (a dead process holds no lock)."""
+        real_acquire, real_release = asyncio.Lock.acquire, asyncio.Lock.release
+        held = self.held
+
+        async def acquire(lock: asyncio.Lock) -> bool:
+            got = await real_acquire(lock)
+            held.setdefault(asyncio.current_task(), []).append(lock)
+            return got
+
+        def release(lock: asyncio.Lock) -> None:
+            real_release(lock)
+            for locks in held.values():
+                if lock in locks:
+                    locks.remove(lock)
+                    break
+
+        asyncio.Lock.acquire, asyncio.Lock.release = acquire, release  # type: ignore[method-assign,assignment]
+        try:
+            return super().run_until_complete(future)
+        finally:
+            asyncio.Lock.acquire, asyncio.Lock.release = real_acquire, real_release  # type: ignore[method-assign]
 
     def create_task(self, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
         task = super().create_task(coro, **kwargs)
@@ -157,6 +184,9 @@ class FaultingLoop(ControlledLoop):
         actor.handles.clear()
         self._ready.discard(actor)
         self.crashed.append(task.get_coro())  # kept: not closed (its finally run) before the checks
+        for lock in self.held.pop(task, []):  # its finally never runs: what it held is let go
+            if lock.locked():
+                lock.release()
         exc = Crashed(f"{actor.name} crashed at fault point {point} (turncheck race --faults)")
         self.injected.append(exc)
         asyncio.futures._PyFuture.set_exception(task, exc)  # type: ignore[attr-defined]
@@ -257,8 +287,11 @@ class Acknowledged:
     ``read`` returns the store's items (a function or an ``async def``); ``covered`` maps what
     the store holds to the items it stands for (a compaction's summary stands for the items it
     replaced; default: the items themselves). Call :meth:`ack` when the store acknowledged an
-    item (its write returned), and ``await check()`` at the test's end too, so that a run
-    without faults (where no fault ends the test early) checks the same.
+    item (its write returned), and :meth:`check` at the test's end too, so that a run without
+    faults (where no fault ends the test early) checks the same: in an ``async def`` test
+    ``await history.check()``; in a ``def`` test, with a plain-function ``read``,
+    ``history.check()`` checks at once (and so does :meth:`observe`). An ``async def`` ``read``
+    called from a ``def`` test is refused: its check could never run.
     """
 
     def __init__(self, read: Callable[[], Any], covered: Callable[[list[Any]], Any] | None = None) -> None:
@@ -271,18 +304,65 @@ class Acknowledged:
         self.items.extend(items)
         self.held = self.held or bool(items)
 
-    async def observe(self) -> list[Any]:
-        """Read the store now; the history must not be empty once it held something."""
+    def observe(self) -> Any:
+        """Read the store now; the history must not be empty once it held something. With a
+        plain-function ``read`` this reads and judges at once and returns the items (which may
+        also be awaited); with an ``async def`` ``read``, a coroutine giving them."""
         stored = self.read()
-        stored = list(await stored if inspect.isawaitable(stored) else stored)
+        if inspect.isawaitable(stored):
+            return self._observe_later(_in_a_loop(stored, "observe"))
+        return _Now(self._seen(list(stored)))
+
+    def check(self) -> Any:
+        """Both invariants on the store as it is: at once with a plain-function ``read`` (the
+        result may still be awaited), else a coroutine to await."""
+        stored = self.read()
+        if inspect.isawaitable(stored):
+            return self._check_later(_in_a_loop(stored, "check"))
+        self._judge(self._seen(list(stored)))
+        return _Now(None)
+
+    async def _observe_later(self, stored: Awaitable[Any]) -> list[Any]:
+        return self._seen(list(await stored))
+
+    async def _check_later(self, stored: Awaitable[Any]) -> None:
+        self._judge(self._seen(list(await stored)))
+
+    def _seen(self, stored: list[Any]) -> list[Any]:
         if self.held and not stored:
             raise AssertionError(f"the history is empty after it held {len(self.items)} acknowledged items")
         self.held = self.held or bool(stored)
         return stored
 
-    async def check(self) -> None:
-        stored = await self.observe()
+    def _judge(self, stored: list[Any]) -> None:
         kept = list(self.covered(stored) if self.covered is not None else stored)
         lost = [item for item in self.items if item not in kept]
         if lost:
             raise AssertionError(f"acknowledged, then lost: {lost} (the store holds {stored})")
+
+
+class _Now(Generic[T]):
+    """A value already computed, awaitable too: ``await history.check()`` in an ``async def``
+    test and ``history.check()`` in a ``def`` test both check, and at the same moment."""
+
+    def __init__(self, value: T) -> None:
+        self.value = value
+
+    def __await__(self) -> Generator[Any, None, T]:
+        return self.value
+        yield  # a generator that yields nothing: awaiting it gives the value at once
+
+
+def _in_a_loop(stored: Awaitable[Any], what: str) -> Awaitable[Any]:
+    """``stored`` (what an ``async def`` ``read`` returned), refused outside an event loop — in a
+    ``def`` test nothing would ever await it, and the check would silently not run."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        if inspect.iscoroutine(stored):
+            stored.close()
+        raise TypeError(
+            f"Acknowledged.{what}() in a def test: its read returned an awaitable, which nothing would "
+            "await (give Acknowledged a plain function, or check from an async def test)"
+        ) from None
+    return stored

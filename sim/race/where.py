@@ -72,7 +72,23 @@ def suspended_at(coro: Any) -> str:
         )
     if not frames:
         return "(inside asyncio)"
-    return _frame_text(frames[-1], [f.f_code.co_name for f in frames[-3:-1][::-1]])
+    text = _frame_text(frames[-1], [f.f_code.co_name for f in frames[-3:-1][::-1]])
+    if _in_a_library(frames[-1].f_code.co_filename):
+        own = [f for f in frames if not _in_a_library(f.f_code.co_filename)]
+        if own:  # the library's await, and the user's line that called into it
+            path, lineno = own[-1].f_code.co_filename, own[-1].f_lineno
+            line = linecache.getline(path, lineno).strip()
+            text += f" (called at {_placed(path, os.getcwd())}:{lineno} `{line}`)"
+    return text
+
+
+def _in_a_library(path: str) -> bool:
+    """Whether ``path`` is an installed library's, the standard library's or turncheck's race
+    code — not the code under test, whose line a report adds to a library's."""
+    return (
+        path.startswith((STDLIB_DIR, RACE_DIR))
+        or any(m in path for m in ("site-packages" + os.sep, "dist-packages" + os.sep))
+    )
 
 
 def callable_name(func: Any) -> str:

@@ -104,8 +104,15 @@ def _open_once(spec: StoreSpec, barrier: Any, answers: Any) -> None:
             store.close()
         answers.put("")
     except Exception as exc:
-        answers.put(f"{type(exc).__name__}: {str(exc).strip()}"[:300])
+        answers.put(error_text(exc))
     os._exit(0)
+
+
+def error_text(exc: BaseException) -> str:
+    """A failed first open in one line: the exception's type and the first line of its message
+    (SQLAlchemy's goes on with the statement and a link), at most 300 characters."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0].strip() if lines else ''}"[:300]
 
 
 def _warm(kind: str, folder: Path) -> None:

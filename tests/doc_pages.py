@@ -284,9 +284,16 @@ def shown_in(printed: list[str], shown: list[str], whole: bool) -> str | None:
 
 
 def _shows(printed: str, want: str) -> bool:
-    if want.endswith("..."):
-        return printed.startswith(want[:-3].rstrip())
-    return printed.rstrip() == want.rstrip()
+    """A shown line stands for the printed one; each ``...`` in it stands for any text (a count,
+    a path), and a last one for the rest of the line."""
+    if "..." not in want:
+        return printed.rstrip() == want.rstrip()
+    parts = want.rstrip().split("...")
+    tail = "" if parts[-1] == "" else re.escape(parts[-1]) + r"\Z"
+    pattern = ".*?".join(re.escape(p) for p in parts[:-1]) + ".*?" + tail
+    if not tail:  # a last '...' ends the line: what stands before it is a prefix, spaces trimmed
+        pattern = ".*?".join(re.escape(p) for p in [*parts[:-2], parts[-2].rstrip()]) + ".*"
+    return re.match(pattern, printed.rstrip(), re.S) is not None
 
 
 def _normal(text: str) -> str:

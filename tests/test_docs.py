@@ -388,6 +388,16 @@ def test_whole_output_is_every_line_but_those_elided() -> None:
     assert doc_pages.shown_in(printed, ["middle", "head"], whole=False) == "did not print 'head'"
 
 
+def test_an_ellipsis_inside_a_line_stands_for_the_text_printed_there() -> None:
+    """``OK: … (... appends by 4 writers; ...)`` shows the words that matter and elides a count
+    and a path; the words around each ``...`` must still be printed as shown."""
+    line = "OK: 45 appends by 4 writers (see run/x.json)"
+    assert doc_pages.shown_in([line], ["OK: ... appends by 4 writers (see ...)"], whole=True) is None
+    assert doc_pages.shown_in([line], ["OK: ... appends by 3 writers (see ...)"], whole=True) is not None
+    assert doc_pages.shown_in([line], ["OK: ... appends by 4 writers"], whole=True) is not None  # the rest unshown
+    assert doc_pages.shown_in([line + "!"], ["OK: ... (see ...)"], whole=True) is not None  # must end on ')'
+
+
 def test_an_excerpt_is_the_files_lines_in_the_order_shown() -> None:
     (code,) = [c for lang, c in blocks("checking.md") if c.startswith("# from examples/my_lock.py\n")]
     doc_pages.read("excerpt.md", f"```python\n{code}```\n")

@@ -163,6 +163,7 @@ def documented_repository(doc: str | None = None, hooks: str | None = None) -> d
     assert [h["id"] for h in repo["hooks"]] == list(local), "the two variants run other hooks"
     for hook in repo["hooks"]:
         assert hook["id"] in published and set(hook) <= {"id", "files", "args"}, hook
+        assert published[hook["id"]]["language"] == "python", "the page says pre-commit installs the clone"
         assert hook == {k: local[hook["id"]][k] for k in hook}, hook["id"]
         own = [str(a) for a in published[hook["id"]].get("args", [])]
         args = [str(a) for a in hook["args"]]

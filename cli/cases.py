@@ -29,23 +29,38 @@ if TYPE_CHECKING:
 
 DATA = "models/corpus/data/"
 """Where a case's command names its file: the corpus's folder, from a checkout's root."""
+SHIPPED = re.compile(r"(?<![\w/.-])(examples/(?:races|stores)/[\w-]+\.py)(?=:)")
+"""A repository file a case's command names (``examples/races/FILE.py:test``,
+``examples/stores/FILE.py:Class``), which the wheel ships as ``turncheck/examples/…``."""
 
 
 def runnable(command: str) -> str:
     """``command`` as it runs from the working directory: a case's file is named
     ``models/corpus/data/NAME`` where that file is (the root of turncheck's checkout), and by the
     installed package's own folder anywhere else (a user's project, where ``cases list`` printed
-    ``turncheck project -H models/corpus/data/…`` and the line stopped at "no such file")."""
+    ``turncheck project -H models/corpus/data/…`` and the line stopped at "no such file"); a race
+    test or store of the repository (:data:`SHIPPED`) likewise, the wheel shipping its copy."""
     import shlex
     from pathlib import Path
 
     from turncheck.models.corpus import case_file
+    from turncheck.sim.case_libraries import Unavailable, repository_file
 
     def located(found: re.Match[str]) -> str:
         name = found.group(1)
         return found.group(0) if Path(DATA, name).is_file() else shlex.quote(str(case_file(name)))
 
-    return re.sub(re.escape(DATA) + r"(\S+)", located, command)
+    def shipped(found: re.Match[str]) -> str:
+        relative = found.group(1)
+        if Path(relative).is_file():
+            return relative
+        try:
+            return shlex.quote(str(repository_file(relative)))
+        except Unavailable:  # cases run says so when it runs the case
+            return relative
+
+    command = re.sub(re.escape(DATA) + r"(\S+)", located, command)
+    return re.sub(SHIPPED, shipped, command)
 
 
 def _case_row(case: Case) -> dict[str, Any]:

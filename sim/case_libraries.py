@@ -76,12 +76,12 @@ def library_path(pins: Sequence[str], install: bool) -> Path | None:
 
 
 def repository_file(relative: str) -> Path:
-    """A file of the turncheck repository (a race test of ``examples/races``), which a checkout
-    has and a wheel does not; :class:`Unavailable` when absent."""
+    """A file of the turncheck repository the case catalogue runs (a race test of
+    ``examples/races``, a store of ``examples/stores``): the checkout's, or the copy the wheel
+    ships as ``turncheck/examples/…`` (pyproject.toml's ``py-modules``); :class:`Unavailable`
+    when absent."""
     root = Path(__file__).resolve().parents[1]
     path = root / relative
     if not path.is_file():
-        raise Unavailable(
-            f"{relative} ships with the repository, not the wheel: run the case from a checkout"
-        )
+        raise Unavailable(f"{relative} is missing from turncheck's files at {root}: reinstall turncheck")
     return path

@@ -308,7 +308,7 @@ def test_a_race_side_runs_only_against_the_releases_it_pins(
         library_path(("typer==0.0.1",), install=False)
     (tmp_path / "libraries" / "typer-0.0.1").mkdir(parents=True)
     assert library_path(("typer==0.0.1",), install=False) == tmp_path / "libraries" / "typer-0.0.1"
-    with pytest.raises(Unavailable, match="ships with the repository"):
+    with pytest.raises(Unavailable, match="is missing from turncheck.s files"):
         repository_file("examples/races/no_such_test.py")
 
 
@@ -368,3 +368,27 @@ def test_the_shapes_cases_show_prints_run_as_printed_outside_the_checkout(cli, t
 def _sides(case) -> tuple[str, ...]:
     spec = case.input
     return (spec.red, spec.green) if spec.kind == "history" else ()
+
+
+def test_the_repository_files_cases_show_are_named_where_they_are(cli, tmp_path, monkeypatch) -> None:
+    """A race test or store of the repository a case runs (``examples/races``, ``examples/stores``):
+    from a folder without it, ``cases show`` names the file where turncheck has it (the checkout,
+    or the wheel's ``turncheck/examples/…``: tests/test_wheel.py), so the line runs as printed;
+    from the checkout's root, relative as before."""
+    import shlex
+
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.chdir(tmp_path)
+    store = shlex.quote(str(root / "examples" / "stores" / "first_open.py"))
+    assert (
+        f"red:      turncheck stress --store {store}:NoBusyTimeout "
+        in cli("cases", "show", "sqlite-first-open-contention").out
+    )
+    race = shlex.quote(str(root / "examples" / "races" / "agents_compaction.py"))
+    assert (
+        f"turncheck race {race}:test_runs_compact_safely -n 10"
+        in cli("cases", "show", "openai-agents-compaction-race").out
+    )
+    monkeypatch.chdir(root)
+    shown = cli("cases", "show", "sqlite-first-open-contention").out
+    assert "red:      turncheck stress --store examples/stores/first_open.py:NoBusyTimeout " in shown

@@ -169,6 +169,21 @@ def test_output_blocks_run_only_turncheck_and_copy_only_repository_folders(tmp_p
         )
 
 
+def test_copy_takes_several_folders_each_a_repository_folder() -> None:
+    """``copy=A,B`` copies each folder before the command runs: ``cases list`` then names the
+    race test and the corpus files relative to the scratch folder, as from the checkout's root
+    (with the corpus alone, the race test is named where the checkout has it); a folder of the
+    list outside the repository is refused like a single one."""
+    page = ROOT / "docs" / "nowhere.md"
+    block = "<!-- figures kind=output {copy} cmd='turncheck cases list' -->\n<!-- /figures -->\n"
+    both, _, _ = regenerate(block.format(copy="copy=models/corpus/data,examples"), page, False)
+    assert "turncheck race examples/races/agents_compaction.py:" in both and " models/corpus/data/" in both
+    alone, _, _ = regenerate(block.format(copy="copy=models/corpus/data"), page, False)
+    assert f"turncheck race {ROOT / 'examples' / 'races' / 'agents_compaction.py'}:" in alone
+    with pytest.raises(BadParameter, match="copy='../etc'"):
+        regenerate(block.format(copy="copy=examples,../etc"), page, False)
+
+
 def test_a_bench_block_is_rendered_from_its_committed_result_file(tmp_path: Path) -> None:
     """Timings are never re-measured in a test: the table must match the committed file."""
     import json

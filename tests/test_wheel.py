@@ -54,7 +54,8 @@ def test_wheel_holds_one_top_level_package(wheel_venv: Path) -> None:
     ours = {
         p.name
         for p in site.iterdir()
-        if p.name in ("models", "sim", "scenarios", "reports", "cli", "integrations", "bench", "benchmarks", "docs")
+        if p.name
+        in ("models", "sim", "scenarios", "reports", "cli", "integrations", "bench", "benchmarks", "docs")
     }
     assert ours == set()
     package = site / "turncheck"
@@ -177,3 +178,82 @@ def test_the_docs_commands_run_as_printed_from_the_checkout_root(wheel_venv: Pat
         assert replay, shown.stdout  # the replay line runs as printed, from where it was printed
         again = _run([*runner, *shlex.split(replay.group(1))[1:]], ROOT, env)
         assert again.returncode == 1 and "still fails the same way" in again.stdout, again.stderr
+
+
+REPOSITORY_FILES = ("examples/races/agents_compaction.py", "examples/stores/first_open.py")
+"""What the case catalogue runs of the repository (models/corpus/races.py, stress_opens.py)."""
+
+
+def _wheel_beside_the_environment(built_wheel: Path, home: Path) -> Path:
+    """A fresh venv that sees this interpreter's site-packages (the Agents SDK, httpx …: what a
+    race case loads), the wheel installed in it non-editable; its ``bin`` folder."""
+    import sys
+
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", str(home)], check=True, timeout=300
+    )
+    pip = [
+        str(home / "bin" / "python"),
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--no-deps",
+        "--no-index",
+        str(built_wheel),
+    ]
+    subprocess.run(pip, check=True, capture_output=True, timeout=600)
+    return home / "bin"
+
+
+def test_the_cases_that_run_repository_files_run_from_the_wheel(built_wheel: Path, tmp_path: Path) -> None:
+    """``cases list`` names race tests of ``examples/races`` and a store of ``examples/stores``
+    that shipped with the repository only: from an install those cases were skipped ("ships
+    with the repository, not the wheel"). The wheel ships them as ``turncheck/examples/…``;
+    installed non-editable, run from a folder outside the checkout, every case behaves as
+    recorded — the race cases against the releases each side pins (the suite's cache of
+    tests/test_race_libraries.py, linked into ``TURNCHECK_CACHE``) — and ``cases show`` names
+    the shipped files, its first-open line running as printed (exit 1: the red store fails)."""
+    import shlex
+
+    from test_race_libraries import AFTER, BEFORE, OPENAI, agents_at
+
+    bin_ = _wheel_beside_the_environment(built_wheel, tmp_path / "venv")
+    site = next((tmp_path / "venv" / "lib").glob("python*/site-packages")) / "turncheck"
+    for relative in REPOSITORY_FILES:
+        assert (site / relative).read_bytes() == (ROOT / relative).read_bytes(), relative
+    libraries = tmp_path / "cache" / "libraries"
+    libraries.mkdir(parents=True)
+    for release in (BEFORE, AFTER):
+        (libraries / f"openai-agents-{release}-openai-{OPENAI}").symlink_to(agents_at(release))
+    user = tmp_path / "project"
+    user.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["TURNCHECK_CACHE"] = str(tmp_path / "cache")
+    turncheck = str(bin_ / "turncheck")
+    where = _run([str(bin_ / "python"), "-c", "import turncheck; print(turncheck.__file__)"], user, env)
+    assert where.stdout.strip() == str(site / "__init__.py"), where.stdout + where.stderr
+    ran = _run([turncheck, "cases", "run", "--format", "json", "-q"], user, env, timeout=1800)
+    runs = {r["case"]: r for r in map(json.loads, ran.stdout.splitlines())}
+    wanted = (
+        "openai-agents-compaction-race",
+        "openai-agents-compaction-lost-turn",
+        "sqlite-first-open-contention",
+    )
+    assert {name: runs[name]["status"] for name in wanted} == dict.fromkeys(wanted, "as recorded"), ran.stdout
+    assert ran.returncode == 0 and all(r["status"] != "differs" for r in runs.values()), (
+        ran.stdout + ran.stderr
+    )
+    shown = {}
+    for name, relative in (("openai-agents-compaction-race", REPOSITORY_FILES[0]),
+                           ("sqlite-first-open-contention", REPOSITORY_FILES[1])):  # fmt: skip
+        done = _run([turncheck, "cases", "show", name], user, env)
+        shown[name] = dict(line.split(":", 1) for line in done.stdout.splitlines())
+        for side in ("red", "green"):
+            files = [a for a in shlex.split(shown[name][side]) if a.endswith(".py") or ".py:" in a]
+            assert [a.startswith(f"{site / relative}:") for a in files] == [True], shown[name][side]
+    red = shlex.split(shown["sqlite-first-open-contention"]["red"])
+    printed = _run([str(bin_ / red[0]), *red[1:]], user, env)
+    assert printed.returncode == 1 and "FAIL: a concurrent first open failed" in printed.stdout, (
+        printed.stderr
+    )

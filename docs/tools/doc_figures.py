@@ -16,7 +16,7 @@ every table of the result as printed (``kind=result``; ``columns`` then names th
 one per page, shared by its output blocks in page order — its stdout and exit status shown after a
 ``$ command`` line; ``keep=REGEX`` keeps only the lines
 it matches, ``...`` standing for each run of lines left out; ``copy=DIR`` first copies that folder
-of the repository (e.g. ``examples``) into the scratch folder; ``strip=REGEX`` deletes what it
+of the repository (e.g. ``examples``; ``DIR,DIR`` several) into the scratch folder; ``strip=REGEX`` deletes what it
 matches from every line (a wall-clock time, which no run repeats); ``scale=full`` here marks a slow
 command, its hash taken over the text shown). Timings cannot be re-measured in a test, so
 ``kind=bench src=docs/results/FILE.jsonl`` renders a committed result file — what ``cmd``
@@ -366,8 +366,9 @@ def regenerate(
                 diffs.append(Difference(path, line, spec.commands, f"text differs from {source}"))
             done += 1
             return f"{spec.marker()}\n{read}<!-- /figures -->"
-        if spec.copy and not (Path(scratch.name) / spec.copy).exists():
-            _copy_from_repository(path, spec.copy, Path(scratch.name))
+        for folder in (spec.copy or "").split(","):
+            if folder and not (Path(scratch.name) / folder).exists():
+                _copy_from_repository(path, folder, Path(scratch.name))
         results: list[Any] = []
         for c in spec.commands:
             key = ("printed " if spec.kind == "output" else "") + c

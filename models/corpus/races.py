@@ -1,7 +1,7 @@
 """Cases whose input is a race test of ``examples/races``, run by ``turncheck race`` against the
 library releases the report names (red) and those of the fix (green), each pinned; a release
 neither installed nor cached skips the case, saying so (``cases run --install`` installs it).
-The tests ship with the repository, not the wheel."""
+The tests ship with the repository and, as ``turncheck/examples/races``, with the wheel."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Cases whose input is a pair of session stores opened at once by several processes in fresh
 databases (``turncheck stress --first-opens``): the store as the report has it red, the fix
-green. The stores are examples of the repository (``examples/stores``), not the wheel."""
+green. The stores are examples of the repository (``examples/stores``), shipped with the wheel too."""
 
 from __future__ import annotations
 

@@ -56,6 +56,13 @@ def test_each_case_red_breaks_what_its_thread_reports_and_green_none(name: str) 
 
 
 SAYS_RELEASE = re.compile(r"\d+\.\d+|model|provider rule|does not run|not named|not in what was read")
+NO_RELEASE_WHY = re.compile(r"no library release: .+, so no library runs")
+
+
+@pytest.mark.parametrize("name", [n for n, c in CASES.items() if c.input.kind == "rule"])
+def test_a_rule_case_says_why_no_release_runs(name: str) -> None:
+    """A provider rule is the API's: its case says so instead of naming a library release."""
+    assert NO_RELEASE_WHY.search(CASES[name].release), CASES[name].release
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -142,23 +142,36 @@ def _print_runs(runs: list[Any], fmt: str) -> None:
         raise typer.Exit(1)
 
 
+def _verdict(r: Any) -> str:
+    """What a trimmer did on one history case: the thread's failure reproduced, windows the
+    history's API refuses for another rule, or neither."""
+    said = (["reproduces: " + ", ".join(r.reproduced)] if r.reproduced else []) + (
+        ["the API refuses: " + ", ".join(r.refused)] if r.refused else []
+    )
+    return "; ".join(said) or "holds"
+
+
 def _print_against(reps: list[Any], against: str, fmt: str) -> None:
     hit = [r for r in reps if r.broke]
     if fmt == "json":
         for r in reps:
             print_json({"case": r.case.name, "source": r.case.source, "against": against, "broke": list(r.broke),
-                        "request": r.request, "after_events": r.after_events}, separators=(",", ":"))  # fmt: skip
+                        "reproduced": list(r.reproduced), "refused": list(r.refused), "request": r.request,
+                        "after_events": r.after_events, "history_events": r.longest}, separators=(",", ":"))  # fmt: skip
     else:
         _table(["case", "thread", "checks", "your trimmer", "first request"],
-               [[r.case.name, r.case.source, ", ".join(r.case.breaks),
-                 "reproduces: " + ", ".join(r.broke) if r.broke else "holds",
+               [[r.case.name, r.case.source, ", ".join(r.case.breaks), _verdict(r),
                  "-" if r.request is None else f"{r.request} (after {r.after_events} events)"] for r in reps])  # fmt: skip
         if hit:
             threads = ", ".join(dict.fromkeys(r.case.source for r in hit))
-            print(f"FAIL: {against} reproduces {len(hit)} of {len(reps)} real failures: {threads}")
+            print(f"FAIL: {against} breaks {len(hit)} of {len(reps)} history cases (the thread's failure, or a rule "
+                  f"of the history's API): {threads}")  # fmt: skip
         else:
-            print(f"OK: {against} reproduces none of the {len(reps)} history cases; the model, rule and pending "
-                  "cases do not run against a trimmer, and `turncheck check projector` tries every small history")  # fmt: skip
+            longest = max((r.longest for r in reps), default=0)
+            print(f"OK: {against} reproduces none of the {len(reps)} history cases, each window also checked by "
+                  f"its history's API rules; the longest history holds {longest} events, so a trimmer keeping that "
+                  "many sends every one whole; the model, rule and pending cases do not run against a trimmer, and "
+                  "`turncheck check projector` tries every small history")  # fmt: skip
     if hit:
         raise typer.Exit(1)
 

@@ -113,6 +113,16 @@ class HistoryInput:
 
     kind = "history"
 
+    @property
+    def provider(self) -> str | None:
+        """The API whose rules every window of this history is also checked by under
+        ``cases run --against``: the provider the format is named after (``openai-chat``,
+        ``openai-responses``, ``anthropic``, ``gemini``, ``bedrock``), None for our JSONL or a
+        format that is no provider's."""
+        from turncheck.models.provider_rules import PROVIDERS
+
+        return self.fmt if self.fmt in PROVIDERS else None
+
     def command(self, side: str) -> str:
         source = f" --from {self.fmt}" if self.fmt else ""
         strategy = self.red if side == "red" else self.green

@@ -40,7 +40,7 @@ from turncheck.models.events import Event, read_jsonl
 from turncheck.models.lint import lint_events
 from turncheck.models.per_request import check_value, replay_requests
 from turncheck.models.projector import Strategy
-from turncheck.models.provider_rules import PROVIDERS, events_of
+from turncheck.models.provider_rules import PROVIDERS, events_of, provider_findings
 from turncheck.sim.explorer import explore
 
 Status = Literal["as recorded", "differs", "skipped"]
@@ -86,13 +86,27 @@ def unavailable(spec: HistoryInput) -> str | None:
 
 @dataclass(frozen=True)
 class Reproduction:
-    """A history case run through a user's trimmer: the checks it broke, and the first request
-    (its index and the events before it) that broke one; ``broke`` empty when none did."""
+    """A history case run through a user's trimmer: what it broke — the case's own checks, and
+    the rules of the API the history's format is named after (``openai-chat result-not-next``)
+    — and the first request (its index and the events before it) that broke one; ``broke``
+    empty when none did. ``longest`` is the most events one session of the history holds: a
+    trimmer that keeps that many sends it whole."""
 
     case: Case
     broke: tuple[str, ...]
     request: int | None = None
     after_events: int | None = None
+    longest: int = 0
+
+    @property
+    def reproduced(self) -> tuple[str, ...]:
+        """The checks of the thread's own report the trimmer broke."""
+        return tuple(b for b in self.broke if b in self.case.breaks)
+
+    @property
+    def refused(self) -> tuple[str, ...]:
+        """The API's rules a window broke besides (``provider rule-id``)."""
+        return tuple(b for b in self.broke if b not in self.case.breaks)
 
 
 def case_events(file: str, fmt: str | None) -> list[Event]:
@@ -118,10 +132,15 @@ def _log_breaks(spec: LogInput, file: str, breaks: Sequence[str]) -> tuple[str, 
 
 
 def replay_breaks(
-    events: Sequence[Event], spec: HistoryInput, strategy: str | Strategy, checks: Sequence[str]
+    events: Sequence[Event],
+    spec: HistoryInput,
+    strategy: str | Strategy,
+    checks: Sequence[str],
+    provider: str | None = None,
 ) -> tuple[tuple[str, ...], int | None, int | None]:
     """The ``checks`` some request's window breaks when ``strategy`` trims each session of
-    ``events`` before every model request, and the first offending request (index, end)."""
+    ``events`` before every model request, and the first offending request (index, end); with
+    ``provider``, each rule of that API a window breaks as well, named ``provider rule-id``."""
     broke: dict[str, None] = {}
     first: tuple[int, int] | None = None
     sessions: dict[str, list[Event]] = {}
@@ -130,6 +149,8 @@ def replay_breaks(
     for name, evs in sessions.items():
         for req in replay_requests(name, evs, spec.budget, strategy, EstimateCost()):
             bad = [c for c in checks if check_value(req.window, c)]
+            if provider is not None:
+                bad += [f"{provider} {rule}" for rule, _ in provider_findings(provider, req.window.events)]
             if bad and first is None:
                 first = (req.index, req.end)
             broke.update(dict.fromkeys(bad))
@@ -245,8 +266,15 @@ def history_cases() -> tuple[Case, ...]:
 
 
 def run_against(case: Case, strategy: str | Strategy) -> Reproduction:
-    """``strategy`` (a user's trimmer, as ``--strategy`` takes it) on a history case."""
+    """``strategy`` (a user's trimmer, as ``--strategy`` takes it) on a history case: each
+    request's window judged by the case's checks and by every rule of the API its format is
+    named after (:attr:`~models.cases.HistoryInput.provider`), so a window the API refuses for
+    another reason than the thread's is a reproduction too."""
     spec = case.input
     assert isinstance(spec, HistoryInput)  # history_cases() chose it
-    broke, request, end = replay_breaks(history_events(spec), spec, strategy, case.breaks)
-    return Reproduction(case, broke, request, end)
+    events = history_events(spec)
+    broke, request, end = replay_breaks(events, spec, strategy, case.breaks, spec.provider)
+    sessions: dict[str, int] = {}
+    for e in events:
+        sessions[e.session] = sessions.get(e.session, 0) + 1
+    return Reproduction(case, broke, request, end, max(sessions.values(), default=0))

@@ -173,6 +173,45 @@ def test_against_a_keep_last_trimmer_exits_1_naming_the_threads(
     assert main(["cases", "run", "-q", "--against", "no-such-strategy"]) == 2
 
 
+PRUNE_OLD_RESULTS = (
+    "def prune_old_results(messages, budget):\n"
+    "    calls = [i for i, m in enumerate(messages) if m.get('role') == 'assistant' and m.get('tool_calls')]\n"
+    "    last = calls[-1] if calls else len(messages)\n"
+    "    return [m for i, m in enumerate(messages) if not (m.get('role') == 'tool' and i < last)]\n"
+)
+
+
+def test_against_checks_each_window_by_its_history_s_api_rules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trimmer that prunes old tool results and keeps their calls sends no orphan result (the
+    cases' own check) but OpenAI refuses every such request ("An assistant message with
+    'tool_calls' must be followed by tool messages responding to each 'tool_call_id'"): it used
+    to be called clean."""
+    (tmp_path / "prune.py").write_text(PRUNE_OLD_RESULTS, encoding="utf-8")
+    prune = f"messages:{tmp_path / 'prune.py'}:prune_old_results"
+    assert main(["cases", "run", "-q", "--against", prune]) == 1
+    out = capsys.readouterr().out
+    assert "| spring-ai-count-cut | spring-projects/spring-ai#5940 | orphanRes | the API refuses: openai-chat " \
+           "call-not-answered-next |" in out  # fmt: skip
+    assert out.splitlines()[-1].startswith(f"FAIL: {prune} breaks 6 of 9 history cases")
+    rep = run_against(CASES["langchain4j-bulk-tool-results"], prune)
+    assert rep.reproduced == () and rep.refused == ("openai-chat call-not-answered-next",)
+    with pytest.raises(AssertionError, match="openai-chat call-not-answered-next"):
+        check_known_failures(prune)
+
+
+def test_against_says_how_long_a_history_it_covered(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cases", "run", "-q", "--against", "M5"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    longest = max(run_against(c, "M5").longest for c in CASES.values() if c.input.kind == "history")
+    assert longest >= 20
+    assert (
+        f"the longest history holds {longest} events, so a trimmer keeping that many sends every one whole"
+        in last
+    )
+
+
 def test_the_fixture_names_the_threads_a_trimmer_reproduces(trimmers: tuple[str, str]) -> None:
     with pytest.raises(AssertionError, match="spring-projects/spring-ai#5940"):
         check_known_failures(trimmers[0])
@@ -183,7 +222,8 @@ def test_the_fixture_names_the_threads_a_trimmer_reproduces(trimmers: tuple[str,
 
 def test_against_reports_the_first_offending_request(trimmers: tuple[str, str]) -> None:
     rep = run_against(CASES["spring-ai-count-cut"], trimmers[0])
-    assert rep.broke == ("orphanRes",) and rep.request is not None
+    assert rep.reproduced == ("orphanRes",) and rep.request is not None
+    assert rep.refused == ("openai-chat result-not-next",)  # the orphan, as OpenAI's rule names it
 
 
 def diff_args(history: Path, new: str, old: str) -> list[str]:

@@ -19,7 +19,7 @@ search that did not finish is never read as green.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from turncheck.models.cases import (
@@ -89,14 +89,22 @@ class Reproduction:
     """A history case run through a user's trimmer: what it broke — the case's own checks, and
     the rules of the API the history's format is named after (``openai-chat result-not-next``)
     — and the first request (its index and the events before it) that broke one; ``broke``
-    empty when none did. ``longest`` is the most events one session of the history holds: a
-    trimmer that keeps that many sends it whole."""
+    empty when none did. ``longest`` is the most events one session of the history holds as
+    written."""
 
     case: Case
     broke: tuple[str, ...]
     request: int | None = None
     after_events: int | None = None
     longest: int = 0
+    replayed: int = 0
+    """The most events one session was replayed to (:func:`continued`)."""
+
+    @property
+    def continued(self) -> bool:
+        """True when the first offending request lies past the history as written, in the
+        session continued by :func:`continued`."""
+        return self.after_events is not None and self.after_events > self.longest
 
     @property
     def reproduced(self) -> tuple[str, ...]:
@@ -269,12 +277,47 @@ def run_against(case: Case, strategy: str | Strategy) -> Reproduction:
     """``strategy`` (a user's trimmer, as ``--strategy`` takes it) on a history case: each
     request's window judged by the case's checks and by every rule of the API its format is
     named after (:attr:`~models.cases.HistoryInput.provider`), so a window the API refuses for
-    another reason than the thread's is a reproduction too."""
+    another reason than the thread's is a reproduction too. Each session is replayed as
+    written and then :func:`continued`, so a trimmer that keeps more messages than the written
+    history holds is still made to cut it."""
     spec = case.input
     assert isinstance(spec, HistoryInput)  # history_cases() chose it
-    events = history_events(spec)
-    broke, request, end = replay_breaks(events, spec, strategy, case.breaks, spec.provider)
-    sessions: dict[str, int] = {}
-    for e in events:
-        sessions[e.session] = sessions.get(e.session, 0) + 1
-    return Reproduction(case, broke, request, end, max(sessions.values(), default=0))
+    sessions: dict[str, list[Event]] = {}
+    for e in history_events(spec):
+        sessions.setdefault(e.session, []).append(e)
+    long = [e for evs in sessions.values() for e in continued(evs)]
+    broke, request, end = replay_breaks(long, spec, strategy, case.breaks, spec.provider)
+    written = max((len(evs) for evs in sessions.values()), default=0)
+    replayed = max((len(continued(evs)) for evs in sessions.values()), default=0)
+    return Reproduction(case, broke, request, end, written, replayed)
+
+
+LONG_SESSION = 400
+"""Events each session of a history case is continued to under ``--against``."""
+
+
+def continued(events: Sequence[Event], at_least: int = LONG_SESSION) -> list[Event]:
+    """One session's events as written, then its turns again and again — each copy's seqs,
+    turns and call ids fresh (``call~k``), a summary's span moved with it — until it holds at
+    least ``at_least`` events: the conversation going on as the reported one did, so a trimmer
+    that keeps more than the written history holds still meets the thread's shape when it cuts.
+    The requests of the history as written come first, unchanged."""
+    if not events:
+        return []
+    span = max(e.seq for e in events) - min(e.seq for e in events) + 1
+    turns = max(e.turn for e in events) - min(e.turn for e in events) + 1
+    out: list[Event] = list(events)
+    k = 0
+    while len(out) < at_least:
+        k += 1
+        out += [_copy(e, k, k * span, k * turns) for e in events]
+    return out
+
+
+def _copy(e: Event, k: int, seqs: int, turns: int) -> Event:
+    def fresh(name: str | None) -> str | None:
+        return None if name is None else f"{name}~{k}"
+
+    covers = None if e.covers is None else (e.covers[0] + seqs, e.covers[1] + seqs)
+    return replace(e, seq=e.seq + seqs, turn=e.turn + turns, call_id=fresh(e.call_id), covers=covers,
+                   tied_to=fresh(e.tied_to), caller=fresh(e.caller))  # fmt: skip

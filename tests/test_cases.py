@@ -194,7 +194,7 @@ def test_against_checks_each_window_by_its_history_s_api_rules(
     out = capsys.readouterr().out
     assert "| spring-ai-count-cut | spring-projects/spring-ai#5940 | orphanRes | the API refuses: openai-chat " \
            "call-not-answered-next |" in out  # fmt: skip
-    assert out.splitlines()[-1].startswith(f"FAIL: {prune} breaks 6 of 9 history cases")
+    assert out.splitlines()[-1].startswith(f"FAIL: {prune} breaks 8 of 9 history cases")
     rep = run_against(CASES["langchain4j-bulk-tool-results"], prune)
     assert rep.reproduced == () and rep.refused == ("openai-chat call-not-answered-next",)
     with pytest.raises(AssertionError, match="openai-chat call-not-answered-next"):
@@ -207,9 +207,35 @@ def test_against_says_how_long_a_history_it_covered(capsys: pytest.CaptureFixtur
     longest = max(run_against(c, "M5").longest for c in CASES.values() if c.input.kind == "history")
     assert longest >= 20
     assert (
-        f"the longest history holds {longest} events, so a trimmer keeping that many sends every one whole"
-        in last
+        f"each history (the longest holds {longest} events) was replayed as written and continued to at least "
+        "400 events, its turns repeated with fresh call ids: a trimmer keeping more than that sends it whole"
+    ) in last
+
+
+@pytest.mark.parametrize("keep", [10, 15, 17, 60, 150, 284])
+def test_against_any_keep_last_n_exits_1_naming_threads(
+    keep: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """keep-last-10, -15 and every N past the longest written history (21 events) used to exit 0:
+    no history was long enough to be cut where a batch splits. Each session now goes on (its turns
+    repeated, fresh call ids) to 400 events, so a count cut of any N up to that meets the shape."""
+    (tmp_path / "keep.py").write_text(
+        f"def fn(messages, budget):\n    return messages[-{keep}:]\n", encoding="utf-8"
     )
+    assert main(["cases", "run", "-q", "--against", f"messages:{tmp_path / 'keep.py'}:fn"]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("FAIL: ") and re.search(r"history's API\): [\w.-]+/[\w.-]+#\d+", last), last
+
+
+def test_a_continued_session_repeats_its_turns_with_fresh_ids() -> None:
+    from turncheck.sim.cases import continued
+
+    events = events_of("U Ca Cb Ra Rb T")
+    long = continued(events, 20)
+    assert long[:6] == events and len(long) == 24
+    assert [e.call_id for e in long[7:11]] == ["a~1", "b~1", "a~1", "b~1"]
+    assert [e.seq for e in long] == sorted({e.seq for e in long}) and long[6].turn > events[-1].turn
+    assert continued([], 20) == [] and continued(events, 3) == events
 
 
 def test_the_fixture_names_the_threads_a_trimmer_reproduces(trimmers: tuple[str, str]) -> None:

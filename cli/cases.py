@@ -181,8 +181,8 @@ def _print_against(reps: list[Any], against: str, fmt: str) -> None:
             print(f"OK: {against} reproduces none of the {len(reps)} history cases, each window also checked by "
                   f"its history's API rules; each history (the longest holds {longest} events) was replayed as "
                   f"written and continued to at least {replayed} events, its turns repeated with fresh call ids: a "
-                  "trimmer keeping more than that sends it whole; the model, rule and pending cases do not run "
-                  "against a trimmer, and `turncheck check projector` tries every small history")  # fmt: skip
+                  "trimmer keeping more than that sends it whole; the model, rule, store and other log cases do not "
+                  "run against a trimmer, and `turncheck check projector` tries every small history")  # fmt: skip
     if hit:
         raise typer.Exit(1)
 

@@ -142,6 +142,10 @@ class LogInput:
     green: str
     fmt: str
     provider: str
+    trimmed: int | None = None
+    """When the thread's fault is a trimmer's window: the budget at which ``cases run --against``
+    replays the green log (a whole history) through a user's trimmer, each window judged by
+    ``provider``'s rules; None when the fault is a store's or a serializer's."""
 
     kind = "log"
 

@@ -108,13 +108,15 @@ class Reproduction:
 
     @property
     def reproduced(self) -> tuple[str, ...]:
-        """The checks of the thread's own report the trimmer broke."""
-        return tuple(b for b in self.broke if b in self.case.breaks)
+        """The checks (or the API rule) of the thread's own report the trimmer broke."""
+        return tuple(
+            b for b in self.broke if b in self.case.breaks or b.partition(" ")[2] in self.case.breaks
+        )
 
     @property
     def refused(self) -> tuple[str, ...]:
         """The API's rules a window broke besides (``provider rule-id``)."""
-        return tuple(b for b in self.broke if b not in self.case.breaks)
+        return tuple(b for b in self.broke if b not in self.reproduced)
 
 
 def case_events(file: str, fmt: str | None) -> list[Event]:
@@ -269,8 +271,12 @@ def store_cases() -> tuple[Case, ...]:
 
 
 def history_cases() -> tuple[Case, ...]:
-    """The cases a trimmer can be run on (their input a history)."""
-    return tuple(c for c in CASES.values() if isinstance(c.input, HistoryInput))
+    """The cases a trimmer can be run on: their input a history, or a log whose thread reports
+    a trimmer's window (:attr:`~models.cases.LogInput.trimmed`: its green log is the history)."""
+    return tuple(
+        c for c in CASES.values()
+        if isinstance(c.input, HistoryInput) or (isinstance(c.input, LogInput) and c.input.trimmed is not None)
+    )  # fmt: skip
 
 
 def run_against(case: Case, strategy: str | Strategy) -> Reproduction:
@@ -280,13 +286,20 @@ def run_against(case: Case, strategy: str | Strategy) -> Reproduction:
     another reason than the thread's is a reproduction too. Each session is replayed as
     written and then :func:`continued`, so a trimmer that keeps more messages than the written
     history holds is still made to cut it."""
-    spec = case.input
-    assert isinstance(spec, HistoryInput)  # history_cases() chose it
+    spec, checks = case.input, case.breaks
+    if isinstance(spec, LogInput):  # a trimmer's window: the green log is the whole history
+        assert spec.trimmed is not None  # history_cases() chose it
+        provider: str | None = spec.provider
+        events, checks = case_events(spec.green, spec.fmt), ()
+        spec = HistoryInput(spec.green, spec.fmt, spec.trimmed, "", "")
+    else:
+        assert isinstance(spec, HistoryInput)  # history_cases() chose it
+        events, provider = history_events(spec), spec.provider
     sessions: dict[str, list[Event]] = {}
-    for e in history_events(spec):
+    for e in events:
         sessions.setdefault(e.session, []).append(e)
     long = [e for evs in sessions.values() for e in continued(evs)]
-    broke, request, end = replay_breaks(long, spec, strategy, case.breaks, spec.provider)
+    broke, request, end = replay_breaks(long, spec, strategy, checks, provider)
     written = max((len(evs) for evs in sessions.values()), default=0)
     replayed = max((len(continued(evs)) for evs in sessions.values()), default=0)
     return Reproduction(case, broke, request, end, written, replayed)

@@ -9,8 +9,10 @@ from turncheck.models.cases import PendingThread, register_pending
 RACE = "sim/race with real thread/timer durations and exits"
 NOT_FOUND = "its text not found in the search corpus, so its date, state and shape are not read"
 UNSORTED = "not read for this corpus yet: its shape decides the input"
-SEARCHED = ("its text: searched for in the issues corpus by product and topic (the #54 audit) and not found, "
-            "so its date, state and shape are not read; its input waits on them")
+SEARCHED = (
+    "its text: searched for in the issues corpus by product and topic (the #54 audit) and not found, "
+    "so its date, state and shape are not read; its input waits on them"
+)
 
 for _thread in (
     PendingThread("openai/openai-agents-js#1668", "a model of the runner-to-session hand-off",

@@ -25,6 +25,7 @@ for _rule in REGISTRY:
     register_case(
         Case(f"{_rule.provider}-{_rule.id}", _threads[0], _date, _state, "orphan/pairing",
              RuleInput(_rule.provider, _rule.id), (_rule.id,), _rule.error,
-             f"a provider rule: {_rule.provider}'s own error text; checked on the rule's refused and accepted histories",
+             f"no library release: a provider rule is the {_rule.provider} API's, whichever library sent the "
+             "request, so no library runs; checked on the rule's refused and accepted histories (its own error text)",
              also=_threads[1:])
     )  # fmt: skip

@@ -16,6 +16,12 @@ READ = {
     "openai/openai-agents-python#1704": ("2025-09-10", "open"),
     "google-gemini/gemini-cli#11814": ("2025-10-23", "open"),
     "langgenius/dify#12340": ("2025-01-03", "closed"),
+    "anthropics/claude-code#37": ("2025-02-24", "closed"),
+    "anthropics/claude-code#5060": ("2025-08-03", "closed"),
+    "smarter-sh/smarter#264": ("2025-01-22", "closed"),
+    "binaricat/Netcatty#684": ("2026-04-10", "closed"),
+    "continuedev/continue#10018": ("2026-01-29", "open"),
+    "langchain-ai/langchain-aws#130": ("2024-08-01", "closed"),
 }
 """Date opened and state of the rules' threads read for this corpus."""
 

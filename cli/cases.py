@@ -182,23 +182,47 @@ def _print_runs(runs: list[Any], fmt: str) -> None:
         raise typer.Exit(1)
 
 
+def _verdict(r: Any) -> str:
+    """What a trimmer did on one history case: the thread's failure reproduced, windows the
+    history's API refuses for another rule, or neither."""
+    said = (["reproduces: " + ", ".join(r.reproduced)] if r.reproduced else []) + (
+        ["the API refuses: " + ", ".join(r.refused)] if r.refused else []
+    )
+    return "; ".join(said) or "holds"
+
+
+def _first(r: Any) -> str:
+    """The first offending request, and whether it lies past the history as written."""
+    if r.request is None:
+        return "-"
+    where = f"; the session continued past its {r.longest} written" if r.continued else ""
+    return f"{r.request} (after {r.after_events} events{where})"
+
+
 def _print_against(reps: list[Any], against: str, fmt: str) -> None:
     hit = [r for r in reps if r.broke]
     if fmt == "json":
         for r in reps:
             print_json({"case": r.case.name, "source": r.case.source, "against": against, "broke": list(r.broke),
-                        "request": r.request, "after_events": r.after_events}, separators=(",", ":"))  # fmt: skip
+                        "reproduced": list(r.reproduced), "refused": list(r.refused), "request": r.request,
+                        "after_events": r.after_events, "history_events": r.longest,
+                        "replayed_events": r.replayed}, separators=(",", ":"))  # fmt: skip
     else:
         _table(["case", "thread", "checks", "your trimmer", "first request"],
-               [[r.case.name, r.case.source, ", ".join(r.case.breaks),
-                 "reproduces: " + ", ".join(r.broke) if r.broke else "holds",
-                 "-" if r.request is None else f"{r.request} (after {r.after_events} events)"] for r in reps])  # fmt: skip
+               [[r.case.name, r.case.source, ", ".join(r.case.breaks), _verdict(r),
+                 _first(r)] for r in reps])  # fmt: skip
         if hit:
             threads = ", ".join(dict.fromkeys(r.case.source for r in hit))
-            print(f"FAIL: {against} reproduces {len(hit)} of {len(reps)} real failures: {threads}")
+            print(f"FAIL: {against} breaks {len(hit)} of {len(reps)} history cases (the thread's failure, or a rule "
+                  f"of the history's API): {threads}")  # fmt: skip
         else:
-            print(f"OK: {against} reproduces none of the {len(reps)} history cases; the model, rule and pending "
-                  "cases do not run against a trimmer, and `turncheck check projector` tries every small history")  # fmt: skip
+            longest = max((r.longest for r in reps), default=0)
+            replayed = min((r.replayed for r in reps), default=0)
+            print(f"OK: {against} reproduces none of the {len(reps)} history cases, each window also checked by "
+                  f"its history's API rules; each history (the longest holds {longest} events) was replayed as "
+                  f"written and continued to at least {replayed} events, its turns repeated with fresh call ids: a "
+                  "trimmer keeping more than that sends it whole; the model, rule, store and other log cases do not "
+                  "run against a trimmer, and `turncheck check projector` tries every small history")  # fmt: skip
     if hit:
         raise typer.Exit(1)
 

@@ -113,6 +113,16 @@ class HistoryInput:
 
     kind = "history"
 
+    @property
+    def provider(self) -> str | None:
+        """The API whose rules every window of this history is also checked by under
+        ``cases run --against``: the provider the format is named after (``openai-chat``,
+        ``openai-responses``, ``anthropic``, ``gemini``, ``bedrock``), None for our JSONL or a
+        format that is no provider's."""
+        from turncheck.models.provider_rules import PROVIDERS
+
+        return self.fmt if self.fmt in PROVIDERS else None
+
     def command(self, side: str) -> str:
         source = f" --from {self.fmt}" if self.fmt else ""
         strategy = self.red if side == "red" else self.green
@@ -132,6 +142,10 @@ class LogInput:
     green: str
     fmt: str
     provider: str
+    trimmed: int | None = None
+    """When the thread's fault is a trimmer's window: the budget at which ``cases run --against``
+    replays the green log (a whole history) through a user's trimmer, each window judged by
+    ``provider``'s rules; None when the fault is a store's or a serializer's."""
 
     kind = "log"
 

@@ -19,7 +19,7 @@ search that did not finish is never read as green.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from turncheck.models.cases import (
@@ -40,7 +40,7 @@ from turncheck.models.events import Event, read_jsonl
 from turncheck.models.lint import lint_events
 from turncheck.models.per_request import check_value, replay_requests
 from turncheck.models.projector import Strategy
-from turncheck.models.provider_rules import PROVIDERS, events_of
+from turncheck.models.provider_rules import PROVIDERS, events_of, provider_findings
 from turncheck.sim.explorer import explore
 
 Status = Literal["as recorded", "differs", "skipped"]
@@ -86,13 +86,37 @@ def unavailable(spec: HistoryInput) -> str | None:
 
 @dataclass(frozen=True)
 class Reproduction:
-    """A history case run through a user's trimmer: the checks it broke, and the first request
-    (its index and the events before it) that broke one; ``broke`` empty when none did."""
+    """A history case run through a user's trimmer: what it broke — the case's own checks, and
+    the rules of the API the history's format is named after (``openai-chat result-not-next``)
+    — and the first request (its index and the events before it) that broke one; ``broke``
+    empty when none did. ``longest`` is the most events one session of the history holds as
+    written."""
 
     case: Case
     broke: tuple[str, ...]
     request: int | None = None
     after_events: int | None = None
+    longest: int = 0
+    replayed: int = 0
+    """The most events one session was replayed to (:func:`continued`)."""
+
+    @property
+    def continued(self) -> bool:
+        """True when the first offending request lies past the history as written, in the
+        session continued by :func:`continued`."""
+        return self.after_events is not None and self.after_events > self.longest
+
+    @property
+    def reproduced(self) -> tuple[str, ...]:
+        """The checks (or the API rule) of the thread's own report the trimmer broke."""
+        return tuple(
+            b for b in self.broke if b in self.case.breaks or b.partition(" ")[2] in self.case.breaks
+        )
+
+    @property
+    def refused(self) -> tuple[str, ...]:
+        """The API's rules a window broke besides (``provider rule-id``)."""
+        return tuple(b for b in self.broke if b not in self.reproduced)
 
 
 def case_events(file: str, fmt: str | None) -> list[Event]:
@@ -118,10 +142,15 @@ def _log_breaks(spec: LogInput, file: str, breaks: Sequence[str]) -> tuple[str, 
 
 
 def replay_breaks(
-    events: Sequence[Event], spec: HistoryInput, strategy: str | Strategy, checks: Sequence[str]
+    events: Sequence[Event],
+    spec: HistoryInput,
+    strategy: str | Strategy,
+    checks: Sequence[str],
+    provider: str | None = None,
 ) -> tuple[tuple[str, ...], int | None, int | None]:
     """The ``checks`` some request's window breaks when ``strategy`` trims each session of
-    ``events`` before every model request, and the first offending request (index, end)."""
+    ``events`` before every model request, and the first offending request (index, end); with
+    ``provider``, each rule of that API a window breaks as well, named ``provider rule-id``."""
     broke: dict[str, None] = {}
     first: tuple[int, int] | None = None
     sessions: dict[str, list[Event]] = {}
@@ -130,6 +159,8 @@ def replay_breaks(
     for name, evs in sessions.items():
         for req in replay_requests(name, evs, spec.budget, strategy, EstimateCost()):
             bad = [c for c in checks if check_value(req.window, c)]
+            if provider is not None:
+                bad += [f"{provider} {rule}" for rule, _ in provider_findings(provider, req.window.events)]
             if bad and first is None:
                 first = (req.index, req.end)
             broke.update(dict.fromkeys(bad))
@@ -240,13 +271,66 @@ def store_cases() -> tuple[Case, ...]:
 
 
 def history_cases() -> tuple[Case, ...]:
-    """The cases a trimmer can be run on (their input a history)."""
-    return tuple(c for c in CASES.values() if isinstance(c.input, HistoryInput))
+    """The cases a trimmer can be run on: their input a history, or a log whose thread reports
+    a trimmer's window (:attr:`~models.cases.LogInput.trimmed`: its green log is the history)."""
+    return tuple(
+        c for c in CASES.values()
+        if isinstance(c.input, HistoryInput) or (isinstance(c.input, LogInput) and c.input.trimmed is not None)
+    )  # fmt: skip
 
 
 def run_against(case: Case, strategy: str | Strategy) -> Reproduction:
-    """``strategy`` (a user's trimmer, as ``--strategy`` takes it) on a history case."""
-    spec = case.input
-    assert isinstance(spec, HistoryInput)  # history_cases() chose it
-    broke, request, end = replay_breaks(history_events(spec), spec, strategy, case.breaks)
-    return Reproduction(case, broke, request, end)
+    """``strategy`` (a user's trimmer, as ``--strategy`` takes it) on a history case: each
+    request's window judged by the case's checks and by every rule of the API its format is
+    named after (:attr:`~models.cases.HistoryInput.provider`), so a window the API refuses for
+    another reason than the thread's is a reproduction too. Each session is replayed as
+    written and then :func:`continued`, so a trimmer that keeps more messages than the written
+    history holds is still made to cut it."""
+    spec, checks = case.input, case.breaks
+    if isinstance(spec, LogInput):  # a trimmer's window: the green log is the whole history
+        assert spec.trimmed is not None  # history_cases() chose it
+        provider: str | None = spec.provider
+        events, checks = case_events(spec.green, spec.fmt), ()
+        spec = HistoryInput(spec.green, spec.fmt, spec.trimmed, "", "")
+    else:
+        assert isinstance(spec, HistoryInput)  # history_cases() chose it
+        events, provider = history_events(spec), spec.provider
+    sessions: dict[str, list[Event]] = {}
+    for e in events:
+        sessions.setdefault(e.session, []).append(e)
+    long = [e for evs in sessions.values() for e in continued(evs)]
+    broke, request, end = replay_breaks(long, spec, strategy, checks, provider)
+    written = max((len(evs) for evs in sessions.values()), default=0)
+    replayed = max((len(continued(evs)) for evs in sessions.values()), default=0)
+    return Reproduction(case, broke, request, end, written, replayed)
+
+
+LONG_SESSION = 400
+"""Events each session of a history case is continued to under ``--against``."""
+
+
+def continued(events: Sequence[Event], at_least: int = LONG_SESSION) -> list[Event]:
+    """One session's events as written, then its turns again and again — each copy's seqs,
+    turns and call ids fresh (``call~k``), a summary's span moved with it — until it holds at
+    least ``at_least`` events: the conversation going on as the reported one did, so a trimmer
+    that keeps more than the written history holds still meets the thread's shape when it cuts.
+    The requests of the history as written come first, unchanged."""
+    if not events:
+        return []
+    span = max(e.seq for e in events) - min(e.seq for e in events) + 1
+    turns = max(e.turn for e in events) - min(e.turn for e in events) + 1
+    out: list[Event] = list(events)
+    k = 0
+    while len(out) < at_least:
+        k += 1
+        out += [_copy(e, k, k * span, k * turns) for e in events]
+    return out
+
+
+def _copy(e: Event, k: int, seqs: int, turns: int) -> Event:
+    def fresh(name: str | None) -> str | None:
+        return None if name is None else f"{name}~{k}"
+
+    covers = None if e.covers is None else (e.covers[0] + seqs, e.covers[1] + seqs)
+    return replace(e, seq=e.seq + seqs, turn=e.turn + turns, call_id=fresh(e.call_id), covers=covers,
+                   tied_to=fresh(e.tied_to), caller=fresh(e.caller))  # fmt: skip

@@ -56,6 +56,7 @@ def load_store(spec: str) -> StoreFactory:
 async def open_session(factory: StoreFactory, session_id: str) -> Any:
     """``factory(session_id)`` (awaited when it is a coroutine), refused in one line unless it
     has the four coroutine methods of the ``Session`` protocol."""
+    takes_id(factory)
     made = factory(session_id)
     store = await made if inspect.isawaitable(made) else made
     missing = [m for m in SESSION_METHODS if not inspect.iscoroutinefunction(getattr(store, m, None))]
@@ -64,6 +65,24 @@ async def open_session(factory: StoreFactory, session_id: str) -> Any:
             f"store {type(store).__name__} is not an openai-agents Session: no async def {', '.join(missing)}"
         )
     return store
+
+
+def takes_id(factory: StoreFactory) -> None:
+    """Refuse, in one line, a factory that cannot be called with one session id (a class whose
+    ``__init__`` takes no argument, or two): the store cases make each session as
+    ``Factory(session_id)``, as openai-agents' ``SQLiteSession("s")`` is made."""
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return  # a builtin without a signature: calling it says what it refuses
+    try:
+        signature.bind("turncheck-probe")
+    except TypeError as exc:
+        name = getattr(factory, "__qualname__", type(factory).__name__)
+        raise BadParameter(
+            f"store factory {name}{signature} cannot be called with one session id ({exc}): the store "
+            "cases make each session as Factory(session_id), as openai-agents' SQLiteSession('s')"
+        ) from None
 
 
 def check_store(factory: StoreFactory) -> None:

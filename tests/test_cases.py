@@ -19,10 +19,11 @@ from turncheck.cli.app import main
 from turncheck.models.cases import CASES, PENDING, Case, HistoryInput, LogInput, ModelInput, case_threads
 from turncheck.models.errors import BadParameter
 from turncheck.models.provider_rules import events_of
-from turncheck.sim.cases import run_against, run_case, unavailable
+from turncheck.sim.cases import history_cases, run_against, run_case, unavailable
 from turncheck.testing import check_diff, check_known_failures
 
 KEEP_LAST = "def keep_last_4(messages, budget):\n    return messages[-4:]\n"
+KEEP_ALL = "def keep_all(messages, budget):\n    return list(messages)\n"
 SNAP = (
     "def snap_to_user(messages, budget):\n    kept = messages[-4:]\n"
     "    while kept and kept[0].get('role') != 'user':\n        kept = kept[1:]\n    return kept\n"
@@ -46,6 +47,13 @@ def trimmers(tmp_path: Path) -> tuple[str, str]:
     return f"messages:{tmp_path / 'trims.py'}:keep_last_4", f"messages:{tmp_path / 'trims.py'}:snap_to_user"
 
 
+@pytest.fixture
+def keep_all(tmp_path: Path) -> str:
+    """A trimmer that sends the whole history: no thread's failure, no API rule broken."""
+    (tmp_path / "keep_all.py").write_text(KEEP_ALL, encoding="utf-8")
+    return f"messages:{tmp_path / 'keep_all.py'}:keep_all"
+
+
 @pytest.mark.parametrize("name", list(CASES))
 def test_each_case_red_breaks_what_its_thread_reports_and_green_none(name: str) -> None:
     run = run_case(CASES[name])
@@ -56,6 +64,13 @@ def test_each_case_red_breaks_what_its_thread_reports_and_green_none(name: str) 
 
 
 SAYS_RELEASE = re.compile(r"\d+\.\d+|model|provider rule|does not run|not named|not in what was read")
+NO_RELEASE_WHY = re.compile(r"no library release: .+, so no library runs")
+
+
+@pytest.mark.parametrize("name", [n for n, c in CASES.items() if c.input.kind == "rule"])
+def test_a_rule_case_says_why_no_release_runs(name: str) -> None:
+    """A provider rule is the API's: its case says so instead of naming a library release."""
+    assert NO_RELEASE_WHY.search(CASES[name].release), CASES[name].release
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -155,28 +170,110 @@ def test_cases_run_exits_0_when_every_case_behaves_as_recorded(capsys: pytest.Ca
 
 
 def test_against_a_keep_last_trimmer_exits_1_naming_the_threads(
-    trimmers: tuple[str, str], capsys: pytest.CaptureFixture[str]
+    trimmers: tuple[str, str], keep_all: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["cases", "run", "-q", "--against", trimmers[0]]) == 1
     out = capsys.readouterr().out
     assert "spring-projects/spring-ai#5940" in out.splitlines()[-1] and "FAIL" in out
     for thread in ("langchain4j/langchain4j#585", "langchain4j/langchain4j#3133", "n8n-io/n8n#34166"):
         assert thread in out.splitlines()[-1]  # a count cut of keep-last-4 splits their parallel batches
-    assert main(["cases", "run", "-q", "--against", "M5"]) == 0
+    assert main(["cases", "run", "-q", "--against", keep_all]) == 0
     assert main(["cases", "run", "-q", "--against", "no-such-strategy"]) == 2
 
 
-def test_the_fixture_names_the_threads_a_trimmer_reproduces(trimmers: tuple[str, str]) -> None:
+PRUNE_OLD_RESULTS = (
+    "def prune_old_results(messages, budget):\n"
+    "    calls = [i for i, m in enumerate(messages) if m.get('role') == 'assistant' and m.get('tool_calls')]\n"
+    "    last = calls[-1] if calls else len(messages)\n"
+    "    return [m for i, m in enumerate(messages) if not (m.get('role') == 'tool' and i < last)]\n"
+)
+
+
+def test_against_checks_each_window_by_its_history_s_api_rules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trimmer that prunes old tool results and keeps their calls sends no orphan result (the
+    cases' own check) but OpenAI refuses every such request ("An assistant message with
+    'tool_calls' must be followed by tool messages responding to each 'tool_call_id'"): it used
+    to be called clean."""
+    (tmp_path / "prune.py").write_text(PRUNE_OLD_RESULTS, encoding="utf-8")
+    prune = f"messages:{tmp_path / 'prune.py'}:prune_old_results"
+    assert main(["cases", "run", "-q", "--against", prune]) == 1
+    out = capsys.readouterr().out
+    assert "| spring-ai-count-cut | spring-projects/spring-ai#5940 | orphanRes | the API refuses: openai-chat " \
+           "call-not-answered-next |" in out  # fmt: skip
+    assert out.splitlines()[-1].startswith(f"FAIL: {prune} breaks 9 of 10 history cases")
+    rep = run_against(CASES["langchain4j-bulk-tool-results"], prune)
+    assert rep.reproduced == () and rep.refused == ("openai-chat call-not-answered-next",)
+    with pytest.raises(AssertionError, match="openai-chat call-not-answered-next"):
+        check_known_failures(prune)
+
+
+def test_against_says_how_long_a_history_it_covered(
+    keep_all: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["cases", "run", "-q", "--against", keep_all]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    longest = max(run_against(c, keep_all).longest for c in history_cases())
+    assert longest >= 20
+    assert (
+        f"each history (the longest holds {longest} events) was replayed as written and continued to at least "
+        "400 events, its turns repeated with fresh call ids: a trimmer keeping more than that sends it whole"
+    ) in last
+
+
+@pytest.mark.parametrize("keep", [10, 15, 17, 60, 150, 284])
+def test_against_any_keep_last_n_exits_1_naming_threads(
+    keep: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """keep-last-10, -15 and every N past the longest written history (21 events) used to exit 0:
+    no history was long enough to be cut where a batch splits. Each session now goes on (its turns
+    repeated, fresh call ids) to 400 events, so a count cut of any N up to that meets the shape."""
+    (tmp_path / "keep.py").write_text(
+        f"def fn(messages, budget):\n    return messages[-{keep}:]\n", encoding="utf-8"
+    )
+    assert main(["cases", "run", "-q", "--against", f"messages:{tmp_path / 'keep.py'}:fn"]) == 1
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("FAIL: ") and re.search(r"history's API\): [\w.-]+/[\w.-]+#\d+", last), last
+
+
+def test_a_continued_session_repeats_its_turns_with_fresh_ids() -> None:
+    from turncheck.sim.cases import continued
+
+    events = events_of("U Ca Cb Ra Rb T")
+    long = continued(events, 20)
+    assert long[:6] == events and len(long) == 24
+    assert [e.call_id for e in long[7:11]] == ["a~1", "b~1", "a~1", "b~1"]
+    assert [e.seq for e in long] == sorted({e.seq for e in long}) and long[6].turn > events[-1].turn
+    assert continued([], 20) == [] and continued(events, 3) == events
+
+
+def test_the_fixture_names_the_threads_a_trimmer_reproduces(trimmers: tuple[str, str], keep_all: str) -> None:
     with pytest.raises(AssertionError, match="spring-projects/spring-ai#5940"):
         check_known_failures(trimmers[0])
     with pytest.raises(AssertionError, match="spring-projects/spring-ai#6312"):
         check_known_failures("M3")
-    check_known_failures("M5")
+    check_known_failures(keep_all)
+
+
+def test_a_pair_safe_window_bedrock_refuses_reproduces_the_strands_thread(keep_all: str) -> None:
+    """strands-agents/harness-sdk#2085: a window that opens on an assistant toolUse ("A
+    conversation must start with a user message"). M5 never splits a pair, yet its windows open on
+    a call; it used to pass every case (no history case was in a format whose API refuses that)."""
+    strands = CASES["strands-window-assistant-first"]
+    assert strands in history_cases()
+    rep = run_against(strands, "M5")
+    assert rep.reproduced == ("bedrock first-not-user",) and rep.request is not None
+    with pytest.raises(AssertionError, match="strands-agents/harness-sdk#2085"):
+        check_known_failures("M5")
+    assert run_against(strands, "M3").broke == () and run_against(strands, keep_all).broke == ()
+    assert CASES["spring-ai-streaming-memory"] not in history_cases()  # a store's fault, not a window's
 
 
 def test_against_reports_the_first_offending_request(trimmers: tuple[str, str]) -> None:
     rep = run_against(CASES["spring-ai-count-cut"], trimmers[0])
-    assert rep.broke == ("orphanRes",) and rep.request is not None
+    assert rep.reproduced == ("orphanRes",) and rep.request is not None
+    assert rep.refused == ("openai-chat result-not-next",)  # the orphan, as OpenAI's rule names it
 
 
 def diff_args(history: Path, new: str, old: str) -> list[str]:
@@ -328,10 +425,10 @@ def test_a_trimmer_diffed_against_itself_exits_0(strategy: str) -> None:
     )
 
 
-def test_the_known_failures_fixture(known_failures: Any, trimmers: tuple[str, str]) -> None:
+def test_the_known_failures_fixture(known_failures: Any, trimmers: tuple[str, str], keep_all: str) -> None:
     with pytest.raises(AssertionError, match="omnigent-ai/omnigent#2449"):
         known_failures.check(trimmers[0])
-    known_failures.check("M5")
+    known_failures.check(keep_all)
     with pytest.raises(AssertionError, match="breaks empty"):
         known_failures.diff(trimmers[0], trimmers[1], events_of("U Ca Ra Cb Rb Cc Rc T"), budget=100)
 

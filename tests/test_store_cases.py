@@ -66,6 +66,15 @@ class Locked(ReadModifyWrite):
             await super().add_items(items)
 
 
+class NoSessionId(ReadModifyWrite):
+    def __init__(self):
+        super().__init__("fixed")
+
+
+def two_ids(user, session_id):
+    return ReadModifyWrite(f"{user}/{session_id}")
+
+
 class NotASession:
     def __init__(self, session_id):
         self.session_id = session_id
@@ -188,6 +197,14 @@ def test_cases_run_against_your_store(tmp_path: Path) -> None:
          "turncheck: error: store NotASession is not an openai-agents Session: no async def get_items, add_items, "
          "pop_item, clear_session"),
         ("store:missing.py:Store", "turncheck: error: store file 'missing.py' does not exist"),
+        ("store:my_store.py:NoSessionId",
+         "turncheck: error: store factory NoSessionId() cannot be called with one session id (too many positional "
+         "arguments): the store cases make each session as Factory(session_id), as openai-agents' "
+         "SQLiteSession('s')"),
+        ("store:my_store.py:two_ids",
+         "turncheck: error: store factory two_ids(user, session_id) cannot be called with one session id (missing "
+         "a required argument: 'session_id'): the store cases make each session as Factory(session_id), as "
+         "openai-agents' SQLiteSession('s')"),
         ("store:", "turncheck: error: store reference '' must be written package.module:factory or file.py:factory"),
     ],
 )  # fmt: skip

@@ -302,7 +302,9 @@ def delete_events(
 
 def check_known_failures(projector: str | Strategy) -> None:
     """Run ``projector`` on every history case of the real-failure corpus (``turncheck cases run
-    --against``); raise an ``AssertionError`` naming each thread whose failure it reproduces."""
+    --against``: each session as written, then continued; each window judged by the case's checks
+    and by its history's API rules); raise an ``AssertionError`` naming each thread whose failure
+    it reproduces or on whose history it sends a request the API refuses."""
     from turncheck.sim.cases import history_cases, run_against
 
     hit = [r for r in (run_against(c, projector) for c in history_cases()) if r.broke]
@@ -310,7 +312,8 @@ def check_known_failures(projector: str | Strategy) -> None:
         lines = [f"  {r.case.source} ({r.case.name}): breaks {', '.join(r.broke)} at request {r.request}"
                  for r in hit]  # fmt: skip
         raise AssertionError(
-            f"{strategy_name(projector)} reproduces {len(hit)} real failure(s):\n" + "\n".join(lines)
+            f"{strategy_name(projector)} breaks {len(hit)} history case(s) of the real-failure corpus (the "
+            "thread's failure, or a rule of its history's API):\n" + "\n".join(lines)
         )
 
 

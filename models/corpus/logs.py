@@ -45,7 +45,7 @@ for _case in (
          "the request as the PR describes it after truncation, linted; green drops the orphaned tool_result, "
          "as the merged PR does: cline does not run"),
     Case("strands-window-assistant-first", "strands-agents/harness-sdk#2085", "2026-04-07", "closed",
-         "orphan/pairing", LogInput("strands-2085-red.json", "strands-2085-green.json", "bedrock", "bedrock"),
+         "orphan/pairing", LogInput("strands-2085-red.json", "strands-2085-green.json", "bedrock", "bedrock", trimmed=40),
          ("first-not-user",),
          "the sliding window keeps a history that starts with an assistant message: ValidationException: "
          "A conversation must start with a user message",

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from turncheck.models.cases import PendingThread, register_pending
 
-IMPORTERS = "not read yet; the product's own session file (claude-code, pi, bedrock/strands, pydantic-ai, openhands and goose files are read now)"
 RACE = "sim/race with real thread/timer durations and exits"
 NOT_FOUND = "its text not found in the search corpus, so its date, state and shape are not read"
 UNSORTED = "not read for this corpus yet: its shape decides the input"
+SEARCHED = (
+    "its text: searched for in the issues corpus by product and topic (the #54 audit) and not found, "
+    "so its date, state and shape are not read; its input waits on them"
+)
 
 for _thread in (
     PendingThread("openai/openai-agents-js#1668", "a model of the runner-to-session hand-off",
@@ -21,9 +24,10 @@ for _thread in (
     PendingThread("google/adk-python#5602", "an adk-format history holding an intermediate and a final function_response of one id",
                   "compaction folds a LongRunningFunctionTool call whose pending response shares its id (closed, 2026-05-06)"),
     PendingThread("google/adk-go#1234", RACE + " (tests/test_race.py holds its shape as a test)"),
-    PendingThread("anthropics/claude-code#39695", IMPORTERS),
+    PendingThread("anthropics/claude-code#39695", SEARCHED + " (--from claude-code reads its session files now)"),
     PendingThread("strands-agents/harness-sdk#1749", "its text: not found in the search corpus (the shape it is cited for, a window starting at an assistant toolUse, is the case of #2085)"),
-    PendingThread("earendil-works/pi#4203", IMPORTERS),
+    PendingThread("earendil-works/pi#4203", SEARCHED + " (--from pi reads its session files now; its neighbours "
+                  "#4570 and #6832 are read, and #6832 is a case)"),
     PendingThread("aaif-goose/goose#7444", NOT_FOUND + " (--from goose reads the sessions.db; #6336 is a case)"),
     PendingThread("google-gemini/gemini-cli#3814", UNSORTED + " (the issue groups it with #16543 and #21830, a case)"),
     PendingThread("crewAIInc/crewAI#4381", "a trigger that reacts to the provider's refusal: respect_context_window summarises only when a failed call's message matches a known pattern (cost-trigger's trigger acts on its own count, before the request)",
@@ -51,14 +55,18 @@ for _thread in (
                   "compaction skipped with ~2,000 tokens of headroom before the model's hard limit; the next turn overflows (closed, 2026-08-18; Cline v4.1.10)"),
     PendingThread("editor-code-assistant/eca#615", "its cause: the reporter could not pinpoint when the trigger fails to fire",
                   "automatic compaction sometimes does not trigger past the threshold (80% of 256k) for the whole 50k left (open, 2026-09-22)"),
-    *(PendingThread(t, UNSORTED) for t in (
+    PendingThread("microsoft/agent-framework#7744", SEARCHED + " (#8099 cites it as fixed by PR #7912 in "
+                  "agent-framework 1.17.0 and distinct from its own summary loss)"),
+    PendingThread("langchain-ai/langgraph#4168", SEARCHED + "; reported closed, fixed by langgraph-checkpoint "
+                  "2.0.22's serializer switch: a serializer's round trip, so its case is a log langgraph-checkpoint "
+                  "before 2.0.22 wrote, which needs that release to run (the suite pins a later one)"),
+    *(PendingThread(t, SEARCHED) for t in (
         "spring-projects/spring-ai#7029", "spring-projects/spring-ai#3945",
         "spring-projects/spring-ai#3149", "langchain4j/langchain4j#5250",
         "mastra-ai/mastra#16193", "mastra-ai/mastra#13984",
         "microsoft/agent-framework#8441",
         "microsoft/agent-framework#6972", "microsoft/agent-framework#4924", "microsoft/agent-framework#4835",
-        "microsoft/agent-framework#7744", "microsoft/agent-framework#7518", "letta-ai/letta#2605",
-        "langchain-ai/langgraph#4168",
+        "microsoft/agent-framework#7518", "letta-ai/letta#2605",
     )),
 ):  # fmt: skip
     register_pending(_thread)

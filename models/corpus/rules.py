@@ -16,6 +16,12 @@ READ = {
     "openai/openai-agents-python#1704": ("2025-09-10", "open"),
     "google-gemini/gemini-cli#11814": ("2025-10-23", "open"),
     "langgenius/dify#12340": ("2025-01-03", "closed"),
+    "anthropics/claude-code#37": ("2025-02-24", "closed"),
+    "anthropics/claude-code#5060": ("2025-08-03", "closed"),
+    "smarter-sh/smarter#264": ("2025-01-22", "closed"),
+    "binaricat/Netcatty#684": ("2026-04-10", "closed"),
+    "continuedev/continue#10018": ("2026-01-29", "open"),
+    "langchain-ai/langchain-aws#130": ("2024-08-01", "closed"),
 }
 """Date opened and state of the rules' threads read for this corpus."""
 
@@ -25,6 +31,7 @@ for _rule in REGISTRY:
     register_case(
         Case(f"{_rule.provider}-{_rule.id}", _threads[0], _date, _state, "orphan/pairing",
              RuleInput(_rule.provider, _rule.id), (_rule.id,), _rule.error,
-             f"a provider rule: {_rule.provider}'s own error text; checked on the rule's refused and accepted histories",
+             f"no library release: a provider rule is the {_rule.provider} API's, whichever library sent the "
+             "request, so no library runs; checked on the rule's refused and accepted histories (its own error text)",
              also=_threads[1:])
     )  # fmt: skip

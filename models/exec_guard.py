@@ -36,15 +36,23 @@ def _prctl(option: int, value: int) -> None:
     libc.prctl(option, value, 0, 0, 0)
 
 
-def _below(root: int) -> list[int]:
+def descendants(root: int) -> list[int]:
+    """The pids below ``root`` in the process tree, read from ``/proc`` (none where there is
+    no ``/proc``): children, their children, and so on."""
     children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as fh:
-                    children.setdefault(int(fh.read().rsplit(b")", 1)[1].split()[1]), []).append(int(entry))
-            except (OSError, IndexError, ValueError):
-                continue
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+        children.setdefault(ppid, []).append(int(entry))
     found, todo = [], [root]
     while todo:
         for child in children.get(todo.pop(), ()):
@@ -56,7 +64,7 @@ def _below(root: int) -> list[int]:
 def _kill_below() -> None:
     """Kill every process below the guard (orphans are its children: it is their subreaper)."""
     for _ in range(50):
-        pids = _below(os.getpid())
+        pids = descendants(os.getpid())
         if not pids:
             return
         for pid in pids:

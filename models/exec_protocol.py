@@ -44,6 +44,7 @@ from typing import IO, Any
 
 from turncheck.models.cost import CostModel
 from turncheck.models.errors import BadParameter, TurncheckError
+from turncheck.models.exec_guard import descendants
 from turncheck.models.history import History
 from turncheck.models.parent_death import parent_death_signal
 from turncheck.models.projector import EXEC_PREFIX, RESOLVERS, Strategy, Window
@@ -248,7 +249,7 @@ class ExecTrimmer:
         _RUNNING.discard(self)
         if proc is None or self._owner != os.getpid():
             return None
-        strays = _descendants(proc.pid) if proc.poll() is None else []  # before it can exit
+        strays = descendants(proc.pid) if proc.poll() is None else []  # before it can exit
         self._inbox.put(None)
         if not kill:
             try:
@@ -359,31 +360,6 @@ def _kill(proc: subprocess.Popen[bytes], strays: Sequence[int]) -> None:
         except (ProcessLookupError, PermissionError):
             pass
     proc.kill()  # a no-op once it has been reaped
-
-
-def _descendants(root: int) -> list[int]:
-    """The pids below ``root`` in the process tree, read from ``/proc`` (none where there is
-    no ``/proc``): children, their children, and so on."""
-    children: dict[int, list[int]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue  # gone meanwhile
-        children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), ()):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def common_prefix(before: list[dict[str, Any]], now: list[dict[str, Any]]) -> int:

@@ -26,7 +26,7 @@ from turncheck.testing import well_formed
 
 pytest.importorskip("openai", reason="the formats extra (openai, the agent traced) is not installed")
 pytest.importorskip("httpx2", reason="httpx2 (openai's transport) is not installed")
-from docs.tools.trace_exports import EXAMPLES, langfuse_export, langsmith_runs  # noqa: E402
+from docs.tools.trace_exports import EXAMPLES, langfuse_export, langsmith_runs, offline_runs  # noqa: E402
 
 PARALLEL_LOG = ["USER", "CALL", "RESULT", "TERM", "USER", "CALL", "CALL", "RESULT", "RESULT", "TERM"]
 
@@ -301,7 +301,6 @@ def anthropic_runs(trim: bool) -> list[str]:
     anthropic = pytest.importorskip("anthropic", reason="the formats extra (anthropic) is not installed")
     import httpx2
     import langsmith as ls
-    from langsmith import schemas
     from langsmith.run_helpers import get_current_run_tree
     from langsmith.wrappers import wrap_anthropic
 
@@ -329,14 +328,7 @@ def anthropic_runs(trim: bool) -> list[str]:
         )
         return get_current_run_tree()
 
-    nowhere = ls.Client(
-        api_url="http://langsmith.invalid", api_key="offline", info={}, auto_batch_tracing=False
-    )
-    with ls.tracing_context(enabled="local", client=nowhere, metadata={"thread_id": "chat-1"}):
-        root = agent()
-    fields = set(schemas.Run.model_fields) - {"child_runs"}
-    return [schemas.Run(**{k: v for k, v in vars(r).items() if k in fields}).model_dump_json()
-            for r in (root, *root.child_runs)]  # fmt: skip
+    return offline_runs(agent)
 
 
 def test_an_anthropic_call_is_read_as_the_messages_api(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +150,6 @@ def langsmith_runs(keep: int | None = None) -> list[str]:
     """Every run of the agent traced by ``wrap_openai`` (its chain run, then each llm run), as
     ``Run.model_dump_json()`` lines."""
     import langsmith as ls
-    from langsmith import schemas
     from langsmith.run_helpers import get_current_run_tree
     from langsmith.wrappers import wrap_openai
 
@@ -159,6 +159,16 @@ def langsmith_runs(keep: int | None = None) -> list[str]:
     def agent() -> Any:
         chat_agent(client.chat.completions.create, keep)
         return get_current_run_tree()
+
+    return offline_runs(agent)
+
+
+def offline_runs(agent: Callable[[], Any]) -> list[str]:
+    """Run ``agent`` (a ``@traceable`` function returning its run tree) with LangSmith tracing
+    kept local (a client that never sends), in thread ``chat-1``; its root run and each child run
+    as ``Run.model_dump_json()`` lines, the export ``lint --from langsmith`` reads."""
+    import langsmith as ls
+    from langsmith import schemas
 
     nowhere = ls.Client(
         api_url="http://langsmith.invalid", api_key="offline", info={}, auto_batch_tracing=False

@@ -149,10 +149,14 @@ def test_turn_events_carry_their_turn_and_urls(adk: None) -> None:
     assert sidecar_dsn("postgresql+psycopg://postgres@/db?host=/s") == "postgresql://postgres@/db?host=/s"
 
 
+@pytest.mark.parametrize("missing", ["google.adk.sessions", "sqlalchemy.engine"])
 def test_without_google_adk_it_is_one_line_exit_2(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, missing: str
 ) -> None:
-    monkeypatch.setitem(sys.modules, "google.adk.sessions", None)
+    """Without ADK, or without the SQLAlchemy it brings (the lowest-versions run installs
+    neither: the path was quoted by SQLAlchemy before ADK was imported, a bare ModuleNotFoundError
+    line), the store is refused in one line naming the extra."""
+    monkeypatch.setitem(sys.modules, missing, None)
     code = main(
         ["stress", "--store", "adk-database", "--db", str(tmp_path / "a.db"), "--seconds", "0.2", "-q"]
     )

@@ -54,6 +54,11 @@ def database_url(target: str) -> str:
     return URL.create("sqlite+aiosqlite", database=str(Path(target).resolve())).render_as_string(False)
 
 
+def needs_adk(exc: ImportError) -> str:
+    """The one line refusing the store when google-adk, or a library it brings, is missing."""
+    return f"store adk-database needs google-adk ({exc.name} is not installed): {install_hint('adk')}"
+
+
 def sidecar_dsn(url: str) -> str:
     """The libpq URI of a ``postgresql+DRIVER://`` URL, for the side-car's own connection."""
     scheme, rest = url.split("://", 1)
@@ -96,11 +101,16 @@ class AdkDatabaseStore(SidecarStore):
     name = "adk-database"
 
     def __init__(self, target: str) -> None:
-        self.url = database_url(target)
-        if self.url.startswith("sqlite"):
-            from sqlalchemy.engine import make_url
+        try:  # SQLAlchemy comes with google-adk: without it the store is refused as without ADK
+            self.url = database_url(target)
+            if self.url.startswith("sqlite"):
+                from sqlalchemy.engine import make_url
 
-            super().__init__(str(make_url(self.url).database))
+                database = str(make_url(self.url).database)
+        except ImportError as exc:
+            raise TurncheckError(needs_adk(exc)) from None
+        if self.url.startswith("sqlite"):
+            super().__init__(database)
         else:
             super().__init__(self.url, PostgresStore(sidecar_dsn(self.url)))
         self._service: Any = None
@@ -112,9 +122,7 @@ class AdkDatabaseStore(SidecarStore):
                 from google.adk.flows.llm_flows.context import _compaction  # noqa: F401  (in the parent: forks inherit it)
                 from google.adk.sessions import DatabaseSessionService
             except ImportError as exc:
-                raise TurncheckError(
-                    f"store adk-database needs google-adk ({exc.name} is not installed): {install_hint('adk')}"
-                ) from None
+                raise TurncheckError(needs_adk(exc)) from None
             warnings.filterwarnings("ignore", module="google.adk")  # its experimental-feature notices
             sqlite = {"connect_args": {"timeout": BUSY_TIMEOUT_S}} if self.url.startswith("sqlite") else {}
             self._service = DatabaseSessionService(db_url=self.url, **sqlite)

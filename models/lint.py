@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from turncheck.models.events import Event, Kind
-from turncheck.models.provider_rules import RULES, callers_not_sent, provider_findings
+from turncheck.models.provider_rules import PROVIDERS, RULES, callers_not_sent, provider_findings
 from turncheck.models.summaries import COVERAGE_PROBLEMS, coverage_faults
 
 PROBLEMS: dict[str, str] = {
@@ -97,8 +97,6 @@ class LintReport:
 
     def rules_checked(self) -> str:
         """What a clean verdict covered of the APIs' rules, and what it did not."""
-        from turncheck.models.provider_rules import PROVIDERS
-
         if self.provider is not None:
             ids = sorted({r.id for r in PROVIDERS[self.provider]})
             return f"nothing {self.provider} refuses (its {len(ids)} rules: {', '.join(ids)})"

@@ -298,11 +298,10 @@ def run_against(case: Case, strategy: str | Strategy) -> Reproduction:
     sessions: dict[str, list[Event]] = {}
     for e in events:
         sessions.setdefault(e.session, []).append(e)
-    long = [e for evs in sessions.values() for e in continued(evs)]
-    broke, request, end = replay_breaks(long, spec, strategy, checks, provider)
+    long = [continued(evs) for evs in sessions.values()]
+    broke, request, end = replay_breaks([e for evs in long for e in evs], spec, strategy, checks, provider)
     written = max((len(evs) for evs in sessions.values()), default=0)
-    replayed = max((len(continued(evs)) for evs in sessions.values()), default=0)
-    return Reproduction(case, broke, request, end, written, replayed)
+    return Reproduction(case, broke, request, end, written, max(map(len, long), default=0))
 
 
 LONG_SESSION = 400

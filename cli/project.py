@@ -297,7 +297,8 @@ def project_per_request(
         lines = markdown_rows(cols, [[str(r[c]) for c in cols] for r in [*rows, total]])
         sys.stdout.write("\n".join(lines) + "\n")
         print(
-            f"cells count requests whose window breaks the check; {total['requests']} requests in {len(rows)} sessions"
+            f"cells count requests whose window breaks the check; {total['requests']} "
+            f"request{'' if total['requests'] == 1 else 's'} in {len(rows)} session{'' if len(rows) == 1 else 's'}"
         )
     print_verdict(first, checks, shapes, strategy, budget, fmt)
 

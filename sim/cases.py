@@ -160,7 +160,7 @@ def replay_breaks(
         for req in replay_requests(name, evs, spec.budget, strategy, EstimateCost()):
             bad = [c for c in checks if check_value(req.window, c)]
             if provider is not None:
-                bad += [f"{provider} {rule}" for rule, _ in provider_findings(provider, req.window.events)]
+                bad += [f"{provider} {rule}" for rule, _ in provider_findings(provider, req.window.events, sent=True)]
             if bad and first is None:
                 first = (req.index, req.end)
             broke.update(dict.fromkeys(bad))

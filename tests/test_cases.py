@@ -209,6 +209,27 @@ def test_against_checks_each_window_by_its_history_s_api_rules(
         check_known_failures(prune)
 
 
+DROP_NEWEST_RESULTS = (
+    "def drop_newest_results(messages, budget):\n"
+    "    out = list(messages)\n"
+    "    while out and out[-1].get('role') == 'tool':\n"
+    "        out.pop()\n"
+    "    return out\n"
+)
+
+
+def test_against_judges_each_window_as_the_request_sent(tmp_path: Path) -> None:
+    """A trimmer that drops the newest tool results sends the calls without their answers, which
+    OpenAI refuses ("An assistant message with 'tool_calls' must be followed by tool messages
+    responding to each 'tool_call_id'"): judged as a log, calls at the end are a batch still
+    pending, so every case used to call this trimmer clean."""
+    (tmp_path / "drop.py").write_text(DROP_NEWEST_RESULTS, encoding="utf-8")
+    drop = f"messages:{tmp_path / 'drop.py'}:drop_newest_results"
+    assert run_against(CASES["spring-ai-count-cut"], drop).refused == ("openai-chat call-not-answered-next",)
+    assert run_against(CASES["parallel-batch-cut"], drop).refused == ("openai-responses output-missing",)
+    assert main(["cases", "run", "-q", "--against", drop]) == 1
+
+
 def test_against_says_how_long_a_history_it_covered(
     keep_all: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -16,7 +16,7 @@ from turncheck.cli.app import main
 from turncheck.integrations.peers.requests import replay
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter, TurncheckError
-from turncheck.models.events import Event, Kind
+from turncheck.models.events import Event, Kind, write_jsonl
 from turncheck.models.history import History
 from turncheck.models.per_request import Shapes, log_shapes, parse_checks, replay_requests, request_points
 from turncheck.models.projector import Window, project
@@ -121,6 +121,16 @@ def test_a_passing_replay_names_the_shapes_it_covered(cli: Any, tmp_path: Path) 
         f"0 dangling calls, 0 late results) and no others: `turncheck check projector -p strategy={trim}` "
         "tries every small history (orphans, budget, empty windows)."
     )
+
+
+@pytest.mark.parametrize(("spec", "counted"), [("U T", "1 request in 1 session"), ("U T U T", "2 requests in 1 session")])
+def test_the_count_line_agrees_in_number(cli: Any, tmp_path: Path, spec: str, counted: str) -> None:
+    """One session is "1 session", not "1 sessions" (the table's last line said so)."""
+    log_file = tmp_path / "one.jsonl"
+    with log_file.open("w", encoding="utf-8") as out:
+        write_jsonl(log(spec), out)
+    code, out, _ = cli("project", "-q", "-H", str(log_file), "--per-request")
+    assert code == 0 and f"; {counted}\n" in out, out
 
 
 def test_each_request_sees_only_the_events_before_it() -> None:

@@ -533,7 +533,9 @@ class TurnStore(TurnReading):
     def _write(self, fd: int, records: bytes, commits: int) -> None:
         """Write at the end, all or nothing: on any failure truncate back and raise."""
         try:
-            write_at(fd, records, self._size)
+            done = os.pwrite(fd, records, self._size)  # whole, but for a short write (continued)
+            if done != len(records):
+                write_at(fd, records[done:], self._size + done)
             if self.fsync == "always":
                 sync_file(fd)
             elif self.fsync == "batch":
@@ -586,9 +588,7 @@ class TurnLog(TurnStore):
     def _header() -> bytes:
         return encode_frame_header()
 
-    @staticmethod
-    def _encode(number: int, turn_id: bytes, events_json: bytes) -> bytes:
-        return encode_frame(number, turn_id, events_json)
+    _encode = staticmethod(encode_frame)  # the hook is the function itself: no frame per commit
 
     @staticmethod
     def _content(record: bytes) -> bytes:

@@ -409,9 +409,11 @@ class TurnStore(TurnReading):
         turn = tuple(events)
         stored, raw_id, record = self._prepare(fd, turn, turn_id, self.last_seq, self._size, {}, [])
         if record is not None:
-            self._before_write(1, self._size + len(record), f"turn {stored.turn_id!r}")
+            end = self._size + len(record)
+            self._before_write(1, end, stored.turn_id)
             self._write(fd, record, 1)
-            self._appended({raw_id: (0, record)}, [stored], turn[-1].seq)
+            self._add(raw_id, stored, end)
+            self.last_seq = turn[-1].seq
         return stored
 
     def commit_many(
@@ -439,14 +441,18 @@ class TurnStore(TurnReading):
                 after_seq = turn[-1].seq
             out.append(stored)
         if new:
-            self._before_write(len(new), end, f"{len(new)} new turns")
+            self._before_write(len(new), end, None)
             self._write(fd, b"".join(record for _, record in new.values()), len(new))
-            self._appended(new, out, after_seq)
+            for raw_id, (place, record) in new.items():  # joined to the index in the order written
+                self._add(raw_id, out[place], out[place].offset + len(record))
+            self.last_seq = after_seq
         return out
 
-    def _before_write(self, commits: int, end: int, what: str) -> None:
-        """Refuse a write past ``max_bytes``; check the path's identity when the policy asks."""
+    def _before_write(self, commits: int, end: int, turn_id: str | None) -> None:
+        """Refuse a write past ``max_bytes`` (naming the turn, or ``None``: the call's new turns);
+        check the path's identity when the policy asks. The message is built only when raised."""
         if end > self.max_bytes:
+            what = f"turn {turn_id!r}" if turn_id is not None else f"{commits} new turns"
             raise LogFull(
                 f"{self.path}: {what} ({end - self._size} B) would grow the log to {end} B, "
                 f"past its limit of {self.max_bytes} B; nothing written"
@@ -472,9 +478,8 @@ class TurnStore(TurnReading):
         else:
             body, plain = encode_turn(turn)
         record = self._encode(self._next_number + len(new), raw_id, body)
-        repeat = self._repeat(fd, tid, raw_id, record, new, out)
-        if repeat is not None:
-            return repeat, raw_id, None
+        if raw_id in new or raw_id in self._index():  # a new id (the common case) costs two lookups
+            return self._repeat(fd, tid, raw_id, record, new, out), raw_id, None
         if raw_id in self._dead_ids:
             raise TurnConflict(
                 f"{self.path}: turn {tid!r} names a record skipped as undecodable; refusing (use another id)"
@@ -487,18 +492,16 @@ class TurnStore(TurnReading):
         return stored_turn(tid, kept, offset), raw_id, record
 
     def _repeat(self, fd: int, tid: str, raw_id: bytes, record: bytes, new: dict[bytes, tuple[int, bytes]],
-                out: list[StoredTurn]) -> StoredTurn | None:  # fmt: skip
+                out: list[StoredTurn]) -> StoredTurn:  # fmt: skip
         """The turn committed under ``raw_id`` (in the log, or earlier in this call: ``new``) when
-        ``record`` holds its content, :class:`TurnConflict` for other content, None for a new id."""
+        ``record`` holds its content, else :class:`TurnConflict`."""
         earlier, known = new.get(raw_id), self._index().get(raw_id)
         if earlier is not None:
             place, theirs = earlier
             where = f"turn {place} of this call"
-        elif known is not None:
-            _, _, start, stop = self._refs[known]
-            theirs, where = os.pread(fd, stop - start, start), f"record at byte {start}"
         else:
-            return None
+            _, _, start, stop = self._refs[known]  # type: ignore[index]
+            theirs, where = os.pread(fd, stop - start, start), f"record at byte {start}"
         if self._content(theirs) != self._content(record):
             raise TurnConflict(
                 f"{self.path}: turn {tid!r} is already committed with different content ({where}); refusing"
@@ -530,7 +533,9 @@ class TurnStore(TurnReading):
     def _write(self, fd: int, records: bytes, commits: int) -> None:
         """Write at the end, all or nothing: on any failure truncate back and raise."""
         try:
-            write_at(fd, records, self._size)
+            done = os.pwrite(fd, records, self._size)  # whole, but for a short write (continued)
+            if done != len(records):
+                write_at(fd, records[done:], self._size + done)
             if self.fsync == "always":
                 sync_file(fd)
             elif self.fsync == "batch":
@@ -549,17 +554,13 @@ class TurnStore(TurnReading):
                 f"{self.path}: append failed ({exc.strerror}); log left at {self._size} B"
             ) from None
 
-    def _appended(self, new: dict[bytes, tuple[int, bytes]], out: list[StoredTurn], last_seq: int) -> None:
-        """The written records joined to the index, in the order they were written."""
-        index, refs, cache = self._index(), self._refs, self._cache
-        for raw_id, (place, record) in new.items():
-            stored = out[place]
-            index[raw_id] = len(refs)
-            refs.append((raw_id, self._next_number, stored.offset, stored.offset + len(record)))
-            cache.append(stored)
-            self._next_number += 1
-        self._size = refs[-1][3]
-        self.last_seq = last_seq
+    def _add(self, raw_id: bytes, stored: StoredTurn, end: int) -> None:
+        """A written record joined to the index; the log now ends where it does."""
+        self._index()[raw_id] = len(self._refs)
+        self._refs.append((raw_id, self._next_number, stored.offset, end))
+        self._cache.append(stored)
+        self._next_number += 1
+        self._size = end
 
     def sync(self) -> None:
         """Make every commit so far durable (``fsync``), whatever the policy."""
@@ -587,9 +588,7 @@ class TurnLog(TurnStore):
     def _header() -> bytes:
         return encode_frame_header()
 
-    @staticmethod
-    def _encode(number: int, turn_id: bytes, events_json: bytes) -> bytes:
-        return encode_frame(number, turn_id, events_json)
+    _encode = staticmethod(encode_frame)  # the hook is the function itself: no frame per commit
 
     @staticmethod
     def _content(record: bytes) -> bytes:

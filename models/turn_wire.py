@@ -36,7 +36,7 @@ def plain_turn(events: tuple[Event, ...], after_seq: int) -> tuple[bytes, tuple[
     if (
         first.kind is not _USER or last.kind is not _TERM or first.call_id is not None
         or last.call_id is not None or type(number) is not int or not 0 <= number <= MAX_INT
-        or type(after_seq) is not int
+        or type(after_seq) is not int or type(session) is not str
     ):  # fmt: skip
         return None
     out: list[WireEvent] = []
@@ -44,11 +44,18 @@ def plain_turn(events: tuple[Event, ...], after_seq: int) -> tuple[bytes, tuple[
     open_calls: set[str] = set()
     prev = after_seq
     unchanged = True  # every event already reads back as itself
-    for e in events:
-        seq, sess, turn, kind, call_id, ts, writer, text, chars, cjk, source, covers = (
-            e.seq, e.session, e.turn, e.kind, e.call_id, e.ts, e.writer, e.text, e.chars, e.cjk, e.source, e.covers
+    for e in events:  # the same object as the first event's session or turn needs no other test
+        seq, sess, turn, kind, call_id, ts, writer, text, chars, cjk, source, tied, caller = (
+            e.seq, e.session, e.turn, e.kind, e.call_id, e.ts, e.writer, e.text, e.chars, e.cjk, e.source, e.tied_to, e.caller
         )  # fmt: skip
-        if type(seq) is not int or seq <= prev or turn != number or sess != session or type(sess) is not str:
+        if (
+            type(seq) is not int or seq <= prev or type(ts) is not float or type(writer) is not str
+            or (turn is not number and (type(turn) is not int or turn != number))
+            or (sess is not session and (type(sess) is not str or sess != session))
+            or (cjk is not True and cjk is not False) or e.covers is not None
+            or (source is not None and type(source) is not str)
+            or (tied is not None and type(tied) is not str) or (caller is not None and type(caller) is not str)
+        ):  # fmt: skip
             return None
         prev = seq
         if kind is _CALL:
@@ -61,17 +68,9 @@ def plain_turn(events: tuple[Event, ...], after_seq: int) -> tuple[bytes, tuple[
             open_calls.discard(call_id)
         elif e is not first and e is not last:
             return None
-        if type(ts) is not float:
-            return None
         if ts.is_integer():
             ts = int(ts)
         elif not 1e-4 <= abs(ts) < 1e16:
-            return None
-        if (
-            type(turn) is not int or type(writer) is not str or (cjk is not True and cjk is not False)
-            or (source is not None and type(source) is not str) or covers is not None
-            or (e.tied_to is not None and type(e.tied_to) is not str) or (e.caller is not None and type(e.caller) is not str)
-        ):  # fmt: skip
             return None
         size: int | None = None
         if text is None:
@@ -82,10 +81,10 @@ def plain_turn(events: tuple[Event, ...], after_seq: int) -> tuple[bytes, tuple[
             return None
         elif chars != len(text):
             unchanged = False
-        if source == session:
+        if source is not None and source == session:
             unchanged, source = False, None
-        add(WireEvent(seq, session, turn, KIND_NAME[kind], call_id, None, ts, writer, text, size, cjk, source,
-                      e.tied_to, e.caller))  # fmt: skip
+        add(WireEvent(seq, session, number, KIND_NAME[kind], call_id, None, ts, writer, text, size, cjk, source,
+                      tied, caller))  # fmt: skip
     if prev > MAX_INT:
         return None
     try:

@@ -207,23 +207,34 @@ class Simulation:
                 yield Timeout(self.env, t - self.env.now)
                 self._announce(1)
 
-    def _writer(self, w: int) -> Process:
-        """Writer ``w`` takes the oldest waiting turn only when the model lets it append now: a
-        writer the model blocks (a lock, or it already appended this slot) leaves it to others."""
+    def _writer(self, w: int) -> Callable[[Any], None]:
+        """Writer ``w``'s wake-up: it takes the oldest waiting turn only when the model lets it
+        append now (a writer the model blocks — a lock, or it already appended this slot —
+        leaves it to others), then waits on the change it needs: a new state while turns wait,
+        else new turns.
+
+        A writer (and the compactor) is a callback on the event it waits for, not a generator
+        process: SimPy runs an event's callbacks in the order they were added, exactly as it
+        resumes the processes waiting on it, so the order of every action is the one of a
+        process per writer, without a generator resumed (and ``Process._resume`` run) for every
+        waiter of every change — most of them find nothing to do."""
         action, requests, enabled = ("append", w), self.requests, self.model.is_enabled
         blocked = self.blocked_since
-        while True:
-            while not (requests and enabled(self.state, action)):
-                if requests:
-                    blocked.setdefault(w, self.env.now)
-                elif w in blocked:
+
+        def wake(_event: Any) -> None:
+            while requests and enabled(self.state, action):
+                if w in blocked:
                     self._writer_waited(w)
-                yield self._changed if requests else self._arrival
-            if w in blocked:
+                self.latencies.append(self.env.now - requests.popleft())
+                self.appends += 1
+                self._apply(action)
+            if requests:
+                blocked.setdefault(w, self.env.now)
+            elif w in blocked:
                 self._writer_waited(w)
-            self.latencies.append(self.env.now - requests.popleft())
-            self.appends += 1
-            self._apply(action)
+            (self._changed if requests else self._arrival).callbacks.append(wake)  # type: ignore[union-attr]
+
+        return wake
 
     def _writer_waited(self, w: int) -> None:
         self.writer_wait = max(self.writer_wait, self.env.now - self.blocked_since.pop(w))
@@ -236,11 +247,11 @@ class Simulation:
                 yield self._changed
             self._apply(_TICK)
 
-    def _compactor(self) -> Process:
+    def _compactor(self, _event: Any) -> None:
+        """The compactor's wake-up (a callback, as a writer's): it acts while the model says
+        it is due, then waits for the next change of state."""
         enabled = self.model.is_enabled
-        while True:
-            while not enabled(self.state, _COMPACT):
-                yield self._changed
+        while enabled(self.state, _COMPACT):
             live = self.live
             if self.due_since is None:
                 self.due_since = self.env.now
@@ -254,6 +265,7 @@ class Simulation:
                 self.retries += 1
                 self.streak += 1
                 self.max_streak = max(self.max_streak, self.streak)
+        self._changed.callbacks.append(self._compactor)  # type: ignore[union-attr]
 
     # -- projection of the live turns ---------------------------------------------------------
 
@@ -290,6 +302,12 @@ class Simulation:
 
     # -- running ------------------------------------------------------------------------------
 
+    def _start(self, wake: Callable[[Any], None]) -> None:
+        """Run ``wake`` first as SimPy starts a process: on an event now. Nothing else is due at
+        time 0 before the actors have started, so a zero-delay timeout keeps the order, the
+        time and the count of the events a process's ``Initialize`` would have had."""
+        Timeout(self.env, 0).callbacks.append(wake)  # type: ignore[union-attr]
+
     def run(self) -> SimulationResult:
         """Run ``spec.slots`` slots and summarize.
 
@@ -300,8 +318,8 @@ class Simulation:
         env = self.env
         env.process(self._slot_arrivals() if self.spec.arrivals == "slots" else self._poisson_arrivals())
         for w in range(self.writers):
-            env.process(self._writer(w))
-        env.process(self._compactor())
+            self._start(self._writer(w))
+        self._start(self._compactor)
         env.process(self._clock())
         events = 0
         end = float(self.spec.slots)

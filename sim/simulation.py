@@ -134,7 +134,7 @@ class Simulation:
         if getattr(self.state, "live", None) == live:  # the state names its live count: read it directly
             self._live: Callable[[Any], int] = attrgetter("live")
         else:
-            self._live = lambda state: int(model.metrics(state)["live_turns"])
+            self._live = model.live_turns
         self.requests: deque[float] = deque()  # arrival times of turns not yet taken by a writer
         self._arrival = SimEvent(self.env)
         self._changed = SimEvent(self.env)

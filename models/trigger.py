@@ -185,16 +185,17 @@ class TriggerModel(ProtocolModel[State, Action]):
         :meth:`step` and :meth:`is_enabled` read the same ones."""
         if state[3] == 0:  # the compactor acts at the slot boundary, before anything else
             return [] if only is not None and only != _COMPACT else [(_COMPACT, self._compacted(state))]
+        known = self._anonymous.get(state[2]) or self._writers(state[2])
         out: list[tuple[Action, State]] = []  # plain loops: a comprehension costs a call a state
         if (only is None or only[0] == APPEND) and self._open(state):
             a_live, a_peak, a_pending, a_count, a_dirty, a_busy, a_fired = self._append_fields(state)
-            known = self._anonymous.get(state[2]) if state[8] is None and only is None else None
-            for a, multiset, named in known.moves if known is not None else self._appends(state, only):
+            moves = known.moves if state[8] is None and only is None else self._appends(state, only)
+            for a, multiset, named in moves:
                 out.append(
                     (a, (a_live, a_peak, multiset, a_pending, a_count, a_dirty, a_busy, a_fired, named))
                 )
         if only is None or only == _TICK:
-            out.append((_TICK, self._ticked(state)))
+            out.append((_TICK, self._ticked(state, known)))
         return out
 
     def _compacted(self, state: State) -> State:
@@ -223,14 +224,14 @@ class TriggerModel(ProtocolModel[State, Action]):
                 pending, count, dirty = self._g, a_live, False
         return (a_live, a_live if a_live > peak else peak, pending, count, dirty, a_busy, fired)
 
-    def _ticked(self, state: State) -> State:
+    def _ticked(self, state: State, known: _Writers | None = None) -> State:
         """The slot ends (the compactor is not due): every writer may append again, and the gap
         and a synchronous trim's hold count one slot down."""
         live, peak, writers, pending, count, dirty, busy, fired, names = state
         if names is not None:
             ticked = self.classes.ticked
             names = tuple([ticked[k] for k in names])
-        known = self._anonymous.get(writers) or self._writers(writers)
+        known = known or self._anonymous.get(writers) or self._writers(writers)
         pending = pending - 1 if pending > 0 else pending
         return (live, peak, known.ticked, pending, count, dirty, busy - 1 if busy > 0 else 0, fired, names)
 

@@ -135,6 +135,7 @@ class Simulation:
             self._live: Callable[[Any], int] = attrgetter("live")
         else:
             self._live = model.live_turns
+        self._step = model.step
         self.requests: deque[float] = deque()  # arrival times of turns not yet taken by a writer
         self._arrival = SimEvent(self.env)
         self._changed = SimEvent(self.env)
@@ -159,8 +160,8 @@ class Simulation:
     def _apply(self, action: tuple[Any, ...]) -> None:
         """Take ``action`` (enabled: the caller asked), record what it did, wake the waiting."""
         before = self.live
-        self.state = self.model.step(self.state, action)
-        self.live = live = self._live(self.state)
+        self.state = state = self._step(self.state, action)
+        self.live = live = self._live(state)
         if live > self.peak:
             self.peak = live
         elif live > self.post_peak and live < before + (action[0] == "append"):
@@ -228,11 +229,14 @@ class Simulation:
                 self.latencies.append(self.env.now - requests.popleft())
                 self.appends += 1
                 self._apply(action)
-            if requests:
-                blocked.setdefault(w, self.env.now)
-            elif w in blocked:
-                self._writer_waited(w)
-            (self._changed if requests else self._arrival).callbacks.append(wake)  # type: ignore[union-attr]
+            if requests:  # turns wait that the model will not let ``w`` take: wait for a change
+                if w not in blocked:
+                    blocked[w] = self.env.now
+                self._changed.callbacks.append(wake)  # type: ignore[union-attr]
+            else:
+                if w in blocked:
+                    self._writer_waited(w)
+                self._arrival.callbacks.append(wake)  # type: ignore[union-attr]
 
         return wake
 

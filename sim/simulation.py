@@ -11,9 +11,10 @@ not enable waits for the next state change, FIFO, exactly as it would queue on a
 model with this action vocabulary runs here: the trigger model under every locking strategy, or a
 user's own ``package.module:Class``.
 
-Each actor is a SimPy generator process — the arrival stream, every writer, the compactor, the
-clock — that asks the model ``is_enabled`` and acts with ``step``: the model's generic interface
-and nothing else, so a writer of any model names its own action ``("append", w)``. (The trigger
+Each actor — the arrival stream, every writer, the compactor, the clock — waits on SimPy events
+(the arrival stream and the clock as generator processes, a writer and the compactor as a
+callback on the event it waits for), asks the model ``is_enabled`` and acts with ``step``: the
+model's generic interface and nothing else, so a writer of any model names its own action ``("append", w)``. (The trigger
 model's initial state names its writers, so its states in a run say which writer is which.)
 
 After every appended turn the runner can project the live turns with the projector core
@@ -120,8 +121,8 @@ class Simulation:
     Two SimPy events carry every wait: ``_arrival`` fires when turns arrive (idle writers wait
     on it) and ``_changed`` when the model's state changes (whoever the model does not enable
     waits on it); each is replaced when it fires, and fires only when someone waits, so an
-    unwatched change schedules nothing. SimPy resumes the waiting processes in the order they
-    began to wait: a blocked writer queues FIFO, as on a ``simpy.Resource``.
+    unwatched change schedules nothing. SimPy wakes the waiting (callbacks and processes) in the
+    order they began to wait: a blocked writer queues FIFO, as on a ``simpy.Resource``.
     """
 
     def __init__(self, model: ProtocolModel[Any, Any], spec: RunSpec, writers: int | None = None) -> None:

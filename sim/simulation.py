@@ -14,8 +14,9 @@ user's own ``package.module:Class``.
 Each actor — the arrival stream, every writer, the compactor, the clock — waits on SimPy events
 (the arrival stream and the clock as generator processes, a writer and the compactor as a
 callback on the event it waits for), asks the model ``is_enabled`` and acts with ``step``: the
-model's generic interface and nothing else, so a writer of any model names its own action ``("append", w)``. (The trigger
-model's initial state names its writers, so its states in a run say which writer is which.)
+model's generic interface and nothing else, so a writer of any model names its own action
+``("append", w)``. (The trigger model's initial state names its writers, so its states in a run
+say which writer is which.)
 
 After every appended turn the runner can project the live turns with the projector core
 (``budget``/``strategy``) and record the window's structural report.

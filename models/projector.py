@@ -63,10 +63,9 @@ class _Report:
     def __get__(self, window: Window | None, owner: type | None = None) -> Any:
         if window is None:
             return self
-        report = structural_report(
-            window[0], window[3], window[5], window[2],
-            dropped_partial=window[7], fallback=window[8], placeholders=len(window[6]),
-        )  # fmt: skip
+        report = _structural_report(
+            window[0], window[3], window[5], window[2], window[7], window[8], len(window[6])
+        )
         window.__dict__["report"] = report
         return report
 
@@ -229,16 +228,27 @@ def structural_report(
     placeholders: int = 0,
 ) -> Report:
     """The counters of the window ``[s, n)`` in O(log n) (see :mod:`models.history`)."""
+    return _structural_report(h, s, cost_value, budget, dropped_partial, fallback, placeholders)
+
+
+def _structural_report(
+    h: History, s: int, cost_value: int, budget: int, dropped_partial: int, fallback: int, placeholders: int
+) -> Report:
+    """:func:`structural_report` with positional arguments (a window's first read of its report
+    calls it; keyword arguments cost more than the lookups), building the report as a tuple
+    without the NamedTuple's constructor frame; a list with no position at or after ``s``
+    (no open CALL, the common case) needs no bisection."""
     n = len(h.kind)
     if s >= n:
-        return Report(0, 0, 0, int(cost_value > budget), cost_value, int(n > 0), dropped_partial,
-                      fallback, placeholders, 0, 0, 0, 0, 0, 0)  # fmt: skip
+        return _new(Report, (0, 0, 0, int(cost_value > budget), cost_value, int(n > 0), dropped_partial,
+                             fallback, placeholders, 0, 0, 0, 0, 0, 0))  # fmt: skip
     oc, ores = h.open_calls, h.open_results
-    open_first_calls = len(oc) - bisect_left(oc, s)
-    open_first_results = len(ores) - bisect_left(ores, s)
-    mispair = h.first_results[n] - h.first_results[s] - open_first_results
-    inside_pairs = h.first_calls[n] - h.first_calls[s] - open_first_calls + mispair
-    calls = h.calls[n] - h.calls[s]
+    open_first_calls = len(oc) - bisect_left(oc, s) if oc and oc[-1] >= s else 0
+    open_first_results = len(ores) - bisect_left(ores, s) if ores and ores[-1] >= s else 0
+    first_results, first_calls, calls = h.first_results, h.first_calls, h.calls
+    mispair = first_results[n] - first_results[s] - open_first_results
+    inside_pairs = first_calls[n] - first_calls[s] - open_first_calls + mispair
+    calls = calls[n] - calls[s]
     orphan_res = h.results[n] - h.results[s] - inside_pairs
     orphan_call = calls - inside_pairs - placeholders
     pair_split = int(s > 0 and h.kind[s - 1] == _CALL and h.partner[s - 1] >= s)
@@ -246,28 +256,17 @@ def structural_report(
     dup = calls - (len(last) - bisect_left(last, s))
     s1 = s + 1
     seg = h.seg_idx[s] + 1
-    x = h.seg_starts[seg] if seg < len(h.seg_starts) else n
-    first_changes = h.seg_first_change
+    starts = h.seg_starts
+    x = starts[seg] if seg < len(starts) else n
+    first_changes, src_change = h.seg_first_change, h.src_change
     partial_mixed = int(
         h.seg_src_change[x] - h.seg_src_change[s1] > 0 and first_changes[x] - first_changes[s1] == 0
     )
-    return Report(
-        orphan_res,
-        orphan_call,
-        pair_split,
-        int(cost_value > budget),
-        cost_value,
-        0,
-        dropped_partial,
-        fallback,
-        placeholders,
-        h.tie_inv[n] - h.tie_inv[s1],
-        h.seq_inv[n] - h.seq_inv[s1],
-        mispair,
-        int(h.src_change[n] - h.src_change[s1] > 0),
-        first_changes[n] - first_changes[s1] + partial_mixed,
-        dup,
-    )
+    return _new(Report, (
+        orphan_res, orphan_call, pair_split, int(cost_value > budget), cost_value, 0, dropped_partial,
+        fallback, placeholders, h.tie_inv[n] - h.tie_inv[s1], h.seq_inv[n] - h.seq_inv[s1], mispair,
+        int(src_change[n] - src_change[s1] > 0), first_changes[n] - first_changes[s1] + partial_mixed, dup,
+    ))  # fmt: skip
 
 
 def _window(

@@ -221,6 +221,11 @@ class ProtocolModel(Generic[S, A]):
         """Integer quantities whose worst case the explorer reports (e.g. ``live_turns``)."""
         return {}
 
+    def live_turns(self, state: S) -> int:
+        """``metrics(state)["live_turns"]``, which the SimPy runner reads after every action: a
+        model whose state holds the count may return it without building the metrics."""
+        return int(self.metrics(state)["live_turns"])
+
     def canonical(self, state: S) -> S:
         """The representative of ``state``'s symmetry class (interchangeable writers, call ids);
         the state itself when the model has no symmetry."""

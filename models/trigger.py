@@ -36,7 +36,7 @@ through per-slot arrival counts, without re-implementing it.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from turncheck.models.errors import BadParameter
@@ -160,72 +160,80 @@ class TriggerModel(ProtocolModel[State, Action]):
                 return known.moves
             after = known.appended.get(only[1]) if len(only) == 2 else None
             return [] if after is None else [(only, after, None)]
-        c = self.classes
         if only is None:
-            chosen: Iterable[int] = range(self._w)
-        elif len(only) == 2 and type(only[1]) is int and 0 <= only[1] < self._w:
-            chosen = (only[1],)
-        else:
-            return []
-        return [
-            ((APPEND, w), writers + c.moved[names[w]], (*names[:w], c.appended[names[w]], *names[w + 1 :]))
-            for w in chosen
-            if c.may_append[names[w]]
-        ]
+            found = [self._named_append(writers, names, w) for w in range(self._w)]
+            return [move for move in found if move is not None]
+        move = None
+        if len(only) == 2 and type(only[1]) is int and 0 <= only[1] < self._w:
+            move = self._named_append(writers, names, only[1])
+        return [] if move is None else [move]
+
+    def _named_append(
+        self, writers: int, names: tuple[int, ...], w: int
+    ) -> tuple[Action, int, tuple[int, ...]] | None:
+        """Writer ``w``'s append in a named state, if its class may append: the action with the
+        multiset and the names it leaves."""
+        c, k = self.classes, names[w]
+        if not c.may_append[k]:
+            return None
+        return ((APPEND, w), writers + c.moved[k], (*names[:w], c.appended[k], *names[w + 1 :]))
 
     def successors(self, state: State, only: Action | None = None) -> list[tuple[Action, State]]:
         """Every enabled action with the state it leads to, in a stable order — or just ``only``,
-        when it is enabled: the protocol's rules, all in this one place."""
-        live, peak, writers, pending, count, dirty, busy, fired, names = state
-        if pending == 0:  # the compactor acts at the slot boundary, before anything else
-            if only is not None and only != _COMPACT:
-                return []
-            if self._cas and dirty:  # version changed: re-read, wait again
-                after = (live, peak, writers, self._g, live, False, busy, fired, names)
-            else:
-                live -= self.strategy.delete_count(live, count, self._m)
-                after = (live, peak, writers, -1, 0, False, busy, fired, names)
-            return [(_COMPACT, after)]
-        known = self._anonymous.get(writers) or self._writers(writers)
+        when it is enabled. Each action's rule is written once, in :meth:`_compacted`,
+        :meth:`_append_fields` (with the writer's class, :meth:`_appends`) and :meth:`_ticked`;
+        :meth:`step` and :meth:`is_enabled` read the same ones."""
+        if state[3] == 0:  # the compactor acts at the slot boundary, before anything else
+            return [] if only is not None and only != _COMPACT else [(_COMPACT, self._compacted(state))]
+        known = self._anonymous.get(state[2]) or self._writers(state[2])
         out: list[tuple[Action, State]] = []  # plain loops: a comprehension costs a call a state
         if (only is None or only[0] == APPEND) and self._open(state):
-            # what any append does to the fields but the writers'
-            a_live, a_busy = live + 1, 0  # the store is open: no trim holds it
-            a_pending, a_count, a_dirty, a_fired = pending, count, dirty, fired
-            if pending > 0:
-                a_dirty = True
-            elif a_live > self._m:
-                a_fired = True
-                if self._sync:
-                    a_live, a_busy = self._m, self._g  # trimmed before the new turn is visible
-                elif self._g == 0:
-                    a_live = self._m  # read and act in the appending step: both delete rules leave M
-                else:
-                    a_pending, a_count, a_dirty = self._g, a_live, False
-            a_peak = a_live if a_live > peak else peak
-            moves = known.moves if names is None and only is None else self._appends(state, only)
+            a_live, a_peak, a_pending, a_count, a_dirty, a_busy, a_fired = self._append_fields(state)
+            moves = known.moves if state[8] is None and only is None else self._appends(state, only)
             for a, multiset, named in moves:
                 out.append(
                     (a, (a_live, a_peak, multiset, a_pending, a_count, a_dirty, a_busy, a_fired, named))
                 )
         if only is None or only == _TICK:
-            if names is not None:
-                ticked = self.classes.ticked
-                names = tuple([ticked[k] for k in names])
-            pending = pending - 1 if pending > 0 else pending
-            after = (
-                live,
-                peak,
-                known.ticked,
-                pending,
-                count,
-                dirty,
-                busy - 1 if busy > 0 else 0,
-                fired,
-                names,
-            )
-            out.append((_TICK, after))
+            out.append((_TICK, self._ticked(state, known)))
         return out
+
+    def _compacted(self, state: State) -> State:
+        """The compactor's act (it is due: ``pending == 0``): a ``cas`` commit that finds the
+        version changed re-reads and waits again; otherwise the strategy's delete."""
+        live, peak, writers, _pending, count, dirty, busy, fired, names = state
+        if self._cas and dirty:
+            return (live, peak, writers, self._g, live, False, busy, fired, names)
+        live -= self.strategy.delete_count(live, count, self._m)
+        return (live, peak, writers, -1, 0, False, busy, fired, names)
+
+    def _append_fields(self, state: State) -> tuple[int, int, int, int, bool, int, bool]:
+        """What any append (the store is open, :meth:`_open`) does to the fields but the
+        writers': ``(live, peak, pending, count, dirty, busy, fired)``."""
+        live, peak, _writers, pending, count, dirty, _busy, fired, _names = state
+        a_live, a_busy = live + 1, 0  # the store is open: no trim holds it
+        if pending > 0:
+            dirty = True
+        elif a_live > self._m:
+            fired = True
+            if self._sync:
+                a_live, a_busy = self._m, self._g  # trimmed before the new turn is visible
+            elif self._g == 0:
+                a_live = self._m  # read and act in the appending step: both delete rules leave M
+            else:
+                pending, count, dirty = self._g, a_live, False
+        return (a_live, a_live if a_live > peak else peak, pending, count, dirty, a_busy, fired)
+
+    def _ticked(self, state: State, known: _Writers | None = None) -> State:
+        """The slot ends (the compactor is not due): every writer may append again, and the gap
+        and a synchronous trim's hold count one slot down."""
+        live, peak, writers, pending, count, dirty, busy, fired, names = state
+        if names is not None:
+            ticked = self.classes.ticked
+            names = tuple([ticked[k] for k in names])
+        known = known or self._anonymous.get(writers) or self._writers(writers)
+        pending = pending - 1 if pending > 0 else pending
+        return (live, peak, known.ticked, pending, count, dirty, busy - 1 if busy > 0 else 0, fired, names)
 
     def actions(self, state: State) -> list[Action]:
         return [a for a, _after in self.successors(state)]
@@ -237,11 +245,12 @@ class TriggerModel(ProtocolModel[State, Action]):
         return not (pending == 0 or state[6] or (pending > 0 and self._blocks))
 
     def is_enabled(self, state: State, action: Action) -> bool:
-        """``action in actions(state)``; an append's answer is read off the state without
-        building the next one (the SimPy runner asks on every wake-up): :meth:`_open`, then the
-        writer's class, as :meth:`successors` reads them."""
-        if action[0] != APPEND:
-            return bool(self.successors(state, action))
+        """``action in actions(state)``, read off the state without building the next one (the
+        SimPy runner asks on every wake-up): the compactor when due, else a tick, or an append
+        in an open store (:meth:`_open`) by a writer whose class may append."""
+        kind = action[0]
+        if kind != APPEND:
+            return action == (_COMPACT if state[3] == 0 else _TICK)
         if len(action) != 2 or not self._open(state):
             return False
         w, names = action[1], state[8]
@@ -250,8 +259,16 @@ class TriggerModel(ProtocolModel[State, Action]):
         return type(w) is int and 0 <= w < self._w and self.classes.may_append[names[w]]
 
     def step(self, state: State, action: Action) -> State:
-        for _a, after in self.successors(state, action):
-            return after
+        """The state ``action`` leads to, by that action's rule alone (the SimPy runner's and a
+        replay's call: nothing else is built)."""
+        if action == _TICK and state[3] != 0:
+            return self._ticked(state)
+        if action == _COMPACT and state[3] == 0:
+            return self._compacted(state)
+        if action[0] == APPEND and self._open(state):
+            for _a, multiset, named in self._appends(state, action):
+                a_live, a_peak, a_pending, a_count, a_dirty, a_busy, a_fired = self._append_fields(state)
+                return (a_live, a_peak, multiset, a_pending, a_count, a_dirty, a_busy, a_fired, named)
         raise BadParameter(f"model trigger: action {action!r} is not enabled in this state")
 
     def canonical(self, state: State) -> State:
@@ -400,6 +417,9 @@ class TriggerModel(ProtocolModel[State, Action]):
                 f"live turns exceed maxTurns={self._m} at least once, so the trigger is exercised",
             ),
         )
+
+    def live_turns(self, state: State) -> int:
+        return state[0]  # what ``metrics`` reports as ``live_turns``
 
     def metrics(self, state: State) -> Mapping[str, int]:
         """``live_turns``, ``peak_turns`` (instantaneous) and ``post_compaction_turns``.

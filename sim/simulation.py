@@ -11,10 +11,12 @@ not enable waits for the next state change, FIFO, exactly as it would queue on a
 model with this action vocabulary runs here: the trigger model under every locking strategy, or a
 user's own ``package.module:Class``.
 
-Each actor is a SimPy generator process — the arrival stream, every writer, the compactor, the
-clock — that asks the model ``is_enabled`` and acts with ``step``: the model's generic interface
-and nothing else, so a writer of any model names its own action ``("append", w)``. (The trigger
-model's initial state names its writers, so its states in a run say which writer is which.)
+Each actor — the arrival stream, every writer, the compactor, the clock — waits on SimPy events
+(the arrival stream and the clock as generator processes, a writer and the compactor as a
+callback on the event it waits for), asks the model ``is_enabled`` and acts with ``step``: the
+model's generic interface and nothing else, so a writer of any model names its own action
+``("append", w)``. (The trigger model's initial state names its writers, so its states in a run
+say which writer is which.)
 
 After every appended turn the runner can project the live turns with the projector core
 (``budget``/``strategy``) and record the window's structural report.
@@ -120,8 +122,8 @@ class Simulation:
     Two SimPy events carry every wait: ``_arrival`` fires when turns arrive (idle writers wait
     on it) and ``_changed`` when the model's state changes (whoever the model does not enable
     waits on it); each is replaced when it fires, and fires only when someone waits, so an
-    unwatched change schedules nothing. SimPy resumes the waiting processes in the order they
-    began to wait: a blocked writer queues FIFO, as on a ``simpy.Resource``.
+    unwatched change schedules nothing. SimPy wakes the waiting (callbacks and processes) in the
+    order they began to wait: a blocked writer queues FIFO, as on a ``simpy.Resource``.
     """
 
     def __init__(self, model: ProtocolModel[Any, Any], spec: RunSpec, writers: int | None = None) -> None:
@@ -134,7 +136,8 @@ class Simulation:
         if getattr(self.state, "live", None) == live:  # the state names its live count: read it directly
             self._live: Callable[[Any], int] = attrgetter("live")
         else:
-            self._live = lambda state: int(model.metrics(state)["live_turns"])
+            self._live = model.live_turns
+        self._step = model.step
         self.requests: deque[float] = deque()  # arrival times of turns not yet taken by a writer
         self._arrival = SimEvent(self.env)
         self._changed = SimEvent(self.env)
@@ -159,8 +162,8 @@ class Simulation:
     def _apply(self, action: tuple[Any, ...]) -> None:
         """Take ``action`` (enabled: the caller asked), record what it did, wake the waiting."""
         before = self.live
-        self.state = self.model.step(self.state, action)
-        self.live = live = self._live(self.state)
+        self.state = state = self._step(self.state, action)
+        self.live = live = self._live(state)
         if live > self.peak:
             self.peak = live
         elif live > self.post_peak and live < before + (action[0] == "append"):
@@ -207,23 +210,37 @@ class Simulation:
                 yield Timeout(self.env, t - self.env.now)
                 self._announce(1)
 
-    def _writer(self, w: int) -> Process:
-        """Writer ``w`` takes the oldest waiting turn only when the model lets it append now: a
-        writer the model blocks (a lock, or it already appended this slot) leaves it to others."""
+    def _writer(self, w: int) -> Callable[[Any], None]:
+        """Writer ``w``'s wake-up: it takes the oldest waiting turn only when the model lets it
+        append now (a writer the model blocks — a lock, or it already appended this slot —
+        leaves it to others), then waits on the change it needs: a new state while turns wait,
+        else new turns.
+
+        A writer (and the compactor) is a callback on the event it waits for, not a generator
+        process: SimPy runs an event's callbacks in the order they were added, exactly as it
+        resumes the processes waiting on it, so the order of every action is the one of a
+        process per writer, without a generator resumed (and ``Process._resume`` run) for every
+        waiter of every change — most of them find nothing to do."""
         action, requests, enabled = ("append", w), self.requests, self.model.is_enabled
         blocked = self.blocked_since
-        while True:
-            while not (requests and enabled(self.state, action)):
-                if requests:
-                    blocked.setdefault(w, self.env.now)
-                elif w in blocked:
+
+        def wake(_event: Any) -> None:
+            while requests and enabled(self.state, action):
+                if w in blocked:
                     self._writer_waited(w)
-                yield self._changed if requests else self._arrival
-            if w in blocked:
-                self._writer_waited(w)
-            self.latencies.append(self.env.now - requests.popleft())
-            self.appends += 1
-            self._apply(action)
+                self.latencies.append(self.env.now - requests.popleft())
+                self.appends += 1
+                self._apply(action)
+            if requests:  # turns wait that the model will not let ``w`` take: wait for a change
+                if w not in blocked:
+                    blocked[w] = self.env.now
+                self._changed.callbacks.append(wake)  # type: ignore[union-attr]
+            else:
+                if w in blocked:
+                    self._writer_waited(w)
+                self._arrival.callbacks.append(wake)  # type: ignore[union-attr]
+
+        return wake
 
     def _writer_waited(self, w: int) -> None:
         self.writer_wait = max(self.writer_wait, self.env.now - self.blocked_since.pop(w))
@@ -236,11 +253,11 @@ class Simulation:
                 yield self._changed
             self._apply(_TICK)
 
-    def _compactor(self) -> Process:
+    def _compactor(self, _event: Any) -> None:
+        """The compactor's wake-up (a callback, as a writer's): it acts while the model says
+        it is due, then waits for the next change of state."""
         enabled = self.model.is_enabled
-        while True:
-            while not enabled(self.state, _COMPACT):
-                yield self._changed
+        while enabled(self.state, _COMPACT):
             live = self.live
             if self.due_since is None:
                 self.due_since = self.env.now
@@ -254,6 +271,7 @@ class Simulation:
                 self.retries += 1
                 self.streak += 1
                 self.max_streak = max(self.max_streak, self.streak)
+        self._changed.callbacks.append(self._compactor)  # type: ignore[union-attr]
 
     # -- projection of the live turns ---------------------------------------------------------
 
@@ -290,6 +308,12 @@ class Simulation:
 
     # -- running ------------------------------------------------------------------------------
 
+    def _start(self, wake: Callable[[Any], None]) -> None:
+        """Run ``wake`` first as SimPy starts a process: on an event now. Nothing else is due at
+        time 0 before the actors have started, so a zero-delay timeout keeps the order, the
+        time and the count of the events a process's ``Initialize`` would have had."""
+        Timeout(self.env, 0).callbacks.append(wake)  # type: ignore[union-attr]
+
     def run(self) -> SimulationResult:
         """Run ``spec.slots`` slots and summarize.
 
@@ -300,8 +324,8 @@ class Simulation:
         env = self.env
         env.process(self._slot_arrivals() if self.spec.arrivals == "slots" else self._poisson_arrivals())
         for w in range(self.writers):
-            env.process(self._writer(w))
-        env.process(self._compactor())
+            self._start(self._writer(w))
+        self._start(self._compactor)
         env.process(self._clock())
         events = 0
         end = float(self.spec.slots)

@@ -129,9 +129,12 @@ def vocabulary(model: TriggerModel) -> list[Action]:
 def disagreements(model: TriggerModel, states: Sequence[State]) -> list[tuple[State, Action]]:
     """States and actions where ``successors``, ``actions``, ``is_enabled`` and ``step`` do not
     say the same: ``successors(s)`` must be ``[(a, step(s, a)) for a in actions(s)]`` and
-    ``is_enabled(s, a)`` must be ``a in actions(s)``, for every action of the vocabulary."""
+    ``is_enabled(s, a)`` must be ``a in actions(s)``, for every action of the vocabulary; and
+    ``live_turns(s)`` (the runner's read) must be the ``live_turns`` metric."""
     wrong = []
     for s in states:
+        if model.live_turns(s) != model.metrics(s)["live_turns"]:
+            wrong.append((s, ("live_turns",)))
         enabled = model.actions(s)
         if model.successors(s) != [(a, model.step(s, a)) for a in enabled]:
             wrong.append((s, ("successors",)))
@@ -155,6 +158,17 @@ def test_the_ways_of_asking_agree_on_every_explored_state(locking: str) -> None:
             assert disagreements(model, states) == []
             checked += len(states)
     assert checked > 100
+
+
+class MiscountsLiveTurns(TriggerModel):
+    def live_turns(self, state: State) -> int:
+        return state[1]  # the peak, not the live count
+
+
+def test_the_check_catches_a_wrong_live_count() -> None:
+    wrong = MiscountsLiveTurns(2, 1, 1, "none", turns=2)
+    found = disagreements(wrong, explore(wrong).states)
+    assert found and {a for _s, a in found} == {("live_turns",)}
 
 
 class EnablesTheTickWhenCompactIsDue(TriggerModel):

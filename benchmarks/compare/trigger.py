@@ -1,8 +1,9 @@
 """The SimPy runner against bare SimPy processing the same number of events.
 
 turncheck: :func:`sim.simulation.simulate` of the trigger model, A = 8 writers, G = 5,
-maxTurns 8, no locking, unbounded turns — arrivals, writers, compactor and clock as SimPy
-generator processes, asking the model before every action. The event count is the runner's own
+maxTurns 8, no locking, unbounded turns — arrivals and clock as SimPy generator processes,
+writers and the compactor as callbacks on the events they wait for, asking the model before
+every action. The event count is the runner's own
 (``SimulationResult.events``): every SimPy event it has ``env.step`` process (pinned in
 ``tests/test_simulation_hooks.py``). Ceiling:
 bare SimPy, the same number of processes each yielding a ``Timeout`` forever, stepped for

@@ -495,6 +495,17 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         if self._closed:
             raise RuntimeError("Event loop is closed")
 
+    def settled(self) -> bool:
+        """Whether the run left nothing to wind down: every task done, no async generator open,
+        no callback, actor or thread job pending. Closing the async generators then is one step
+        of its own task that no other could interleave with (no choice asked, no fault point:
+        a task's first step is none), so :func:`_wind_down` skips it — a schedule's steps and
+        its chooser's answers are the same either way, and most schedules end settled."""
+        return not (
+            self._asyncgens or self._eager or self._ready or self._in_flight
+            or any(a.task is not None and not a.task.done() for a in self._actors)
+        )  # fmt: skip
+
     def tasks(self) -> list[asyncio.Task[Any]]:
         return [a.task for a in self._actors if a.task is not None]
 
@@ -536,20 +547,22 @@ def _wind_down(loop: ControlledLoop, retrieve: bool) -> BaseException | None:
     left = [t for t in loop.tasks() if not t.done()]
     for t in left:
         t.cancel()
-    closing = loop.shutdown_asyncgens()
+    closing = loop.shutdown_asyncgens() if left or not loop.settled() else None
     own: list[asyncio.Future[Any]] = []  # the wind-down's own tasks: a Ctrl-C may end one of them
     try:
         if left:
             own.append(asyncio.ensure_future(asyncio.gather(*left, return_exceptions=True), loop=loop))
             loop.run_until_complete(own[-1])
-        own.append(asyncio.ensure_future(closing, loop=loop))
-        loop.run_until_complete(own[-1])
+        if closing is not None:
+            own.append(asyncio.ensure_future(closing, loop=loop))
+            loop.run_until_complete(own[-1])
     except Deadlock:
         pass
     except EXITS as exc:
         return exc
     finally:
-        closing.close()  # not awaited when a stop came first: closed, never warned about at exit
+        if closing is not None:
+            closing.close()  # not awaited when a stop came first: closed, never warned about at exit
         for t in [*own, *loop.tasks()] if retrieve else own:  # type: ignore[assignment]
             if t.done() and not t.cancelled():
                 t.exception()

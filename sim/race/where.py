@@ -14,6 +14,7 @@ import linecache
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import CoroutineType, GeneratorType
 from typing import Any
 
 ASYNCIO_DIR = os.path.dirname(asyncio.__file__) + os.sep
@@ -54,31 +55,48 @@ def _text_at(filename: str, lineno: int, chain: tuple[str, ...], cwd: str) -> st
 def suspended_at(coro: Any) -> str:
     """Where a suspended coroutine waits: the innermost frame of its await chain that is not
     asyncio's own (the user's ``await``, or the library's that made the task wait), with the
-    names of the two functions that awaited it."""
-    frames = []
+    names of the two functions that awaited it. Every step of every schedule asks this, so the
+    chain is only walked here — each frame as its file, function and line — and worded once
+    per chain and working directory (:func:`_chain_text`)."""
+    chain: list[str | int] = []
     obj = coro
     while obj is not None:
-        frame = (
-            getattr(obj, "cr_frame", None) or getattr(obj, "gi_frame", None) or getattr(obj, "ag_frame", None)
-        )
+        kind = type(obj)
+        if kind is CoroutineType:  # what nearly every await chain is made of: no getattr misses
+            frame, following = obj.cr_frame, obj.cr_await
+        elif kind is GeneratorType:
+            frame, following = obj.gi_frame, obj.gi_yieldfrom
+        else:
+            frame = (
+                getattr(obj, "cr_frame", None) or getattr(obj, "gi_frame", None) or getattr(obj, "ag_frame", None)
+            )
+            following = (
+                getattr(obj, "cr_await", None) or getattr(obj, "gi_yieldfrom", None) or getattr(obj, "ag_await", None)
+            )
         if frame is None:
             break
-        if not frame.f_code.co_filename.startswith(ASYNCIO_DIR):
-            frames.append(frame)
-        obj = (
-            getattr(obj, "cr_await", None)
-            or getattr(obj, "gi_yieldfrom", None)
-            or getattr(obj, "ag_await", None)
-        )
-    if not frames:
+        code = frame.f_code
+        if not code.co_filename.startswith(ASYNCIO_DIR):
+            chain += (code.co_filename, code.co_name, frame.f_lineno)
+        obj = following
+    return _chain_text(tuple(chain), os.getcwd())
+
+
+@functools.lru_cache(maxsize=4096)
+def _chain_text(chain: tuple[Any, ...], cwd: str) -> str:
+    """:func:`suspended_at`'s words for an await chain given as (file, function, line) triples,
+    outermost first: a task waits at few places, many times."""
+    if not chain:
         return "(inside asyncio)"
-    text = _frame_text(frames[-1], [f.f_code.co_name for f in frames[-3:-1][::-1]])
-    if _in_a_library(frames[-1].f_code.co_filename):
-        own = [f for f in frames if not _in_a_library(f.f_code.co_filename)]
+    frames = [chain[k : k + 3] for k in range(0, len(chain), 3)]
+    path, name, lineno = frames[-1]
+    text = _text_at(path, lineno, (name, *(f[1] for f in frames[-3:-1][::-1])), cwd)
+    if _in_a_library(path):
+        own = [f for f in frames if not _in_a_library(f[0])]
         if own:  # the library's await, and the user's line that called into it
-            path, lineno = own[-1].f_code.co_filename, own[-1].f_lineno
+            path, _, lineno = own[-1]
             line = linecache.getline(path, lineno).strip()
-            text += f" (called at {_placed(path, os.getcwd())}:{lineno} `{line}`)"
+            text += f" (called at {_placed(path, cwd)}:{lineno} `{line}`)"
     return text
 
 

@@ -41,6 +41,7 @@ import functools
 import heapq
 import itertools
 import logging
+import operator
 import queue
 import sys
 import threading
@@ -85,6 +86,9 @@ class _Actor:
         self.job: Job | None = None
         self.where = "(start)"
         self.serial: deque[_Actor] | None = None  # its executor's queue, when that has one worker
+
+
+_READY_AT = operator.attrgetter("ready_at")  # FIFO order of the runnable actors
 
 
 class ControlledLoop(asyncio.AbstractEventLoop):
@@ -172,7 +176,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             )
 
     def _runnable(self) -> list[_Actor]:
-        return sorted(self._ready, key=lambda a: a.ready_at)
+        return sorted(self._ready, key=_READY_AT)
 
     def _step(self) -> None:
         while self._eager:
@@ -185,12 +189,13 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         if runnable:
             if len(self.steps) >= self._max_steps:
                 raise Deadlock(f"no end after {self._max_steps} steps: the tasks keep running (a livelock)")
-            names = tuple(a.name for a in runnable)
-            chosen = 0
-            if len(runnable) > 1:
-                chosen = min(max(0, self._chooser(Choice(self._points, names))), len(runnable) - 1)
-                self._points += 1
-            self._run_actor(runnable[chosen], names if len(runnable) > 1 else (), chosen)
+            if len(runnable) == 1:  # no choice: most steps
+                self._run_actor(runnable[0], (), 0)
+                return
+            names = tuple([a.name for a in runnable])
+            chosen = min(max(0, self._chooser(Choice(self._points, names))), len(runnable) - 1)
+            self._points += 1
+            self._run_actor(runnable[chosen], names, chosen)
         elif self._take_foreign(block=False):
             pass
         elif self._timers:

@@ -51,6 +51,9 @@ def _text_at(filename: str, lineno: int, chain: tuple[str, ...], cwd: str) -> st
     return f"{_placed(filename, cwd)}:{lineno} `{line}` in {' ← '.join(chain)}"
 
 
+_OUTSIDE_ASYNCIO: dict[str, bool] = {}  # source file → not asyncio's own (a dict lookup beats startswith)
+
+
 def suspended_at(coro: Any) -> str:
     """Where a suspended coroutine waits: the innermost frame of its await chain that is not
     asyncio's own (the user's ``await``, or the library's that made the task wait), with the
@@ -75,8 +78,12 @@ def suspended_at(coro: Any) -> str:
         if frame is None:
             break
         code = frame.f_code
-        if not code.co_filename.startswith(ASYNCIO_DIR):
-            chain += (code.co_filename, code.co_name, frame.f_lineno)
+        path = code.co_filename
+        outside = _OUTSIDE_ASYNCIO.get(path)
+        if outside is None:  # once per source file
+            outside = _OUTSIDE_ASYNCIO[path] = not path.startswith(ASYNCIO_DIR)
+        if outside:
+            chain += (path, code.co_name, frame.f_lineno)
         obj = following
     return _chain_text(tuple(chain), os.getcwd())
 

@@ -41,7 +41,6 @@ import functools
 import heapq
 import itertools
 import logging
-import operator
 import queue
 import sys
 import threading
@@ -86,9 +85,6 @@ class _Actor:
         self.job: Job | None = None
         self.where = "(start)"
         self.serial: deque[_Actor] | None = None  # its executor's queue, when that has one worker
-
-
-_READY_AT = operator.attrgetter("ready_at")  # FIFO order of the runnable actors
 
 
 class ControlledLoop(asyncio.AbstractEventLoop):
@@ -176,7 +172,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             )
 
     def _runnable(self) -> list[_Actor]:
-        return sorted(self._ready, key=_READY_AT)
+        return sorted(self._ready, key=lambda a: a.ready_at)
 
     def _step(self) -> None:
         while self._eager:
@@ -189,12 +185,11 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         if runnable:
             if len(self.steps) >= self._max_steps:
                 raise Deadlock(f"no end after {self._max_steps} steps: the tasks keep running (a livelock)")
-            if len(runnable) == 1:  # no choice: most steps
-                self._run_actor(runnable[0], (), 0)
-                return
-            names = tuple([a.name for a in runnable])
-            chosen = min(max(0, self._chooser(Choice(self._points, names))), len(runnable) - 1)
-            self._points += 1
+            names = tuple([a.name for a in runnable]) if len(runnable) > 1 else ()  # most steps: no choice
+            chosen = 0
+            if names:
+                chosen = min(max(0, self._chooser(Choice(self._points, names))), len(runnable) - 1)
+                self._points += 1
             self._run_actor(runnable[chosen], names, chosen)
         elif self._take_foreign(block=False):
             pass
@@ -321,9 +316,8 @@ class ControlledLoop(asyncio.AbstractEventLoop):
 
     # -- AbstractEventLoop: callbacks and time ----------------------------------------------------
 
-    def call_soon(  # type: ignore[override]
-        self, callback: Callable[..., Any], *args: Any, context: contextvars.Context | None = None
-    ) -> asyncio.Handle:
+    def call_soon(self, callback: Callable[..., Any], *args: Any,  # type: ignore[override]
+                  context: contextvars.Context | None = None) -> asyncio.Handle:  # fmt: skip
         self._check_closed()
         ctx = context if context is not None else contextvars.copy_context()
         handle = asyncio.Handle(callback, args, self, ctx)
@@ -338,22 +332,12 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         self._inbox.put((callback, args, context))
         return asyncio.Handle(callback, args, self, context)
 
-    def call_later(  # type: ignore[override]
-        self,
-        delay: float,
-        callback: Callable[..., Any],
-        *args: Any,
-        context: contextvars.Context | None = None,
-    ) -> asyncio.TimerHandle:
+    def call_later(self, delay: float, callback: Callable[..., Any], *args: Any,  # type: ignore[override]
+                   context: contextvars.Context | None = None) -> asyncio.TimerHandle:  # fmt: skip
         return self.call_at(self._now + max(0.0, delay), callback, *args, context=context)
 
-    def call_at(  # type: ignore[override]
-        self,
-        when: float,
-        callback: Callable[..., Any],
-        *args: Any,
-        context: contextvars.Context | None = None,
-    ) -> asyncio.TimerHandle:
+    def call_at(self, when: float, callback: Callable[..., Any], *args: Any,  # type: ignore[override]
+                context: contextvars.Context | None = None) -> asyncio.TimerHandle:  # fmt: skip
         self._check_closed()
         ctx = context if context is not None else contextvars.copy_context()
         handle = asyncio.TimerHandle(when, callback, args, self, ctx)
@@ -501,15 +485,11 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             raise RuntimeError("Event loop is closed")
 
     def settled(self) -> bool:
-        """Whether the run left nothing to wind down: every task done, no async generator open,
-        no callback, actor or thread job pending. Closing the async generators then is one step
-        of its own task that no other could interleave with (no choice asked, no fault point:
-        a task's first step is none), so :func:`_wind_down` skips it — a schedule's steps and
-        its chooser's answers are the same either way, and most schedules end settled."""
-        return not (
-            self._asyncgens or self._eager or self._ready or self._in_flight
-            or any(a.task is not None and not a.task.done() for a in self._actors)
-        )  # fmt: skip
+        """Nothing to wind down (every task done; no async generator, callback, actor or job left):
+        closing no async generator is then a lone step of a task of its own (no choice, no fault
+        point), which :func:`_wind_down` skips — most schedules end so, and nothing else changes."""
+        return not (self._asyncgens or self._eager or self._ready or self._in_flight
+                    or any(a.task is not None and not a.task.done() for a in self._actors))  # fmt: skip
 
     def tasks(self) -> list[asyncio.Task[Any]]:
         return [a.task for a in self._actors if a.task is not None]

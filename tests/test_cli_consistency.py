@@ -266,7 +266,9 @@ def _counted_redraws(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return drawn
 
 
-def test_a_bar_of_many_quick_steps_redraws_at_most_ten_times_a_second(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bar_of_many_quick_steps_redraws_at_most_ten_times_a_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """``race`` reports each schedule (a fraction of a millisecond): a redraw per report rendered
     rich's whole table each time, a third of the command's CPU. The last state is still shown."""
     import io

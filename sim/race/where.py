@@ -70,10 +70,14 @@ def suspended_at(coro: Any) -> str:
             frame, following = obj.gi_frame, obj.gi_yieldfrom
         else:
             frame = (
-                getattr(obj, "cr_frame", None) or getattr(obj, "gi_frame", None) or getattr(obj, "ag_frame", None)
+                getattr(obj, "cr_frame", None)
+                or getattr(obj, "gi_frame", None)
+                or getattr(obj, "ag_frame", None)
             )
             following = (
-                getattr(obj, "cr_await", None) or getattr(obj, "gi_yieldfrom", None) or getattr(obj, "ag_await", None)
+                getattr(obj, "cr_await", None)
+                or getattr(obj, "gi_yieldfrom", None)
+                or getattr(obj, "ag_await", None)
             )
         if frame is None:
             break

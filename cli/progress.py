@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 
 DRAW_AFTER = 0.5
 """Seconds a run must last before its bar appears: short runs leave stderr empty."""
+REDRAW_EVERY = 0.1
+"""Seconds between two redraws of a bar (as rich's own auto-refresh, 10 a second): a run that
+reports every step of a fraction of a millisecond (``race``'s schedules) paid a whole render of
+the bar's table per step, a third of its CPU."""
 
 
 class ProgressBar:
@@ -33,7 +37,7 @@ class ProgressBar:
 
     def __init__(self, label: str, unit: str = "", stream: TextIO | None = None) -> None:
         self.label, self.unit, self.stream = label, unit, stream
-        self._started = time.monotonic()
+        self._started = self._drawn_at = time.monotonic()
         self._bar: Progress | None = None
         self._task = cast("TaskID", 0)
         self.drawn = False
@@ -42,25 +46,33 @@ class ProgressBar:
     def __call__(self, done: int, total: int) -> None:
         if self.finished:
             return
+        now = time.monotonic()
         if self._bar is None:
-            if time.monotonic() - self._started < DRAW_AFTER:
+            if now - self._started < DRAW_AFTER:
                 return
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            console = Console(file=self.stream, stderr=self.stream is None, highlight=False, soft_wrap=False)
-            columns = [TextColumn(self.label), BarColumn(bar_width=30), MofNCompleteColumn()]
-            if self.unit:
-                columns.append(TextColumn(self.unit))
-            columns.append(TimeElapsedColumn())
-            self._bar = Progress(*columns, console=console, transient=False, auto_refresh=False)
-            self._bar.start()
-            self._task = self._bar.add_task(self.label, total=total or None)
-            self.drawn = True
+            self._start(total)
+            self._drawn_at = now - REDRAW_EVERY  # the bar's first state is drawn at once
+        assert self._bar is not None
         self._bar.update(self._task, completed=done, total=total or None)
-        self._bar.refresh()
         if total > 0 and done >= total:
-            self.close()
+            self.close()  # drawn once more as it stops: the last state is always the one shown
+        elif now - self._drawn_at >= REDRAW_EVERY:
+            self._drawn_at = now
+            self._bar.refresh()
+
+    def _start(self, total: int) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        console = Console(file=self.stream, stderr=self.stream is None, highlight=False, soft_wrap=False)
+        columns = [TextColumn(self.label), BarColumn(bar_width=30), MofNCompleteColumn()]
+        if self.unit:
+            columns.append(TextColumn(self.unit))
+        columns.append(TimeElapsedColumn())
+        self._bar = Progress(*columns, console=console, transient=False, auto_refresh=False)
+        self._bar.start()
+        self._task = self._bar.add_task(self.label, total=total or None)
+        self.drawn = True
 
     def close(self) -> None:
         """End the bar (its last state stays on screen, or is printed once into a file)."""

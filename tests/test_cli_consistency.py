@@ -250,3 +250,40 @@ def test_short_runs_draw_no_bar(monkeypatch: pytest.MonkeyPatch) -> None:
     bar(2, 2)
     assert bar.drawn and stream.getvalue().rstrip().endswith("2/2 steps 0:00:00")
     assert "\r" not in stream.getvalue()  # into a file: the last state once, no redraws
+
+
+def _counted_redraws(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    from rich.progress import Progress
+
+    drawn: list[int] = []
+    real = Progress.refresh
+
+    def counted(self: Progress) -> None:
+        drawn.append(1)
+        real(self)
+
+    monkeypatch.setattr(Progress, "refresh", counted)
+    return drawn
+
+
+def test_a_bar_of_many_quick_steps_redraws_at_most_ten_times_a_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``race`` reports each schedule (a fraction of a millisecond): a redraw per report rendered
+    rich's whole table each time, a third of the command's CPU. The last state is still shown."""
+    import io
+    import time
+
+    drawn = _counted_redraws(monkeypatch)
+    stream = io.StringIO()
+    bar = progress.ProgressBar("race", "schedules", stream=stream)
+    started = time.monotonic()
+    for i in range(1, 5001):
+        bar(i, 5000)
+    assert 1 <= len(drawn) <= 2 + (time.monotonic() - started) / progress.REDRAW_EVERY
+    assert stream.getvalue().rstrip().endswith("5000/5000 schedules 0:00:00")
+    bar = progress.ProgressBar("race", "schedules", stream=stream)
+    for i in range(1, 1235):
+        bar(i, 5000)
+    progress.end_line(bar)  # a run failing mid-way: the bar ends at the last report, not a redraw
+    assert stream.getvalue().rstrip().endswith("1234/5000 schedules 0:00:00")

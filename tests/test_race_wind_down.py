@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import gc
 import logging
@@ -25,6 +26,12 @@ def test_a_stop_inside_the_wind_down_leaves_no_coroutine_never_awaited(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     loop = ControlledLoop(lambda choice: 0)
+
+    async def generator() -> Any:
+        yield 1
+
+    left = generator()
+    loop._asyncgens.add(left)  # an async generator left open: the wind-down has work to do
 
     def stopped(future: Any) -> Any:
         raise KeyboardInterrupt  # the Ctrl-C lands before the coroutine is started
@@ -125,3 +132,101 @@ def test_after_a_ctrl_c_no_unawaited_coroutine_is_reported_before_the_line() -> 
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+# A settled run's wind-down is skipped (a schedule's own cost: it made and ran a task of its own);
+# each thing a run can leave behind must still be wound down, on the same chooser, as before.
+
+
+def _noting(body: Any, skip: bool) -> tuple[list[str], list[object]]:
+    noted: list[str] = []
+    asked: list[object] = []
+
+    def chooser(choice: Any) -> int:
+        asked.append(choice)
+        return 0
+
+    async def test() -> None:
+        await body(noted)
+
+    real = ControlledLoop.settled
+    try:
+        if not skip:
+            ControlledLoop.settled = lambda self: False  # type: ignore[method-assign]
+        outcome, _ = run_controlled(test, chooser)
+    finally:
+        ControlledLoop.settled = real  # type: ignore[method-assign]
+    assert outcome is None
+    return noted, asked
+
+
+def _left_behind(body: Any) -> tuple[list[str], list[object]]:
+    """Run ``body`` (given the list to note into) as a test, with the skip and with the whole
+    wind-down as it ran before the skip (``settled`` never true): what it noted and the choices
+    asked must be the same both ways; returns them."""
+    skipped = _noting(body, True)
+    assert skipped == _noting(body, False)
+    return skipped
+
+
+def test_an_async_generator_left_open_is_closed_in_the_wind_down() -> None:
+    async def body(noted: list[str]) -> None:
+        async def generator() -> Any:
+            try:
+                yield 1
+                yield 2
+            finally:
+                noted.append("closed")
+
+        agen = generator()
+        await agen.__anext__()
+
+    assert _left_behind(body)[0] == ["closed"]
+
+
+def test_a_task_left_running_is_cancelled_in_the_wind_down() -> None:
+    async def body(noted: list[str]) -> None:
+        async def forever() -> None:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                noted.append("cancelled")
+                raise
+
+        body.left = asyncio.ensure_future(forever())  # type: ignore[attr-defined]
+        await asyncio.sleep(0)
+
+    assert _left_behind(body)[0] == ["cancelled"]
+
+
+def test_a_thread_job_left_in_flight_runs_in_the_wind_down_against_its_closing() -> None:
+    """Its job and the async generators' closing are both runnable: a choice, as before the skip."""
+
+    async def body(noted: list[str]) -> None:
+        asyncio.get_running_loop().run_in_executor(None, noted.append, "ran")
+
+    noted, asked = _left_behind(body)
+    assert noted == ["ran"] and "ControlledLoop.shutdown_asyncgens" in asked[0].names  # type: ignore[attr-defined]
+
+
+def test_a_callback_the_stop_left_queued_runs_in_the_wind_down() -> None:
+    async def body(noted: list[str]) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        task.add_done_callback(lambda _: noted.append("called"))  # queued after the loop's stop
+
+    assert _left_behind(body)[0] == ["called"]
+
+
+def test_a_settled_run_winds_down_without_a_step_or_a_choice() -> None:
+    loop = ControlledLoop(lambda choice: 0)
+
+    async def test() -> None:
+        await asyncio.sleep(0)
+
+    loop.run_until_complete(test())
+    steps = len(loop.steps)
+    assert loop.settled()
+    assert _wind_down(loop, False) is None
+    assert len(loop.steps) == steps and loop.settled()
+    loop.close()

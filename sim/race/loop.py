@@ -185,12 +185,12 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         if runnable:
             if len(self.steps) >= self._max_steps:
                 raise Deadlock(f"no end after {self._max_steps} steps: the tasks keep running (a livelock)")
-            names = tuple(a.name for a in runnable)
+            names = tuple([a.name for a in runnable]) if len(runnable) > 1 else ()  # most steps: no choice
             chosen = 0
-            if len(runnable) > 1:
+            if names:
                 chosen = min(max(0, self._chooser(Choice(self._points, names))), len(runnable) - 1)
                 self._points += 1
-            self._run_actor(runnable[chosen], names if len(runnable) > 1 else (), chosen)
+            self._run_actor(runnable[chosen], names, chosen)
         elif self._take_foreign(block=False):
             pass
         elif self._timers:
@@ -316,9 +316,8 @@ class ControlledLoop(asyncio.AbstractEventLoop):
 
     # -- AbstractEventLoop: callbacks and time ----------------------------------------------------
 
-    def call_soon(  # type: ignore[override]
-        self, callback: Callable[..., Any], *args: Any, context: contextvars.Context | None = None
-    ) -> asyncio.Handle:
+    def call_soon(self, callback: Callable[..., Any], *args: Any,  # type: ignore[override]
+                  context: contextvars.Context | None = None) -> asyncio.Handle:  # fmt: skip
         self._check_closed()
         ctx = context if context is not None else contextvars.copy_context()
         handle = asyncio.Handle(callback, args, self, ctx)
@@ -333,22 +332,12 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         self._inbox.put((callback, args, context))
         return asyncio.Handle(callback, args, self, context)
 
-    def call_later(  # type: ignore[override]
-        self,
-        delay: float,
-        callback: Callable[..., Any],
-        *args: Any,
-        context: contextvars.Context | None = None,
-    ) -> asyncio.TimerHandle:
+    def call_later(self, delay: float, callback: Callable[..., Any], *args: Any,  # type: ignore[override]
+                   context: contextvars.Context | None = None) -> asyncio.TimerHandle:  # fmt: skip
         return self.call_at(self._now + max(0.0, delay), callback, *args, context=context)
 
-    def call_at(  # type: ignore[override]
-        self,
-        when: float,
-        callback: Callable[..., Any],
-        *args: Any,
-        context: contextvars.Context | None = None,
-    ) -> asyncio.TimerHandle:
+    def call_at(self, when: float, callback: Callable[..., Any], *args: Any,  # type: ignore[override]
+                context: contextvars.Context | None = None) -> asyncio.TimerHandle:  # fmt: skip
         self._check_closed()
         ctx = context if context is not None else contextvars.copy_context()
         handle = asyncio.TimerHandle(when, callback, args, self, ctx)
@@ -495,6 +484,13 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         if self._closed:
             raise RuntimeError("Event loop is closed")
 
+    def settled(self) -> bool:
+        """Nothing to wind down (every task done; no async generator, callback, actor or job left):
+        closing no async generator is then a lone step of a task of its own (no choice, no fault
+        point), which :func:`_wind_down` skips — most schedules end so, and nothing else changes."""
+        return not (self._asyncgens or self._eager or self._ready or self._in_flight
+                    or any(a.task is not None and not a.task.done() for a in self._actors))  # fmt: skip
+
     def tasks(self) -> list[asyncio.Task[Any]]:
         return [a.task for a in self._actors if a.task is not None]
 
@@ -536,20 +532,22 @@ def _wind_down(loop: ControlledLoop, retrieve: bool) -> BaseException | None:
     left = [t for t in loop.tasks() if not t.done()]
     for t in left:
         t.cancel()
-    closing = loop.shutdown_asyncgens()
+    closing = loop.shutdown_asyncgens() if left or not loop.settled() else None
     own: list[asyncio.Future[Any]] = []  # the wind-down's own tasks: a Ctrl-C may end one of them
     try:
         if left:
             own.append(asyncio.ensure_future(asyncio.gather(*left, return_exceptions=True), loop=loop))
             loop.run_until_complete(own[-1])
-        own.append(asyncio.ensure_future(closing, loop=loop))
-        loop.run_until_complete(own[-1])
+        if closing is not None:
+            own.append(asyncio.ensure_future(closing, loop=loop))
+            loop.run_until_complete(own[-1])
     except Deadlock:
         pass
     except EXITS as exc:
         return exc
     finally:
-        closing.close()  # not awaited when a stop came first: closed, never warned about at exit
+        if closing is not None:
+            closing.close()  # not awaited when a stop came first: closed, never warned about at exit
         for t in [*own, *loop.tasks()] if retrieve else own:  # type: ignore[assignment]
             if t.done() and not t.cancelled():
                 t.exception()

@@ -13,8 +13,8 @@ import functools
 import linecache
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from types import CoroutineType, GeneratorType
+from typing import Any, NamedTuple
 
 ASYNCIO_DIR = os.path.dirname(asyncio.__file__) + os.sep
 STDLIB_DIR = os.path.dirname(os.__file__) + os.sep
@@ -51,34 +51,62 @@ def _text_at(filename: str, lineno: int, chain: tuple[str, ...], cwd: str) -> st
     return f"{_placed(filename, cwd)}:{lineno} `{line}` in {' ← '.join(chain)}"
 
 
+_OUTSIDE_ASYNCIO: dict[str, bool] = {}  # source file → not asyncio's own (a dict lookup beats startswith)
+
+
 def suspended_at(coro: Any) -> str:
     """Where a suspended coroutine waits: the innermost frame of its await chain that is not
     asyncio's own (the user's ``await``, or the library's that made the task wait), with the
-    names of the two functions that awaited it."""
-    frames = []
+    names of the two functions that awaited it. Every step of every schedule asks this, so the
+    chain is only walked here — each frame as its file, function and line — and worded once
+    per chain and working directory (:func:`_chain_text`)."""
+    chain: list[str | int] = []
     obj = coro
     while obj is not None:
-        frame = (
-            getattr(obj, "cr_frame", None) or getattr(obj, "gi_frame", None) or getattr(obj, "ag_frame", None)
-        )
+        kind = type(obj)
+        if kind is CoroutineType:  # what nearly every await chain is made of: no getattr misses
+            frame, following = obj.cr_frame, obj.cr_await
+        elif kind is GeneratorType:
+            frame, following = obj.gi_frame, obj.gi_yieldfrom
+        else:
+            frame = (
+                getattr(obj, "cr_frame", None)
+                or getattr(obj, "gi_frame", None)
+                or getattr(obj, "ag_frame", None)
+            )
+            following = (
+                getattr(obj, "cr_await", None)
+                or getattr(obj, "gi_yieldfrom", None)
+                or getattr(obj, "ag_await", None)
+            )
         if frame is None:
             break
-        if not frame.f_code.co_filename.startswith(ASYNCIO_DIR):
-            frames.append(frame)
-        obj = (
-            getattr(obj, "cr_await", None)
-            or getattr(obj, "gi_yieldfrom", None)
-            or getattr(obj, "ag_await", None)
-        )
-    if not frames:
+        code = frame.f_code
+        path = code.co_filename
+        outside = _OUTSIDE_ASYNCIO.get(path)
+        if outside is None:  # once per source file
+            outside = _OUTSIDE_ASYNCIO[path] = not path.startswith(ASYNCIO_DIR)
+        if outside:
+            chain += (path, code.co_name, frame.f_lineno)
+        obj = following
+    return _chain_text(tuple(chain), os.getcwd())
+
+
+@functools.lru_cache(maxsize=4096)
+def _chain_text(chain: tuple[Any, ...], cwd: str) -> str:
+    """:func:`suspended_at`'s words for an await chain given as (file, function, line) triples,
+    outermost first: a task waits at few places, many times."""
+    if not chain:
         return "(inside asyncio)"
-    text = _frame_text(frames[-1], [f.f_code.co_name for f in frames[-3:-1][::-1]])
-    if _in_a_library(frames[-1].f_code.co_filename):
-        own = [f for f in frames if not _in_a_library(f.f_code.co_filename)]
+    frames = [chain[k : k + 3] for k in range(0, len(chain), 3)]
+    path, name, lineno = frames[-1]
+    text = _text_at(path, lineno, (name, *(f[1] for f in frames[-3:-1][::-1])), cwd)
+    if _in_a_library(path):
+        own = [f for f in frames if not _in_a_library(f[0])]
         if own:  # the library's await, and the user's line that called into it
-            path, lineno = own[-1].f_code.co_filename, own[-1].f_lineno
+            path, _, lineno = own[-1]
             line = linecache.getline(path, lineno).strip()
-            text += f" (called at {_placed(path, os.getcwd())}:{lineno} `{line}`)"
+            text += f" (called at {_placed(path, cwd)}:{lineno} `{line}`)"
     return text
 
 
@@ -99,10 +127,10 @@ def callable_name(func: Any) -> str:
     return getattr(func, "__qualname__", type(func).__name__)
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(NamedTuple):
     """One scheduling point: the runnable actors' names in FIFO order (index 0 is asyncio's pick)
-    and the index of this point among the run's points with more than one runnable actor."""
+    and the index of this point among the run's points with more than one runnable actor.
+    A named tuple, as :class:`Step`: one is made at every choice of every schedule."""
 
     point: int
     names: tuple[str, ...]
@@ -111,10 +139,12 @@ class Choice:
 Chooser = Callable[[Choice], int]
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """One atomic step: who ran, from which suspension point to which (``file:line `code```),
-    and — at a choice — how many were runnable and which index was chosen."""
+    and — at a choice — how many were runnable and which index was chosen. A named tuple (as
+    immutable, compared and printed field by field as the frozen dataclass it was) because one
+    is made at every step of every schedule, and a frozen dataclass's ``__init__`` (a
+    ``object.__setattr__`` per field) cost a tenth of a schedule."""
 
     actor: str
     start: str

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from turncheck.integrations.formats import openai_chat
 from turncheck.models.chat_log import ImportFormatError
@@ -128,6 +130,26 @@ def test_new_event_is_the_event_its_fields_make() -> None:
     assert new_event(*fields[:-1]).caller is None  # a reader with no caller leaves it unset
     assert not hasattr(Event, "__post_init__")  # new_event would skip it
     assert Event.__slots__ == tuple(f.name for f in dataclasses.fields(Event))
+
+
+_NAMES = st.none() | st.text(max_size=5)
+
+
+@given(
+    st.tuples(
+        st.integers(0, 2**63 - 1), st.text(max_size=5), st.integers(0, 99), st.sampled_from(Kind), _NAMES,
+        st.floats(allow_nan=False), st.text(max_size=3), _NAMES, st.integers(0, 99), st.booleans(), _NAMES,
+        st.none() | st.tuples(st.integers(0, 9), st.integers(0, 9)), _NAMES, _NAMES,
+    )
+)  # fmt: skip
+def test_new_event_is_event_on_generated_fields(fields: tuple[Any, ...]) -> None:
+    """The fast constructor and the dataclass's own, pinned to each other: same type, same
+    fields (``tied_to`` and ``caller`` too, which ``==`` ignores), same hash, still frozen."""
+    made, built = new_event(*fields), Event(*fields)
+    assert type(made) is Event and made == built and hash(made) == hash(built)
+    assert dataclasses.astuple(made) == dataclasses.astuple(built) == fields
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.seq = 1  # type: ignore[misc]
 
 
 @pytest.mark.parametrize(

@@ -384,6 +384,13 @@ def read_text(path: Path) -> str:
         raise ImportFormatError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
 
+def _two_lines(text: str) -> bool:
+    """Whether ``text`` holds two non-blank lines (of :func:`json_lines`): a ``\\n`` with a
+    non-space character on each side. Asked of a whole file before it is read line by line,
+    so answered without splitting it."""
+    return "\n" in text.strip()
+
+
 def json_or_jsonl(path: Path, list_key: str, add: AddRecord, typed: TypedBodies | None = None) -> Imported:
     """A JSON document (one session, or sessions by name) or JSONL of request bodies, each record
     added with ``add``; with ``typed``, JSONL is first read the typed way (:class:`TypedBodies`)."""
@@ -391,7 +398,7 @@ def json_or_jsonl(path: Path, list_key: str, add: AddRecord, typed: TypedBodies 
     try:
         value = loads(text, str(path))
     except json.JSONDecodeError as exc:
-        if len([line for line in json_lines(text) if line.strip()]) < 2:
+        if not _two_lines(text):
             raise ImportFormatError(f"{path}: malformed JSON ({exc.msg})") from None
         value = None  # JSON lines: one request body per line
     if value is not None:

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from turncheck.integrations.formats import openai_chat
 from turncheck.models.chat_log import ImportFormatError
 from turncheck.models.events import Event, Kind, new_event
-from turncheck.models.importers import Imported, import_log, json_or_jsonl
+from turncheck.models.importers import Imported, _two_lines, import_log, json_lines, json_or_jsonl
 
 CALL: dict[str, Any] = {
     "id": "c1",
@@ -193,3 +193,10 @@ def test_a_stamped_session_after_another_keeps_its_unstamped_events_at_their_pla
     assert [(e.session, e.seq, e.ts) for e in got.events] == [
         ("a", 0, 0.0), ("a", 1, 1.0), ("b", 2, 0.0), ("b", 3, 100.0), ("b", 4, 2.0),
     ]  # fmt: skip
+
+
+@given(st.text(alphabet="a{}\n\r \t\x0b\x0c\x1c\x85\u2028\u3000", max_size=12))
+def test_two_lines_is_two_non_blank_json_lines(text: str) -> None:
+    """Whether a file that is not one JSON document is read as JSON lines: answered without
+    splitting it, pinned to the split it stands for (Unicode spaces and line breaks included)."""
+    assert _two_lines(text) == (len([line for line in json_lines(text) if line.strip()]) >= 2)

@@ -200,3 +200,31 @@ def test_two_lines_is_two_non_blank_json_lines(text: str) -> None:
     """Whether a file that is not one JSON document is read as JSON lines: answered without
     splitting it, pinned to the split it stands for (Unicode spaces and line breaks included)."""
     assert _two_lines(text) == (len([line for line in json_lines(text) if line.strip()]) >= 2)
+
+
+def test_the_collector_is_paused_while_reading_and_resumed_after(tmp_path: Path) -> None:
+    """import_log reads with the cyclic collector paused (a third of an import's CPU went to it
+    re-walking the growing log) and resumes it after — a refusal too; a collector the caller
+    paused stays paused."""
+    import gc
+
+    from turncheck.models.importers import cycles_not_collected
+
+    seen: list[bool] = []
+    with cycles_not_collected():
+        seen.append(gc.isenabled())
+    assert seen == [False] and gc.isenabled()
+    good = _write(tmp_path / "good.jsonl", FILES["growing session"])
+    assert import_log("openai-chat", good).events and gc.isenabled()
+    bad = _write(tmp_path / "bad.jsonl", FILES["not a continuation"])
+    with pytest.raises(ImportFormatError, match="does not continue"):
+        import_log("openai-chat", bad)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with cycles_not_collected():
+            pass
+        import_log("openai-chat", good)
+        assert not gc.isenabled()  # the caller's pause is the caller's
+    finally:
+        gc.enable()

@@ -152,10 +152,11 @@ class Event:
         return len(self.text) if self.text is not None else self.chars
 
 
-_NEW = object.__new__
-(_SEQ, _SESSION, _TURN, _KIND, _CALL_ID, _TS, _WRITER, _TEXT, _CHARS, _CJK, _SOURCE, _COVERS, _TIED_TO, _CALLER) = (
-    getattr(Event, f).__set__ for f in Event.__slots__
-)
+class _EventDraft:
+    """An :class:`Event` being filled in by :func:`new_event`: the same slots in the same order
+    (so the same layout), without the frozen ``__setattr__``; once filled it becomes an Event."""
+
+    __slots__ = Event.__slots__
 
 
 def new_event(
@@ -165,14 +166,29 @@ def new_event(
 ) -> Event:  # fmt: skip
     """``Event(seq, …, caller)`` (every field, in order) for a reader that has checked them: the
     importers build tens of thousands a second. The frozen dataclass's ``__init__`` sets each
-    field through ``object.__setattr__``, a generic lookup per field; this sets the slots through
-    their own descriptors, a third of the time. It is the same value only while ``Event`` has no
-    ``__post_init__`` and these slots (tests/test_import_typed.py keeps both)."""
-    e = _NEW(Event)
-    _SEQ(e, seq), _SESSION(e, session), _TURN(e, turn), _KIND(e, kind), _CALL_ID(e, call_id)
-    _TS(e, ts), _WRITER(e, writer), _TEXT(e, text), _CHARS(e, chars), _CJK(e, cjk)
-    _SOURCE(e, source), _COVERS(e, covers), _TIED_TO(e, tied_to), _CALLER(e, caller)
-    return e
+    field through ``object.__setattr__``, a generic lookup per field; this fills an
+    :class:`_EventDraft` with plain slot stores and then makes it an ``Event`` (``__class__``
+    assignment, which CPython allows between classes of the same slots: it refuses otherwise),
+    a quarter of the time. It is the same value only while ``Event`` has no ``__post_init__``
+    and these slots (tests/test_import_typed.py keeps both, and pins the two to each other on
+    generated fields)."""
+    e: Any = _EventDraft()
+    e.seq = seq
+    e.session = session
+    e.turn = turn
+    e.kind = kind
+    e.call_id = call_id
+    e.ts = ts
+    e.writer = writer
+    e.text = text
+    e.chars = chars
+    e.cjk = cjk
+    e.source = source
+    e.covers = covers
+    e.tied_to = tied_to
+    e.caller = caller
+    e.__class__ = Event
+    return e  # type: ignore[no-any-return]
 
 
 MAX_INT = 2**63 - 1

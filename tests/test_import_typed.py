@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from turncheck.integrations.formats import openai_chat
 from turncheck.models.chat_log import ImportFormatError
 from turncheck.models.events import Event, Kind, new_event
-from turncheck.models.importers import Imported, import_log, json_or_jsonl
+from turncheck.models.importers import Imported, _two_lines, import_log, json_lines, json_or_jsonl
 
 CALL: dict[str, Any] = {
     "id": "c1",
@@ -130,6 +132,26 @@ def test_new_event_is_the_event_its_fields_make() -> None:
     assert Event.__slots__ == tuple(f.name for f in dataclasses.fields(Event))
 
 
+_NAMES = st.none() | st.text(max_size=5)
+
+
+@given(
+    st.tuples(
+        st.integers(0, 2**63 - 1), st.text(max_size=5), st.integers(0, 99), st.sampled_from(Kind), _NAMES,
+        st.floats(allow_nan=False), st.text(max_size=3), _NAMES, st.integers(0, 99), st.booleans(), _NAMES,
+        st.none() | st.tuples(st.integers(0, 9), st.integers(0, 9)), _NAMES, _NAMES,
+    )
+)  # fmt: skip
+def test_new_event_is_event_on_generated_fields(fields: tuple[Any, ...]) -> None:
+    """The fast constructor and the dataclass's own, pinned to each other: same type, same
+    fields (``tied_to`` and ``caller`` too, which ``==`` ignores), same hash, still frozen."""
+    made, built = new_event(*fields), Event(*fields)
+    assert type(made) is Event and made == built and hash(made) == hash(built)
+    assert dataclasses.astuple(made) == dataclasses.astuple(built) == fields
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.seq = 1  # type: ignore[misc]
+
+
 @pytest.mark.parametrize(
     "field", ['"temperature": 1', '"messages": [{"role": "user", "content": "x"}], "n": 1']
 )
@@ -171,3 +193,38 @@ def test_a_stamped_session_after_another_keeps_its_unstamped_events_at_their_pla
     assert [(e.session, e.seq, e.ts) for e in got.events] == [
         ("a", 0, 0.0), ("a", 1, 1.0), ("b", 2, 0.0), ("b", 3, 100.0), ("b", 4, 2.0),
     ]  # fmt: skip
+
+
+@given(st.text(alphabet="a{}\n\r \t\x0b\x0c\x1c\x85\u2028\u3000", max_size=12))
+def test_two_lines_is_two_non_blank_json_lines(text: str) -> None:
+    """Whether a file that is not one JSON document is read as JSON lines: answered without
+    splitting it, pinned to the split it stands for (Unicode spaces and line breaks included)."""
+    assert _two_lines(text) == (len([line for line in json_lines(text) if line.strip()]) >= 2)
+
+
+def test_the_collector_is_paused_while_reading_and_resumed_after(tmp_path: Path) -> None:
+    """import_log reads with the cyclic collector paused (a third of an import's CPU went to it
+    re-walking the growing log) and resumes it after — a refusal too; a collector the caller
+    paused stays paused."""
+    import gc
+
+    from turncheck.models.importers import cycles_not_collected
+
+    seen: list[bool] = []
+    with cycles_not_collected():
+        seen.append(gc.isenabled())
+    assert seen == [False] and gc.isenabled()
+    good = _write(tmp_path / "good.jsonl", FILES["growing session"])
+    assert import_log("openai-chat", good).events and gc.isenabled()
+    bad = _write(tmp_path / "bad.jsonl", FILES["not a continuation"])
+    with pytest.raises(ImportFormatError, match="does not continue"):
+        import_log("openai-chat", bad)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with cycles_not_collected():
+            pass
+        import_log("openai-chat", good)
+        assert not gc.isenabled()  # the caller's pause is the caller's
+    finally:
+        gc.enable()

@@ -17,7 +17,11 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text, text_of
+from turncheck.models.events import Kind
 from turncheck.models.importers import LogFormat, NotTyped, TypedBodies, json_or_jsonl, register_format
+
+USER, CALL, RESULT, TERM = Kind.USER, Kind.CALL, Kind.RESULT, Kind.TERM
+"""The kinds as globals: ``Kind.USER`` is a slow lookup (``EnumType``'s ``__getattr__``)."""
 
 
 class TextPart(msgspec.Struct, forbid_unknown_fields=True):
@@ -65,20 +69,22 @@ def _text(content: str | None | list[TextPart] | UnsetType) -> str:
 
 def add_typed_message(b: SessionBuilder, message: ChatMessage, where: str) -> None:
     """:func:`add_openai_message` of a :class:`ChatMessage` (the same events; a role it does not
-    know is left to it)."""
-    role = message.role
+    know is left to it), each event added with :meth:`SessionBuilder.add` (the builder's one
+    definition of each kind, one call an event)."""
+    role, content = message.role, message.content
+    text = content if type(content) is str else _text(content)  # most contents: no call
     if role == "user":
-        b.user(_text(message.content), where)
+        b.add(USER, text, where)
     elif role == "assistant":
         calls = message.tool_calls
         if not calls:
-            b.answer(_text(message.content), where)
+            b.add(TERM, text, where)
             return
         for call in calls:
             arguments = call.function.arguments
-            b.call(call.id, arguments if type(arguments) is str else "", where)
+            b.add(CALL, arguments if type(arguments) is str else "", where, call.id)
     elif role == "tool":
-        b.result(message.tool_call_id or "", _text(message.content), where)  # type: ignore[arg-type]
+        b.add(RESULT, text, where, message.tool_call_id or "")  # type: ignore[arg-type]
     elif role not in ("system", "developer"):
         raise NotTyped(role)
 

@@ -209,6 +209,21 @@ def _actions(cx: ConcretePath) -> tuple[tuple[Any, ...], ...]:
     return tuple(tuple(a) if isinstance(a, (list, tuple)) else (a,) for a in cx.actions)
 
 
+def _reduction(
+    model: Any, result: Any, asked: bool | None, max_states: int, max_depth: int | None, left: float | None
+) -> Any:
+    """The raw states beside an exploration: none with ``--no-reduction`` (``asked`` False), a
+    search without symmetry up to ``--max-states`` with ``--reduction``, else (the default) up
+    to :data:`~turncheck.sim.explorer.RAW_SEARCH_STATES` at most."""
+    from turncheck.sim.explorer import RAW_SEARCH_STATES, raw_states
+
+    if asked is False:
+        return None
+    return raw_states(
+        model, result, max_states if asked else min(max_states, RAW_SEARCH_STATES), max_depth, left
+    )
+
+
 def explore_command(
     model_ref: ModelArg,
     param: ParamOpt = None,
@@ -220,8 +235,14 @@ def explore_command(
         bool, typer.Option("--symmetry/--no-symmetry", help="Deduplicate up to symmetry.")
     ] = True,
     reduction: Annotated[
-        bool, typer.Option("--reduction/--no-reduction", help="Also search without symmetry to measure it.")
-    ] = True,
+        bool | None,
+        typer.Option(
+            "--reduction/--no-reduction",
+            help="Measure the symmetry reduction; a model that cannot size its classes needs a second "
+            "search without symmetry: by default it stops at 100,000 states (then the factor is a lower "
+            "bound), with --reduction at --max-states.",
+        ),
+    ] = None,
     dot: Annotated[Path | None, typer.Option("--dot", help="Write the state graph as DOT.")] = None,
     graphml: Annotated[
         Path | None, typer.Option("--graphml", help="Write the state graph as GraphML.")
@@ -235,7 +256,7 @@ def explore_command(
     """Explore every interleaving: state-space statistics, properties and exact worst cases."""
     from turncheck.scenarios.base import split_assignments
     from turncheck.sim.checking import ExploreReport, cross_check, post_compaction_check
-    from turncheck.sim.explorer import StderrProgress, explore, raw_states
+    from turncheck.sim.explorer import StderrProgress, explore
     from turncheck.sim.protocols import load_model
 
     _check_bounds(max_states, max_depth, timeout)
@@ -256,7 +277,7 @@ def explore_command(
         progress=progress,
     )
     left = None if timeout is None else timeout - (time.perf_counter() - started)  # one budget for both
-    raw = raw_states(model, result, max_states, max_depth, left) if symmetry and reduction else None
+    raw = _reduction(model, result, reduction if symmetry else False, max_states, max_depth, left)
     if progress is not None:
         progress.finish()
     if want_graph:

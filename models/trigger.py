@@ -36,7 +36,8 @@ through per-slot arrival counts, without re-implementing it.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from turncheck.models.errors import BadParameter
@@ -65,6 +66,7 @@ from turncheck.models.trigger_state import (
     State,
     TriggerParams,
     TriggerState,
+    post_compaction_turns,
 )
 
 _TICK: Action = (TICK,)
@@ -430,12 +432,11 @@ class TriggerModel(ProtocolModel[State, Action]):
         ``live ≤ maxTurns`` or fires the trigger (leaving the state class), so a value above
         ``maxTurns`` is only ever seen right after an act, and every act leaves ``≥ maxTurns``.
         """
-        live = state[0]
-        return {
-            "live_turns": live,
-            "peak_turns": state[1],
-            POST_COMPACTION: live if state[7] and state[3] < 0 else 0,
-        }
+        return {"live_turns": state[0], "peak_turns": state[1], POST_COMPACTION: post_compaction_turns(state)}
+
+    def metric_columns(self) -> Mapping[str, Callable[[State], int]]:
+        """:meth:`metrics`, one function per metric (the explorer's worst cases read them)."""
+        return {"live_turns": itemgetter(0), "peak_turns": itemgetter(1), POST_COMPACTION: post_compaction_turns}
 
     def format_action(self, state: State, action: Action) -> str:
         view = TriggerState(*state)

@@ -20,6 +20,14 @@ POST_COMPACTION = "post_compaction_turns"  # the metric: live turns right after 
 UNBOUNDED = -1  # turns left of a writer that never runs out
 
 Action = tuple[Any, ...]
+
+
+def post_compaction_turns(state: tuple[Any, ...]) -> int:
+    """The ``post_compaction_turns`` metric of a state (see ``TriggerModel.metrics``): live
+    turns once the trigger has fired and no compaction is in flight, else 0."""
+    return state[0] if state[7] and state[3] < 0 else 0
+
+
 APPEND, TICK, COMPACT = "append", "tick", "compact"
 
 

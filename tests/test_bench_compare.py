@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 
 from benchmarks import BENCHMARKS
 from benchmarks.compare import TOPICS, Comparison, Contender, Measured, guard, interleave, paired_ratio
-from benchmarks.compare.check import minimal_bfs
+from benchmarks.compare.check import build_c_bfs, c_bfs, minimal_bfs
 from turncheck.models.catalog import build_model
 from turncheck.sim.explorer import explore
 
@@ -104,6 +105,39 @@ def test_a_failing_isolated_round_is_an_error() -> None:
 def test_minimal_bfs_counts_the_explorers_states() -> None:
     model = build_model("trigger", {"writers": 3, "gap": 2, "max_turns": 3, "turns": 4})
     assert minimal_bfs(model) == explore(model).distinct == 1983
+
+
+@pytest.mark.skipif(
+    shutil.which("cc") is None, reason="no C compiler (cc) on PATH: the bench skips the C row too"
+)
+def test_the_c_bfs_counts_the_explorers_states_transitions_depth_and_worst(tmp_path: Path) -> None:
+    """The C reference BFS models the same protocol: on configurations with and without a gap,
+    bounded and unbounded turns, one writer or several, its counts are the explorer's."""
+    binary = build_c_bfs(tmp_path)
+    assert isinstance(binary, Path), binary
+    for params in (
+        {"writers": 3, "gap": 2, "max_turns": 3, "turns": 5},
+        {"writers": 2, "gap": 0, "max_turns": 2, "turns": 3},
+        {"writers": 1, "gap": 1, "max_turns": 1},
+        {"writers": 5, "gap": 3, "max_turns": 2},
+        {"writers": 2, "gap": 4, "max_turns": 6, "turns": 2},
+    ):
+        r = explore(build_model("trigger", params), max_states=None)
+        got = c_bfs(binary, params)
+        assert got[:4] == (r.distinct, r.generated, r.max_depth_seen, r.worst_of("live_turns")), params
+    with pytest.raises(ValueError, match="locking none only"):
+        c_bfs(binary, {"writers": 2, "locking": "mutex"})  # type: ignore[dict-item]
+
+
+def test_without_a_working_compiler_the_c_row_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no cc
+    assert build_c_bfs(tmp_path) == "no C compiler (cc) on PATH"
+    assert build_c_bfs(tmp_path, compiler=shutil.which("false", path="/bin:/usr/bin")) == (
+        f"{shutil.which('false', path='/bin:/usr/bin')} -O2 failed: exit 1"
+    )
+    assert not (tmp_path / "trigger_bfs").exists()
 
 
 def test_the_compare_package_is_not_a_topic() -> None:

@@ -335,12 +335,39 @@ def test_explore_prints_statistics_worst_cases_and_cross_check(cli: Any, capsys:
     assert dot.read_text().startswith("digraph") and graphml.read_text().startswith("<?xml")
 
 
+def test_the_search_without_symmetry_stops_at_a_small_bound_unless_reduction_is_asked(
+    cli: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """By default the second search (a model that cannot size its classes) stops at
+    RAW_SEARCH_STATES and prints a lower bound; ``--reduction`` runs it to ``--max-states``;
+    ``--no-reduction`` skips it. The bound is lowered to 20 here so FlagLock's 45 raw states pass it."""
+    import turncheck.sim.explorer as explorer
+
+    assert explorer.RAW_SEARCH_STATES == 100_000
+    monkeypatch.setattr(explorer, "RAW_SEARCH_STATES", 20)
+    lock = ("explore", "examples.my_lock:FlagLock", "-p", "workers=3", "-q")
+    code, out, _ = cli(*lock)
+    assert (
+        code == 0
+        and "symmetry: ≥ 20 raw states (raw search bounded, not exhaustive: stopped by max states (20))"
+        in out
+    )
+    code, out, _ = cli(*lock, "--reduction")
+    assert code == 0 and "symmetry: 45 raw states / 15 classes = reduction ×3.00" in out
+    code, out, _ = cli(*lock, "--no-reduction")
+    assert code == 0 and "symmetry:" not in out
+    code, out, _ = cli("explore", "trigger", "-p", "writers=3", "-p", "turns=1", "-q")  # counted: no bound
+    assert code == 0 and "symmetry: 28 raw states / 11 classes = reduction ×2.55" in out
+
+
 def test_explore_bounded_says_so(cli: Any, capsys: Any) -> None:
     code, out, _ = cli("explore", "trigger", "-p", "writers=3", "-p", "turns=0", "--max-states", "20", "-q")
     assert code == 0 and "bounded, not exhaustive: stopped by max states (20)" in out
     assert "symmetry:" not in out  # no search without symmetry beside a bounded one: nothing to divide
     code, out, _ = cli("explore", "trigger", "-p", "writers=3", "-p", "turns=1", "--max-states", "20", "-q")
-    assert code == 0 and "coverage: exhaustive" in out  # 11 classes: their 28 raw states counted, not searched
+    assert (
+        code == 0 and "coverage: exhaustive" in out
+    )  # 11 classes: their 28 raw states counted, not searched
     assert "symmetry: 28 raw states / 11 classes = reduction ×2.55" in out
     # a model that cannot size its classes: the search without symmetry, under the same bound
     lock = ("explore", "examples.my_lock:FlagLock", "-p", "workers=3", "--max-states", "20", "-q")

@@ -9,14 +9,16 @@ from typing import Any
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from examples.my_lock import FlagLock
 from turncheck.models.catalog import build_model
-from turncheck.models.locking import turns_to_reach_worst_case, worst_case_peak
+from turncheck.models.locking import LOCKINGS, turns_to_reach_worst_case, worst_case_peak
 from turncheck.models.protocol import Property
 from turncheck.sim.checking import cross_check
 from turncheck.sim.exploration import reduction_factor
-from turncheck.sim.explorer import StderrProgress, explore
+from turncheck.sim.explorer import StderrProgress, _worst, explore
 from turncheck.sim.state_graph import write_dot, write_graphml
 from turncheck.sim.witness import counterexample, metric_witness
 
@@ -294,3 +296,40 @@ def test_the_search_leaves_the_collector_on_its_objects_old_and_a_callers_frozen
     finally:
         gc.unfreeze()
     del kept
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    writers=st.integers(1, 4),
+    gap=st.integers(0, 3),
+    max_turns=st.integers(1, 4),
+    locking=st.sampled_from(sorted(LOCKINGS)),
+    turns=st.integers(0, 3),
+)
+def test_metric_columns_are_the_metrics_and_give_the_same_worst_cases(
+    writers: int, gap: int, max_turns: int, locking: str, turns: int
+) -> None:
+    """The trigger's metric columns (the explorer's fast worst cases) against its ``metrics`` on
+    every state of a generated configuration's search, and the worst cases read both ways."""
+    model = build_model(
+        "trigger",
+        {"writers": writers, "gap": gap, "max_turns": max_turns, "locking": locking, "turns": turns},
+    )
+    result = explore(model, max_states=3_000)
+    columns = model.metric_columns()
+    assert columns is not None
+    for s in result.states:
+        assert {k: f(s) for k, f in columns.items()} == model.metrics(s)
+    by_loop = _worst(_WithoutColumns(model), result.states, result.depth_of)
+    assert by_loop == result.worst == _worst(model, result.states, result.depth_of)
+    assert _worst(model, [], result.depth_of) == _worst(_WithoutColumns(model), [], result.depth_of) == ()
+
+
+class _WithoutColumns:
+    """A model that declares no metric columns: the explorer's loop over ``metrics``."""
+
+    def __init__(self, inner: Any) -> None:
+        self.metrics = inner.metrics
+
+    def metric_columns(self) -> None:
+        return None

@@ -39,6 +39,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from turncheck.models.catalog import register_model
 from turncheck.models.errors import BadParameter
 from turncheck.models.invariants import BOUNDED_PEAK_TURNS, NO_UNCOUNTED_GAP_TURN, WITHIN_MAX_TURNS
 from turncheck.models.locking import LOCKINGS, Locking, locking
@@ -577,3 +578,6 @@ def locking_of(name: str) -> Locking:
         return locking(name)
     except KeyError:
         raise BadParameter(f"parameter locking: {name!r} is not one of {', '.join(LOCKINGS)}") from None
+
+
+register_model("trigger", TriggerModel, description="writers, TurnCountTrigger(maxTurns), a gap and a locking")

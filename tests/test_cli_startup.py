@@ -231,3 +231,74 @@ def test_a_command_run_imports_no_other_command_s_module(tmp_path: Path) -> None
     assert status == 1 and set(modules) & commands == {"turncheck.cli.check"}
     (status, modules), stderr = runs["chek"]
     assert status == 2 and "Did you mean 'check'?" in stderr and set(modules) >= commands
+
+
+NOT_FOR_A_SMALL_CHECK = ("msgspec", "multiprocessing", "concurrent", "ctypes", "pandas", "sqlite3", "asyncio")
+"""Top-level modules a 20-state ``check --engine explore`` has no use for, beyond :data:`HEAVY`:
+the durable log's codec (msgspec, pulled in by the projector and the built-in models), the
+process pool (multiprocessing, concurrent.futures, ctypes for the workers' parent-death
+signal), pandas and the stores. Each cost the command's start-up CPU (issue 58 item 7)."""
+RUN_AND_LIST_MODULES = """
+import contextlib, io, json, sys
+from turncheck.cli.app import main
+with contextlib.redirect_stdout(io.StringIO()):
+    status = main(sys.argv[1:])
+print(json.dumps([status, sorted(sys.modules)]))
+"""
+BUILD_ONE = """
+import json, sys
+from turncheck.models.catalog import BUILT_INS, MODELS, build_model
+build_model(sys.argv[1])
+homes = {*BUILT_INS.values()}
+models = sorted(m for m in sys.modules if m in homes or (m.startswith("turncheck.integrations.vendors.")
+                                                         and not m.rsplit(".", 1)[1].startswith("_")))
+print(json.dumps([models, list(MODELS)]))
+"""
+
+
+def _model_modules(modules: list[str]) -> set[str]:
+    from turncheck.models.catalog import BUILT_INS
+
+    vendor = "turncheck.integrations.vendors."
+    return {m for m in modules if m in BUILT_INS.values() or (m.startswith(vendor) and not m[len(vendor):].startswith("_"))}
+
+
+def test_a_small_check_imports_its_own_model_and_no_codec_pool_or_other_model(tmp_path: Path) -> None:
+    """Issue 58 item 7 (a 19-state ``check --engine explore`` within 3× ``import typer``): the
+    run imports the one model it checks — not the other vendor models, not the built-in models
+    (and through them the projector and msgspec) — and none of :data:`NOT_FOR_A_SMALL_CHECK`.
+    Its control: ``list models`` does import every model, and the pool's modules are there once
+    a sweep runs on two workers."""
+    def run(*argv: str) -> tuple[int, list[str]]:
+        proc = subprocess.run([sys.executable, "-c", RUN_AND_LIST_MODULES, *argv], capture_output=True, text=True,
+                              cwd=tmp_path)  # fmt: skip
+        assert proc.stdout, proc.stderr[-2000:]
+        status, modules = json.loads(proc.stdout.splitlines()[-1])
+        return status, modules
+
+    status, modules = run("check", "agents-js-compaction", "--engine", "explore", "-q")
+    assert status == 1  # the buggy variant's counterexample, saved as a trace
+    tops = {m.split(".")[0] for m in modules}
+    assert not tops & {*HEAVY, *NOT_FOR_A_SMALL_CHECK}, sorted(tops & {*HEAVY, *NOT_FOR_A_SMALL_CHECK})
+    assert _model_modules(modules) == {"turncheck.integrations.vendors.agents_js_compaction"}
+    status, listed = run("list", "models")
+    assert status == 0 and len(_model_modules(listed)) >= 15  # the control: listing imports them all
+    from turncheck.sim.executor import LocalExecutor
+
+    assert LocalExecutor(jobs=2).map(abs, [-1, -2]) == [1, 2] and "concurrent.futures" in sys.modules
+
+
+def test_each_model_is_built_from_its_own_module_alone(tmp_path: Path) -> None:
+    """Every catalogue model, built by name in a fresh interpreter, imports its own module and no
+    other model's (``models.catalog.BUILT_INS`` for the built-ins, the module named after the model
+    in ``integrations/vendors/`` for the others: a vendor file named otherwise would import the whole
+    catalogue), and the catalogue still lists in its one order whichever model was built first."""
+    from turncheck.models.catalog import MODELS
+
+    order = list(MODELS)
+    for name in order:
+        proc = subprocess.run([sys.executable, "-c", BUILD_ONE, name], capture_output=True, text=True, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        models, listed = json.loads(proc.stdout)
+        assert len(models) == 1 and MODELS[name].__module__ == models[0], (name, models)
+        assert listed == order, name

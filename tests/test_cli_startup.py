@@ -302,3 +302,28 @@ def test_each_model_is_built_from_its_own_module_alone(tmp_path: Path) -> None:
         models, listed = json.loads(proc.stdout)
         assert len(models) == 1 and MODELS[name].__module__ == models[0], (name, models)
         assert listed == order, name
+
+
+def test_lint_from_a_format_imports_that_format_alone(tmp_path: Path) -> None:
+    """``lint --from openai-chat`` imports the openai_chat format's module and none of the 18
+    others (the formats' package imported them all: a third of the command's own start-up, the
+    agents-sqlite format's sqlite3 among them); ``list formats``, the control, imports every one,
+    and lists them in their one order whichever was imported first."""
+    log = tmp_path / "requests.jsonl"
+    log.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n', encoding="utf-8")
+    package = "turncheck.integrations.formats."
+
+    def formats(*argv: str) -> tuple[int, set[str]]:
+        proc = subprocess.run([sys.executable, "-c", RUN_AND_LIST_MODULES, *argv], capture_output=True, text=True,
+                              cwd=tmp_path)  # fmt: skip
+        assert proc.stdout, proc.stderr[-2000:]
+        status, modules = json.loads(proc.stdout.splitlines()[-1])
+        return status, {m[len(package):] for m in modules if m.startswith(package)}
+
+    status, loaded = formats("lint", "--from", "openai-chat", str(log), "-q")
+    assert status == 0 and loaded == {"openai_chat"}, loaded
+    from turncheck.models.importers import BUILT_IN_FORMATS, FORMATS
+
+    status, loaded = formats("list", "formats")
+    assert status == 0 and loaded >= set(BUILT_IN_FORMATS)
+    assert list(FORMATS)[: len(BUILT_IN_FORMATS)] == [m.replace("_", "-") for m in BUILT_IN_FORMATS]

@@ -327,3 +327,22 @@ def test_lint_from_a_format_imports_that_format_alone(tmp_path: Path) -> None:
     status, loaded = formats("list", "formats")
     assert status == 0 and loaded >= set(BUILT_IN_FORMATS)
     assert list(FORMATS)[: len(BUILT_IN_FORMATS)] == [m.replace("_", "-") for m in BUILT_IN_FORMATS]
+
+
+def test_project_of_the_example_imports_no_scenario_or_per_request_code(tmp_path: Path) -> None:
+    """``project --example`` prints one table: it imports neither the scenarios' base (and the
+    executor behind it: reports.tables took its types at import) nor the per-request checks
+    (imported for ``--fail-on`` alone), nor any other command's engines; ``--fail-on``, the
+    control, does import the per-request module."""
+    def modules(*argv: str) -> set[str]:
+        proc = subprocess.run([sys.executable, "-c", RUN_AND_LIST_MODULES, *argv], capture_output=True, text=True,
+                              cwd=tmp_path)  # fmt: skip
+        assert proc.stdout, proc.stderr[-2000:]
+        status, names = json.loads(proc.stdout.splitlines()[-1])
+        assert status == 0, proc.stderr[-2000:]
+        return set(names)
+
+    plain = modules("project", "--example", "-q")
+    unneeded = {"turncheck.scenarios.base", "turncheck.sim.executor", "turncheck.models.per_request", "multiprocessing"}
+    assert not plain & unneeded, sorted(plain & unneeded)
+    assert "turncheck.models.per_request" in modules("project", "--example", "--fail-on", "orphanRes", "-q")

@@ -245,14 +245,19 @@ with contextlib.redirect_stdout(io.StringIO()):
     status = main(sys.argv[1:])
 print(json.dumps([status, sorted(sys.modules)]))
 """
-BUILD_ONE = """
+BUILD_EACH = """
 import json, sys
 from turncheck.models.catalog import BUILT_INS, MODELS, build_model
-build_model(sys.argv[1])
 homes = {*BUILT_INS.values()}
-models = sorted(m for m in sys.modules if m in homes or (m.startswith("turncheck.integrations.vendors.")
-                                                         and not m.rsplit(".", 1)[1].startswith("_")))
-print(json.dumps([models, list(MODELS)]))
+def models():
+    return {m for m in sys.modules if m in homes or (m.startswith("turncheck.integrations.vendors.")
+                                                     and not m.rsplit(".", 1)[1].startswith("_"))}
+added = []
+for name in json.loads(sys.argv[1]):
+    before = models()
+    build_model(name)
+    added.append([name, sorted(models() - before)])
+print(json.dumps([added, list(MODELS)]))
 """
 
 
@@ -289,19 +294,20 @@ def test_a_small_check_imports_its_own_model_and_no_codec_pool_or_other_model(tm
 
 
 def test_each_model_is_built_from_its_own_module_alone(tmp_path: Path) -> None:
-    """Every catalogue model, built by name in a fresh interpreter, imports its own module and no
-    other model's (``models.catalog.BUILT_INS`` for the built-ins, the module named after the model
-    in ``integrations/vendors/`` for the others: a vendor file named otherwise would import the whole
-    catalogue), and the catalogue still lists in its one order whichever model was built first."""
+    """Every catalogue model, built by name, imports its own module and no other model's
+    (``models.catalog.BUILT_INS`` for the built-ins, the module named after the model in
+    ``integrations/vendors/`` for the others: a vendor file named otherwise would import the whole
+    catalogue). One fresh interpreter builds them in reverse listing order, and the catalogue still
+    lists in its one order afterwards (registration order alone would list them reversed)."""
     from turncheck.models.catalog import MODELS
 
     order = list(MODELS)
-    for name in order:
-        proc = subprocess.run([sys.executable, "-c", BUILD_ONE, name], capture_output=True, text=True, cwd=tmp_path)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        models, listed = json.loads(proc.stdout)
-        assert len(models) == 1 and MODELS[name].__module__ == models[0], (name, models)
-        assert listed == order, name
+    proc = subprocess.run([sys.executable, "-c", BUILD_EACH, json.dumps(order[::-1])], capture_output=True,
+                          text=True, cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    added, listed = json.loads(proc.stdout)
+    assert [(name, modules) for name, modules in added] == [(n, [MODELS[n].__module__]) for n in order[::-1]]
+    assert listed == order
 
 
 def test_lint_from_a_format_imports_that_format_alone(tmp_path: Path) -> None:

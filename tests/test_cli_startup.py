@@ -286,6 +286,10 @@ def test_a_small_check_imports_its_own_model_and_no_codec_pool_or_other_model(tm
     tops = {m.split(".")[0] for m in modules}
     assert not tops & {*HEAVY, *NOT_FOR_A_SMALL_CHECK}, sorted(tops & {*HEAVY, *NOT_FOR_A_SMALL_CHECK})
     assert _model_modules(modules) == {"turncheck.integrations.vendors.agents_js_compaction"}
+    assert "tomllib" not in tops  # no pyproject.toml above tmp_path: nothing to parse
+    (tmp_path / "pyproject.toml").write_text("[tool.other]\nx = 1\n", encoding="utf-8")
+    status, modules = run("check", "agents-js-compaction", "--engine", "explore", "-q")
+    assert status == 1 and "tomllib" in modules  # the control: a config file is parsed
     status, listed = run("list", "models")
     assert status == 0 and len(_model_modules(listed)) >= 15  # the control: listing imports them all
     from turncheck.sim.executor import LocalExecutor

@@ -28,7 +28,6 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
-import logging
 import os
 import sys
 import traceback
@@ -57,26 +56,32 @@ def print_help_if_bare(ctx: typer.Context) -> None:
         print(ctx.get_help())
 
 
-class _VerboseHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """The stderr handler ``-v`` puts on turncheck's loggers, removed when the command ends."""
+VERBOSE_HANDLER = "turncheck-verbose"
+"""The name of the stderr handler ``-v`` puts on turncheck's loggers, removed when the command ends."""
 
 
 def _log_to_stderr(verbosity: int) -> None:
     """``-v``: turncheck's INFO lines (engine chosen, states explored, files written) on stderr,
     ``-vv`` its DEBUG lines too. Only stderr: stdout and the result files are the same with or
-    without it."""
+    without it. ``logging`` is imported here, for ``-v`` alone (3 ms of every start otherwise)."""
     if verbosity > 0:
+        import logging
+
         _stop_logging()  # -v given before and after the command: one handler, the louder level
         logger = logging.getLogger("turncheck")
-        handler = _VerboseHandler(sys.stderr)
+        handler = logging.StreamHandler(sys.stderr)
+        handler.set_name(VERBOSE_HANDLER)
         handler.setFormatter(logging.Formatter("turncheck: %(levelname)s %(name)s: %(message)s"))
         logger.addHandler(handler)
         logger.setLevel(logging.INFO if verbosity == 1 else logging.DEBUG)
 
 
 def _stop_logging() -> None:
+    logging = sys.modules.get("logging")
+    if logging is None:  # never imported: no -v ran, so no handler of ours to remove
+        return
     logger = logging.getLogger("turncheck")
-    for handler in [h for h in logger.handlers if isinstance(h, _VerboseHandler)]:
+    for handler in [h for h in logger.handlers if h.get_name() == VERBOSE_HANDLER]:
         logger.removeHandler(handler)
     logger.setLevel(logging.NOTSET)
 

@@ -233,11 +233,12 @@ def test_a_command_run_imports_no_other_command_s_module(tmp_path: Path) -> None
     assert status == 2 and "Did you mean 'check'?" in stderr and set(modules) >= commands
 
 
-NOT_FOR_A_SMALL_CHECK = ("msgspec", "multiprocessing", "concurrent", "ctypes", "pandas", "sqlite3", "asyncio")
+NOT_FOR_A_SMALL_CHECK = ("msgspec", "multiprocessing", "concurrent", "ctypes", "pandas", "sqlite3", "asyncio", "logging")
 """Top-level modules a 20-state ``check --engine explore`` has no use for, beyond :data:`HEAVY`:
 the durable log's codec (msgspec, pulled in by the projector and the built-in models), the
 process pool (multiprocessing, concurrent.futures, ctypes for the workers' parent-death
-signal), pandas and the stores. Each cost the command's start-up CPU (issue 58 item 7)."""
+signal), pandas and the stores, and logging without ``-v`` (tests/test_cli_verbose.py holds
+that ``-v`` still logs). Each cost the command's start-up CPU (issue 58 item 7)."""
 RUN_AND_LIST_MODULES = """
 import contextlib, io, json, sys
 from turncheck.cli.app import main

@@ -28,7 +28,6 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
-import logging
 import os
 import sys
 import traceback
@@ -57,26 +56,32 @@ def print_help_if_bare(ctx: typer.Context) -> None:
         print(ctx.get_help())
 
 
-class _VerboseHandler(logging.StreamHandler):  # type: ignore[type-arg]
-    """The stderr handler ``-v`` puts on turncheck's loggers, removed when the command ends."""
+VERBOSE_HANDLER = "turncheck-verbose"
+"""The name of the stderr handler ``-v`` puts on turncheck's loggers, removed when the command ends."""
 
 
 def _log_to_stderr(verbosity: int) -> None:
     """``-v``: turncheck's INFO lines (engine chosen, states explored, files written) on stderr,
     ``-vv`` its DEBUG lines too. Only stderr: stdout and the result files are the same with or
-    without it."""
+    without it. ``logging`` is imported here, for ``-v`` alone (3 ms of every start otherwise)."""
     if verbosity > 0:
+        import logging
+
         _stop_logging()  # -v given before and after the command: one handler, the louder level
         logger = logging.getLogger("turncheck")
-        handler = _VerboseHandler(sys.stderr)
+        handler = logging.StreamHandler(sys.stderr)
+        handler.set_name(VERBOSE_HANDLER)
         handler.setFormatter(logging.Formatter("turncheck: %(levelname)s %(name)s: %(message)s"))
         logger.addHandler(handler)
         logger.setLevel(logging.INFO if verbosity == 1 else logging.DEBUG)
 
 
 def _stop_logging() -> None:
+    logging = sys.modules.get("logging")
+    if logging is None:  # never imported: no -v ran, so no handler of ours to remove
+        return
     logger = logging.getLogger("turncheck")
-    for handler in [h for h in logger.handlers if isinstance(h, _VerboseHandler)]:
+    for handler in [h for h in logger.handlers if h.get_name() == VERBOSE_HANDLER]:
         logger.removeHandler(handler)
     logger.setLevel(logging.NOTSET)
 
@@ -130,8 +135,10 @@ MODULES = tuple(dict.fromkeys(COMMAND_MODULES.values()))
 
 
 @functools.cache
-def _app_of(modules: tuple[str, ...]) -> typer.Typer:
-    """A ``turncheck`` app with the commands of ``modules`` (all of them: :data:`app`)."""
+def _app_of(modules: tuple[str, ...], only: str | None = None) -> typer.Typer:
+    """A ``turncheck`` app with the commands of ``modules`` (all of them: :data:`app`); with
+    ``only``, that command alone of theirs: a run builds the command it runs, not its module's
+    others (``check`` without ``explore``: typer's work on their options is part of every start)."""
     built = typer.Typer(
         name="turncheck",
         help="Simulate and model-check the context layer of LLM agents.",
@@ -144,6 +151,9 @@ def _app_of(modules: tuple[str, ...]) -> typer.Typer:
     built.callback()(_root)
     for name in modules:
         importlib.import_module(f"turncheck.cli.{name}").register(built)
+    if only is not None:
+        built.registered_commands = [c for c in built.registered_commands if c.name == only]
+        built.registered_groups = [g for g in built.registered_groups if g.name == only]
     return built
 
 
@@ -154,27 +164,28 @@ def __getattr__(name: str) -> typer.Typer:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _modules_for(argv: list[str] | None) -> tuple[str, ...]:
-    """The modules a run needs: the named command's alone, else (help, a typo, completion) all.
-    The root's options (``-v``, ``-V``, ``-h``) take no value, so the command is the first word
-    that is not an option."""
+def _modules_for(argv: list[str] | None) -> tuple[tuple[str, ...], str | None]:
+    """The modules a run needs and the command it runs: the named command alone, else (help, a
+    typo, completion) every module and command. The root's options (``-v``, ``-V``, ``-h``) take
+    no value, so the command is the first word that is not an option."""
     args = sys.argv[1:] if argv is None else argv
     word = next((a for a in args if not a.startswith("-")), None)
     module = COMMAND_MODULES.get(word or "")
     if module is None or "_TURNCHECK_COMPLETE" in os.environ:  # completion lists every command
-        return MODULES
-    return (module,)
+        return MODULES, None
+    return (module,), word
 
 
 @functools.cache
-def _command(modules: tuple[str, ...] = MODULES) -> Command:
-    """The click command behind the app of ``modules``, built once per process.
+def _command(modules: tuple[str, ...] = MODULES, only: str | None = None) -> Command:
+    """The click command behind the app of ``modules`` (``only`` that command of theirs), built
+    once per process.
 
     ``app(...)`` rebuilds it from every command's signature on each call (a tenth of a second or
     more, most of a small run); one build serves every call, in-process callers (tests,
     notebooks) included.
     """
-    command = typer.main.get_command(_app_of(modules))
+    command = typer.main.get_command(_app_of(modules, only))
     _verbose_after_the_command(command)
     return command
 
@@ -225,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         defaults = default_map()
         with swallowed_interrupts_redelivered(), watched() as watch:
-            status = _command(_modules_for(argv)).main(
+            status = _command(*_modules_for(argv)).main(
                 args=argv, standalone_mode=False, prog_name="turncheck", default_map=defaults
             )
     except (TurncheckError, typer.TyperException, OSError) as exc:

@@ -119,7 +119,7 @@ def check_command(
 ) -> None:
     """Check a model's invariants, goals and eventually-properties; exit 0 pass, 1 counterexample
     (a lasso for an eventually-property), 3 inconclusive."""
-    from turncheck.scenarios.base import split_assignments
+    from turncheck.models.parameters import split_assignments
     from turncheck.sim.checking import DEFAULT_DATABASE, run_check, select_properties
     from turncheck.sim.explorer import StderrProgress
     from turncheck.sim.protocols import load_model
@@ -254,7 +254,7 @@ def explore_command(
     ] = None,
 ) -> None:
     """Explore every interleaving: state-space statistics, properties and exact worst cases."""
-    from turncheck.scenarios.base import split_assignments
+    from turncheck.models.parameters import split_assignments
     from turncheck.sim.checking import ExploreReport, cross_check, post_compaction_check
     from turncheck.sim.explorer import StderrProgress, explore
     from turncheck.sim.protocols import load_model

@@ -28,7 +28,6 @@ Only the standard library and ``models`` are imported.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +106,8 @@ def _table(path: Path) -> tuple[Path, dict[str, Any]] | None:
     raw = _read_config(path)
     if raw is None:
         return None
+    import tomllib  # every command reads the config, but most folders hold no pyproject.toml to parse
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:

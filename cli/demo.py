@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from turncheck.models.catalog import DEMO_CHECKS
+from turncheck.models.catalog import DEMO_CHECKS, MODELS
 from turncheck.models.errors import TurncheckError
 from turncheck.models.output_files import refuse_symlinked_folders
 from turncheck.reports.tables import write_result
@@ -164,8 +164,11 @@ def full_only(name: str, scale: str) -> str:
 
 
 def _check_steps(scale: str) -> list[Step]:
-    """The demo's own checks, then every registered model's declared :class:`DemoCheck`."""
-    declared = [(name, dict(d.params), (), d.expect, d.why) for name, d in DEMO_CHECKS.items()]
+    """The demo's own checks, then every registered model's declared :class:`DemoCheck`, in the
+    catalogue's order (listing it imports every model: a model registers its check as it is
+    imported, and a lookup by name imports that model alone)."""
+    checks = [(name, DEMO_CHECKS[name]) for name in MODELS if name in DEMO_CHECKS]
+    declared = [(name, dict(d.params), (), d.expect, d.why) for name, d in checks]
     return [Step("check", model, tuple(params.items()), expect=expect, why=why, examples=CHECK_EXAMPLES[scale],
                  invariants=names) for model, params, names, expect, why in (*CHECKS, *declared)]  # fmt: skip
 

@@ -152,12 +152,15 @@ def project_command(
 ) -> None:
     """Project each session of a log under a budget and print the window and its report."""
     from turncheck.models.cost import COST_MODELS, Utf8JsonCost, make_cost
-    from turncheck.models.per_request import parse_checks
     from turncheck.models.projector import check_budget, resolve_strategy
 
     check_budget(budget)
     resolve_strategy(strategy)
-    checks = parse_checks(fail_on) if fail_on is not None else ()
+    checks: tuple[str, ...] = ()
+    if fail_on is not None:  # the per-request checks' module: imported for them alone
+        from turncheck.models.per_request import parse_checks
+
+        checks = parse_checks(fail_on)
     if history is None and not example:
         raise BadParameter("give --history FILE.jsonl (or --example for the bundled log)")
     path = example_history() if example or history is None else history

@@ -54,7 +54,7 @@ def replay_command(
     from someone else may sit next to a ``.py`` file its ``model`` field names. A catalog model
     is built from the trace alone; a user's class needs ``--model REF``. It prints nothing on
     stderr but errors, so --quiet changes nothing; it is accepted like on every command."""
-    from turncheck.scenarios.base import split_assignments
+    from turncheck.models.parameters import split_assignments
     from turncheck.sim.trace import load_trace, replay
 
     trace = load_trace(trace_path)

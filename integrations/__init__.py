@@ -15,8 +15,9 @@ The direction is one way: these modules import ``turncheck.models`` … ``turnch
 nothing in ``models``, ``sim``, ``scenarios`` or ``reports`` imports them (a test checks it).
 The core reaches them only through its registries: a :class:`~turncheck.models.registry.Registry`
 names its *homes* by module name, and a registry whose built-ins live here names the sub-package
-(``PEERS`` → ``turncheck.integrations.peers``, ``FORMATS`` → ``…formats``, ``MODELS`` →
-``…vendors``, ``STORES``, ``SCENARIOS`` and ``PLOTS`` one core home and one here) and imports it
+(``PEERS`` → ``turncheck.integrations.peers``, ``STORES``, ``SCENARIOS`` and ``PLOTS`` one core
+home and one here) or each module of it (``FORMATS`` → ``…formats.openai_chat`` …, ``MODELS`` →
+``…vendors.agents_js_compaction`` …: a lookup imports the one it needs) and imports it
 with :func:`importlib.import_module` on its first lookup. So a fresh interpreter, a spawned
 worker or a Dask worker that only imports ``turncheck.models.projector`` still finds every peer
 and format when it asks for one, and ``import turncheck`` stays as cheap as before. The

@@ -9,31 +9,72 @@ parameter by name — so every engine sees the same model for the same words.
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
+import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from turncheck.models.clock import ClockModel
-from turncheck.models.cost_trigger import CostTriggerModel
 from turncheck.models.errors import BadParameter, UnknownName
-from turncheck.models.keys import KeysModel
 from turncheck.models.parameters import parse_value, type_of_default
-from turncheck.models.projector_model import ProjectorModel
 from turncheck.models.protocol import ProtocolModel
 from turncheck.models.registry import Registry
-from turncheck.models.trigger import TriggerModel
 
 ModelFactory = Callable[..., ProtocolModel[Any, Any]]
 
 VENDORS = "turncheck.integrations.vendors"
 
-MODELS: Registry[ModelFactory] = Registry(
-    "model", home=VENDORS, key=lambda factory: factory.__module__.startswith(VENDORS + ".")
-)
-"""Every protocol model's factory by name: the built-ins below, then the vendor-protocol
-catalogue (:mod:`turncheck.integrations.vendors`, the registry's home: its import registers each model
-of that folder), then extensions through ``turncheck.register_model``."""
+BUILT_INS: dict[str, str] = {
+    "clock": "turncheck.models.clock",
+    "keys": "turncheck.models.keys",
+    "projector": "turncheck.models.projector_model",
+    "trigger": "turncheck.models.trigger",
+    "cost-trigger": "turncheck.models.cost_trigger",
+}
+"""Each built-in model's name and the module that registers it (at its end, as each vendor
+model's module does), in the order ``turncheck list models`` shows them."""
+
+
+def _vendor_modules() -> tuple[str, ...]:
+    """The vendor catalogue's model modules (:mod:`turncheck.integrations.vendors`), in name
+    order, found by listing the folder, not by importing them: every module there registers the
+    model it is named after (``agents_js_compaction`` → ``agents-js-compaction``); a name that
+    starts with an underscore holds what several share and registers nothing."""
+    spec = importlib.util.find_spec(VENDORS)
+    folders = list(spec.submodule_search_locations or ()) if spec is not None else []
+    names = sorted(m.name for m in pkgutil.iter_modules(folders) if not m.name.startswith("_"))
+    return tuple(f"{VENDORS}.{name}" for name in names)
+
+
+HOMES = (*BUILT_INS.values(), *_vendor_modules())
+"""Every module whose import registers a model of the catalogue, in listing order."""
+
+
+def _home_of(name: str) -> str:
+    """The one home whose import registers model ``name`` when it is in the catalogue (the
+    registry imports it only if it is one of :data:`HOMES`): a lone ``check trigger`` imports
+    the trigger model, not the clock's projector and msgspec nor the vendor catalogue (issue 58
+    item 7)."""
+    return BUILT_INS.get(name) or f"{VENDORS}.{name.replace('-', '_')}"
+
+
+def _place(factory: ModelFactory) -> tuple[int, int]:
+    """Where a model lists: the built-ins, then models registered directly (``register_model``
+    outside an extension) in registration order, then the vendor catalogue by module name —
+    whichever a lookup imported first."""
+    module = factory.__module__
+    if module not in HOMES:
+        return len(BUILT_INS), 0
+    at = HOMES.index(module)
+    return (at, 0) if at < len(BUILT_INS) else (len(BUILT_INS) + 1, at)
+
+
+MODELS: Registry[ModelFactory] = Registry("model", home=HOMES, key=_place, locate=_home_of)
+"""Every protocol model's factory by name: the built-ins (:data:`BUILT_INS`), then the
+vendor-protocol catalogue (:mod:`turncheck.integrations.vendors`), then extensions through
+``turncheck.register_model``. Each model's module registers it; a lookup by name imports the one
+home :func:`_home_of` names, a listing imports them all."""
 
 DESCRIPTIONS: dict[str, str] = {}
 """Each registered model's one-line description, as ``turncheck list models`` shows it."""
@@ -94,23 +135,6 @@ def register_model(
     if demo is not None:
         DEMO_CHECKS[name] = demo
     return registered
-
-
-register_model("clock", ClockModel, description="writer clocks and read orders: turns read back by timestamp")
-register_model(
-    "keys",
-    KeysModel,
-    description="key collapse: sessions stored under fewer keys, read back one key at a time",
-)
-register_model("projector", ProjectorModel, description="every small history projected by one strategy")
-register_model(
-    "trigger", TriggerModel, description="writers, TurnCountTrigger(maxTurns), a gap and a locking"
-)
-register_model(
-    "cost-trigger",
-    CostTriggerModel,
-    description="a token trigger reading an estimate (undercount, frame, stale count) against a fixed window",
-)
 
 
 def model_variants(name: str) -> tuple[Variant, ...]:

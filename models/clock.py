@@ -27,6 +27,7 @@ from functools import lru_cache
 from operator import itemgetter
 from typing import Any, Literal, NamedTuple, TypeVar
 
+from turncheck.models.catalog import register_model
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
@@ -323,3 +324,6 @@ class ClockModel(ProtocolModel[ClockState, tuple[Any, ...]]):
         return {
             emits[s] for s in seqs if s < len(emits)
         }, f"writes of the events in the window sent ({self.order} order)"
+
+
+register_model("clock", ClockModel, description="writer clocks and read orders: turns read back by timestamp")

@@ -38,6 +38,7 @@ from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from typing import Any, NamedTuple
 
+from turncheck.models.catalog import register_model
 from turncheck.models.errors import BadParameter
 from turncheck.models.protocol import Limit, Property, ProtocolModel
 
@@ -250,3 +251,10 @@ class CostTriggerModel(ProtocolModel[CostState, Action]):
             f"next request: frame {self.frame} + history {state.history} = {self.real_cost(state)} "
             f"of a window of {self.window}; the trigger reads {self.reads(state)} (threshold {self.threshold})"
         )
+
+
+register_model(
+    "cost-trigger",
+    CostTriggerModel,
+    description="a token trigger reading an estimate (undercount, frame, stale count) against a fixed window",
+)

@@ -15,7 +15,6 @@ module's and its callers' own.
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -28,7 +27,11 @@ EXTRA = "notebook"
 
 
 def esc(value: Any) -> str:
-    """Text from a file or a user, made safe to place in HTML (quotes included)."""
+    """Text from a file or a user, made safe to place in HTML (quotes included). ``html`` is
+    imported by the first call: its entity table is a cost of every command that imports this
+    module (a small ``check``) and escapes nothing."""
+    import html
+
     return html.escape(str(value), quote=True)
 
 

@@ -136,7 +136,32 @@ class LineReader:
     read: Callable[[Path, Records], Imported]
 
 
-FORMATS: Registry[LogFormat] = Registry("log format", home="turncheck.integrations.formats")
+FORMAT_PACKAGE = "turncheck.integrations.formats"
+BUILT_IN_FORMATS = (
+    "openai_chat", "openai_responses", "langchain", "agents_sqlite", "llamaindex", "anthropic", "gemini",
+    "vercel", "otel", "adk", "langfuse", "langsmith", "bedrock", "claude_code", "pydantic_ai", "pi", "cline",
+    "openhands", "goose",
+)  # fmt: skip
+"""The built-in formats' modules of :mod:`integrations.formats`, in the order ``--from`` lists
+them; each registers the format it is named after (``claude_code`` → ``claude-code``). Adding a
+format is one module there and its name here."""
+_FORMAT_HOMES = tuple(f"{FORMAT_PACKAGE}.{module}" for module in BUILT_IN_FORMATS)
+
+
+def _format_home(name: str) -> str:
+    """The module that registers built-in format ``name``: ``lint --from openai-chat`` imports it
+    alone, not the 18 others (issue 58 item 7); the registry imports it only if it is a home."""
+    return f"{FORMAT_PACKAGE}.{name.replace('-', '_')}"
+
+
+def _format_place(fmt: LogFormat) -> int:
+    """Where a format lists: the built-ins in :data:`BUILT_IN_FORMATS` order whichever a lookup
+    imported first, then those registered directly, in registration order."""
+    home = _format_home(fmt.name)
+    return _FORMAT_HOMES.index(home) if home in _FORMAT_HOMES else len(_FORMAT_HOMES)
+
+
+FORMATS: Registry[LogFormat] = Registry("log format", home=_FORMAT_HOMES, key=_format_place, locate=_format_home)
 
 
 def register_format(fmt: LogFormat) -> LogFormat:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from turncheck.models.catalog import register_model
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
@@ -156,3 +157,10 @@ class KeysModel(ProtocolModel[KeysState, tuple[Any, ...]]):
         self, states: Sequence[KeysState], actions: Sequence[tuple[Any, ...]]
     ) -> list[WindowPanel | None]:
         return [keyed_panel(self.windows(s)) for s in states]
+
+
+register_model(
+    "keys",
+    KeysModel,
+    description="key collapse: sessions stored under fewer keys, read back one key at a time",
+)

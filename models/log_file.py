@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from turncheck.models.log_format import StoreError
+from turncheck.models.output_files import sync_dir as sync_dir
 
 _LOCK_POLL_SECONDS = 0.005
 
@@ -129,18 +130,3 @@ def write_at(fd: int, data: bytes, offset: int) -> None:
 def sync_file(fd: int) -> None:
     """Flush the file's data and size to disk (``fdatasync`` where there is one)."""
     (getattr(os, "fdatasync", None) or os.fsync)(fd)
-
-
-def sync_dir(directory: Path) -> None:
-    """Persist a new directory entry (best effort where directories cannot be opened)."""
-    try:
-        dfd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError as exc:
-        if exc.errno not in (errno.EINVAL, errno.EBADF):
-            raise
-    finally:
-        os.close(dfd)

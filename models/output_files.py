@@ -16,6 +16,7 @@ path it could not write.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -25,7 +26,25 @@ from pathlib import Path
 from typing import IO, Any
 
 from turncheck.models.errors import TurncheckError
-from turncheck.models.log_file import sync_dir
+
+
+def sync_dir(directory: Path) -> None:
+    """Persist a new directory entry (best effort where directories cannot be opened).
+
+    Defined here, and imported by :mod:`turncheck.models.log_file`, so that writing a file whole
+    does not import the durable log's format and msgspec: a small ``check`` saves its trace
+    through this module (issue 58 item 7)."""
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EBADF):
+            raise
+    finally:
+        os.close(dfd)
 
 
 class OutputRefused(TurncheckError, ValueError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Iterable
 from typing import Any
 
 from turncheck.models.errors import BadParameter
@@ -66,3 +67,16 @@ def type_of_default(default: Any) -> Any:
     if isinstance(default, tuple):
         return tuple[int, ...]
     return str
+
+
+def split_assignments(items: Iterable[str]) -> dict[str, str]:
+    """``["writers=4", "gap = 2"]`` → ``{"writers": "4", "gap": "2"}``: the ``--param k=v``
+    spelling of every command; a later value for the same name wins, as on a command line. Here,
+    beside :func:`parse_value`, so a command that reads ``--param`` imports no scenario code."""
+    pairs: dict[str, str] = {}
+    for item in items:
+        if "=" not in item:
+            raise BadParameter(f"parameter {item!r} must be written k=v")
+        k, v = item.split("=", 1)
+        pairs[k.strip().replace("-", "_")] = v
+    return pairs

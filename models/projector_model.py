@@ -46,6 +46,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from turncheck.models.catalog import register_model
 from turncheck.models.cost import EstimateCost
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
@@ -358,3 +359,6 @@ class ProjectorModel(ProtocolModel[State, Action]):
 def _event_label(kind: int, cid: int, size: int, turn: int) -> str:
     call = f" c{cid}" if cid >= 0 else ""
     return f"{Kind(kind).name}{call} [{size} tok] turn {turn}"
+
+
+register_model("projector", ProjectorModel, description="every small history projected by one strategy")

@@ -63,13 +63,24 @@ class Registry(Mapping[str, T], Generic[T]):
     first). A registry is a read-only :class:`~collections.abc.Mapping` for its users: iteration
     is in registration order (built-ins by ``key`` where the kind gives one); :meth:`register` is
     the only way in.
+
+    ``locate`` names, for one built-in name, the one home whose import registers it (None when
+    the kind cannot tell): a lookup of that name imports that home alone, not all of them, so a
+    command that needs one model does not import every other (issue 58 item 7). Listing,
+    counting and a name ``locate`` does not place still import every home, and ``key`` keeps the
+    order whatever was imported first.
     """
 
     def __init__(
-        self, kind: str, home: str | tuple[str, ...] | None = None, key: Callable[[T], Any] | None = None
+        self,
+        kind: str,
+        home: str | tuple[str, ...] | None = None,
+        key: Callable[[T], Any] | None = None,
+        locate: Callable[[str], str | None] | None = None,
     ) -> None:
         self.kind = kind
         self.home = (home,) if isinstance(home, str) else home
+        self._locate = locate
         # where a kind's values carry their place (a scenario's ``order``), built-ins list by it:
         # registration order alone follows import order, which a direct import of one built-in
         # module changes (it registers after every module the home imports meanwhile)
@@ -161,11 +172,32 @@ class Registry(Mapping[str, T], Generic[T]):
         resolves its strategy on every request)."""
         value = self._entries.get(name)
         if value is None and (self._home_state != "loaded" or _plugins_state != "loaded"):
+            value = self._located(name)
+        if value is None and (self._home_state != "loaded" or _plugins_state != "loaded"):
             value = self._complete().get(name)
         return value
 
+    def _located(self, name: str) -> T | None:
+        """``name``'s value from the one home :attr:`locate` names for it, imported as a home is
+        (its registrations are built-ins), or None: no such home, or it did not register ``name``."""
+        global _homes_loading
+        module = self._locate(name) if self._locate is not None and self._home_state == "absent" else None
+        if module is None or module not in (self.home or ()):
+            return None
+        _homes_loading += 1
+        try:
+            importlib.import_module(module)
+        finally:
+            _homes_loading -= 1
+        return self._entries.get(name)
+
     def get_or_raise(self, name: str) -> T:
         """The value registered as ``name``; :class:`UnknownRegistration` listing the names if none."""
+        value = self._entries.get(name)
+        if value is None:
+            value = self._located(name)
+        if value is not None:
+            return value
         entries = self._complete()
         try:
             return entries[name]

@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+from turncheck.models.catalog import register_model
 from turncheck.models.errors import BadParameter
 from turncheck.models.invariants import BOUNDED_PEAK_TURNS, NO_UNCOUNTED_GAP_TURN, WITHIN_MAX_TURNS
 from turncheck.models.locking import LOCKINGS, Locking, locking
@@ -598,3 +599,6 @@ def locking_of(name: str) -> Locking:
         return locking(name)
     except KeyError:
         raise BadParameter(f"parameter locking: {name!r} is not one of {', '.join(LOCKINGS)}") from None
+
+
+register_model("trigger", TriggerModel, description="writers, TurnCountTrigger(maxTurns), a gap and a locking")

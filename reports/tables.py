@@ -13,11 +13,13 @@ import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from turncheck.models.display import cell_text as cell_text
 from turncheck.models.output_files import write_outputs
-from turncheck.scenarios.base import Cell, Judgement, ScenarioResult, Table
+
+if TYPE_CHECKING:
+    from turncheck.scenarios.base import Cell, ScenarioResult, Table
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +95,9 @@ def result_to_json(result: ScenarioResult) -> dict[str, Any]:
 def result_from_json(data: Mapping[str, Any]) -> ScenarioResult:
     """A result object as :func:`write_result` writes it (its format checked by the caller,
     :func:`~turncheck.reports.results_dir.result_from_object`)."""
+    # here, not at the top: a command that prints a markdown table (project) imports no scenario code
+    from turncheck.scenarios.base import Judgement, ScenarioResult, Table
+
     tables = tuple(
         Table(
             name=t["name"],

@@ -20,6 +20,7 @@ from turncheck.models.display import Cell as Cell
 from turncheck.models.display import data_frame, esc, html_table
 from turncheck.models.errors import BadParameter, UnknownName
 from turncheck.models.parameters import parse_value
+from turncheck.models.parameters import split_assignments as split_assignments
 from turncheck.models.registry import Registry
 from turncheck.sim.executor import Progress as Progress
 from turncheck.sim.executor import no_progress as no_progress
@@ -206,18 +207,6 @@ def section_order(result_name: str) -> tuple[int, int, str]:
 def param_fields(params_type: type) -> dict[str, Any]:
     hints = typing.get_type_hints(params_type)
     return {f.name: hints[f.name] for f in dataclasses.fields(params_type)}
-
-
-def split_assignments(items: Iterable[str]) -> dict[str, str]:
-    """``["writers=4", "gap = 2"]`` → ``{"writers": "4", "gap": "2"}``: the ``--param k=v``
-    spelling of every command; a later value for the same name wins, as on a command line."""
-    pairs: dict[str, str] = {}
-    for item in items:
-        if "=" not in item:
-            raise BadParameter(f"parameter {item!r} must be written k=v")
-        k, v = item.split("=", 1)
-        pairs[k.strip().replace("-", "_")] = v
-    return pairs
 
 
 def parse_params(scenario: Scenario, assignments: Iterable[str] | Mapping[str, str], base: Any = None) -> Any:

@@ -15,7 +15,7 @@ violated invariant gets its own shortest counterexample (:attr:`CheckReport.coun
 
 from __future__ import annotations
 
-import logging
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from turncheck.models.errors import UnknownName
-from turncheck.models.invariants import INVARIANTS
 from turncheck.models.protocol import Property, ProtocolModel, as_model
 from turncheck.sim.exploration import Exploration, RawStates, reduction_factor
 from turncheck.sim.explorer import ProgressLine, explore
@@ -31,6 +30,8 @@ from turncheck.sim.transcript import params_text, transcript
 from turncheck.sim.witness import ConcretePath, counterexample
 
 if TYPE_CHECKING:
+    import logging
+
     from turncheck.sim.stateful import StatefulOutcome
     from turncheck.sim.timed_runs import TimedOutcome
 
@@ -39,7 +40,14 @@ DEFAULT_DATABASE = Path(".turncheck") / "hypothesis"
 here too so that the explorer's path never imports Hypothesis: a ``check --engine explore``
 starts without it; tests/test_cli_startup.py keeps the two equal)."""
 
-log = logging.getLogger(__name__)
+
+
+def _log() -> logging.Logger | None:
+    """This module's logger once ``logging`` is imported, else None: until then no handler can
+    exist (``-v`` imports it to add one, an application imports it to configure it), so an INFO
+    line would go nowhere, and a small check does not pay for the import (issue 58 item 7)."""
+    module = sys.modules.get("logging")
+    return module.getLogger(__name__) if module is not None else None
 
 Engine = Literal["hypothesis", "explore", "both", "simpy"]
 ENGINES: tuple[str, ...] = ("hypothesis", "explore", "both", "simpy")
@@ -59,6 +67,10 @@ def select_properties(model: ProtocolModel[Any, Any], names: Sequence[str]) -> t
     checked = [p.name for p in props if p.expectation != "sometimes"]
     for name in names:
         if name not in checked:
+            # the catalogue of invariants imports the projector (and the events, msgspec): only a
+            # name to refuse needs it, not every check (issue 58 item 7)
+            from turncheck.models.invariants import INVARIANTS
+
             if name not in INVARIANTS:
                 known = sorted(set(INVARIANTS) | set(checked))
                 raise UnknownName(f"unknown invariant {name!r} (known: {', '.join(known)})")
@@ -503,8 +515,10 @@ def run_check(
     """
     model = as_model(model)
     props = tuple(properties)
-    log.info("check %s: engine %s, %d properties", model.name, engine, len(props))
-    log.debug("properties: %s", ", ".join(p.name for p in props))
+    log = _log()
+    if log is not None:
+        log.info("check %s: engine %s, %d properties", model.name, engine, len(props))
+        log.debug("properties: %s", ", ".join(p.name for p in props))
     if engine == "simpy":
         from turncheck.sim.timed_runs import run_timed  # SimPy: imported for its engine only
 
@@ -521,11 +535,12 @@ def run_check(
             timeout=timeout,
             progress=progress,
         )
-        log.info(
-            "explorer: %d distinct states, %d transitions, depth %d, %s in %.2f s",
-            exploration.distinct, exploration.generated, exploration.max_depth_seen,
-            "exhaustive" if exploration.exhausted else f"bounded ({exploration.bound})", exploration.seconds,
-        )  # fmt: skip
+        if log is not None:
+            log.info(
+                "explorer: %d distinct states, %d transitions, depth %d, %s in %.2f s",
+                exploration.distinct, exploration.generated, exploration.max_depth_seen,
+                "exhaustive" if exploration.exhausted else f"bounded ({exploration.bound})", exploration.seconds,
+            )  # fmt: skip
     if engine in ("hypothesis", "both"):
         finite = tuple(p for p in props if p.expectation != "eventually")  # a finite run shows no "never"
         from turncheck.sim.stateful import check_stateful  # Hypothesis: imported for its engine only
@@ -534,7 +549,8 @@ def run_check(
         stateful = check_stateful(
             model, finite, max_examples=max_examples, steps=steps, seed=seed, database=database, timeout=left
         )
-        log.info("hypothesis: %d examples, violated: %s", stateful.examples, stateful.violated)
+        if log is not None:
+            log.info("hypothesis: %d examples, violated: %s", stateful.examples, stateful.violated)
     return _merged_report(model, props, exploration, stateful)
 
 
@@ -582,7 +598,8 @@ def _timed_report(
     model: ProtocolModel[Any, Any], props: tuple[Property[Any], ...], timed: TimedOutcome
 ) -> CheckReport:
     """The SimPy engine's findings as a report: each broken property with its shortest run."""
-    log.info("simpy: %s; violated: %s", timed.covered(), timed.violated)
+    if (log := _log()) is not None:
+        log.info("simpy: %s; violated: %s", timed.covered(), timed.violated)
     paths = [(f.prop, ConcretePath(f.init, f.actions, f.states, f.loop)) for f in timed.findings]
     first = paths[0] if paths else (None, None)
     return CheckReport(model, props, None, None, first[1], first[0], "simpy" if paths else "", None,

@@ -9,16 +9,16 @@ results, because the callers derive every seed from the task itself and merge in
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import signal
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from turncheck.models.errors import BadParameter
-from turncheck.models.parent_death import die_with_parent
 from turncheck.sim.run_bounds import watch_this_worker
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -75,6 +75,11 @@ class LocalExecutor:
                 out.append(fn(item))
                 progress(i + 1, total)
             return out
+        # the pool's modules (multiprocessing, concurrent.futures: a tenth of a small command's
+        # start-up) are imported by the run that starts one, not by whoever imports this module
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
         results: list[Any] = [None] * total
         context = multiprocessing.get_context(self.start_method) if self.start_method else None
         pool = None
@@ -120,6 +125,8 @@ def _ignore_interrupt() -> None:
     killed by a signal it cannot handle ends the worker too (:func:`die_with_parent`; under
     ``forkserver`` the parent is the server, which ends with the run), and each worker keeps the
     memory budget (:func:`~turncheck.sim.run_bounds.watch_this_worker`)."""
+    from turncheck.models.parent_death import die_with_parent  # ctypes: in the workers alone
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):  # blocked at fork (_interrupts_held): now ignored
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

@@ -16,12 +16,14 @@ formatted with ``repr``, lanes read off the text) without touching the user's ob
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from turncheck.models.catalog import build_model, construct, model_kwargs
-from turncheck.models.policy import Policy, read_policy
 from turncheck.models.protocol import ProtocolModel, as_model
 from turncheck.models.user_code import load_object
+
+if TYPE_CHECKING:
+    from turncheck.models.policy import Policy
 
 
 def is_user_reference(ref: str) -> bool:
@@ -36,6 +38,8 @@ def is_policy_file(ref: str) -> bool:
 def user_model_class(ref: str) -> Callable[..., Any] | Policy:
     """The class (or :class:`~turncheck.models.policy.Policy`) named by ``package.module:Class``
     or ``file.py:Class`` (:mod:`models.user_code`)."""
+    from turncheck.models.policy import Policy  # the trigger model's: a catalogue name needs neither
+
     return load_object(ref, "model", noun="class", values=(Policy,))  # type: ignore[no-any-return]
 
 
@@ -57,9 +61,13 @@ def load_model(ref: str, params: Mapping[str, Any] | None = None) -> ProtocolMod
         A value of the wrong type or out of range, naming the parameter.
     """
     if is_policy_file(ref):
+        from turncheck.models.policy import read_policy
+
         return _policy_model(read_policy(ref), params)
     if not is_user_reference(ref):
-        return build_model(ref, params)
+        return build_model(ref, params)  # the model's own module alone (models.catalog.BUILT_INS)
+    from turncheck.models.policy import Policy
+
     cls = user_model_class(ref)
     if isinstance(cls, Policy):
         return _policy_model(cls, params)

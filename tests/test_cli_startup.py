@@ -231,3 +231,129 @@ def test_a_command_run_imports_no_other_command_s_module(tmp_path: Path) -> None
     assert status == 1 and set(modules) & commands == {"turncheck.cli.check"}
     (status, modules), stderr = runs["chek"]
     assert status == 2 and "Did you mean 'check'?" in stderr and set(modules) >= commands
+
+
+NOT_FOR_A_SMALL_CHECK = ("msgspec", "multiprocessing", "concurrent", "ctypes", "pandas", "sqlite3", "asyncio", "logging")
+"""Top-level modules a 20-state ``check --engine explore`` has no use for, beyond :data:`HEAVY`:
+the durable log's codec (msgspec, pulled in by the projector and the built-in models), the
+process pool (multiprocessing, concurrent.futures, ctypes for the workers' parent-death
+signal), pandas and the stores, and logging without ``-v`` (tests/test_cli_verbose.py holds
+that ``-v`` still logs). Each cost the command's start-up CPU (issue 58 item 7)."""
+RUN_AND_LIST_MODULES = """
+import contextlib, io, json, sys
+from turncheck.cli.app import main
+with contextlib.redirect_stdout(io.StringIO()):
+    status = main(sys.argv[1:])
+print(json.dumps([status, sorted(sys.modules)]))
+"""
+BUILD_EACH = """
+import json, sys
+from turncheck.models.catalog import BUILT_INS, MODELS, build_model
+homes = {*BUILT_INS.values()}
+def models():
+    return {m for m in sys.modules if m in homes or (m.startswith("turncheck.integrations.vendors.")
+                                                     and not m.rsplit(".", 1)[1].startswith("_"))}
+added = []
+for name in json.loads(sys.argv[1]):
+    before = models()
+    build_model(name)
+    added.append([name, sorted(models() - before)])
+print(json.dumps([added, list(MODELS)]))
+"""
+
+
+def _model_modules(modules: list[str]) -> set[str]:
+    from turncheck.models.catalog import BUILT_INS
+
+    vendor = "turncheck.integrations.vendors."
+    return {m for m in modules if m in BUILT_INS.values() or (m.startswith(vendor) and not m[len(vendor):].startswith("_"))}
+
+
+def test_a_small_check_imports_its_own_model_and_no_codec_pool_or_other_model(tmp_path: Path) -> None:
+    """Issue 58 item 7 (a 19-state ``check --engine explore`` within 3× ``import typer``): the
+    run imports the one model it checks — not the other vendor models, not the built-in models
+    (and through them the projector and msgspec) — and none of :data:`NOT_FOR_A_SMALL_CHECK`.
+    Its control: ``list models`` does import every model, and the pool's modules are there once
+    a sweep runs on two workers."""
+    def run(*argv: str) -> tuple[int, list[str]]:
+        proc = subprocess.run([sys.executable, "-c", RUN_AND_LIST_MODULES, *argv], capture_output=True, text=True,
+                              cwd=tmp_path)  # fmt: skip
+        assert proc.stdout, proc.stderr[-2000:]
+        status, modules = json.loads(proc.stdout.splitlines()[-1])
+        return status, modules
+
+    status, modules = run("check", "agents-js-compaction", "--engine", "explore", "-q")
+    assert status == 1  # the buggy variant's counterexample, saved as a trace
+    tops = {m.split(".")[0] for m in modules}
+    assert not tops & {*HEAVY, *NOT_FOR_A_SMALL_CHECK}, sorted(tops & {*HEAVY, *NOT_FOR_A_SMALL_CHECK})
+    assert _model_modules(modules) == {"turncheck.integrations.vendors.agents_js_compaction"}
+    assert "tomllib" not in tops  # no pyproject.toml above tmp_path: nothing to parse
+    (tmp_path / "pyproject.toml").write_text("[tool.other]\nx = 1\n", encoding="utf-8")
+    status, modules = run("check", "agents-js-compaction", "--engine", "explore", "-q")
+    assert status == 1 and "tomllib" in modules  # the control: a config file is parsed
+    status, listed = run("list", "models")
+    assert status == 0 and len(_model_modules(listed)) >= 15  # the control: listing imports them all
+    from turncheck.sim.executor import LocalExecutor
+
+    assert LocalExecutor(jobs=2).map(abs, [-1, -2]) == [1, 2] and "concurrent.futures" in sys.modules
+
+
+def test_each_model_is_built_from_its_own_module_alone(tmp_path: Path) -> None:
+    """Every catalogue model, built by name, imports its own module and no other model's
+    (``models.catalog.BUILT_INS`` for the built-ins, the module named after the model in
+    ``integrations/vendors/`` for the others: a vendor file named otherwise would import the whole
+    catalogue). One fresh interpreter builds them in reverse listing order, and the catalogue still
+    lists in its one order afterwards (registration order alone would list them reversed)."""
+    from turncheck.models.catalog import MODELS
+
+    order = list(MODELS)
+    proc = subprocess.run([sys.executable, "-c", BUILD_EACH, json.dumps(order[::-1])], capture_output=True,
+                          text=True, cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    added, listed = json.loads(proc.stdout)
+    assert [(name, modules) for name, modules in added] == [(n, [MODELS[n].__module__]) for n in order[::-1]]
+    assert listed == order
+
+
+def test_lint_from_a_format_imports_that_format_alone(tmp_path: Path) -> None:
+    """``lint --from openai-chat`` imports the openai_chat format's module and none of the 18
+    others (the formats' package imported them all: a third of the command's own start-up, the
+    agents-sqlite format's sqlite3 among them); ``list formats``, the control, imports every one,
+    and lists them in their one order whichever was imported first."""
+    log = tmp_path / "requests.jsonl"
+    log.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n', encoding="utf-8")
+    package = "turncheck.integrations.formats."
+
+    def formats(*argv: str) -> tuple[int, set[str]]:
+        proc = subprocess.run([sys.executable, "-c", RUN_AND_LIST_MODULES, *argv], capture_output=True, text=True,
+                              cwd=tmp_path)  # fmt: skip
+        assert proc.stdout, proc.stderr[-2000:]
+        status, modules = json.loads(proc.stdout.splitlines()[-1])
+        return status, {m[len(package):] for m in modules if m.startswith(package)}
+
+    status, loaded = formats("lint", "--from", "openai-chat", str(log), "-q")
+    assert status == 0 and loaded == {"openai_chat"}, loaded
+    from turncheck.models.importers import BUILT_IN_FORMATS, FORMATS
+
+    status, loaded = formats("list", "formats")
+    assert status == 0 and loaded >= set(BUILT_IN_FORMATS)
+    assert list(FORMATS)[: len(BUILT_IN_FORMATS)] == [m.replace("_", "-") for m in BUILT_IN_FORMATS]
+
+
+def test_project_of_the_example_imports_no_scenario_or_per_request_code(tmp_path: Path) -> None:
+    """``project --example`` prints one table: it imports neither the scenarios' base (and the
+    executor behind it: reports.tables took its types at import) nor the per-request checks
+    (imported for ``--fail-on`` alone), nor any other command's engines; ``--fail-on``, the
+    control, does import the per-request module."""
+    def modules(*argv: str) -> set[str]:
+        proc = subprocess.run([sys.executable, "-c", RUN_AND_LIST_MODULES, *argv], capture_output=True, text=True,
+                              cwd=tmp_path)  # fmt: skip
+        assert proc.stdout, proc.stderr[-2000:]
+        status, names = json.loads(proc.stdout.splitlines()[-1])
+        assert status == 0, proc.stderr[-2000:]
+        return set(names)
+
+    plain = modules("project", "--example", "-q")
+    unneeded = {"turncheck.scenarios.base", "turncheck.sim.executor", "turncheck.models.per_request", "multiprocessing"}
+    assert not plain & unneeded, sorted(plain & unneeded)
+    assert "turncheck.models.per_request" in modules("project", "--example", "--fail-on", "orphanRes", "-q")

@@ -189,3 +189,40 @@ def test_a_kind_with_a_home_in_the_integrations_lists_the_same_whoever_is_import
         "peers,counterexample",
         "turncheck.integrations.peers.langchain_trim",
     ]
+
+
+def test_a_located_name_imports_its_home_alone_and_the_listing_keeps_its_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``locate`` names the one home of a built-in: a lookup of ``b1`` imports ``tc_home_b``
+    alone (issue 58 item 7: a lone ``check`` imports one model); listing then imports the rest,
+    and ``key`` lists them as if every home had been imported in order. A name ``locate`` places
+    in a home that does not register it, or in a module that is no home, falls back to every
+    home: nothing but a declared home is ever imported for a name."""
+    import turncheck.models.registry as registry_module
+
+    homes = ("tc_home_a", "tc_home_b")
+    reg: Registry[str] = Registry(
+        "letter", home=homes, key=lambda value: value[0], locate={"b1": "tc_home_b", "a9": "tc_home_a",
+                                                                 "z": "tc_not_a_home"}.get,
+    )  # fmt: skip
+    monkeypatch.setattr(registry_module, "_probe", reg, raising=False)
+    for home, names in (("tc_home_a", ("a1", "a2")), ("tc_home_b", ("b1",))):
+        lines = "".join(f"r._probe.register({n!r}, {n!r})\n" for n in names)
+        (tmp_path / f"{home}.py").write_text(f"import turncheck.models.registry as r\n{lines}", encoding="utf-8")
+    (tmp_path / "tc_not_a_home.py").write_text("raise SystemExit('imported')\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for module in (*homes, "tc_not_a_home"):
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    assert reg["b1"] == "b1"
+    assert "tc_home_b" in sys.modules and "tc_home_a" not in sys.modules  # the one home, not the other
+    assert reg.names() == ("a1", "a2", "b1")  # every home now, in key order though b came first
+    fresh: Registry[str] = Registry("letter", home=homes, locate={"z": "tc_not_a_home", "a9": "tc_home_a"}.get)
+    monkeypatch.setattr(registry_module, "_probe", fresh, raising=False)
+    for module in homes:
+        monkeypatch.delitem(sys.modules, module, raising=False)
+    with pytest.raises(UnknownRegistration, match=r"unknown letter 'z' \(known: a1, a2, b1\)"):
+        fresh["z"]  # not a home: never imported (it would exit), the full lookup refuses the name
+    assert "tc_not_a_home" not in sys.modules
+    with pytest.raises(UnknownRegistration, match="unknown letter 'a9'"):
+        fresh["a9"]  # its home does not register it: every home is asked, then refused

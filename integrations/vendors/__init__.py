@@ -9,16 +9,9 @@ itself with :func:`turncheck.models.catalog.register_model` and a one-line descr
 fails with the shortest counterexample in the report's words; what the other variants give is
 what the catalogue page shows — an upstream fix may still fail (Spring AI's ``turn-snapped``).
 
-This package is the home of the model registry (:data:`turncheck.models.catalog.MODELS`): it is
-imported on the registry's first use — never by ``turncheck --help`` — and imports every module
-of the folder in name order, so adding a model is adding one file. Modules whose name starts with
-an underscore hold what several models share and register nothing.
+Each module of this folder is a home of the model registry (:data:`turncheck.models.catalog.MODELS`,
+which finds them by listing the folder): a lookup of one model imports its module alone — never
+by ``turncheck --help`` — and a listing imports every module in name order, so adding a model is
+adding one file named after it. Modules whose name starts with an underscore hold what several
+models share and register nothing. Importing this package imports none of them.
 """
-
-from __future__ import annotations
-
-import importlib
-import pkgutil
-
-for _module in sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")):
-    importlib.import_module(f"{__name__}.{_module}")

@@ -122,8 +122,8 @@ class MessageIndex:
                 runs.append(self.calls.get((freeze(_rest(message)), freeze(calls[0])), []))
         except Unindexable:
             return None
-        tails = [r[bisect_left(r, start) :] for r in runs if r and r[-1] >= start]
-        return tails[0] if len(tails) == 1 else merge(*tails)
+        tails = [map(r.__getitem__, range(bisect_left(r, start), len(r))) for r in runs if r and r[-1] >= start]
+        return tails[0] if len(tails) == 1 else merge(*tails)  # lazily: the first match is near
 
 
 class HandedMessages(list):  # type: ignore[type-arg]

@@ -19,9 +19,11 @@ request needs and grows it with the events appended since the last request:
 
 Invariant kept: the trimmer's answer, and so every window, is the one the former O(n) path
 gave — ``tests/test_message_replay.py`` pins them to each other on generated histories.
-Not covered: C code that reads the list's items directly (``json.dumps(messages)``, ``in``,
-``==``) sees the unchanged copies; only C code that hands them to Python code which then
-changes them (none in the standard library) could leak a change to the next request.
+C code that reads the list's items directly (``in``, ``index``, ``==``) only compares them;
+``json.dumps``, ``list(messages)`` and ``sorted`` iterate the list, so they count as handed
+out. Not covered: C code that reads a list subclass's items directly and hands them to Python
+code that changes them (``list.__iter__(messages)`` called by name, say) could leak that
+change to the next request.
 """
 
 from __future__ import annotations
@@ -122,7 +124,9 @@ class MessageIndex:
                 runs.append(self.calls.get((freeze(_rest(message)), freeze(calls[0])), []))
         except Unindexable:
             return None
-        tails = [map(r.__getitem__, range(bisect_left(r, start), len(r))) for r in runs if r and r[-1] >= start]
+        tails = [
+            map(r.__getitem__, range(bisect_left(r, start), len(r))) for r in runs if r and r[-1] >= start
+        ]
         return tails[0] if len(tails) == 1 else merge(*tails)  # lazily: the first match is near
 
 
@@ -218,7 +222,9 @@ class MessageState:
     """The messages of one growing history (see the module doc). ``sync`` brings it up to the
     history's length; ``settle`` undoes what a trimmer did to ``handed``."""
 
-    def __init__(self, history: History, flavour: str, make: Callable[[History, list[Span]], list[Any]]) -> None:
+    def __init__(
+        self, history: History, flavour: str, make: Callable[[History, list[Span]], list[Any]]
+    ) -> None:
         self.history, self.flavour, self.make = history, flavour, make
         self.spans: list[Span] = []
         self.messages: list[Any] = []

@@ -218,8 +218,12 @@ def message_projector(
             if answer is state.handed:  # read as it is now, not as handed out again
                 answer = list.copy(answer)
             if isinstance(answer, (str, bytes, dict)) or not isinstance(answer, Sequence):
-                raise TurncheckError(f"trimmer {label} returned {type(answer).__name__}, not a list of messages")
-            return answer_window(history, budget, cost, state.spans, state.messages, answer, label, state.index)
+                raise TurncheckError(
+                    f"trimmer {label} returned {type(answer).__name__}, not a list of messages"
+                )
+            return answer_window(
+                history, budget, cost, state.spans, state.messages, answer, label, state.index
+            )
         finally:
             state.settle()
             cache.give(state)

@@ -20,11 +20,18 @@ from turncheck.models.cost import CostModel
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
-from turncheck.models.projector import NamedStrategy, Strategy, Window, project, resolve_strategy, strategy_name
+from turncheck.models.projector import (
+    NamedStrategy,
+    Strategy,
+    Window,
+    project,
+    resolve_strategy,
+    strategy_name,
+)
 from turncheck.models.provider_rules import PROVIDERS, provider_findings
 from turncheck.models.report import COUNTERS
-from turncheck.models.selection import PeerWindow
 from turncheck.models.requests import request_points
+from turncheck.models.selection import PeerWindow
 from turncheck.models.summaries import dropped_by
 from turncheck.models.summarising import coverage_errors
 

@@ -164,7 +164,7 @@ def not_kept(positions: Iterable[int], start: int, end: int) -> tuple[int, ...]:
     kept positions, built as ranges (a per-request replay builds one per request, and the span
     may be the whole history while few positions are kept)."""
     kept = sorted({p for p in positions if start <= p < end})
-    gaps = [range(lo + 1, hi) for lo, hi in zip([start - 1, *kept], [*kept, end])]
+    gaps = [range(lo + 1, hi) for lo, hi in zip([start - 1, *kept], [*kept, end], strict=True)]
     return tuple(chain.from_iterable(gaps))
 
 

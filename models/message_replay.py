@@ -31,9 +31,9 @@ from __future__ import annotations
 import copy
 import threading
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from heapq import merge
-from typing import Any, SupportsIndex
+from typing import Any, SupportsIndex, overload
 
 from turncheck.models.history import History
 from turncheck.models.message_spans import Span, extend_spans, openai_message
@@ -223,9 +223,13 @@ class MessageState:
     history's length; ``settle`` undoes what a trimmer did to ``handed``."""
 
     def __init__(
-        self, history: History, flavour: str, make: Callable[[History, list[Span]], list[Any]]
+        self,
+        history: History,
+        flavour: str,
+        make: Callable[[History, list[Span]], list[Any]],
+        hand: bool = True,
     ) -> None:
-        self.history, self.flavour, self.make = history, flavour, make
+        self.history, self.flavour, self.make, self.hand = history, flavour, make, hand
         self.spans: list[Span] = []
         self.messages: list[Any] = []
         self.copies: list[Any] = []
@@ -241,8 +245,9 @@ class MessageState:
         self.spans.pop()
         self.messages.pop()
         self.index.pop()
-        del self.where[id(self.copies.pop())]
-        list.pop(self.handed)
+        if self.hand:
+            del self.where[id(self.copies.pop())]
+            list.pop(self.handed)
 
     def sync(self) -> None:
         """Grow to the history: drop the last message (a batch of calls may have grown) and
@@ -261,9 +266,11 @@ class MessageState:
         else:  # a flavour's messages may depend on their index (LangChain's ids): built whole
             built = self.make(h, self.spans)[kept:]
         for message in built:
-            c = self._copy(message)
             self.messages.append(message)
             self.index.add(message)
+            if not self.hand:  # an exec command is sent JSON: nothing of ours to hand out
+                continue
+            c = self._copy(message)
             self.copies.append(c)
             self.where[id(c)] = len(self.copies) - 1
             list.append(self.handed, c)
@@ -287,13 +294,37 @@ class MessageState:
         handed.mutated = False
 
 
+class SpanCosts(Sequence[int]):
+    """Each message's cost (:func:`models.message_spans.span_costs`), computed for the messages
+    asked for: an incremental exec request sends the costs of what changed only."""
+
+    def __init__(self, prefix: list[int], spans: list[Span]) -> None:
+        self.prefix, self.spans = prefix, spans
+
+    def __len__(self) -> int:
+        return len(self.spans)
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[int]: ...
+    def __getitem__(self, i: int | slice) -> int | list[int]:
+        p = self.prefix
+        if isinstance(i, slice):
+            return [p[s.end] - p[s.start] for s in self.spans[i]]
+        s = self.spans[i]
+        return p[s.end] - p[s.start]
+
+
 class StateCache:
     """One :class:`MessageState`, for the history last asked about: a replay asks about one
     history over and over as it grows. ``take`` hands it out (or a fresh one) and ``give``
     returns it, so two threads never share a state."""
 
-    def __init__(self, flavour: str, make: Callable[[History, list[Span]], list[Any]]) -> None:
-        self.flavour, self.make = flavour, make
+    def __init__(
+        self, flavour: str, make: Callable[[History, list[Span]], list[Any]], hand: bool = True
+    ) -> None:
+        self.flavour, self.make, self.hand = flavour, make, hand
         self._state: MessageState | None = None
         self._lock = threading.Lock()
 
@@ -301,7 +332,7 @@ class StateCache:
         with self._lock:
             state, self._state = self._state, None
         if state is None or state.history is not history or len(history) < state.seen:
-            state = MessageState(history, self.flavour, self.make)
+            state = MessageState(history, self.flavour, self.make, self.hand)
         state.sync()
         return state
 

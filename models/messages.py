@@ -8,8 +8,10 @@ wraps such a function so every engine can run it:
 1. the history becomes OpenAI-style chat messages exactly as the peers see it
    (:func:`models.message_spans.openai_message`: parallel CALLs are one assistant message),
    or LangChain ``BaseMessage`` objects with ``flavour="langchain"``;
-2. the function is called with a deep copy of them and ``budget − frame`` (the system prompt and
-   the current question belong to the cost model's frame, not to the list);
+2. the function is called with a copy of them it may change at will (a ``list`` subclass of
+   copies, :class:`models.message_replay.HandedMessages`: what it changed is undone before the
+   next request, which costs O(what it read), not O(history)) and ``budget − frame`` (the
+   system prompt and the current question belong to the cost model's frame, not to the list);
 3. each returned message is mapped back onto the log: equal to the next unused input message
    (in order) → those events; an assistant message with only some of an input message's tool
    calls → those calls' events; anything else is *invented* (a summary, an edited message) and

@@ -13,7 +13,7 @@ request needs and grows it with the events appended since the last request:
   change is replaced after the call: every copy it was handed through Python (indexing,
   iteration, slices, ``pop``, ``copy``…) by a fresh copy, and the list's order when it mutated
   it in place. Each request therefore sees what a deep copy of the whole history gave it;
-* an index of ``messages`` by value (:func:`freeze`), so mapping a returned message to the
+* an index of ``messages`` by value (:func:`sketch`), so mapping a returned message to the
   first equal unused message (``answer_window``'s rule) looks at its candidates, not at every
   message before it.
 
@@ -39,27 +39,36 @@ from turncheck.models.history import History
 from turncheck.models.message_spans import Span, extend_spans, openai_message
 
 _SCALARS = (str, int, float, bool, type(None))
-_MAX_DEPTH = 40
+_TEXT = (str, type(None))
 
 
 class Unindexable(Exception):
-    """A value :func:`freeze` does not index (not plain JSON-like data): mapped by a scan."""
+    """A message :func:`sketch` does not key (not an exact ``dict`` of ``str``/``None`` fields,
+    whose ``==`` could be redefined): its answer is mapped by a scan."""
 
 
-def freeze(value: Any, depth: int = 0) -> Any:
-    """A hashable key of plain data (exact ``dict``/``list``/``str``/``int``/``float``/``bool``/``None``)
-    with ``freeze(a) == freeze(b)`` exactly when ``a == b``: a list becomes a tuple, a dict the
-    frozenset of its items. Anything else (a subclass may redefine ``==``) raises :class:`Unindexable`."""
-    t = type(value)
-    if t in _SCALARS:
-        return value
-    if depth > _MAX_DEPTH:
+def _text(value: Any) -> Any:
+    if type(value) not in _TEXT:
         raise Unindexable
-    if t is dict:
-        return frozenset((freeze(k, depth + 1), freeze(v, depth + 1)) for k, v in value.items())
-    if t is list:
-        return tuple(freeze(v, depth + 1) for v in value)
-    raise Unindexable
+    return value
+
+
+def sketch(message: Any) -> tuple[Any, Any, Any]:
+    """A cheap key of a chat message: its ``role``, ``content`` and ``tool_call_id`` (a missing
+    one counts as ``None``). Two equal messages have equal sketches, and so do a message and
+    one carrying some of its tool calls; unequal ones may too (a candidate is then checked)."""
+    if type(message) is not dict:
+        raise Unindexable
+    return _text(message.get("role")), _text(message.get("content")), _text(message.get("tool_call_id"))
+
+
+def _calls(message: dict[str, Any]) -> list[Any]:
+    calls = message.get("tool_calls")
+    if calls is None:
+        return []
+    if type(calls) is not list or any(type(c) is not dict for c in calls[:1]):
+        raise Unindexable
+    return calls
 
 
 def plain_copy(value: Any) -> Any:
@@ -75,34 +84,30 @@ def plain_copy(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-def _rest(message: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in message.items() if k != "tool_calls"}
-
-
 class MessageIndex:
-    """Positions of the messages by value, for :func:`models.messages.answer_window`'s rule
-    "the first unused message equal to it, or carrying all its tool calls": ``equal`` maps
-    :func:`freeze` of a message to its positions; ``calls`` maps (the message without its
-    tool calls, one of its calls) to the positions of messages carrying that call. Positions
-    are appended in increasing order, and only the last may be removed."""
+    """Positions of the messages by :func:`sketch`, for :func:`models.messages.answer_window`'s
+    rule "the first unused message equal to it, or carrying some of its tool calls": ``equal``
+    maps (sketch, first call's id) to positions; ``calls`` maps (sketch, a call's id) to the
+    positions of messages carrying that call. Every position that matches a message is among
+    its candidates (equal messages have equal keys), so the first match is the scan's.
+    Positions are appended in increasing order, and only the last may be removed."""
 
     def __init__(self) -> None:
         self.equal: dict[Any, list[int]] = {}
-        self.calls: dict[tuple[Any, Any], list[int]] = {}
+        self.calls: dict[Any, list[int]] = {}
         self.keys: list[list[tuple[dict[Any, list[int]], Any]]] = []
+        self.scan = False  # a message of ours is not indexable: every lookup scans
 
     def add(self, message: Any) -> None:
         pos, keys = len(self.keys), []
         try:
-            keys.append((self.equal, freeze(message)))
-            calls = message.get("tool_calls") if type(message) is dict else None
-            if type(calls) is list:
-                rest = freeze(_rest(message))
-                keys.extend((self.calls, (rest, freeze(c))) for c in calls)
-        except Unindexable:  # not plain data: its position is a candidate of every lookup
-            keys = [(self.equal, Unindexable)]
-        for table, key in keys:
-            table.setdefault(key, []).append(pos)
+            key, calls = sketch(message), _calls(message)
+            keys.append((self.equal, (key, _text(calls[0].get("id")) if calls else ())))
+            keys.extend((self.calls, (key, _text(c.get("id")))) for c in calls if type(c) is dict)
+        except Unindexable:
+            self.scan, keys = True, []
+        for table, k in keys:
+            table.setdefault(k, []).append(pos)
         self.keys.append(keys)
 
     def pop(self) -> None:
@@ -115,15 +120,16 @@ class MessageIndex:
     def candidates(self, message: Any, start: int) -> Iterable[int] | None:
         """Ascending positions ``≥ start`` that may equal ``message`` or carry its calls (every
         position that does is among them), or ``None`` when ``message`` is not indexable."""
-        if Unindexable in self.equal:
+        if self.scan:
             return None
         try:
-            runs = [self.equal.get(freeze(message), [])]
-            calls = message.get("tool_calls") if type(message) is dict else None
-            if type(calls) is list and calls:
-                runs.append(self.calls.get((freeze(_rest(message)), freeze(calls[0])), []))
+            key, calls = sketch(message), _calls(message)
+            first = _text(calls[0].get("id")) if calls else ()
         except Unindexable:
             return None
+        runs = [self.equal.get((key, first), [])]
+        if calls:
+            runs.append(self.calls.get((key, first), []))
         tails = [
             map(r.__getitem__, range(bisect_left(r, start), len(r))) for r in runs if r and r[-1] >= start
         ]

@@ -18,7 +18,7 @@ from turncheck.models import message_replay
 from turncheck.models.cost import EstimateCost
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
-from turncheck.models.message_replay import HandedMessages, MessageIndex, freeze, plain_copy
+from turncheck.models.message_replay import HandedMessages, MessageIndex, Unindexable, plain_copy, sketch
 from turncheck.models.message_spans import spans
 from turncheck.models.messages import answer_window, history_messages, message_trimmer
 from turncheck.models.per_request import replay_requests
@@ -284,14 +284,42 @@ plain = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("ab", max_size=2), inner, max_size=3),
     max_leaves=8,
 )
+fields = st.sampled_from(["user", "a", None]) | plain
+messages = st.fixed_dictionaries(
+    {},
+    optional={"role": fields, "content": fields, "tool_call_id": fields,
+              "tool_calls": st.lists(st.fixed_dictionaries({}, optional={"id": fields, "x": plain}), max_size=3)},
+)  # fmt: skip
+
+
+def keys(index: MessageIndex, message: Any) -> set[int]:
+    found = index.candidates(message, 0)
+    return set(range(len(index.keys))) if found is None else set(found)
 
 
 @settings(max_examples=300, deadline=None)
-@given(a=plain, b=plain)
-def test_freeze_keys_are_equal_exactly_when_the_values_are(a: Any, b: Any) -> None:
-    assert (freeze(a) == freeze(b)) == (a == b)
-    if a == b:
-        assert hash(freeze(a)) == hash(freeze(b))
+@given(given_messages=st.lists(messages, max_size=6), m=messages)
+def test_every_position_that_matches_is_a_candidate(given_messages: list[Any], m: Any) -> None:
+    """Equal messages, and a message carrying some of another's calls, share a key (the index may
+    offer more candidates, never fewer)."""
+    from turncheck.models.messages import calls_of
+
+    index = MessageIndex()
+    for g in given_messages:
+        index.add(g)
+    matches = {i for i, g in enumerate(given_messages) if g == m or calls_of(m, g) is not None}
+    assert matches <= keys(index, m)
+    for g in given_messages:
+        assert keys(index, g) >= {i for i, h in enumerate(given_messages) if h == g}
+    try:
+        assert sketch(m) == sketch(copy.deepcopy(m))
+    except Unindexable:
+        pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=plain)
+def test_plain_copy_is_a_deep_copy(a: Any) -> None:
     twin = plain_copy(a)
     assert twin == copy.deepcopy(a) and (not isinstance(a, (list, dict)) or twin is not a)
 
@@ -309,6 +337,7 @@ def test_a_message_that_is_not_plain_data_is_mapped_by_a_scan() -> None:
     for m in ({"role": "user", "content": "a"}, {"role": "user", "content": "b"}):
         index.add(m)
     assert index.candidates(Loose(role="user", content="zzz"), 0) is None
+    assert index.candidates({"role": "user", "content": ["a"]}, 0) is None
     assert list(index.candidates({"role": "user", "content": "b"}, 0) or []) == [1]
     h = History(turns(2))
     message_spans, messages = history_messages(h)

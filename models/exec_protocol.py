@@ -461,7 +461,7 @@ def exec_projector(command: str | Sequence[str], *, name: str | None = None, cwd
             if "messages" not in answer:
                 return window_of(history, budget, cost, Selection((), refused=True), label)
             return answer_window(
-                history, budget, cost, state.spans, state.messages, answer["messages"], label, state.index
+                history, budget, cost, state.spans, state.messages, answer["messages"], label, state.indexed()
             )
         finally:
             cache.give(state)

@@ -10,7 +10,7 @@ request needs and grows it with the events appended since the last request:
   (the last span is rebuilt when a new CALL joins its batch);
 * ``handed`` — the list the trimmer is given (:class:`HandedMessages`): a copy of every message,
   made once, so the trimmer can never reach ``messages``. Whatever the trimmer could keep or
-  change is replaced after the call: every copy it was handed through Python (indexing,
+  change is replaced before the next request: every copy it was handed through Python (indexing,
   iteration, slices, ``pop``, ``copy``…) by a fresh copy, and the list's order when it mutated
   it in place. Each request therefore sees what a deep copy of the whole history gave it;
 * an index of ``messages`` by value (:func:`sketch`), so mapping a returned message to the
@@ -139,7 +139,7 @@ class MessageIndex:
 class HandedMessages(list):  # type: ignore[type-arg]
     """The list a trimmer is handed: a plain ``list`` of copies that notes which of them it
     handed out to Python code (``exposed``, by identity) and whether it was changed in place
-    (``mutated``), so :meth:`MessageState.settle` can restore both after the call."""
+    (``mutated``), so :meth:`MessageState.restore` can undo both before the next request."""
 
     __slots__ = ("exposed", "mutated")
 
@@ -226,7 +226,7 @@ for _name in ("append", "extend", "insert", "remove", "clear", "reverse",
 
 class MessageState:
     """The messages of one growing history (see the module doc). ``sync`` brings it up to the
-    history's length; ``settle`` undoes what a trimmer did to ``handed``."""
+    history's length; ``restore`` undoes what a trimmer did to ``handed``."""
 
     def __init__(
         self,
@@ -242,6 +242,7 @@ class MessageState:
         self.index = MessageIndex()
         self.handed = HandedMessages()
         self.where: dict[int, int] = {}  # id of a copy in ``copies`` -> its position
+        self.requests = 0
         self.seen = 0
 
     def _copy(self, message: Any) -> Any:
@@ -250,7 +251,8 @@ class MessageState:
     def _drop_last(self) -> None:
         self.spans.pop()
         self.messages.pop()
-        self.index.pop()
+        if len(self.index.keys) > len(self.messages):
+            self.index.pop()
         if self.hand:
             del self.where[id(self.copies.pop())]
             list.pop(self.handed)
@@ -273,7 +275,6 @@ class MessageState:
             built = self.make(h, self.spans)[kept:]
         for message in built:
             self.messages.append(message)
-            self.index.add(message)
             if not self.hand:  # an exec command is sent JSON: nothing of ours to hand out
                 continue
             c = self._copy(message)
@@ -282,9 +283,21 @@ class MessageState:
             list.append(self.handed, c)
         self.seen = len(h)
 
-    def settle(self) -> None:
-        """After a call: the list back in order if the trimmer changed it, and each copy it was
-        handed replaced by a fresh one (it may keep or change those). O(handed out)."""
+    def indexed(self) -> MessageIndex | None:
+        """The index of ``messages`` from the second request of a state on (a replay), brought
+        up to date (O(new messages)); ``None`` at its first, where one scan costs less than
+        indexing every message for a history projected once."""
+        self.requests += 1
+        if self.requests == 1:
+            return None
+        for message in self.messages[len(self.index.keys) :]:
+            self.index.add(message)
+        return self.index
+
+    def restore(self) -> None:
+        """Before a request, after the last: the list back in order if the trimmer changed it,
+        and each copy it was handed replaced by a fresh one (it may keep or change those).
+        O(handed out); done when the state is used again, so a history projected once skips it."""
         handed = self.handed
         for item in handed.exposed:
             pos = self.where.pop(id(item), None)  # None: handed out twice, or not ours
@@ -339,6 +352,7 @@ class StateCache:
             state, self._state = self._state, None
         if state is None or state.history is not history or len(history) < state.seen:
             state = MessageState(history, self.flavour, self.make, self.hand)
+        state.restore()
         state.sync()
         return state
 

@@ -224,10 +224,9 @@ def message_projector(
                     f"trimmer {label} returned {type(answer).__name__}, not a list of messages"
                 )
             return answer_window(
-                history, budget, cost, state.spans, state.messages, answer, label, state.index
+                history, budget, cost, state.spans, state.messages, answer, label, state.indexed()
             )
         finally:
-            state.settle()
             cache.give(state)
 
     projector.__name__ = getattr(fn, "__name__", "trimmer")

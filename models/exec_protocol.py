@@ -125,7 +125,7 @@ class ExecTrimmer:
         self._outbox: queue.Queue[bytes | BaseException] = queue.Queue()
         self._read: list[int] = [0]
 
-    def ask(self, budget: int, messages: list[dict[str, Any]], costs: list[int]) -> dict[str, Any]:
+    def ask(self, budget: int, messages: list[dict[str, Any]], costs: Sequence[int]) -> dict[str, Any]:
         """The command's answer for one request of ``messages`` (the whole history before it).
 
         Whole, ``{"budget", "messages", "costs"}``, until the command answers
@@ -137,7 +137,7 @@ class ExecTrimmer:
         if self._proc is None or self._owner != os.getpid():
             self.incremental, self._last = False, []  # a new command holds nothing yet
         if not self.incremental:
-            request: dict[str, Any] = {"budget": budget, "messages": messages, "costs": costs}
+            request: dict[str, Any] = {"budget": budget, "messages": messages, "costs": list(costs[:])}
         else:
             keep = common_prefix(self._last, messages)
             request = {"budget": budget, "keep": keep, "messages": messages[keep:], "costs": costs[keep:]}
@@ -435,8 +435,8 @@ def exec_projector(command: str | Sequence[str], *, name: str | None = None, cwd
     --------
     >>> keep_last = exec_projector("node examples/exec/keep_last.mjs", name="keep-last-js")
     """
-    from turncheck.models.message_spans import span_costs
-    from turncheck.models.messages import answer_window, history_messages
+    from turncheck.models.message_replay import SpanCosts, StateCache
+    from turncheck.models.messages import answer_window
     from turncheck.models.selection import Selection, window_of
 
     if isinstance(command, str):
@@ -448,13 +448,23 @@ def exec_projector(command: str | Sequence[str], *, name: str | None = None, cwd
     label = name or EXEC_PREFIX + text
     trimmer = ExecTrimmer(argv, label=label, cwd=cwd, timeout=timeout)
 
+    cache = StateCache("openai", lambda h, s: [], hand=False)
+
     def projector(history: History, budget: int, cost: CostModel) -> Window:
-        message_spans, messages = history_messages(history)
-        costs = span_costs(history, cost, message_spans)
-        answer = trimmer.ask(budget - cost.frame, messages, costs)
-        if "messages" not in answer:
-            return window_of(history, budget, cost, Selection((), refused=True), label)
-        return answer_window(history, budget, cost, message_spans, messages, answer["messages"], label)
+        # the messages grow with a replayed history (models.message_replay); the request's own
+        # list holds the same message objects as the last one, so common_prefix compares
+        # references, and only the costs sent are computed
+        state = cache.take(history)
+        try:
+            costs = SpanCosts(history.prefix(cost), state.spans)
+            answer = trimmer.ask(budget - cost.frame, list(state.messages), costs)
+            if "messages" not in answer:
+                return window_of(history, budget, cost, Selection((), refused=True), label)
+            return answer_window(
+                history, budget, cost, state.spans, state.messages, answer["messages"], label, state.indexed()
+            )
+        finally:
+            cache.give(state)
 
     projector.trimmer = trimmer  # type: ignore[attr-defined]
     projector.strategy_id = label  # type: ignore[attr-defined]

@@ -44,12 +44,24 @@ class Span:
 def spans(history: History, group_calls: bool = True, group_results: bool = False) -> list[Span]:
     """The messages of ``history`` in order; consecutive CALLs form one span when grouped, and
     consecutive RESULTs too when ``group_results`` (AutoGen's one result message per batch)."""
-    out: list[Span] = []
+    return extend_spans(history, [], 0, group_calls, group_results)
+
+
+def extend_spans(
+    history: History, out: list[Span], start: int, group_calls: bool = True, group_results: bool = False
+) -> list[Span]:
+    """``out`` (the spans of positions ``[0, start)``, ending at ``start``) extended in place
+    with the spans of ``[start, n)``, and returned: how a per-request replay grows its messages.
+
+    Invariant: when ``out`` is ``spans(h[:start])`` minus any last span that a later event
+    could still extend (a run of grouped kinds), the result is ``spans(history)``; callers
+    growing a list drop its last span and restart at that span's start."""
     kinds = history.kind
     grouped = {int(Kind.CALL)} if group_calls else set()
     if group_results:
         grouped.add(int(Kind.RESULT))
-    for pos, k in enumerate(kinds):
+    for pos in range(start, len(kinds)):
+        k = kinds[pos]
         if k in grouped and out and out[-1].kind == k and out[-1].end == pos:
             out[-1] = Span(Kind(k), out[-1].start, pos + 1)
         else:

@@ -8,8 +8,10 @@ wraps such a function so every engine can run it:
 1. the history becomes OpenAI-style chat messages exactly as the peers see it
    (:func:`models.message_spans.openai_message`: parallel CALLs are one assistant message),
    or LangChain ``BaseMessage`` objects with ``flavour="langchain"``;
-2. the function is called with a deep copy of them and ``budget − frame`` (the system prompt and
-   the current question belong to the cost model's frame, not to the list);
+2. the function is called with a copy of them it may change at will (a ``list`` subclass of
+   copies, :class:`models.message_replay.HandedMessages`: what it changed is undone before the
+   next request, which costs O(what it read), not O(history)) and ``budget − frame`` (the
+   system prompt and the current question belong to the cost model's frame, not to the list);
 3. each returned message is mapped back onto the log: equal to the next unused input message
    (in order) → those events; an assistant message with only some of an input message's tool
    calls → those calls' events; anything else is *invented* (a summary, an edited message) and
@@ -25,7 +27,6 @@ and ``cost``/``report`` are computed over those events, never over the span they
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Callable, Sequence
 from operator import itemgetter
@@ -36,11 +37,12 @@ from turncheck.models.cost import CostModel
 from turncheck.models.errors import TurncheckError
 from turncheck.models.events import Event, Kind, detect_cjk
 from turncheck.models.history import History
+from turncheck.models.message_replay import MessageIndex, StateCache
 from turncheck.models.message_spans import Span, openai_message, spans
 from turncheck.models.projector import MESSAGES_PREFIX, RESOLVERS, Strategy, Window, window_from_start
 from turncheck.models.registry import Registry
 from turncheck.models.report import Report
-from turncheck.models.selection import PeerWindow, Selection, window_of
+from turncheck.models.selection import PeerWindow, Selection, not_kept, window_of
 from turncheck.models.user_code import load_object
 
 Flavour = Literal["openai", "langchain"]
@@ -123,13 +125,16 @@ def invented_events(message: Any, where: str, session: str = "s") -> list[Event]
 
 
 def answer_window(history: History, budget: int, cost: CostModel, message_spans: Sequence[Span],
-                  messages: Sequence[Any], answer: Sequence[Any], label: str) -> Window:  # fmt: skip
+                  messages: Sequence[Any], answer: Sequence[Any], label: str,
+                  index: MessageIndex | None = None) -> Window:  # fmt: skip
     """The window of a trimmer's ``answer`` to ``messages`` (the messages of ``message_spans``).
 
     Each returned message is the next unused input message equal to it (its events), or the
     tool calls of one — an assistant message carrying some of an input message's calls, in
     order, is those calls' events (the others are dropped inside the span, as a library that
-    prunes calls one by one sends them) — or else invented (see the module doc).
+    prunes calls one by one sends them) — or else invented (see the module doc). ``index``
+    (of ``messages``) narrows the positions looked at to those that can match; the first
+    match is the same (every position that matches is a candidate).
     """
     session = history.events[0].session if len(history) else "s"
     positions: list[int] = []
@@ -138,7 +143,8 @@ def answer_window(history: History, budget: int, cost: CostModel, message_spans:
     nxt = 0
     for k, m in enumerate(answer):
         found, picked = None, None
-        for i in range(nxt, len(messages)):
+        candidates = index.candidates(m, nxt) if index is not None else None
+        for i in range(nxt, len(messages)) if candidates is None else candidates:
             if messages[i] == m:
                 found, picked = i, list(message_spans[i].positions)
                 break
@@ -159,7 +165,6 @@ def answer_window(history: History, budget: int, cost: CostModel, message_spans:
     inner = window_from_start(sub, budget, cost, 0, label)
     n = len(history)
     start = min(positions) if positions else n
-    kept = set(positions)
     return MessageWindow(
         history,
         label,
@@ -169,7 +174,7 @@ def answer_window(history: History, budget: int, cost: CostModel, message_spans:
         inner.cost,
         inner.report._replace(empty=int(not sent)),
         tuple(sent),
-        tuple(p for p in range(start, n) if p not in kept),
+        not_kept(positions, start, n),
         tuple(invented),
     )
 
@@ -204,12 +209,25 @@ def message_projector(
     """Our strategy running the message-level trimmer ``fn`` (see the module doc)."""
     label = name or f"messages:{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
 
+    cache = StateCache(flavour, lambda h, s: FLAVOURS[flavour](h, s))
+
     def projector(history: History, budget: int, cost: CostModel) -> Window:
-        message_spans, messages = history_messages(history, flavour)
-        answer = fn(copy.deepcopy(messages), budget - cost.frame)
-        if isinstance(answer, (str, bytes, dict)) or not isinstance(answer, Sequence):
-            raise TurncheckError(f"trimmer {label} returned {type(answer).__name__}, not a list of messages")
-        return answer_window(history, budget, cost, message_spans, messages, answer, label)
+        # the messages of the history as it grows, and a list of copies the trimmer may change
+        # (models.message_replay): a replay request costs O(new events + what fn reads)
+        state = cache.take(history)
+        try:
+            answer = fn(state.handed, budget - cost.frame)
+            if answer is state.handed:  # read as it is now, not as handed out again
+                answer = list.copy(answer)
+            if isinstance(answer, (str, bytes, dict)) or not isinstance(answer, Sequence):
+                raise TurncheckError(
+                    f"trimmer {label} returned {type(answer).__name__}, not a list of messages"
+                )
+            return answer_window(
+                history, budget, cost, state.spans, state.messages, answer, label, state.indexed()
+            )
+        finally:
+            cache.give(state)
 
     projector.__name__ = getattr(fn, "__name__", "trimmer")
     projector.__qualname__ = getattr(fn, "__qualname__", projector.__name__)

@@ -20,10 +20,18 @@ from turncheck.models.cost import CostModel
 from turncheck.models.errors import BadParameter
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
-from turncheck.models.projector import Strategy, Window, project
+from turncheck.models.projector import (
+    NamedStrategy,
+    Strategy,
+    Window,
+    project,
+    resolve_strategy,
+    strategy_name,
+)
 from turncheck.models.provider_rules import PROVIDERS, provider_findings
 from turncheck.models.report import COUNTERS
 from turncheck.models.requests import request_points
+from turncheck.models.selection import PeerWindow
 from turncheck.models.summaries import dropped_by
 from turncheck.models.summarising import coverage_errors
 
@@ -70,7 +78,10 @@ def replay_requests(
     summaries: list[Event] = []
     dropped = dropped_by(summaries)
     shared, done = True, 0
+    fn: Strategy | None = None
     for index, end in enumerate(request_points(events)):
+        if fn is None:  # resolved once, at the first request (a file is loaded, a trimmer wrapped)
+            fn = NamedStrategy(strategy_name(strategy), resolve_strategy(strategy))
         new, done = events[done:end], end
         fresh = [e for e in new if e.kind is Kind.SUMMARY]
         if fresh:
@@ -80,11 +91,20 @@ def replay_requests(
             h = History([e for e in (*h.events, *new) if not dropped(e)], costs=(cost,))
         else:
             h.extend([e for e in new if not dropped(e)] if summaries else new)
-        window = project(h, budget, strategy, cost)
-        shared = type(window) is Window
+        window = project(h, budget, fn, cost)
+        shared = keeps_to_its_prefix(window)
         if shared:
             window.report  # noqa: B018 - computed now, over this request's prefix
         yield Request(session, index, end, window)
+
+
+def keeps_to_its_prefix(window: Window) -> bool:
+    """True when nothing of ``window`` reads its history past ``window.end``, so the replay may
+    grow that history for the next request: a plain window (its report computed now), and a
+    peer's window that invented nothing (its report stored; an invented summary's coverage is
+    judged over the whole history, see :func:`models.summarising.coverage_by_rule`)."""
+    kind = type(window)
+    return kind is Window or (kind is PeerWindow and not window.invented)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)

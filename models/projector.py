@@ -565,7 +565,8 @@ def project(history: History, budget: int, strategy: str | Strategy, cost: CostM
         For REQ when the system prompt and current question alone exceed the budget.
     """
     check_budget(budget)
-    fn = resolve_strategy(strategy)
+    # a NamedStrategy's __call__ takes (history, budget, cost): resolving it again changes nothing
+    fn = strategy if type(strategy) is NamedStrategy else resolve_strategy(strategy)
     window = fn(history, budget, cost)
     if not isinstance(window, Window):
         raise TurncheckError(

@@ -14,8 +14,9 @@ selection differs from the span.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 
@@ -47,7 +48,7 @@ class Selection:
         if self.replaced or self.invented or self.refused:
             return False
         p = self.positions
-        return not p or p == tuple(range(p[0], n))
+        return not p or (len(p) == n - p[0] and p == tuple(range(p[0], n)))  # no O(n) range first
 
 
 class PeerWindow(Window):
@@ -149,13 +150,22 @@ def window_of(history: History, budget: int, cost: CostModel, selection: Selecti
         inner.cost,
         report,
         sent,
-        tuple(p for p in range(start, n) if p not in kept),
+        not_kept(selection.positions, start, n),
         tuple(sorted(selection.replaced)),
         selection.untrimmed_on_error,
         len(selection.invented),
         list(selection.positions) != sorted(selection.positions),
         selection.refused,
     )
+
+
+def not_kept(positions: Iterable[int], start: int, end: int) -> tuple[int, ...]:
+    """The positions of ``[start, end)`` not in ``positions``, ascending: the gaps between the
+    kept positions, built as ranges (a per-request replay builds one per request, and the span
+    may be the whole history while few positions are kept)."""
+    kept = sorted({p for p in positions if start <= p < end})
+    gaps = [range(lo + 1, hi) for lo, hi in zip([start - 1, *kept], [*kept, end], strict=True)]
+    return tuple(chain.from_iterable(gaps))
 
 
 def selection_of_objects(

@@ -16,14 +16,24 @@ import importlib.util
 import io
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from benchmarks.compare import Comparison, Contender, interleave
 from benchmarks.projector import synthetic_turns
 from turncheck.models.cost import EstimateCost
 from turncheck.models.events import Event, Kind
 from turncheck.models.history import History
+from turncheck.models.messages import history_messages
 from turncheck.models.per_request import replay_requests
-from turncheck.models.projector import STRATEGIES, compared_strategies, m5, project
+from turncheck.models.projector import (
+    MESSAGES_PREFIX,
+    STRATEGIES,
+    compared_strategies,
+    m5,
+    project,
+    resolve_strategy,
+)
+from turncheck.models.requests import request_points
 
 BUDGETS = (2_000, 20_000, 200_000)
 PEER_BUDGET = 20_000
@@ -128,6 +138,7 @@ def compare(scale: str) -> list[Comparison]:
         )
     )
     out.append(_replay(scale))
+    out.append(_replay_messages(scale))
     return out
 
 
@@ -158,6 +169,55 @@ def _replay(scale: str) -> Comparison:
         1e6,
         measured,
         target="linear in the log: 4× the turns ≤ 6× the CPU",
+    )
+
+
+TRIM = Path(__file__).resolve().parent.parent.parent / "examples" / "your-agent" / "trim.py"
+"""The trimmer of docs/your-agent.md: ``keep_recent`` stops at the budget, so its own work per
+request is the window's, not the history's."""
+
+
+def _replay_messages(scale: str) -> Comparison:
+    """``project --per-request -s messages:…:keep_recent``'s replay of one session of USER/TERM
+    turns: the messages grown request by request, a list of copies handed to the trimmer and
+    restored after it, its answer mapped back to events, a window per request. Ceiling: the same
+    ``keep_recent`` called in a plain loop on the growing list of the same messages, built once
+    (no replay can hand it less)."""
+    turns = 4_000 if scale == "full" else 200 if scale == "tiny" else 1_000
+    cost, events = EstimateCost(), list(synthetic_session(turns))
+    strategy = resolve_strategy(f"{MESSAGES_PREFIX}{TRIM}:keep_recent")
+    keep_recent = strategy.__wrapped__  # type: ignore[attr-defined]
+    budget = 4_000
+    ends = request_points(events)
+    message_spans, messages = history_messages(History(events))
+
+    def replay() -> object:
+        return sum(1 for _ in replay_requests("s", events, budget, strategy, cost))
+
+    def ceiling() -> object:
+        prefix: list[object] = []
+        j, last = 0, None
+        for end in ends:
+            while j < len(messages) and message_spans[j].end <= end:
+                prefix.append(messages[j])
+                j += 1
+            last = keep_recent(prefix, budget - cost.frame)
+        return last
+
+    measured = interleave(
+        [
+            Contender("replay_requests, messages:trim.py:keep_recent", "turncheck", replay, len(ends)),
+            Contender("keep_recent in a loop on the growing message list", "ceiling", ceiling, len(ends)),
+        ],
+        5 if scale == "full" else 3,
+    )
+    return Comparison(
+        f"per-request replay of a message trimmer, one session of {turns:,} USER/TERM turns, "
+        f"keep_recent, budget {budget}",
+        "µs per request",
+        1e6,
+        measured,
+        target="linear in the log: the ratio stays put as the session grows (4× the turns ≤ 6× the CPU)",
     )
 
 

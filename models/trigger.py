@@ -401,18 +401,9 @@ class TriggerModel(ProtocolModel[State, Action]):
                 lambda s: s[0] <= m + 1,
                 f"no turn arrives uncounted in the gap: live turns never exceed maxTurns + 1 = {m + 1}",
             ),
-            Property(
-                WITHIN_MAX_TURNS,
-                "always",
-                lambda s: s[0] <= m,
-                f"live turns never exceed maxTurns = {m}, the trigger's nominal promise",
-            ),
-            Property(
-                BOUNDED_PEAK_TURNS,
-                "always",
-                lambda s: s[0] <= bound,
-                f"live turns never exceed {bound}: {what}",
-            ),
+            Property(WITHIN_MAX_TURNS, "always", lambda s: s[0] <= m,
+                     f"live turns never exceed maxTurns = {m}, the trigger's nominal promise"),  # fmt: skip
+            Property(BOUNDED_PEAK_TURNS, "always", lambda s: s[0] <= bound, f"live turns never exceed {bound}: {what}"),
             Property(
                 TRIGGER_FIRES,
                 "sometimes",

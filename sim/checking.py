@@ -30,8 +30,6 @@ from turncheck.sim.transcript import params_text, transcript
 from turncheck.sim.witness import ConcretePath, counterexample
 
 if TYPE_CHECKING:
-    import logging
-
     from turncheck.sim.stateful import StatefulOutcome
     from turncheck.sim.timed_runs import TimedOutcome
 
@@ -39,15 +37,17 @@ DEFAULT_DATABASE = Path(".turncheck") / "hypothesis"
 """Hypothesis's example database for ``check`` (:data:`sim.stateful.DEFAULT_DATABASE`, named
 here too so that the explorer's path never imports Hypothesis: a ``check --engine explore``
 starts without it; tests/test_cli_startup.py keeps the two equal)."""
+INFO, DEBUG = 20, 10  # logging.INFO and logging.DEBUG, without importing logging
 
 
-
-def _log() -> logging.Logger | None:
-    """This module's logger once ``logging`` is imported, else None: until then no handler can
-    exist (``-v`` imports it to add one, an application imports it to configure it), so an INFO
-    line would go nowhere, and a small check does not pay for the import (issue 58 item 7)."""
+def _log(level: int, message: str, *args: object) -> None:
+    """Log through this module's logger once ``logging`` is imported, else drop the line: no
+    handler exists before (``-v`` or an application imports it to add one), so a small check
+    does not pay for the import (issue 58 item 7)."""
     module = sys.modules.get("logging")
-    return module.getLogger(__name__) if module is not None else None
+    if module is not None:
+        module.getLogger(__name__).log(level, message, *args)
+
 
 Engine = Literal["hypothesis", "explore", "both", "simpy"]
 ENGINES: tuple[str, ...] = ("hypothesis", "explore", "both", "simpy")
@@ -67,8 +67,7 @@ def select_properties(model: ProtocolModel[Any, Any], names: Sequence[str]) -> t
     checked = [p.name for p in props if p.expectation != "sometimes"]
     for name in names:
         if name not in checked:
-            # the catalogue of invariants imports the projector (and the events, msgspec): only a
-            # name to refuse needs it, not every check (issue 58 item 7)
+            # only a name to refuse needs the catalogue (it imports the projector): issue 58 item 7
             from turncheck.models.invariants import INVARIANTS
 
             if name not in INVARIANTS:
@@ -515,10 +514,8 @@ def run_check(
     """
     model = as_model(model)
     props = tuple(properties)
-    log = _log()
-    if log is not None:
-        log.info("check %s: engine %s, %d properties", model.name, engine, len(props))
-        log.debug("properties: %s", ", ".join(p.name for p in props))
+    _log(INFO, "check %s: engine %s, %d properties", model.name, engine, len(props))
+    _log(DEBUG, "properties: %s", ", ".join(p.name for p in props))
     if engine == "simpy":
         from turncheck.sim.timed_runs import run_timed  # SimPy: imported for its engine only
 
@@ -535,12 +532,11 @@ def run_check(
             timeout=timeout,
             progress=progress,
         )
-        if log is not None:
-            log.info(
-                "explorer: %d distinct states, %d transitions, depth %d, %s in %.2f s",
-                exploration.distinct, exploration.generated, exploration.max_depth_seen,
-                "exhaustive" if exploration.exhausted else f"bounded ({exploration.bound})", exploration.seconds,
-            )  # fmt: skip
+        _log(
+            INFO, "explorer: %d distinct states, %d transitions, depth %d, %s in %.2f s",
+            exploration.distinct, exploration.generated, exploration.max_depth_seen,
+            "exhaustive" if exploration.exhausted else f"bounded ({exploration.bound})", exploration.seconds,
+        )  # fmt: skip
     if engine in ("hypothesis", "both"):
         finite = tuple(p for p in props if p.expectation != "eventually")  # a finite run shows no "never"
         from turncheck.sim.stateful import check_stateful  # Hypothesis: imported for its engine only
@@ -549,8 +545,7 @@ def run_check(
         stateful = check_stateful(
             model, finite, max_examples=max_examples, steps=steps, seed=seed, database=database, timeout=left
         )
-        if log is not None:
-            log.info("hypothesis: %d examples, violated: %s", stateful.examples, stateful.violated)
+        _log(INFO, "hypothesis: %d examples, violated: %s", stateful.examples, stateful.violated)
     return _merged_report(model, props, exploration, stateful)
 
 
@@ -598,8 +593,7 @@ def _timed_report(
     model: ProtocolModel[Any, Any], props: tuple[Property[Any], ...], timed: TimedOutcome
 ) -> CheckReport:
     """The SimPy engine's findings as a report: each broken property with its shortest run."""
-    if (log := _log()) is not None:
-        log.info("simpy: %s; violated: %s", timed.covered(), timed.violated)
+    _log(INFO, "simpy: %s; violated: %s", timed.covered(), timed.violated)
     paths = [(f.prop, ConcretePath(f.init, f.actions, f.states, f.loop)) for f in timed.findings]
     first = paths[0] if paths else (None, None)
     return CheckReport(model, props, None, None, first[1], first[0], "simpy" if paths else "", None,

@@ -290,22 +290,12 @@ class CheckReport:
                 out.append(f"hypothesis shrank its counterexample ({hy.violated}) to {len(hy.actions)} steps")
             out.append(f"trace saved: {trace}   ({replay_command(trace)})")
             out += self._other_counterexamples(traces)
-        held = [
-            p.name
-            for p in self.properties
-            if p.expectation == "always"
-            and self.exploration is not None
-            and self.exploration.outcome(p.name).status == "holds"
-        ]
-        held += [
-            p.name
-            for p in self.properties
-            if p.expectation == "eventually"
-            and self.exploration is not None
-            and self.exploration.outcome(p.name).status == "holds"
-        ]
-        if self.verdict == "fail" and held:
-            out.append(f"holds: {', '.join(held)}")
+        ex = self.exploration
+        held = [p.name for kind in ("always", "eventually") for p in self.properties
+                if ex is not None and p.expectation == kind and ex.outcome(p.name).status == "holds"]  # fmt: skip
+        if self.verdict == "fail" and held:  # a bounded search's "holds" is no proof: say so
+            bounded = "" if ex is None or ex.exhausted else " (bounded search, not exhaustive)"
+            out.append(f"holds{bounded}: {', '.join(held)}")
         if len(self.counterexamples) > 1:
             out.append(f"violated: {', '.join(name for name, _ in self.counterexamples)}")
         live = any(p.expectation == "eventually" for p in self.properties)

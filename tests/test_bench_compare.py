@@ -284,6 +284,15 @@ def test_a_baseline_written_over_another_keeps_each_figures_worst_ratio(tmp_path
     assert guard.read(path) == ("quick", {"a: x | turncheck/c": 1.5})
 
 
+def test_a_one_topic_run_over_a_baseline_keeps_the_other_topics(tmp_path: Path) -> None:
+    """``bench startup --compare --write-baseline benchmarks/baseline.json`` kept only the start-up
+    figure: the other 13 were dropped because the run had not measured them."""
+    path = ratio_file(tmp_path / "base.json", {"a: x | turncheck/c": 2.0, "a: gone | turncheck/c": 1.0,
+                                              "b: y | turncheck/c": 4.0})  # fmt: skip
+    guard.write(path, "tiny", {"a: x | turncheck/c": 2.5})
+    assert guard.read(path) == ("tiny", {"a: x | turncheck/c": 2.5, "b: y | turncheck/c": 4.0})
+
+
 def test_race_has_a_comparison_only(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = cli("bench", "race")
     assert code == 2 and out == "" and "unknown benchmark 'race'" in err

@@ -37,17 +37,26 @@ def figures(topic: str, comparisons: Iterable[Comparison]) -> dict[str, float]:
     }
 
 
+def topic_of(figure: str) -> str:
+    """The topic a figure's name starts with (``"store: log append … | turncheck/…"`` → store)."""
+    return figure.split(":", 1)[0]
+
+
 def write(path: Path, scale: str, ratios: Mapping[str, float]) -> None:
     """Write ``ratios`` as a ratio file (the baseline's format), keys sorted: byte-stable.
 
     Over an existing ratio file of the same scale, each figure keeps the higher of its two
-    ratios (figures the run did not measure are dropped): a baseline written by several runs
-    holds the worst each figure did in them, so one lucky run cannot set a bar the host's own
-    noise then fails (the store's append ratio moved by a third between two tiny runs)."""
+    ratios: a baseline written by several runs holds the worst each figure did in them, so one
+    lucky run cannot set a bar the host's own noise then fails (the store's append ratio moved
+    by a third between two tiny runs). A figure of a topic the run measured but no longer has
+    is dropped; the figures of topics the run did not measure are kept as they were (a one-topic
+    run over the committed baseline used to drop every other topic's)."""
     if path.is_file():
         old_scale, old = read(path)
         if old_scale == scale:
-            ratios = {k: max(v, old.get(k, v)) for k, v in ratios.items()}
+            measured = {topic_of(k) for k in ratios}
+            kept = {k: v for k, v in old.items() if topic_of(k) not in measured}
+            ratios = kept | {k: max(v, old.get(k, v)) for k, v in ratios.items()}
     doc = {"format": FORMAT, "scale": scale, "tolerance": TOLERANCE, "ratios": dict(sorted(ratios.items()))}
     try:
         path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -484,6 +484,8 @@ def resolve_strategy(spec: str | Strategy) -> Strategy:
     A user's projector has the same signature, ``(history, budget, cost) -> Window``; it may
     build its window with :func:`window_from_start` so the structural report is ours.
     """
+    if type(spec) is NamedStrategy:  # resolved already: a replay calls it for every request
+        return spec
     if callable(spec):
         return projector_signature(spec)
     if not isinstance(spec, str):
@@ -565,8 +567,7 @@ def project(history: History, budget: int, strategy: str | Strategy, cost: CostM
         For REQ when the system prompt and current question alone exceed the budget.
     """
     check_budget(budget)
-    # a NamedStrategy's __call__ takes (history, budget, cost): resolving it again changes nothing
-    fn = strategy if type(strategy) is NamedStrategy else resolve_strategy(strategy)
+    fn = resolve_strategy(strategy)
     window = fn(history, budget, cost)
     if not isinstance(window, Window):
         raise TurncheckError(

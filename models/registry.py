@@ -193,18 +193,10 @@ class Registry(Mapping[str, T], Generic[T]):
 
     def get_or_raise(self, name: str) -> T:
         """The value registered as ``name``; :class:`UnknownRegistration` listing the names if none."""
-        value = self._entries.get(name)
+        value = self.lookup(name)
         if value is None:
-            value = self._located(name)
-        if value is not None:
-            return value
-        entries = self._complete()
-        try:
-            return entries[name]
-        except KeyError:
-            raise UnknownRegistration(
-                f"unknown {self.kind} {name!r} (known: {', '.join(self._ordered()) or 'none'})"
-            ) from None
+            raise UnknownRegistration(f"unknown {self.kind} {name!r} (known: {', '.join(self._ordered()) or 'none'})")
+        return value
 
     def __getitem__(self, name: str) -> T:
         value = self._entries.get(name)

@@ -8,6 +8,7 @@ import copy
 import json
 import random
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,24 +26,14 @@ from turncheck.models.per_request import replay_requests
 from turncheck.models.projector import Window
 from turncheck.models.selection import not_kept
 from turncheck.models.summaries import prompt_events
+from turncheck.models.user_code import load_object
 from turncheck.testing import event_soups, histories
 
 COST = EstimateCost()
 Trimmer = Callable[[list[Any], int], list[Any]]
-
-
-def size(message: Any) -> int:
-    return len(json.dumps(message, ensure_ascii=False)) // 4
-
-
-def keep_recent(messages: list[Any], budget: int) -> list[Any]:
-    kept, used = [], 0
-    for m in reversed(messages):
-        used += size(m)
-        if used > budget:
-            break
-        kept.append(m)
-    return kept[::-1]
+TRIM = Path(__file__).resolve().parent.parent / "examples" / "your-agent" / "trim.py"
+size = load_object(f"{TRIM}:approx_tokens", "function")
+keep_recent: Trimmer = load_object(f"{TRIM}:keep_recent", "trimmer")  # docs/your-agent.md's trimmer
 
 
 def pop_front(messages: list[Any], budget: int) -> list[Any]:

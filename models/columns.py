@@ -12,13 +12,13 @@ the k-th RESULT of that id (FIFO matching in both directions is exactly that).
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
 import numpy as np
 
+from turncheck.models.collector import cycles_not_collected
 from turncheck.models.cost import CharsCost, CostModel, EstimateCost, java_round
 from turncheck.models.events import CALL_CODE, RESULT_CODE, Event, Kind
 from turncheck.models.history import History
@@ -148,13 +148,8 @@ def build_histories(
             if (lo == 0 and cols.sessions <= block)
             else _segmented(cols, lo, min(lo + block, cols.sessions))
         )
-        enabled = gc.isenabled()
-        gc.disable()  # millions of small ints: generational passes would dominate the build
-        try:
+        with cycles_not_collected():  # millions of small ints: generational passes would dominate
             built = list(_build_block(part, costs))
-        finally:
-            if enabled:
-                gc.enable()
         yield from built
 
 

@@ -21,9 +21,7 @@ unknown role — is refused, with one line naming the record.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import json
 import re
 import sys
@@ -36,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder
+from turncheck.models.collector import cycles_not_collected
 from turncheck.models.events import Event, EventFormatError, event_from_dict, load_json_line
 from turncheck.models.registry import Registry
 
@@ -177,25 +176,6 @@ def import_log(fmt: str, path: Path) -> Imported:
     growing log again and again — a third of an import's CPU, for no garbage."""
     with cycles_not_collected():
         return FORMATS[fmt].read(path)
-
-
-@contextlib.contextmanager
-def cycles_not_collected() -> Iterator[None]:
-    """The cyclic garbage collector paused inside the block, resumed after it (an error too).
-
-    Why it is safe: what a reader builds (events, strings, decoded records) holds no reference
-    cycle, so all of it is freed by reference counting as before; a cycle made meanwhile (an
-    exception's traceback) is only collected later, when the collector runs again. A collector
-    already paused (by the caller, or by another thread in this block) is left as it is, so the
-    block never turns it on early for the one that paused it, nor on at all when it was off."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 PROBE_BYTES = 64 << 20

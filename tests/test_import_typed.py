@@ -208,7 +208,7 @@ def test_the_collector_is_paused_while_reading_and_resumed_after(tmp_path: Path)
     paused stays paused."""
     import gc
 
-    from turncheck.models.importers import cycles_not_collected
+    from turncheck.models.collector import cycles_not_collected
 
     seen: list[bool] = []
     with cycles_not_collected():

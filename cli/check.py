@@ -33,7 +33,9 @@ from turncheck.models.output_files import refuse_symlinked_folders
 from turncheck.sim.run_bounds import stop_by
 
 if TYPE_CHECKING:
+    from turncheck.models.protocol import ProtocolModel
     from turncheck.sim.checking import CheckReport
+    from turncheck.sim.exploration import RawStates
     from turncheck.sim.explorer import Exploration
     from turncheck.sim.witness import ConcretePath
 
@@ -210,8 +212,9 @@ def _actions(cx: ConcretePath) -> tuple[tuple[Any, ...], ...]:
 
 
 def _reduction(
-    model: Any, result: Any, asked: bool | None, max_states: int, max_depth: int | None, left: float | None
-) -> Any:
+    model: ProtocolModel[Any, Any], result: Exploration, asked: bool | None, max_states: int,
+    max_depth: int | None, left: float | None,
+) -> RawStates | None:  # fmt: skip
     """The raw states beside an exploration: none with ``--no-reduction`` (``asked`` False), a
     search without symmetry up to ``--max-states`` with ``--reduction``, else (the default) up
     to :data:`~turncheck.sim.explorer.RAW_SEARCH_STATES` at most."""

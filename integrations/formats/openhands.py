@@ -32,8 +32,8 @@ name what is never sent (``--provider bedrock`` checks all four). A proxy (``lit
 
 from __future__ import annotations
 
-import json
 import dataclasses
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -221,7 +221,9 @@ def read_openhands(path: Path) -> Imported:
     reader = Reader()
     folder = path.parent if path.is_dir() and path.name == "events" else path  # the conversation's
     session = folder.name if path.is_dir() else path.stem
-    imported = build_sessions(((session, [event], where, None) for event, where in events_of(path)), reader.add)
+    imported = build_sessions(
+        ((session, [event], where, None) for event, where in events_of(path)), reader.add
+    )
     return dataclasses.replace(imported, provider=recorded_rules(path))
 
 

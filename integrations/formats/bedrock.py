@@ -233,5 +233,9 @@ register_format(
         'Amazon Bedrock Converse messages (toolUse / toolResult blocks; Strands agent.messages, read as strands-agents 1.62.0 writes it): a JSON list, {"messages": […]}, or JSONL of request bodies',
         provider="bedrock",
         folders=True,
+        history_folder=lambda p: (
+            (p / "messages").is_dir() or any(MESSAGE_FILE.fullmatch(f.name) for f in p.iterdir())
+        ),
+        not_histories=frozenset({"session.json", AGENT_STATE}),
     )
 )

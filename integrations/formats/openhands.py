@@ -233,5 +233,7 @@ register_format(
         read_openhands,
         "an OpenHands (software-agent-sdk) conversation's events: its folder (events/event-*.json), one event file, a JSON list or JSONL",
         folders=True,
+        history_folder=lambda p: (p / "events").is_dir() or any(p.glob(EVENT_FILES)),
+        not_histories=frozenset({BASE_STATE}),
     )
 )

@@ -241,3 +241,16 @@ def test_no_base_state_or_one_not_read_applies_none(tmp_path: Path) -> None:
     (folder / "base_state.json").write_text("{not json", encoding="utf-8")
     assert import_log("openhands", folder).provider is None
     assert shape(import_log("openhands", folder).events) == "U Ccall_1 Ccall_2>call_1 Rcall_1 Rcall_2 T"
+
+
+def test_events_the_llm_never_sees_are_no_content(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An ACP agent's ``ACPToolCallEvent`` and a ``StreamingDeltaEvent`` are no
+    ``LLMConvertibleEvent`` in the SDK (software-agent-sdk ``openhands/sdk/event/``): they were
+    kept as opaque content, costed as sent, with a warning line saying so."""
+    acp = {"kind": "ACPToolCallEvent", "id": "x1", "source": "agent", "tool_call_id": "acp_1", "title": "Read a.txt",
+           "status": "completed", "raw_input": {"path": "a.txt"}, "content": [{"type": "text", "text": "A"}]}  # fmt: skip
+    delta = {"kind": "StreamingDeltaEvent", "id": "x2", "source": "agent", "content": "On"}
+    path = write_events(tmp_path / "conv.jsonl", [*CONVERSATION[:2], acp, delta, *CONVERSATION[2:]])
+    code, out, err = lint(path, capsys)
+    assert (code, err) == (0, ""), (out, err)
+    assert shape(import_events("openhands", path)) == "U Ccall_1 Ccall_2>call_1 Rcall_1 Rcall_2 T"

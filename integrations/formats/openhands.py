@@ -52,7 +52,10 @@ from turncheck.models.importers import (
 UNSEEN = frozenset({
     "SystemPromptEvent", "ConversationStateUpdateEvent", "CondensationRequest", "PauseEvent", "InterruptEvent",
     "TokenEvent", "HookExecutionEvent", "LLMCompletionLogEvent", "ConversationErrorEvent",
+    "ACPToolCallEvent", "StreamingDeltaEvent",
 })  # fmt: skip
+"""The SDK's events that are no ``LLMConvertibleEvent`` (``openhands/sdk/event/``): never sent to the
+model, so no event of the log (an ACP agent's own tool calls, streamed deltas, state, logs)."""
 RESULTS = ("ObservationEvent", "UserRejectObservation", "AgentErrorEvent")
 
 

@@ -129,3 +129,16 @@ def test_other_log_records_are_not_requests(tmp_path: Path, capsys: pytest.Captu
     assert main(["lint", "--from", "otel", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no model-call span" in err, err
+
+
+def test_lint_request_takes_the_sdk_objects_of_the_event_form() -> None:
+    """What a log record processor or a span processor hands over: the SDK's own objects."""
+    assert [f.problem for f in turncheck.lint_request(log_records(ORPHAN, True)[0])] == [
+        "orphan-result",
+        "result-not-next",
+    ]
+    assert [turncheck.lint_request(r) for r in log_records(CLEAN, False)] == [[], []]
+    assert [f.problem for f in turncheck.lint_request(span_events(ORPHAN)[0])] == [
+        "orphan-result",
+        "result-not-next",
+    ]

@@ -142,3 +142,15 @@ def test_lint_request_takes_the_sdk_objects_of_the_event_form() -> None:
         "orphan-result",
         "result-not-next",
     ]
+
+
+@pytest.mark.parametrize("form", ["otlp-logs", "sdk-logs"])
+def test_records_outside_a_span_are_each_their_own_conversation(form: str, tmp_path: Path) -> None:
+    """The SDK writes an all-zero trace id for a record emitted outside a span (OTel's invalid id):
+    without ``gen_ai.conversation.id`` such records were one conversation, trace ``000…``."""
+    calls_ = [([user("one?")], [answer("1")]), ([user("two?")], [answer("2")])]
+    path = write(tmp_path / "logs.json", form, calls_)
+    text = path.read_text()
+    path.write_text(text.replace('"gen_ai.conversation.id"', '"x.unrelated"'))
+    sessions = {e.session for e in import_log("otel", path).events}
+    assert len(sessions) == 2 and not any(set(s) <= {"0"} for s in sessions), sessions

@@ -112,17 +112,29 @@ def log_as_span(record: Mapping[str, Any], otlp: bool, where: str) -> Mapping[st
     """A ``gen_ai.client.inference.operation.details`` log record (OTLP ``logRecords`` item, or the
     SDK's ``to_json``) as the span it records: its ids, its time, its attributes. Without a trace id
     (emitted outside a span) its ids are a digest of the record, so each is its own conversation
-    unless ``gen_ai.conversation.id`` joins them."""
+    unless ``gen_ai.conversation.id`` joins them; without a span id it is zero, so records of one
+    time keep their order in the file."""
     own = hashlib.blake2b(
-        json.dumps(record, sort_keys=True, default=str).encode(), digest_size=24
+        json.dumps(record, sort_keys=True, default=str).encode(), digest_size=16
     ).hexdigest()
     if otlp:
         time = record.get("timeUnixNano") or record.get("observedTimeUnixNano")
-        return {"traceId": record.get("traceId") or own[:32], "spanId": record.get("spanId") or own[32:],
+        return {"traceId": valid_id(record.get("traceId")) or own[:32], "spanId": valid_id(record.get("spanId")) or "0" * 16,
                 "startTimeUnixNano": time, "attributes": record.get("attributes")}  # fmt: skip
-    context = {"trace_id": record.get("trace_id") or own[:32], "span_id": record.get("span_id") or own[32:]}
+    context = {
+        "trace_id": valid_id(record.get("trace_id")) or own[:32],
+        "span_id": valid_id(record.get("span_id")) or "0" * 16,
+    }
     time = record.get("timestamp") or record.get("observed_timestamp")
     return {"context": context, "start_time": time, "attributes": record.get("attributes")}
+
+
+def valid_id(value: Any) -> Any:
+    """A log record's trace or span id, or ``None`` for an absent or all-zero one (the SDK writes
+    ``0x000…`` for a record emitted outside a span: OTel's invalid id, no trace to join)."""
+    if not value or isinstance(value, str) and not value.removeprefix("0x").strip("0=A"):
+        return None
+    return value
 
 
 def is_details_log(value: Any) -> bool:

@@ -132,7 +132,7 @@ def lint_command(
     from turncheck.models.archive import is_archive
 
     one_folder = (
-        source is not None and FORMATS[source].folders and len(histories) == 1 and histories[0].is_dir()
+        source is not None and len(histories) == 1 and FORMATS[source].is_history_folder(histories[0])
     )
     many = len(histories) > 1 or is_archive(str(histories[0])) and not one_folder
     if not one_folder and (
@@ -152,7 +152,8 @@ def lint_command(
         imported = import_log(source, history)
         if budget is not None and not imported.sent and not imported.reported:
             _refuse_a_flag_budget(
-                budget_of_project, f"--budget checks the requests of a trace: {history} (--from {source}) holds none"
+                budget_of_project,
+                f"--budget checks the requests of a trace: {history} (--from {source}) holds none",
             )
             budget = None
         print_lint(history, lint_imported(imported, examples, provider, budget), fmt)
@@ -234,7 +235,7 @@ def lint_archive(
 
     kind, jobs, scheduler = run_on
     executor = make_executor(kind or ("dask" if scheduler else "local"), jobs, scheduler)
-    files = sorted({f for spec in specs for f in archive_files(str(spec))})
+    files = sorted({f for spec in specs for f in archive_files(str(spec), source)})
     tasks = [LintTask(str(f), source, examples, provider, budget) for f in files]
     progress = progress_for("lint", quiet, "files")
     try:

@@ -16,12 +16,17 @@ the others; the caller says which files were not checked.
 from __future__ import annotations
 
 import glob
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from turncheck.models.errors import BadParameter, TurncheckError, require_regular_file
 from turncheck.models.events import EventFormatError
 from turncheck.models.lint import LintReport
+
+if TYPE_CHECKING:
+    from turncheck.models.importers import LogFormat
 
 PATTERN_CHARACTERS = "*?["
 """A ``lint`` argument holding one of these and naming no existing file is a glob pattern."""
@@ -34,20 +39,49 @@ def is_archive(spec: str) -> bool:
     return path.is_dir() or (not path.exists() and any(c in spec for c in PATTERN_CHARACTERS))
 
 
-def archive_files(spec: str) -> list[Path]:
+def archive_files(spec: str, source: str | None = None) -> list[Path]:
     """The regular files ``spec`` names, sorted by path: every file under a folder (its
     subfolders included, hidden files too: an export names its files as it likes), or the matches
     of a glob pattern (``**`` spans folders). Refused when nothing matches: an empty archive
-    checked clean would be a pass that covered nothing."""
+    checked clean would be a pass that covered nothing. For a format that reads a folder as one
+    history (:attr:`~models.importers.LogFormat.history_folder`: an OpenHands conversation, a
+    Strands agent), each such folder is one entry, its files not listed apart, and the product's
+    own files beside them (:attr:`~models.importers.LogFormat.not_histories`) are skipped; a
+    symlinked folder is never entered."""
+    fmt = None
+    if source is not None:
+        from turncheck.models.importers import FORMATS
+
+        fmt = FORMATS[source] if FORMATS[source].folders else None
     path = Path(spec)
     if path.is_dir():
-        found = [p for p in path.rglob("*") if p.is_file()]
+        found = (
+            list(folder_entries(path, fmt))
+            if fmt is not None
+            else [p for p in path.rglob("*") if p.is_file()]
+        )
     else:
-        found = [Path(p) for p in glob.glob(spec, recursive=True) if Path(p).is_file()]
+        matches = [Path(p) for p in glob.glob(spec, recursive=True)]
+        found = [p for p in matches if p.is_file() or fmt is not None and fmt.is_history_folder(p)]
     if not found:
         what = "folder" if path.is_dir() else "pattern"
         raise BadParameter(f"{spec}: the {what} holds no file to lint")
     return sorted(found)
+
+
+def folder_entries(folder: Path, fmt: LogFormat) -> Iterator[Path]:
+    """What an archive folder holds for ``fmt``: its history folders, whole, and its other
+    regular files, but for the product's own (:attr:`~models.importers.LogFormat.not_histories`)."""
+    if fmt.is_history_folder(folder):
+        yield folder
+        return
+    for entry in sorted(folder.iterdir()):
+        if entry.is_symlink():
+            continue
+        if entry.is_dir():
+            yield from folder_entries(entry, fmt)
+        elif entry.is_file() and entry.name not in fmt.not_histories:
+            yield entry
 
 
 @dataclass(frozen=True)
@@ -75,7 +109,8 @@ def lint_file(task: LintTask) -> FileLint:
     format (or not readable) gives its error line instead, never an exception."""
     path = Path(task.path)
     try:
-        require_regular_file(path, EventFormatError)
+        if not (path.is_dir() and task.source is not None):  # a history folder (models.importers)
+            require_regular_file(path, EventFormatError)
         return FileLint(task.path, report=read_and_lint(path, task))
     except (TurncheckError, OSError) as exc:
         reason = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.strerror else str(exc)

@@ -95,6 +95,9 @@ class SessionBuilder:
     """Events added before the first stamped one, counted when it comes (``ts`` their seq until
     the session turned out to be stamped: :meth:`positioned_events`)."""
     session_checked: bool = False
+    summary_heads: list[int] = field(default_factory=list)
+    """Indexes in :attr:`events` of the summaries read as the USER heading the prompt (:meth:`summary`
+    with nothing to cover): a window whose older history a compaction replaced."""
 
     def opaque_text(self, kind: str, part: Any) -> str:
         """A part of type ``kind`` this reader does not know, as the text it is kept as (its
@@ -247,6 +250,7 @@ class SessionBuilder:
         if covers is None and self.events:
             covers = (self.first_seq, self.next_seq - 1)
         if covers is None:
+            self.summary_heads.append(len(self.events))
             self.user(text, where)
         else:
             self.add(_SUMMARY, text, where, covers=covers)

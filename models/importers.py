@@ -119,6 +119,19 @@ class LogFormat:
     folders: bool = False
     """Whether ``read`` takes a folder as one history (an OpenHands conversation is a folder of
     event files), so ``lint --from FORMAT FOLDER`` lints it as one file, not as an archive."""
+    history_folder: Callable[[Path], bool] | None = None
+    """For a format of ``folders``: whether a folder is one history (the product's own layout);
+    any other folder is an archive whose history folders and files are each linted alone
+    (:func:`models.archive.archive_files`). ``None``: every folder is one history."""
+    not_histories: frozenset[str] = frozenset()
+    """Names of the product's own files beside its histories (a Strands ``session.json``), skipped
+    when a folder is read as an archive."""
+
+    def is_history_folder(self, path: Path) -> bool:
+        """Whether ``path`` is a folder this format reads as one history."""
+        if not self.folders or not path.is_dir():
+            return False
+        return self.history_folder is None or self.history_folder(path)
 
 
 Records = Callable[[], Iterable[tuple[int, Mapping[str, Any]]]]
@@ -160,7 +173,9 @@ def _format_place(fmt: LogFormat) -> int:
     return _FORMAT_HOMES.index(home) if home in _FORMAT_HOMES else len(_FORMAT_HOMES)
 
 
-FORMATS: Registry[LogFormat] = Registry("log format", home=_FORMAT_HOMES, key=_format_place, locate=_format_home)
+FORMATS: Registry[LogFormat] = Registry(
+    "log format", home=_FORMAT_HOMES, key=_format_place, locate=_format_home
+)
 
 
 def register_format(fmt: LogFormat) -> LogFormat:

@@ -11,7 +11,9 @@ each. A record that is no model call (an agent span, a tool run) has none.
 
 A :class:`Conversations` carries what one request cannot know alone across many calls: which
 conversations already had their first ``estimate-drift`` named (so it is named once per
-conversation, as ``lint`` names it), and how many requests each has sent. It holds one entry per
+conversation, as ``lint`` names it), how many requests each has sent, and the calls its last
+request left open — a later request whose compaction summarises them away is
+``summary-covers-open-call``, as ``lint`` names it across a file's requests. It holds one entry per
 conversation seen and nothing of the messages; :meth:`Conversations.close` forgets one.
 
 Invariant kept: the findings of a request are exactly those ``lint --from FORMAT`` reports for
@@ -28,8 +30,14 @@ from typing import Any
 
 from turncheck.models.chat_log import ImportFormatError
 from turncheck.models.importers import FORMATS
-from turncheck.models.lint import PROBLEMS, LintReport
-from turncheck.models.sent_windows import check_window, flag_over_budget, request_costs, sent_log
+from turncheck.models.lint import PROBLEMS, LintReport, lint_coverage
+from turncheck.models.sent_windows import (
+    check_window,
+    flag_over_budget,
+    flag_summarised_open_calls,
+    request_costs,
+    sent_log,
+)
 
 EVERY = 1 << 30
 """How many examples a finding list keeps per problem: all of them."""
@@ -64,11 +72,16 @@ class Conversations:
     drifted: set[str] = field(default_factory=set)
     requests: Counter[str] = field(default_factory=Counter)
     limit: int | None = None
+    open_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per conversation, the call ids its last request left open (at most
+    :data:`~models.sent_windows.MAX_OPEN`): a later request that summarises them away open is
+    ``summary-covers-open-call``."""
 
     def close(self, conversation: str) -> None:
         """Forget a conversation that has ended (its next request starts afresh)."""
         self.drifted.discard(conversation)
         self.requests.pop(conversation, None)
+        self.open_calls.pop(conversation, None)
 
     def sent(self, conversation: str) -> None:
         """One more request of ``conversation``, now the most recent; the idlest closed past
@@ -155,9 +168,14 @@ def lint_request(
     if sent is None:
         return []
     state.sent(sent.conversation)
-    window = sent_log([sent], fmt.requests.add).sent[0]
+    log = sent_log([sent], fmt.requests.add)
+    window = log.sent[0]
     report = LintReport(keep=EVERY)
     check_window(report, window, provider)
+    lint_coverage(report, log.located())  # the request's own input and output, as lint's rebuilt log
+    flag_summarised_open_calls(report, window, state.open_calls.get(sent.conversation, ()))
+    if sent.conversation in state.requests:  # not closed past the limit by this very request
+        state.open_calls[sent.conversation] = window.open_after
     if budget is not None:
         flag_over_budget(report, [request_costs(window)], budget, state.drifted)
     return [Finding(problem, where) for problem, examples in report.examples.items() for where in examples]

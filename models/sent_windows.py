@@ -38,7 +38,7 @@ from turncheck.models.chat_log import SessionBuilder
 from turncheck.models.cost import CostModel, make_cost
 from turncheck.models.events import Event, Kind
 from turncheck.models.importers import AddRecord, Imported
-from turncheck.models.lint import LintReport, lint_events
+from turncheck.models.lint import LintReport, at, lint_events
 from turncheck.models.provider_rules import RULES
 from turncheck.models.tokenizer import ENCODINGS
 
@@ -99,6 +99,59 @@ class SentWindow:
     conversation: str = ""
     reported: int | None = None
     frame: str | None = None
+    open_after: tuple[str, ...] = ()
+    """The call ids the request left unanswered: its window's and its output's calls with no
+    result in either (what the conversation's next request must answer, or summarise away)."""
+    summary_at: int | None = None
+    """The index in the window of its first compaction: a SUMMARY, or the summary read as the USER
+    heading a window whose older history it replaced; ``None``: the window holds none."""
+
+
+MAX_OPEN = 1024
+"""Open call ids kept per request (:attr:`SentWindow.open_after`): a bound on what a monitor holds
+per conversation; a request leaving more open keeps its newest."""
+
+
+def open_calls(events: Sequence[Event]) -> tuple[str, ...]:
+    """The call ids of ``events`` without a result among them, oldest first (at most :data:`MAX_OPEN`)."""
+    pending: dict[str, int] = {}
+    for e in events:
+        if e.kind is Kind.CALL and e.call_id:
+            pending[e.call_id] = pending.get(e.call_id, 0) + 1
+        elif e.kind is Kind.RESULT and pending.get(e.call_id or ""):
+            pending[e.call_id or ""] -= 1
+    return tuple(c for c, n in pending.items() if n)[-MAX_OPEN:]
+
+
+def flag_summarised_open_calls(report: LintReport, sent: SentWindow, open_before: Sequence[str]) -> None:
+    """``summary-covers-open-call`` across requests: calls the conversation's previous request left
+    open (``open_before``) that this window no longer holds while it holds a SUMMARY (a compaction)
+    were summarised away open — by its first SUMMARY, which stands where they were. Each is named with
+    where its result now comes (after the summary: an orphan) or that it never does."""
+    summary = sent.summary_at
+    if summary is None or not open_before:
+        return
+    located = sent.window.located()
+    held = {e.call_id for _, e in located if e.kind is Kind.CALL}
+    answered = {e.call_id: (line, e) for line, e in located[summary:] if e.kind is Kind.RESULT}
+    line, s = located[summary]
+    for call_id in open_before:
+        if call_id in held:
+            continue
+        if call_id in answered:
+            when = f"gets its RESULT after the summary ({at(*answered[call_id])})"
+        else:
+            when = "is not answered in this request"
+        report.flag(
+            "summary-covers-open-call",
+            f"request {at(line, s)}: call {call_id}, open after the conversation's previous request, {when}",
+        )
+
+
+def first_summary(b: SessionBuilder) -> int | None:
+    """The index of ``b``'s first compaction (:attr:`SentWindow.summary_at`)."""
+    found = [i for i, e in enumerate(b.events) if e.kind is Kind.SUMMARY][:1] + b.summary_heads[:1]
+    return min(found) if found else None
 
 
 def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
@@ -115,8 +168,13 @@ def sent_log(requests: Sequence[SentRequest], add: AddRecord) -> Imported:
         for i, message in enumerate(r.inputs, start=1):
             add(b, message, f"{r.where}: input message {i}")
             b.end_message(f"{r.where}: input message {i}")
+        out = SessionBuilder(r.conversation)
+        for i, message in enumerate(r.outputs, start=1):
+            add(out, message, f"{r.where}: output message {i}")
+            out.end_message(f"{r.where}: output message {i}")
         windows.append(SentWindow(r.where, r.provider, Imported(b.events, b.origins), r.model, r.conversation,
-                                  r.reported, r.frame))  # fmt: skip
+                                  r.reported, r.frame, open_calls([*b.events, *out.events]),
+                                  first_summary(b)))  # fmt: skip
         opaque |= b.opaque
     firsts = list(dict.fromkeys(r.conversation for r in requests))
     events: list[Event] = []
@@ -286,8 +344,11 @@ def lint_imported(
         report.costs = [c.to_json() for c in costs]
     if budget is not None:
         flag_over_budget(report, costs, budget)
+    open_before: dict[str, tuple[str, ...]] = {}
     for sent in imported.sent:
         check_window(report, sent, provider)
+        flag_summarised_open_calls(report, sent, open_before.get(sent.conversation, ()))
+        open_before[sent.conversation] = sent.open_after
     report.requests = len(imported.sent)
     report.opaque = dict(imported.opaque)
     return report

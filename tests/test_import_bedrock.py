@@ -222,3 +222,86 @@ def test_a_strands_agent_folder_is_one_history(
         assert "orphan-result" in capsys.readouterr().out
     one = import_events("bedrock", folder / "messages" / "message_12.json")
     assert shape(one) == "Ra"
+
+
+SESSION = EXAMPLES / "strands-session" / "session_s1" / "agents" / "agent_a1"
+"""A real FileSessionManager folder (examples/formats/strands_messages.py 4 --session …): ten
+message files, and ``agent.json``'s ``removed_message_count`` 7 — the sliding window cut the agent
+to ``message_7..9``, starting at an assistant ``toolUse``."""
+
+
+def test_the_real_session_folder_is_read_as_strands_restores_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """Left open by the last audit: the folder read every stored message, so a session whose
+    sliding window left the agent assistant-first (harness-sdk#1749) linted clean. Strands restores
+    the agent from ``message_{removed_message_count}`` on (``RepositorySessionManager.initialize``
+    lists messages with that offset), which is what its next request sends: exit 1, first-not-user,
+    naming ``message_7.json``."""
+    state = json.loads((SESSION / "agent.json").read_text())
+    assert state["conversation_manager_state"]["removed_message_count"] == 7
+    assert len(list((SESSION / "messages").glob("message_*.json"))) == 10
+    for path in (SESSION, SESSION / "messages"):
+        assert shape(import_events("bedrock", path)) == "Ctooluse_5 Rtooluse_5 T"
+        code, out, err = lint(path, capsys)
+        assert code == 1 and err == "" and "first-not-user" in out and "message_7.json" in out, out
+
+
+@pytest.mark.parametrize(
+    ("manager", "expected", "code"),
+    [
+        ({"__name__": "SlidingWindowConversationManager", "removed_message_count": 0}, "U T U Ca Ra T", 0),
+        ({"__name__": "SlidingWindowConversationManager", "removed_message_count": 2}, "U Ca Ra T", 0),
+        ({"__name__": "SlidingWindowConversationManager", "removed_message_count": 3}, "Ca Ra T", 1),
+        ({"__name__": "SlidingWindowConversationManager", "removed_message_count": 4}, "Ra T", 1),
+        ({"__name__": "SummarizingConversationManager", "removed_message_count": 3,
+          "summary_message": {"role": "user", "content": [{"text": "Asked for weather."}]}}, "U Ca Ra T", 0),
+        ({"__name__": "NullConversationManager", "removed_message_count": 0}, "U T U Ca Ra T", 0),
+    ],
+)  # fmt: skip
+def test_the_conversation_managers_cut_is_applied(
+    manager: dict[str, Any], expected: str, code: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The count skips message files in index order, as Strands' offset does; a
+    SummarizingConversationManager's ``summary_message`` (a user message) is sent before the rest,
+    as ``restore_from_session`` prepends it — so a summarized cut at a toolUse is clean."""
+    history = [user({"text": "hi"}), assistant({"text": "hello"}), user({"text": "weather?"}),
+               assistant(use("a")), user(res("a")), assistant({"text": "rain"})]  # fmt: skip
+    folder = strands_agent_folder(tmp_path, history)
+    (folder / "agent.json").write_text(
+        json.dumps({"agent_id": "default", "conversation_manager_state": manager})
+    )
+    assert shape(import_events("bedrock", folder)) == expected
+    assert main(["lint", "--from", "bedrock", str(folder)]) == code, capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("count", "says"), [(-1, "got -1"), ("3", "got '3'"), (True, "got True")])
+def test_a_count_strands_could_not_have_written_is_one_line(
+    count: Any, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = strands_agent_folder(tmp_path, [user({"text": "hi"})])
+    state = {"conversation_manager_state": {"removed_message_count": count}}
+    (folder / "agent.json").write_text(json.dumps(state))
+    code, out, err = lint(folder, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and says in err and "agent.json" in err, err
+
+
+def test_a_symlinked_agent_json_is_not_followed(tmp_path: Path) -> None:
+    folder = strands_agent_folder(tmp_path, [user({"text": "hi"}), assistant({"text": "yo"})])
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text(json.dumps({"conversation_manager_state": {"removed_message_count": 1}}))
+    (folder / "agent.json").unlink()
+    (folder / "agent.json").symlink_to(outside)
+    assert shape(import_events("bedrock", folder)) == "U T"
+
+
+def test_the_real_session_manager_writes_what_the_example_folder_holds(tmp_path: Path) -> None:
+    pytest.importorskip("strands", reason="strands-agents is not installed")
+    import sys
+
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        from strands_messages import agent_messages
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    agent_messages(4, str(tmp_path))
+    written = tmp_path / "session_s1" / "agents" / "agent_a1"
+    assert shape(import_events("bedrock", written)) == shape(import_events("bedrock", SESSION))

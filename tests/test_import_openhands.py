@@ -16,7 +16,7 @@ import pytest
 
 from turncheck.cli.app import main
 from turncheck.models.events import Event, Kind
-from turncheck.models.importers import FORMATS, import_events
+from turncheck.models.importers import FORMATS, import_events, import_log
 
 
 def shape(events: list[Event]) -> str:
@@ -129,7 +129,7 @@ def test_a_conversation_folder_is_one_history(
     empty = tmp_path / "empty"
     empty.mkdir()
     code, out, err = lint(empty, capsys)
-    assert code == 2 and err.count("\n") == 1 and "no OpenHands event files" in err, err
+    assert code == 2 and err.count("\n") == 1 and "holds no file to lint" in err, err  # an archive of nothing
 
 
 def test_an_action_left_without_its_observation_is_named(
@@ -178,3 +178,79 @@ def test_malformed_events_are_one_line_naming_the_event(
     code, out, err = lint(path, capsys)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "conv.jsonl:2" in err and says in err, err
+
+
+def base_state(folder: Path, llm: dict[str, Any]) -> None:
+    """``base_state.json`` as the SDK persists it beside ``events/`` (fields of software-agent-sdk's
+    tests/fixtures/conversations/v1_11_5_cli_default/base_state.json: ``agent.llm.model``, ``api_mode``)."""
+    state = {"id": "7f3a9c", "agent": {"llm": {"api_key": "**********", "temperature": 0.0, **llm},
+             "tools": [{"name": "terminal", "params": {}}]}, "execution_status": "finished"}  # fmt: skip
+    (folder / "base_state.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("llm", "rules"),
+    [
+        ({"model": "anthropic/claude-sonnet-4-5-20250929"}, "anthropic"),
+        ({"model": "claude-opus-4-1"}, "anthropic"),
+        ({"model": "vertex_ai/claude-sonnet-4@20250514"}, "anthropic"),
+        ({"model": "gemini/gemini-2.5-pro"}, "gemini"),
+        ({"model": "openai/gpt-4o", "api_mode": "chat"}, "openai-chat"),
+        ({"model": "gpt-5-codex", "api_mode": "responses"}, "openai-responses"),
+        ({"model": "gpt-4o-mini", "api_mode": "auto"}, None),
+        ({"model": "litellm_proxy/claude-sonnet-4-5"}, None),
+        ({"model": "bedrock/anthropic.claude-3-5-sonnet-20240620-v1:0"}, None),
+        ({"usage_id": "agent"}, None),
+    ],
+)
+def test_the_rules_are_those_of_the_api_base_state_names(
+    llm: dict[str, Any], rules: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Left open by the last audit (issue 51: "each is checked against the provider rules of the API
+    it is sent to"): OpenHands conversations applied no API's rules. The conversation folder's
+    base_state.json names the model LiteLLM routes; its API's rules apply, and the clean line says
+    which. A user message between an action and its observation: LiteLLM sends it as one user
+    message of text then tool_result (checked with litellm's own anthropic_messages_pt), which
+    Anthropic refuses — ``results-not-first`` only when the state names Anthropic."""
+    folder = conversation_folder(tmp_path, CONVERSATION)
+    base_state(folder, llm)
+    assert import_log("openhands", folder).provider == rules
+    assert import_log("openhands", folder / "events" / "event-00004-e4.json").provider == rules
+    code, out, err = lint(folder, capsys)
+    assert (code, err) == (0, ""), out
+    says = f"nothing {rules} refuses" if rules else "no API's rules checked"
+    assert says in out, out
+    late = [CONVERSATION[0], message("e1", "user", "hi"), action("e2", "call_1", "r1"),
+            message("e3", "user", "wait, also X"), observation("e4", "call_1", "e2")]  # fmt: skip
+    other = conversation_folder(tmp_path / "late", late)
+    base_state(other, llm)
+    code, out, _ = lint(other, capsys)
+    assert code == 1 and ("results-not-first" in out) == (rules == "anthropic"), out
+
+
+def test_no_base_state_or_one_not_read_applies_none(tmp_path: Path) -> None:
+    """Joined events (no folder), a symlinked state (never followed) and a state that is not JSON:
+    no API's rules, and the events still read."""
+    path = write_events(tmp_path / "conv.jsonl", CONVERSATION)
+    base_state(tmp_path, {"model": "anthropic/claude-sonnet-4-5"})
+    assert import_log("openhands", path).provider is None
+    folder = conversation_folder(tmp_path / "a", CONVERSATION)
+    (folder / "base_state.json").symlink_to(tmp_path / "base_state.json")
+    assert import_log("openhands", folder).provider is None
+    (folder / "base_state.json").unlink()
+    (folder / "base_state.json").write_text("{not json", encoding="utf-8")
+    assert import_log("openhands", folder).provider is None
+    assert shape(import_log("openhands", folder).events) == "U Ccall_1 Ccall_2>call_1 Rcall_1 Rcall_2 T"
+
+
+def test_events_the_llm_never_sees_are_no_content(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An ACP agent's ``ACPToolCallEvent`` and a ``StreamingDeltaEvent`` are no
+    ``LLMConvertibleEvent`` in the SDK (software-agent-sdk ``openhands/sdk/event/``): they were
+    kept as opaque content, costed as sent, with a warning line saying so."""
+    acp = {"kind": "ACPToolCallEvent", "id": "x1", "source": "agent", "tool_call_id": "acp_1", "title": "Read a.txt",
+           "status": "completed", "raw_input": {"path": "a.txt"}, "content": [{"type": "text", "text": "A"}]}  # fmt: skip
+    delta = {"kind": "StreamingDeltaEvent", "id": "x2", "source": "agent", "content": "On"}
+    path = write_events(tmp_path / "conv.jsonl", [*CONVERSATION[:2], acp, delta, *CONVERSATION[2:]])
+    code, out, err = lint(path, capsys)
+    assert (code, err) == (0, ""), (out, err)
+    assert shape(import_events("openhands", path)) == "U Ccall_1 Ccall_2>call_1 Rcall_1 Rcall_2 T"

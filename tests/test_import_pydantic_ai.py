@@ -226,3 +226,25 @@ def test_the_provider_of_the_last_response_chooses_the_rules(
     ]
     code, out, _ = lint(write(tmp_path, history), capsys)
     assert code == 1 and ("results-not-first" in out) == held, out
+
+
+@pytest.mark.parametrize(("second", "held"), [("anthropic", True), ("google-gla", False)])
+def test_histories_by_session_apply_the_provider_they_all_name(
+    second: str, held: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An object of histories by session applied no rules though each session's responses named
+    Anthropic (found auditing issue 51 with a held-out object of two real histories): the rules
+    of the one provider every session names apply; sessions naming different ones: none."""
+
+    def history(provider: str) -> list[Any]:
+        return [
+            request(part("user-prompt", content="hi")),
+            {**response(part("tool-call", tool_name="f", args={}, tool_call_id="a")), "provider_name": "anthropic"},
+            request(part("user-prompt", content="also"), part("tool-return", tool_name="f", content="x", tool_call_id="a")),
+            {**response(part("text", content="ok")), "provider_name": provider},
+        ]  # fmt: skip
+
+    path = tmp_path / "by-session.json"
+    path.write_text(json.dumps({"s1": history("anthropic"), "s2": history(second)}))
+    code, out, _ = lint(path, capsys)
+    assert code == 1 and ("results-not-first" in out) == held, out

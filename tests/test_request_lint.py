@@ -270,3 +270,82 @@ def test_what_is_not_a_model_call_or_not_the_format() -> None:
         with pytest.raises(ImportFormatError, match=says) as caught:
             turncheck.lint_request(bad, format=fmt)
         assert "\n" not in str(caught.value)
+
+
+def compaction(summary: str) -> dict[str, Any]:
+    """The message a provider returns its compaction in (semantic-conventions-genai PR #162)."""
+    return {"role": "assistant", "parts": [{"type": "compaction", "id": "cmp_1", "content": summary}]}
+
+
+def tool(call_id: str, text: str) -> dict[str, Any]:
+    return {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": text}]}
+
+
+COMPACTED = compaction("The user asked for Oslo's weather; a lookup was started.")
+OPEN_THEN_COMPACTED = [  # the call c1 is still running when the next request's history is compacted
+    ([user("weather in Oslo?")], [calls(("c1", "Oslo"))]),
+    ([COMPACTED, user("and Rome?")], [answer("Rome: sun")]),
+]
+LATE_ANSWER = [  # the compaction dropped c1, its answer comes after it: an orphan too
+    ([user("weather in Oslo?")], [calls(("c1", "Oslo"))]),
+    ([COMPACTED, tool("c1", "rain")], [answer("Oslo: rain")]),
+]
+ANSWERED_THEN_COMPACTED = [  # the same, c1 answered before the compaction: clean
+    ([user("weather in Oslo?")], [calls(("c1", "Oslo"))]),
+    ([user("weather in Oslo?"), calls(("c1", "Oslo")), tool("c1", "rain")], [answer("Oslo: rain")]),
+    ([COMPACTED, user("and Rome?")], [answer("Rome: sun")]),
+]
+NO_COMPACTION = [  # c1 trimmed away without a summary: a trimmer's drop, no summary to blame
+    ([user("weather in Oslo?")], [calls(("c1", "Oslo"))]),
+    ([user("and Rome?")], [answer("Rome: sun")]),
+]
+
+
+@pytest.mark.parametrize(
+    ("calls_", "expected"),
+    [
+        (OPEN_THEN_COMPACTED, [[], ["summary-covers-open-call"]]),
+        (LATE_ANSWER, [[], ["orphan-result", "result-not-next", "summary-covers-open-call"]]),
+        (ANSWERED_THEN_COMPACTED, [[], [], []]),
+        (NO_COMPACTION, [[], []]),
+    ],
+)
+def test_a_compaction_that_summarises_an_open_call_away_across_spans(
+    calls_: list[tuple[list[Any], list[Any]]], expected: list[list[str]], tmp_path: Path
+) -> None:
+    """Left open by the last audit (issue 51 item 5, "a conversation-state object for multi-span
+    use"): a call the model made in one request, summarised away by the next request's compaction
+    while unanswered (claude-code#90036's in-flight subagents), was no finding at all — not from
+    ``lint_request`` with a state, not from ``lint --from otel`` (each window alone holds no call).
+    The state keeps each conversation's open calls; the file lint checks its requests the same way,
+    and the two agree. Answered before the compaction, or dropped with no summary: nothing."""
+    attrs = {"gen_ai.conversation.id": "conv-7", "gen_ai.provider.name": "anthropic"}
+    spans = [s for s in record([(i, o, attrs) for i, o in calls_]) if s.name.startswith("chat")]
+    state = turncheck.Conversations()
+    found = [sorted(f.problem for f in turncheck.lint_request(s, state=state)) for s in spans]
+    assert found == expected
+    assert [f.problem for f in turncheck.lint_request(spans[-1])] == [
+        p for p in expected[-1] if p != "summary-covers-open-call"
+    ]  # alone, a span cannot know what the one before left open
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(s.to_json(indent=None) + "\n" for s in spans))
+    report = lint_imported(import_log("otel", path), keep=1000)
+    in_file = sorted(p for p, ws in report.examples.items() for w in ws if w.startswith("request "))
+    assert in_file == sorted(p for ps in expected for p in ps)
+    state.close("conv-7")
+    assert state.open_calls == {} and turncheck.lint_request(spans[-1], state=state) == [
+        f for f in turncheck.lint_request(spans[-1])
+    ]
+
+
+def test_a_compaction_inside_one_request_is_named_as_lint_names_it() -> None:
+    """One span whose input holds a call, then the compaction, then the call's result: ``lint``
+    names ``summary-covers-open-call`` from the request's rebuilt log; ``lint_request`` named only
+    the window's pairing rules."""
+    spans = record([([user("weather?"), calls(("c1", "Oslo")), COMPACTED, tool("c1", "rain")], [answer("rain")],
+                     {"gen_ai.provider.name": "anthropic"})])  # fmt: skip
+    chat = [s for s in spans if s.name.startswith("chat")][0]
+    assert "summary-covers-open-call" in [f.problem for f in turncheck.lint_request(chat)]
+    clean = record([([user("weather?"), calls(("c1", "Oslo")), tool("c1", "rain"), COMPACTED, user("more")],
+                     [answer("ok")], {"gen_ai.provider.name": "anthropic"})])  # fmt: skip
+    assert turncheck.lint_request([s for s in clean if s.name.startswith("chat")][0]) == []

@@ -12,6 +12,12 @@ With a window of 4 the manager finds no plain user message to cut at and falls b
 ``toolUse``, which Bedrock refuses ("A conversation must start with a user message") —
 strands-agents harness-sdk#1749. The files beside this script were written by it with
 strands-agents 1.62.0.
+
+With ``--session FOLDER`` the agent keeps its session with Strands' ``FileSessionManager`` in
+FOLDER instead (``session_s1/agents/agent_a1/``: ``agent.json`` with the conversation manager's
+``removed_message_count``, and every message the session stored as ``messages/message_N.json``)::
+
+    python examples/formats/strands_messages.py 4 --session examples/formats/strands-session
 """
 
 from __future__ import annotations
@@ -78,16 +84,25 @@ def use(n: int, city: str) -> dict[str, Any]:
     return {"toolUse": {"toolUseId": f"tooluse_{n}", "name": "weather", "input": {"city": city}}}
 
 
-def agent_messages(window: int) -> list[dict[str, Any]]:
-    """The agent's messages after one question answered with five calls (two in parallel)."""
+def agent_messages(window: int, session: str | None = None) -> list[dict[str, Any]]:
+    """The agent's messages after one question answered with five calls (two in parallel); with
+    ``session``, kept by a ``FileSessionManager`` in that folder as well."""
     replies = [[use(1, "Oslo")], [use(2, "Rome"), use(3, "Paris")], [use(4, "Oslo")], [use(5, "Rome")],
                [{"text": "Rain, sun, fog, rain, sun."}]]  # fmt: skip
+    kept: dict[str, Any] = {}
+    if session is not None:
+        from strands.session.file_session_manager import FileSessionManager
+
+        kept = {"agent_id": "a1", "session_manager": FileSessionManager(session_id="s1", storage_dir=session)}
     agent = Agent(model=ScriptedModel(replies), tools=[weather], callback_handler=None,
-                  conversation_manager=SlidingWindowConversationManager(window_size=window))  # fmt: skip
+                  conversation_manager=SlidingWindowConversationManager(window_size=window), **kept)  # fmt: skip
     agent("What is the weather in Oslo, Rome and Paris, and again in Oslo and Rome?")
     return [dict(m) for m in agent.messages]
 
 
 if __name__ == "__main__":
-    json.dump(agent_messages(int(sys.argv[1])), sys.stdout, indent=1)
-    print()
+    if sys.argv[2:3] == ["--session"]:
+        agent_messages(int(sys.argv[1]), sys.argv[3])
+    else:
+        json.dump(agent_messages(int(sys.argv[1])), sys.stdout, indent=1)
+        print()

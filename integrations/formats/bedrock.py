@@ -3,7 +3,10 @@
 frame, not the log), or JSONL of request bodies; a record may also be a Strands session file's
 ``{"message": {…}, "message_id": N}`` (``FileSessionManager``'s ``message_N.json``), alone or as
 the agent's folder of them (``agents/agent_ID/messages/``, read in ``message_id`` order as one
-history: ``lint --from bedrock FOLDER`` is never an archive of one-message files).
+history: ``lint --from bedrock FOLDER`` is never an archive of one-message files). The folder
+reads as Strands restores the agent from it: the messages its conversation manager cut
+(``agent.json``'s ``removed_message_count``) are skipped, and a ``SummarizingConversationManager``'s
+``summary_message`` comes first (:func:`manager_state`) — the history its next request sends.
 
 A message is ``{"role": "user"|"assistant", "content": [block, …]}`` and a block is an object
 whose one key names its kind (AWS's ``ContentBlock`` union). An assistant message's ``toolUse``
@@ -174,12 +177,44 @@ def message_record(path: Path) -> Any:
         raise ImportFormatError(f"{path}: malformed JSON ({exc.msg})") from None
 
 
+AGENT_STATE = "agent.json"
+"""A Strands agent folder's state (``FileSessionManager``), its ``conversation_manager_state`` in it."""
+
+
+def manager_state(folder: Path) -> tuple[int, Any]:
+    """What the agent's conversation manager cut, as Strands restores the agent from the folder
+    (``RepositorySessionManager.initialize``): its ``removed_message_count`` (the message files
+    skipped, in index order) and a ``SummarizingConversationManager``'s ``summary_message`` (sent
+    before the rest). ``(0, None)`` when ``agent.json`` is not a regular file (never a symlink
+    followed) or holds no manager state; a count that is not a non-negative integer is refused."""
+    state_file = folder / AGENT_STATE
+    if state_file.is_symlink() or not state_file.is_file():
+        return 0, None
+    try:
+        agent = loads(read_text(state_file), str(state_file))
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(f"{state_file}: malformed JSON ({exc.msg})") from None
+    state = agent.get("conversation_manager_state") if isinstance(agent, Mapping) else None
+    if not isinstance(state, Mapping):
+        return 0, None
+    removed = state.get("removed_message_count", 0)
+    if isinstance(removed, bool) or not isinstance(removed, int) or removed < 0:
+        raise ImportFormatError(
+            f"{state_file}: removed_message_count must be a non-negative integer, got {removed!r}"
+        )
+    return removed, state.get("summary_message") or None
+
+
 def read_bedrock(path: Path) -> Imported:
     """Converse messages: a file (JSON, JSONL, or one Strands ``message_N.json``), or a Strands
     agent folder (``FileSessionManager``'s ``agents/agent_ID/``, or its ``messages/``): one history."""
     if path.is_dir():
         folder = path.parent if path.name == "messages" else path
-        groups = [(folder.name, [message_record(p)], str(p), None) for p in message_files(path)]
+        files = message_files(path)
+        removed, summary = manager_state(folder)
+        groups = [(folder.name, [message_record(p)], str(p), None) for p in files[removed:]]
+        if summary is not None:
+            groups.insert(0, (folder.name, [summary], f"{folder / AGENT_STATE}: summary_message", None))
         return build_sessions(groups, add_converse_message)
     if MESSAGE_FILE.fullmatch(path.name):
         try:
@@ -198,5 +233,9 @@ register_format(
         'Amazon Bedrock Converse messages (toolUse / toolResult blocks; Strands agent.messages, read as strands-agents 1.62.0 writes it): a JSON list, {"messages": […]}, or JSONL of request bodies',
         provider="bedrock",
         folders=True,
+        history_folder=lambda p: (
+            (p / "messages").is_dir() or any(MESSAGE_FILE.fullmatch(f.name) for f in p.iterdir())
+        ),
+        not_histories=frozenset({"session.json", AGENT_STATE}),
     )
 )

@@ -19,11 +19,20 @@ token and hook logs) hold no event; an event of any other ``kind`` (one the SDK 
 opaque content where it stands (:meth:`~models.chat_log.SessionBuilder.keep_opaque`: on the
 newest event, costed, never paired), counted in the one warning line, never a refusal.
 
-OpenHands sends to many providers (through LiteLLM), so no provider's rules apply by default.
+OpenHands sends to many providers through LiteLLM; the rules applied by default are those of the
+API the conversation's own ``base_state.json`` (beside ``events/``, as the SDK persists it) names in
+``agent.llm`` (:func:`rules_of`): an ``anthropic/`` or ``claude-`` model Anthropic's, a ``gemini/``
+or ``gemini-`` model Gemini's, an OpenAI model Chat Completions' or the Responses API's as its
+``api_mode`` says (``auto`` does not say: none). A Bedrock model gets none: LiteLLM merges two user
+(or assistant) messages in a row into one before Converse sees them, so Bedrock's roles rule would
+name what is never sent (``--provider bedrock`` checks all four). A proxy (``litellm_proxy/``,
+``openrouter/``, ``openhands/``, …), a file of joined events without its folder, or a
+``base_state.json`` that is not one object: none, and the clean line says no API's rules ran.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,7 +52,10 @@ from turncheck.models.importers import (
 UNSEEN = frozenset({
     "SystemPromptEvent", "ConversationStateUpdateEvent", "CondensationRequest", "PauseEvent", "InterruptEvent",
     "TokenEvent", "HookExecutionEvent", "LLMCompletionLogEvent", "ConversationErrorEvent",
+    "ACPToolCallEvent", "StreamingDeltaEvent",
 })  # fmt: skip
+"""The SDK's events that are no ``LLMConvertibleEvent`` (``openhands/sdk/event/``): never sent to the
+model, so no event of the log (an ACP agent's own tool calls, streamed deltas, state, logs)."""
 RESULTS = ("ObservationEvent", "UserRejectObservation", "AgentErrorEvent")
 
 
@@ -159,11 +171,63 @@ def events_of(path: Path) -> list[tuple[Any, str]]:
     return [(record, f"{path}:{number}") for number, record in json_records(path, text)]
 
 
+BASE_STATE = "base_state.json"
+"""The conversation's persisted state beside its ``events/`` (``persistence_const.BASE_STATE``)."""
+OPENAI_MODELS = ("gpt-", "o1", "o3", "o4", "chatgpt-", "codex-")
+"""Bare LiteLLM model names of OpenAI's (LiteLLM routes them to OpenAI)."""
+API_MODES = {"chat": "openai-chat", "responses": "openai-responses"}
+
+
+def rules_of(llm: Any) -> str | None:
+    """The rules of the API an ``agent.llm`` config sends to, from its LiteLLM ``model`` string
+    (``provider/model`` or a bare name LiteLLM knows) and ``api_mode``; ``None`` when it does not
+    say (a proxy, an ``auto`` OpenAI model, Bedrock through LiteLLM: see the module's doc)."""
+    if not isinstance(llm, Mapping) or not isinstance(llm.get("model"), str):
+        return None
+    model = llm["model"].strip().lower()
+    prefix, _, name = model.rpartition("/")
+    if prefix == "anthropic" or (not prefix and name.startswith("claude")):
+        return "anthropic"
+    if prefix == "vertex_ai" and name.startswith("claude"):
+        return "anthropic"  # Claude on Vertex AI: Anthropic's Messages API
+    if prefix in ("gemini", "vertex_ai") or (not prefix and name.startswith("gemini")):
+        return "gemini" if name.startswith("gemini") else None
+    if prefix in ("openai", "azure") or (not prefix and name.startswith(OPENAI_MODELS)):
+        return API_MODES.get(str(llm.get("api_mode", "auto")))
+    return None
+
+
+def conversation_folder(path: Path) -> Path | None:
+    """The folder holding the conversation's ``base_state.json``: the folder given (or the one
+    above its ``events/``), or the one above the ``events/`` an event file is in."""
+    if path.is_dir():
+        return path.parent if path.name == "events" else path
+    return path.parent.parent if path.parent.name == "events" else None
+
+
+def recorded_rules(path: Path) -> str | None:
+    """The rules of the API the conversation's ``base_state.json`` names (:func:`rules_of`), never
+    through a symlink; ``None`` when there is no such regular file or it is not a state object."""
+    folder = conversation_folder(path)
+    state_file = folder / BASE_STATE if folder is not None else None
+    if state_file is None or state_file.is_symlink() or not state_file.is_file():
+        return None
+    try:
+        state = loads(read_text(state_file), str(state_file))
+    except (json.JSONDecodeError, ImportFormatError):
+        return None  # a state the SDK could not have written: the events are still read
+    agent = state.get("agent") if isinstance(state, Mapping) else None
+    return rules_of(agent.get("llm")) if isinstance(agent, Mapping) else None
+
+
 def read_openhands(path: Path) -> Imported:
     reader = Reader()
     folder = path.parent if path.is_dir() and path.name == "events" else path  # the conversation's
     session = folder.name if path.is_dir() else path.stem
-    return build_sessions(((session, [event], where, None) for event, where in events_of(path)), reader.add)
+    imported = build_sessions(
+        ((session, [event], where, None) for event, where in events_of(path)), reader.add
+    )
+    return dataclasses.replace(imported, provider=recorded_rules(path))
 
 
 register_format(
@@ -172,5 +236,7 @@ register_format(
         read_openhands,
         "an OpenHands (software-agent-sdk) conversation's events: its folder (events/event-*.json), one event file, a JSON list or JSONL",
         folders=True,
+        history_folder=lambda p: (p / "events").is_dir() or any(p.glob(EVENT_FILES)),
+        not_histories=frozenset({BASE_STATE}),
     )
 )

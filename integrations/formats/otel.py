@@ -1,7 +1,10 @@
 """``--from otel``: OpenTelemetry GenAI spans — OTLP JSON as the collector's file exporter writes
 it (``{"resourceSpans": [{"scopeSpans": [{"spans": […]}]}]}``, one document per line or one
 document), or spans as ``opentelemetry-sdk`` writes them (``ReadableSpan.to_json``, which its
-``ConsoleSpanExporter`` prints one after another; or a JSON list of them).
+``ConsoleSpanExporter`` prints one after another; or a JSON list of them). A request whose
+messages are on the ``gen_ai.client.inference.operation.details`` event instead reads the same:
+a span event of that name, or a log record with that event name (an OTLP ``{"resourceLogs": …}``
+document, or the SDK's ``LogRecord.to_json``), its attributes the span's (:func:`log_as_span`).
 
 A span whose ``gen_ai.operation.name`` is a model call (``chat``, ``generate_content``,
 ``text_completion``) and that carries ``gen_ai.input.messages`` is one request: that attribute
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import string
 from collections.abc import Iterator, Mapping
@@ -99,9 +103,68 @@ def listed(value: Any, key: str, where: str) -> list[Any]:
     return items
 
 
+DETAILS = "gen_ai.client.inference.operation.details"
+"""The GenAI event holding a request's messages when they are not on its span's attributes: a span
+event of that name, or a log record (the Events API) — its attributes are the span's."""
+
+
+def log_as_span(record: Mapping[str, Any], otlp: bool, where: str) -> Mapping[str, Any]:
+    """A ``gen_ai.client.inference.operation.details`` log record (OTLP ``logRecords`` item, or the
+    SDK's ``to_json``) as the span it records: its ids, its time, its attributes. Without a trace id
+    (emitted outside a span) its ids are a digest of the record, so each is its own conversation
+    unless ``gen_ai.conversation.id`` joins them; without a span id it is zero, so records of one
+    time keep their order in the file."""
+    own = hashlib.blake2b(
+        json.dumps(record, sort_keys=True, default=str).encode(), digest_size=16
+    ).hexdigest()
+    if otlp:
+        time = record.get("timeUnixNano") or record.get("observedTimeUnixNano")
+        return {"traceId": valid_id(record.get("traceId")) or own[:32], "spanId": valid_id(record.get("spanId")) or "0" * 16,
+                "startTimeUnixNano": time, "attributes": record.get("attributes")}  # fmt: skip
+    context = {
+        "trace_id": valid_id(record.get("trace_id")) or own[:32],
+        "span_id": valid_id(record.get("span_id")) or "0" * 16,
+    }
+    time = record.get("timestamp") or record.get("observed_timestamp")
+    return {"context": context, "start_time": time, "attributes": record.get("attributes")}
+
+
+def valid_id(value: Any) -> Any:
+    """A log record's trace or span id, or ``None`` for an absent or all-zero one (the SDK writes
+    ``0x000…`` for a record emitted outside a span: OTel's invalid id, no trace to join)."""
+    if not value or isinstance(value, str) and not value.removeprefix("0x").strip("0=A"):
+        return None
+    return value
+
+
+def is_details_log(value: Any) -> bool:
+    """Whether ``value`` is one log record of :data:`DETAILS` (OTLP JSON's or the SDK's)."""
+    return isinstance(value, Mapping) and DETAILS in (value.get("eventName"), value.get("event_name"))
+
+
+def logs_of(value: Mapping[str, Any], where: str) -> Iterator[tuple[Mapping[str, Any], bool]]:
+    """An OTLP logs document's :data:`DETAILS` records, as spans (other log records are skipped)."""
+    for resource in listed(value, "resourceLogs", where):
+        for scope in listed(resource if isinstance(resource, Mapping) else {}, "scopeLogs", where):
+            for record in listed(scope if isinstance(scope, Mapping) else {}, "logRecords", where):
+                if not isinstance(record, Mapping):
+                    raise ImportFormatError(
+                        f"{where}: a log record must be an object, got {type(record).__name__}"
+                    )
+                if is_details_log(record):
+                    yield log_as_span(record, True, where), True
+
+
 def spans_of(value: Any, where: str) -> Iterator[tuple[Mapping[str, Any], bool]]:
-    """The spans of one document, each with whether it is OTLP-shaped (else the SDK's)."""
-    if isinstance(value, list) and all(
+    """The spans of one document, each with whether it is OTLP-shaped (else the SDK's); a
+    :data:`DETAILS` log record is the span it records (:func:`log_as_span`)."""
+    if isinstance(value, Mapping) and "resourceLogs" in value:
+        yield from logs_of(value, where)
+    elif is_details_log(value) and "event_name" in value:
+        yield log_as_span(value, False, where), False
+    elif isinstance(value, Mapping) and "event_name" in value and "observed_timestamp" in value:
+        return  # another log record of the SDK's: not a request
+    elif isinstance(value, list) and all(
         isinstance(v, Mapping) and isinstance(v.get("context"), Mapping) for v in value
     ):
         yield from ((v, False) for v in value)
@@ -166,7 +229,19 @@ def any_value(value: Any, key: str, where: str) -> Any:
 
 
 def attributes(span: Mapping[str, Any], otlp: bool, where: str) -> dict[str, Any]:
-    """The GenAI attributes of a span (the others are not read)."""
+    """The GenAI attributes of a span (the others are not read), with those of its
+    :data:`DETAILS` event when the span's own hold no ``gen_ai.input.messages``."""
+    attrs = own_attributes(span, otlp, where)
+    events = span.get("events")
+    if "gen_ai.input.messages" not in attrs and isinstance(events, list):
+        for event in events:
+            if isinstance(event, Mapping) and event.get("name") == DETAILS:
+                attrs.update(own_attributes(event, otlp, f"{where}: event {DETAILS}"))
+    return attrs
+
+
+def own_attributes(span: Mapping[str, Any], otlp: bool, where: str) -> dict[str, Any]:
+    """The GenAI attributes a span (or one of its events) holds itself."""
     raw = span.get("attributes")
     raw = ([] if otlp else {}) if raw is None else raw
     if otlp and isinstance(raw, list):
@@ -222,7 +297,8 @@ def span_records(document: Any, where: str) -> list[Mapping[str, Any]]:
 def document_spans(record: Any) -> list[Any] | None:
     """The spans of a whole OTLP document (or a list of the SDK's spans) in start order; ``None``
     for one span (what ``lint_request`` reads alone)."""
-    if not (isinstance(record, Mapping) and "resourceSpans" in record or isinstance(record, list)):
+    if not (isinstance(record, Mapping) and ("resourceSpans" in record or "resourceLogs" in record)
+            or isinstance(record, list)):  # fmt: skip
         return None
     read = [(span, otlp) for span, otlp in spans_of(record, "document")]
     return [
@@ -234,6 +310,8 @@ def span_request(span: Any, where: str) -> SentRequest | None:
     """One span as a tracing back-end holds it (OTLP JSON or the SDK's ``to_json``), alone."""
     if not isinstance(span, Mapping):
         raise ImportFormatError(f"{where or 'span'}: a span must be an object, got {type(span).__name__}")
+    if is_details_log(span):
+        span = log_as_span(span, "eventName" in span, where)
     read = otel_request(span, not isinstance(span.get("context"), Mapping), where)
     return None if read is None else read[2]
 

@@ -164,15 +164,25 @@ def read_pydantic_ai(path: Path) -> Imported:
 
 
 def last_provider(path: Path) -> str | None:
-    """The ``provider_name`` of the file's last response naming one, as rules (``None``: unnamed,
-    several sessions, or not one of :data:`PROVIDERS`)."""
+    """The ``provider_name`` of the file's last response naming one, as rules; for an object of
+    histories by session, the one every session's last named response names (``None``: unnamed,
+    sessions naming different ones, or not one of :data:`PROVIDERS`)."""
     try:
         value = loads(read_text(path), str(path))
     except json.JSONDecodeError:
         return None  # JSON lines of request bodies: each may go elsewhere
-    if not isinstance(value, list):
+    histories = list(value.values()) if isinstance(value, Mapping) else [value]
+    found = {history_provider(h) for h in histories}
+    return found.pop() if len(found) == 1 else None
+
+
+def history_provider(history: Any) -> str | None:
+    """One history's last named ``provider_name``, as rules."""
+    if not isinstance(history, list):
         return None
-    names = [m.get("provider_name") for m in value if isinstance(m, Mapping) and m.get("kind") == "response"]
+    names = [
+        m.get("provider_name") for m in history if isinstance(m, Mapping) and m.get("kind") == "response"
+    ]
     named = [n for n in names if isinstance(n, str)]
     return PROVIDERS.get(named[-1]) if named else None
 

@@ -350,8 +350,11 @@ def sigterm_as_interrupt() -> Iterator[None]:
     Ctrl-C does — the line counting what was read, ``turncheck: interrupted``, exit 130 — by
     handing the signal to the SIGINT handler in place (:mod:`cli.interrupt`'s, which redelivers an
     interrupt a library dropped). A monitor has no other ending, so the two ways to stop it give
-    one status. Only on the main thread, where Python lets a handler be set; the previous SIGTERM
-    handler is put back after."""
+    one status. A SIGINT inherited as ignored (a job a script started with ``&``: the shell ignores
+    SIGINT in it) is honoured too while following: no terminal's Ctrl-C reaches a background job, so
+    a SIGINT that arrives there was sent to stop it (``kill -INT``), and a monitor that ignored it
+    would run for ever. Only on the main thread, where Python lets a handler be set; the previous
+    handlers are put back after."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -363,10 +366,15 @@ def sigterm_as_interrupt() -> Iterator[None]:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class ReadProgress:

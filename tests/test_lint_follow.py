@@ -366,6 +366,26 @@ def test_sigterm_ends_follow_as_ctrl_c_does(tmp_path: Path, fmt: str) -> None:
     assert "findings" in err.splitlines()[-2]
 
 
+def test_a_follow_started_with_sigint_ignored_still_stops_on_sigint(tmp_path: Path) -> None:
+    """A script's ``turncheck lint --follow F &`` inherits SIGINT ignored (POSIX shells ignore it in
+    a background job); ``kill -INT`` must still end the monitor as Ctrl-C does, not leave it running."""
+    path = tmp_path / "f.jsonl"
+    path.write_text(span_line(1, ORPHAN))
+    lint = subprocess.Popen(
+        [sys.executable, "-m", "turncheck", "lint", "--from", "otel", "--follow", str(path)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )  # fmt: skip
+    try:
+        next_line(lint)
+        rc, _, err = interrupt(lint)
+    finally:
+        if lint.poll() is None:
+            lint.kill()
+    assert rc == 130, err
+    assert err.splitlines()[-1] == "turncheck: interrupted" and "Traceback" not in err
+
+
 def test_a_database_is_not_followed(cli: Any, tmp_path: Path) -> None:
     import sqlite3
 

@@ -346,3 +346,76 @@ def test_a_pi_session_is_judged_on_the_usage_it_recorded(
     assert code == 1 and [c["reported"] for c in report["costs"]] == [12053, 456]
     assert "reported 12053 input tokens > budget 10000" in report["examples"]["over-budget"][0]
     assert lint(path, "pi", 12053, capsys)[0] == 0
+
+
+def test_cache_counts_kept_apart_are_added_only_beside_the_key_that_excludes_them() -> None:
+    """Anthropic's ``input_tokens``, Bedrock's ``inputTokens`` and pi's ``input`` leave the prompt
+    cache out (a cached request reads as 5 tokens); OpenAI's and LiteLLM's ``prompt_tokens`` hold it
+    — LiteLLM's usage of an Anthropic call keeps ``cache_read_input_tokens`` beside a
+    ``prompt_tokens`` already summed with it, which must not be counted twice. Pydantic AI's
+    ``RequestUsage`` holds its cache in ``input_tokens`` (and wrote ``request_tokens`` before)."""
+    from turncheck.integrations.formats.usage import reported_input
+
+    bedrock = {"inputTokens": 5, "outputTokens": 1, "totalTokens": 9006, "cacheReadInputTokens": 8000,
+               "cacheWriteInputTokens": 1000}  # fmt: skip  # Converse's TokenUsage, as the API reference names it
+    assert reported_input(bedrock) == 9005
+    assert reported_input({"inputTokens": 9000, "outputTokens": 1}) == 9000
+    assert reported_input({"request_tokens": 9000, "response_tokens": 1, "total_tokens": 9001}) == 9000
+    pydantic_usage = pytest.importorskip("pydantic_ai.usage")
+    usage = pydantic_usage.RequestUsage(input_tokens=9000, cache_read_tokens=8000, cache_write_tokens=900)
+    assert reported_input(usage.model_dump() if hasattr(usage, "model_dump") else vars(usage)) == 9000
+    anthropic_chat = pytest.importorskip("litellm.llms.anthropic.chat.transformation")
+    litellm_usage = anthropic_chat.AnthropicConfig().calculate_usage(
+        {
+            "input_tokens": 5,
+            "output_tokens": 1,
+            "cache_read_input_tokens": 9000,
+            "cache_creation_input_tokens": 0,
+        },
+        None,
+    )
+    dumped = litellm_usage.model_dump()
+    assert dumped["cache_read_input_tokens"] == 9000  # kept beside the prompt count that holds it
+    assert reported_input(dumped) == 9005
+
+
+@pytest.mark.parametrize(
+    ("fmt", "document"),
+    [("langsmith", {"id": "r1", "trace_id": "r1", "name": "llm", "run_type": "llm", "start_time": "2026-01-01T00:00:01",
+                    "inputs": {"messages": [{"role": "user", "content": "hi"}]},
+                    "outputs": {"choices": [{"message": {"role": "assistant", "content": "yo"}}]},
+                    "extra": {"metadata": {"usage_metadata": {"input_tokens": 9000, "output_tokens": 1}}}}),
+     ("langsmith", {"id": "r1", "trace_id": "r1", "name": "llm", "run_type": "llm", "start_time": "2026-01-01T00:00:01",
+                    "inputs": {"messages": [{"role": "user", "content": "hi"}]},
+                    "outputs": {"choices": [{"message": {"role": "assistant", "content": "yo"}}],
+                                "usage": {"inputTokens": 5, "cacheReadInputTokens": 8995, "outputTokens": 1}}}),
+     ("langfuse", [{"id": "g1", "traceId": "t", "type": "GENERATION", "startTime": "2026-01-01T00:00:01Z",
+                    "input": [{"role": "user", "content": "hi"}], "output": {"role": "assistant", "content": "yo"},
+                    "usageDetails": {"prompt_tokens": 9000, "completion_tokens": 1}}])],
+    ids=["langsmith-run-tree-metadata", "langsmith-bedrock-usage", "langfuse-openai-usage-details"],
+)  # fmt: skip
+def test_usage_in_the_other_places_a_trace_keeps_it(
+    fmt: str, document: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tiny messages, 9 000 input tokens reported where the SDK put them: LangSmith's
+    ``RunTree.set(usage_metadata=…)`` (``extra.metadata``), a Bedrock completion's ``usage``, a
+    Langfuse generation ingested with OpenAI's usage schema. Each was read as no count — a clean
+    ``lint -b 8999``."""
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(document))
+    code, report = lint(path, fmt, 8999, capsys)
+    assert code == 1 and [c["reported"] for c in report["costs"]] == [9000]
+    assert lint(path, fmt, 9000, capsys)[0] == 0
+
+
+def test_a_strands_span_with_its_cache_writes_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """strands-agents copies Bedrock's ``inputTokens`` (cache excluded) and writes the cache writes
+    as ``gen_ai.usage.cache_write_input_tokens``: 5 input tokens beside 9 000 written."""
+    attrs = {"gen_ai.provider.name": "aws.bedrock", "gen_ai.conversation.id": "c", "gen_ai.usage.input_tokens": 5,
+             "gen_ai.usage.cache_read_input_tokens": 0, "gen_ai.usage.cache_write_input_tokens": 9000}  # fmt: skip
+    path = console_file(tmp_path / "s.json", record([([user("hi")], [answer("yo")], attrs)]))
+    code, report = lint(path, "otel", 9004, capsys)
+    assert code == 1 and report["costs"][0]["reported"] == 9005
+    assert lint(path, "otel", 9005, capsys)[0] == 0

@@ -25,16 +25,30 @@ INPUT_KEYS = (
     "prompt_token_count",
     "input",
     "promptTokens",
+    "inputTokens",
+    "request_tokens",
 )
-"""Where each shape keeps the input count: Anthropic, OpenAI Responses and LangChain's
-``usage_metadata`` (``input_tokens``); Chat Completions
-(``prompt_tokens``); Gemini's ``usageMetadata`` (camel or snake case); Langfuse's ``usage`` /
-``usageDetails`` (``input``, older ``promptTokens``)."""
-CACHED_APART = ("cache_creation_input_tokens", "cache_read_input_tokens", "cacheRead", "cacheWrite")
-"""Anthropic reports the prompt-cache tokens beside ``input_tokens``, not in it, where OpenAI and
-Gemini fold cached tokens into their prompt count (crewAIInc/crewAI PR #6770: "Anthropic reports
-cache reads/writes as counters *separate* from ``input_tokens``"): the request's input is the sum.
-pi's ``usage`` keeps them apart from its ``input`` too (``cacheRead``, ``cacheWrite``)."""
+"""Where each shape keeps the input count: Anthropic, OpenAI Responses, LangChain's
+``usage_metadata`` and Pydantic AI's ``RequestUsage`` (``input_tokens``; Pydantic AI's older
+``request_tokens``); Chat Completions and LiteLLM (``prompt_tokens``); Gemini's ``usageMetadata``
+(camel or snake case: ``promptTokenCount`` "includes the number of tokens in the cached content";
+``toolUsePromptTokenCount`` is the prompt of Gemini's own server tools, not of the request, and is
+not added); Langfuse's ``usage`` / ``usageDetails`` (``input``, older ``promptTokens``); Bedrock's
+Converse ``TokenUsage`` (``inputTokens``)."""
+CACHED_APART = {
+    "input_tokens": ("cache_creation_input_tokens", "cache_read_input_tokens"),
+    "inputTokens": ("cacheReadInputTokens", "cacheWriteInputTokens"),
+    "input": ("cacheRead", "cacheWrite"),
+}
+"""Per input key, the prompt-cache counts an API reports *beside* it, not in it, which the
+request's input is the sum with. Anthropic: crewAIInc/crewAI PR #6770, "Anthropic reports cache
+reads/writes as counters *separate* from ``input_tokens``"; Bedrock's Converse likewise (Pydantic
+AI's ``RequestUsage``: "Anthropic and Bedrock, whose raw ``input_tokens`` exclude cache
+reads/writes"; anomalyco/opencode PR #38427: "AWS reports inputTokens separately from cache reads
+and writes"); pi's ``usage`` keeps ``cacheRead`` / ``cacheWrite`` apart from its ``input``.
+Never beside ``prompt_tokens``: OpenAI's counts its cached tokens, and LiteLLM's usage of an
+Anthropic call has ``prompt_tokens`` *already* summed with the very ``cache_read_input_tokens`` and
+``cache_creation_input_tokens`` it keeps beside it (adding them would count the cache twice)."""
 
 
 def count_of(value: Any) -> int | None:
@@ -59,8 +73,11 @@ def input_count(value: Any) -> int | None:
 
 
 OTEL_CACHED = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_creation.input_tokens",
-               "gen_ai.usage.cache_read_input_tokens", "gen_ai.usage.cache_creation_input_tokens")  # fmt: skip
-"""A span's prompt-cache counts (the conventions' names, then their deprecated spellings)."""
+               "gen_ai.usage.cache_read_input_tokens", "gen_ai.usage.cache_creation_input_tokens",
+               "gen_ai.usage.cache_write_input_tokens")  # fmt: skip
+"""A span's prompt-cache counts: the conventions' names, then the older spellings instrumentations
+still write (strands-agents writes Bedrock's ``cacheWriteInputTokens`` as
+``gen_ai.usage.cache_write_input_tokens``)."""
 
 
 def otel_input(attrs: Mapping[str, Any]) -> int | None:
@@ -79,13 +96,13 @@ def otel_input(attrs: Mapping[str, Any]) -> int | None:
 
 def reported_input(usage: Any) -> int | None:
     """The input tokens ``usage`` reports (the first of :data:`INPUT_KEYS` it holds as a count,
-    plus Anthropic's cache counts), else ``None``."""
+    plus the cache counts its API keeps apart from that key, :data:`CACHED_APART`), else ``None``."""
     if not isinstance(usage, Mapping):
         return None
     for key in INPUT_KEYS:
         n = input_count(usage.get(key))
         if n is not None:
-            return n + sum(count_of(usage.get(k)) or 0 for k in CACHED_APART)
+            return n + sum(count_of(usage.get(k)) or 0 for k in CACHED_APART.get(key, ()))
     return None
 
 

@@ -101,6 +101,32 @@ def test_a_request_without_usage_is_judged_on_its_messages(
     assert code == 0 and "costs" not in report  # no usage, no budget: nothing to set side by side
 
 
+def test_lint_budget_text_says_which_requests_it_judged_on_messages_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trace without usage under ``-b`` is clean on its messages, and the text says so — never a
+    clean that reads as the provider's word; with some counts, the three costs of each request
+    side by side (messages with the tokenizer named, frame and where it came from, reported)."""
+    path = otel_trace(tmp_path / "none.json", [None, None])
+    capsys.readouterr()
+    assert main(["lint", "--from", "otel", str(path), "-b", "4000"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "provider usage: none of the 2 requests reports its input tokens; each is judged on its messages only"
+        in out
+    )
+    path = otel_trace(tmp_path / "some.json", [None, 3900, None, 3950])
+    assert main(["lint", "--from", "otel", str(path), "-b", "4000"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "2 of 4 requests report their input tokens" in out
+        and "2 without a count judged on their messages only" in out
+    )
+    rows = [line for line in out.splitlines() if line.startswith("  request ")]
+    assert len(rows) == 4 and "no reported count" in rows[0] and rows[1].endswith("reported 3900")
+    assert all("(estimate), frame " in r and "(system prompt and tools)" in r for r in rows)
+
+
 def test_estimate_drift_once_per_conversation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Two conversations in one file, each crossing the budget at its second request."""
     a = otel_trace(tmp_path / "a.json", [100, 5000, 6000], "conv-a").read_text()
@@ -419,3 +445,59 @@ def test_a_strands_span_with_its_cache_writes_apart(
     code, report = lint(path, "otel", 9004, capsys)
     assert code == 1 and report["costs"][0]["reported"] == 9005
     assert lint(path, "otel", 9005, capsys)[0] == 0
+
+
+def test_pydantic_ai_and_langchain_histories_are_judged_on_the_usage_they_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each answer of a Pydantic AI history (``RequestUsage``) or of LangChain's
+    ``messages_to_dict`` (``usage_metadata``) carries the input count of the request that produced
+    it. Tiny messages, 9 100 tokens reported on the second answer: ``-b 9099`` fails there (the
+    first, 9 000, fits), ``-b 9100`` passes; both were refused ("holds none") before."""
+    messages = pytest.importorskip("pydantic_ai.messages")
+    usage = pytest.importorskip("pydantic_ai.usage")
+    lc = pytest.importorskip("langchain_core.messages")
+    history = []
+    for i, n in enumerate((9000, 9100)):
+        history += [messages.ModelRequest(parts=[messages.UserPromptPart(f"q{i}")]),
+                    messages.ModelResponse(parts=[messages.TextPart("a")], model_name="claude-sonnet-4-5",
+                                           usage=usage.RequestUsage(input_tokens=n, cache_read_tokens=n - 10))]  # fmt: skip
+    pyd = tmp_path / "pyd.json"
+    pyd.write_bytes(messages.ModelMessagesTypeAdapter.dump_json(history))
+    chain = [lc.HumanMessage("q0"), lc.AIMessage("a", usage_metadata={"input_tokens": 9000, "output_tokens": 1, "total_tokens": 9001}),
+             lc.HumanMessage("q1"), lc.AIMessage("a", usage_metadata={"input_tokens": 9100, "output_tokens": 1, "total_tokens": 9101})]  # fmt: skip
+    langchain = tmp_path / "lc.json"
+    langchain.write_text(json.dumps(lc.messages_to_dict(chain)))
+    for path, fmt in ((pyd, "pydantic-ai"), (langchain, "langchain")):
+        code, report = lint(path, fmt, 9099, capsys)
+        assert code == 1 and [c["reported"] for c in report["costs"]] == [9000, 9100], fmt
+        assert report["counts"]["over-budget"] == 1 and "record 4" in report["examples"]["over-budget"][0]
+        assert report["costs"][1]["messages"] < 10 and report["costs"][1]["frame_from"] == "reported"
+        assert lint(path, fmt, 9100, capsys)[0] == 0
+        assert lint(path, fmt, None, capsys)[0] == 0  # the usage shown, no budget judged
+
+
+@pytest.mark.parametrize("by_alias", [False, True])
+def test_an_adk_session_is_judged_on_the_usage_its_model_events_carry(
+    by_alias: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real ADK ``Session``: the model's event carries Gemini's ``usage_metadata``, whose
+    ``prompt_token_count`` already holds the cached content (8 000 of 9 000 here, not added)."""
+    adk = pytest.importorskip("google.adk.events")
+    sessions = pytest.importorskip("google.adk.sessions")
+    genai = pytest.importorskip("google.genai.types")
+    events = [
+        adk.Event(author="user", invocation_id="i1", content=genai.Content(role="user", parts=[genai.Part(text="hi")])),
+        adk.Event(author="agent", invocation_id="i1", model_version="gemini-2.5-flash",
+                  content=genai.Content(role="model", parts=[genai.Part(text="yo")]),
+                  usage_metadata=genai.GenerateContentResponseUsageMetadata(
+                      prompt_token_count=9000, cached_content_token_count=8000, candidates_token_count=1)),
+    ]  # fmt: skip
+    path = tmp_path / "session.json"
+    path.write_text(
+        sessions.Session(id="s1", app_name="a", user_id="u", events=events).model_dump_json(by_alias=by_alias)
+    )
+    code, report = lint(path, "adk", 8999, capsys)
+    assert code == 1 and [c["reported"] for c in report["costs"]] == [9000]
+    assert report["costs"][0]["model"] == "gemini-2.5-flash"
+    assert lint(path, "adk", 9000, capsys)[0] == 0

@@ -38,8 +38,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from turncheck.integrations.formats.usage import Request, UsageWindows, reported_input
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text
 from turncheck.models.importers import Imported, LogFormat, json_or_jsonl, loads, read_text, register_format
+from turncheck.models.sent_windows import model_of
 
 CALLS = ("tool-call", "tool-search-call", "capability-load-call")
 RETURNS = ("tool-return", "tool-search-return", "capability-load-return")
@@ -158,9 +160,23 @@ models may be Chat Completions' or the Responses API's, which the name does not 
 
 def read_pydantic_ai(path: Path) -> Imported:
     """The history, held by default to the rules of the provider of its last response that names
-    one (where the next request goes; :data:`PROVIDERS`)."""
-    imported = json_or_jsonl(path, "messages", add_model_message)
-    return dataclasses.replace(imported, provider=last_provider(path))
+    one (where the next request goes; :data:`PROVIDERS`). A response's ``usage`` (``RequestUsage``,
+    its ``input_tokens`` holding the cache reads and writes) is the input of the request that
+    produced it — the history before it — judged by ``lint --budget`` as a trace's request is."""
+    asked: dict[str, tuple[SessionBuilder, list[Request]]] = {}
+
+    def add(b: SessionBuilder, message: Any, where: str) -> None:
+        if isinstance(message, Mapping) and message.get("kind") == "response":
+            n = reported_input(message.get("usage"))
+            if n is not None:
+                request = (len(b.events), where, model_of(message.get("model_name")), n)
+                asked.setdefault(b.session, (b, []))[1].append(request)
+        add_model_message(b, message, where)
+
+    imported = json_or_jsonl(path, "messages", add)
+    provider = last_provider(path)
+    reported = UsageWindows(asked.values(), provider)
+    return dataclasses.replace(imported, provider=provider, reported=reported)
 
 
 def last_provider(path: Path) -> str | None:

@@ -6,7 +6,10 @@ the messages themselves (langchain-ai/langchain#34664: "the summarization middle
 for chat history"; openclaw/openclaw PR #115309: the trigger "measures provider context tokens
 (usage-based, including system prompt and tool schemas), but the cut-point planner accumulates a
 chars/4 estimate that excludes them"). The trace formats (:mod:`integrations.formats`) keep the count the
-provider reported with each request (:class:`~models.sent_windows.SentRequest`), read here.
+provider reported with each request (:class:`~models.sent_windows.SentRequest`), read here. A
+session file keeps it with each answer instead (Claude Code, pi, Pydantic AI, LangChain's
+``messages_to_dict``): :class:`UsageWindows` makes each such answer's request — the messages sent
+before it — for ``lint --budget``.
 
 Invariant kept: a count is a non-negative integer the usage object states; a usage without one,
 or with a value that is not a count, is *no* count (``None``), never zero — a request without a
@@ -15,8 +18,13 @@ reported count is never called within a budget on the provider's word.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, overload
+
+from turncheck.models.chat_log import SessionBuilder
+from turncheck.models.events import Event, Kind
+from turncheck.models.importers import Imported
+from turncheck.models.sent_windows import SentWindow
 
 INPUT_KEYS = (
     "input_tokens",
@@ -113,3 +121,56 @@ def first_reported(*usages: Any) -> int | None:
         if n is not None:
             return n
     return None
+
+
+Request = tuple[int, str, str | None, int]
+"""A request a session file records the usage of: the number of the session's events sent before
+its answer, where the answer is, the model, the input count the provider reported."""
+
+
+def usage_windows(
+    b: SessionBuilder, requests: Iterable[Request], provider: str | None
+) -> Iterator[SentWindow]:
+    """Each request of ``requests``: the events sent before its answer, less those a summary among
+    them hides (its ``covers``), with the provider's count — one pass over the session's events,
+    the events kept so far filtered at each summary."""
+    events, origins = b.events, b.origins
+    kept: list[int] = []
+    done = 0
+    for n, where, model, reported in requests:
+        for i in range(done, n):
+            e = events[i]
+            if e.kind is Kind.SUMMARY and e.covers:
+                lo, hi = e.covers
+                kept = [k for k in kept if not lo <= events[k].seq <= hi]
+            kept.append(i)
+        done = n
+        window: list[Event] = [events[k] for k in kept]
+        yield SentWindow(
+            where, provider, Imported(window, [origins[k] for k in kept]), model, b.session, reported
+        )
+
+
+class UsageWindows(Sequence[SentWindow]):
+    """The requests of a session file's usage (:func:`usage_windows`; per session its builder and
+    requests), built when first read: only ``lint --budget`` reads them, and a long session makes
+    a window per answer."""
+
+    def __init__(
+        self, sessions: Iterable[tuple[SessionBuilder, list[Request]]], provider: str | None
+    ) -> None:
+        self.sessions = [(b, r) for b, r in sessions if r]
+        self.provider = provider
+        self.built: list[SentWindow] | None = None
+
+    def __len__(self) -> int:
+        return sum(len(r) for _, r in self.sessions)
+
+    @overload
+    def __getitem__(self, i: int) -> SentWindow: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[SentWindow]: ...
+    def __getitem__(self, i: int | slice) -> SentWindow | Sequence[SentWindow]:
+        if self.built is None:
+            self.built = [w for b, r in self.sessions for w in usage_windows(b, r, self.provider)]
+        return self.built[i]

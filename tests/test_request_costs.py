@@ -453,26 +453,30 @@ def test_pydantic_ai_and_langchain_histories_are_judged_on_the_usage_they_record
     """Each answer of a Pydantic AI history (``RequestUsage``) or of LangChain's
     ``messages_to_dict`` (``usage_metadata``) carries the input count of the request that produced
     it. Tiny messages, 9 100 tokens reported on the second answer: ``-b 9099`` fails there (the
-    first, 9 000, fits), ``-b 9100`` passes; both were refused ("holds none") before."""
+    first, 9 000, fits), ``-b 9100`` passes; both were refused ("holds none") before. The system
+    prompt the history keeps is each request's frame (costed, not reported − messages)."""
     messages = pytest.importorskip("pydantic_ai.messages")
     usage = pytest.importorskip("pydantic_ai.usage")
     lc = pytest.importorskip("langchain_core.messages")
     history = []
     for i, n in enumerate((9000, 9100)):
-        history += [messages.ModelRequest(parts=[messages.UserPromptPart(f"q{i}")]),
+        first = [messages.SystemPromptPart(SYSTEM)] if i == 0 else []
+        history += [messages.ModelRequest(parts=[*first, messages.UserPromptPart(f"q{i}")]),
                     messages.ModelResponse(parts=[messages.TextPart("a")], model_name="claude-sonnet-4-5",
                                            usage=usage.RequestUsage(input_tokens=n, cache_read_tokens=n - 10))]  # fmt: skip
     pyd = tmp_path / "pyd.json"
     pyd.write_bytes(messages.ModelMessagesTypeAdapter.dump_json(history))
-    chain = [lc.HumanMessage("q0"), lc.AIMessage("a", usage_metadata={"input_tokens": 9000, "output_tokens": 1, "total_tokens": 9001}),
+    chain = [lc.SystemMessage(SYSTEM), lc.HumanMessage("q0"), lc.AIMessage("a", usage_metadata={"input_tokens": 9000, "output_tokens": 1, "total_tokens": 9001}),
              lc.HumanMessage("q1"), lc.AIMessage("a", usage_metadata={"input_tokens": 9100, "output_tokens": 1, "total_tokens": 9101})]  # fmt: skip
     langchain = tmp_path / "lc.json"
     langchain.write_text(json.dumps(lc.messages_to_dict(chain)))
     for path, fmt in ((pyd, "pydantic-ai"), (langchain, "langchain")):
         code, report = lint(path, fmt, 9099, capsys)
         assert code == 1 and [c["reported"] for c in report["costs"]] == [9000, 9100], fmt
-        assert report["counts"]["over-budget"] == 1 and "record 4" in report["examples"]["over-budget"][0]
-        assert report["costs"][1]["messages"] < 10 and report["costs"][1]["frame_from"] == "reported"
+        assert report["counts"]["over-budget"] == 1
+        assert ("record 4" if fmt == "pydantic-ai" else "record 5") in report["examples"]["over-budget"][0]
+        second = report["costs"][1]
+        assert second["messages"] < 10 and second["frame_from"] == "trace" and 200 < second["frame"] < 400
         assert lint(path, fmt, 9100, capsys)[0] == 0
         assert lint(path, fmt, None, capsys)[0] == 0  # the usage shown, no budget judged
 

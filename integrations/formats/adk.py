@@ -121,7 +121,9 @@ def read_adk(path: Path) -> Imported:
             n = first_reported(event.get("usage_metadata"), event.get("usageMetadata"))
             if n is not None:
                 model = event.get("model_version", event.get("modelVersion"))
-                asked.setdefault(b.session, (b, []))[1].append((len(b.events), where, model_of(model), n))
+                asked.setdefault(b.session, (b, []))[1].append(
+                    (len(b.events), where, model_of(model), n, None)
+                )
         add_adk_event(b, event, where)
 
     imported = build_sessions([(s, evs, f"{path}: session {s!r}", 1) for s, evs in groups], add)

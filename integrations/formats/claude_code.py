@@ -282,7 +282,7 @@ class Joiner:
             self.message_id, self.where = message_id, where
             n = reported_input(message.get("usage"))
             if n is not None:
-                self.requests.append((len(self.b.events), where, model_of(message.get("model")), n))
+                self.requests.append((len(self.b.events), where, model_of(message.get("model")), n, None))
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
         if not isinstance(content, list):

@@ -18,7 +18,7 @@ from typing import Any
 from turncheck.integrations.formats.usage import Request, UsageWindows, first_reported
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text, text_of
 from turncheck.models.importers import Imported, LogFormat, json_or_jsonl, register_format
-from turncheck.models.sent_windows import model_of
+from turncheck.models.sent_windows import frame_text, model_of
 
 THINKING = ("thinking", "redacted_thinking")
 
@@ -56,18 +56,24 @@ def read_langchain(path: Path) -> Imported:
     """The messages; an ``ai`` message's ``usage_metadata`` (LangChain's ``input_tokens`` holds the
     cache reads and writes, ``input_token_details`` breaks them out), else the provider's own
     count in its ``response_metadata``, is the input of the request that produced it — the
-    messages before it — judged by ``lint --budget`` as a trace's request is."""
+    messages before it, its frame the system messages before it — judged by ``lint --budget`` as a
+    trace's request is."""
     asked: dict[str, tuple[SessionBuilder, list[Request]]] = {}
+    system: dict[str, list[str]] = {}  # per session, the system messages so far: each request's frame
 
     def add(b: SessionBuilder, record: Any, where: str) -> None:
-        data = record.get("data") if isinstance(record, Mapping) and record.get("type") == "ai" else None
-        if isinstance(data, Mapping):
+        kind = record.get("type") if isinstance(record, Mapping) else None
+        data = record.get("data") if isinstance(record, Mapping) else None
+        if kind == "system" and isinstance(data, Mapping):
+            system.setdefault(b.session, []).append(text_of(data.get("content"), where, b))
+        if kind == "ai" and isinstance(data, Mapping):
             meta = data.get("response_metadata")
             meta = meta if isinstance(meta, Mapping) else {}
             n = first_reported(data.get("usage_metadata"), meta.get("token_usage"), meta.get("usage"))
             if n is not None:
                 model = model_of(meta.get("model_name") or meta.get("model"))
-                asked.setdefault(b.session, (b, []))[1].append((len(b.events), where, model, n))
+                frame = frame_text(system.get(b.session, []), None)
+                asked.setdefault(b.session, (b, []))[1].append((len(b.events), where, model, n, frame))
         add_langchain_message(b, record, where)
 
     imported = json_or_jsonl(path, "messages", add)

@@ -169,7 +169,7 @@ def asked(b: SessionBuilder, message: Any, where: str, requests: list[Request]) 
     if isinstance(message, Mapping) and message.get("role") == "assistant":
         n = reported_input(message.get("usage"))
         if n is not None:
-            requests.append((len(b.events), where, model_of(message.get("model")), n))
+            requests.append((len(b.events), where, model_of(message.get("model")), n, None))
 
 
 register_format(

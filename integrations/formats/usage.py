@@ -123,21 +123,22 @@ def first_reported(*usages: Any) -> int | None:
     return None
 
 
-Request = tuple[int, str, str | None, int]
+Request = tuple[int, str, str | None, int, str | None]
 """A request a session file records the usage of: the number of the session's events sent before
-its answer, where the answer is, the model, the input count the provider reported."""
+its answer, where the answer is, the model, the input count the provider reported, and the
+system prompt sent with it when the file keeps it (its frame; ``None``: the file does not)."""
 
 
 def usage_windows(
     b: SessionBuilder, requests: Iterable[Request], provider: str | None
 ) -> Iterator[SentWindow]:
     """Each request of ``requests``: the events sent before its answer, less those a summary among
-    them hides (its ``covers``), with the provider's count — one pass over the session's events,
+    them hides (its ``covers``), with the provider's count and its frame — one pass over the session's events,
     the events kept so far filtered at each summary."""
     events, origins = b.events, b.origins
     kept: list[int] = []
     done = 0
-    for n, where, model, reported in requests:
+    for n, where, model, reported, frame in requests:
         for i in range(done, n):
             e = events[i]
             if e.kind is Kind.SUMMARY and e.covers:
@@ -147,7 +148,7 @@ def usage_windows(
         done = n
         window: list[Event] = [events[k] for k in kept]
         yield SentWindow(
-            where, provider, Imported(window, [origins[k] for k in kept]), model, b.session, reported
+            where, provider, Imported(window, [origins[k] for k in kept]), model, b.session, reported, frame
         )
 
 

@@ -386,6 +386,9 @@ def test_cache_counts_kept_apart_are_added_only_beside_the_key_that_excludes_the
                "cacheWriteInputTokens": 1000}  # fmt: skip  # Converse's TokenUsage, as the API reference names it
     assert reported_input(bedrock) == 9005
     assert reported_input({"inputTokens": 9000, "outputTokens": 1}) == 9000
+    assert (
+        reported_input({"inputTokens": 5, "cacheReadInputTokenCount": 9000}) == 9005
+    )  # strands' older spelling
     assert reported_input({"request_tokens": 9000, "response_tokens": 1, "total_tokens": 9001}) == 9000
     pydantic_usage = pytest.importorskip("pydantic_ai.usage")
     usage = pydantic_usage.RequestUsage(input_tokens=9000, cache_read_tokens=8000, cache_write_tokens=900)

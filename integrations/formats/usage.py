@@ -45,7 +45,12 @@ not added); Langfuse's ``usage`` / ``usageDetails`` (``input``, older ``promptTo
 Converse ``TokenUsage`` (``inputTokens``)."""
 CACHED_APART = {
     "input_tokens": ("cache_creation_input_tokens", "cache_read_input_tokens"),
-    "inputTokens": ("cacheReadInputTokens", "cacheWriteInputTokens"),
+    "inputTokens": (
+        "cacheReadInputTokens",
+        "cacheWriteInputTokens",
+        "cacheReadInputTokenCount",
+        "cacheWriteInputTokenCount",
+    ),
     "input": ("cacheRead", "cacheWrite"),
 }
 """Per input key, the prompt-cache counts an API reports *beside* it, not in it, which the
@@ -53,7 +58,9 @@ request's input is the sum with. Anthropic: crewAIInc/crewAI PR #6770, "Anthropi
 reads/writes as counters *separate* from ``input_tokens``"; Bedrock's Converse likewise (Pydantic
 AI's ``RequestUsage``: "Anthropic and Bedrock, whose raw ``input_tokens`` exclude cache
 reads/writes"; anomalyco/opencode PR #38427: "AWS reports inputTokens separately from cache reads
-and writes"); pi's ``usage`` keeps ``cacheRead`` / ``cacheWrite`` apart from its ``input``.
+and writes"; strands-agents' ``Usage`` spelled them ``cacheReadInputTokenCount`` /
+``cacheWriteInputTokenCount`` before); pi's ``usage`` keeps ``cacheRead`` / ``cacheWrite`` apart
+from its ``input``.
 Never beside ``prompt_tokens``: OpenAI's counts its cached tokens, and LiteLLM's usage of an
 Anthropic call has ``prompt_tokens`` *already* summed with the very ``cache_read_input_tokens`` and
 ``cache_creation_input_tokens`` it keeps beside it (adding them would count the cache twice)."""

@@ -62,8 +62,8 @@ BudgetOpt = Annotated[
     typer.Option(
         "--budget",
         "-b",
-        help="A trace's requests (--from otel, langfuse, langsmith), or those a claude-code or pi session "
-        "records the usage of: also flag each whose messages "
+        help="A trace's requests (--from otel, langfuse, langsmith), or those a claude-code, pi, pydantic-ai "
+        "or langchain history records the usage of: also flag each whose messages "
         "(counted with its model's tokenizer when tiktoken knows the model, else the estimate) or whose "
         "provider-reported input cost more than this many tokens, and the first request of each "
         "conversation whose messages fit while the reported count did not (estimate-drift).",
@@ -163,7 +163,10 @@ def lint_command(
     print_lint(history, lint_events(read_ours(history, quiet), examples, provider), fmt)
 
 
-NO_TRACE = "--budget checks the requests of a trace: give --from otel, langfuse, langsmith, claude-code or pi"
+NO_TRACE = (
+    "--budget checks the requests of a trace: give --from otel, langfuse, langsmith, "
+    "or a history that records usage (claude-code, pi, pydantic-ai, langchain)"
+)
 
 
 def _refuse_a_flag_budget(of_project: bool, refusal: str) -> None:

@@ -136,7 +136,7 @@ class CostTriggerModel(ProtocolModel[CostState, Action]):
 
     def actions(self, state: CostState) -> list[Action]:
         if not state.due:
-            return [(APPEND, k) for k in range(1, self.turn + 1)]
+            return [(APPEND, k) for k in range(self.turn, 0, -1)]
         return [(COMPACT,)] if self.reads(state) > self.threshold else [(REQUEST,)]
 
     def step(self, state: CostState, action: Action) -> CostState:

@@ -87,10 +87,7 @@ class LintReport:
         """``lint``'s table output: the totals, then each problem found with its example lines."""
         sent = f", {self.requests} model requests checked as sent" if self.requests else ""
         out = [f"{file}: {self.events} events in {self.sessions} sessions{sent}"]
-        ratios = [r for c in self.costs if isinstance(r := c["ratio"], float | int)]
-        if ratios:
-            out.append(f"provider usage: {len(ratios)} of {len(self.costs)} requests report their input tokens; "
-                       f"messages/reported from {min(ratios)} to {max(ratios)} (--format json: each request's costs)")  # fmt: skip
+        out += self.cost_lines()
         if self.clean:
             out.append(f"clean: no structural problems; {self.rules_checked()}")
         for problem, count in self.counts.items():
@@ -98,6 +95,39 @@ class LintReport:
                 out.append(f"{count:>8}  {problem}: {PROBLEMS[problem]}")
                 out += [f"          {where}" for where in self.examples[problem]]
         return out
+
+    def cost_lines(self) -> list[str]:
+        """The provider usage of a trace's requests (when ``--budget`` is given or the trace reports
+        usage): how many report their input tokens — saying so when none or only some do, whose
+        budget verdict is then on their messages alone — then, side by side, the three costs of
+        the ``keep`` largest requests (reported count, else messages; in file order on a tie)."""
+        if not self.costs:
+            return []
+        n = len(self.costs)
+        ratios = [r for c in self.costs if isinstance(r := c["ratio"], float | int)]
+        known = sum(c["reported"] is not None for c in self.costs)
+        if not known:
+            head = f"provider usage: none of the {n} requests reports its input tokens; each is judged on its messages only"
+        else:
+            head = f"provider usage: {known} of {n} requests report their input tokens; " + (
+                f"messages/reported from {min(ratios)} to {max(ratios)}" if ratios else "no ratio"
+            )
+            head += f"; {n - known} without a count judged on their messages only" if known < n else ""
+        out = [head + " (--format json: each request's costs)"]
+        size = [r if isinstance(r := c["reported"] or c["messages"], int) else 0 for c in self.costs]
+        rows = sorted(range(n), key=lambda i: -size[i])[: self.keep]
+        for c in (self.costs[i] for i in sorted(rows)):
+            frame = (
+                "frame unknown"
+                if c["frame"] is None
+                else f"frame {c['frame']} ("
+                f"{'system prompt and tools' if c['frame_from'] == 'trace' else 'reported − messages'})"
+            )
+            reported = "no reported count" if c["reported"] is None else f"reported {c['reported']}"
+            out.append(
+                f"  request {c['request']}: messages {c['messages']} ({c['counted_with']}), {frame}, {reported}"
+            )
+        return out + ([f"  … {n - len(rows)} more requests (--format json)"] if n > len(rows) else [])
 
     def rules_checked(self) -> str:
         """What a clean verdict covered of the APIs' rules, and what it did not."""

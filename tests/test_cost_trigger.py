@@ -188,3 +188,46 @@ def test_the_done_when_commands(cli: Any, tmp_path: Path) -> None:
     assert code == 1 and cx["loop"] == 10 and cx["steps"] == 11
     code, out, _ = cli("replay", str(tmp_path / "t.json"))
     assert code == 1 and "request-fits-window" in out
+
+
+def _largest_history_sent(estimate: str, threshold: int) -> int:
+    """The largest history a fresh count lets through: the largest h with ⌊estimate × h⌋ ≤
+    threshold (appends of 1 reach every size), computed apart from the model, in exact decimals."""
+    from fractions import Fraction
+
+    ratio, h = Fraction(estimate), 0
+    while int(ratio * (h + 1)) <= threshold:
+        h += 1
+    return h
+
+
+# Held-out sizes (none of them the defaults): estimate, frame, window, threshold, turn, summary, summarizer
+HELD_OUT = [
+    ("1.0", 0, 20, 15, 3, 4, 0), ("1.0", 0, 20, 17, 3, 4, 0), ("1.0", 0, 20, 18, 3, 4, 0),
+    ("1.0", 2, 20, 15, 3, 4, 0), ("1.0", 6, 20, 15, 3, 4, 0), ("0.9", 0, 30, 20, 4, 5, 0),
+    ("0.8", 0, 30, 20, 4, 5, 0), ("0.6", 0, 30, 12, 3, 5, 0), ("1.0", 0, 30, 20, 4, 5, 6),
+    ("1.0", 0, 30, 20, 4, 5, 7), ("1.17", 0, 25, 20, 2, 3, 0), ("0.5", 0, 12, 4, 1, 2, 0),
+    ("1.0", 1, 7, 5, 1, 1, 1), ("0.95", 0, 40, 30, 5, 10, 2),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("sizes", HELD_OUT, ids=lambda v: "-".join(map(str, v)))
+def test_the_window_verdicts_at_held_out_sizes_match_their_arithmetic(sizes: tuple[Any, ...]) -> None:
+    """With a fresh count the largest history sent is H = max{h : ⌊estimate·h⌋ ≤ threshold}, and
+    the largest the summarizer reads is H + turn (one append past it): a request fits exactly when
+    frame + H ≤ window, the summarizer's exactly when summarizer + H + turn ≤ window. The explorer
+    agrees at every held-out size, and Hypothesis (its appends drawn largest first) shrinks each
+    broken invariant to the explorer's shortest length."""
+    estimate, frame, window, threshold, turn, summary, summarizer = sizes
+    model = _model({"estimate": estimate, "frame": frame, "window": window, "threshold": threshold, "turn": turn,
+                    "summary": summary, "summarizer": summarizer})  # fmt: skip
+    top = _largest_history_sent(estimate, threshold)
+    expected = {REQUEST_FITS: frame + top <= window, SUMMARIZER_FITS: summarizer + top + turn <= window}
+    result = explore(model, properties=_properties(model, *ALWAYS))
+    assert result.exhausted
+    assert {n: result.outcome(n).status == "holds" for n in ALWAYS} == expected
+    for name in (n for n in ALWAYS if not expected[n]):
+        alone = _properties(model, name)
+        report = run_check(model, alone, engine="hypothesis", max_examples=200, database=None)
+        assert report.stateful is not None and report.stateful.violated == name
+        assert len(report.stateful.actions) == result.outcome(name).depth

@@ -101,6 +101,32 @@ def test_a_request_without_usage_is_judged_on_its_messages(
     assert code == 0 and "costs" not in report  # no usage, no budget: nothing to set side by side
 
 
+def test_lint_budget_text_says_which_requests_it_judged_on_messages_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trace without usage under ``-b`` is clean on its messages, and the text says so — never a
+    clean that reads as the provider's word; with some counts, the three costs of each request
+    side by side (messages with the tokenizer named, frame and where it came from, reported)."""
+    path = otel_trace(tmp_path / "none.json", [None, None])
+    capsys.readouterr()
+    assert main(["lint", "--from", "otel", str(path), "-b", "4000"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "provider usage: none of the 2 requests reports its input tokens; each is judged on its messages only"
+        in out
+    )
+    path = otel_trace(tmp_path / "some.json", [None, 3900, None, 3950])
+    assert main(["lint", "--from", "otel", str(path), "-b", "4000"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "2 of 4 requests report their input tokens" in out
+        and "2 without a count judged on their messages only" in out
+    )
+    rows = [line for line in out.splitlines() if line.startswith("  request ")]
+    assert len(rows) == 4 and "no reported count" in rows[0] and rows[1].endswith("reported 3900")
+    assert all("(estimate), frame " in r and "(system prompt and tools)" in r for r in rows)
+
+
 def test_estimate_drift_once_per_conversation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Two conversations in one file, each crossing the budget at its second request."""
     a = otel_trace(tmp_path / "a.json", [100, 5000, 6000], "conv-a").read_text()
@@ -346,3 +372,139 @@ def test_a_pi_session_is_judged_on_the_usage_it_recorded(
     assert code == 1 and [c["reported"] for c in report["costs"]] == [12053, 456]
     assert "reported 12053 input tokens > budget 10000" in report["examples"]["over-budget"][0]
     assert lint(path, "pi", 12053, capsys)[0] == 0
+
+
+def test_cache_counts_kept_apart_are_added_only_beside_the_key_that_excludes_them() -> None:
+    """Anthropic's ``input_tokens``, Bedrock's ``inputTokens`` and pi's ``input`` leave the prompt
+    cache out (a cached request reads as 5 tokens); OpenAI's and LiteLLM's ``prompt_tokens`` hold it
+    — LiteLLM's usage of an Anthropic call keeps ``cache_read_input_tokens`` beside a
+    ``prompt_tokens`` already summed with it, which must not be counted twice. Pydantic AI's
+    ``RequestUsage`` holds its cache in ``input_tokens`` (and wrote ``request_tokens`` before)."""
+    from turncheck.integrations.formats.usage import reported_input
+
+    bedrock = {"inputTokens": 5, "outputTokens": 1, "totalTokens": 9006, "cacheReadInputTokens": 8000,
+               "cacheWriteInputTokens": 1000}  # fmt: skip  # Converse's TokenUsage, as the API reference names it
+    assert reported_input(bedrock) == 9005
+    assert reported_input({"inputTokens": 9000, "outputTokens": 1}) == 9000
+    assert (
+        reported_input({"inputTokens": 5, "cacheReadInputTokenCount": 9000}) == 9005
+    )  # strands' older spelling
+    assert reported_input({"request_tokens": 9000, "response_tokens": 1, "total_tokens": 9001}) == 9000
+    pydantic_usage = pytest.importorskip("pydantic_ai.usage")
+    usage = pydantic_usage.RequestUsage(input_tokens=9000, cache_read_tokens=8000, cache_write_tokens=900)
+    assert reported_input(usage.model_dump() if hasattr(usage, "model_dump") else vars(usage)) == 9000
+    anthropic_chat = pytest.importorskip("litellm.llms.anthropic.chat.transformation")
+    litellm_usage = anthropic_chat.AnthropicConfig().calculate_usage(
+        {
+            "input_tokens": 5,
+            "output_tokens": 1,
+            "cache_read_input_tokens": 9000,
+            "cache_creation_input_tokens": 0,
+        },
+        None,
+    )
+    dumped = litellm_usage.model_dump()
+    assert dumped["cache_read_input_tokens"] == 9000  # kept beside the prompt count that holds it
+    assert reported_input(dumped) == 9005
+
+
+@pytest.mark.parametrize(
+    ("fmt", "document"),
+    [("langsmith", {"id": "r1", "trace_id": "r1", "name": "llm", "run_type": "llm", "start_time": "2026-01-01T00:00:01",
+                    "inputs": {"messages": [{"role": "user", "content": "hi"}]},
+                    "outputs": {"choices": [{"message": {"role": "assistant", "content": "yo"}}]},
+                    "extra": {"metadata": {"usage_metadata": {"input_tokens": 9000, "output_tokens": 1}}}}),
+     ("langsmith", {"id": "r1", "trace_id": "r1", "name": "llm", "run_type": "llm", "start_time": "2026-01-01T00:00:01",
+                    "inputs": {"messages": [{"role": "user", "content": "hi"}]},
+                    "outputs": {"choices": [{"message": {"role": "assistant", "content": "yo"}}],
+                                "usage": {"inputTokens": 5, "cacheReadInputTokens": 8995, "outputTokens": 1}}}),
+     ("langfuse", [{"id": "g1", "traceId": "t", "type": "GENERATION", "startTime": "2026-01-01T00:00:01Z",
+                    "input": [{"role": "user", "content": "hi"}], "output": {"role": "assistant", "content": "yo"},
+                    "usageDetails": {"prompt_tokens": 9000, "completion_tokens": 1}}])],
+    ids=["langsmith-run-tree-metadata", "langsmith-bedrock-usage", "langfuse-openai-usage-details"],
+)  # fmt: skip
+def test_usage_in_the_other_places_a_trace_keeps_it(
+    fmt: str, document: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tiny messages, 9 000 input tokens reported where the SDK put them: LangSmith's
+    ``RunTree.set(usage_metadata=…)`` (``extra.metadata``), a Bedrock completion's ``usage``, a
+    Langfuse generation ingested with OpenAI's usage schema. Each was read as no count — a clean
+    ``lint -b 8999``."""
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(document))
+    code, report = lint(path, fmt, 8999, capsys)
+    assert code == 1 and [c["reported"] for c in report["costs"]] == [9000]
+    assert lint(path, fmt, 9000, capsys)[0] == 0
+
+
+def test_a_strands_span_with_its_cache_writes_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """strands-agents copies Bedrock's ``inputTokens`` (cache excluded) and writes the cache writes
+    as ``gen_ai.usage.cache_write_input_tokens``: 5 input tokens beside 9 000 written."""
+    attrs = {"gen_ai.provider.name": "aws.bedrock", "gen_ai.conversation.id": "c", "gen_ai.usage.input_tokens": 5,
+             "gen_ai.usage.cache_read_input_tokens": 0, "gen_ai.usage.cache_write_input_tokens": 9000}  # fmt: skip
+    path = console_file(tmp_path / "s.json", record([([user("hi")], [answer("yo")], attrs)]))
+    code, report = lint(path, "otel", 9004, capsys)
+    assert code == 1 and report["costs"][0]["reported"] == 9005
+    assert lint(path, "otel", 9005, capsys)[0] == 0
+
+
+def test_pydantic_ai_and_langchain_histories_are_judged_on_the_usage_they_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each answer of a Pydantic AI history (``RequestUsage``) or of LangChain's
+    ``messages_to_dict`` (``usage_metadata``) carries the input count of the request that produced
+    it. Tiny messages, 9 100 tokens reported on the second answer: ``-b 9099`` fails there (the
+    first, 9 000, fits), ``-b 9100`` passes; both were refused ("holds none") before. The system
+    prompt the history keeps is each request's frame (costed, not reported − messages)."""
+    messages = pytest.importorskip("pydantic_ai.messages")
+    usage = pytest.importorskip("pydantic_ai.usage")
+    lc = pytest.importorskip("langchain_core.messages")
+    history = []
+    for i, n in enumerate((9000, 9100)):
+        first = [messages.SystemPromptPart(SYSTEM)] if i == 0 else []
+        history += [messages.ModelRequest(parts=[*first, messages.UserPromptPart(f"q{i}")]),
+                    messages.ModelResponse(parts=[messages.TextPart("a")], model_name="claude-sonnet-4-5",
+                                           usage=usage.RequestUsage(input_tokens=n, cache_read_tokens=n - 10))]  # fmt: skip
+    pyd = tmp_path / "pyd.json"
+    pyd.write_bytes(messages.ModelMessagesTypeAdapter.dump_json(history))
+    chain = [lc.SystemMessage(SYSTEM), lc.HumanMessage("q0"), lc.AIMessage("a", usage_metadata={"input_tokens": 9000, "output_tokens": 1, "total_tokens": 9001}),
+             lc.HumanMessage("q1"), lc.AIMessage("a", usage_metadata={"input_tokens": 9100, "output_tokens": 1, "total_tokens": 9101})]  # fmt: skip
+    langchain = tmp_path / "lc.json"
+    langchain.write_text(json.dumps(lc.messages_to_dict(chain)))
+    for path, fmt in ((pyd, "pydantic-ai"), (langchain, "langchain")):
+        code, report = lint(path, fmt, 9099, capsys)
+        assert code == 1 and [c["reported"] for c in report["costs"]] == [9000, 9100], fmt
+        assert report["counts"]["over-budget"] == 1
+        assert ("record 4" if fmt == "pydantic-ai" else "record 5") in report["examples"]["over-budget"][0]
+        second = report["costs"][1]
+        assert second["messages"] < 10 and second["frame_from"] == "trace" and 200 < second["frame"] < 400
+        assert lint(path, fmt, 9100, capsys)[0] == 0
+        assert lint(path, fmt, None, capsys)[0] == 0  # the usage shown, no budget judged
+
+
+@pytest.mark.parametrize("by_alias", [False, True])
+def test_an_adk_session_is_judged_on_the_usage_its_model_events_carry(
+    by_alias: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A real ADK ``Session``: the model's event carries Gemini's ``usage_metadata``, whose
+    ``prompt_token_count`` already holds the cached content (8 000 of 9 000 here, not added)."""
+    adk = pytest.importorskip("google.adk.events")
+    sessions = pytest.importorskip("google.adk.sessions")
+    genai = pytest.importorskip("google.genai.types")
+    events = [
+        adk.Event(author="user", invocation_id="i1", content=genai.Content(role="user", parts=[genai.Part(text="hi")])),
+        adk.Event(author="agent", invocation_id="i1", model_version="gemini-2.5-flash",
+                  content=genai.Content(role="model", parts=[genai.Part(text="yo")]),
+                  usage_metadata=genai.GenerateContentResponseUsageMetadata(
+                      prompt_token_count=9000, cached_content_token_count=8000, candidates_token_count=1)),
+    ]  # fmt: skip
+    path = tmp_path / "session.json"
+    path.write_text(
+        sessions.Session(id="s1", app_name="a", user_id="u", events=events).model_dump_json(by_alias=by_alias)
+    )
+    code, report = lint(path, "adk", 8999, capsys)
+    assert code == 1 and [c["reported"] for c in report["costs"]] == [9000]
+    assert report["costs"][0]["model"] == "gemini-2.5-flash"
+    assert lint(path, "adk", 9000, capsys)[0] == 0

@@ -27,6 +27,7 @@ def with_model(tmp_path: Path, model: str) -> Path:
         if run.get("run_type") == "llm":
             run["extra"]["metadata"]["ls_model_name"] = model
             run["outputs"].pop("usage_metadata", None)
+            run["extra"]["metadata"].pop("usage_metadata", None)  # the tracer keeps it there too
         lines.append(json.dumps(run))
     out.write_text("\n".join(lines) + "\n")
     return out

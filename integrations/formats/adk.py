@@ -23,12 +23,14 @@ the prompt, read as the message it is sent as (:meth:`~models.chat_log.SessionBu
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from turncheck.integrations.formats.gemini import add_gemini_content, part_field
+from turncheck.integrations.formats.usage import Request, UsageWindows, first_reported
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, text_of
 from turncheck.models.events import Kind
 from turncheck.models.importers import (
@@ -40,6 +42,7 @@ from turncheck.models.importers import (
     register_format,
     sessions_of_json,
 )
+from turncheck.models.sent_windows import model_of
 
 
 def stamp(value: Any, what: str, where: str) -> float:
@@ -109,7 +112,22 @@ def read_adk(path: Path) -> Imported:
         groups = [(str(value["id"]), value["events"])]
     else:
         groups = sessions_of_json(value, path, "events")
-    return build_sessions([(s, evs, f"{path}: session {s!r}", 1) for s, evs in groups], add_adk_event)
+    asked: dict[str, tuple[SessionBuilder, list[Request]]] = {}
+
+    def add(b: SessionBuilder, event: Any, where: str) -> None:
+        """An event the model answered with carries Gemini's ``usage_metadata`` (its
+        ``prompt_token_count`` holds the cached content): the input of the request before it."""
+        if isinstance(event, Mapping):
+            n = first_reported(event.get("usage_metadata"), event.get("usageMetadata"))
+            if n is not None:
+                model = event.get("model_version", event.get("modelVersion"))
+                asked.setdefault(b.session, (b, []))[1].append(
+                    (len(b.events), where, model_of(model), n, None)
+                )
+        add_adk_event(b, event, where)
+
+    imported = build_sessions([(s, evs, f"{path}: session {s!r}", 1) for s, evs in groups], add)
+    return dataclasses.replace(imported, reported=UsageWindows(asked.values(), "gemini"))
 
 
 register_format(

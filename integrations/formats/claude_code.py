@@ -51,15 +51,14 @@ from memory at each change by :func:`read_records`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from turncheck.integrations.formats.anthropic import add_anthropic_message
-from turncheck.integrations.formats.usage import reported_input
+from turncheck.integrations.formats.usage import Request, UsageWindows, reported_input
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, text_of
-from turncheck.models.events import Event, Kind
 from turncheck.models.importers import (
     Group,
     Imported,
@@ -71,7 +70,7 @@ from turncheck.models.importers import (
     read_text,
     register_format,
 )
-from turncheck.models.sent_windows import SentWindow, model_of
+from turncheck.models.sent_windows import model_of
 
 FILE_BLOCKS = ("image", "document")
 
@@ -283,7 +282,7 @@ class Joiner:
             self.message_id, self.where = message_id, where
             n = reported_input(message.get("usage"))
             if n is not None:
-                self.requests.append((len(self.b.events), where, model_of(message.get("model")), n))
+                self.requests.append((len(self.b.events), where, model_of(message.get("model")), n, None))
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
         if not isinstance(content, list):
@@ -297,59 +296,6 @@ class Joiner:
             text, where, head = self.boundary
             self.boundary = None
             self.summarise(text, where, head)
-
-
-Request = tuple[int, str, str | None, int]
-"""A request a session file records the usage of: the number of the session's events sent before
-its answer, where the answer is, the model, the input count the provider reported."""
-
-
-def usage_windows(
-    b: SessionBuilder, requests: Iterable[Request], provider: str | None
-) -> Iterator[SentWindow]:
-    """Each request of ``requests``: the events sent before its answer, less those a summary among
-    them hides (its ``covers``), with the provider's count — one pass over the session's events,
-    the events kept so far filtered at each summary."""
-    events, origins = b.events, b.origins
-    kept: list[int] = []
-    done = 0
-    for n, where, model, reported in requests:
-        for i in range(done, n):
-            e = events[i]
-            if e.kind is Kind.SUMMARY and e.covers:
-                lo, hi = e.covers
-                kept = [k for k in kept if not lo <= events[k].seq <= hi]
-            kept.append(i)
-        done = n
-        window: list[Event] = [events[k] for k in kept]
-        yield SentWindow(
-            where, provider, Imported(window, [origins[k] for k in kept]), model, b.session, reported
-        )
-
-
-class UsageWindows(Sequence[SentWindow]):
-    """The requests of a session file's usage (:func:`usage_windows`; per session its builder and
-    requests), built when first read: only ``lint --budget`` reads them, and a long session makes
-    a window per answer."""
-
-    def __init__(
-        self, sessions: Iterable[tuple[SessionBuilder, list[Request]]], provider: str | None
-    ) -> None:
-        self.sessions = [(b, r) for b, r in sessions if r]
-        self.provider = provider
-        self.built: list[SentWindow] | None = None
-
-    def __len__(self) -> int:
-        return sum(len(r) for _, r in self.sessions)
-
-    @overload
-    def __getitem__(self, i: int) -> SentWindow: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[SentWindow]: ...
-    def __getitem__(self, i: int | slice) -> SentWindow | Sequence[SentWindow]:
-        if self.built is None:
-            self.built = [w for b, r in self.sessions for w in usage_windows(b, r, self.provider)]
-        return self.built[i]
 
 
 def only_results(content: Any) -> bool:

@@ -10,11 +10,15 @@ opaque content (:mod:`models.chat_log`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from turncheck.integrations.formats.usage import Request, UsageWindows, first_reported
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text, text_of
-from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
+from turncheck.models.importers import Imported, LogFormat, json_or_jsonl, register_format
+from turncheck.models.sent_windows import frame_text, model_of
 
 THINKING = ("thinking", "redacted_thinking")
 
@@ -48,10 +52,38 @@ def add_langchain_message(b: SessionBuilder, record: Any, where: str) -> None:
         )
 
 
+def read_langchain(path: Path) -> Imported:
+    """The messages; an ``ai`` message's ``usage_metadata`` (LangChain's ``input_tokens`` holds the
+    cache reads and writes, ``input_token_details`` breaks them out), else the provider's own
+    count in its ``response_metadata``, is the input of the request that produced it — the
+    messages before it, its frame the system messages before it — judged by ``lint --budget`` as a
+    trace's request is."""
+    asked: dict[str, tuple[SessionBuilder, list[Request]]] = {}
+    system: dict[str, list[str]] = {}  # per session, the system messages so far: each request's frame
+
+    def add(b: SessionBuilder, record: Any, where: str) -> None:
+        kind = record.get("type") if isinstance(record, Mapping) else None
+        data = record.get("data") if isinstance(record, Mapping) else None
+        if kind == "system" and isinstance(data, Mapping):
+            system.setdefault(b.session, []).append(text_of(data.get("content"), where, b))
+        if kind == "ai" and isinstance(data, Mapping):
+            meta = data.get("response_metadata")
+            meta = meta if isinstance(meta, Mapping) else {}
+            n = first_reported(data.get("usage_metadata"), meta.get("token_usage"), meta.get("usage"))
+            if n is not None:
+                model = model_of(meta.get("model_name") or meta.get("model"))
+                frame = frame_text(system.get(b.session, []), None)
+                asked.setdefault(b.session, (b, []))[1].append((len(b.events), where, model, n, frame))
+        add_langchain_message(b, record, where)
+
+    imported = json_or_jsonl(path, "messages", add)
+    return dataclasses.replace(imported, reported=UsageWindows(asked.values(), None))
+
+
 register_format(
     LogFormat(
         "langchain",
-        lambda path: json_or_jsonl(path, "messages", add_langchain_message),
+        read_langchain,
         "langchain_core.messages.messages_to_dict output (a list), or an object of such lists by session",
     )
 )

@@ -182,7 +182,8 @@ def generation(obs: Mapping[str, Any], session: str, call: str) -> Timed | None:
     inputs = input_messages(obs.get("input"), call)
     tools = obs["input"].get("tools") if isinstance(obs.get("input"), Mapping) else None
     usage = usage_types_input(obs.get("usageDetails"))
-    usage = first_reported(obs.get("usage"), reply_usage(obs.get("output"))) if usage is None else usage
+    if usage is None:  # an API's own shape, as ingested (OpenAI's prompt_tokens), or the output's
+        usage = first_reported(obs.get("usageDetails"), obs.get("usage"), reply_usage(obs.get("output")))
     sent = SentRequest(session, call, request_provider(inputs), inputs, chat_reply(obs.get("output"), call),
                        model_of(obs.get("model")), usage, frame_text(system_texts(inputs), tools))  # fmt: skip
     return iso_time(obs.get("startTime"), call, "startTime"), sent

@@ -71,7 +71,8 @@ def run_model(run: Mapping[str, Any]) -> Any:
 
 def run_reported(run: Mapping[str, Any], replies: list[Any]) -> int | None:
     """The input tokens a run reports: the server's ``prompt_tokens``, else the usage its outputs
-    hold (``usage_metadata`` as LangSmith's wrappers record it, a completion's ``usage``, the
+    hold (``usage_metadata`` as LangSmith's wrappers record it, else as ``RunTree.set(usage_metadata=…)``
+    keeps it in ``extra.metadata``, a completion's ``usage``, the
     ``usage_metadata`` of the message a LangChain chat model generated — ``replies[0]``, in
     ``dumpd`` form —, LangChain's ``llm_output.token_usage``)."""
     outputs = run.get("outputs")
@@ -81,8 +82,11 @@ def run_reported(run: Mapping[str, Any], replies: list[Any]) -> int | None:
     message = message.get("kwargs", message)
     generated = message.get("usage_metadata") if isinstance(message, Mapping) else None
     token_usage = llm_output.get("token_usage") if isinstance(llm_output, Mapping) else None
+    extra = run.get("extra")
+    meta = extra.get("metadata") if isinstance(extra, Mapping) else None
+    noted = meta.get("usage_metadata") if isinstance(meta, Mapping) else None
     return first_reported(
-        {"prompt_tokens": run.get("prompt_tokens")}, outputs.get("usage_metadata"), outputs.get("usage"),
+        {"prompt_tokens": run.get("prompt_tokens")}, outputs.get("usage_metadata"), noted, outputs.get("usage"),
         generated, token_usage,
     )  # fmt: skip
 

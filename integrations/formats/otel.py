@@ -66,7 +66,7 @@ WANTED = ("gen_ai.operation.name", "gen_ai.conversation.id", "gen_ai.provider.na
           "gen_ai.response.model", "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens",
           "gen_ai.system_instructions", "gen_ai.tool.definitions", "gen_ai.usage.cache_read.input_tokens",
           "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_read_input_tokens",
-          "gen_ai.usage.cache_creation_input_tokens")  # fmt: skip
+          "gen_ai.usage.cache_creation_input_tokens", "gen_ai.usage.cache_write_input_tokens")  # fmt: skip
 NOT_OTEL = 'expected OTLP JSON {"resourceSpans": […]} or opentelemetry-sdk spans (to_json)'
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

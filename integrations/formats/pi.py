@@ -24,7 +24,7 @@ read: a branch left by ``/tree`` is not. On the path:
 
 An assistant message's ``usage`` (``input`` plus ``cacheRead`` and ``cacheWrite``) is the input of
 the request that produced it, for ``lint --budget``
-(:class:`~integrations.formats.claude_code.UsageWindows`).
+(:class:`~integrations.formats.usage.UsageWindows`).
 pi talks to many providers: the rules applied by default are those of the ``api`` of the last
 assistant message on the path (:data:`APIS`: ``anthropic-messages`` → Anthropic's, …), where
 the session's next request goes; ``--provider`` names another.
@@ -38,8 +38,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from turncheck.integrations.formats.claude_code import Request, UsageWindows, records
-from turncheck.integrations.formats.usage import reported_input
+from turncheck.integrations.formats.claude_code import records
+from turncheck.integrations.formats.usage import Request, UsageWindows, reported_input
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text, text_of
 from turncheck.models.importers import Imported, LogFormat, build_sessions, read_text, register_format
 from turncheck.models.sent_windows import model_of
@@ -169,7 +169,7 @@ def asked(b: SessionBuilder, message: Any, where: str, requests: list[Request]) 
     if isinstance(message, Mapping) and message.get("role") == "assistant":
         n = reported_input(message.get("usage"))
         if n is not None:
-            requests.append((len(b.events), where, model_of(message.get("model")), n))
+            requests.append((len(b.events), where, model_of(message.get("model")), n, None))
 
 
 register_format(

@@ -38,8 +38,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from turncheck.integrations.formats.usage import Request, UsageWindows, reported_input
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text
 from turncheck.models.importers import Imported, LogFormat, json_or_jsonl, loads, read_text, register_format
+from turncheck.models.sent_windows import frame_text, model_of
 
 CALLS = ("tool-call", "tool-search-call", "capability-load-call")
 RETURNS = ("tool-return", "tool-search-return", "capability-load-return")
@@ -158,9 +160,41 @@ models may be Chat Completions' or the Responses API's, which the name does not 
 
 def read_pydantic_ai(path: Path) -> Imported:
     """The history, held by default to the rules of the provider of its last response that names
-    one (where the next request goes; :data:`PROVIDERS`)."""
-    imported = json_or_jsonl(path, "messages", add_model_message)
-    return dataclasses.replace(imported, provider=last_provider(path))
+    one (where the next request goes; :data:`PROVIDERS`). A response's ``usage`` (``RequestUsage``,
+    its ``input_tokens`` holding the cache reads and writes) is the input of the request that
+    produced it — the history before it, its frame the system-prompt parts and the instructions
+    sent with it — judged by ``lint --budget`` as a trace's request is."""
+    asked: dict[str, tuple[SessionBuilder, list[Request]]] = {}
+    system: dict[str, list[str]] = {}  # per session, the system-prompt parts so far
+    instructions: dict[str, str] = {}  # per session, the last request's instructions
+
+    def add(b: SessionBuilder, message: Any, where: str) -> None:
+        if isinstance(message, Mapping) and message.get("kind") == "request":
+            parts = message.get("parts")
+            system.setdefault(b.session, []).extend(
+                content_text(p.get("content")) for p in (parts if isinstance(parts, list) else [])
+                if isinstance(p, Mapping) and p.get("part_kind") == "system-prompt"
+            )  # fmt: skip
+            said = message.get("instructions")
+            instructions[b.session] = said if isinstance(said, str) else ""
+        if isinstance(message, Mapping) and message.get("kind") == "response":
+            n = reported_input(message.get("usage"))
+            if n is not None:
+                texts = [*system.get(b.session, []), *filter(None, [instructions.get(b.session)])]
+                request = (
+                    len(b.events),
+                    where,
+                    model_of(message.get("model_name")),
+                    n,
+                    frame_text(texts, None),
+                )
+                asked.setdefault(b.session, (b, []))[1].append(request)
+        add_model_message(b, message, where)
+
+    imported = json_or_jsonl(path, "messages", add)
+    provider = last_provider(path)
+    reported = UsageWindows(asked.values(), provider)
+    return dataclasses.replace(imported, provider=provider, reported=reported)
 
 
 def last_provider(path: Path) -> str | None:

@@ -26,6 +26,11 @@ Two choices the examples pin down:
   every later ``tool_use`` of that assistant turn is tied there. Anthropic asks for the thinking
   only in the turn in progress (after the last user message: "a final `assistant` message must
   start with a thinking block"); Responses asks for the reasoning wherever the call is sent.
+  Where thinking is on — the request body says ``"thinking": {"type": "enabled"}``, or the turn
+  shows a thinking block after its first call — a turn whose first call message does not start
+  with thinking has that call tied to a carrier no call bears (the importer,
+  :meth:`~models.chat_log.SessionBuilder.thinking_required`); adaptive thinking lets the model
+  skip thinking, so a body saying ``adaptive`` (or ``disabled``) is not held to it.
 * A ``caller`` (:attr:`~models.events.Event.caller`) is the Anthropic importer's reading of a
   programmatic ``tool_use``'s ``caller.tool_id``: the ``server_tool_use`` (code execution) whose
   code made the call. The API asks for it wherever the call is sent, in the same or an earlier
@@ -285,7 +290,8 @@ REGISTRY: tuple[ProviderRule, ...] = (
           "lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from "
           "previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at "
           "https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking",
-          "openai/openai-agents-python#1704, langchain-ai/langchain#34794",
+          "openai/openai-agents-python#1704, langchain-ai/langchain#34794, "
+          "deepset-ai/haystack-core-integrations#2146, mastra-ai/mastra#7799",
           "U Cb>a Rb", "U Ca Ra Cb>a Rb", thinking_not_sent),
     ProviderRule("caller-not-sent", "anthropic",
           "source tool ... not found for tool use block ...",

@@ -129,31 +129,51 @@ def _answered_calls(events: Sequence[Event]) -> list[tuple[int, int, int, int]]:
     return out
 
 
+def _sources(events: Sequence[Event]) -> set[str | None]:
+    """The server tool uses a call names as its ``caller`` (code execution running the code that
+    made it): still running while its calls are answered, its result comes in a later assistant
+    message of the turn (programmatic tool calling), so no rule asks for it right after it."""
+    return {e.caller for e in events if e.caller is not None}
+
+
 def results_not_next(events: Sequence[Event]) -> list[int]:
-    """RESULTs outside the run that directly follows the CALL run holding their call."""
+    """RESULTs outside the run that directly follows the CALL run holding their call (a source's
+    result, :func:`_sources`, needs only its call before it: ``orphan-result`` else)."""
     found: list[int] = []
     runs = _runs(events)
+    sources = _sources(events)
     for r, (kind, start, end) in enumerate(runs):
         if kind is _RESULT:
             before = runs[r - 1] if r and runs[r - 1][0] is _CALL else None
             ids = {events[i].call_id for i in range(before[1], before[2])} if before else set()
-            found += [i for i in range(start, end) if events[i].call_id not in ids]
+            found += [i for i in range(start, end) if events[i].call_id not in ids | sources]
     return found
 
 
 def calls_not_answered_next(events: Sequence[Event]) -> list[int]:
-    """CALLs whose result is not in the run right after theirs (a pending run is not flagged)."""
+    """CALLs whose result is not in the run right after theirs (a pending run is not flagged, nor
+    a source still running, :func:`_sources`)."""
     found: list[int] = []
+    sources = _sources(events)
     for start, end, nstart, nend in _answered_calls(events):
-        answered = {events[i].call_id for i in range(nstart, nend)}
+        answered = {events[i].call_id for i in range(nstart, nend)} | sources
         found += [i for i in range(start, end) if events[i].call_id not in answered]
     return found
 
 
 def results_not_first(events: Sequence[Event]) -> list[int]:
     """The message after a tool_use message does not begin with a matching number of results —
-    text before them, too few, or too many; names the first event after the calls."""
-    return [nstart for start, end, nstart, nend in _answered_calls(events) if nend - nstart != end - start]
+    text before them, too few, or too many; names the first event after the calls. A source
+    (:func:`_sources`) and its result count on neither side: its result is the assistant's."""
+    sources = _sources(events)
+    if not sources:
+        return [nstart for start, end, nstart, nend in _answered_calls(events) if nend - nstart != end - start]
+    return [
+        nstart
+        for start, end, nstart, nend in _answered_calls(events)
+        if sum(events[i].call_id not in sources for i in range(nstart, nend))
+        != sum(events[i].call_id not in sources for i in range(start, end))
+    ]
 
 
 def response_counts(events: Sequence[Event]) -> list[int]:

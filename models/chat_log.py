@@ -239,9 +239,13 @@ class SessionBuilder:
     ) -> None:
         """A call of an assistant turn run with Anthropic's thinking: the first call after a
         ``thinking`` block (``thinking``) carries it, and every later call of the turn, up to the
-        next user message, is tied to that one (``thinking-not-sent``, :mod:`models.provider_rules`)."""
+        next user message, is tied to that one (``thinking-not-sent``, :mod:`models.provider_rules`).
+        A later call after thinking shows thinking on in the turn: its first call, sent without
+        any, is held to it (:meth:`thinking_required`)."""
         if not self.turn_called:
             self.bare = None if thinking or self.carrier else len(self.events)
+        elif thinking and self.thinking not in ("adaptive", "disabled"):
+            self.thinking_required()  # the turn shows thinking on: its first call must have had it
         self.call(call_id, arguments, where, None if thinking else self.carrier, caller)
         self.carrier = call_id if thinking else self.carrier
 

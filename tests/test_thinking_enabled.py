@@ -190,3 +190,28 @@ def test_a_cline_history_showing_thinking_in_the_turn_holds_its_first_reply_to_i
     path.write_text(json.dumps(history), encoding="utf-8")
     code, out = lint(path, capsys, "cline")
     assert (code, "thinking-not-sent: " in out) == (int(refused), refused), out
+
+
+@pytest.mark.parametrize(("first_thinks", "refused"), [(False, True), (True, False)])
+def test_a_langchain_history_showing_thinking_in_the_turn_holds_its_first_reply_to_it(
+    first_thinks: bool, refused: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ChatAnthropic`` messages (LangChain's ``messages_to_dict``, what a LangSmith run records):
+    the evidence that thinking is on is read by every reader that ties calls to thinking
+    (``SessionBuilder.turn_call``), not only by the Messages API's."""
+
+    def ai(cid: str, thinks: bool) -> dict[str, Any]:
+        content = [THINK] if thinks else []
+        content.append({"type": "tool_use", "id": cid, "name": "weather", "input": {}})
+        return {"type": "ai", "data": {"content": content, "tool_calls": [{"id": cid, "name": "weather", "args": {}}]}}
+
+    def tool(cid: str) -> dict[str, Any]:
+        return {"type": "tool", "data": {"content": "20C", "tool_call_id": cid}}
+
+    history = [{"type": "human", "data": {"content": "weather?"}}, ai("a", first_thinks), tool("a"), ai("b", True), tool("b")]  # fmt: skip
+    path = tmp_path / "messages.json"
+    path.write_text(json.dumps(history), encoding="utf-8")
+    capsys.readouterr()
+    code = main(["lint", "--from", "langchain", "--provider", "anthropic", str(path)])
+    out = capsys.readouterr().out
+    assert (code, "thinking-not-sent: " in out) == (int(refused), refused), out

@@ -43,7 +43,10 @@ other than as any call left unanswered; Gemini's thought signatures; Bedrock's "
 blocks and tool result blocks cannot be provided in the same turn" (text and results in one
 message read as a USER next to RESULTs, which ``results-not-first`` flags only when the text
 comes first); Bedrock's alternation (``roles-not-alternating``) where events cannot show a message
-boundary: two user messages of tool results in a row read as one run of RESULTs. A tie is seen only where the importer read its carrier: a request logged after
+boundary: two user messages of tool results in a row read as one run of RESULTs — and for the
+same reason Gemini's count when a call turn's responses are split over two user contents (one
+``functionResponse`` each: refused, cloudwego/eino-ext#571, vertesia/llumiverse#620), which
+reads as one response turn of the right count. A tie is seen only where the importer read its carrier: a request logged after
 its thinking or reasoning was already dropped (a trace's cut window, a trimmed request body)
 holds no tie, and is not flagged for it — unless the same file shows an earlier request that sent
 it (Responses JSONL of request bodies: the call is tied to the reasoning item it first came after).

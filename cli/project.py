@@ -30,7 +30,6 @@ from turncheck.models.events import Event, EventFormatError, Kind
 if TYPE_CHECKING:
     from turncheck.models.cost import CostModel
     from turncheck.models.per_request import Request, Shapes
-    from turncheck.models.projector import Window
     from turncheck.models.workload import WorkloadParams
 
 Order = Literal["seq", "ts-seq", "ts", "file"]
@@ -317,7 +316,7 @@ def print_verdict(
 ) -> None:
     """The gate's last line: the first offending request (exit 1), or, when ``--fail-on`` passed,
     what the pass covered — the shapes of the log — and the command that covers every other."""
-    from turncheck.models.per_request import describe_events, rules_broken
+    from turncheck.models.per_request import describe_events, named_check, rules_broken
     from turncheck.models.provider_rules import PROVIDERS
 
     if first is None:
@@ -339,19 +338,10 @@ def print_verdict(
         raise typer.Exit(1)
     print(
         f"FAIL: session {req.session}, request {req.index} (after {req.end} events): "
-        f"{', '.join(named(w, c) for c in bad)}; window cost {w.cost} {'>' if w.cost > budget else '≤'} budget {budget}: "
+        f"{', '.join(named_check(w, c) for c in bad)}; window cost {w.cost} {'>' if w.cost > budget else '≤'} budget {budget}: "
         f"{describe_events(w.events)}"
     )
     raise typer.Exit(1)
-
-
-def named(window: Window, check: str) -> str:
-    """A check broken, a provider's with the rules its window breaks: ``anthropic
-    (result-not-next at RESULT#8(c0))``."""
-    from turncheck.models.per_request import rules_broken
-
-    rules = rules_broken(window, check)
-    return f"{check} ({'; '.join(rules)})" if rules else check
 
 
 def refuse_malformed_turns(events: list[Event], path: Path) -> None:

@@ -183,6 +183,13 @@ def rules_broken(window: Window, check: str, limit: int = 3) -> list[str]:
     return words + ([f"{len(found) - limit} more"] if len(found) > limit else [])
 
 
+def named_check(window: Window, check: str) -> str:
+    """A check the window breaks in words, a provider's with the rules it breaks there:
+    ``anthropic (result-not-next at RESULT#8(c0))``."""
+    rules = rules_broken(window, check)
+    return f"{check} ({'; '.join(rules)})" if rules else check
+
+
 def offences(window: Window, checks: Sequence[str]) -> list[str]:
     """The checks this window breaks (a non-zero value), in the order given."""
     return [c for c in checks if check_value(window, c)]

@@ -49,3 +49,17 @@ def test_a_failing_window_names_the_rules_it_breaks(fmt: str, tmp_path: Path, ca
     else:
         assert out.startswith("FAIL: session contents, request 2 (after 7 events): "
                               "gemini (response-count-mismatch at RESULT#3(f@1)), orphanRes; "), out  # fmt: skip
+
+
+def test_the_pytest_fixtures_counterexample_names_the_rules_too(tmp_path: Path) -> None:
+    """``turncheck.testing.check_projector`` (what the pytest fixture runs) says the same."""
+    from hypothesis import settings
+
+    from turncheck.testing import check_projector
+
+    (tmp_path / "trim.py").write_text(TRIM, encoding="utf-8")
+    with pytest.raises(AssertionError) as failed:
+        check_projector(f"messages:{tmp_path / 'trim.py'}:keep_last_4", checks=("anthropic",),
+                        settings=settings(max_examples=200, deadline=None, derandomize=True, database=None))  # fmt: skip
+    first = str(failed.value).splitlines()[0]
+    assert "breaks anthropic (" in first and " at " in first, first

@@ -349,6 +349,13 @@ REGISTRY: tuple[ProviderRule, ...] = (
           "between user and assistant roles and try again.",
           "langchain-ai/langchain-aws#130, microsoft/semantic-kernel#10281, Portkey-AI/gateway#748",
           "U U T", "U T U T", roles_not_alternating),
+    ProviderRule("thinking-not-sent", "bedrock",
+          "The model returned the following errors: messages.1.content.0.type: Expected `thinking` or "
+          "`redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must "
+          "start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We "
+          "recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`.",
+          "anomalyco/opencode#3077, epam/ai-dial-adapter-bedrock#290", "U Cb>a Rb", "U Ca Ra Cb>a Rb",
+          thinking_not_sent, note="Claude on Bedrock, as opencode#3077 quotes the BedrockException; the docs link after it left out"),
     ProviderRule("call-not-answered-next", "bedrock",
           "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_jQ912rboYgzgLULQpRxWot, "
           "tooluse_sX1A7q9kipz4qAW36LUR1H, …",

@@ -215,3 +215,47 @@ def test_a_langchain_history_showing_thinking_in_the_turn_holds_its_first_reply_
     code = main(["lint", "--from", "langchain", "--provider", "anthropic", str(path)])
     out = capsys.readouterr().out
     assert (code, "thinking-not-sent: " in out) == (int(refused), refused), out
+
+
+def converse(*blocks_per_message: list[Any], setting: str | None = None) -> Any:
+    """A Converse history: the question, then assistant / user contents alternating."""
+    ask = {"role": "user", "content": [{"text": "weather?"}]}
+    messages = [ask] + [
+        {"role": "assistant" if i % 2 == 0 else "user", "content": blocks} for i, blocks in enumerate(blocks_per_message)
+    ]
+    if setting is None:
+        return messages
+    return {"additionalModelRequestFields": {"thinking": {"type": setting, "budget_tokens": 1024}}, "messages": messages}
+
+
+REASONING = {"reasoningContent": {"reasoningText": {"text": "look it up", "signature": "sig"}}}
+
+
+def converse_use(cid: str) -> dict[str, Any]:
+    return {"toolUse": {"toolUseId": cid, "name": "weather", "input": {}}}
+
+
+def converse_result(cid: str) -> dict[str, Any]:
+    return {"toolResult": {"toolUseId": cid, "content": [{"text": "20C"}]}}
+
+
+@pytest.mark.parametrize(
+    ("history", "refused"),
+    [
+        (converse([converse_use("a")], [converse_result("a")], setting="enabled"), True),
+        (converse([REASONING, converse_use("a")], [converse_result("a")], setting="enabled"), False),
+        (converse([converse_use("a")], [converse_result("a")], setting="adaptive"), False),
+        (converse([converse_use("a")], [converse_result("a")]), False),
+        (converse([converse_use("a")], [converse_result("a")], [REASONING, converse_use("b")], [converse_result("b")]), True),
+    ],
+    ids=["enabled-bare", "enabled-reasoning-first", "adaptive", "no-setting", "shown-later-in-the-turn"],
+)
+def test_claude_on_bedrock_is_held_to_the_same_rule(
+    history: Any, refused: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Claude through Converse refuses the same turn (anomalyco/opencode#3077's BedrockException,
+    epam/ai-dial-adapter-bedrock#290); the setting is ``additionalModelRequestFields.thinking``."""
+    path = tmp_path / "converse.json"
+    path.write_text(json.dumps(history), encoding="utf-8")
+    code, out = lint(path, capsys, "bedrock")
+    assert (code, "thinking-not-sent: " in out) == (int(refused), refused), out

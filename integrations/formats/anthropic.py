@@ -62,11 +62,21 @@ class BodyThinking:
 
 def body_thinking(body: Any) -> tuple[list[Any], list[Any]]:
     """A request body's ``thinking`` setting as the records framing its messages
-    (:data:`~models.importers.Framing`): the mode before them, the turn judged after them."""
-    setting = body.get("thinking") if isinstance(body, Mapping) else None
+    (:data:`~models.importers.Framing`): the mode before them, the turn judged after them. A
+    Converse body (Claude on Bedrock) holds it in ``additionalModelRequestFields``."""
+    fields = body.get("additionalModelRequestFields") if isinstance(body, Mapping) else None
+    setting = (fields if isinstance(fields, Mapping) else body).get("thinking") if isinstance(body, Mapping) else None
     mode = setting.get("type") if isinstance(setting, Mapping) else None
     mode = mode if isinstance(mode, str) else None
     return [BodyThinking(mode, False)], [BodyThinking(mode, True)]
+
+
+def read_body_thinking(b: SessionBuilder, record: BodyThinking) -> None:
+    """A framing record (:func:`body_thinking`): the body's mode while its messages are read;
+    after them, with thinking ``enabled``, its turn in progress held to start with thinking."""
+    b.thinking = None if record.end else record.mode
+    if record.end and record.mode == "enabled":
+        b.thinking_required()
 
 
 def result_text(block: Mapping[str, Any], where: str, b: SessionBuilder) -> str:
@@ -97,9 +107,7 @@ def add_anthropic_message(
     after a thinking block; one sent again with none before it is tied to a carrier no call
     bears (the module)."""
     if isinstance(message, BodyThinking):  # a request body's setting (body_thinking)
-        b.thinking = None if message.end else message.mode
-        if message.end and message.mode == "enabled":
-            b.thinking_required()
+        read_body_thinking(b, message)
         return
     if not isinstance(message, Mapping):
         raise ImportFormatError(f"{where}: expected a message object, got {type(message).__name__}")

@@ -316,7 +316,8 @@ def print_verdict(
 ) -> None:
     """The gate's last line: the first offending request (exit 1), or, when ``--fail-on`` passed,
     what the pass covered — the shapes of the log — and the command that covers every other."""
-    from turncheck.models.per_request import describe_events
+    from turncheck.models.per_request import describe_events, named_check, rules_broken
+    from turncheck.models.provider_rules import PROVIDERS
 
     if first is None:
         if checks and fmt != "json":
@@ -329,13 +330,15 @@ def print_verdict(
     req, bad = first
     w = req.window
     if fmt == "json":
+        rules = {c: rules_broken(w, c, limit=len(w.events)) for c in bad if c in PROVIDERS}
         fail = {"session": req.session, "request": req.index, "after_events": req.end, "checks": bad,
+                **({"rules": rules} if rules else {}),
                 "cost": w.cost, "budget": budget, "first_events": describe_events(w.events)}  # fmt: skip
         print_json({"fail": fail}, separators=(",", ":"))
         raise typer.Exit(1)
     print(
         f"FAIL: session {req.session}, request {req.index} (after {req.end} events): "
-        f"{', '.join(bad)}; window cost {w.cost} {'>' if w.cost > budget else '≤'} budget {budget}: "
+        f"{', '.join(named_check(w, c) for c in bad)}; window cost {w.cost} {'>' if w.cost > budget else '≤'} budget {budget}: "
         f"{describe_events(w.events)}"
     )
     raise typer.Exit(1)

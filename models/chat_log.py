@@ -98,6 +98,14 @@ class SessionBuilder:
     summary_heads: list[int] = field(default_factory=list)
     """Indexes in :attr:`events` of the summaries read as the USER heading the prompt (:meth:`summary`
     with nothing to cover): a window whose older history a compaction replaced."""
+    bare: int | None = None
+    """The first call of the assistant turn in progress, as a position in :attr:`events`, when its
+    message did not start with a thinking block; ``None`` when it did, or the turn has no call."""
+    turn_called: bool = False
+    """Whether the turn in progress (since the last user message) has a call yet."""
+    thinking: str | None = None
+    """The ``thinking`` setting of the request body being read (``"enabled"``, ``"adaptive"``,
+    ``"disabled"``), ``None`` where the file does not say (a stored history)."""
 
     def opaque_text(self, kind: str, part: Any) -> str:
         """A part of type ``kind`` this reader does not know, as the text it is kept as (its
@@ -181,6 +189,7 @@ class SessionBuilder:
         if kind is _USER:
             self.turn += 1 if self.events else 0
             self.carrier = None  # a user message ends the assistant turn a tie can reach across
+            self.bare, self.turn_called = None, False
         elif not call_id and (kind is _CALL or kind is _RESULT):
             raise ImportFormatError(
                 f"{where}: a tool call without an id (cannot pair it with its result)"
@@ -226,15 +235,31 @@ class SessionBuilder:
         """A CALL; ``tied_to`` the call its reasoning or thinking rides with, ``caller`` the server
         tool use whose code made it (:class:`~models.events.Event`)."""
         self.add(_CALL, arguments, where, call_id, None, tied_to, caller)
+        self.turn_called = True
 
     def turn_call(
         self, call_id: str, arguments: str, where: str, thinking: bool, caller: str | None = None
     ) -> None:
         """A call of an assistant turn run with Anthropic's thinking: the first call after a
         ``thinking`` block (``thinking``) carries it, and every later call of the turn, up to the
-        next user message, is tied to that one (``thinking-not-sent``, :mod:`models.provider_rules`)."""
+        next user message, is tied to that one (``thinking-not-sent``, :mod:`models.provider_rules`).
+        A later call after thinking shows thinking on in the turn: its first call, sent without
+        any, is held to it (:meth:`thinking_required`)."""
+        if not self.turn_called:
+            self.bare = None if thinking or self.carrier else len(self.events)
+        elif thinking and self.thinking not in ("adaptive", "disabled"):
+            self.thinking_required()  # the turn shows thinking on: its first call must have had it
         self.call(call_id, arguments, where, None if thinking else self.carrier, caller)
         self.carrier = call_id if thinking else self.carrier
+
+    def thinking_required(self) -> None:
+        """Thinking is on for the turn in progress (the request says so, or the turn shows a
+        thinking block): its first call, if its message did not start with thinking, is tied to a
+        carrier no call bears — the API refuses the turn (``thinking-not-sent``)."""
+        if self.bare is not None:
+            bare = self.events[self.bare]
+            self.events[self.bare] = dataclasses.replace(bare, tied_to=f"thinking before {bare.call_id}")
+            self.bare = None
 
     def result(self, call_id: str, text: str, where: str) -> None:
         self.add(_RESULT, text, where, call_id)

@@ -293,6 +293,8 @@ class NewRequests:
     provider: str | None
     named: set[tuple[str, str]] = field(default_factory=set)
     checked: dict[str, int] = field(default_factory=dict)
+    """Per session, the place of the last request checked (``U Ca Ra`` is a request pending after
+    the result; grown to ``U Ca Ra Ra T`` it is none, and the next one is after the second)."""
 
     def since(self, located: list[tuple[int | str, Event]]) -> list[Finding]:
         from turncheck.models.lint import lint_events
@@ -305,14 +307,15 @@ class NewRequests:
         found: list[Finding] = []
         for session, items in sessions.items():
             points = request_points([e for _, e in items])
-            for p in points[self.checked.get(session, 0) :]:
+            last = self.checked.get(session, 0)  # the last request checked, by its place: a request
+            for p in (p for p in points if p > last):  # pending at the end may not stay one
                 report = lint_events(items[:p], EVERY, self.provider)
                 for problem, examples in report.examples.items():
                     for where in examples:
                         if (key := (problem, SEQ.sub("", where))) not in self.named:
                             self.named.add(key)
                             found.append(Finding(problem, where))
-            self.checked[session] = len(points)
+            self.checked[session] = max(points, default=last)
         return found
 
 

@@ -303,21 +303,29 @@ def typed_session_name(body: Any) -> str:
 _PAIR = re.compile("[0-9]{2}")
 
 
-def _body_records(path: Path, line: str, number: int, list_key: str) -> tuple[list[Any], str]:
+def _body_records(path: Path, line: str, number: int, list_key: str) -> tuple[list[Any], str, Any]:
     try:
         body = loads(line, f"{path}:{number}")
     except json.JSONDecodeError as exc:
         raise ImportFormatError(f"{path}:{number}: malformed JSON ({exc.msg})") from None
     if not isinstance(body, Mapping) or not isinstance(body.get(list_key), list):
         raise ImportFormatError(f"{path}:{number}: expected a request body with a {list_key!r} list")
-    return body[list_key], session_name(body, "")
+    return body[list_key], session_name(body, ""), body
+
+
+Framing = Callable[[Any], tuple[list[Any], list[Any]]]
+"""A format's reading of a request body's own fields (not its records): the records to add before
+and after the body's new records — objects no JSON value decodes to, which the format's ``add``
+alone recognises (Anthropic's ``thinking`` setting: :mod:`integrations.formats.anthropic`)."""
 
 
 def sessions_of_jsonl(
-    path: Path, text: str, list_key: str, typed: type[msgspec.Struct] | None = None
+    path: Path, text: str, list_key: str, typed: type[msgspec.Struct] | None = None,
+    framing: Framing | None = None,
 ) -> list[tuple[str, list[Any], int, int]]:
     """JSONL request bodies → (session, new records, line, records before them) in file order;
-    with ``typed``, each line decoded as that struct (``msgspec`` errors propagate)."""
+    with ``typed``, each line decoded as that struct (``msgspec`` errors propagate); with
+    ``framing`` (generic reading only), each body's new records framed by what it returns."""
     out: list[tuple[str, list[Any], int, int]] = []
     seen: dict[str, list[Any]] = {}  # session → the whole conversation so far
     counter = 0
@@ -328,8 +336,9 @@ def sessions_of_jsonl(
     for number, line in enumerate(json_lines(text), start=1):
         if not line.strip():
             continue
+        body: Any = None
         if decode is None:
-            records, named = _body_records(path, line, number, list_key)
+            records, named, body = _body_records(path, line, number, list_key)
         else:
             if too_long and len(line) > digits and _PAIR.search(line[::step]) and too_long.search(line):
                 raise NotTyped("an integer past Python's limit: the generic reader says what json says")
@@ -350,7 +359,11 @@ def sessions_of_jsonl(
                     "(its messages are not an extension of the earlier ones)"
                 )
             seen[session] = []
-        out.append((session, records[len(seen[session]) :], number, len(seen[session])))
+        new, first = records[len(seen[session]) :], len(seen[session])
+        if framing is not None and body is not None:  # the framing records numbered before the first
+            before, after = framing(body)
+            new, first = [*before, *new, *after], first - len(before)
+        out.append((session, new, number, first))
         seen[session] = list(records)
     return out
 
@@ -437,9 +450,13 @@ def _two_lines(text: str) -> bool:
     return "\n" in text.strip()
 
 
-def json_or_jsonl(path: Path, list_key: str, add: AddRecord, typed: TypedBodies | None = None) -> Imported:
+def json_or_jsonl(
+    path: Path, list_key: str, add: AddRecord, typed: TypedBodies | None = None, framing: Framing | None = None
+) -> Imported:
     """A JSON document (one session, or sessions by name) or JSONL of request bodies, each record
-    added with ``add``; with ``typed``, JSONL is first read the typed way (:class:`TypedBodies`)."""
+    added with ``add``; with ``typed``, JSONL is first read the typed way (:class:`TypedBodies`);
+    with ``framing``, each request body's records are framed by what it returns for the body (a
+    document that is a body, ``{list_key: […]}``, too)."""
     text = read_text(path)
     try:
         value = loads(text, str(path))
@@ -448,16 +465,17 @@ def json_or_jsonl(path: Path, list_key: str, add: AddRecord, typed: TypedBodies 
             raise ImportFormatError(f"{path}: malformed JSON ({exc.msg})") from None
         value = None  # JSON lines: one request body per line
     if value is not None:
-        return build_sessions(
-            [(s, recs, f"{path}: session {s!r}", 1) for s, recs in sessions_of_json(value, path, list_key)],
-            add,
-        )
+        documents = sessions_of_json(value, path, list_key)
+        first = 1
+        if framing is not None and isinstance(value, Mapping) and isinstance(value.get(list_key), list):
+            before, after = framing(value)
+            documents, first = [(s, [*before, *recs, *after]) for s, recs in documents], 1 - len(before)
+        return build_sessions([(s, recs, f"{path}: session {s!r}", first) for s, recs in documents], add)
     if typed is not None:
         try:
             groups = sessions_of_jsonl(path, text, list_key, typed.body)
             return build_sessions([(s, recs, f"{path}:{n}", k + 1) for s, recs, n, k in groups], typed.add)
         except (msgspec.DecodeError, RecursionError, NotTyped, ImportFormatError):
             pass  # read again the generic way: its events, or its one-line error, are the answer
-    return build_sessions(
-        [(s, recs, f"{path}:{n}", k + 1) for s, recs, n, k in sessions_of_jsonl(path, text, list_key)], add
-    )
+    groups = sessions_of_jsonl(path, text, list_key, framing=framing)
+    return build_sessions([(s, recs, f"{path}:{n}", k + 1) for s, recs, n, k in groups], add)

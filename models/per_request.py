@@ -173,6 +173,23 @@ def parse_checks(spec: str) -> tuple[str, ...]:
     return names
 
 
+def rules_broken(window: Window, check: str, limit: int = 3) -> list[str]:
+    """For a provider check, what the window breaks in the API's words: each rule with the event
+    it names (``result-not-next at RESULT#8(c0)``), the first ``limit`` and how many more."""
+    if check not in PROVIDERS:
+        return []
+    found = provider_findings(check, window.events, sent=True)
+    words = [f"{rule} at {describe_events([window.events[i]])}" for rule, i in found[:limit]]
+    return words + ([f"{len(found) - limit} more"] if len(found) > limit else [])
+
+
+def named_check(window: Window, check: str) -> str:
+    """A check the window breaks in words, a provider's with the rules it breaks there:
+    ``anthropic (result-not-next at RESULT#8(c0))``."""
+    rules = rules_broken(window, check)
+    return f"{check} ({'; '.join(rules)})" if rules else check
+
+
 def offences(window: Window, checks: Sequence[str]) -> list[str]:
     """The checks this window breaks (a non-zero value), in the order given."""
     return [c for c in checks if check_value(window, c)]

@@ -26,6 +26,11 @@ Two choices the examples pin down:
   every later ``tool_use`` of that assistant turn is tied there. Anthropic asks for the thinking
   only in the turn in progress (after the last user message: "a final `assistant` message must
   start with a thinking block"); Responses asks for the reasoning wherever the call is sent.
+  Where thinking is on — the request body says ``"thinking": {"type": "enabled"}``, or the turn
+  shows a thinking block after its first call — a turn whose first call message does not start
+  with thinking has that call tied to a carrier no call bears (the importer,
+  :meth:`~models.chat_log.SessionBuilder.thinking_required`); adaptive thinking lets the model
+  skip thinking, so a body saying ``adaptive`` (or ``disabled``) is not held to it.
 * A ``caller`` (:attr:`~models.events.Event.caller`) is the Anthropic importer's reading of a
   programmatic ``tool_use``'s ``caller.tool_id``: the ``server_tool_use`` (code execution) whose
   code made the call. The API asks for it wherever the call is sent, in the same or an earlier
@@ -38,7 +43,10 @@ other than as any call left unanswered; Gemini's thought signatures; Bedrock's "
 blocks and tool result blocks cannot be provided in the same turn" (text and results in one
 message read as a USER next to RESULTs, which ``results-not-first`` flags only when the text
 comes first); Bedrock's alternation (``roles-not-alternating``) where events cannot show a message
-boundary: two user messages of tool results in a row read as one run of RESULTs. A tie is seen only where the importer read its carrier: a request logged after
+boundary: two user messages of tool results in a row read as one run of RESULTs — and for the
+same reason Gemini's count when a call turn's responses are split over two user contents (one
+``functionResponse`` each: refused, cloudwego/eino-ext#571, vertesia/llumiverse#620), which
+reads as one response turn of the right count. A tie is seen only where the importer read its carrier: a request logged after
 its thinking or reasoning was already dropped (a trace's cut window, a trimmed request body)
 holds no tie, and is not flagged for it — unless the same file shows an earlier request that sent
 it (Responses JSONL of request bodies: the call is tied to the reasoning item it first came after).
@@ -124,31 +132,51 @@ def _answered_calls(events: Sequence[Event]) -> list[tuple[int, int, int, int]]:
     return out
 
 
+def _sources(events: Sequence[Event]) -> set[str | None]:
+    """The server tool uses a call names as its ``caller`` (code execution running the code that
+    made it): still running while its calls are answered, its result comes in a later assistant
+    message of the turn (programmatic tool calling), so no rule asks for it right after it."""
+    return {e.caller for e in events if e.caller is not None}
+
+
 def results_not_next(events: Sequence[Event]) -> list[int]:
-    """RESULTs outside the run that directly follows the CALL run holding their call."""
+    """RESULTs outside the run that directly follows the CALL run holding their call (a source's
+    result, :func:`_sources`, needs only its call before it: ``orphan-result`` else)."""
     found: list[int] = []
     runs = _runs(events)
+    sources = _sources(events)
     for r, (kind, start, end) in enumerate(runs):
         if kind is _RESULT:
             before = runs[r - 1] if r and runs[r - 1][0] is _CALL else None
             ids = {events[i].call_id for i in range(before[1], before[2])} if before else set()
-            found += [i for i in range(start, end) if events[i].call_id not in ids]
+            found += [i for i in range(start, end) if events[i].call_id not in ids | sources]
     return found
 
 
 def calls_not_answered_next(events: Sequence[Event]) -> list[int]:
-    """CALLs whose result is not in the run right after theirs (a pending run is not flagged)."""
+    """CALLs whose result is not in the run right after theirs (a pending run is not flagged, nor
+    a source still running, :func:`_sources`)."""
     found: list[int] = []
+    sources = _sources(events)
     for start, end, nstart, nend in _answered_calls(events):
-        answered = {events[i].call_id for i in range(nstart, nend)}
+        answered = {events[i].call_id for i in range(nstart, nend)} | sources
         found += [i for i in range(start, end) if events[i].call_id not in answered]
     return found
 
 
 def results_not_first(events: Sequence[Event]) -> list[int]:
     """The message after a tool_use message does not begin with a matching number of results —
-    text before them, too few, or too many; names the first event after the calls."""
-    return [nstart for start, end, nstart, nend in _answered_calls(events) if nend - nstart != end - start]
+    text before them, too few, or too many; names the first event after the calls. A source
+    (:func:`_sources`) and its result count on neither side: its result is the assistant's."""
+    sources = _sources(events)
+    if not sources:
+        return [nstart for start, end, nstart, nend in _answered_calls(events) if nend - nstart != end - start]
+    return [
+        nstart
+        for start, end, nstart, nend in _answered_calls(events)
+        if sum(events[i].call_id not in sources for i in range(nstart, nend))
+        != sum(events[i].call_id not in sources for i in range(start, end))
+    ]
 
 
 def response_counts(events: Sequence[Event]) -> list[int]:
@@ -285,7 +313,8 @@ REGISTRY: tuple[ProviderRule, ...] = (
           "lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from "
           "previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at "
           "https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking",
-          "openai/openai-agents-python#1704, langchain-ai/langchain#34794",
+          "openai/openai-agents-python#1704, langchain-ai/langchain#34794, "
+          "deepset-ai/haystack-core-integrations#2146, mastra-ai/mastra#7799",
           "U Cb>a Rb", "U Ca Ra Cb>a Rb", thinking_not_sent),
     ProviderRule("caller-not-sent", "anthropic",
           "source tool ... not found for tool use block ...",
@@ -320,6 +349,13 @@ REGISTRY: tuple[ProviderRule, ...] = (
           "between user and assistant roles and try again.",
           "langchain-ai/langchain-aws#130, microsoft/semantic-kernel#10281, Portkey-AI/gateway#748",
           "U U T", "U T U T", roles_not_alternating),
+    ProviderRule("thinking-not-sent", "bedrock",
+          "The model returned the following errors: messages.1.content.0.type: Expected `thinking` or "
+          "`redacted_thinking`, but found `tool_use`. When `thinking` is enabled, a final `assistant` message must "
+          "start with a thinking block (preceeding the lastmost set of `tool_use` and `tool_result` blocks). We "
+          "recommend you include thinking blocks from previous turns. To avoid this requirement, disable `thinking`.",
+          "anomalyco/opencode#3077, epam/ai-dial-adapter-bedrock#290", "U Cb>a Rb", "U Ca Ra Cb>a Rb",
+          thinking_not_sent, note="Claude on Bedrock, as opencode#3077 quotes the BedrockException; the docs link after it left out"),
     ProviderRule("call-not-answered-next", "bedrock",
           "Expected toolResult blocks at messages.2.content for the following Ids: tooluse_jQ912rboYgzgLULQpRxWot, "
           "tooluse_sX1A7q9kipz4qAW36LUR1H, …",

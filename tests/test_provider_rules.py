@@ -76,7 +76,8 @@ CASES = [  # history, provider -> the rules broken, as (rule, position); a provi
     ("Ca Ra T U", {"gemini": [("call-turn-misplaced", 0)], "bedrock": [("first-not-user", 0)]}),
     ("T U Ca Ra", {"bedrock": [("first-not-user", 0)]}),
     ("U Ca Ra Cb>a Rb", NONE),  # the thinking (or reasoning) rides with a, which is sent
-    ("U Cb>a Rb", {"anthropic": [("thinking-not-sent", 1)], "openai-responses": [("reasoning-not-sent", 1)]}),
+    ("U Cb>a Rb", {"anthropic": [("thinking-not-sent", 1)], "openai-responses": [("reasoning-not-sent", 1)],
+                   "bedrock": [("thinking-not-sent", 1)]}),  # Claude on Bedrock: the same turn refused
     ("U Cb>a Rb T U", {"openai-responses": [("reasoning-not-sent", 1)]}),  # Anthropic: a finished turn's thinking may go
 ]  # fmt: skip
 

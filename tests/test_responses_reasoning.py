@@ -125,7 +125,8 @@ def test_fail_on_openai_responses_gates_a_window_cut_between_the_calls(
     capsys.readouterr()
     assert main([*argv, "M0"]) == 1
     assert (
-        "request 1 (after 5 events): openai-responses; window cost 6 ≤ budget 8: CALL#2(call_b)"
+        "request 1 (after 5 events): openai-responses (reasoning-not-sent at CALL#2(call_b); orphan-output at "
+        "RESULT#3(call_a)); window cost 6 ≤ budget 8: CALL#2(call_b)"
         in capsys.readouterr().out
     )
     assert main([*argv, "M5"]) == 0

@@ -30,7 +30,14 @@ from hypothesis import strategies as st
 
 from turncheck.models.cost import CostModel, EstimateCost
 from turncheck.models.events import Event, Kind
-from turncheck.models.per_request import Request, describe_events, offences, parse_checks, replay_requests
+from turncheck.models.per_request import (
+    Request,
+    describe_events,
+    named_check,
+    offences,
+    parse_checks,
+    replay_requests,
+)
 from turncheck.models.projector import Strategy, resolve_strategy, strategy_name
 
 __all__ = [
@@ -165,7 +172,7 @@ def describe_counterexample(
     """A failing request in domain words: the history the agent had, and the window it sent."""
     w = request.window
     lines = [
-        f"projector {name} breaks {', '.join(broken)} at request {request.index} of this "
+        f"projector {name} breaks {', '.join(named_check(w, c) for c in broken)} at request {request.index} of this "
         f"{len(events)}-event history (budget {w.budget}, cost model {cost.name}):"
     ]
     for e in events:

@@ -12,7 +12,12 @@ is a CALL and the block answering it (``web_search_tool_result``, ``mcp_tool_res
 ``*_tool_result`` carrying a ``tool_use_id``) its RESULT. A ``thinking`` or ``redacted_thinking`` block is no event, but with
 thinking on the API wants it sent with the tool calls of the turn in progress: it rides with the
 first ``tool_use`` after it, and every later call of that assistant turn (up to the next user
-message) is :attr:`~models.events.Event.tied_to` that one, for ``thinking-not-sent``. A call made
+message) is :attr:`~models.events.Event.tied_to` that one, for ``thinking-not-sent``. Where
+thinking is on — a request body's ``"thinking": {"type": "enabled"}`` (:func:`body_thinking`), or a
+thinking block later in the same turn — a turn whose first ``tool_use`` message does not start with
+thinking has that call tied to a carrier no call bears, which the rule flags while the turn is in
+progress ("Expected `thinking` or `redacted_thinking`, but found `tool_use`"); ``adaptive`` lets
+the model skip thinking, so a body saying it (or ``disabled``) is not held to that. A call made
 by code execution's code (programmatic tool calling) names its source in ``caller``
 (``{"type": "code_execution_…", "tool_id": "srvtoolu_…"}``): that ``tool_id`` is kept as the
 call's :attr:`~models.events.Event.caller`, for ``caller-not-sent`` (a ``direct`` caller names
@@ -37,12 +42,41 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text, text_of
 from turncheck.models.importers import LogFormat, json_or_jsonl, register_format
 
 SKIPPED = ("thinking", "redacted_thinking")
+
+
+@dataclass(frozen=True)
+class BodyThinking:
+    """A request body's ``thinking`` setting, around its messages (:func:`body_thinking`):
+    ``mode`` its ``type`` (``None`` when the body has none), ``end`` after the messages."""
+
+    mode: str | None
+    end: bool
+
+
+def body_thinking(body: Any) -> tuple[list[Any], list[Any]]:
+    """A request body's ``thinking`` setting as the records framing its messages
+    (:data:`~models.importers.Framing`): the mode before them, the turn judged after them. A
+    Converse body (Claude on Bedrock) holds it in ``additionalModelRequestFields``."""
+    fields = body.get("additionalModelRequestFields") if isinstance(body, Mapping) else None
+    setting = (fields if isinstance(fields, Mapping) else body).get("thinking") if isinstance(body, Mapping) else None
+    mode = setting.get("type") if isinstance(setting, Mapping) else None
+    mode = mode if isinstance(mode, str) else None
+    return [BodyThinking(mode, False)], [BodyThinking(mode, True)]
+
+
+def read_body_thinking(b: SessionBuilder, record: BodyThinking) -> None:
+    """A framing record (:func:`body_thinking`): the body's mode while its messages are read;
+    after them, with thinking ``enabled``, its turn in progress held to start with thinking."""
+    b.thinking = None if record.end else record.mode
+    if record.end and record.mode == "enabled":
+        b.thinking_required()
 
 
 def result_text(block: Mapping[str, Any], where: str, b: SessionBuilder) -> str:
@@ -72,6 +106,9 @@ def add_anthropic_message(
     ``produced`` (one file's, across its request bodies): the calls (id and input) first sent
     after a thinking block; one sent again with none before it is tied to a carrier no call
     bears (the module)."""
+    if isinstance(message, BodyThinking):  # a request body's setting (body_thinking)
+        read_body_thinking(b, message)
+        return
     if not isinstance(message, Mapping):
         raise ImportFormatError(f"{where}: expected a message object, got {type(message).__name__}")
     role, content = message.get("role"), message.get("content")
@@ -119,6 +156,8 @@ def add_anthropic_message(
             b.result(str(block.get("tool_use_id") or ""), result_text(block, where, b), where)
         elif kind in SKIPPED:
             thinking = role == "assistant"
+            if thinking and b.thinking not in ("adaptive", "disabled"):
+                b.thinking_required()  # the turn shows thinking on: its first call must have had it
         elif kind in ("tool_use", "tool_result"):  # the other role's: the API refuses it, never opaque
             raise ImportFormatError(f"{where}: a {kind!r} block in a {role} message (the Messages API has it only in "
                                     f"{'an assistant' if kind == 'tool_use' else 'a user'} message: not read as opaque)")  # fmt: skip
@@ -134,7 +173,7 @@ register_format(
     LogFormat(
         "anthropic",
         lambda path: json_or_jsonl(
-            path, "messages", functools.partial(add_anthropic_message, produced=set())
+            path, "messages", functools.partial(add_anthropic_message, produced=set()), framing=body_thinking
         ),
         'Anthropic Messages API messages (tool_use / tool_result blocks): a JSON list, {"messages": […]}, or JSONL of request bodies',
         provider="anthropic",

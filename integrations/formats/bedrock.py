@@ -16,7 +16,9 @@ the TERM. Results travel in the next *user* message as ``toolResult`` blocks (``
 still the answer the API pairs. Text in a user message is the USER, where it stands (text before
 a ``toolResult`` stays before it: Bedrock refuses that message, and the log keeps what was sent).
 A ``reasoningContent`` block is no event but ties the turn's later calls to the first call after
-it, as Anthropic's ``thinking`` does (Claude on Bedrock wants it back with them). ``cachePoint``,
+it, as Anthropic's ``thinking`` does (Claude on Bedrock wants it back with them: ``thinking-not-sent``,
+with a request body's ``additionalModelRequestFields.thinking`` read as the Anthropic importer
+reads ``thinking``). ``cachePoint``,
 ``image``, ``document``, ``video`` and ``audio`` carry no text an event holds and are skipped;
 ``guardContent``, ``citationsContent`` and ``searchResult`` are text. A block of any other kind
 (one key, a kind AWS added after this reader was written) is opaque content where it stands
@@ -37,6 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from turncheck.integrations.formats.anthropic import BodyThinking, body_thinking, read_body_thinking
 from turncheck.models.chat_log import ImportFormatError, SessionBuilder, arguments_text
 from turncheck.models.importers import (
     Imported,
@@ -108,6 +111,9 @@ def result_text(result: Mapping[str, Any], where: str, b: SessionBuilder) -> str
 
 def add_converse_message(b: SessionBuilder, message: Any, where: str) -> None:
     """One Converse message (or a Strands session file's record wrapping one)."""
+    if isinstance(message, BodyThinking):  # a request body's thinking setting (body_thinking)
+        read_body_thinking(b, message)
+        return
     if isinstance(message, Mapping) and "role" not in message and isinstance(message.get("message"), Mapping):
         message = message["message"]
     if not isinstance(message, Mapping):
@@ -223,7 +229,7 @@ def read_bedrock(path: Path) -> Imported:
             value = None  # JSON lines, or not the format: the general reader names it
         if isinstance(value, Mapping) and isinstance(value.get("message"), Mapping):
             return build_sessions([(path.stem, [value], str(path), None)], add_converse_message)
-    return json_or_jsonl(path, "messages", add_converse_message)
+    return json_or_jsonl(path, "messages", add_converse_message, framing=body_thinking)
 
 
 register_format(

@@ -247,6 +247,19 @@ def reasoning_not_sent(events: Sequence[Event]) -> list[int]:
     return _ties_broken(events)
 
 
+REFUSED_WHEN_SENT = "thinking not sent before "
+"""The ``tied_to`` prefix of the first call of a turn that a request body of the file sent with
+thinking ``enabled`` and no thinking block (:meth:`~models.chat_log.SessionBuilder.thinking_required`).
+A JSONL of request bodies is read as one log whose turn in progress is the last body's, so the
+API's refusal of a middle body would go unseen by :func:`thinking_not_sent`: a log's findings
+(``sent`` false) name that call wherever it stands, a window's only in its turn in progress."""
+
+
+def refused_when_sent(events: Sequence[Event]) -> list[int]:
+    """Calls a request body of the file sent as the bare first call of a thinking turn."""
+    return [i for i, e in enumerate(events) if e.tied_to is not None and e.tied_to.startswith(REFUSED_WHEN_SENT)]
+
+
 def thinking_not_sent(events: Sequence[Event]) -> list[int]:
     """Calls of the turn in progress (after the last USER) sent without the call their thinking
     block rides with: the API asks for thinking only in the final assistant turn."""
@@ -389,6 +402,9 @@ def provider_findings(provider: str, events: Sequence[Event], sent: bool = False
     drops the newest results (``U Ca Ra`` sent as ``U Ca``)."""
     rules = PROVIDERS[check_provider(provider)]
     found = [(rule.id, i) for rule in rules for i in rule.check(events)]
+    if not sent and any(rule.id == "thinking-not-sent" for rule in rules):
+        flagged = {i for rule_id, i in found if rule_id == "thinking-not-sent"}
+        found += [("thinking-not-sent", i) for i in refused_when_sent(events) if i not in flagged]
     if sent and events and events[-1].kind is _CALL:
         start = len(events) - 1
         while start and events[start - 1].kind is _CALL:

@@ -111,9 +111,10 @@ def test_a_middle_request_body_with_thinking_on_and_a_bare_turn_fails_the_replay
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """JSONL of request bodies: the second request sent its turn without thinking while thinking
-    was enabled. The last request (the turn ended) is not refused, so ``lint`` of the log as its
-    last request is clean; the replay of every request fails at the one the API refused. With the
-    second body saying ``disabled``, every request passes."""
+    was enabled. The last request (the turn ended) is not refused, but the file records that the
+    second went out so: ``lint`` names that call (it said clean when it judged only the last
+    body's turn in progress), and the replay of every request fails at the one the API refused.
+    With the second body saying ``disabled``, every request passes and ``lint`` is clean."""
     first = [ASK, said(THINK, use("a")), answered("a")]
     second = [*first, said({"type": "text", "text": "20C"}), {"role": "user", "content": "Rome?"}, said(use("b")), answered("b")]  # fmt: skip
     third = [*second, said({"type": "text", "text": "25C"}), {"role": "user", "content": "thanks"}]
@@ -125,6 +126,9 @@ def test_a_middle_request_body_with_thinking_on_and_a_bare_turn_fails_the_replay
     good = jsonl(tmp_path / "good.jsonl", [body(first), body(second, "disabled"), body(third, "disabled")])
     assert main([*replay, "-H", str(good)]) == 0
     assert "OK: no request breaks anthropic" in capsys.readouterr().out
+    code, out = lint(bad, capsys)
+    assert code == 1 and f"{bad}:2: record 6:" in out and "thinking-not-sent" in out and "CALL b" in out, out
+    assert lint(good, capsys)[0] == 0
     still_bad = jsonl(tmp_path / "last.jsonl", [body(first), body(second)])
     code, out = lint(still_bad, capsys)
     assert code == 1 and f"{still_bad}:2: record 6:" in out and "CALL b" in out, out

@@ -31,7 +31,7 @@ from turncheck.models.cases import (
 )
 from turncheck.models.errors import BadParameter
 from turncheck.models.provider_rules import events_of
-from turncheck.sim.cases import history_cases, run_against, run_case, unavailable
+from turncheck.sim.cases import LONG_SESSION, history_cases, run_against, run_case, sampled, unavailable
 from turncheck.testing import check_diff, check_known_failures
 
 KEEP_LAST = "def keep_last_4(messages, budget):\n    return messages[-4:]\n"
@@ -111,7 +111,8 @@ def test_a_case_without_a_read_date_or_from_2025_without_a_release_is_refused() 
     def case(date: str, state: str, release: str) -> Case:
         return Case("t", "a/b#1", date, state, "orphan/pairing", spec, ("empty",), "", release)
 
-    for date, state in (("not read", "not read"), ("2026-02", "open"), ("2026-13-01", "open"), ("2026-02-12", "x")):
+    refused = (("not read", "not read"), ("2026-02", "open"), ("2026-13-01", "open"), ("2026-02-12", "x"))
+    for date, state in refused:
         with pytest.raises(BadParameter, match="not as read in a/b#1"):
             case(date, state, "a model of the cut")
     with pytest.raises(BadParameter, match="from 2025-01-01: its release 'checked, fixed upstream' names no"):
@@ -276,7 +277,9 @@ def test_against_says_how_long_a_history_it_covered(
     assert longest >= 20
     assert (
         f"each history (the longest holds {longest} events) was replayed as written and continued to at least "
-        "400 events, its turns repeated with fresh call ids: a trimmer keeping more than that sends it whole"
+        f"{LONG_SESSION} events, its turns repeated with fresh call ids: a trimmer keeping more than that sends it "
+        "whole; your trimmer ran before every request of the history as written, of its copies 1, 2, 3, 4, 6, 8, 12, "
+        "16 and of its last copy"
     ) in last
 
 
@@ -547,3 +550,48 @@ def test_the_repository_files_cases_show_are_named_where_they_are(cli, tmp_path,
     monkeypatch.chdir(root)
     shown = cli("cases", "show", "sqlite-first-open-contention").out
     assert "red:      turncheck stress --store examples/stores/first_open.py:NoBusyTimeout " in shown
+
+
+def test_against_projects_the_written_history_some_copies_and_the_last(tmp_path: Path) -> None:
+    """The s62 refusal measured ``--against`` at 4-12 s and a user's quadratic drop-newest trimmer
+    ran past 5 minutes: every request of the 400-event continuation called the trimmer. It now
+    runs before each request of the history as written, of the copies :data:`COPIES` names and of
+    the last copy (where a cut of the last N messages meets its shape for any N up to the copy),
+    and stops a case at its first offending request."""
+    from turncheck.models.messages import message_projector
+    from turncheck.models.requests import request_points
+    from turncheck.sim.cases import COPIES, continued, history_events
+
+    at = sampled(7, 504)  # 72 copies of a 7-event session
+    assert [c for c in range(72) if at(c * 7 + 1)] == [0, *sorted(COPIES), 71]
+    assert all(at(e) for e in range(1, 8)) and not at(5 * 7 + 3) and at(71 * 7 + 7)
+
+    seen: list[int] = []
+
+    def counting(messages: list[Any], budget: int) -> list[Any]:
+        seen.append(len(messages))
+        return list(messages)
+
+    case = CASES["agent-framework-nonadjacent-pair"]
+    assert run_against(case, message_projector(counting, name="counting")).broke == ()
+    events = continued(history_events(case.input))  # type: ignore[arg-type]
+    requests = list(request_points(events))
+    assert len(seen) < len(requests) / 3  # not every request of the continuation
+    assert max(seen) >= len(events) - 7 and min(seen) <= 3  # the last copy and the written history
+
+    seen.clear()
+
+    def keep_last_2(messages: list[Any], budget: int) -> list[Any]:
+        seen.append(len(messages))
+        return messages[-2:]
+
+    rep = run_against(case, message_projector(keep_last_2, name="keep_last_2"))
+    assert rep.broke == ("orphanRes",) and len(seen) == rep.request + 1  # stopped at its first offending request
+
+
+@pytest.mark.parametrize("keep", [1, 2, 3, 299, 300])
+def test_against_keep_last_n_at_the_ends_of_the_range_exits_1(keep: int) -> None:
+    from turncheck.models.messages import message_projector
+
+    trimmer = message_projector(lambda messages, budget: messages[-keep:], name=f"keep-last-{keep}")
+    assert [c.source for c in history_cases() if run_against(c, trimmer).broke]

@@ -38,6 +38,14 @@ for _case in (
          "the meta thread of 150+ reports (opened on Claude Code 1.0.94, after the alleged fix in 1.0.84; its "
          "comments from 2025-12 quote the error); the request shape the error names, linted: how Claude Code came "
          "to send it is not in what was read, so no release of it runs"),
+    Case("mastra-semantic-recall-orphan", "mastra-ai/mastra#16193", "2026-05-05", "closed", "orphan/pairing",
+         LogInput("mastra-16193-red.json", "mastra-16193-green.json", "anthropic", "anthropic"),
+         ("orphan-result", "result-not-next"),
+         "SemanticRecall (scope resource, a small messageRange, parallel tool calls) injects recalled messages "
+         "whose tool_result blocks lost their tool_use: messages.N.content.0: unexpected tool_use_id found in "
+         "tool_result blocks",
+         "the request as the thread describes SemanticRecall building it, linted: @mastra/memory does not run "
+         "(its release is not named in what was read); green is the recalled range widened to whole tool pairs"),
     Case("cline-truncation-orphan", "cline/cline#7225", "2025-11-02", "merged", "orphan/pairing",
          LogInput("cline-7225-red.json", "cline-7225-green.json", "anthropic", "anthropic"),
          ("result-not-next",),

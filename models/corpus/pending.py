@@ -63,7 +63,7 @@ for _thread in (
     *(PendingThread(t, SEARCHED) for t in (
         "spring-projects/spring-ai#7029", "spring-projects/spring-ai#3945",
         "spring-projects/spring-ai#3149", "langchain4j/langchain4j#5250",
-        "mastra-ai/mastra#16193", "mastra-ai/mastra#13984",
+        "mastra-ai/mastra#13984",
         "microsoft/agent-framework#8441",
         "microsoft/agent-framework#6972", "microsoft/agent-framework#4924", "microsoft/agent-framework#4835",
         "microsoft/agent-framework#7518", "letta-ai/letta#2605",

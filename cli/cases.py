@@ -200,6 +200,8 @@ def _first(r: Any) -> str:
 
 
 def _print_against(reps: list[Any], against: str, fmt: str) -> None:
+    from turncheck.sim.cases import COPIES
+
     hit = [r for r in reps if r.broke]
     if fmt == "json":
         for r in reps:
@@ -218,11 +220,15 @@ def _print_against(reps: list[Any], against: str, fmt: str) -> None:
         else:
             longest = max((r.longest for r in reps), default=0)
             replayed = min((r.replayed for r in reps), default=0)
+            copies = ", ".join(map(str, sorted(COPIES)))
             print(f"OK: {against} reproduces none of the {len(reps)} history cases, each window also checked by "
                   f"its history's API rules; each history (the longest holds {longest} events) was replayed as "
                   f"written and continued to at least {replayed} events, its turns repeated with fresh call ids: a "
-                  "trimmer keeping more than that sends it whole; the model, rule, store and other log cases do not "
-                  "run against a trimmer, and `turncheck check projector` tries every small history")  # fmt: skip
+                  "trimmer keeping more than that sends it whole; your trimmer ran before every request of the "
+                  f"history as written, of its copies {copies} and of its last copy (a cut of the last N messages "
+                  "or of a budget has the same shape in every copy from the one where it starts to cut), not of "
+                  "the other copies; the model, rule, store and other log cases do not run against a trimmer, and "
+                  "`turncheck check projector` tries every small history")  # fmt: skip
     if hit:
         raise typer.Exit(1)
 

@@ -32,7 +32,8 @@ on — listed, never counted as a case.
 Adding a case is one entry in a module of :mod:`models.corpus` (the registries' home, which
 imports each module of its folder) or one new module there; an extension registers its own with
 :func:`register_case`. Invariant: a case name and a pending thread are registered once; every
-case's ``source`` is ``owner/repo#N``.
+case's ``source`` is ``owner/repo#N``, its date and state as read there, and from 2025 on its
+``release`` names a release or says why none runs.
 """
 
 from __future__ import annotations
@@ -56,6 +57,16 @@ CaseClass = Literal[
 CASE_CLASSES: tuple[str, ...] = CaseClass.__args__  # type: ignore[attr-defined]
 THREAD = re.compile(r"^[\w.-]+/[\w.-]+#\d+$")
 """A thread as ``owner/repo#N`` (an issue or a pull request)."""
+DATE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
+"""A thread's date as read there (``YYYY-MM-DD``, the day it was opened)."""
+STATES = ("open", "closed", "merged")
+"""A thread's state as read there."""
+RELEASE_SINCE = "2025-01-01"
+"""From this date on, a case names the library release it was checked against or says why none
+runs (issue 54): :data:`SAYS_RELEASE` must find it in ``release``."""
+SAYS_RELEASE = re.compile(r"\d+\.\d+|model|provider rule|does not run|not named|not in what was read")
+"""A release that names a version (``1.8.3``), or says why no release runs: it is a model, a provider
+rule, the library does not run, or its release is not named in what was read."""
 
 
 @dataclass(frozen=True)
@@ -226,11 +237,11 @@ CaseInput = ModelInput | RuleInput | HistoryInput | LogInput | RaceInput | Store
 @dataclass(frozen=True)
 class Case:
     """One real failure: ``source`` (``owner/repo#N``; ``also`` other threads of the same shape),
-    ``date`` and ``state`` as read in the thread (``"not read"`` where the corpus's author could
-    not read it), ``cls`` (:data:`CASE_CLASSES`), ``input``, ``breaks`` (what the red shape breaks
+    ``date`` and ``state`` as read in the thread (:data:`DATE`, :data:`STATES`: a thread not read
+    is a :class:`PendingThread`, never a case), ``cls`` (:data:`CASE_CLASSES`), ``input``, ``breaks`` (what the red shape breaks
     and the green holds: model properties, a rule id, or per-request checks), ``finding`` (the
     report's words) and ``release`` (the library release it was checked against, or why it is a
-    model)."""
+    model: required of a thread from :data:`RELEASE_SINCE` on)."""
 
     name: str
     source: str
@@ -253,6 +264,16 @@ class Case:
             )
         if not self.breaks:
             raise BadParameter(f"case {self.name}: a case breaks at least one rule or invariant")
+        if not DATE.match(self.date) or self.state not in STATES:
+            raise BadParameter(
+                f"case {self.name}: date {self.date!r} and state {self.state!r} are not as read in {self.source} "
+                f"(YYYY-MM-DD; one of {', '.join(STATES)}): a thread not read is a pending thread, not a case"
+            )
+        if self.date >= RELEASE_SINCE and not SAYS_RELEASE.search(self.release):
+            raise BadParameter(
+                f"case {self.name}: {self.source} is from {self.date}: its release {self.release!r} names no "
+                "library release it was checked against and does not say why it is a model"
+            )
 
     @property
     def threads(self) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ a later event — so a window here is byte-for-byte the window the agent would h
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from turncheck.models.cost import CostModel
@@ -59,7 +59,12 @@ class Request:
 
 
 def replay_requests(
-    session: str, events: Sequence[Event], budget: int, strategy: str | Strategy, cost: CostModel
+    session: str,
+    events: Sequence[Event],
+    budget: int,
+    strategy: str | Strategy,
+    cost: CostModel,
+    at: Callable[[int], bool] | None = None,
 ) -> Iterator[Request]:
     """Every request of one session (events in read order), projected as the agent would: over
     the prompt its log implied then (:func:`models.summaries.prompt_events`: only the summaries
@@ -73,6 +78,9 @@ def replay_requests(
     already in the prompt), and a window of a :class:`Window` subclass (a summarising or peer
     window reads its history lazily, so that history must stay the request's own prefix). A
     plain window's report is computed before the history grows, for the same reason.
+
+    ``at`` (a request's ``end`` → project it?) projects only the requests it chooses, the
+    others growing the prompt unprojected (the strategy is not called for them); None: all.
     """
     h = History(costs=(cost,))
     summaries: list[Event] = []
@@ -91,6 +99,9 @@ def replay_requests(
             h = History([e for e in (*h.events, *new) if not dropped(e)], costs=(cost,))
         else:
             h.extend([e for e in new if not dropped(e)] if summaries else new)
+        if at is not None and not at(end):
+            shared = True  # no window holds this prompt: the next request may grow it
+            continue
         window = project(h, budget, fn, cost)
         shared = keeps_to_its_prefix(window)
         if shared:

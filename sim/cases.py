@@ -18,7 +18,7 @@ search that did not finish is never read as green.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -147,24 +147,34 @@ def replay_breaks(
     strategy: str | Strategy,
     checks: Sequence[str],
     provider: str | None = None,
+    first: bool = False,
+    written: dict[str, int] | None = None,
 ) -> tuple[tuple[str, ...], int | None, int | None]:
     """The ``checks`` some request's window breaks when ``strategy`` trims each session of
     ``events`` before every model request, and the first offending request (index, end); with
-    ``provider``, each rule of that API a window breaks as well, named ``provider rule-id``."""
+    ``provider``, each rule of that API a window breaks as well, named ``provider rule-id``.
+    ``first``: stop at the first offending request, its breaks the answer (a reproduction needs
+    one request; a user's trimmer is not made to trim the rest of a long session for it).
+    ``written``: a session's length as written, before :func:`continued` repeated it — its
+    requests are projected as :func:`sampled` chooses; a session not named, every request."""
     broke: dict[str, None] = {}
-    first: tuple[int, int] | None = None
+    at: tuple[int, int] | None = None
     sessions: dict[str, list[Event]] = {}
     for e in events:
         sessions.setdefault(e.session, []).append(e)
     for name, evs in sessions.items():
-        for req in replay_requests(name, evs, spec.budget, strategy, EstimateCost()):
+        n = (written or {}).get(name)
+        chosen = None if n is None else sampled(n, len(evs))
+        for req in replay_requests(name, evs, spec.budget, strategy, EstimateCost(), chosen):
             bad = [c for c in checks if check_value(req.window, c)]
             if provider is not None:
                 bad += [f"{provider} {rule}" for rule, _ in provider_findings(provider, req.window.events, sent=True)]
-            if bad and first is None:
-                first = (req.index, req.end)
+            if bad and at is None:
+                at = (req.index, req.end)
             broke.update(dict.fromkeys(bad))
-    return tuple(broke), *(first or (None, None))
+            if bad and first:
+                return tuple(broke), req.index, req.end
+    return tuple(broke), *(at or (None, None))
 
 
 def _model_breaks(spec: ModelInput, shape: str, breaks: Sequence[str]) -> tuple[str, ...]:
@@ -299,13 +309,38 @@ def run_against(case: Case, strategy: str | Strategy) -> Reproduction:
     for e in events:
         sessions.setdefault(e.session, []).append(e)
     long = [continued(evs) for evs in sessions.values()]
-    broke, request, end = replay_breaks([e for evs in long for e in evs], spec, strategy, checks, provider)
-    written = max((len(evs) for evs in sessions.values()), default=0)
+    lengths = {name: len(evs) for name, evs in sessions.items()}
+    broke, request, end = replay_breaks([e for evs in long for e in evs], spec, strategy, checks, provider, True,
+                                        lengths)  # fmt: skip
+    written = max(lengths.values(), default=0)
     return Reproduction(case, broke, request, end, written, max(map(len, long), default=0))
 
 
-LONG_SESSION = 400
+LONG_SESSION = 500
 """Events each session of a history case is continued to under ``--against``."""
+
+
+COPIES = frozenset({1, 2, 3, 4, 6, 8, 12, 16})
+"""The copies of a continued session (:func:`continued`; copy 0 is the history as written) whose
+requests ``--against`` projects, with the last copy; the others only grow the prompt."""
+
+
+def sampled(written: int, total: int) -> Callable[[int], bool]:
+    """Which requests of a session continued from ``written`` events to ``total`` are projected:
+    each one of the history as written, and each one of a copy in :data:`COPIES` or the last copy.
+
+    A copy repeats the written turns, so a window that keeps the last N messages, or a budget's
+    worth, has the same shape at the same point of any copy from the one where it starts to cut
+    on: the last copy meets every such cut up to its own length, the sampled copies those that
+    start early, at a tenth of the trimmer calls of the whole continuation (a quadratic trimmer
+    of a user's made ``cases run --against`` run for minutes)."""
+    last = (total - 1) // written
+
+    def at(end: int) -> bool:
+        copy = (end - 1) // written
+        return copy == 0 or copy in COPIES or copy == last
+
+    return at
 
 
 def continued(events: Sequence[Event], at_least: int = LONG_SESSION) -> list[Event]:

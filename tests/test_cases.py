@@ -16,10 +16,22 @@ from typing import Any
 import pytest
 
 from turncheck.cli.app import main
-from turncheck.models.cases import CASES, PENDING, Case, HistoryInput, LogInput, ModelInput, case_threads
+from turncheck.models.cases import (
+    CASES,
+    DATE,
+    PENDING,
+    RELEASE_SINCE,
+    SAYS_RELEASE,
+    STATES,
+    Case,
+    HistoryInput,
+    LogInput,
+    ModelInput,
+    case_threads,
+)
 from turncheck.models.errors import BadParameter
 from turncheck.models.provider_rules import events_of
-from turncheck.sim.cases import history_cases, run_against, run_case, unavailable
+from turncheck.sim.cases import LONG_SESSION, history_cases, run_against, run_case, sampled, unavailable
 from turncheck.testing import check_diff, check_known_failures
 
 KEEP_LAST = "def keep_last_4(messages, budget):\n    return messages[-4:]\n"
@@ -63,7 +75,6 @@ def test_each_case_red_breaks_what_its_thread_reports_and_green_none(name: str) 
     assert run.status == "as recorded"
 
 
-SAYS_RELEASE = re.compile(r"\d+\.\d+|model|provider rule|does not run|not named|not in what was read")
 NO_RELEASE_WHY = re.compile(r"no library release: .+, so no library runs")
 
 
@@ -84,12 +95,39 @@ def test_a_release_that_says_nothing_is_caught() -> None:
     assert SAYS_RELEASE.search("pi 0.84.3 in the report") and SAYS_RELEASE.search("a model of the cut")
 
 
+@pytest.mark.parametrize("name", list(CASES))
+def test_each_case_has_the_date_and_state_read_in_its_thread(name: str) -> None:
+    """Issue 54 (the s62 refusal): four rule cases kept the date "not read", so they could not show
+    that a thread after 2025-01 names its release. Every case is now dated as read in its thread."""
+    case = CASES[name]
+    assert DATE.match(case.date) and case.state in STATES, (case.date, case.state)
+    if case.date >= RELEASE_SINCE:
+        assert SAYS_RELEASE.search(case.release), case.release
+
+
+def test_a_case_without_a_read_date_or_from_2025_without_a_release_is_refused() -> None:
+    spec = HistoryInput("f", None, 1, "M0", "M5")
+
+    def case(date: str, state: str, release: str) -> Case:
+        return Case("t", "a/b#1", date, state, "orphan/pairing", spec, ("empty",), "", release)
+
+    refused = (("not read", "not read"), ("2026-02", "open"), ("2026-13-01", "open"), ("2026-02-12", "x"))
+    for date, state in refused:
+        with pytest.raises(BadParameter, match="not as read in a/b#1"):
+            case(date, state, "a model of the cut")
+    with pytest.raises(BadParameter, match="from 2025-01-01: its release 'checked, fixed upstream' names no"):
+        case("2025-01-01", "closed", "checked, fixed upstream")
+    case("2024-12-31", "closed", "checked, fixed upstream")  # before 2025: no release asked of it
+    case("2025-01-01", "merged", "langchain-core 1.8.3")
+    case("2026-02-12", "open", "a model of the cut")
+
+
 def test_a_case_whose_red_shape_holds_differs_from_the_record() -> None:
     fixed = CASES["openai-agents-compaction"]
-    both_fixed = Case("t", fixed.source, "x", "x", "compaction race", ModelInput(fixed.input.model, "fixed", "fixed"),
+    both_fixed = Case("t", fixed.source, "2024-01-01", "open", "compaction race", ModelInput(fixed.input.model, "fixed", "fixed"),
                       fixed.breaks, "", "")  # fmt: skip
     assert run_case(both_fixed).status == "differs"
-    both_red = Case("t", fixed.source, "x", "x", "compaction race", ModelInput(fixed.input.model, "buggy", "buggy"),
+    both_red = Case("t", fixed.source, "2024-01-01", "open", "compaction race", ModelInput(fixed.input.model, "buggy", "buggy"),
                     fixed.breaks, "", "")  # fmt: skip
     assert run_case(both_red).status == "differs"
 
@@ -100,23 +138,23 @@ def test_a_case_refuses_a_source_that_is_not_owner_repo_number(source: str) -> N
         Case(
             "t",
             source,
-            "d",
-            "s",
+            "2024-01-01",
+            "open",
             "orphan/pairing",
             HistoryInput("f", None, 1, "M0", "M5"),
             ("empty",),
             "",
             "",
         )
-    Case("t", "a/b#1", "d", "s", "orphan/pairing", HistoryInput("f", None, 1, "M0", "M5"), ("empty",), "", "")
+    Case("t", "a/b#1", "2024-01-01", "open", "orphan/pairing", HistoryInput("f", None, 1, "M0", "M5"), ("empty",), "", "")
 
 
 def test_a_case_refuses_an_unknown_class_and_an_empty_breaks() -> None:
     spec = HistoryInput("f", None, 1, "M0", "M5")
     with pytest.raises(BadParameter):
-        Case("t", "a/b#1", "d", "s", "flaky", spec, ("empty",), "", "")  # type: ignore[arg-type]
+        Case("t", "a/b#1", "2024-01-01", "open", "flaky", spec, ("empty",), "", "")  # type: ignore[arg-type]
     with pytest.raises(BadParameter):
-        Case("t", "a/b#1", "d", "s", "cost", spec, (), "", "")
+        Case("t", "a/b#1", "2024-01-01", "open", "cost", spec, (), "", "")
 
 
 def test_every_thread_of_the_issue_is_a_case_or_pending() -> None:
@@ -239,7 +277,9 @@ def test_against_says_how_long_a_history_it_covered(
     assert longest >= 20
     assert (
         f"each history (the longest holds {longest} events) was replayed as written and continued to at least "
-        "400 events, its turns repeated with fresh call ids: a trimmer keeping more than that sends it whole"
+        f"{LONG_SESSION} events, its turns repeated with fresh call ids: a trimmer keeping more than that sends it "
+        "whole; your trimmer ran before every request of the history as written, of its copies 1, 2, 3, 4, 6, 8, 12, "
+        "16 and of its last copy"
     ) in last
 
 
@@ -376,7 +416,7 @@ def test_a_case_recorded_on_another_library_version_is_skipped_with_the_reason()
     assert "the case was recorded on langchain-core==0.0.1" in (unavailable(spec) or "")
     gone = HistoryInput("spring-ai-5940.json", "openai-chat", 40, "M0", "M5", ("no-such-dist==1",))
     assert unavailable(gone) == "no-such-dist is not installed (the case was recorded on no-such-dist==1)"
-    case = Case("t", "a/b#1", "d", "s", "orphan/pairing", spec, ("orphanRes",), "", "")
+    case = Case("t", "a/b#1", "2024-01-01", "open", "orphan/pairing", spec, ("orphanRes",), "", "")
     assert run_case(case).status == "skipped"
     assert unavailable(HistoryInput("spring-ai-5940.json", "openai-chat", 40, "M0", "M5")) is None
 
@@ -386,7 +426,7 @@ def test_a_log_case_lints_the_log_the_report_shows_and_the_fixed_one() -> None:
     assert run_case(case).red == ("call-not-answered-next",) and run_case(case).green == ()
     spec = case.input
     assert isinstance(spec, LogInput)
-    swapped = Case("t", case.source, "x", "x", "orphan/pairing", LogInput(spec.green, spec.red, spec.fmt, spec.provider),
+    swapped = Case("t", case.source, "2024-01-01", "open", "orphan/pairing", LogInput(spec.green, spec.red, spec.fmt, spec.provider),
                    case.breaks, "", "")  # fmt: skip
     assert run_case(swapped).status == "differs"
 
@@ -408,7 +448,7 @@ def test_a_model_case_whose_shapes_are_parameters_runs_the_model_with_them() -> 
     assert spec.command("green").endswith("--param frame=3 --param threshold=5 --engine explore")
     assert ModelInput.params("buggy") == {"variant": "buggy"}
     assert run_case(case).status == "as recorded"
-    swapped = Case("t", case.source, "x", "x", "cost", ModelInput(spec.model, spec.green, spec.red),
+    swapped = Case("t", case.source, "2024-01-01", "open", "cost", ModelInput(spec.model, spec.green, spec.red),
                    case.breaks, "", "")  # fmt: skip
     assert run_case(swapped).status == "differs"
 
@@ -510,3 +550,48 @@ def test_the_repository_files_cases_show_are_named_where_they_are(cli, tmp_path,
     monkeypatch.chdir(root)
     shown = cli("cases", "show", "sqlite-first-open-contention").out
     assert "red:      turncheck stress --store examples/stores/first_open.py:NoBusyTimeout " in shown
+
+
+def test_against_projects_the_written_history_some_copies_and_the_last(tmp_path: Path) -> None:
+    """The s62 refusal measured ``--against`` at 4-12 s and a user's quadratic drop-newest trimmer
+    ran past 5 minutes: every request of the 400-event continuation called the trimmer. It now
+    runs before each request of the history as written, of the copies :data:`COPIES` names and of
+    the last copy (where a cut of the last N messages meets its shape for any N up to the copy),
+    and stops a case at its first offending request."""
+    from turncheck.models.messages import message_projector
+    from turncheck.models.requests import request_points
+    from turncheck.sim.cases import COPIES, continued, history_events
+
+    at = sampled(7, 504)  # 72 copies of a 7-event session
+    assert [c for c in range(72) if at(c * 7 + 1)] == [0, *sorted(COPIES), 71]
+    assert all(at(e) for e in range(1, 8)) and not at(5 * 7 + 3) and at(71 * 7 + 7)
+
+    seen: list[int] = []
+
+    def counting(messages: list[Any], budget: int) -> list[Any]:
+        seen.append(len(messages))
+        return list(messages)
+
+    case = CASES["agent-framework-nonadjacent-pair"]
+    assert run_against(case, message_projector(counting, name="counting")).broke == ()
+    events = continued(history_events(case.input))  # type: ignore[arg-type]
+    requests = list(request_points(events))
+    assert len(seen) < len(requests) / 3  # not every request of the continuation
+    assert max(seen) >= len(events) - 7 and min(seen) <= 3  # the last copy and the written history
+
+    seen.clear()
+
+    def keep_last_2(messages: list[Any], budget: int) -> list[Any]:
+        seen.append(len(messages))
+        return messages[-2:]
+
+    rep = run_against(case, message_projector(keep_last_2, name="keep_last_2"))
+    assert rep.broke == ("orphanRes",) and len(seen) == rep.request + 1  # stopped at its first offending request
+
+
+@pytest.mark.parametrize("keep", [1, 2, 3, 299, 300])
+def test_against_keep_last_n_at_the_ends_of_the_range_exits_1(keep: int) -> None:
+    from turncheck.models.messages import message_projector
+
+    trimmer = message_projector(lambda messages, budget: messages[-keep:], name=f"keep-last-{keep}")
+    assert [c.source for c in history_cases() if run_against(c, trimmer).broke]

@@ -30,13 +30,22 @@ for _case in (
          "linted: how gemini-cli came to send it is not in what was read",
          also=("google-gemini/gemini-cli#21830", "google-gemini/gemini-cli#16827", "google-gemini/gemini-cli#14590",
                "google-gemini/gemini-cli#6379", "google-gemini/gemini-cli#5443")),
-    Case("claude-code-orphan-result", "anthropics/claude-code#6836", "not read", "open", "orphan/pairing",
+    Case("claude-code-orphan-result", "anthropics/claude-code#6836", "2025-08-29", "open", "orphan/pairing",
          LogInput("claude-code-6836-red.json", "claude-code-6836-green.json", "anthropic", "anthropic"),
          ("result-not-next",),
          "messages.0.content.0: unexpected `tool_use_id` found in `tool_result` blocks: … Each `tool_result` "
          "block must have a corresponding `tool_use` block in the previous message.",
-         "the meta thread of 150+ reports (its comments from 2025-12 quote the error); the request shape the error "
-         "names, linted: how Claude Code came to send it is not in what was read"),
+         "the meta thread of 150+ reports (opened on Claude Code 1.0.94, after the alleged fix in 1.0.84; its "
+         "comments from 2025-12 quote the error); the request shape the error names, linted: how Claude Code came "
+         "to send it is not in what was read, so no release of it runs"),
+    Case("mastra-semantic-recall-orphan", "mastra-ai/mastra#16193", "2026-05-05", "closed", "orphan/pairing",
+         LogInput("mastra-16193-red.json", "mastra-16193-green.json", "anthropic", "anthropic"),
+         ("orphan-result", "result-not-next"),
+         "SemanticRecall (scope resource, a small messageRange, parallel tool calls) injects recalled messages "
+         "whose tool_result blocks lost their tool_use: messages.N.content.0: unexpected tool_use_id found in "
+         "tool_result blocks",
+         "the request as the thread describes SemanticRecall building it, linted: @mastra/memory does not run "
+         "(its release is not named in what was read); green is the recalled range widened to whole tool pairs"),
     Case("cline-truncation-orphan", "cline/cline#7225", "2025-11-02", "merged", "orphan/pairing",
          LogInput("cline-7225-red.json", "cline-7225-green.json", "anthropic", "anthropic"),
          ("result-not-next",),
@@ -75,7 +84,7 @@ for _case in (
          "pair gets in, every subsequent run 400s on the same history",
          "pydantic-ai-slim 2.68.0 wrote both files (examples/formats/pydantic_ai_messages.py): the run stopped "
          "after its tool call (red), and one that ran to its answer (green)"),
-    Case("langchain4j-concurrent-memory", "langchain4j/langchain4j#1966", "not read", "open", "orphan/pairing",
+    Case("langchain4j-concurrent-memory", "langchain4j/langchain4j#1966", "2024-10-21", "open", "orphan/pairing",
          LogInput("langchain4j-1966-red.json", "langchain4j-1966-green.json", "openai-chat", "openai-chat"),
          ("call-not-answered-next", "result-not-next"),
          "two concurrent calls with tools on one MessageWindowChatMemory leave it in a bad state: each call's "

@@ -21,7 +21,10 @@ for _thread in (
                   "two /run calls on one session: the stale-session ValueError (closed)"),
     PendingThread("google/adk-python#3717", RACE,
                   "the stale-session ValueError on equal timestamps with LongRunningFunctionTool (open, 2025-11-26)"),
-    PendingThread("google/adk-python#5602", "an adk-format history holding an intermediate and a final function_response of one id",
+    PendingThread("google/adk-python#5602", "a lint check for a RESULT written after a summary that hid its CALL: an adk "
+                  "session written with google-adk 2.13.0's own types (the call, its pending response, a compaction over "
+                  "both, the resume response) lints the same as the unfolded one (answered-twice, response-count-mismatch "
+                  "in both): lint, like ADK's compactor, reads the pending response as the answer (s62)",
                   "compaction folds a LongRunningFunctionTool call whose pending response shares its id (closed, 2026-05-06)"),
     PendingThread("google/adk-go#1234", RACE + " (tests/test_race.py holds its shape as a test)"),
     PendingThread("anthropics/claude-code#39695", SEARCHED + " (--from claude-code reads its session files now)"),
@@ -63,7 +66,7 @@ for _thread in (
     *(PendingThread(t, SEARCHED) for t in (
         "spring-projects/spring-ai#7029", "spring-projects/spring-ai#3945",
         "spring-projects/spring-ai#3149", "langchain4j/langchain4j#5250",
-        "mastra-ai/mastra#16193", "mastra-ai/mastra#13984",
+        "mastra-ai/mastra#13984",
         "microsoft/agent-framework#8441",
         "microsoft/agent-framework#6972", "microsoft/agent-framework#4924", "microsoft/agent-framework#4835",
         "microsoft/agent-framework#7518", "letta-ai/letta#2605",

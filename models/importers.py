@@ -94,6 +94,11 @@ class Imported:
     ``provider_name``): what ``lint`` applies when no ``--provider`` is given and the format names
     none; ``None`` when the file does not say (or its sessions say different ones)."""
 
+    ends: frozenset[int] = frozenset()
+    """For a JSONL of request bodies, the seq of each body's last event: where a request the
+    file records went out. ``lint`` judges each as sent there (a body ending on calls sent them
+    without their results, though a later body answers them)."""
+
     def located(self) -> list[tuple[int | str, Event]]:
         return list(zip(self.origins, self.events, strict=True))
 
@@ -373,9 +378,10 @@ Group = tuple[str, Sequence[Any], str, int | None]
 one record the group holds)."""
 
 
-def build_sessions(groups: Iterable[Group], add: AddRecord) -> Imported:
+def build_sessions(groups: Iterable[Group], add: AddRecord, bodies: bool = False) -> Imported:
     """Build every session (a session may arrive in several groups, read once, in order: a
-    generator keeps only the group being read); seq over the whole file.
+    generator keeps only the group being read); seq over the whole file. ``bodies``: each group
+    is a request body as sent, its last event one of :attr:`Imported.ends`.
 
     Each session's events are built once, with their final seq: a session starts where the
     sessions begun before it end (their events so far). Only when an earlier session grows after
@@ -383,6 +389,7 @@ def build_sessions(groups: Iterable[Group], add: AddRecord) -> Imported:
     (:func:`reseq`), as if each had been built after every session before it."""
     builders: dict[str, SessionBuilder] = {}
     last: SessionBuilder | None = None
+    sent: list[tuple[SessionBuilder, int]] = []
     for session, records, where, first in groups:
         b = builders.get(session)
         if b is None:
@@ -393,17 +400,22 @@ def build_sessions(groups: Iterable[Group], add: AddRecord) -> Imported:
             add(b, record, here)
             if b.beside:
                 b.end_message(here)
+        if bodies and b.events:
+            sent.append((b, len(b.events) - 1))
     events: list[Event] = []
     origins: list[str] = []
     opaque: Counter[str] = Counter()
+    offsets: dict[str, int] = {}
     for b in builders.values():
         built = b.positioned_events()
+        offsets[b.session] = len(events)
         events.extend(
             built if b.first_seq == len(events) else reseq(built, len(events) - b.first_seq, b.timed)
         )
         origins.extend(b.origins)
         opaque.update(b.opaque)
-    return Imported(events, origins, opaque=dict(sorted(opaque.items())))
+    ends = frozenset(events[offsets[b.session] + last].seq for b, last in sent)
+    return Imported(events, origins, opaque=dict(sorted(opaque.items())), ends=ends)
 
 
 def reseq(events: list[Event], shift: int, timed: bool = False) -> list[Event]:
@@ -474,8 +486,8 @@ def json_or_jsonl(
     if typed is not None:
         try:
             groups = sessions_of_jsonl(path, text, list_key, typed.body)
-            return build_sessions([(s, recs, f"{path}:{n}", k + 1) for s, recs, n, k in groups], typed.add)
+            return build_sessions([(s, recs, f"{path}:{n}", k + 1) for s, recs, n, k in groups], typed.add, True)
         except (msgspec.DecodeError, RecursionError, NotTyped, ImportFormatError):
             pass  # read again the generic way: its events, or its one-line error, are the answer
     groups = sessions_of_jsonl(path, text, list_key, framing=framing)
-    return build_sessions([(s, recs, f"{path}:{n}", k + 1) for s, recs, n, k in groups], add)
+    return build_sessions([(s, recs, f"{path}:{n}", k + 1) for s, recs, n, k in groups], add, True)

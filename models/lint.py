@@ -8,7 +8,7 @@ writers meant; a log that only looks right in file order is still flagged.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from turncheck.models.events import Event, Kind
@@ -161,11 +161,13 @@ def at(line: int | str, e: Event) -> str:
 
 
 def lint_events(
-    located: Sequence[Located], keep: int = 5, provider: str | None = None, sent: bool = False
-) -> LintReport:
+    located: Sequence[Located], keep: int = 5, provider: str | None = None, sent: bool = False,
+    ends: Collection[int] = (),
+) -> LintReport:  # fmt: skip
     """Check ``(line number, event)`` pairs, and the rules of ``provider`` when given; returns the
     report (never raises on bad structure). ``sent``: each session's events are one request as
-    it went out (:func:`~models.provider_rules.provider_findings`)."""
+    it went out (:func:`~models.provider_rules.provider_findings`); ``ends``: the seqs where a
+    request the file records went out (:attr:`~models.importers.Imported.ends`)."""
     report = LintReport(keep=keep, provider=provider)
     report.events = len(located)
 
@@ -223,7 +225,7 @@ def lint_events(
                 report.flag("turn-with-several-sources", at(line, first))
         flag_late_results(report, items)
         if provider is not None:
-            flag_provider_rules(report, items, provider, sent)
+            flag_provider_rules(report, items, provider, sent, ends)
         else:
             flag_named_rules(report, items)
         lint_coverage(report, items)
@@ -231,10 +233,12 @@ def lint_events(
 
 
 def flag_provider_rules(
-    report: LintReport, items: Sequence[Located], provider: str, sent: bool = False
+    report: LintReport, items: Sequence[Located], provider: str, sent: bool = False, ends: Collection[int] = ()
 ) -> None:
-    """What ``provider``'s API would refuse in a request holding this session as it stands."""
-    for rule, i in provider_findings(provider, [e for _, e in items], sent):
+    """What ``provider``'s API would refuse in a request holding this session as it stands, and
+    in each request the file records ending inside it (``ends``, by seq)."""
+    local = [k for k, (_, e) in enumerate(items) if e.seq in ends] if ends else []
+    for rule, i in provider_findings(provider, [e for _, e in items], sent, local):
         report.flag(rule, at(*items[i]))
 
 

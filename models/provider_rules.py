@@ -395,22 +395,30 @@ SENT_UNANSWERED = ("call-not-answered-next", "output-missing")
 with ``sent``): Gemini's are left out, no thread we read showing it refuse that."""
 
 
-def provider_findings(provider: str, events: Sequence[Event], sent: bool = False) -> list[Finding]:
+def provider_findings(
+    provider: str, events: Sequence[Event], sent: bool = False, ends: Sequence[int] = ()
+) -> list[Finding]:
     """Every rule of ``provider`` the events of one session break, in event order. ``sent``: the
     events are one request as it goes out (a window a trimmer made), so calls at its very end are
     no pending batch but calls sent without their results — what the API refuses when a trimmer
-    drops the newest results (``U Ca Ra`` sent as ``U Ca``)."""
+    drops the newest results (``U Ca Ra`` sent as ``U Ca``). ``ends``: indexes where a request
+    the file records went out (the last event of each of a JSONL's request bodies), each such
+    end judged as ``sent`` judges the last: a body the client sent ending on calls was refused,
+    though a later body answered them."""
     rules = PROVIDERS[check_provider(provider)]
     found = [(rule.id, i) for rule in rules for i in rule.check(events)]
     if not sent and any(rule.id == "thinking-not-sent" for rule in rules):
         flagged = {i for rule_id, i in found if rule_id == "thinking-not-sent"}
         found += [("thinking-not-sent", i) for i in refused_when_sent(events) if i not in flagged]
-    if sent and events and events[-1].kind is _CALL:
-        start = len(events) - 1
-        while start and events[start - 1].kind is _CALL:
+    ids = sorted({rule.id for rule in rules} & set(SENT_UNANSWERED))
+    seen = set(found)
+    for end in (*ends, *([len(events) - 1] if sent else ())):
+        start = end
+        while start >= 0 and events[start].kind is _CALL:
             start -= 1
-        ids = {rule.id for rule in rules} & set(SENT_UNANSWERED)
-        found += [(rule, i) for rule in sorted(ids) for i in range(start, len(events))]
+        for i in range(start + 1, end + 1):
+            found += [(rule, i) for rule in ids if (rule, i) not in seen]
+            seen.update((rule, i) for rule in ids)
     return sorted(found, key=lambda f: f[1])
 
 

@@ -336,7 +336,7 @@ def lint_imported(
     :data:`DEFAULT_PROVIDER`, and against ``budget`` (:func:`flag_over_budget`) when given;
     ``report.requests`` counts the windows checked."""
     provider = provider if provider is not None else imported.provider
-    report = lint_events(imported.located(), keep, provider)
+    report = lint_events(imported.located(), keep, provider, ends=imported.ends)
     costs = []
     if budget is not None or any(s.reported is not None for s in imported.sent):
         known = imported.reported if budget is not None else ()  # a session file's usage, for --budget

@@ -188,6 +188,9 @@ def formats_reading(path: Path) -> list[str]:
     suggest for ``--from`` when they refuse a file as our JSONL. Every reader keeps a part it does
     not know, so an Anthropic document also reads as Chat Completions — with its blocks opaque.
 
+    A reader that returns no event does not read the file: Claude Code's reader skips every line
+    of a pi session (both write ``cwd``) and came first, with "0 events … clean" under its name.
+
     Each format's own reader is the test, so a format registered by an extension is suggested
     as a built-in is, and no shape is described twice. Not tried: a file whose first record is
     one of our events (ours, refused for a later line), a file over :data:`PROBE_BYTES`, a file
@@ -206,7 +209,8 @@ def formats_reading(path: Path) -> list[str]:
             imported = fmt.read(path)
         except Exception:  # noqa: BLE001 - a probe: any failure means "not this format"
             continue
-        read.append((sum(imported.opaque.values()), order, name))
+        if imported.events:  # a reader that finds nothing in the file does not read it
+            read.append((sum(imported.opaque.values()), order, name))
     return [name for _, _, name in sorted(read)]
 
 

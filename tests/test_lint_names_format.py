@@ -64,6 +64,14 @@ DOCUMENTS = {
     "otel-spans": (None, "examples/your-agent/trace.jsonl", "otel"),
     "langfuse": (None, "examples/traces/langfuse-session.json", "langfuse"),
     "langsmith": (None, "examples/traces/langsmith-runs.jsonl", "langsmith"),
+    # the session files of examples/formats: a pi session also has Claude Code's "cwd" (Claude
+    # Code's reader finds no event in it, and was suggested first)
+    "pi": (None, "examples/formats/pi-session.jsonl", "pi"),
+    "pi-compaction": (None, "examples/formats/pi-stale-compaction.jsonl", "pi"),
+    "claude-code": (None, "examples/formats/claude-code-session.jsonl", "claude-code"),
+    "goose": (None, "examples/formats/goose-session.jsonl", "goose"),
+    "pydantic-ai": (None, "examples/formats/pydantic-ai-clean.json", "pydantic-ai"),
+    "strands-bedrock": (None, "examples/formats/strands-clean.json", "bedrock"),
 }
 
 

@@ -60,6 +60,9 @@ DOCUMENTS = {
     "request-bodies-jsonl": ("requests.jsonl", request_lines(CHAT), "openai-chat"),
     "anthropic": ("a.json", pretty(ANTHROPIC), "anthropic"),
     "gemini": ("g.json", json.dumps(GEMINI), "gemini"),
+    # a conversation's first Gemini request body: Chat Completions' reader took {"role": "user",
+    # "parts": …} for a message with no content and came first
+    "gemini-first-body": ("g.jsonl", json.dumps({"contents": GEMINI["contents"][:1]}) + "\n", "gemini"),
     "responses-items": ("r.json", json.dumps(RESPONSES), "openai-responses"),
     "otel-spans": (None, "examples/your-agent/trace.jsonl", "otel"),
     "langfuse": (None, "examples/traces/langfuse-session.json", "langfuse"),

@@ -192,8 +192,8 @@ def _command(modules: tuple[str, ...] = MODULES, only: str | None = None) -> Com
 
 def _verbose_after_the_command(group: Command) -> None:
     """``-v/--verbose`` after the command too (``turncheck check … -v``), as users type it: each
-    subcommand gets a copy of the root's count option that logs as the root's does. Only where
-    the command has no ``-v`` of its own."""
+    subcommand, and each group of them (``cases``, ``log``), gets a copy of the root's count
+    option that logs as the root's does. Only where the command has no ``-v`` of its own."""
     (root,) = [p for p in group.params if p.name == "verbose"]
     option = copy.copy(root)
     option.expose_value = False
@@ -204,7 +204,7 @@ def _verbose_after_the_command(group: Command) -> None:
         sub = stack.pop()
         stack += getattr(sub, "commands", {}).values()
         taken = {name for param in sub.params for name in getattr(param, "opts", ())}
-        if not hasattr(sub, "commands") and not taken & {"-v", "--verbose"}:
+        if not taken & {"-v", "--verbose"}:  # a group too: ``turncheck cases -v run``
             sub.params.append(option)
 
 

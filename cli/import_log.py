@@ -40,6 +40,20 @@ def warn_opaque(path: Path, opaque: Mapping[str, int]) -> None:
         print(f"warning: {path}: {kept}", file=sys.stderr)
 
 
+def warn_nothing_read(path: Path, source: str, events: int) -> None:
+    """One warning line when ``--from source`` found no event in ``path`` while another format
+    reads events there: "0 events … clean" is then the wrong reader's verdict, not the log's
+    (a pi session read ``--from claude-code``, whose reader skips every line of it)."""
+    from turncheck.models.importers import formats_reading
+
+    if events:
+        return
+    others = [name for name in formats_reading(path) if name != source]
+    if others:
+        print(f"warning: {path}: no event read as --from {source}; it reads as --from {others[0]}",
+              file=sys.stderr)  # fmt: skip
+
+
 @contextmanager
 def read_as_ours(path: Path) -> Iterator[None]:
     """Reading ``path`` as turncheck JSONL (``lint``, ``project`` without ``--from``): when the

@@ -7,11 +7,12 @@ exchanges), its check through the pytest fixture (``test_trim.py``), a race test
 ``pyproject.toml`` and a ``.turncheck/`` line in ``.gitignore``.
 
 Invariant: init never overwrites and never half-writes. Everything is checked before anything
-is written — a starter file that exists already, a ``pyproject.toml`` that holds a
-``[tool.turncheck]`` table or that the table cannot be appended to (not TOML, an inline
-``tool`` table), a symlink in any place — and a refusal is one line naming the file, exit 2,
-with nothing written. ``pyproject.toml`` and ``.gitignore`` are only appended to: their bytes
-stay as they were, the new text after them. All files are written at once by
+is written — a starter file that exists already, a ``pyproject.toml`` the table cannot be
+appended to (not TOML, an inline ``tool`` table), a symlink in any place — and a refusal is one
+line naming the file, exit 2, with nothing written. ``pyproject.toml`` and ``.gitignore`` are
+only appended to: their bytes stay as they were, the new text after them; a ``pyproject.toml``
+that has a ``[tool.turncheck]`` table already, and a ``.gitignore`` that ignores ``.turncheck/``,
+are left as they are (and said so). All files are written at once by
 :func:`models.output_files.write_outputs` (each whole or none, never through a symlink).
 """
 
@@ -139,10 +140,11 @@ def _appended(old: bytes, text: str) -> bytes:
     return old + (newline if old and not old.endswith(b"\n") else b"") + added
 
 
-def _pyproject(path: Path) -> bytes:
-    """The new ``pyproject.toml``: the table alone, or the old file with the table appended.
-    Refused when the file has the table, is not TOML, or would not read back as the old
-    document plus the table (an inline ``tool = {…}`` cannot grow a table below it)."""
+def _pyproject(path: Path) -> bytes | None:
+    """The new ``pyproject.toml``: the table alone, or the old file with the table appended; None
+    when the file has a ``[tool.turncheck]`` table already (it is the project's: left as it is).
+    Refused when the file is not TOML, or would not read back as the old document plus the table
+    (an inline ``tool = {…}`` cannot grow a table below it)."""
     import tomllib
 
     if not os.path.lexists(path):
@@ -154,9 +156,7 @@ def _pyproject(path: Path) -> bytes:
         raise BadParameter(f"{path} is not a TOML file turncheck init can read; nothing written") from None
     tool = data.get("tool")
     if isinstance(tool, dict) and "turncheck" in tool:
-        raise BadParameter(
-            f"{path} already has a [tool.turncheck] table; turncheck init never rewrites it: nothing written"
-        )
+        return None
     new = _appended(old, "\n" + TABLE if old.strip() else TABLE)
     try:
         grown = tomllib.loads(new.decode("utf-8"))
@@ -199,14 +199,19 @@ def init_command(quiet: QuietAlreadyOpt = False) -> None:
     files: dict[Path, str | bytes] = {here / name: text for name, text in STARTER.items()}
     for name in ("pyproject.toml", ".gitignore"):
         refuse_unsafe_target(here / name)  # a symlink, a folder: refused before reading it
-    files[here / "pyproject.toml"] = _pyproject(here / "pyproject.toml")
+    table = _pyproject(here / "pyproject.toml")
+    if table is not None:
+        files[here / "pyproject.toml"] = table
     ignore = _gitignore(here / ".gitignore")
     if ignore is not None:
         files[here / ".gitignore"] = ignore
     existed = {path for path in files if os.path.lexists(path)}
     write_outputs(files)
     names = [path.name + (" (appended to)" if path in existed else "") for path in files]
-    print(f"wrote {', '.join(names)} in {here}")
+    kept = [f"{name} ({why})" for name, why, new in (
+        ("pyproject.toml", "its [tool.turncheck] table", table), (".gitignore", "it ignores .turncheck/", ignore),
+    ) if new is None]  # fmt: skip
+    print(f"wrote {', '.join(names)} in {here}" + (f"; left as they were: {', '.join(kept)}" if kept else ""))
     print("next: python -m pytest (pip install pytest first if it is missing); then replace trim.py's trim")
 
 

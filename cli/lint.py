@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 import typer
 
 from turncheck.cli.config import from_table
-from turncheck.cli.import_log import FromOpt, read_as_ours, warn_opaque
+from turncheck.cli.import_log import FromOpt, read_as_ours, warn_nothing_read, warn_opaque
 from turncheck.cli.options import ExecutorKind, FormatOpt, JobsOpt, QuietOpt, SchedulerOpt
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.cli.stdout_json import print_json
@@ -150,6 +150,7 @@ def lint_command(
         require_regular_file(history, EventFormatError)
     if source is not None:  # a foreign log: lint what it imports as, each finding naming its record
         imported = import_log(source, history)
+        warn_nothing_read(history, source, len(imported.events))
         if budget is not None and not imported.sent and not imported.reported:
             _refuse_a_flag_budget(
                 budget_of_project,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from turncheck.cli.config import from_table
-from turncheck.cli.import_log import FromOpt, read_as_ours, warn_opaque
+from turncheck.cli.import_log import FromOpt, read_as_ours, warn_nothing_read, warn_opaque
 from turncheck.cli.options import Format, QuietOpt, format_option, names_in_help, strategy_names
 from turncheck.cli.progress import end_line, progress_for
 from turncheck.cli.stdout_json import print_json
@@ -236,6 +236,7 @@ def read_sessions(
         if source is not None:
             imported = import_log(source, path)
             warn_opaque(path, imported.opaque)
+            warn_nothing_read(path, source, len(imported.events))
             raw = imported.events
         else:
             with read_as_ours(path):

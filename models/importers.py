@@ -204,9 +204,14 @@ PROBE_BYTES = 64 << 20
 
 def formats_reading(path: Path) -> list[str]:
     """The registered formats that read ``path``, those that understand every part of it first
-    (fewest parts kept as opaque content), then in registry order: what ``lint`` and ``project``
+    (fewest parts kept as opaque content), then the most text read, then in registry order: what ``lint`` and ``project``
     suggest for ``--from`` when they refuse a file as our JSONL. Every reader keeps a part it does
     not know, so an Anthropic document also reads as Chat Completions — with its blocks opaque.
+
+    Among those, the reader that finds more of the file's text first: Chat Completions' reader
+    takes a Gemini body's ``{"role": "user", "parts": …}`` for a message with no content. A reader
+    that returns no event does not read the file: Claude Code's reader skips every line
+    of a pi session (both write ``cwd``) and came first, with "0 events … clean" under its name.
 
     Each format's own reader is the test, so a format registered by an extension is suggested
     as a built-in is, and no shape is described twice. Not tried: a file whose first record is
@@ -220,14 +225,16 @@ def formats_reading(path: Path) -> list[str]:
             return []
     except OSError:
         return []
-    read: list[tuple[int, int, str]] = []
+    read: list[tuple[int, int, int, str]] = []
     for order, (name, fmt) in enumerate(FORMATS.items()):
         try:
             imported = fmt.read(path)
         except Exception:  # noqa: BLE001 - a probe: any failure means "not this format"
             continue
-        read.append((sum(imported.opaque.values()), order, name))
-    return [name for _, _, name in sorted(read)]
+        if imported.events:  # a reader that finds nothing in the file does not read it
+            text = sum(len(e.text or "") for e in imported.events)  # more of the words: it understood more
+            read.append((sum(imported.opaque.values()), -text, order, name))
+    return [name for *_, name in sorted(read)]
 
 
 def _first_record_is_ours(path: Path) -> bool:

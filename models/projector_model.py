@@ -11,6 +11,9 @@ the properties read the window's structural report:
 * ``no-orphan-results`` — ``orphanRes`` is 0;
 * ``within-budget`` — ``overBudget`` is 0;
 * ``non-empty`` — the window is not empty while a pair-safe suffix fits the budget;
+* ``sends-something`` (a goal, for a user's trimmer only) — some window sends an event: a
+  trimmer that sizes a message its own way may keep nothing at all at a small budget, and then
+  every invariant above holds vacuously; the goal never reached makes the check INCONCLUSIVE;
 * ``no-orphan-calls`` (only with ``pairing=True``) — the window sends no CALL whose RESULT is in
   the history but not in the window (a dangling call, or one whose result has not come yet, is
   the log's state, not the trimmer's fault). It is what a peer library's shortest
@@ -67,6 +70,7 @@ Ev = tuple[int, int, int, int]
 State = tuple[tuple[Ev, ...], tuple[int, ...], bool]
 Action = tuple[Any, ...]
 NO_ORPHAN_CALLS = "no-orphan-calls"
+SENDS = "sends-something"  # a user trimmer's goal: a budget at which it keeps nothing proves nothing
 
 
 def unanswered_calls(w: Window) -> int:
@@ -167,6 +171,10 @@ class ProjectorModel(ProtocolModel[State, Action]):
         self.late = late
         if late:
             self.params = {**self.params, "late": True}
+        # a user's trimmer sizes messages its own way: at a budget below one message by its count
+        # it sends nothing in every history, and "holds" would be vacuous (the goal SENDS says so)
+        self.user_code = not (isinstance(strategy, str) and (
+            STRATEGIES.lookup(strategy) is not None or strategy.startswith("peer:")))  # fmt: skip
         self._window = lru_cache(maxsize=1 << 16)(self._project)
 
     # -- the protocol -------------------------------------------------------------------------
@@ -229,6 +237,11 @@ class ProjectorModel(ProtocolModel[State, Action]):
                 lambda s: non_empty(self.window(s), _COST.frame, self.window(s).history.prefix(_COST)),
                 "the window is not empty while a pair-safe suffix fits the budget",
             ),
+        ) + (
+            (Property(SENDS, "sometimes", lambda s: bool(self.window(s).events),
+                      "some window sends an event (else every invariant holds only because nothing is sent)"),)
+            if self.user_code
+            else ()
         ) + (
             (
                 Property(

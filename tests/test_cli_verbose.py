@@ -54,6 +54,16 @@ def test_verbose_after_the_command_logs_as_before_it(
     assert logging.getLogger("turncheck").handlers == []
 
 
+def test_verbose_after_a_group_logs_as_before_it(cli, tmp_path: Path) -> None:
+    """``turncheck cases -v list`` and ``turncheck log -v create …``: -v right after a command
+    group (before its subcommand) was "No such option: -v"."""
+    for argv in (["cases", "{v}", "list"], ["log", "{v}", "create", str(tmp_path / "{n}.log")]):
+        for n, v in enumerate(("-v", "--verbose", "-vv")):
+            done = cli(*(a.format(v=v, n=n) for a in argv))
+            assert done.code == 0 and "No such option" not in done.err, (argv, v, done)
+    assert logging.getLogger("turncheck").handlers == []
+
+
 def _leaf_commands() -> list[tuple[str, Any]]:
     from turncheck.cli.app import _command
 

@@ -133,13 +133,11 @@ def test_an_existing_pyproject_gets_the_table_appended(cli, here: Path, old: byt
 @pytest.mark.parametrize(
     ("old", "says"),
     [
-        (b"[tool.turncheck]\nbudget = 7\n", "already has a [tool.turncheck] table"),
-        (b"[tool]\nturncheck = {budget = 7}\n", "already has a [tool.turncheck] table"),
         (b"tool = {black = {line-length = 100}}\n", "cannot be appended without rewriting"),
         (b'name = """unfinished\n', "not a TOML file"),
         (b"name = '\xff'\n", "not a TOML file"),
     ],
-    ids=["table", "dotted", "inline-tool", "bad-toml", "bad-utf8"],
+    ids=["inline-tool", "bad-toml", "bad-utf8"],
 )
 def test_a_pyproject_init_cannot_append_to_is_refused(cli, here: Path, old: bytes, says: str) -> None:
     (here / "pyproject.toml").write_bytes(old)
@@ -148,6 +146,27 @@ def test_a_pyproject_init_cannot_append_to_is_refused(cli, here: Path, old: byte
     assert done.code == 2 and done.out == "" and done.err.count("\n") == 1, done
     assert says in done.err
     assert snapshot(here) == before
+
+
+@pytest.mark.parametrize(
+    "old",
+    [b"[tool.turncheck]\nbudget = 7\n", b'[project]\nname = "x"\n\n[tool]\nturncheck = {budget = 7}\n'],
+    ids=["table", "dotted"],
+)
+def test_a_pyproject_with_its_own_table_is_left_as_it_is(cli, here: Path, old: bytes) -> None:
+    """The project's [tool.turncheck] is its own: init writes the starter beside it, appends no
+    second table (which TOML refuses) and says so; pytest runs green there."""
+    (here / "pyproject.toml").write_bytes(old)
+    done = cli("init")
+    assert done.code == 0 and done.err == "", done
+    assert "left as they were: pyproject.toml (its [tool.turncheck] table)" in done.out
+    assert (here / "pyproject.toml").read_bytes() == old
+    assert all((here / name).is_file() for name in STARTER)
+    ran = pytest_in(here)
+    assert ran.returncode == 0 and "2 passed" in ran.stdout, ran.stdout + ran.stderr
+    before = snapshot(here)
+    again = cli("init")
+    assert again.code == 2 and snapshot(here) == before
 
 
 def test_a_symlinked_pyproject_is_refused(cli, here: Path, tmp_path: Path) -> None:

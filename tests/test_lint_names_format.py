@@ -60,10 +60,21 @@ DOCUMENTS = {
     "request-bodies-jsonl": ("requests.jsonl", request_lines(CHAT), "openai-chat"),
     "anthropic": ("a.json", pretty(ANTHROPIC), "anthropic"),
     "gemini": ("g.json", json.dumps(GEMINI), "gemini"),
+    # a conversation's first Gemini request body: Chat Completions' reader took {"role": "user",
+    # "parts": …} for a message with no content and came first
+    "gemini-first-body": ("g.jsonl", json.dumps({"contents": GEMINI["contents"][:1]}) + "\n", "gemini"),
     "responses-items": ("r.json", json.dumps(RESPONSES), "openai-responses"),
     "otel-spans": (None, "examples/your-agent/trace.jsonl", "otel"),
     "langfuse": (None, "examples/traces/langfuse-session.json", "langfuse"),
     "langsmith": (None, "examples/traces/langsmith-runs.jsonl", "langsmith"),
+    # the session files of examples/formats: a pi session also has Claude Code's "cwd" (Claude
+    # Code's reader finds no event in it, and was suggested first)
+    "pi": (None, "examples/formats/pi-session.jsonl", "pi"),
+    "pi-compaction": (None, "examples/formats/pi-stale-compaction.jsonl", "pi"),
+    "claude-code": (None, "examples/formats/claude-code-session.jsonl", "claude-code"),
+    "goose": (None, "examples/formats/goose-session.jsonl", "goose"),
+    "pydantic-ai": (None, "examples/formats/pydantic-ai-clean.json", "pydantic-ai"),
+    "strands-bedrock": (None, "examples/formats/strands-clean.json", "bedrock"),
 }
 
 
@@ -120,3 +131,16 @@ def test_without_a_format_that_reads_it_the_refusal_is_unchanged(cli, tmp_path: 
     path.write_text(text, encoding="utf-8")
     done = cli("lint", str(path))
     assert done.code == 2 and done.err.count("\n") == 1 and "--from" not in done.err, done.err
+
+
+@pytest.mark.parametrize("command", ["lint", "project"])
+def test_a_wrong_from_that_reads_nothing_is_said_so(cli, command: str) -> None:
+    """A pi session read --from claude-code: that reader skips every line, and lint printed
+    "0 events in 0 sessions … clean" with nothing else; now a warning names the reader that
+    reads it. The right --from prints no such warning."""
+    path = ROOT / "examples" / "formats" / "pi-session.jsonl"
+    argv = ["-q", "-H", str(path), "-b", "4000"] if command == "project" else [str(path)]
+    wrong = cli(command, "--from", "claude-code", *argv)
+    assert f"warning: {path}: no event read as --from claude-code; it reads as --from pi" in wrong.err, wrong
+    right = cli(command, "--from", "pi", *argv)
+    assert "no event read" not in right.err and right.code in (0, 1), right

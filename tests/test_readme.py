@@ -46,7 +46,7 @@ def test_readme_opens_with_two_setup_commands_and_ci_runs_the_second():
 TRIMMER = re.search(r"```python\n# my_trim.py\n(.*?)```", README, re.S)
 COMMAND = re.search(r"```bash\n(PYTHONPATH=\. turncheck project [^\n]*messages:my_trim:[^\n]*)\n```", README)
 FIXTURE = re.search(r"```python\n# test_trim.py\n(.*?)```", README, re.S)
-FIX = re.compile(r"^    while kept and .*\n^        kept\.pop\(0\)\n", re.M)  # the two lines that fix it
+FIX = re.compile(r"^    # the fix: .*\n^    calls = .*\n^    kept = \[.*\n", re.M)  # the lines that fix it
 
 
 def test_readme_is_a_front_door_that_opens_on_your_own_trimmer():
@@ -111,6 +111,37 @@ def test_readme_pytest_test_passes_and_catches_the_bug_it_names(tmp_path, fixed)
         assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout[-2000:]
     else:
         assert run.returncode == 1 and "breaks orphanRes" in run.stdout, run.stdout[-2000:]
+
+
+# a fix that only pops tool results off the front: it misses a result whose call was cut while a
+# later call of the same turn starts the window (USER, CALL c0, CALL c1, RESULT c0, CALL c2,
+# RESULT c1 sends CALL c2, RESULT c1) — the README's first fix, which `check projector` broke from
+# budget 50 on (its own default budget 4 keeps nothing of a message sized by len(str(message)) // 4)
+FRONT_ONLY = """    while kept and kept[0]["role"] == "tool":
+        kept.pop(0)
+"""
+
+
+@pytest.mark.parametrize("budget", [20, 50, 100])
+@pytest.mark.parametrize("fix", ["as-printed", "front-only"])
+def test_readme_trimmer_never_orphans_a_result_on_any_small_history(tmp_path, monkeypatch, capsys, fix, budget):
+    """The README's ``check projector -p strategy=messages:my_trim.py:keep_recent`` line on its own
+    trimmer, at budgets where it keeps a few messages (its default budget 4 keeps none): the printed
+    fix holds ``no-orphan-results`` over every small history, explored exhaustively, and sends
+    something; a fix that only pops tool results off the front breaks it from budget 50 on."""
+    assert TRIMMER
+    trimmer = TRIMMER.group(1) if fix == "as-printed" else FIX.sub(FRONT_ONLY, TRIMMER.group(1))
+    assert trimmer != TRIMMER.group(1) or fix == "as-printed"
+    (tmp_path / "my_trim.py").write_text(trimmer)
+    monkeypatch.chdir(tmp_path)
+    status = main(["check", "projector", "-q", "--engine", "explore", "-i", "no-orphan-results",
+                   "-p", f"budget={budget}", "-p", "strategy=messages:my_trim.py:keep_recent"])  # fmt: skip
+    out = capsys.readouterr().out
+    kept = int(re.search(r"worst case: kept_cost (\d+)", out).group(1))
+    if fix == "as-printed" or budget < 50:
+        assert status == 0 and "PASS" in out and "exhaustive" in out and kept > 0, out
+    else:
+        assert status == 1 and "window sent" in out and "1 orphan RESULT" in out, out
 
 
 def test_readme_exit_statuses_are_the_command_lines():

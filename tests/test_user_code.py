@@ -152,6 +152,42 @@ def test_strategies_plot_names_the_users_function(user_dir: Path) -> None:
     assert "my_trim:cut" in labels and "M5" in labels
 
 
+KEEPS_BY_CHARS = """
+def keep_recent(messages, budget):
+    kept, used = [], 0
+    for message in reversed(messages):
+        used += len(str(message)) // 4
+        if used > budget:
+            break
+        kept.insert(0, message)
+    calls = {c["id"] for m in kept for c in m.get("tool_calls") or ()}
+    return [m for m in kept if m["role"] != "tool" or m["tool_call_id"] in calls]
+"""
+
+
+@pytest.mark.parametrize(("budget", "code", "verdict"), [
+    ("4", 3, "INCONCLUSIVE: no invariant broke, but goal(s) never reached: sends-something"),
+    ("50", 0, "PASS: every invariant holds and every goal was reached"),
+])  # fmt: skip
+def test_a_users_trimmer_that_sends_nothing_is_no_pass(
+    cli: Any, user_dir: Path, budget: str, code: int, verdict: str
+) -> None:
+    """A message trimmer that sizes a message by its characters keeps none at the model's budget
+    4: no-orphan-results held only because nothing was sent, and the check printed PASS. The
+    goal sends-something makes that INCONCLUSIVE (exit 3); at budget 50 it sends and passes."""
+    (user_dir / "by_chars.py").write_text(KEEPS_BY_CHARS)
+    got, out, _ = cli("check", "projector", "-q", "--engine", "explore", "-i", "no-orphan-results",
+                      "-p", f"budget={budget}", "-p", "strategy=messages:by_chars.py:keep_recent")  # fmt: skip
+    assert got == code and out.rstrip().endswith(verdict), out
+    assert "sends-something" in out
+
+
+def test_our_strategies_have_no_sends_something_goal(cli: Any, user_dir: Path) -> None:
+    """The goal is a user trimmer's: M5's output and saved traces stay what the docs show."""
+    got, out, _ = cli("check", "projector", "-q", "--engine", "explore", "-p", "strategy=M5")
+    assert got == 0 and "sends-something" not in out
+
+
 def test_check_projector_runs_a_message_level_trimmer(
     cli: Any, user_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -22,9 +22,8 @@ def keep_recent(messages, budget):
 def keep_recent_whole_exchanges(messages, budget):
     """keep_recent, then drop tool results whose call was trimmed away."""
     kept = keep_recent(messages, budget)
-    while kept and kept[0]["role"] == "tool":
-        kept.pop(0)
-    return kept
+    calls = {call["id"] for message in kept for call in message.get("tool_calls") or ()}
+    return [m for m in kept if m["role"] != "tool" or m["tool_call_id"] in calls]
 
 
 def anthropic_role(message):

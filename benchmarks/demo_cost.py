@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from turncheck.cli.demo import START, WRITING, plan, run_demo
+from turncheck.cli.demo import START, WRITING, plan, refused_here, run_demo
 from turncheck.sim.executor import no_progress
 
 TARGET = Path(__file__).resolve().parent.parent / "cli" / "demo_cost.py"
@@ -83,10 +83,17 @@ class Measured:
     contention: float
 
 
+def measured_labels(scale: str) -> list[str]:
+    """The rows one run at ``scale`` measures, in the order their progress bars start: each step
+    that runs here, then the writing. A step refused here (an extra not installed) starts no bar
+    and costs nothing; counting it shifted every later mark (a ``zip`` mismatch, a traceback)."""
+    return [step.label for step in plan(scale)[0] if refused_here(step) is None] + [WRITING]
+
+
 def measure(scale: str) -> Measured:
     """CPU seconds of the start-up, of each step of the demo's plan at ``scale`` (by label) and of
     the writing, divided by the contention a probe process saw meanwhile."""
-    labels = [step.label for step in plan(scale)[0]] + [WRITING]
+    labels = measured_labels(scale)
     marks: list[float] = []
 
     def bars(label: str) -> Callable[[int, int], None]:

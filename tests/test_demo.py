@@ -281,3 +281,17 @@ def test_the_progress_counts_the_steps_the_first_line_says_will_run(
     assert "2 to run and 1 skipped" in first[0]
     assert [x for x in labels if x.startswith("[")] == ["[1/2] scenario projection", "[2/2] scenario projection"]
     assert [o.skipped.startswith("refused") for o in run.outcomes] == [False, True, False]
+
+
+def test_the_cost_bench_measures_only_the_steps_that_run_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """benchmarks/demo_cost.py reads one CPU mark per progress bar: a step refused here (an
+    extra not installed) starts none, so it must not be a row (it raised ValueError from ``zip``
+    on an install without extras)."""
+    import benchmarks.demo_cost as demo_cost
+    from turncheck.cli.demo import WRITING, plan
+
+    steps = plan("tiny")[0]
+    refused = steps[1].label
+    monkeypatch.setattr(demo_cost, "refused_here", lambda step: "needs an extra" if step.label == refused else None)
+    labels = demo_cost.measured_labels("tiny")
+    assert labels == [step.label for step in steps if step.label != refused] + [WRITING]

@@ -30,9 +30,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import pytest
 
-from turncheck.sim.race.explore import explore, run_schedule
+from turncheck.sim.race.explore import explore, ok_report, run_schedule
 from turncheck.sim.race.loop import CLOCK, run_controlled
 from turncheck.sim.race.schedule import parse_token
 
@@ -99,11 +100,32 @@ async def _call_later_shape(s: FileStore) -> None:
 
 SHAPES["loop.call_later"] = _call_later_shape
 
+def own_thread_future(f: Callable[[], Any]) -> Awaitable[Any]:
+    """A thread the test starts itself, its answer through a ``concurrent.futures.Future``."""
+    fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    threading.Thread(target=lambda: fut.set_result(f())).start()
+    return asyncio.wrap_future(fut)
+
+
+def own_thread_callback(f: Callable[[], Any]) -> Awaitable[Any]:
+    """A thread the test starts itself, answering by ``call_soon_threadsafe(fut.set_result, a
+    list)`` (a first argument that cannot be a weak key: the old loop raised TypeError)."""
+    loop = asyncio.get_running_loop()
+    fut = loop.create_future()
+    threading.Thread(target=lambda: loop.call_soon_threadsafe(fut.set_result, f())).start()
+    return fut
+
+
 OFFLOADS: dict[str, Callable[[concurrent.futures.Executor], Offload]] = {
     "to_thread": lambda pool: asyncio.to_thread,
     "run_in_executor(None)": lambda pool: lambda f: asyncio.get_running_loop().run_in_executor(None, f),
     "run_in_executor(pool)": lambda pool: lambda f: asyncio.get_running_loop().run_in_executor(pool, f),
+    # threads the loop does not start: their answer and a pending timer are a choice (sim/race/foreign.py)
+    "a thread the test starts (wrap_future)": lambda pool: own_thread_future,
+    "a thread the test starts (call_soon_threadsafe)": lambda pool: own_thread_callback,
+    "anyio.to_thread.run_sync": lambda pool: anyio.to_thread.run_sync,
 }
+STARTED = [name for name in OFFLOADS if "the test starts" in name or "anyio" in name]
 
 
 def make_test(shape: str, offload: str, read_s: float = 0.0, locked: bool = False) -> Callable[[], Any]:
@@ -179,13 +201,34 @@ def test_a_sleep_inside_a_job_is_a_scheduling_point(offload: str, strategy: str)
 
 
 @pytest.mark.parametrize("strategy", ["random", "pct", "exhaustive"])
+@pytest.mark.parametrize("offload", ["to_thread", STARTED[0]])
 @pytest.mark.parametrize("shape", list(SHAPES))
-def test_the_locked_store_passes_every_schedule(shape: str, strategy: str) -> None:
-    result = explore(make_test(shape, "to_thread", locked=True), strategy=strategy, schedules=150, depth=3)  # type: ignore[arg-type]
+def test_the_locked_store_passes_every_schedule(shape: str, offload: str, strategy: str) -> None:
+    result = explore(make_test(shape, offload, locked=True), strategy=strategy, schedules=150, depth=3)  # type: ignore[arg-type]
     assert result.failing is None
-    assert result.jobs >= 1 and result.timed  # the choices were there to make
+    if offload in STARTED:  # the thread's answer before or after the timer was a choice
+        assert result.started and not result.jobs
+    else:
+        assert result.jobs >= 1 and result.timed  # the choices were there to make
     if strategy == "exhaustive":
         assert result.exhausted
+
+
+def test_a_thread_that_answered_and_ended_is_taken_not_a_deadlock() -> None:
+    """The thread called back and ended before the loop waited: its answer is in the inbox (the
+    old loop looked for a live thread first and reported a deadlock: seen with aiosqlite's
+    connection thread, which ends on close)."""
+
+    async def test() -> int:
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        thread = threading.Thread(target=lambda: loop.call_soon_threadsafe(fut.set_result, [1]))
+        thread.start()
+        thread.join()  # blocks the loop until the thread has answered and ended
+        return len(await fut)
+
+    result = explore(test, strategy="exhaustive", schedules=10)
+    assert result.failing is None and result.exhausted, result.failing
 
 
 def test_the_first_schedule_is_asyncios_order_and_time_passes_only_when_chosen() -> None:
@@ -230,6 +273,19 @@ def test_the_cli_finds_the_example_with_a_token_that_replays_in_another_process(
     assert again.returncode == 1
     steps = [line for line in found.stdout.splitlines() if line[:4].strip().rstrip(".").isdigit()]
     assert steps == [line for line in again.stdout.splitlines() if line[:4].strip().rstrip(".").isdigit()]
+
+
+def test_the_ok_line_names_a_thread_the_test_started() -> None:
+    """A pass where a thread the test started answered says what of it was explored (its answer
+    before or after each timer) and what was not (what it does before it answers) — never the
+    bare 'every schedule' of a run that had no such thread."""
+    result = explore(make_test(list(SHAPES)[0], STARTED[0], locked=True), strategy="exhaustive")
+    lines = ok_report(result)
+    assert result.exhausted and "every schedule within 2 reorderings" in lines[0]
+    assert "a thread the test started itself, taken before or after each timer" in lines[1]
+    assert lines[2].startswith("not controlled: what a thread the test started itself does before it answers")
+    plain = ok_report(explore(make_test(list(SHAPES)[0], "to_thread", locked=True), strategy="exhaustive"))
+    assert "a thread the test started" not in plain[1]
 
 
 def test_the_ok_line_says_what_was_explored_and_what_is_not_controlled() -> None:

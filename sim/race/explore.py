@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from turncheck.models.errors import BadParameter
 from turncheck.sim.race.faults import CHECKS, InjectedFault, Injection
+from turncheck.sim.race.foreign import FOREIGN
 from turncheck.sim.race.guard import EXITS, ExitCalled, Overrun, exit_text
 from turncheck.sim.race.loop import CLOCK, RAN, Deadlock, Step, run_controlled
 from turncheck.sim.race.schedule import (
@@ -85,6 +86,11 @@ class RaceRun:
         return any(CLOCK in s.runnable for s in self.steps)
 
     @property
+    def started(self) -> bool:
+        """Whether a thread the test started itself could answer while a timer was pending."""
+        return any(FOREIGN in s.runnable for s in self.steps)
+
+    @property
     def threads(self) -> int:
         """Controlled threads of a synchronous test (:mod:`.threads`) that took a step."""
         return len({s.actor for s in self.steps if s.thread})
@@ -107,6 +113,7 @@ class RaceResult:
     jobs: int = 0  # the most thread jobs one schedule ran
     timed: bool = False  # a timer could fire while a job was in flight, in some schedule
     threads: int = 0  # the most controlled threads one schedule ran (a synchronous test)
+    started: bool = False  # a thread the test started could answer before or after a timer
 
 
 def _failure(exc: BaseException, faulted: bool = False) -> Failure:
@@ -220,7 +227,7 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
     if strategy not in (*STRATEGIES, "exhaustive"):
         raise BadParameter(f"--strategy must be random, pct or exhaustive, got {strategy!r}")
     seen: set[tuple[str, ...]] = set()
-    horizon, exhausted, jobs, timed, threads = 1, False, 0, False, 0
+    horizon, exhausted, jobs, timed, threads, started = 1, False, 0, False, 0, False
     prefix: list[int] = []
     index = 0
     for index in range(schedules):
@@ -235,22 +242,21 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
         run = _run(test, schedule, rec, (max_steps, max_seconds))
         seen.add(run.interleaving_key)
         horizon, jobs, timed = max(horizon, run.points), max(jobs, run.jobs), timed or run.timed
-        threads = max(threads, run.threads)
+        threads, started = max(threads, run.threads), started or run.started
         if progress is not None:
             progress(index + 1)
         if run.failure is not None:
             return RaceResult(strategy, seed, depth, index + 1, len(seen), False,
                               shrink(test, run, (max_steps, max_seconds)), run, horizon, jobs, timed,
-                              threads)  # fmt: skip
+                              threads, started)  # fmt: skip
         if strategy == "exhaustive":
             following = next_prefix(rec.answers, depth)
             if following is None:
                 exhausted = True
                 break
             prefix = following
-    return RaceResult(
-        strategy, seed, depth, index + 1, len(seen), exhausted, None, None, horizon, jobs, timed, threads
-    )
+    return RaceResult(strategy, seed, depth, index + 1, len(seen), exhausted, None, None, horizon, jobs, timed,
+                      threads, started)  # fmt: skip
 
 
 UNCONTROLLED = (
@@ -258,6 +264,17 @@ UNCONTROLLED = (
     "this machine's pace and are never reordered); inside a job's thread only time.sleep is a "
     "scheduling point (other blocking calls run whole), and a job on an executor the test passes "
     "runs whole"
+)
+
+STARTED_EXPLORED = (
+    "the answer (call_soon_threadsafe, wrap_future) of a thread the test started itself, taken "
+    "before or after each timer pending while it ran"
+)
+STARTED_UNCONTROLLED = (
+    "not controlled: what a thread the test started itself does before it answers (it runs at this "
+    "machine's pace, and two of its answers are never reordered), real sockets and subprocesses; "
+    "inside a job's thread only time.sleep is a scheduling point (other blocking calls run whole), "
+    "and a job on an executor the test passes runs whole"
 )
 
 
@@ -293,6 +310,8 @@ def ok_report(result: RaceResult) -> list[str]:
                    "effects (to each time.sleep in it) and its delivery separate steps, "
                    + ("timers firing while they ran" if result.timed else "no timer pending while one ran"))  # fmt: skip
     explored = f"explored: the order of tasks at every await; {threads}"
+    if result.started:
+        explored += f"; {STARTED_EXPLORED}"
     if result.threads:
         many = f"up to {result.threads} threads" if result.threads > 1 else "its one thread"
         explored = f"explored: the order of {many} {THREADS_EXPLORED}"
@@ -301,7 +320,7 @@ def ok_report(result: RaceResult) -> list[str]:
         f"{result.distinct} distinct interleaving{'s' if result.distinct != 1 else ''}, "
         f"up to {result.points} choice point{'s' if result.points != 1 else ''} a schedule",
         explored,
-        THREADS_UNCONTROLLED if result.threads else UNCONTROLLED,
+        THREADS_UNCONTROLLED if result.threads else STARTED_UNCONTROLLED if result.started else UNCONTROLLED,
     ]
 
 

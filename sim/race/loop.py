@@ -23,10 +23,9 @@ The rules that make a schedule replay exactly:
   runnable — or, while a job is in flight, whenever the chooser picks :data:`CLOCK` (always
   offered last, so index 0 keeps asyncio's order); a sleep otherwise wakes after everything
   that could run before it;
-* a thread the loop did not start (aiosqlite's connection thread) reaches the loop only through
-  ``call_soon_threadsafe``; its callbacks are taken only when no actor is runnable (and waited
-  for a moment before the clock jumps to a timer), and those that arrive together are applied in
-  the order their futures were created.
+* a thread the loop did not start (the test's own, aiosqlite's connection thread) reaches the
+  loop only through ``call_soon_threadsafe``; its callbacks are taken only when no actor is
+  runnable, and whether its answer or a pending timer comes first is a choice (:mod:`.foreign`).
 
 Invariant: given the same program and the same answers from the chooser, the sequence of
 steps — which actor ran, from which await to which — is the same in every run and process.
@@ -41,7 +40,6 @@ import functools
 import heapq
 import itertools
 import logging
-import queue
 import sys
 import threading
 import weakref
@@ -50,13 +48,10 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from turncheck.models.errors import TurncheckError
+from turncheck.sim.race.foreign import CLOCK, ForeignThreads
 from turncheck.sim.race.guard import EXITS, PARKED, JobThread, Slot, guarded, wait_for_job
 from turncheck.sim.race.where import Choice, Chooser, Step, callable_name, suspended_at
 
-FOREIGN_WAIT_S = 30.0  # how long every task may wait on a thread the loop did not start
-FOREIGN_SETTLE_S = 0.005  # callbacks of other threads arriving this close together are one batch
-FOREIGN_GRACE_S = 0.05  # how long such a thread may take to answer before the clock jumps past it
-CLOCK = "(time passes)"  # the choice to let the clock jump to the next timer while a job is in flight
 RAN, DELIVERED, PAUSED = "(ran in a thread)", "(delivered)", "(in time.sleep, in its thread)"
 
 
@@ -87,7 +82,7 @@ class _Actor:
         self.serial: deque[_Actor] | None = None  # its executor's queue, when that has one worker
 
 
-class ControlledLoop(asyncio.AbstractEventLoop):
+class ControlledLoop(ForeignThreads, asyncio.AbstractEventLoop):
     """An event loop that asks ``chooser`` which runnable actor runs next (see the module).
 
     Parameters
@@ -112,8 +107,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         self._timers: list[
             tuple[float, int, asyncio.TimerHandle, Callable[..., Any], tuple[Any, ...], contextvars.Context]
         ] = []
-        self._inbox: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], contextvars.Context | None]]
-        self._inbox = queue.SimpleQueue()
+        ForeignThreads.__init__(self)
         self._future_order: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._seq = itertools.count(1)
         self._names: dict[str, int] = {}
@@ -184,20 +178,24 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             runnable.append(self._clock)
         if runnable:
             if len(self.steps) >= self._max_steps:
-                raise Deadlock(f"no end after {self._max_steps} steps: the tasks keep running (a livelock)")
+                raise self._livelock()
             names = tuple([a.name for a in runnable]) if len(runnable) > 1 else ()  # most steps: no choice
             chosen = 0
             if names:
                 chosen = min(max(0, self._chooser(Choice(self._points, names))), len(runnable) - 1)
                 self._points += 1
             self._run_actor(runnable[chosen], names, chosen)
+        elif self._timer_pending() and self._foreign_pending():
+            self._foreign_or_clock()
         elif self._take_foreign(block=False):
             pass
         elif self._timers:
-            if not self._take_foreign(block=False, grace=self._foreign_threads()):
-                self._advance_clock()
+            self._advance_clock()
         elif not self._take_foreign(block=True):
             raise Deadlock("every task waits and nothing can wake one: " + self.waiting())
+
+    def _livelock(self) -> Exception:
+        return Deadlock(f"no end after {self._max_steps} steps: the tasks keep running (a livelock)")
 
     def _run_actor(self, actor: _Actor, runnable: tuple[str, ...], chosen: int) -> None:
         start = actor.where
@@ -271,43 +269,6 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         while self._timers and self._timers[0][0] <= self._now:
             _, _, handle, cb, args, ctx = heapq.heappop(self._timers)
             self._eager.append((handle, cb, args, ctx))
-
-    def _foreign_threads(self) -> bool:
-        """Whether a thread the loop did not start (nor found running) is alive to call back."""
-        return not set(threading.enumerate()) <= self._threads_before | self._own_threads()
-
-    def _take_foreign(self, block: bool, grace: bool = False) -> bool:
-        """Apply what other threads sent, as one batch in the order their futures were created.
-        Before the clock jumps, a thread still alive gets :data:`FOREIGN_GRACE_S` to answer, so a
-        thread's answer and a timer do not race."""
-        batch = []
-        try:
-            if block:
-                if not self._foreign_threads():
-                    return False  # no thread is left that could call back
-                batch.append(self._inbox.get(timeout=FOREIGN_WAIT_S))
-            elif grace:
-                batch.append(self._inbox.get(timeout=FOREIGN_GRACE_S))
-            else:
-                batch.append(self._inbox.get_nowait())
-            while True:
-                batch.append(self._inbox.get(timeout=FOREIGN_SETTLE_S))
-        except queue.Empty:
-            pass
-        if not batch:
-            return False
-        last = next(self._seq)
-        batch.sort(key=lambda item: self._future_order.get(item[1][0], last) if item[1] else last)
-        for cb, args, ctx in batch:
-            handle = asyncio.Handle(cb, args, self, ctx)
-            self._enqueue(
-                handle, cb, args, ctx if ctx is not None else contextvars.copy_context(), owned=False
-            )
-        return True
-
-    def _own_threads(self) -> set[threading.Thread]:
-        """The threads of every executor a job ran on: a job's thread is never a foreign one."""
-        return {t for pool in self._pools for t in getattr(pool, "_threads", ())}
 
     def waiting(self) -> str:
         """Where each unfinished task waits, in words."""

@@ -33,7 +33,7 @@ from typing import Any
 import anyio.to_thread
 import pytest
 
-from turncheck.sim.race.explore import explore, ok_report, run_schedule
+from turncheck.sim.race.explore import explore, failure_report, ok_report, run_schedule
 from turncheck.sim.race.loop import CLOCK, run_controlled
 from turncheck.sim.race.schedule import parse_token
 
@@ -129,6 +129,9 @@ STARTED = [name for name in OFFLOADS if "the test starts" in name or "anyio" in 
 
 
 def make_test(shape: str, offload: str, read_s: float = 0.0, locked: bool = False) -> Callable[[], Any]:
+    if offload in STARTED:  # a thread the loop does not control answers at its own pace: one that
+        read_s = max(read_s, 0.02)  # answered before wrap_future was called would leave no choice
+
     async def test() -> None:
         with tempfile.TemporaryDirectory() as folder, concurrent.futures.ThreadPoolExecutor(4) as pool:
             store = FileStore(folder, OFFLOADS[offload](pool), read_s, locked)
@@ -168,6 +171,9 @@ def test_every_strategy_finds_it_and_its_token_replays_it(shape: str, offload: s
     assert run.failure.kind == "AssertionError" and "an append was lost" in run.failure.message
     assert any(s.actor == CLOCK for s in run.steps)  # time passed while a job was in flight
     again = run_schedule(make_test(shape, offload), parse_token(run.schedule.token))
+    if offload in STARTED:  # the choices replay; the thread's own pace is this machine's (the report says so)
+        assert again.failure == run.failure and run.started and "the thread's timing" in failure_report(run, "")[-1]
+        return
     assert again.failure == run.failure and again.steps == run.steps
 
 
@@ -334,6 +340,34 @@ def test_a_test_that_exits_fails_in_one_line(name: str) -> None:
     assert line.endswith(f"replay: turncheck race {ref} --schedule 0.0:")
     replayed = turncheck("race", ref, "--schedule", "0.0:")
     assert replayed.returncode == 1 and replayed.stderr == "" and replayed.stdout == proc.stdout
+
+
+ESCAPES = {
+    "own_base_in_a_callback": "OwnBase: the test's own escaped the loop callback _raise_own",
+    "generator_exit_in_an_unawaited_task": "GeneratorExit escaped the task generator_exit_in_an_unawaited_task",
+    "keyboard_interrupt_in_a_thread_the_test_starts": "KeyboardInterrupt escaped the thread the test started",
+    "exit_in_a_thread_the_test_starts": "SystemExit: 3 escaped the thread the test started",
+    "error_in_a_thread_the_test_starts": "IndexError: list index out of range escaped the thread the test started",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ESCAPES))
+@pytest.mark.parametrize("how", [("-n", "3"), ("--strategy", "exhaustive")])
+def test_what_production_prints_and_loses_fails_the_schedule(name: str, how: tuple[str, str]) -> None:
+    """A BaseException that is no Exception out of a callback or an unawaited task, and anything
+    a thread the test started lets escape: production prints it (a SystemExit there ends only
+    that thread, silently) and the old race printed that traceback and passed (exit 0)."""
+    ref = f"{EXITS}:{name}"
+    proc = turncheck("race", ref, *how, "-q")
+    assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stderr == ""  # no traceback
+    assert f"FAILED: Escaped: {ESCAPES[name]}" in proc.stdout
+    assert "(production " in proc.stdout and f"replay: turncheck race {ref} --schedule" in proc.stdout
+
+
+def test_a_base_exception_the_test_catches_is_no_failure() -> None:
+    proc = turncheck("race", f"{EXITS}:own_base_caught", "--strategy", "exhaustive")
+    assert proc.returncode == 0 and "OK: " in proc.stdout, (proc.stdout, proc.stderr)
 
 
 def test_an_exit_in_process_is_the_schedules_outcome_and_os_exit_is_restored() -> None:

@@ -277,6 +277,11 @@ STARTED_UNCONTROLLED = (
     "and a job on an executor the test passes runs whole"
 )
 
+STARTED_REPLAY = (
+    "note: a thread the test started itself ran here: the token replays the choices, not the "
+    "thread's timing (it runs at this machine's pace), so a replay on a busy machine may differ"
+)
+
 
 THREADS_UNCONTROLLED = (
     "not controlled: I/O outside those calls (a C extension's own file or network I/O, os.write, "
@@ -357,4 +362,5 @@ def failure_report(run: RaceRun, replay: str, test: str = "the test") -> list[st
         *(f"fault: {hit}" for hit in run.faults),
         f"schedule {run.schedule.token}",
         f"replay: {replay}",
+        *([STARTED_REPLAY] if run.started else []),
     ]

@@ -49,7 +49,7 @@ from typing import Any
 
 from turncheck.models.errors import TurncheckError
 from turncheck.sim.race.foreign import CLOCK, ForeignThreads
-from turncheck.sim.race.guard import EXITS, PARKED, JobThread, Slot, guarded, wait_for_job
+from turncheck.sim.race.guard import EXITS, PARKED, Escaped, JobThread, Slot, guarded, wait_for_job
 from turncheck.sim.race.where import Choice, Chooser, Step, callable_name, suspended_at
 
 RAN, DELIVERED, PAUSED = "(ran in a thread)", "(delivered)", "(in time.sleep, in its thread)"
@@ -130,6 +130,7 @@ class ControlledLoop(ForeignThreads, asyncio.AbstractEventLoop):
         self._asyncgens: weakref.WeakSet[Any] = weakref.WeakSet()
         self._threads_before = set(threading.enumerate())
         self.steps: list[Step] = []
+        self._escaped: Escaped | None = None  # see _run_handle and unretrieved()
 
     # -- the scheduler ----------------------------------------------------------------------------
 
@@ -161,6 +162,9 @@ class ControlledLoop(ForeignThreads, asyncio.AbstractEventLoop):
         except EXITS:
             raise
         except BaseException as exc:
+            if not isinstance(exc, Exception):  # GeneratorExit, the test's own: never meant to escape
+                self._escaped = self._escaped or Escaped.of(exc, f"the loop callback {callable_name(cb)}")
+                return
             self.call_exception_handler(
                 {"message": f"Exception in callback {cb!r}", "exception": exc, "handle": handle}
             )
@@ -217,8 +221,8 @@ class ControlledLoop(ForeignThreads, asyncio.AbstractEventLoop):
         task = actor.task
         if task is None:
             end = "(ran)"
-        elif task.done():
-            exc = None if task.cancelled() else task.exception()
+        elif task.done():  # its exception read, not retrieved: unretrieved() looks at that flag
+            exc = None if task.cancelled() else getattr(task, "_exception", None) or task.exception()
             end = (
                 "(cancelled)"
                 if task.cancelled()
@@ -455,6 +459,19 @@ class ControlledLoop(ForeignThreads, asyncio.AbstractEventLoop):
     def tasks(self) -> list[asyncio.Task[Any]]:
         return [a.task for a in self._actors if a.task is not None]
 
+    def unretrieved(self) -> Escaped | None:
+        """The first task that ended with a ``BaseException`` that is no ``Exception``
+        (``GeneratorExit``, the test's own) and that nothing retrieved (``_log_traceback``,
+        asyncio's "never retrieved" flag), else the first such callback's. Every finished task's
+        exception is retrieved then, as each step's report used to (no "never retrieved" log)."""
+        found = None
+        for task in self.tasks():
+            if task.done() and not task.cancelled() and getattr(task, "_log_traceback", False):
+                exc = task.exception()
+                if found is None and exc is not None and not isinstance(exc, (Exception, *EXITS)):
+                    found = Escaped.of(exc, f"the task {task.get_name()}, never awaited")
+        return found or self._escaped
+
     # -- AbstractEventLoop: errors and debug ------------------------------------------------------
 
     def get_debug(self) -> bool:
@@ -541,10 +558,12 @@ def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Choose
                         _wind_down(loop, True)  # in the handler: cli/interrupt.py does not deliver it again
                     raise KeyboardInterrupt from None  # is an interrupt, not the test's error
                 outcome = exc
-            steps = tuple(loop.steps)
+            steps, escaped = tuple(loop.steps), loop.unretrieved()
             if guard.overrun is not None:
                 guard.rearm()
             exited = _wind_down(loop, isinstance(outcome, EXITS) or guard.exit_called is not None)
+            if outcome is None:  # what production prints and loses fails the run (guard.Escaped)
+                outcome = guard.escaped or escaped
             if not isinstance(outcome, EXITS) or guard.overrun is not None:  # os._exit in a thread, …
                 outcome = guard.overrun or exited or guard.exit_called or outcome
         finally:

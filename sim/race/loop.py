@@ -52,6 +52,7 @@ from turncheck.sim.race.foreign import CLOCK, ForeignThreads
 from turncheck.sim.race.guard import EXITS, PARKED, Escaped, JobThread, Slot, guarded, wait_for_job
 from turncheck.sim.race.where import Choice, Chooser, Step, callable_name, suspended_at
 
+SHOWN_RUNNABLE = 16  # the most runnable names a step keeps (10 000 ready tasks: 1.2 GB of them)
 RAN, DELIVERED, PAUSED = "(ran in a thread)", "(delivered)", "(in time.sleep, in its thread)"
 
 
@@ -82,6 +83,19 @@ class _Actor:
         self.serial: deque[_Actor] | None = None  # its executor's queue, when that has one worker
 
 
+class _Names(Sequence[str]):
+    """The runnable actors' names, each made when read (a chooser of 10 000 tasks reads one)."""
+
+    def __init__(self, actors: list[_Actor]) -> None:
+        self._actors = actors
+
+    def __len__(self) -> int:
+        return len(self._actors)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._actors[i].name if isinstance(i, int) else [a.name for a in self._actors[i]]
+
+
 class ControlledLoop(ForeignThreads, asyncio.AbstractEventLoop):
     """An event loop that asks ``chooser`` which runnable actor runs next (see the module).
 
@@ -103,7 +117,7 @@ class ControlledLoop(ForeignThreads, asyncio.AbstractEventLoop):
         self._actors: list[_Actor] = []
         self._by_context: dict[int, tuple[contextvars.Context, _Actor]] = {}
         self._eager: deque[Callback] = deque()
-        self._ready: set[_Actor] = set()  # the actors with a callback or a job to run
+        self._ready: dict[_Actor, None] = {}  # the actors with a callback or a job to run, in ready_at order
         self._timers: list[
             tuple[float, int, asyncio.TimerHandle, Callable[..., Any], tuple[Any, ...], contextvars.Context]
         ] = []
@@ -147,8 +161,7 @@ class ControlledLoop(ForeignThreads, asyncio.AbstractEventLoop):
         if owner is not None and owner[0] is ctx:
             actor = owner[1]
             if not actor.handles:
-                actor.ready_at = next(self._seq)
-                self._ready.add(actor)
+                self._queue(actor)
             actor.handles.append((handle, cb, args, ctx))
         else:
             self._eager.append((handle, cb, args, ctx))
@@ -170,7 +183,7 @@ class ControlledLoop(ForeignThreads, asyncio.AbstractEventLoop):
             )
 
     def _runnable(self) -> list[_Actor]:
-        return sorted(self._ready, key=lambda a: a.ready_at)
+        return list(self._ready)
 
     def _step(self) -> None:
         while self._eager:
@@ -183,11 +196,15 @@ class ControlledLoop(ForeignThreads, asyncio.AbstractEventLoop):
         if runnable:
             if len(self.steps) >= self._max_steps:
                 raise self._livelock()
-            names = tuple([a.name for a in runnable]) if len(runnable) > 1 else ()  # most steps: no choice
-            chosen = 0
-            if names:
-                chosen = min(max(0, self._chooser(Choice(self._points, names))), len(runnable) - 1)
+            chosen, names = 0, ()  # most steps: no choice
+            if len(runnable) > 1:
+                many = len(runnable) > SHOWN_RUNNABLE  # names made only as a chooser reads them (pct)
+                seen: Any = _Names(runnable) if many else tuple([a.name for a in runnable])
+                chosen = min(max(0, self._chooser(Choice(self._points, seen))), len(runnable) - 1)
                 self._points += 1
+                names = seen if not many else (  # a step keeps the first, the chosen and the last
+                    *(a.name for a in runnable[: SHOWN_RUNNABLE - 3]),
+                    f"(… {len(runnable) - SHOWN_RUNNABLE + 1} more)", runnable[chosen].name, runnable[-1].name)  # fmt: skip
             self._run_actor(runnable[chosen], names, chosen)
         elif self._timer_pending() and self._foreign_pending():
             self._foreign_or_clock()
@@ -215,9 +232,9 @@ class ControlledLoop(ForeignThreads, asyncio.AbstractEventLoop):
             self._run_handle(actor.handles.popleft())
         finally:  # also when the test exits (:mod:`.guard`): the loop stays consistent for the cleanup
             if actor.handles:
-                actor.ready_at = next(self._seq)
+                self._queue(actor)
             else:
-                self._ready.discard(actor)
+                self._ready.pop(actor, None)
         task = actor.task
         if task is None:
             end = "(ran)"
@@ -242,10 +259,10 @@ class ControlledLoop(ForeignThreads, asyncio.AbstractEventLoop):
         assert job is not None
         actor.job = job()
         if actor.job is None:
-            self._ready.discard(actor)
+            self._ready.pop(actor, None)
             self._in_flight -= 1
         else:
-            actor.ready_at = next(self._seq)
+            self._queue(actor)
             if actor.job is job:  # parked in time.sleep, inside its thread
                 actor.where = PAUSED
                 self.steps.append(Step(actor.name, start, PAUSED, runnable, chosen))
@@ -258,8 +275,14 @@ class ControlledLoop(ForeignThreads, asyncio.AbstractEventLoop):
         self.steps.append(Step(actor.name, start, actor.where, runnable, chosen))
 
     def _submit(self, actor: _Actor) -> None:
+        self._queue(actor)
+
+    def _queue(self, actor: _Actor) -> None:
+        """``actor`` runnable, last in FIFO order: kept in that order, so a step costs no sort
+        (10 000 ready tasks made every step sort them: minutes for one schedule)."""
         actor.ready_at = next(self._seq)
-        self._ready.add(actor)
+        self._ready.pop(actor, None)
+        self._ready[actor] = None
 
     def _timer_pending(self) -> bool:
         while self._timers and self._timers[0][2].cancelled():

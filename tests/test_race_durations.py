@@ -320,6 +320,21 @@ def test_the_ok_line_names_a_thread_the_test_started() -> None:
     assert "a thread the test started" not in plain[1]
 
 
+@pytest.mark.parametrize("offload", ["to_thread", STARTED[0]])
+def test_one_schedule_does_not_claim_the_timer_fired_first(offload: str) -> None:
+    """-n 1 runs asyncio's order only: the timer never fires while the read is in flight, which
+    is production's order when the read takes real time. The old OK line said 'timers firing
+    while they ran' all the same; it now says that order was NOT run, and how to run it."""
+    test = make_test(list(SHAPES)[0], offload, locked=True)
+    one = ok_report(explore(test, schedules=1))
+    assert "was NOT run (more schedules, or --strategy exhaustive, run it)" in one[1], one[1]
+    assert "timers firing while they ran" not in one[1] and "taken before or after" not in one[1]
+    every = ok_report(explore(test, strategy="exhaustive"))
+    assert "NOT run" not in every[1]
+    lost = explore(make_test(list(SHAPES)[0], offload), schedules=1)
+    assert lost.failing is None and "NOT run" in ok_report(lost)[1]  # the unlocked store: not found, and said so
+
+
 def test_the_ok_line_says_what_was_explored_and_what_is_not_controlled() -> None:
     ok = turncheck("race", f"{EXAMPLE}:test_no_lost_append_locked", "--strategy", "exhaustive", "-d", "3")
     assert ok.returncode == 0, ok.stdout + ok.stderr

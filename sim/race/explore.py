@@ -86,6 +86,11 @@ class RaceRun:
         return any(CLOCK in s.runnable for s in self.steps)
 
     @property
+    def chose_time(self) -> bool:
+        """Whether the run let time pass where something else could have gone first (a choice)."""
+        return any(s.actor == CLOCK and s.chosen for s in self.steps)
+
+    @property
     def started(self) -> bool:
         """Whether a thread the test started itself could answer while a timer was pending."""
         return any(FOREIGN in s.runnable for s in self.steps)
@@ -114,6 +119,7 @@ class RaceResult:
     timed: bool = False  # a timer could fire while a job was in flight, in some schedule
     threads: int = 0  # the most controlled threads one schedule ran (a synchronous test)
     started: bool = False  # a thread the test started could answer before or after a timer
+    chose_time: bool = False  # some schedule let a timer fire first where that was a choice
 
 
 def _failure(exc: BaseException, faulted: bool = False) -> Failure:
@@ -227,7 +233,7 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
     if strategy not in (*STRATEGIES, "exhaustive"):
         raise BadParameter(f"--strategy must be random, pct or exhaustive, got {strategy!r}")
     seen: set[tuple[str, ...]] = set()
-    horizon, exhausted, jobs, timed, threads, started = 1, False, 0, False, 0, False
+    horizon, exhausted, jobs, timed, threads, started, chose = 1, False, 0, False, 0, False, False
     prefix: list[int] = []
     index = 0
     for index in range(schedules):
@@ -242,13 +248,13 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
         run = _run(test, schedule, rec, (max_steps, max_seconds))
         seen.add(run.interleaving_key)
         horizon, jobs, timed = max(horizon, run.points), max(jobs, run.jobs), timed or run.timed
-        threads, started = max(threads, run.threads), started or run.started
+        threads, started, chose = max(threads, run.threads), started or run.started, chose or run.chose_time
         if progress is not None:
             progress(index + 1)
         if run.failure is not None:
             return RaceResult(strategy, seed, depth, index + 1, len(seen), False,
                               shrink(test, run, (max_steps, max_seconds)), run, horizon, jobs, timed,
-                              threads, started)  # fmt: skip
+                              threads, started, chose)  # fmt: skip
         if strategy == "exhaustive":
             following = next_prefix(rec.answers, depth)
             if following is None:
@@ -256,7 +262,7 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
                 break
             prefix = following
     return RaceResult(strategy, seed, depth, index + 1, len(seen), exhausted, None, None, horizon, jobs, timed,
-                      threads, started)  # fmt: skip
+                      threads, started, chose)  # fmt: skip
 
 
 UNCONTROLLED = (
@@ -269,6 +275,15 @@ UNCONTROLLED = (
 STARTED_EXPLORED = (
     "the answer (call_soon_threadsafe, wrap_future) of a thread the test started itself, taken "
     "before or after each timer pending while it ran"
+)
+NOT_CHOSEN = (
+    "a timer pending while one ran never fired first in these schedules — production's order when "
+    "the job takes real time was NOT run (more schedules, or --strategy exhaustive, run it)"
+)
+STARTED_NOT_CHOSEN = (
+    "the answer of a thread the test started itself, always taken before the pending timer — the "
+    "timer first (production's order when the thread takes real time) was NOT run (more "
+    "schedules, or --strategy exhaustive, run it)"
 )
 STARTED_UNCONTROLLED = (
     "not controlled: what a thread the test started itself does before it answers (it runs at this "
@@ -313,10 +328,11 @@ def ok_report(result: RaceResult) -> list[str]:
     else:
         threads = (f"up to {result.jobs} thread job{'s' if result.jobs != 1 else ''} a schedule, each one's "
                    "effects (to each time.sleep in it) and its delivery separate steps, "
-                   + ("timers firing while they ran" if result.timed else "no timer pending while one ran"))  # fmt: skip
+                   + (("timers firing while they ran" if result.chose_time else NOT_CHOSEN)
+                      if result.timed else "no timer pending while one ran"))  # fmt: skip
     explored = f"explored: the order of tasks at every await; {threads}"
     if result.started:
-        explored += f"; {STARTED_EXPLORED}"
+        explored += f"; {STARTED_EXPLORED if result.chose_time else STARTED_NOT_CHOSEN}"
     if result.threads:
         many = f"up to {result.threads} threads" if result.threads > 1 else "its one thread"
         explored = f"explored: the order of {many} {THREADS_EXPLORED}"

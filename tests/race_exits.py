@@ -89,3 +89,60 @@ async def blocks_the_loop() -> None:  # never ends: --max-seconds stops it and n
 
 async def thread_work_never_returns() -> None:
     await asyncio.to_thread(threading.Event().wait)  # (a time.sleep in a job is a scheduling point)
+
+
+# What production prints and loses (guard.Escaped): each fails its schedule, never a pass.
+
+
+class OwnBase(BaseException):
+    """A ``BaseException`` of the test's own (no ``Exception``)."""
+
+
+def _raise_own() -> None:
+    raise OwnBase("the test's own")
+
+
+def _raise_generator_exit() -> None:
+    raise GeneratorExit
+
+
+def _start_and_join(target: object) -> None:
+    thread = threading.Thread(target=target)  # type: ignore[arg-type]
+    thread.start()
+    thread.join()
+
+
+async def own_base_in_a_callback() -> None:
+    asyncio.get_running_loop().call_soon(_raise_own)
+    await asyncio.sleep(0.01)
+
+
+async def generator_exit_in_an_unawaited_task() -> None:
+    async def child() -> None:
+        _raise_generator_exit()
+
+    asyncio.get_running_loop().create_task(child())
+    await asyncio.sleep(0.01)
+
+
+async def keyboard_interrupt_in_a_thread_the_test_starts() -> None:
+    await asyncio.to_thread(_start_and_join, _interrupt)
+
+
+async def exit_in_a_thread_the_test_starts() -> None:
+    await asyncio.to_thread(_start_and_join, lambda: sys.exit(3))
+
+
+async def error_in_a_thread_the_test_starts() -> None:
+    await asyncio.to_thread(_start_and_join, lambda: [][1])
+
+
+async def own_base_caught() -> None:  # the test catches it itself: a pass, not a false alarm
+    async def child() -> None:
+        await asyncio.sleep(0)
+        _raise_own()
+
+    try:
+        await asyncio.create_task(child())
+    except OwnBase:
+        pass

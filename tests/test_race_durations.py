@@ -30,9 +30,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import pytest
 
-from turncheck.sim.race.explore import explore, run_schedule
+from turncheck.sim.race.explore import explore, failure_report, ok_report, run_schedule
 from turncheck.sim.race.loop import CLOCK, run_controlled
 from turncheck.sim.race.schedule import parse_token
 
@@ -99,14 +100,38 @@ async def _call_later_shape(s: FileStore) -> None:
 
 SHAPES["loop.call_later"] = _call_later_shape
 
+def own_thread_future(f: Callable[[], Any]) -> Awaitable[Any]:
+    """A thread the test starts itself, its answer through a ``concurrent.futures.Future``."""
+    fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    threading.Thread(target=lambda: fut.set_result(f())).start()
+    return asyncio.wrap_future(fut)
+
+
+def own_thread_callback(f: Callable[[], Any]) -> Awaitable[Any]:
+    """A thread the test starts itself, answering by ``call_soon_threadsafe(fut.set_result, a
+    list)`` (a first argument that cannot be a weak key: the old loop raised TypeError)."""
+    loop = asyncio.get_running_loop()
+    fut = loop.create_future()
+    threading.Thread(target=lambda: loop.call_soon_threadsafe(fut.set_result, f())).start()
+    return fut
+
+
 OFFLOADS: dict[str, Callable[[concurrent.futures.Executor], Offload]] = {
     "to_thread": lambda pool: asyncio.to_thread,
     "run_in_executor(None)": lambda pool: lambda f: asyncio.get_running_loop().run_in_executor(None, f),
     "run_in_executor(pool)": lambda pool: lambda f: asyncio.get_running_loop().run_in_executor(pool, f),
+    # threads the loop does not start: their answer and a pending timer are a choice (sim/race/foreign.py)
+    "a thread the test starts (wrap_future)": lambda pool: own_thread_future,
+    "a thread the test starts (call_soon_threadsafe)": lambda pool: own_thread_callback,
+    "anyio.to_thread.run_sync": lambda pool: anyio.to_thread.run_sync,
 }
+STARTED = [name for name in OFFLOADS if "the test starts" in name or "anyio" in name]
 
 
 def make_test(shape: str, offload: str, read_s: float = 0.0, locked: bool = False) -> Callable[[], Any]:
+    if offload in STARTED:  # a thread the loop does not control answers at its own pace: one that
+        read_s = max(read_s, 0.02)  # answered before wrap_future was called would leave no choice
+
     async def test() -> None:
         with tempfile.TemporaryDirectory() as folder, concurrent.futures.ThreadPoolExecutor(4) as pool:
             store = FileStore(folder, OFFLOADS[offload](pool), read_s, locked)
@@ -146,6 +171,9 @@ def test_every_strategy_finds_it_and_its_token_replays_it(shape: str, offload: s
     assert run.failure.kind == "AssertionError" and "an append was lost" in run.failure.message
     assert any(s.actor == CLOCK for s in run.steps)  # time passed while a job was in flight
     again = run_schedule(make_test(shape, offload), parse_token(run.schedule.token))
+    if offload in STARTED:  # the choices replay; the thread's own pace is this machine's (the report says so)
+        assert again.failure == run.failure and run.started and "the thread's timing" in failure_report(run, "")[-1]
+        return
     assert again.failure == run.failure and again.steps == run.steps
 
 
@@ -179,13 +207,60 @@ def test_a_sleep_inside_a_job_is_a_scheduling_point(offload: str, strategy: str)
 
 
 @pytest.mark.parametrize("strategy", ["random", "pct", "exhaustive"])
+@pytest.mark.parametrize("offload", ["to_thread", STARTED[0]])
 @pytest.mark.parametrize("shape", list(SHAPES))
-def test_the_locked_store_passes_every_schedule(shape: str, strategy: str) -> None:
-    result = explore(make_test(shape, "to_thread", locked=True), strategy=strategy, schedules=150, depth=3)  # type: ignore[arg-type]
+def test_the_locked_store_passes_every_schedule(shape: str, offload: str, strategy: str) -> None:
+    result = explore(make_test(shape, offload, locked=True), strategy=strategy, schedules=150, depth=3)  # type: ignore[arg-type]
     assert result.failing is None
-    assert result.jobs >= 1 and result.timed  # the choices were there to make
+    if offload in STARTED:  # the thread's answer before or after the timer was a choice
+        assert result.started and not result.jobs
+    else:
+        assert result.jobs >= 1 and result.timed  # the choices were there to make
     if strategy == "exhaustive":
         assert result.exhausted
+
+
+@pytest.mark.parametrize("strategy", ["random", "pct", "exhaustive"])
+def test_a_schedule_of_many_ready_tasks_keeps_few_names_a_step(strategy: str) -> None:
+    """#57: one schedule of gather(10 000 sleeps) took 16.7 s (57 s here) and 1.2 GB: every
+    step sorted the ready tasks and kept all their names. A step keeps 16 names (the first, a
+    "(… N more)", the chosen and the last) and index 0 is still asyncio's FIFO order."""
+    order: list[int] = []
+
+    async def test() -> None:
+        async def one(i: int) -> None:
+            await asyncio.sleep(0)
+            order.append(i)
+
+        await asyncio.gather(*(one(i) for i in range(2000)))
+
+    result = explore(test, strategy=strategy, schedules=2)  # type: ignore[arg-type]
+    assert result.failing is None and result.points > 2000
+    order.clear()
+    fifo = run_schedule(test, parse_token("0.0:"))
+    assert fifo.failure is None and order == list(range(2000))
+    assert max(len(s.runnable) for s in fifo.steps) == 16
+    run = run_schedule(test, parse_token("0.3:1=1999"))
+    (step,) = [s for s in run.steps if s.chosen == 1999]
+    assert step.reordered and len(step.runnable) == 16 and step.runnable[13] == "(… 1985 more)"
+    assert step.runnable[14] == step.runnable[15] == step.actor  # the chosen one was the last
+
+
+def test_a_thread_that_answered_and_ended_is_taken_not_a_deadlock() -> None:
+    """The thread called back and ended before the loop waited: its answer is in the inbox (the
+    old loop looked for a live thread first and reported a deadlock: seen with aiosqlite's
+    connection thread, which ends on close)."""
+
+    async def test() -> int:
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        thread = threading.Thread(target=lambda: loop.call_soon_threadsafe(fut.set_result, [1]))
+        thread.start()
+        thread.join()  # blocks the loop until the thread has answered and ended
+        return len(await fut)
+
+    result = explore(test, strategy="exhaustive", schedules=10)
+    assert result.failing is None and result.exhausted, result.failing
 
 
 def test_the_first_schedule_is_asyncios_order_and_time_passes_only_when_chosen() -> None:
@@ -230,6 +305,34 @@ def test_the_cli_finds_the_example_with_a_token_that_replays_in_another_process(
     assert again.returncode == 1
     steps = [line for line in found.stdout.splitlines() if line[:4].strip().rstrip(".").isdigit()]
     assert steps == [line for line in again.stdout.splitlines() if line[:4].strip().rstrip(".").isdigit()]
+
+
+def test_the_ok_line_names_a_thread_the_test_started() -> None:
+    """A pass where a thread the test started answered says what of it was explored (its answer
+    before or after each timer) and what was not (what it does before it answers) — never the
+    bare 'every schedule' of a run that had no such thread."""
+    result = explore(make_test(list(SHAPES)[0], STARTED[0], locked=True), strategy="exhaustive")
+    lines = ok_report(result)
+    assert result.exhausted and "every schedule within 2 reorderings" in lines[0]
+    assert "a thread the test started itself, taken before or after each timer" in lines[1]
+    assert lines[2].startswith("not controlled: what a thread the test started itself does before it answers")
+    plain = ok_report(explore(make_test(list(SHAPES)[0], "to_thread", locked=True), strategy="exhaustive"))
+    assert "a thread the test started" not in plain[1]
+
+
+@pytest.mark.parametrize("offload", ["to_thread", STARTED[0]])
+def test_one_schedule_does_not_claim_the_timer_fired_first(offload: str) -> None:
+    """-n 1 runs asyncio's order only: the timer never fires while the read is in flight, which
+    is production's order when the read takes real time. The old OK line said 'timers firing
+    while they ran' all the same; it now says that order was NOT run, and how to run it."""
+    test = make_test(list(SHAPES)[0], offload, locked=True)
+    one = ok_report(explore(test, schedules=1))
+    assert "was NOT run (more schedules, or --strategy exhaustive, run it)" in one[1], one[1]
+    assert "timers firing while they ran" not in one[1] and "taken before or after" not in one[1]
+    every = ok_report(explore(test, strategy="exhaustive"))
+    assert "NOT run" not in every[1]
+    lost = explore(make_test(list(SHAPES)[0], offload), schedules=1)
+    assert lost.failing is None and "NOT run" in ok_report(lost)[1]  # the unlocked store: not found, and said so
 
 
 def test_the_ok_line_says_what_was_explored_and_what_is_not_controlled() -> None:
@@ -278,6 +381,34 @@ def test_a_test_that_exits_fails_in_one_line(name: str) -> None:
     assert line.endswith(f"replay: turncheck race {ref} --schedule 0.0:")
     replayed = turncheck("race", ref, "--schedule", "0.0:")
     assert replayed.returncode == 1 and replayed.stderr == "" and replayed.stdout == proc.stdout
+
+
+ESCAPES = {
+    "own_base_in_a_callback": "OwnBase: the test's own escaped the loop callback _raise_own",
+    "generator_exit_in_an_unawaited_task": "GeneratorExit escaped the task generator_exit_in_an_unawaited_task",
+    "keyboard_interrupt_in_a_thread_the_test_starts": "KeyboardInterrupt escaped the thread the test started",
+    "exit_in_a_thread_the_test_starts": "SystemExit: 3 escaped the thread the test started",
+    "error_in_a_thread_the_test_starts": "IndexError: list index out of range escaped the thread the test started",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ESCAPES))
+@pytest.mark.parametrize("how", [("-n", "3"), ("--strategy", "exhaustive")])
+def test_what_production_prints_and_loses_fails_the_schedule(name: str, how: tuple[str, str]) -> None:
+    """A BaseException that is no Exception out of a callback or an unawaited task, and anything
+    a thread the test started lets escape: production prints it (a SystemExit there ends only
+    that thread, silently) and the old race printed that traceback and passed (exit 0)."""
+    ref = f"{EXITS}:{name}"
+    proc = turncheck("race", ref, *how, "-q")
+    assert proc.returncode == 1, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stderr == ""  # no traceback
+    assert f"FAILED: Escaped: {ESCAPES[name]}" in proc.stdout
+    assert "(production " in proc.stdout and f"replay: turncheck race {ref} --schedule" in proc.stdout
+
+
+def test_a_base_exception_the_test_catches_is_no_failure() -> None:
+    proc = turncheck("race", f"{EXITS}:own_base_caught", "--strategy", "exhaustive")
+    assert proc.returncode == 0 and "OK: " in proc.stdout, (proc.stdout, proc.stderr)
 
 
 def test_an_exit_in_process_is_the_schedules_outcome_and_os_exit_is_restored() -> None:

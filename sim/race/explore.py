@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from turncheck.models.errors import BadParameter
 from turncheck.sim.race.faults import CHECKS, InjectedFault, Injection
+from turncheck.sim.race.foreign import FOREIGN
 from turncheck.sim.race.guard import EXITS, ExitCalled, Overrun, exit_text
 from turncheck.sim.race.loop import CLOCK, RAN, Deadlock, Step, run_controlled
 from turncheck.sim.race.schedule import (
@@ -85,6 +86,16 @@ class RaceRun:
         return any(CLOCK in s.runnable for s in self.steps)
 
     @property
+    def chose_time(self) -> bool:
+        """Whether the run let time pass where something else could have gone first (a choice)."""
+        return any(s.actor == CLOCK and s.chosen for s in self.steps)
+
+    @property
+    def started(self) -> bool:
+        """Whether a thread the test started itself could answer while a timer was pending."""
+        return any(FOREIGN in s.runnable for s in self.steps)
+
+    @property
     def threads(self) -> int:
         """Controlled threads of a synchronous test (:mod:`.threads`) that took a step."""
         return len({s.actor for s in self.steps if s.thread})
@@ -107,6 +118,8 @@ class RaceResult:
     jobs: int = 0  # the most thread jobs one schedule ran
     timed: bool = False  # a timer could fire while a job was in flight, in some schedule
     threads: int = 0  # the most controlled threads one schedule ran (a synchronous test)
+    started: bool = False  # a thread the test started could answer before or after a timer
+    chose_time: bool = False  # some schedule let a timer fire first where that was a choice
 
 
 def _failure(exc: BaseException, faulted: bool = False) -> Failure:
@@ -220,7 +233,7 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
     if strategy not in (*STRATEGIES, "exhaustive"):
         raise BadParameter(f"--strategy must be random, pct or exhaustive, got {strategy!r}")
     seen: set[tuple[str, ...]] = set()
-    horizon, exhausted, jobs, timed, threads = 1, False, 0, False, 0
+    horizon, exhausted, jobs, timed, threads, started, chose = 1, False, 0, False, 0, False, False
     prefix: list[int] = []
     index = 0
     for index in range(schedules):
@@ -235,22 +248,21 @@ def explore(test: AsyncTest, *, schedules: int = 100, strategy: RaceStrategy = "
         run = _run(test, schedule, rec, (max_steps, max_seconds))
         seen.add(run.interleaving_key)
         horizon, jobs, timed = max(horizon, run.points), max(jobs, run.jobs), timed or run.timed
-        threads = max(threads, run.threads)
+        threads, started, chose = max(threads, run.threads), started or run.started, chose or run.chose_time
         if progress is not None:
             progress(index + 1)
         if run.failure is not None:
             return RaceResult(strategy, seed, depth, index + 1, len(seen), False,
                               shrink(test, run, (max_steps, max_seconds)), run, horizon, jobs, timed,
-                              threads)  # fmt: skip
+                              threads, started, chose)  # fmt: skip
         if strategy == "exhaustive":
             following = next_prefix(rec.answers, depth)
             if following is None:
                 exhausted = True
                 break
             prefix = following
-    return RaceResult(
-        strategy, seed, depth, index + 1, len(seen), exhausted, None, None, horizon, jobs, timed, threads
-    )
+    return RaceResult(strategy, seed, depth, index + 1, len(seen), exhausted, None, None, horizon, jobs, timed,
+                      threads, started, chose)  # fmt: skip
 
 
 UNCONTROLLED = (
@@ -258,6 +270,31 @@ UNCONTROLLED = (
     "this machine's pace and are never reordered); inside a job's thread only time.sleep is a "
     "scheduling point (other blocking calls run whole), and a job on an executor the test passes "
     "runs whole"
+)
+
+STARTED_EXPLORED = (
+    "the answer (call_soon_threadsafe, wrap_future) of a thread the test started itself, taken "
+    "before or after each timer pending while it ran"
+)
+NOT_CHOSEN = (
+    "a timer pending while one ran never fired first in these schedules — production's order when "
+    "the job takes real time was NOT run (more schedules, or --strategy exhaustive, run it)"
+)
+STARTED_NOT_CHOSEN = (
+    "the answer of a thread the test started itself, always taken before the pending timer — the "
+    "timer first (production's order when the thread takes real time) was NOT run (more "
+    "schedules, or --strategy exhaustive, run it)"
+)
+STARTED_UNCONTROLLED = (
+    "not controlled: what a thread the test started itself does before it answers (it runs at this "
+    "machine's pace, and two of its answers are never reordered), real sockets and subprocesses; "
+    "inside a job's thread only time.sleep is a scheduling point (other blocking calls run whole), "
+    "and a job on an executor the test passes runs whole"
+)
+
+STARTED_REPLAY = (
+    "note: a thread the test started itself ran here: the token replays the choices, not the "
+    "thread's timing (it runs at this machine's pace), so a replay on a busy machine may differ"
 )
 
 
@@ -291,8 +328,11 @@ def ok_report(result: RaceResult) -> list[str]:
     else:
         threads = (f"up to {result.jobs} thread job{'s' if result.jobs != 1 else ''} a schedule, each one's "
                    "effects (to each time.sleep in it) and its delivery separate steps, "
-                   + ("timers firing while they ran" if result.timed else "no timer pending while one ran"))  # fmt: skip
+                   + (("timers firing while they ran" if result.chose_time else NOT_CHOSEN)
+                      if result.timed else "no timer pending while one ran"))  # fmt: skip
     explored = f"explored: the order of tasks at every await; {threads}"
+    if result.started:
+        explored += f"; {STARTED_EXPLORED if result.chose_time else STARTED_NOT_CHOSEN}"
     if result.threads:
         many = f"up to {result.threads} threads" if result.threads > 1 else "its one thread"
         explored = f"explored: the order of {many} {THREADS_EXPLORED}"
@@ -301,7 +341,7 @@ def ok_report(result: RaceResult) -> list[str]:
         f"{result.distinct} distinct interleaving{'s' if result.distinct != 1 else ''}, "
         f"up to {result.points} choice point{'s' if result.points != 1 else ''} a schedule",
         explored,
-        THREADS_UNCONTROLLED if result.threads else UNCONTROLLED,
+        THREADS_UNCONTROLLED if result.threads else STARTED_UNCONTROLLED if result.started else UNCONTROLLED,
     ]
 
 
@@ -338,4 +378,5 @@ def failure_report(run: RaceRun, replay: str, test: str = "the test") -> list[st
         *(f"fault: {hit}" for hit in run.faults),
         f"schedule {run.schedule.token}",
         f"replay: {replay}",
+        *([STARTED_REPLAY] if run.started else []),
     ]

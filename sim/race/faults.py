@@ -182,7 +182,7 @@ class FaultingLoop(ControlledLoop):
         for handle, *_ in actor.handles:
             handle.cancel()
         actor.handles.clear()
-        self._ready.discard(actor)
+        self._ready.pop(actor, None)
         self.crashed.append(task.get_coro())  # kept: not closed (its finally run) before the checks
         for lock in self.held.pop(task, []):  # its finally never runs: what it held is let go
             if lock.locked():

@@ -21,7 +21,9 @@ job pauses and the scheduler chooses what runs next.
 
 An ``os._exit`` in a thread the test starts itself raises :class:`ExitCalled` in that thread,
 where ``threading.excepthook`` would print it as a traceback: while a schedule runs, the hook
-passes it over (the guard has noted it, and the run reports it in one line).
+passes it over (the guard has noted it, and the run reports it in one line). Any other exception
+such a thread lets escape (printed and lost in production) is noted as :class:`Escaped`, and the
+schedule fails with it.
 
 Invariant: when :func:`guarded` is left, ``os._exit``, ``time.sleep``, ``threading.excepthook``,
 the SIGINT and SIGALRM handlers and the interval timer are what they were before it was entered.
@@ -60,6 +62,19 @@ class Overrun(BaseException):
     """A schedule ran past its wall-clock bound: raised where the loop's thread was (SIGALRM)."""
 
 
+class Escaped(Exception):  # noqa: N818 (what happened, as ExitCalled and Overrun say)
+    """An exception that production prints and loses, escaped where the test cannot see it: out
+    of a thread the test started itself, or a ``BaseException`` that is no ``Exception``
+    (``GeneratorExit``, a subclass of the test's own) out of a loop callback or an unawaited
+    task. The schedule fails with it, in one line, instead of a traceback and a pass."""
+
+    @classmethod
+    def of(cls, exc: BaseException, where: str) -> Escaped:
+        text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        then = "ends that thread alone, silently" if isinstance(exc, SystemExit) else "prints it and goes on"
+        return cls(f"{text} escaped {where} (production {then})").with_traceback(exc.__traceback__)
+
+
 EXITS = (SystemExit, KeyboardInterrupt, ExitCalled, Overrun)
 """What ends a schedule at once; the loop lets these through every callback."""
 
@@ -73,6 +88,7 @@ class Guard:
     interrupted: bool = False
     exit_called: ExitCalled | None = None
     overrun: Overrun | None = None
+    escaped: Escaped | None = None  # the first exception a thread the test started let escape
     seconds: float | None = None  # the bound, when it is armed (main thread, SIGALRM free)
 
     def rearm(self) -> None:
@@ -257,8 +273,13 @@ def guarded(seconds: float | None = None) -> Iterator[Guard]:
     real_hook = threading.excepthook
 
     def hook_instead(args: threading.ExceptHookArgs) -> None:
-        if not isinstance(args.exc_value, ExitCalled):  # noted in the guard: the run reports it
+        if isinstance(args.exc_value, ExitCalled):  # noted in the guard: the run reports it
+            return
+        if args.exc_value is None:
             real_hook(args)
+        elif guard.escaped is None:
+            name = args.thread.name if args.thread is not None else "?"
+            guard.escaped = Escaped.of(args.exc_value, f"the thread the test started ({name})")
 
     os._exit, time.sleep, threading.excepthook = exit_instead, sleep_instead, hook_instead
     try:

@@ -23,10 +23,9 @@ The rules that make a schedule replay exactly:
   runnable — or, while a job is in flight, whenever the chooser picks :data:`CLOCK` (always
   offered last, so index 0 keeps asyncio's order); a sleep otherwise wakes after everything
   that could run before it;
-* a thread the loop did not start (aiosqlite's connection thread) reaches the loop only through
-  ``call_soon_threadsafe``; its callbacks are taken only when no actor is runnable (and waited
-  for a moment before the clock jumps to a timer), and those that arrive together are applied in
-  the order their futures were created.
+* a thread the loop did not start (the test's own, aiosqlite's connection thread) reaches the
+  loop only through ``call_soon_threadsafe``; its callbacks are taken only when no actor is
+  runnable, and whether its answer or a pending timer comes first is a choice (:mod:`.foreign`).
 
 Invariant: given the same program and the same answers from the chooser, the sequence of
 steps — which actor ran, from which await to which — is the same in every run and process.
@@ -41,7 +40,6 @@ import functools
 import heapq
 import itertools
 import logging
-import queue
 import sys
 import threading
 import weakref
@@ -50,13 +48,11 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from turncheck.models.errors import TurncheckError
-from turncheck.sim.race.guard import EXITS, PARKED, JobThread, Slot, guarded, wait_for_job
+from turncheck.sim.race.foreign import CLOCK, ForeignThreads
+from turncheck.sim.race.guard import EXITS, PARKED, Escaped, JobThread, Slot, guarded, wait_for_job
 from turncheck.sim.race.where import Choice, Chooser, Step, callable_name, suspended_at
 
-FOREIGN_WAIT_S = 30.0  # how long every task may wait on a thread the loop did not start
-FOREIGN_SETTLE_S = 0.005  # callbacks of other threads arriving this close together are one batch
-FOREIGN_GRACE_S = 0.05  # how long such a thread may take to answer before the clock jumps past it
-CLOCK = "(time passes)"  # the choice to let the clock jump to the next timer while a job is in flight
+SHOWN_RUNNABLE = 16  # the most runnable names a step keeps (10 000 ready tasks: 1.2 GB of them)
 RAN, DELIVERED, PAUSED = "(ran in a thread)", "(delivered)", "(in time.sleep, in its thread)"
 
 
@@ -87,7 +83,20 @@ class _Actor:
         self.serial: deque[_Actor] | None = None  # its executor's queue, when that has one worker
 
 
-class ControlledLoop(asyncio.AbstractEventLoop):
+class _Names(Sequence[str]):
+    """The runnable actors' names, each made when read (a chooser of 10 000 tasks reads one)."""
+
+    def __init__(self, actors: list[_Actor]) -> None:
+        self._actors = actors
+
+    def __len__(self) -> int:
+        return len(self._actors)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._actors[i].name if isinstance(i, int) else [a.name for a in self._actors[i]]
+
+
+class ControlledLoop(ForeignThreads, asyncio.AbstractEventLoop):
     """An event loop that asks ``chooser`` which runnable actor runs next (see the module).
 
     Parameters
@@ -108,12 +117,11 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         self._actors: list[_Actor] = []
         self._by_context: dict[int, tuple[contextvars.Context, _Actor]] = {}
         self._eager: deque[Callback] = deque()
-        self._ready: set[_Actor] = set()  # the actors with a callback or a job to run
+        self._ready: dict[_Actor, None] = {}  # the actors with a callback or a job to run, in ready_at order
         self._timers: list[
             tuple[float, int, asyncio.TimerHandle, Callable[..., Any], tuple[Any, ...], contextvars.Context]
         ] = []
-        self._inbox: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], contextvars.Context | None]]
-        self._inbox = queue.SimpleQueue()
+        ForeignThreads.__init__(self)
         self._future_order: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
         self._seq = itertools.count(1)
         self._names: dict[str, int] = {}
@@ -136,6 +144,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         self._asyncgens: weakref.WeakSet[Any] = weakref.WeakSet()
         self._threads_before = set(threading.enumerate())
         self.steps: list[Step] = []
+        self._escaped: Escaped | None = None  # see _run_handle and unretrieved()
 
     # -- the scheduler ----------------------------------------------------------------------------
 
@@ -152,8 +161,7 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         if owner is not None and owner[0] is ctx:
             actor = owner[1]
             if not actor.handles:
-                actor.ready_at = next(self._seq)
-                self._ready.add(actor)
+                self._queue(actor)
             actor.handles.append((handle, cb, args, ctx))
         else:
             self._eager.append((handle, cb, args, ctx))
@@ -167,12 +175,15 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         except EXITS:
             raise
         except BaseException as exc:
+            if not isinstance(exc, Exception):  # GeneratorExit, the test's own: never meant to escape
+                self._escaped = self._escaped or Escaped.of(exc, f"the loop callback {callable_name(cb)}")
+                return
             self.call_exception_handler(
                 {"message": f"Exception in callback {cb!r}", "exception": exc, "handle": handle}
             )
 
     def _runnable(self) -> list[_Actor]:
-        return sorted(self._ready, key=lambda a: a.ready_at)
+        return list(self._ready)
 
     def _step(self) -> None:
         while self._eager:
@@ -184,20 +195,28 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             runnable.append(self._clock)
         if runnable:
             if len(self.steps) >= self._max_steps:
-                raise Deadlock(f"no end after {self._max_steps} steps: the tasks keep running (a livelock)")
-            names = tuple([a.name for a in runnable]) if len(runnable) > 1 else ()  # most steps: no choice
-            chosen = 0
-            if names:
-                chosen = min(max(0, self._chooser(Choice(self._points, names))), len(runnable) - 1)
+                raise self._livelock()
+            chosen, names = 0, ()  # most steps: no choice
+            if len(runnable) > 1:
+                many = len(runnable) > SHOWN_RUNNABLE  # names made only as a chooser reads them (pct)
+                seen: Any = _Names(runnable) if many else tuple([a.name for a in runnable])
+                chosen = min(max(0, self._chooser(Choice(self._points, seen))), len(runnable) - 1)
                 self._points += 1
+                names = seen if not many else (  # a step keeps the first, the chosen and the last
+                    *(a.name for a in runnable[: SHOWN_RUNNABLE - 3]),
+                    f"(… {len(runnable) - SHOWN_RUNNABLE + 1} more)", runnable[chosen].name, runnable[-1].name)  # fmt: skip
             self._run_actor(runnable[chosen], names, chosen)
+        elif self._timer_pending() and self._foreign_pending():
+            self._foreign_or_clock()
         elif self._take_foreign(block=False):
             pass
         elif self._timers:
-            if not self._take_foreign(block=False, grace=self._foreign_threads()):
-                self._advance_clock()
+            self._advance_clock()
         elif not self._take_foreign(block=True):
             raise Deadlock("every task waits and nothing can wake one: " + self.waiting())
+
+    def _livelock(self) -> Exception:
+        return Deadlock(f"no end after {self._max_steps} steps: the tasks keep running (a livelock)")
 
     def _run_actor(self, actor: _Actor, runnable: tuple[str, ...], chosen: int) -> None:
         start = actor.where
@@ -213,14 +232,14 @@ class ControlledLoop(asyncio.AbstractEventLoop):
             self._run_handle(actor.handles.popleft())
         finally:  # also when the test exits (:mod:`.guard`): the loop stays consistent for the cleanup
             if actor.handles:
-                actor.ready_at = next(self._seq)
+                self._queue(actor)
             else:
-                self._ready.discard(actor)
+                self._ready.pop(actor, None)
         task = actor.task
         if task is None:
             end = "(ran)"
-        elif task.done():
-            exc = None if task.cancelled() else task.exception()
+        elif task.done():  # its exception read, not retrieved: unretrieved() looks at that flag
+            exc = None if task.cancelled() else getattr(task, "_exception", None) or task.exception()
             end = (
                 "(cancelled)"
                 if task.cancelled()
@@ -240,10 +259,10 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         assert job is not None
         actor.job = job()
         if actor.job is None:
-            self._ready.discard(actor)
+            self._ready.pop(actor, None)
             self._in_flight -= 1
         else:
-            actor.ready_at = next(self._seq)
+            self._queue(actor)
             if actor.job is job:  # parked in time.sleep, inside its thread
                 actor.where = PAUSED
                 self.steps.append(Step(actor.name, start, PAUSED, runnable, chosen))
@@ -256,8 +275,14 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         self.steps.append(Step(actor.name, start, actor.where, runnable, chosen))
 
     def _submit(self, actor: _Actor) -> None:
+        self._queue(actor)
+
+    def _queue(self, actor: _Actor) -> None:
+        """``actor`` runnable, last in FIFO order: kept in that order, so a step costs no sort
+        (10 000 ready tasks made every step sort them: minutes for one schedule)."""
         actor.ready_at = next(self._seq)
-        self._ready.add(actor)
+        self._ready.pop(actor, None)
+        self._ready[actor] = None
 
     def _timer_pending(self) -> bool:
         while self._timers and self._timers[0][2].cancelled():
@@ -271,43 +296,6 @@ class ControlledLoop(asyncio.AbstractEventLoop):
         while self._timers and self._timers[0][0] <= self._now:
             _, _, handle, cb, args, ctx = heapq.heappop(self._timers)
             self._eager.append((handle, cb, args, ctx))
-
-    def _foreign_threads(self) -> bool:
-        """Whether a thread the loop did not start (nor found running) is alive to call back."""
-        return not set(threading.enumerate()) <= self._threads_before | self._own_threads()
-
-    def _take_foreign(self, block: bool, grace: bool = False) -> bool:
-        """Apply what other threads sent, as one batch in the order their futures were created.
-        Before the clock jumps, a thread still alive gets :data:`FOREIGN_GRACE_S` to answer, so a
-        thread's answer and a timer do not race."""
-        batch = []
-        try:
-            if block:
-                if not self._foreign_threads():
-                    return False  # no thread is left that could call back
-                batch.append(self._inbox.get(timeout=FOREIGN_WAIT_S))
-            elif grace:
-                batch.append(self._inbox.get(timeout=FOREIGN_GRACE_S))
-            else:
-                batch.append(self._inbox.get_nowait())
-            while True:
-                batch.append(self._inbox.get(timeout=FOREIGN_SETTLE_S))
-        except queue.Empty:
-            pass
-        if not batch:
-            return False
-        last = next(self._seq)
-        batch.sort(key=lambda item: self._future_order.get(item[1][0], last) if item[1] else last)
-        for cb, args, ctx in batch:
-            handle = asyncio.Handle(cb, args, self, ctx)
-            self._enqueue(
-                handle, cb, args, ctx if ctx is not None else contextvars.copy_context(), owned=False
-            )
-        return True
-
-    def _own_threads(self) -> set[threading.Thread]:
-        """The threads of every executor a job ran on: a job's thread is never a foreign one."""
-        return {t for pool in self._pools for t in getattr(pool, "_threads", ())}
 
     def waiting(self) -> str:
         """Where each unfinished task waits, in words."""
@@ -494,6 +482,19 @@ class ControlledLoop(asyncio.AbstractEventLoop):
     def tasks(self) -> list[asyncio.Task[Any]]:
         return [a.task for a in self._actors if a.task is not None]
 
+    def unretrieved(self) -> Escaped | None:
+        """The first task that ended with a ``BaseException`` that is no ``Exception``
+        (``GeneratorExit``, the test's own) and that nothing retrieved (``_log_traceback``,
+        asyncio's "never retrieved" flag), else the first such callback's. Every finished task's
+        exception is retrieved then, as each step's report used to (no "never retrieved" log)."""
+        found = None
+        for task in self.tasks():
+            if task.done() and not task.cancelled() and getattr(task, "_log_traceback", False):
+                exc = task.exception()
+                if found is None and exc is not None and not isinstance(exc, (Exception, *EXITS)):
+                    found = Escaped.of(exc, f"the task {task.get_name()}, never awaited")
+        return found or self._escaped
+
     # -- AbstractEventLoop: errors and debug ------------------------------------------------------
 
     def get_debug(self) -> bool:
@@ -580,10 +581,12 @@ def run_controlled(test: Callable[[], Coroutine[Any, Any, Any]], chooser: Choose
                         _wind_down(loop, True)  # in the handler: cli/interrupt.py does not deliver it again
                     raise KeyboardInterrupt from None  # is an interrupt, not the test's error
                 outcome = exc
-            steps = tuple(loop.steps)
+            steps, escaped = tuple(loop.steps), loop.unretrieved()
             if guard.overrun is not None:
                 guard.rearm()
             exited = _wind_down(loop, isinstance(outcome, EXITS) or guard.exit_called is not None)
+            if outcome is None:  # what production prints and loses fails the run (guard.Escaped)
+                outcome = guard.escaped or escaped
             if not isinstance(outcome, EXITS) or guard.overrun is not None:  # os._exit in a thread, …
                 outcome = guard.overrun or exited or guard.exit_called or outcome
         finally:

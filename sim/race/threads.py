@@ -109,7 +109,7 @@ class ThreadedLoop(ControlledLoop):
     # -- the scheduler ----------------------------------------------------------------------------
 
     def _runnable(self) -> list[_Actor]:
-        ready = super()._runnable()
+        ready = sorted(super()._runnable(), key=lambda a: a.ready_at)  # a thread at an I/O call: first
         if self._stuck:
             return [a for a in ready if a not in self._threads]
         return [a for a in ready if (s := self._threads.get(a)) is None or s.can_go is None or s.can_go()]
@@ -128,7 +128,7 @@ class ThreadedLoop(ControlledLoop):
 
     def _time_out(self) -> bool:
         """Nothing can run: the first timed wait's timeout passes (virtual time); False if none."""
-        waiting = [a for a in super()._runnable()
+        waiting = [a for a in sorted(super()._runnable(), key=lambda a: a.ready_at)
                    if (s := self._threads.get(a)) is not None and s.can_go is not None and s.timed]  # fmt: skip
         if waiting:
             slot = self._threads[waiting[0]]
@@ -146,7 +146,7 @@ class ThreadedLoop(ControlledLoop):
         if self._thread_fault(actor, slot, runnable, chosen):
             return
         if self._step_thread(slot) is FINISHED:
-            self._ready.discard(actor)
+            self._ready.pop(actor, None)
             end = "(returned)" if slot.error is None else f"(raised {type(slot.error).__name__})"
         else:
             end = slot.where  # at an I/O call it goes on by default (first); after a sleep or a wait, last
@@ -209,7 +209,7 @@ class ThreadedFaultingLoop(ThreadedLoop, FaultingLoop):
                 if lock.locked():
                     lock._lock.release()
             slot.held.clear()
-            self._ready.discard(actor)
+            self._ready.pop(actor, None)
             self.steps.append(Step(actor.name, actor.where, CRASHED, runnable, chosen, thread=True))
             actor.where = CRASHED
             return True

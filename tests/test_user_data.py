@@ -283,3 +283,50 @@ def test_agents_sqlite_reads_a_path_with_uri_characters(tmp_path: Path, name: st
     events = import_events("agents-sqlite", tmp_path / name)
     assert [e.session for e in events] == ["s"]
     assert snapshot(tmp_path) == before
+
+
+def test_stress_on_a_postgres_database_holding_a_users_tables_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A ``--dsn`` database is the ``--db`` file's case on a server: our own tables (this run's,
+    an earlier run's, an older version's unmarked ones) are reused; a user's table beside them,
+    in another schema, or sharing our ``tc_turns`` name is refused, never emptied, unless
+    ``--overwrite-db`` names the intent (the setup truncated every ``tc_*`` table, whoever's)."""
+    from turncheck.sim.stress.pg_server import throwaway_server, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"no PostgreSQL server can be started here: {reason}")
+    import psycopg
+
+    with throwaway_server() as dsn:
+
+        def sql(*statements: str) -> list[tuple[object, ...]]:
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                rows: list[tuple[object, ...]] = []
+                for statement in statements:
+                    cur = conn.execute(statement)
+                    rows = cur.fetchall() if cur.description else []
+                return rows
+
+        argv = ["stress", "--store", "postgres", "--dsn", dsn, "--locking", "mutex", "--seconds", "0.3", "-q"]
+        assert main(argv) == 0  # a fresh database
+        assert main(argv) == 0  # the tables a run left
+        capsys.readouterr()
+        sql("CREATE TABLE customers (id int)", "INSERT INTO customers VALUES (1)")
+        refused(capsys, argv, "public.customers")
+        assert main([*argv, "--overwrite-db"]) == 0
+        assert sql("SELECT count(*) FROM customers") == [(1,)]  # never touched, even then
+        capsys.readouterr()
+        sql("DROP TABLE customers", "DROP TABLE tc_turns", "CREATE TABLE tc_turns (id bigint, name text)",
+            "INSERT INTO tc_turns VALUES (1, 'mine')")  # fmt: skip
+        refused(capsys, argv, "public.tc_turns")
+        assert sql("SELECT name FROM tc_turns") == [("mine",)]
+        sql(
+            "DROP TABLE tc_turns",
+            "CREATE TABLE tc_turns (id BIGSERIAL PRIMARY KEY, writer INTEGER, n BIGINT)",
+        )
+        assert main(argv) == 0  # an older version's table of ours, unmarked
+        capsys.readouterr()
+        sql("CREATE SCHEMA app", "CREATE VIEW app.totals AS SELECT 1 AS one")
+        refused(capsys, argv, "app.totals")

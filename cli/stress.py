@@ -288,11 +288,17 @@ def _refuse_file_dsn(store: str, dsn: str) -> None:
         )
 
 
+_SQLITE_FILES = ("", "-wal", "-shm", "-journal")
+"""A SQLite database's files: the database, then what SQLite keeps beside it (WAL mode's log and
+shared memory, the rollback journal), each emptied or deleted by a run; for the database and for
+the side-car ``DB.turncheck`` the library stores keep their lock and journal in."""
+
+
 def _check_fresh_db(db: Path, overwrite: bool) -> None:
     """The stores empty the tables they stress, so ``--db`` (and the files SQLite and the
-    sidecar keep beside it) must be new or empty: a user's database is refused, never wiped,
+    side-car keep beside it, :data:`_SQLITE_FILES`) must be new or empty: a user's database is refused, never wiped,
     unless ``--overwrite-db`` says to. A symlink or a special file is refused either way."""
-    for path in (db, Path(f"{db}-wal"), Path(f"{db}.turncheck")):
+    for path in (Path(f"{base}{suffix}") for base in (db, f"{db}.turncheck") for suffix in _SQLITE_FILES):
         if path.is_symlink() or (path.exists() and not path.is_file()):
             raise BadParameter(f"--db {db}: {path} is a symlink or not a regular file; give a new file")
         if not overwrite and path.exists() and path.stat().st_size > 0:

@@ -330,3 +330,29 @@ def test_stress_on_a_postgres_database_holding_a_users_tables_is_refused(
         capsys.readouterr()
         sql("CREATE SCHEMA app", "CREATE VIEW app.totals AS SELECT 1 AS one")
         refused(capsys, argv, "app.totals")
+
+
+@pytest.mark.parametrize("store", ["sqlite", "agents-sqlite"])
+@pytest.mark.parametrize(
+    "beside", ["-shm", "-journal", ".turncheck-wal", ".turncheck-shm", ".turncheck-journal"]
+)
+def test_stress_refuses_a_users_file_where_sqlite_keeps_its_own_beside_the_db(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], store: str, beside: str
+) -> None:
+    """The fresh-database check looked at ``DB``, ``DB-wal`` and ``DB.turncheck`` only: a user's
+    file named ``DB-shm``, ``DB-journal`` or one of the side-car's own was overwritten or deleted
+    by SQLite (a held-out variant of the file beside the database). Each is refused, as a
+    symlink is; a new database beside nothing runs."""
+    db = tmp_path / "new.db"
+    users = Path(f"{db}{beside}")
+    users.write_bytes(b"the user's own bytes\n" * 100)
+    before = snapshot(tmp_path)
+    argv = ["stress", "--store", store, "--db", str(db), "--locking", "mutex", "--seconds", "0.2", "-q"]
+    refused(capsys, argv, str(users))
+    users.unlink()
+    users.symlink_to(tmp_path / "elsewhere")
+    refused(capsys, argv, "symlink")
+    assert not (tmp_path / "elsewhere").exists()
+    users.unlink()
+    assert snapshot(tmp_path) == {k: v for k, v in before.items() if k != users.name}
+    assert main(argv) == 0

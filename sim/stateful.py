@@ -32,7 +32,7 @@ import hashlib
 import json
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +88,14 @@ class OutOfMemory(KeyboardInterrupt):
 
 
 _STARVED = OutOfMemory()  # made before memory runs short: raising it allocates no new exception
+
+
+def _fed(call: Callable[..., Any], *args: Any) -> Any:
+    """``call(*args)``, a MemoryError in it raised as :class:`OutOfMemory` (see there)."""
+    try:
+        return call(*args)
+    except MemoryError:
+        raise _STARVED from None
 
 
 @dataclass(frozen=True)
@@ -185,10 +193,7 @@ def machine_for(
         def start(self, initial_state: int) -> None:
             self.init = initial_state
             self.state = inits[initial_state]
-            try:
-                self.enabled = list(model.actions(self.state))
-            except MemoryError:
-                raise _STARVED from None
+            self.enabled = list(_fed(model.actions, self.state))
             if len(inits) > 1:
                 note(f"initial state {initial_state}")
 
@@ -196,20 +201,14 @@ def machine_for(
         @rule(data=st.data())
         def act(self, data: st.DataObject) -> None:
             in_time()
-            try:
-                self._act(data)
-            except MemoryError:
-                raise _STARVED from None
-
-        def _act(self, data: st.DataObject) -> None:
             k = data.draw(st.integers(0, len(self.enabled) - 1), label="enabled action number")
             action = self.enabled[k]
-            words = _format(model, self.state, action)
+            words = _fed(_format, model, self.state, action)
             self.trace.append(action)
             self.steps.append(words)
             note(f"step {len(self.trace)}: {words}")
-            self.state = model.step(self.state, action)
-            self.enabled = list(model.actions(self.state))
+            self.state = _fed(model.step, self.state, action)
+            self.enabled = list(_fed(model.actions, self.state))
 
         @precondition(lambda self: self.state is not None and not self.enabled)
         @rule()
@@ -219,11 +218,10 @@ def machine_for(
 
         @invariant()
         def properties_hold(self) -> None:
-            try:
-                if self.state is not None:
-                    _judge(self.state, (always, goals), goal_set, found, (self.init, self.trace, self.steps))
-            except MemoryError:
-                raise _STARVED from None
+            if self.state is not None:
+                _fed(
+                    _judge, self.state, (always, goals), goal_set, found, (self.init, self.trace, self.steps)
+                )
 
     ModelMachine.__name__ = ModelMachine.__qualname__ = f"{_camel(model.name)}Machine"
     return ModelMachine

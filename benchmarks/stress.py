@@ -42,7 +42,7 @@ def _record_cost_us(window_turns: int, n: int = 20000, reads: bool = True) -> fl
     turns = tuple(t for t in range(1, window_turns + 1) for _ in TURN_KINDS)
     window = Window(123, turns, TURN_KINDS * window_turns)
     with tempfile.TemporaryDirectory(prefix="turncheck-bench-") as tmp:
-        rec = Recorder(Path(tmp) / "w.jsonl", record=True)
+        rec = Recorder(Path(tmp) / "w.jsonl", record=True, name="w0.0")
         started = time.perf_counter()
         for i in range(n):
             t = time.time()

@@ -68,6 +68,10 @@ def bench_command(
     """Run a benchmark and print its figures and ratios (tiny and quick run the small
     configurations, in seconds; full runs the sizes the targets are stated for). Exit 1: with
     --baseline, a ratio worse than 1.25× its baseline, or missing."""
+    if write_baseline is not None:  # refused before the run, not after it
+        from turncheck.cli.outputs import check_output_file
+
+        check_output_file(write_baseline, "--write-baseline", make_folders=False)
     if benchmarks().run(topic, scale, fmt, quiet, compare, baseline, write_baseline, ratios):
         raise typer.Exit(1)
 

@@ -123,7 +123,8 @@ def stress_command(
         bool,
         typer.Option(
             "--overwrite-db",
-            help="Let the run empty the tables of an existing, non-empty --db (refused otherwise).",
+            help="Let the run empty the tables of an existing, non-empty --db, or of a --dsn database"
+            " holding tables turncheck did not write (refused otherwise).",
         ),
     ] = False,
     kill: Annotated[
@@ -219,6 +220,8 @@ def _stress(
         _refuse_file_dsn(store, dsn)
         if db is not None:
             _check_fresh_db(db, overwrite_db)
+        if dsn and not overwrite_db:
+            _check_fresh_server(store, dsn)
         if html is not None:
             check_output_file(html, "--html")
         if out is not None and out.exists() and not out.is_dir():
@@ -285,11 +288,17 @@ def _refuse_file_dsn(store: str, dsn: str) -> None:
         )
 
 
+_SQLITE_FILES = ("", "-wal", "-shm", "-journal")
+"""A SQLite database's files: the database, then what SQLite keeps beside it (WAL mode's log and
+shared memory, the rollback journal), each emptied or deleted by a run; for the database and for
+the side-car ``DB.turncheck`` the library stores keep their lock and journal in."""
+
+
 def _check_fresh_db(db: Path, overwrite: bool) -> None:
     """The stores empty the tables they stress, so ``--db`` (and the files SQLite and the
-    sidecar keep beside it) must be new or empty: a user's database is refused, never wiped,
+    side-car keep beside it, :data:`_SQLITE_FILES`) must be new or empty: a user's database is refused, never wiped,
     unless ``--overwrite-db`` says to. A symlink or a special file is refused either way."""
-    for path in (db, Path(f"{db}-wal"), Path(f"{db}.turncheck")):
+    for path in (Path(f"{base}{suffix}") for base in (db, f"{db}.turncheck") for suffix in _SQLITE_FILES):
         if path.is_symlink() or (path.exists() and not path.is_file()):
             raise BadParameter(f"--db {db}: {path} is a symlink or not a regular file; give a new file")
         if not overwrite and path.exists() and path.stat().st_size > 0:
@@ -297,6 +306,28 @@ def _check_fresh_db(db: Path, overwrite: bool) -> None:
                 f"--db {db}: {path} exists and is not empty; give a new file (the run empties its tables),"
                 " or pass --overwrite-db to empty them"
             )
+
+
+def _check_fresh_server(store: str, dsn: str) -> None:
+    """A PostgreSQL database (``postgres``, or ``adk-database`` given a ``postgresql`` URL) holding
+    a table turncheck did not write is refused unless ``--overwrite-db`` says to: the run empties
+    its ``tc_*`` tables, and a user's own ``tc_turns`` would be emptied with them."""
+    from turncheck.sim.stress.postgres import foreign_tables
+
+    if store == "postgres":
+        foreign = foreign_tables(dsn)
+    elif store == "adk-database" and dsn.startswith("postgres"):
+        from turncheck.integrations.stores.adk_database import adk_table_of_ours, sidecar_dsn
+
+        foreign = foreign_tables(sidecar_dsn(dsn), adk_table_of_ours)
+    else:
+        return
+    if foreign:
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        raise BadParameter(
+            f"--dsn {dsn}: the database holds tables turncheck did not write ({', '.join(foreign[:3])}{more});"
+            " give a new database (the run empties its tc_* tables), or pass --overwrite-db"
+        )
 
 
 def _clear_history(folder: Path) -> None:

@@ -32,7 +32,7 @@ import hashlib
 import json
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +43,7 @@ from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import Flaky
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
@@ -54,6 +55,7 @@ from hypothesis.stateful import (
 
 from turncheck.models.protocol import Property, ProtocolModel, as_model
 from turncheck.sim.example_database import AtomicDirectoryDatabase
+from turncheck.sim.run_bounds import caused_by_memory
 
 DEFAULT_DATABASE = Path(".turncheck") / "hypothesis"
 
@@ -76,6 +78,24 @@ class OutOfTime(KeyboardInterrupt):
     exception Hypothesis lets through at once — any other it takes for a failure, saves, replays
     and then calls flaky — so the run simply ends, and :func:`check_stateful` (which alone catches
     it) reports the examples done and the shortest violation seen."""
+
+
+class OutOfMemory(KeyboardInterrupt):
+    """Raised inside a machine for a :class:`MemoryError` there (a memory limit reached), let
+    through at once as :class:`OutOfTime` is. Taken for a failure, the MemoryError was saved and
+    replayed; the replay, drawing differently, became Hypothesis's "Inconsistent data
+    generation" or a flaky failure, a traceback. :func:`check_stateful` raises MemoryError."""
+
+
+_STARVED = OutOfMemory()  # made before memory runs short: raising it allocates no new exception
+
+
+def _fed(call: Callable[..., Any], *args: Any) -> Any:
+    """``call(*args)``, a MemoryError in it raised as :class:`OutOfMemory` (see there)."""
+    try:
+        return call(*args)
+    except MemoryError:
+        raise _STARVED from None
 
 
 @dataclass(frozen=True)
@@ -173,7 +193,7 @@ def machine_for(
         def start(self, initial_state: int) -> None:
             self.init = initial_state
             self.state = inits[initial_state]
-            self.enabled = list(model.actions(self.state))
+            self.enabled = list(_fed(model.actions, self.state))
             if len(inits) > 1:
                 note(f"initial state {initial_state}")
 
@@ -183,12 +203,12 @@ def machine_for(
             in_time()
             k = data.draw(st.integers(0, len(self.enabled) - 1), label="enabled action number")
             action = self.enabled[k]
-            words = _format(model, self.state, action)
+            words = _fed(_format, model, self.state, action)
             self.trace.append(action)
             self.steps.append(words)
             note(f"step {len(self.trace)}: {words}")
-            self.state = model.step(self.state, action)
-            self.enabled = list(model.actions(self.state))
+            self.state = _fed(model.step, self.state, action)
+            self.enabled = list(_fed(model.actions, self.state))
 
         @precondition(lambda self: self.state is not None and not self.enabled)
         @rule()
@@ -199,7 +219,9 @@ def machine_for(
         @invariant()
         def properties_hold(self) -> None:
             if self.state is not None:
-                _judge(self.state, (always, goals), goal_set, found, (self.init, self.trace, self.steps))
+                _fed(
+                    _judge, self.state, (always, goals), goal_set, found, (self.init, self.trace, self.steps)
+                )
 
     ModelMachine.__name__ = ModelMachine.__qualname__ = f"{_camel(model.name)}Machine"
     return ModelMachine
@@ -312,6 +334,12 @@ def check_stateful(
     except PropertyViolation as exc:
         goals = {g: g in reached for g in goal_names}
         return StatefulOutcome(model.name, params, runs[0], exc.prop, exc.init, exc.actions, goals)
+    except OutOfMemory:
+        raise MemoryError from None
+    except Flaky as exc:  # a MemoryError Hypothesis met outside the machine's steps, replayed
+        if caused_by_memory(exc):
+            raise MemoryError from None
+        raise
     except OutOfTime:
         goals = {g: g in reached for g in goal_names}
         if found:

@@ -296,3 +296,23 @@ def test_a_one_topic_run_over_a_baseline_keeps_the_other_topics(tmp_path: Path) 
 def test_race_has_a_comparison_only(cli: Any, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = cli("bench", "race")
     assert code == 2 and out == "" and "unknown benchmark 'race'" in err
+
+
+@pytest.mark.parametrize("target", ["a-ratio-file", "nowhere"])
+def test_write_baseline_refuses_a_symlink_before_the_run(cli: Any, tmp_path: Path, target: str) -> None:
+    """``--write-baseline LINK`` measured for seconds, then wrote its ratios into the link's
+    target (a user's file, or a name the dangling link points at): refused first, one line; the
+    library's ``guard.write`` refuses it too, and writes a file whole (a temporary name, renamed)."""
+    users = (
+        ratio_file(tmp_path / "users.json", BASE) if target == "a-ratio-file" else tmp_path / "nowhere.json"
+    )
+    before = users.read_bytes() if users.exists() else None
+    link = tmp_path / "link.json"
+    link.symlink_to(users)
+    code, out, err = cli("bench", "check", "--scale", "tiny", "--compare", "--write-baseline", str(link))
+    assert code == 2 and out == "" and err.count("\n") == 1 and "is a symlink" in err
+    with pytest.raises(Exception, match="symlink"):
+        guard.write(link, "tiny", {"a: x | turncheck/c": 1.5})
+    assert (users.read_bytes() if users.exists() else None) == before and link.is_symlink()
+    guard.write(tmp_path / "plain.json", "tiny", {"a: x | turncheck/c": 1.5})
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary left

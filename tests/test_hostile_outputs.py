@@ -430,6 +430,55 @@ def test_stress_check_refuses_a_history_cut_short(
     assert main(["stress", "--check", str(stress_run)]) == 0
 
 
+@pytest.mark.parametrize(
+    "cut", ["after-the-last-commit", "a-read-mid-file", "the-end-line-alone", "a-line-doubled"]
+)
+def test_stress_check_refuses_a_history_that_lost_only_reads_or_failures(
+    stress_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], cut: str
+) -> None:
+    """Reads and failed operations commit nothing, so the journal cross-check cannot see them go:
+    a cut after a process's last committed operation, or one read taken out of the middle, was
+    checked as the whole history (fewer reads checked, exit 0). Each process not killed ends its
+    file with an ``end`` line counting its operations; the history says ``"ends": true``."""
+    history = tmp_path / "history"
+    shutil.copytree(stress_run, history)
+    store = [json.loads(line) for line in (history / "store.jsonl").read_text().splitlines()]
+    killed, committed = store[0]["kills"], {c["id"] for c in store if c.get("op") == "commit"}
+    assert store[0]["ends"] is True
+    victim = next(p for p in sorted(history.glob("w*.jsonl")) if p.name[:-6] not in killed)
+    lines = victim.read_bytes().splitlines(keepends=True)
+    ops = [json.loads(x) for x in lines]
+    assert ops[-1]["op"] == "end" and ops[-1]["ops"] == len(lines) - 1
+    last = max(k for k, x in enumerate(ops) if x.get("id") in committed)
+    reads = [k for k, x in enumerate(ops) if x["op"] == "read"]
+    kept = {
+        "after-the-last-commit": lines[: last + 1],  # the reads and the failed append after it
+        "a-read-mid-file": [x for k, x in enumerate(lines) if k != reads[len(reads) // 2]],
+        "the-end-line-alone": lines[:-1],
+        "a-line-doubled": [*lines[:1], *lines],
+    }[cut]
+    assert all(json.loads(x).get("id") not in committed for x in lines if x not in kept)  # no commit lost
+    victim.write_bytes(b"".join(kept))
+    assert main(["stress", "--check", str(tmp_path)]) == 2
+    one_line(capsys.readouterr().err, "evidence is incomplete", victim.name.removesuffix(".jsonl"))
+    assert main(["stress", "--check", str(stress_run)]) == 0
+
+
+def test_stress_check_of_a_history_without_end_lines_still_checks_it(
+    stress_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A history an earlier turncheck or another client wrote has no ``ends`` and no end lines:
+    it is checked as before, not refused for lacking them."""
+    history = tmp_path / "history"
+    shutil.copytree(stress_run, history)
+    for path in history.glob("*.jsonl"):
+        rows = [json.loads(x) for x in path.read_text().splitlines()]
+        rows = [{k: v for k, v in r.items() if k != "ends"} for r in rows if r["op"] != "end"]
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["stress", "--check", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_stress_check_of_another_clients_history_counts_no_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

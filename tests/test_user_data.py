@@ -283,3 +283,76 @@ def test_agents_sqlite_reads_a_path_with_uri_characters(tmp_path: Path, name: st
     events = import_events("agents-sqlite", tmp_path / name)
     assert [e.session for e in events] == ["s"]
     assert snapshot(tmp_path) == before
+
+
+def test_stress_on_a_postgres_database_holding_a_users_tables_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A ``--dsn`` database is the ``--db`` file's case on a server: our own tables (this run's,
+    an earlier run's, an older version's unmarked ones) are reused; a user's table beside them,
+    in another schema, or sharing our ``tc_turns`` name is refused, never emptied, unless
+    ``--overwrite-db`` names the intent (the setup truncated every ``tc_*`` table, whoever's)."""
+    from turncheck.sim.stress.pg_server import throwaway_server, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(f"no PostgreSQL server can be started here: {reason}")
+    import psycopg
+
+    with throwaway_server() as dsn:
+
+        def sql(*statements: str) -> list[tuple[object, ...]]:
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                rows: list[tuple[object, ...]] = []
+                for statement in statements:
+                    cur = conn.execute(statement)
+                    rows = cur.fetchall() if cur.description else []
+                return rows
+
+        argv = ["stress", "--store", "postgres", "--dsn", dsn, "--locking", "mutex", "--seconds", "0.3", "-q"]
+        assert main(argv) == 0  # a fresh database
+        assert main(argv) == 0  # the tables a run left
+        capsys.readouterr()
+        sql("CREATE TABLE customers (id int)", "INSERT INTO customers VALUES (1)")
+        refused(capsys, argv, "public.customers")
+        assert main([*argv, "--overwrite-db"]) == 0
+        assert sql("SELECT count(*) FROM customers") == [(1,)]  # never touched, even then
+        capsys.readouterr()
+        sql("DROP TABLE customers", "DROP TABLE tc_turns", "CREATE TABLE tc_turns (id bigint, name text)",
+            "INSERT INTO tc_turns VALUES (1, 'mine')")  # fmt: skip
+        refused(capsys, argv, "public.tc_turns")
+        assert sql("SELECT name FROM tc_turns") == [("mine",)]
+        sql(
+            "DROP TABLE tc_turns",
+            "CREATE TABLE tc_turns (id BIGSERIAL PRIMARY KEY, writer INTEGER, n BIGINT)",
+        )
+        assert main(argv) == 0  # an older version's table of ours, unmarked
+        capsys.readouterr()
+        sql("CREATE SCHEMA app", "CREATE VIEW app.totals AS SELECT 1 AS one")
+        refused(capsys, argv, "app.totals")
+
+
+@pytest.mark.parametrize("store", ["sqlite", "agents-sqlite"])
+@pytest.mark.parametrize(
+    "beside", ["-shm", "-journal", ".turncheck-wal", ".turncheck-shm", ".turncheck-journal"]
+)
+def test_stress_refuses_a_users_file_where_sqlite_keeps_its_own_beside_the_db(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], store: str, beside: str
+) -> None:
+    """The fresh-database check looked at ``DB``, ``DB-wal`` and ``DB.turncheck`` only: a user's
+    file named ``DB-shm``, ``DB-journal`` or one of the side-car's own was overwritten or deleted
+    by SQLite (a held-out variant of the file beside the database). Each is refused, as a
+    symlink is; a new database beside nothing runs."""
+    db = tmp_path / "new.db"
+    users = Path(f"{db}{beside}")
+    users.write_bytes(b"the user's own bytes\n" * 100)
+    before = snapshot(tmp_path)
+    argv = ["stress", "--store", store, "--db", str(db), "--locking", "mutex", "--seconds", "0.2", "-q"]
+    refused(capsys, argv, str(users))
+    users.unlink()
+    users.symlink_to(tmp_path / "elsewhere")
+    refused(capsys, argv, "symlink")
+    assert not (tmp_path / "elsewhere").exists()
+    users.unlink()
+    assert snapshot(tmp_path) == {k: v for k, v in before.items() if k != users.name}
+    assert main(argv) == 0

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from benchmarks.compare import Comparison
 from turncheck.models.errors import BadParameter, read_json
+from turncheck.models.output_files import write_outputs
 
 TOLERANCE = 1.25
 """A ratio fails the guard when it is more than 25 % above its baseline (issue 58)."""
@@ -51,17 +52,14 @@ def write(path: Path, scale: str, ratios: Mapping[str, float]) -> None:
     by a third between two tiny runs). A figure of a topic the run measured but no longer has
     is dropped; the figures of topics the run did not measure are kept as they were (a one-topic
     run over the committed baseline used to drop every other topic's)."""
-    if path.is_file():
+    if path.is_file() and not path.is_symlink():
         old_scale, old = read(path)
         if old_scale == scale:
             measured = {topic_of(k) for k in ratios}
             kept = {k: v for k, v in old.items() if topic_of(k) not in measured}
             ratios = kept | {k: max(v, old.get(k, v)) for k, v in ratios.items()}
     doc = {"format": FORMAT, "scale": scale, "tolerance": TOLERANCE, "ratios": dict(sorted(ratios.items()))}
-    try:
-        path.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise BadParameter(f"{path}: cannot write ({exc.strerror or exc})") from None
+    write_outputs({path: json.dumps(doc, indent=1, ensure_ascii=False) + "\n"})  # whole, never via a link
 
 
 def read(path: Path) -> tuple[str, dict[str, float]]:

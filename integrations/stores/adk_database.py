@@ -54,6 +54,28 @@ def database_url(target: str) -> str:
     return URL.create("sqlite+aiosqlite", database=str(Path(target).resolve())).render_as_string(False)
 
 
+_ADK_TABLES = {"sessions", "events", "app_states", "user_states"}
+
+
+def adk_table_of_ours(conn: Any, name: str) -> bool:
+    """Whether ``name``, in a PostgreSQL database given as ``--dsn``, is one of ADK's session
+    tables holding only the rows of turncheck's app (``APP``), or ADK's schema-version table: what
+    an earlier ``adk-database`` run leaves; any other app's session is a user's."""
+    if name == "adk_internal_metadata":
+        return True
+    if name not in _ADK_TABLES:
+        return False
+    import psycopg
+
+    try:
+        row = conn.execute(
+            f"SELECT count(*) FROM {name} WHERE app_name IS DISTINCT FROM %s", (APP,)
+        ).fetchone()
+    except psycopg.Error:  # not ADK's table: no app_name column
+        return False
+    return int(row[0]) == 0
+
+
 def needs_adk(exc: ImportError) -> str:
     """The one line refusing the store when google-adk, or a library it brings, is missing."""
     return f"store adk-database needs google-adk ({exc.name} is not installed): {install_hint('adk')}"

@@ -28,7 +28,11 @@ Evidence that cannot be read is never passed over: a ``*.jsonl`` entry that is n
 of the header's ``writers``, the compactor, or the restart of a killed process — is refused too:
 the check would count fewer appends and still say OK. So is a file cut short: with the store's
 journal, each process's history must record every operation the journal committed for it (one
-in flight may be missing for a process killed on purpose or crashed).
+in flight may be missing for a process killed on purpose or crashed); and, as reads and failed
+operations commit nothing, a runner's history says ``"ends": true`` and each process that was
+not killed ends its file with an ``end`` line counting its operations: a cut that drops only
+reads or failures is refused too. A killed process's file has no end and its last lines cannot
+be counted: only the journal's commits bound it.
 """
 
 from __future__ import annotations
@@ -114,6 +118,15 @@ class SummaryLine(msgspec.Struct, tag_field="op", tag="summary", frozen=True):
     latencies: list[float]
 
 
+class EndLine(msgspec.Struct, tag_field="op", tag="end", frozen=True):
+    """A process's last line at its exit, killed excepted: ``ops`` operation lines came before it
+    in its file. With ``ends`` in the header, a file whose count disagrees, or a process that
+    neither ended, crashed nor was killed, is a history cut short."""
+
+    p: str
+    ops: int
+
+
 class HistoryLine(msgspec.Struct, tag_field="op", tag="history", frozen=True, kw_only=True):
     """The run: the format and version, the store, the locking strategy, the trigger's
     ``max_turns``, the gap, the run's wall-clock span, the processes killed on purpose and stuck."""
@@ -132,6 +145,7 @@ class HistoryLine(msgspec.Struct, tag_field="op", tag="history", frozen=True, kw
     kills: list[str] = []
     stuck: list[str] = []
     journal: bool = True
+    ends: bool = False
 
 
 class CommitLine(msgspec.Struct, tag_field="op", tag="commit", frozen=True, kw_only=True):
@@ -153,8 +167,8 @@ class FinalLine(msgspec.Struct, tag_field="op", tag="final", frozen=True):
 
 
 LINE = (
-    ReadLine | AppendLine | CompactLine | ConflictLine | PollLine | CrashLine | SummaryLine | HistoryLine
-    | CommitLine | FinalLine
+    ReadLine | AppendLine | CompactLine | ConflictLine | PollLine | CrashLine | SummaryLine | EndLine
+    | HistoryLine | CommitLine | FinalLine
 )  # fmt: skip
 """One line of a history, of any kind."""
 
@@ -255,6 +269,33 @@ def _check_covered(files: list[Path], header: HistoryLine, commits: list[CommitL
         )
 
 
+def _check_ended(
+    folder: Path, header: HistoryLine, counted: dict[str, tuple[int, list[EndLine], bool]]
+) -> None:
+    """With ``ends`` in the header, refuse a runner's process file that lost lines: its ``end``
+    line counts other than the operations it holds, or it has no ``end`` though the process was
+    neither killed nor stuck (a crash before its recorder opened writes the crash line alone)."""
+    if not header.ends:
+        return
+    gone = set(header.kills) | set(header.stuck)  # stuck names a role: its last incarnation
+    cut: list[str] = []
+    for name, (ops, ends, crashed) in sorted(counted.items()):
+        process = name.removesuffix(".jsonl")
+        if not _RUNNER_FILE.fullmatch(name) or process in gone or process.rpartition(".")[0] in gone:
+            continue
+        if len(ends) > 1 or (ends and (ends[0].ops != ops or ends[0].p != process)):
+            cut.append(
+                f"{process} ({ops} operations, its end line says {', '.join(str(e.ops) for e in ends)})"
+            )
+        elif not ends and not (crashed and ops == 0):
+            cut.append(f"{process} (no end line, and it was not killed)")
+    if cut:
+        raise HistoryError(
+            f"--check {folder}: a process's history lost lines: {'; '.join(cut)}; a history is cut short,"
+            " the evidence is incomplete, nothing was checked"
+        )
+
+
 def read_history(folder: Path) -> History:
     """Read and validate every line of the history in ``folder`` (or ``folder/history``)."""
     run: list[tuple[str, HistoryLine]] = []
@@ -262,6 +303,7 @@ def read_history(folder: Path) -> History:
     commits: list[CommitLine] = []
     records: list[dict[str, Any]] = []
     summaries: list[dict[str, Any]] = []
+    counted: dict[str, tuple[int, list[EndLine], bool]] = {}  # file: operations, its end lines, crashed
     files = _files(folder)
     for path in files:
         try:
@@ -275,6 +317,7 @@ def read_history(folder: Path) -> History:
             lines.pop()
         elif len(lines) > 1 or lines[0]:
             lines.pop()  # the last write, cut by a kill: never an acknowledgement
+        ops, ends, crashed = 0, [], False
         for n, raw in enumerate(lines, 1):
             where = f"{path.name}:{n}"
             try:
@@ -289,8 +332,13 @@ def read_history(folder: Path) -> History:
                 commits.append(line)
             elif isinstance(line, SummaryLine):
                 summaries.append(msgspec.to_builtins(line))
+            elif isinstance(line, EndLine):
+                ends.append(line)
             elif isinstance(line, _OPS) and not (isinstance(line, _Op) and line.type == "invoke"):
                 records.append(msgspec.to_builtins(line))
+                ops += isinstance(line, _Op)
+                crashed = crashed or isinstance(line, CrashLine)
+        counted[path.name] = (ops, ends, crashed)
     for what, found in (("history", run), ("final", finals)):
         if len(found) != 1:
             places = ", ".join(w for w, _ in found) or "none"
@@ -304,5 +352,6 @@ def read_history(folder: Path) -> History:
         )
     _check_complete(files, header)
     _check_covered(files, header, commits, records)
+    _check_ended(files[0].parent, header, counted)
     commits.sort(key=lambda c: c.seq)
     return History(header, tuple(records), tuple(summaries), tuple(commits), tuple(finals[0][1].live))

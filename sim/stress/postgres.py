@@ -12,8 +12,8 @@ the version moved. Reads run REPEATABLE READ, one snapshot per window. A broken 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
 from typing import Any
 
 from turncheck.models.errors import BadParameter
@@ -38,6 +38,30 @@ CREATE TABLE IF NOT EXISTS tc_header (id INTEGER PRIMARY KEY CHECK (id = 1), ver
 CREATE TABLE IF NOT EXISTS tc_journal (seq BIGINT PRIMARY KEY, op TEXT, kind TEXT, added TEXT,
     removed TEXT, count_read INTEGER);
 """
+MARK = "turncheck stress session store"
+"""The comment ``setup`` puts on each ``tc_*`` table: what tells our tables from a user's."""
+
+_SHAPES = {
+    "tc_turns": "id bigint, writer integer, n bigint",
+    "tc_events": "pos bigint, turn bigint, kind text",
+    "tc_header": "id integer, version bigint, pending boolean, count_read integer, read_version bigint,"
+    " read_at double precision",
+    "tc_journal": "seq bigint, op text, kind text, added text, removed text, count_read integer",
+}
+"""Our tables' columns: an unmarked table of this shape is an earlier version's run."""
+
+_RELATIONS = """
+SELECT n.nspname, c.relname, n.nspname = current_schema(), coalesce(obj_description(c.oid, 'pg_class'), '')
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'
+ORDER BY 1, 2
+"""
+_COLUMNS = """
+SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position)
+FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = %s
+"""
+
 _HEADER = "SELECT version, pending, count_read, read_version, read_at FROM tc_header WHERE id = 1"
 
 
@@ -129,6 +153,8 @@ class PostgresStore:
                 for statement in _SCHEMA.strip().split(";"):
                     if statement.strip():
                         conn.execute(statement)
+                for table in _SHAPES:
+                    conn.execute(f"COMMENT ON TABLE {table} IS '{MARK}'")
                 conn.execute("TRUNCATE tc_turns, tc_events, tc_header, tc_journal RESTART IDENTITY")
                 conn.execute("INSERT INTO tc_header VALUES (1, 0, false, 0, 0, 0)")
         finally:
@@ -212,6 +238,25 @@ class PostgresStore:
 
     def live_ids(self) -> tuple[int, ...]:
         return tuple(int(r[0]) for r in self.conn.execute("SELECT id FROM tc_turns ORDER BY id"))
+
+
+def foreign_tables(dsn: str, also_ours: Callable[[Any, str], bool] | None = None) -> list[str]:
+    """The tables (and views) of the database ``dsn`` names that turncheck did not write, as
+    ``schema.name``: every one but our ``tc_*`` tables in the schema the run writes to (marked
+    with :data:`MARK`, or of our columns: an earlier version's run), and those ``also_ours(conn,
+    name)`` accepts (a library store's own tables holding only turncheck's rows). A ``tc_turns``
+    of a user's is foreign: ``setup`` would empty it."""
+    foreign: list[str] = []
+    with closing(PostgresStore(dsn)._open()) as conn:
+        for schema, name, current, comment in conn.execute(_RELATIONS).fetchall():
+            if current and name in _SHAPES:
+                shape = conn.execute(_COLUMNS, (name,)).fetchone()[0]
+                if comment == MARK or shape == _SHAPES[name]:
+                    continue
+            elif current and also_ours is not None and also_ours(conn, name):
+                continue
+            foreign.append(f"{schema}.{name}")
+    return foreign
 
 
 register_store(Store("postgres", PostgresStore, "psycopg", "#d62728",

@@ -137,9 +137,11 @@ class Recorder:
     With ``record=False`` only append latencies are kept, written once at exit (the bench's
     baseline for the recording overhead)."""
 
-    def __init__(self, path: Path, record: bool) -> None:
+    def __init__(self, path: Path, record: bool, name: str) -> None:
         self.record = record
         self.path = path
+        self.name = name
+        self.ops = 0
         try:
             self.fd = os.open(path, _APPEND, 0o644)
         except OSError as exc:
@@ -149,15 +151,15 @@ class Recorder:
     def line(self, obj: dict[str, Any]) -> None:
         if self.record:
             append_line(self.path, json.dumps(obj, separators=(",", ":")) + "\n", self.fd)
+            self.ops += 1
         elif obj.get("op") == "append" and obj.get("type") == "ok":
             self.latencies.append(obj["t1"] - obj["t0"])
 
     def close(self) -> None:
         try:
-            if not self.record:
-                append_line(
-                    self.path, json.dumps({"op": "summary", "latencies": self.latencies}) + "\n", self.fd
-                )
+            last = {"op": "end", "p": self.name, "ops": self.ops} if self.record else None
+            last = last or {"op": "summary", "latencies": self.latencies}
+            append_line(self.path, json.dumps(last, separators=(",", ":")) + "\n", self.fd)
         finally:
             os.close(self.fd)
 
@@ -277,8 +279,8 @@ def _append_until(
 def _writer(p: StressParams, index: int, incarnation: int, path: Path, deadline: float) -> None:
     store = open_store(p.store)
     _connect(store, deadline)
-    rec = Recorder(path, p.record)
     name = f"w{index}.{incarnation}"
+    rec = Recorder(path, p.record, name)
     n = 0
     try:
         while time.time() < deadline:
@@ -321,9 +323,9 @@ def _writer(p: StressParams, index: int, incarnation: int, path: Path, deadline:
 def _compactor(p: StressParams, incarnation: int, path: Path, deadline: float) -> None:
     store = open_store(p.store)
     _connect(store, deadline)
-    rec = Recorder(path, p.record)
-    gap_s = p.gap_ms / 1000.0
     name = f"{COMPACTOR}.{incarnation}"
+    rec = Recorder(path, p.record, name)
+    gap_s = p.gap_ms / 1000.0
     n = 0
     try:
         while time.time() < deadline:
@@ -494,7 +496,7 @@ def _write_store_file(
     run = HistoryLine(
         format=FORMAT, version=VERSION, store=p.store.kind, locking=p.locking, max_turns=p.max_turns,
         writers=p.writers, gap_ms=p.gap_ms, seconds=p.seconds, seed=p.seed, started=started, ended=ended,
-        kills=killed, stuck=stuck,
+        kills=killed, stuck=stuck, ends=p.record,
     )  # fmt: skip
     commits = [CommitLine(seq=e.seq, id=e.op, kind=e.kind, added=list(e.added), removed=list(e.removed),
                           count_read=e.count_read) for e in journal]  # fmt: skip

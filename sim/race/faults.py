@@ -14,8 +14,9 @@ points its schedule names (``/F=KIND`` in the token), one of :data:`~.schedule.F
   ``CancelledError``, as a timeout or a client disconnect does);
 * ``crash`` — the task stops there: its coroutine is not resumed again during the run, so no
   ``except`` and no ``finally`` of it runs before the checks and only what it had already
-  written survives; whoever awaits the task sees :class:`Crashed`; an ``asyncio.Lock`` it held is
-  released, as a dead process holds no lock. (After the checks the
+  written survives; whoever awaits the task sees :class:`Crashed`; the in-memory locks,
+  semaphores and conditions it held (asyncio's, anyio's: :mod:`.held`) are released, as a dead
+  process holds none of its memory. (After the checks the
   coroutine is closed, so its ``finally`` runs then, unreported: a process that died would
   never run it, and a crash here cannot undo what that cleanup writes after the checks.)
 
@@ -38,6 +39,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Generic, TypeVar
 
 from turncheck.models.errors import BadParameter
+from turncheck.sim.race import held
 from turncheck.sim.race.loop import ControlledLoop
 from turncheck.sim.race.where import Step
 
@@ -82,31 +84,24 @@ class FaultingLoop(ControlledLoop):
         self.crashed: list[Any] = []
         self._jobs: dict[Any, asyncio.Future[Any]] = {}
         self._checks_jobs: set[Any] = set()  # jobs the checks' own task submitted: never faulted
-        self.held: dict[Any, list[asyncio.Lock]] = {}  # task → the asyncio locks it holds
+        self.holdings = held.Holdings()  # what each task holds in memory, let go at its crash
 
     def run_until_complete(self, future: Any) -> Any:
-        """The run, with each ``asyncio.Lock`` acquired noted against its task, so that a crash
-        releases what the crashed task held (a dead process holds no lock)."""
-        real_acquire, real_release = asyncio.Lock.acquire, asyncio.Lock.release
-        held = self.held
-
-        async def acquire(lock: asyncio.Lock) -> bool:
-            got = await real_acquire(lock)
-            held.setdefault(asyncio.current_task(), []).append(lock)
-            return got
-
-        def release(lock: asyncio.Lock) -> None:
-            real_release(lock)
-            for locks in held.values():
-                if lock in locks:
-                    locks.remove(lock)
-                    break
-
-        asyncio.Lock.acquire, asyncio.Lock.release = acquire, release  # type: ignore[method-assign,assignment]
-        try:
+        """The run, with the in-memory locks each task acquires noted (:mod:`.held`), so that a
+        crash releases what the crashed task held (a dead process holds no lock)."""
+        with self.holdings.follow():
             return super().run_until_complete(future)
-        finally:
-            asyncio.Lock.acquire, asyncio.Lock.release = real_acquire, real_release  # type: ignore[method-assign]
+
+    def waiting(self) -> str:
+        """Where each task waits; after a crash, first what a crash does not let go (a
+        failure's message is cut at 400 characters)."""
+        if not self.crashed:
+            return super().waiting()
+        return (
+            f"(after a crash, which released the {held.FOLLOWED} the crashed task held; not another "
+            "library's lock, a transaction left open on a shared connection, or a file lock) "
+            + super().waiting()
+        )
 
     def create_task(self, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
         task = super().create_task(coro, **kwargs)
@@ -156,7 +151,8 @@ class FaultingLoop(ControlledLoop):
             return
         task: Any = actor.task
         if (task is None or task is self.checker or actor.where == "(start)" or not actor.handles
-                or getattr(actor.handles[0][1], "__self__", None) is not task):  # fmt: skip
+                or getattr(actor.handles[0][1], "__self__", None) is not task
+                or held.waits_in_a_primitive(actor.task.get_coro())):  # fmt: skip
             super()._run_actor(actor, runnable, chosen)
             return
         assert task is not None
@@ -184,9 +180,7 @@ class FaultingLoop(ControlledLoop):
         actor.handles.clear()
         self._ready.discard(actor)
         self.crashed.append(task.get_coro())  # kept: not closed (its finally run) before the checks
-        for lock in self.held.pop(task, []):  # its finally never runs: what it held is let go
-            if lock.locked():
-                lock.release()
+        self.holdings.release(task, self)  # its finally never runs: what it held is let go
         exc = Crashed(f"{actor.name} crashed at fault point {point} (turncheck race --faults)")
         self.injected.append(exc)
         asyncio.futures._PyFuture.set_exception(task, exc)  # type: ignore[attr-defined]

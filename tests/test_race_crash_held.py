@@ -135,3 +135,31 @@ def test_the_classes_are_as_they_were_after_a_run() -> None:
     run_schedule(appends(asyncio.Condition), parse_token("0.0:/0=crash"))
     after = {key: key[0].__dict__.get(key[1]) for key in before}
     assert after == before
+
+
+class StoreError(Exception):
+    """A store's own error type, raised ``from`` the driver's (as SQLAlchemy's StatementError is)."""
+
+
+def test_a_fault_a_library_wraps_is_not_the_test_failing_but_an_assertion_from_it_is() -> None:
+    """SQLAlchemy wraps the driver's error (``raise StatementError(...) from err``): a fault in a
+    setup step escaped the test wrapped and failed ``race --faults`` as if the test had failed."""
+
+    async def wrapped() -> None:
+        try:
+            await asyncio.sleep(0)
+        except ConnectionError as err:
+            raise StoreError("could not open the store") from err
+
+    async def asserted() -> None:
+        try:
+            await asyncio.sleep(0)
+        except ConnectionError as err:
+            raise AssertionError("lost") from err
+
+    async def test(body: Any) -> None:
+        await asyncio.gather(body(), body())
+
+    assert run_schedule(lambda: test(wrapped), parse_token("0.0:/0=error")).failure is None
+    failed = run_schedule(lambda: test(asserted), parse_token("0.0:/0=error")).failure
+    assert failed is not None and failed.kind == "AssertionError"

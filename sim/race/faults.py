@@ -84,6 +84,8 @@ class FaultingLoop(ControlledLoop):
         self.crashed: list[Any] = []
         self._jobs: dict[Any, asyncio.Future[Any]] = {}
         self._checks_jobs: set[Any] = set()  # jobs the checks' own task submitted: never faulted
+        self.checking = False  # the test has ended and its after_run checks run
+        self._checks_tasks: set[Any] = set()  # tasks the checks started (a library's close task)
         self.holdings = held.Holdings()  # what each task holds in memory, let go at its crash
 
     def run_until_complete(self, future: Any) -> Any:
@@ -107,12 +109,18 @@ class FaultingLoop(ControlledLoop):
         task = super().create_task(coro, **kwargs)
         if self.checker is None:  # the first task is the one that runs the test and its checks
             self.checker = task
+        elif self.checking and self._in_the_checks():
+            self._checks_tasks.add(task)  # a task a check started: its awaits are no fault points
         return task
+
+    def _in_the_checks(self) -> bool:
+        current = asyncio.current_task(self)
+        return current is not None and (current is self.checker or current in self._checks_tasks)
 
     def run_in_executor(self, executor: Any, func: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
         fut = super().run_in_executor(executor, func, *args)
         self._jobs[self._actors[-1]] = fut  # the job actor just made, and the future it settles
-        if self.checker is not None and asyncio.current_task(self) is self.checker:
+        if self.checker is not None and self._in_the_checks():
             self._checks_jobs.add(self._actors[-1])  # a check's read (to_thread) is no fault point
         return fut
 
@@ -150,7 +158,9 @@ class FaultingLoop(ControlledLoop):
             self._fault_job(actor, runnable, chosen)
             return
         task: Any = actor.task
-        if (task is None or task is self.checker or actor.where == "(start)" or not actor.handles
+        if (task is None or task is self.checker or task in self._checks_tasks or actor.where == "(start)"
+                or (self.checker is not None and self.checker.done())  # the wind-down: no fault point
+                or not actor.handles
                 or getattr(actor.handles[0][1], "__self__", None) is not task
                 or held.waits_in_a_primitive(actor.task.get_coro())):  # fmt: skip
             super()._run_actor(actor, runnable, chosen)
@@ -199,7 +209,13 @@ class FaultingLoop(ControlledLoop):
             return all(self.escaped(e) for e in exc.exceptions)
         if isinstance(exc, asyncio.CancelledError):
             return any(isinstance(e, asyncio.CancelledError) for e in self.injected)
-        return any(e is exc for e in self.injected)
+        if any(e is exc for e in self.injected):
+            return True
+        # a library's or the store's own error raised ``from`` the fault (SQLAlchemy's
+        # StatementError wraps the driver's): the operation failed because of it; never an
+        # assertion, and never an error merely raised while handling it (``__context__``)
+        cause = exc.__cause__
+        return cause is not None and not isinstance(exc, AssertionError) and self.escaped(cause)
 
 
 def fault_error(name: str) -> type[BaseException]:
@@ -246,6 +262,7 @@ class Injection:
                 raise exc
             checks = list(_CHECKS)
             _CHECKS.clear()
+            loop.checking = True
             self.unchecked = exc is not None and not checks
             for check in checks:
                 outcome = check()

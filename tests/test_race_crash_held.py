@@ -163,3 +163,31 @@ def test_a_fault_a_library_wraps_is_not_the_test_failing_but_an_assertion_from_i
     assert run_schedule(lambda: test(wrapped), parse_token("0.0:/0=error")).failure is None
     failed = run_schedule(lambda: test(asserted), parse_token("0.0:/0=error")).failure
     assert failed is not None and failed.kind == "AssertionError"
+
+
+def test_a_library_logging_an_injected_fault_prints_no_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    """SQLAlchemy's pool logs "Exception during reset or similar" with the traceback of the
+    fault it met: ``race --faults`` over an async SQLAlchemy store printed 79 tracebacks. A
+    record whose exception is an injected fault is dropped; any other record is still handled."""
+    import logging
+
+    from turncheck.sim.race.fault_search import search_faults
+
+    log = logging.getLogger("a-store-library")
+
+    async def test() -> None:
+        try:
+            await asyncio.sleep(0)
+        except ConnectionError:
+            log.exception("Exception during reset or similar")
+        log.warning("a record of its own")
+
+    async def two() -> None:
+        await asyncio.gather(test(), test())
+
+    with caplog.at_level(logging.WARNING):
+        search_faults(two, budget=6)
+        assert "Exception during reset" not in caplog.text
+        assert "a record of its own" in caplog.text
+        log.error("after the search", exc_info=ConnectionError("injected by turncheck race --faults at point 0"))
+        assert "after the search" in caplog.text  # outside a search the same record is handled

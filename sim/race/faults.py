@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Coroutine, Generator
+import sys
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator
 from typing import Any, Generic, TypeVar
 
 from turncheck.models.errors import BadParameter
@@ -216,6 +218,46 @@ class FaultingLoop(ControlledLoop):
         # assertion, and never an error merely raised while handling it (``__context__``)
         cause = exc.__cause__
         return cause is not None and not isinstance(exc, AssertionError) and self.escaped(cause)
+
+
+MARK = "injected by turncheck race --faults"
+
+
+def _from_a_fault(exc: BaseException | None, depth: int = 0) -> bool:
+    """Whether ``exc`` is a fault this tool injected, the ``GeneratorExit`` of a crashed task's
+    close, or an exception raised from or while handling one."""
+    if exc is None or depth > 20:
+        return False
+    if isinstance(exc, (Crashed, GeneratorExit)) or MARK in str(exc):
+        return True
+    if isinstance(exc, RuntimeError) and str(exc) == "coroutine ignored GeneratorExit":
+        return True  # a crashed (never resumed) task's coroutine, closed or collected
+    return _from_a_fault(exc.__cause__, depth + 1) or _from_a_fault(exc.__context__, depth + 1)
+
+
+@contextlib.contextmanager
+def fault_logs_dropped() -> Iterator[None]:
+    """While a faulted run lasts (and its crashed tasks are closed), a library's log record
+    whose exception is one of the injected faults (SQLAlchemy's pool logs "Exception during
+    reset or similar" with the traceback) is not printed: the fault is turncheck's, reported
+    once as the run's fault line. Any other record is handled as usual."""
+    if "logging" not in sys.modules:  # nothing logs: logging is not imported for this
+        yield
+        return
+    import logging
+
+    real = logging.Logger.handle
+
+    def handle(logger: logging.Logger, record: logging.LogRecord) -> Any:
+        if record.exc_info and _from_a_fault(record.exc_info[1]):
+            return None
+        return real(logger, record)
+
+    logging.Logger.handle = handle  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        logging.Logger.handle = real  # type: ignore[method-assign]
 
 
 def fault_error(name: str) -> type[BaseException]:

@@ -191,3 +191,32 @@ def test_a_library_logging_an_injected_fault_prints_no_traceback(caplog: pytest.
         assert "a record of its own" in caplog.text
         log.error("after the search", exc_info=ConnectionError("injected by turncheck race --faults at point 0"))
         assert "after the search" in caplog.text  # outside a search the same record is handled
+
+
+def test_a_task_a_check_starts_is_no_fault_point() -> None:
+    """SQLAlchemy's ``AsyncSession.__aexit__`` closes the session in a task of its own
+    (``_run_to_completion``): inside ``Acknowledged``'s read that task was a fault point, and a
+    one-transaction store failed ``--faults`` on its own check's read."""
+    store: list[str] = []
+
+    async def close_in_a_task() -> None:
+        await asyncio.sleep(0)  # the close's own I/O
+
+    async def read() -> list[str]:
+        await asyncio.shield(asyncio.get_running_loop().create_task(close_in_a_task()))
+        return list(store)
+
+    async def test() -> None:
+        history = Acknowledged(read)
+
+        async def append(item: str) -> None:
+            await asyncio.sleep(0)
+            store.append(item)
+            history.ack(item)
+
+        store.clear()
+        await asyncio.gather(append("a"), append("b"), return_exceptions=True)  # checked after_run
+
+    result = search_faults(test, budget=60)
+    assert result.points == 3  # the appends' awaits and the test's gather; none in the checks' child
+    assert result.failing is None, result.failing

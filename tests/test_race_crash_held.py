@@ -220,3 +220,21 @@ def test_a_task_a_check_starts_is_no_fault_point() -> None:
     result = search_faults(test, budget=60)
     assert result.points == 3  # the appends' awaits and the test's gather; none in the checks' child
     assert result.failing is None, result.failing
+
+
+def test_a_crashed_coroutine_collected_prints_no_exception_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An aiosqlite store crashed inside ``async with connect()``: its coroutines, collected,
+    printed "Exception ignored in: <coroutine …> RuntimeError: coroutine ignored GeneratorExit"
+    28 times. Within a fault run such an unraisable is dropped; any other still reaches the hook."""
+    import sys
+    from types import SimpleNamespace
+
+    from turncheck.sim.race.faults import fault_logs_dropped
+
+    seen: list[BaseException] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda info: seen.append(info.exc_value))
+    own = ValueError("the test's own")
+    with fault_logs_dropped():
+        sys.unraisablehook(SimpleNamespace(exc_value=RuntimeError("coroutine ignored GeneratorExit")))
+        sys.unraisablehook(SimpleNamespace(exc_value=own))
+    assert seen == [own]

@@ -15,6 +15,7 @@ so :func:`run_schedule` on its token repeats its steps one for one.
 
 from __future__ import annotations
 
+import gc
 import random
 import traceback
 from collections.abc import Callable, Coroutine
@@ -203,6 +204,8 @@ def _run(test: AsyncTest, origin: Schedule, rec: Recording, bounds: Bounds,
     with fault_logs_dropped():
         exc, steps = run_controlled(injection.wrap(test), rec, *bounds, loop_type=injection.make_loop)
         injection.close()
+        if injection.loop is not None and injection.loop.crashed:
+            gc.collect()  # the crashed coroutines' chains, collected while their noise is dropped
     steps = [s for s in steps if s.actor != CHECKS]  # the wrapper's own steps are not the test's
     return RaceRun(Schedule(origin.seed, origin.index, rec.reorders(), origin.faults), tuple(steps),
                    None if exc is None else _failure(exc, True), len(rec.answers), injection.hits,

@@ -239,25 +239,36 @@ def _from_a_fault(exc: BaseException | None, depth: int = 0) -> bool:
 def fault_logs_dropped() -> Iterator[None]:
     """While a faulted run lasts (and its crashed tasks are closed), a library's log record
     whose exception is one of the injected faults (SQLAlchemy's pool logs "Exception during
-    reset or similar" with the traceback) is not printed: the fault is turncheck's, reported
-    once as the run's fault line. Any other record is handled as usual."""
-    if "logging" not in sys.modules:  # nothing logs: logging is not imported for this
-        yield
-        return
-    import logging
+    reset or similar" with the traceback) is not printed, nor an "Exception ignored in" of a
+    crashed task's coroutine collected: the fault is turncheck's, reported once as the run's
+    fault line. Any other record or unraisable exception is handled as usual."""
+    real_hook = sys.unraisablehook
 
-    real = logging.Logger.handle
+    def unraisable(info: Any) -> None:  # a crashed task's coroutine, collected: "Exception ignored in"
+        if not _from_a_fault(info.exc_value):
+            real_hook(info)
 
-    def handle(logger: logging.Logger, record: logging.LogRecord) -> Any:
-        if record.exc_info and _from_a_fault(record.exc_info[1]):
-            return None
-        return real(logger, record)
-
-    logging.Logger.handle = handle  # type: ignore[method-assign,assignment]
+    sys.unraisablehook = unraisable
     try:
-        yield
+        if "logging" not in sys.modules:  # nothing logs: logging is not imported for this
+            yield
+            return
+        import logging
+
+        real = logging.Logger.handle
+
+        def handle(logger: logging.Logger, record: logging.LogRecord) -> Any:
+            if record.exc_info and _from_a_fault(record.exc_info[1]):
+                return None
+            return real(logger, record)
+
+        logging.Logger.handle = handle  # type: ignore[method-assign,assignment]
+        try:
+            yield
+        finally:
+            logging.Logger.handle = real  # type: ignore[method-assign]
     finally:
-        logging.Logger.handle = real  # type: ignore[method-assign]
+        sys.unraisablehook = real_hook
 
 
 def fault_error(name: str) -> type[BaseException]:

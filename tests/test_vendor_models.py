@@ -37,6 +37,9 @@ VENDORS = (
     "spring-ai-window",
 )
 
+SAVE_ALL_CRASH = ("writer 1 crashes in saveAll, after deleteByConversationId, before insert: what was written "
+                  "stays, it restarts with nothing in memory")  # fmt: skip
+
 # model, parameters, verdict, the property broken first, its counterexample's steps (a lasso's:
 # to its loop), the steps round a lasso's loop (None: no lasso), the last step
 CHECKS: list[tuple[str, dict[str, str], str, str | None, int, int | None, str]] = [
@@ -72,6 +75,14 @@ CHECKS: list[tuple[str, dict[str, str], str, str | None, int, int | None, str]] 
     ("spring-ai-window", {"variant": "langchain4j", "writers": "2"}, "fail", "no-lost-append", 4, None,
      "writer 2 saveAll: deletes all, inserts its window + user from request 2"),
     ("spring-ai-window", {"variant": "append-only", "writers": "2"}, "pass", None, 0, None, ""),
+    # saveAll is delete, then insert (#6770's MongoDB and Neo4j): a crash between them empties it
+    ("spring-ai-window", {"variant": "buggy", "crashes": "1"}, "fail", "no-lost-append", 2, None, SAVE_ALL_CRASH),
+    ("spring-ai-window", {"variant": "langchain4j", "crashes": "1"}, "fail", "no-lost-append", 2, None,
+     SAVE_ALL_CRASH),
+    ("spring-ai-window", {"variant": "turn-snapped", "writers": "2", "crashes": "1"}, "fail", "no-lost-append",
+     4, None, SAVE_ALL_CRASH),
+    ("spring-ai-window", {"variant": "append-only", "crashes": "1"}, "pass", None, 0, None, ""),
+    ("spring-ai-window", {"variant": "append-only", "writers": "2", "crashes": "1"}, "pass", None, 0, None, ""),
     ("adk-orphan-compaction", {"variant": "buggy"}, "fail", "compaction-runs-when-over-threshold", 7, 1,
      "user sends a turn: the prompt grows, over token_threshold, safe_length 0"),
     ("adk-orphan-compaction", {"variant": "dead-call-retry"}, "pass", None, 0, None, ""),
@@ -250,3 +261,16 @@ def test_the_viewer_shows_the_orphan_tool_result(
     assert opened.errors == [] and opened.requests == []
     page.screenshot(path=str(shots / "vendor-anthropic-background-compaction.png"))
     page.close()
+
+
+def test_each_model_says_how_the_real_code_writes_and_declares_the_crash_window_of_two_writes() -> None:
+    """The catalogue says, per model, whether the real code writes an update once or twice; a
+    model that says ``two:`` declares its crash window (so the explorer can find it), and a
+    model that declares one says ``two:`` (issue 53 item 3)."""
+    from turncheck.models.crash_points import declares_crashes
+
+    for name in VENDORS:
+        model = build_model(name)
+        writes = type(model).update_writes
+        assert writes.split(":")[0].split(",")[0] in ("one", "one per step", "two", "not modelled"), name
+        assert writes.startswith("two:") == declares_crashes(model), (name, writes)

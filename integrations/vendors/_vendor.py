@@ -34,6 +34,12 @@ class VendorModel(ProtocolModel[S, Action]):
     variants: tuple[Variant, ...] = ()
     renamed: Mapping[str, str] = {}
     lanes: tuple[str, ...] = ()
+    update_writes = ""
+    """How the real code writes one update, as the catalogue says it: ``one: …`` (one write, so
+    no crash window), ``two: …`` (two writes, and the crash window is declared with
+    :meth:`~turncheck.models.protocol.ProtocolModel.crash_points`), ``two, …`` (two writes the
+    model abstracts away, naming the model that declares them) or ``not modelled: …``; each
+    with the reason, read in the real source."""
     panel_title = "what the next request sends"
 
     def __init__(self, variant: str = "buggy") -> None:

@@ -58,6 +58,10 @@ class OrphanCompaction(VendorModel[State]):
     )
     renamed = {"fixed": "dead-call-retry"}
     lanes = ("user", "agent", "tool", "compactor")
+    update_writes = (
+        "one: a compaction is one appended compaction event (append_event); the events it "
+        "summarises stay, so a crash leaves the session as it was or with the summary"
+    )
 
     def __init__(self, variant: str = "buggy", threshold: int = 3) -> None:
         super().__init__(variant)

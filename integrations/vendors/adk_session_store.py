@@ -84,6 +84,11 @@ class SessionStore(VendorModel[State]):
     )
     renamed = {"fixed": "occ-rerun"}
     lanes = ("server",)
+    update_writes = (
+        "one per step: each append_event commits its event and the session's update time in one "
+        "database transaction; an invocation is several appends by design, so a crash between two "
+        "leaves a shorter invocation, not a lost write"
+    )
 
     def __init__(self, variant: str = "buggy", events: int = 2) -> None:
         super().__init__(variant)

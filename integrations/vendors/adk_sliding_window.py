@@ -80,6 +80,10 @@ class SlidingWindow(VendorModel[State]):
     )
     renamed = {"fixed": "seq-cut"}
     lanes = ("user", "agent", "writer", "compactor")
+    update_writes = (
+        "one: the compaction is one appended event carrying the summary and its timestamp range; "
+        "the raw events stay"
+    )
 
     def __init__(self, variant: str = "buggy", invocations: int = 3, compactions: int = 2) -> None:
         super().__init__(variant)

@@ -82,6 +82,10 @@ class AutomaticCompaction(VendorModel[State]):
         ),
     )
     lanes = ("run", "writer", "compactor")
+    update_writes = (
+        "two: replaceHistoryWithCompaction is clearSession, then addItems; crashes=1 declares the "
+        "crash window"
+    )
 
     def __init__(self, variant: str = "buggy", writes: int = 1, crashes: int = 0) -> None:
         super().__init__(variant)

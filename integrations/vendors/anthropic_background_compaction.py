@@ -67,6 +67,10 @@ class BackgroundCompaction(VendorModel[State]):
     )
     renamed = {"fixed": "guarded"}
     lanes = ("user", "agent", "tool", "compactor")
+    update_writes = (
+        "one: the docs' swap replaces the messages sent by the returned one in the client's own "
+        "list, one assignment; the docs write no store"
+    )
 
     def __init__(self, variant: str = "buggy", messages: int = 6, compactions: int = 2) -> None:
         super().__init__(variant)

@@ -71,6 +71,11 @@ class StreamedCompaction(VendorModel[State]):
         ),
     )
     lanes = ("user", "model", "tool", "runner", "session")
+    update_writes = (
+        "two, in openai-agents-compaction-replace: run_compaction writes clear_session, then "
+        "add_items, the window that model declares; this one abstracts the stored items away (it "
+        "checks which chain responses.compact names) and declares no crash point"
+    )
 
     def __init__(self, variant: str = "buggy", inputs: int = 2, calls: int = 2) -> None:
         super().__init__(variant)

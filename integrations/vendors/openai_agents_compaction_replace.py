@@ -84,6 +84,10 @@ class CompactionReplace(VendorModel[State]):
         Variant("one-step-swap", "proposed", "ours: the replacement written as one step"),
     )
     lanes = ("session",)
+    update_writes = (
+        "two: clear_session, then add_items (#3116); the crash window is declared (crashes=1, the "
+        "default); one-step-swap is one write"
+    )
 
     def __init__(self, variant: str = "buggy", crashes: int = 1) -> None:
         super().__init__(variant)

@@ -77,6 +77,10 @@ class MongoSaveAll(VendorModel[State]):
         ),
     )
     lanes = ("repository",)
+    update_writes = (
+        "two: deleteByConversationId, then insert (#6770); the crash window is declared (crashes=1, "
+        "the default); transaction is one write"
+    )
 
     def __init__(self, variant: str = "buggy", turns: int = 1, crashes: int = 1) -> None:
         super().__init__(variant)

@@ -55,6 +55,11 @@ class BranchCompaction(VendorModel[State]):
     )
     renamed = {"fixed": "scoped"}
     lanes = ("user", "trigger")
+    update_writes = (
+        "not modelled: the model checks whether the trigger fires on a branch (liveness), not how a "
+        "compaction writes its archive, which was not read, so no crash window is claimed either "
+        "way"
+    )
 
     def __init__(self, variant: str = "buggy", max_turns: int = 2) -> None:
         super().__init__(variant)

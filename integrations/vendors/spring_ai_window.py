@@ -26,6 +26,15 @@ conversation that opens on no orphan fits it) and ``no-orphan-tool-response`` (e
 response in the window follows its tool call there). The goal ``window-slid``: the window evicted something. Bounded by
 ``messages`` added by the conversation and one tool call per assistant message;
 ``writers=2`` adds a second request's user message and makes every add a read and a write.
+
+``saveAll`` is two writes — delete every message, insert the new list — with no transaction in
+``MongoChatMemoryRepository`` and ``Neo4jChatMemoryRepository`` (spring-ai #6770; the JDBC one
+wraps both in a transaction). ``crashes=1`` declares that crash window
+(:mod:`turncheck.models.crash_points`): a writer may die between the delete and the insert,
+leaving the conversation empty; ``no-lost-append`` then fails in two steps for every variant
+that saves through ``saveAll`` (langchain4j's ``updateMessages`` replaces the list the same
+way), and ``append-only``, one insert per message, passes. ``crashes=0``, the default, keeps the
+window verdicts above.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from typing import NamedTuple
 
 from turncheck.integrations.vendors._vendor import Action, VendorModel
 from turncheck.models.catalog import Variant, register_model
+from turncheck.models.crash_points import CrashPoint
 from turncheck.models.errors import BadParameter
 from turncheck.models.protocol import FieldValue, Property, plain_fields
 
@@ -129,20 +139,35 @@ class MessageWindow(VendorModel[State]):
     renamed = {"fixed": "append-only"}
     lanes = ("writer",)
 
+    update_writes = (
+        "two: saveAll deletes the conversation, then inserts the window (MongoDB and Neo4j, no "
+        "transaction, spring-ai #6770); crashes=1 declares the crash window between them; "
+        "append-only inserts one message, one write"
+    )
+
     def __init__(
-        self, variant: str = "buggy", max_messages: int = 3, messages: int = 6, writers: int = 1
+        self,
+        variant: str = "buggy",
+        max_messages: int = 3,
+        messages: int = 6,
+        writers: int = 1,
+        crashes: int = 0,
     ) -> None:
         super().__init__(variant)
-        if writers not in (1, 2):
-            raise BadParameter(f"model {self.name}: parameter writers: must be 1 or 2, got {writers}")
+        for label, value in (("writers", writers), ("crashes", crashes)):
+            if value not in ((1, 2) if label == "writers" else (0, 1)):
+                allowed = "1 or 2" if label == "writers" else "0 or 1"
+                raise BadParameter(f"model {self.name}: parameter {label}: must be {allowed}, got {value}")
         self.size = max_messages
         self.messages = messages
         self.writers = writers
+        self.crashes = crashes
         self.params = {
             "variant": variant,
             "max_messages": max_messages,
             "messages": messages,
             "writers": writers,
+            "crashes": crashes,
         }
 
     def init_states(self) -> Iterator[State]:
@@ -213,6 +238,26 @@ class MessageWindow(VendorModel[State]):
         reads = tuple(None if k == w else r for k, r in enumerate(state.reads))
         return State(kept, added, evicted, reads, calls, sent)
 
+    def crash_points(self, state: State) -> Sequence[CrashPoint[State]]:
+        """With ``crashes=1``: a writer about to ``saveAll`` (every variant but ``append-only``,
+        which inserts one message) may crash after its ``deleteByConversationId``, before its
+        insert — the conversation is left empty, the window it was writing (memory only) is lost,
+        and it restarts with nothing read. No crash count is kept: a crash adds no message, so the
+        state space stays finite."""
+        if not self.crashes or self.variant == "append-only":
+            return ()
+        return tuple(
+            CrashPoint(
+                f"writer {w + 1}",
+                "in saveAll, after deleteByConversationId, before insert",
+                state._replace(
+                    store=(), reads=tuple(None if k == w else r for k, r in enumerate(state.reads))
+                ),
+            )
+            for w in range(self.writers)
+            if self.next_message(state, w) is not None and (self.writers == 1 or state.reads[w] is not None)
+        )
+
     def properties(self) -> tuple[Property[State], ...]:
         def non_empty(s: State) -> bool:
             fits = any(
@@ -243,7 +288,7 @@ class MessageWindow(VendorModel[State]):
             Property(
                 "window-slid",
                 "sometimes",
-                lambda s: len(self.window(s)) < len(s.added),
+                lambda s: bool(s.evicted) or len(self.keep(s.store)) < len(s.store),
                 "the window evicted a message",
             ),
         )

@@ -15,6 +15,7 @@ so :func:`run_schedule` on its token repeats its steps one for one.
 
 from __future__ import annotations
 
+import gc
 import random
 import traceback
 from collections.abc import Callable, Coroutine
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from turncheck.models.errors import BadParameter
-from turncheck.sim.race.faults import CHECKS, InjectedFault, Injection
+from turncheck.sim.race.faults import CHECKS, InjectedFault, Injection, fault_logs_dropped
 from turncheck.sim.race.foreign import FOREIGN
 from turncheck.sim.race.guard import EXITS, ExitCalled, Overrun, exit_text
 from turncheck.sim.race.loop import CLOCK, RAN, Deadlock, Step, run_controlled
@@ -213,9 +214,12 @@ def _run(test: AsyncTest, origin: Schedule, rec: Recording, bounds: Bounds,
         return RaceRun(Schedule(origin.seed, origin.index, rec.reorders()), tuple(steps),
                        None if exc is None else _failure(exc), len(rec.answers))  # fmt: skip
     injection = Injection(dict(origin.faults), error)
-    exc, steps = run_controlled(injection.wrap(test), rec, *bounds, loop_type=injection.make_loop)
+    with fault_logs_dropped():
+        exc, steps = run_controlled(injection.wrap(test), rec, *bounds, loop_type=injection.make_loop)
+        injection.close()
+        if injection.loop is not None and injection.loop.crashed:
+            gc.collect()  # the crashed coroutines' chains, collected while their noise is dropped
     steps = [s for s in steps if s.actor != CHECKS]  # the wrapper's own steps are not the test's
-    injection.close()
     return RaceRun(Schedule(origin.seed, origin.index, rec.reorders(), origin.faults), tuple(steps),
                    None if exc is None else _failure(exc, True), len(rec.answers), injection.hits,
                    injection.unchecked)  # fmt: skip

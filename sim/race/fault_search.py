@@ -18,14 +18,16 @@ check after it (those checked nothing, and are never called checked).
 
 from __future__ import annotations
 
+import gc
 import itertools
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from turncheck.models.errors import BadParameter
 from turncheck.sim.race.explore import AsyncTest, Bounds, RaceRun, RaceStrategy, _run, shrink
-from turncheck.sim.race.faults import InjectedFault, Injection
+from turncheck.sim.race.faults import InjectedFault, Injection, fault_logs_dropped
 from turncheck.sim.race.loop import run_controlled
 from turncheck.sim.race.schedule import (
     FAULT_KINDS,
@@ -105,7 +107,18 @@ def _pairs(points: int, kinds: tuple[str, ...]) -> Iterator[tuple[tuple[int, str
             yield ((p, a), (q, b))
 
 
-def search_faults(test: AsyncTest, *, budget: int = 100, strategy: RaceStrategy = "random", depth: int = 2,
+def search_faults(test: AsyncTest, **options: Any) -> FaultResult:
+    """:func:`_search` (its options), with a library's log records of the injected faults not
+    printed (:func:`~.faults.fault_logs_dropped`) — also those its abandoned connections log when
+    collected, which happens here, before the window closes."""
+    with fault_logs_dropped():
+        try:
+            return _search(test, **options)
+        finally:
+            gc.collect()
+
+
+def _search(test: AsyncTest, *, budget: int = 100, strategy: RaceStrategy = "random", depth: int = 2,
                   seed: int = 0, bounds: Bounds = (100_000, None), error: type[BaseException] = InjectedFault,
                   progress: Callable[[int], None] | None = None,
                   kinds: tuple[str, ...] = FAULT_KINDS) -> FaultResult:  # fmt: skip

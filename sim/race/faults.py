@@ -14,8 +14,9 @@ points its schedule names (``/F=KIND`` in the token), one of :data:`~.schedule.F
   ``CancelledError``, as a timeout or a client disconnect does);
 * ``crash`` — the task stops there: its coroutine is not resumed again during the run, so no
   ``except`` and no ``finally`` of it runs before the checks and only what it had already
-  written survives; whoever awaits the task sees :class:`Crashed`; an ``asyncio.Lock`` it held is
-  released, as a dead process holds no lock. (After the checks the
+  written survives; whoever awaits the task sees :class:`Crashed`; the in-memory locks,
+  semaphores and conditions it held (asyncio's, anyio's: :mod:`.held`) are released, as a dead
+  process holds none of its memory. (After the checks the
   coroutine is closed, so its ``finally`` runs then, unreported: a process that died would
   never run it, and a crash here cannot undo what that cleanup writes after the checks.)
 
@@ -32,12 +33,15 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Coroutine, Generator
+import sys
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterator
 from typing import Any, Generic, TypeVar
 
 from turncheck.models.errors import BadParameter
+from turncheck.sim.race import held
 from turncheck.sim.race.loop import ControlledLoop
 from turncheck.sim.race.where import Step
 
@@ -82,42 +86,43 @@ class FaultingLoop(ControlledLoop):
         self.crashed: list[Any] = []
         self._jobs: dict[Any, asyncio.Future[Any]] = {}
         self._checks_jobs: set[Any] = set()  # jobs the checks' own task submitted: never faulted
-        self.held: dict[Any, list[asyncio.Lock]] = {}  # task → the asyncio locks it holds
+        self.checking = False  # the test has ended and its after_run checks run
+        self._checks_tasks: set[Any] = set()  # tasks the checks started (a library's close task)
+        self.holdings = held.Holdings()  # what each task holds in memory, let go at its crash
 
     def run_until_complete(self, future: Any) -> Any:
-        """The run, with each ``asyncio.Lock`` acquired noted against its task, so that a crash
-        releases what the crashed task held (a dead process holds no lock)."""
-        real_acquire, real_release = asyncio.Lock.acquire, asyncio.Lock.release
-        held = self.held
-
-        async def acquire(lock: asyncio.Lock) -> bool:
-            got = await real_acquire(lock)
-            held.setdefault(asyncio.current_task(), []).append(lock)
-            return got
-
-        def release(lock: asyncio.Lock) -> None:
-            real_release(lock)
-            for locks in held.values():
-                if lock in locks:
-                    locks.remove(lock)
-                    break
-
-        asyncio.Lock.acquire, asyncio.Lock.release = acquire, release  # type: ignore[method-assign,assignment]
-        try:
+        """The run, with the in-memory locks each task acquires noted (:mod:`.held`), so that a
+        crash releases what the crashed task held (a dead process holds no lock)."""
+        with self.holdings.follow():
             return super().run_until_complete(future)
-        finally:
-            asyncio.Lock.acquire, asyncio.Lock.release = real_acquire, real_release  # type: ignore[method-assign]
+
+    def waiting(self) -> str:
+        """Where each task waits; after a crash, first what a crash does not let go (a
+        failure's message is cut at 400 characters)."""
+        if not self.crashed:
+            return super().waiting()
+        return (
+            f"(after a crash, which released the {held.FOLLOWED} the crashed task held; not another "
+            "library's lock, a transaction left open on a shared connection, or a file lock) "
+            + super().waiting()
+        )
 
     def create_task(self, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
         task = super().create_task(coro, **kwargs)
         if self.checker is None:  # the first task is the one that runs the test and its checks
             self.checker = task
+        elif self.checking and self._in_the_checks():
+            self._checks_tasks.add(task)  # a task a check started: its awaits are no fault points
         return task
+
+    def _in_the_checks(self) -> bool:
+        current = asyncio.current_task(self)
+        return current is not None and (current is self.checker or current in self._checks_tasks)
 
     def run_in_executor(self, executor: Any, func: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:  # type: ignore[override]
         fut = super().run_in_executor(executor, func, *args)
         self._jobs[self._actors[-1]] = fut  # the job actor just made, and the future it settles
-        if self.checker is not None and asyncio.current_task(self) is self.checker:
+        if self.checker is not None and self._in_the_checks():
             self._checks_jobs.add(self._actors[-1])  # a check's read (to_thread) is no fault point
         return fut
 
@@ -155,8 +160,11 @@ class FaultingLoop(ControlledLoop):
             self._fault_job(actor, runnable, chosen)
             return
         task: Any = actor.task
-        if (task is None or task is self.checker or actor.where == "(start)" or not actor.handles
-                or getattr(actor.handles[0][1], "__self__", None) is not task):  # fmt: skip
+        if (task is None or task is self.checker or task in self._checks_tasks or actor.where == "(start)"
+                or (self.checker is not None and self.checker.done())  # the wind-down: no fault point
+                or not actor.handles
+                or getattr(actor.handles[0][1], "__self__", None) is not task
+                or held.waits_in_a_primitive(actor.task.get_coro())):  # fmt: skip
             super()._run_actor(actor, runnable, chosen)
             return
         assert task is not None
@@ -184,9 +192,7 @@ class FaultingLoop(ControlledLoop):
         actor.handles.clear()
         self._ready.pop(actor, None)
         self.crashed.append(task.get_coro())  # kept: not closed (its finally run) before the checks
-        for lock in self.held.pop(task, []):  # its finally never runs: what it held is let go
-            if lock.locked():
-                lock.release()
+        self.holdings.release(task, self)  # its finally never runs: what it held is let go
         exc = Crashed(f"{actor.name} crashed at fault point {point} (turncheck race --faults)")
         self.injected.append(exc)
         asyncio.futures._PyFuture.set_exception(task, exc)  # type: ignore[attr-defined]
@@ -205,7 +211,64 @@ class FaultingLoop(ControlledLoop):
             return all(self.escaped(e) for e in exc.exceptions)
         if isinstance(exc, asyncio.CancelledError):
             return any(isinstance(e, asyncio.CancelledError) for e in self.injected)
-        return any(e is exc for e in self.injected)
+        if any(e is exc for e in self.injected):
+            return True
+        # a library's or the store's own error raised ``from`` the fault (SQLAlchemy's
+        # StatementError wraps the driver's): the operation failed because of it; never an
+        # assertion, and never an error merely raised while handling it (``__context__``)
+        cause = exc.__cause__
+        return cause is not None and not isinstance(exc, AssertionError) and self.escaped(cause)
+
+
+MARK = "injected by turncheck race --faults"
+
+
+def _from_a_fault(exc: BaseException | None, depth: int = 0) -> bool:
+    """Whether ``exc`` is a fault this tool injected, the ``GeneratorExit`` of a crashed task's
+    close, or an exception raised from or while handling one."""
+    if exc is None or depth > 20:
+        return False
+    if isinstance(exc, (Crashed, GeneratorExit)) or MARK in str(exc):
+        return True
+    if isinstance(exc, RuntimeError) and str(exc) == "coroutine ignored GeneratorExit":
+        return True  # a crashed (never resumed) task's coroutine, closed or collected
+    return _from_a_fault(exc.__cause__, depth + 1) or _from_a_fault(exc.__context__, depth + 1)
+
+
+@contextlib.contextmanager
+def fault_logs_dropped() -> Iterator[None]:
+    """While a faulted run lasts (and its crashed tasks are closed), a library's log record
+    whose exception is one of the injected faults (SQLAlchemy's pool logs "Exception during
+    reset or similar" with the traceback) is not printed, nor an "Exception ignored in" of a
+    crashed task's coroutine collected: the fault is turncheck's, reported once as the run's
+    fault line. Any other record or unraisable exception is handled as usual."""
+    real_hook = sys.unraisablehook
+
+    def unraisable(info: Any) -> None:  # a crashed task's coroutine, collected: "Exception ignored in"
+        if not _from_a_fault(info.exc_value):
+            real_hook(info)
+
+    sys.unraisablehook = unraisable
+    try:
+        if "logging" not in sys.modules:  # nothing logs: logging is not imported for this
+            yield
+            return
+        import logging
+
+        real = logging.Logger.handle
+
+        def handle(logger: logging.Logger, record: logging.LogRecord) -> Any:
+            if record.exc_info and _from_a_fault(record.exc_info[1]):
+                return None
+            return real(logger, record)
+
+        logging.Logger.handle = handle  # type: ignore[method-assign,assignment]
+        try:
+            yield
+        finally:
+            logging.Logger.handle = real  # type: ignore[method-assign]
+    finally:
+        sys.unraisablehook = real_hook
 
 
 def fault_error(name: str) -> type[BaseException]:
@@ -252,6 +315,7 @@ class Injection:
                 raise exc
             checks = list(_CHECKS)
             _CHECKS.clear()
+            loop.checking = True
             self.unchecked = exc is not None and not checks
             for check in checks:
                 outcome = check()

@@ -24,6 +24,9 @@ from turncheck.sim.race.fault_search import search_faults
 from turncheck.sim.race.faults import Acknowledged
 from turncheck.sim.race.schedule import parse_token
 
+BUDGET = 40
+"""Fault runs per search: the unguarded store's search (the control below) finds its lost append
+within it, so a guarded store passing the same search is no vacuous pass."""
 MODULE_CONDITION = asyncio.Condition()  # made at import, before any run patches anything
 
 
@@ -84,12 +87,12 @@ def test_a_crash_inside_the_critical_section_releases_the_guard(name: str) -> No
     crash = run_schedule(test, parse_token("0.0:/0=crash"))  # the first append crashes at its read
     assert crash.faults and "crash at fault point 0" in crash.faults[0] and "in read" in crash.faults[0]
     assert crash.failure is None, crash.failure
-    result = search_faults(test, budget=120)
+    result = search_faults(test, budget=BUDGET)
     assert result.failing is None, result.failing
 
 
 def test_without_a_guard_the_same_search_loses_an_acknowledged_append() -> None:
-    result = search_faults(appends(lambda: None), budget=120)
+    result = search_faults(appends(lambda: None), budget=BUDGET)
     assert result.failing is not None and result.failing.failure is not None
     assert "acknowledged, then lost" in result.failing.failure.text
 

@@ -138,19 +138,31 @@ class Holdings:
     def _anyio_wrappers(self, backend: Any) -> list[tuple[type, str, Any]]:
         out: list[tuple[type, str, Any]] = []
         note, forget = self._note, self._forget
-        for cls, token in ((backend.Lock, False), (backend.Semaphore, True)):
+        import anyio
+
+        # anyio >= 4.5 makes its asyncio objects of the backend's own classes; before, anyio.Lock and
+        # anyio.Semaphore are the classes themselves (the lowest anyio, 4.0, has no backend.Lock)
+        classes = ((getattr(backend, "Lock", anyio.Lock), False), (getattr(backend, "Semaphore", anyio.Semaphore), True))
+        inside: set[tuple[Any, int]] = set()  # (task, primitive) in an acquire that notes what it gets
+        for cls, token in classes:
             real_acquire, real_nowait, real_release = cls.acquire, cls.acquire_nowait, cls.release
 
             def noted(prim: Any, token: bool = token, real_release: Any = real_release) -> None:
                 note(_Token(prim) if token else prim, lambda: real_release(prim))
 
             async def acquire(prim: Any, real_acquire: Any = real_acquire, noted: Any = noted) -> None:
-                await real_acquire(prim)
+                key = (asyncio.current_task(), id(prim))
+                inside.add(key)  # anyio 4.0's acquire takes its token through acquire_nowait: noted once
+                try:
+                    await real_acquire(prim)
+                finally:
+                    inside.discard(key)
                 noted(prim)
 
             def acquire_nowait(prim: Any, real_nowait: Any = real_nowait, noted: Any = noted) -> None:
                 real_nowait(prim)
-                noted(prim)
+                if (asyncio.current_task(), id(prim)) not in inside:
+                    noted(prim)
 
             def release(prim: Any, real_release: Any = real_release) -> None:
                 real_release(prim)

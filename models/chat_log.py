@@ -47,7 +47,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from turncheck.models.events import Event, EventFormatError, Kind, check_encodable, detect_cjk, new_event
-from turncheck.models.provider_rules import REFUSED_WHEN_SENT
 
 _USER, _CALL, _RESULT, _TERM, _SUMMARY = Kind.USER, Kind.CALL, Kind.RESULT, Kind.TERM, Kind.SUMMARY
 """The kinds as module globals, read once per event: ``Kind.USER`` goes through the slow path
@@ -253,16 +252,13 @@ class SessionBuilder:
         self.call(call_id, arguments, where, None if thinking else self.carrier, caller)
         self.carrier = call_id if thinking else self.carrier
 
-    def thinking_required(self, sent: bool = False) -> None:
+    def thinking_required(self) -> None:
         """Thinking is on for the turn in progress (the request says so, or the turn shows a
         thinking block): its first call, if its message did not start with thinking, is tied to a
-        carrier no call bears — the API refuses the turn (``thinking-not-sent``). ``sent``: a
-        request body of the file went out so (:data:`~models.provider_rules.REFUSED_WHEN_SENT`),
-        which a log's lint flags wherever the turn stands once later bodies have moved on."""
+        carrier no call bears — the API refuses the turn (``thinking-not-sent``)."""
         if self.bare is not None:
             bare = self.events[self.bare]
-            tie = f"{REFUSED_WHEN_SENT if sent else 'thinking before '}{bare.call_id}"
-            self.events[self.bare] = dataclasses.replace(bare, tied_to=tie)
+            self.events[self.bare] = dataclasses.replace(bare, tied_to=f"thinking before {bare.call_id}")
             self.bare = None
 
     def result(self, call_id: str, text: str, where: str) -> None:

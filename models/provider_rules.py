@@ -58,6 +58,7 @@ functions judge a whole log (``lint --provider``) and every window sent
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -247,19 +248,6 @@ def reasoning_not_sent(events: Sequence[Event]) -> list[int]:
     return _ties_broken(events)
 
 
-REFUSED_WHEN_SENT = "thinking not sent before "
-"""The ``tied_to`` prefix of the first call of a turn that a request body of the file sent with
-thinking ``enabled`` and no thinking block (:meth:`~models.chat_log.SessionBuilder.thinking_required`).
-A JSONL of request bodies is read as one log whose turn in progress is the last body's, so the
-API's refusal of a middle body would go unseen by :func:`thinking_not_sent`: a log's findings
-(``sent`` false) name that call wherever it stands, a window's only in its turn in progress."""
-
-
-def refused_when_sent(events: Sequence[Event]) -> list[int]:
-    """Calls a request body of the file sent as the bare first call of a thinking turn."""
-    return [i for i, e in enumerate(events) if e.tied_to is not None and e.tied_to.startswith(REFUSED_WHEN_SENT)]
-
-
 def thinking_not_sent(events: Sequence[Event]) -> list[int]:
     """Calls of the turn in progress (after the last USER) sent without the call their thinking
     block rides with: the API asks for thinking only in the final assistant turn."""
@@ -407,18 +395,27 @@ def provider_findings(
     though a later body answered them."""
     rules = PROVIDERS[check_provider(provider)]
     found = [(rule.id, i) for rule in rules for i in rule.check(events)]
-    if not sent and any(rule.id == "thinking-not-sent" for rule in rules):
-        flagged = {i for rule_id, i in found if rule_id == "thinking-not-sent"}
-        found += [("thinking-not-sent", i) for i in refused_when_sent(events) if i not in flagged]
     ids = sorted({rule.id for rule in rules} & set(SENT_UNANSWERED))
+    thinking = any(rule.id == "thinking-not-sent" for rule in rules)
+    users = [i for i, e in enumerate(events) if e.kind is _USER] if ends and thinking else []
     seen = set(found)
+
+    def add(rule: str, i: int) -> None:
+        if (rule, i) not in seen:
+            seen.add((rule, i))
+            found.append((rule, i))
+
     for end in (*ends, *([len(events) - 1] if sent else ())):
         start = end
         while start >= 0 and events[start].kind is _CALL:
             start -= 1
         for i in range(start + 1, end + 1):
-            found += [(rule, i) for rule in ids if (rule, i) not in seen]
-            seen.update((rule, i) for rule in ids)
+            for rule in ids:
+                add(rule, i)
+        if users:  # that request's turn in progress: after its last USER (a tie reaches no further)
+            first = users[bisect.bisect_right(users, end) - 1] + 1 if users[0] <= end else 0
+            for i in _ties_broken(events[first : end + 1]):
+                add("thinking-not-sent", first + i)
     return sorted(found, key=lambda f: f[1])
 
 

@@ -76,7 +76,7 @@ def read_body_thinking(b: SessionBuilder, record: BodyThinking) -> None:
     after them, with thinking ``enabled``, its turn in progress held to start with thinking."""
     b.thinking = None if record.end else record.mode
     if record.end and record.mode == "enabled":
-        b.thinking_required(sent=True)
+        b.thinking_required()
 
 
 def result_text(block: Mapping[str, Any], where: str, b: SessionBuilder) -> str:

@@ -391,8 +391,8 @@ def provider_findings(
     no pending batch but calls sent without their results — what the API refuses when a trimmer
     drops the newest results (``U Ca Ra`` sent as ``U Ca``). ``ends``: indexes where a request
     the file records went out (the last event of each of a JSONL's request bodies), each such
-    end judged as ``sent`` judges the last: a body the client sent ending on calls was refused,
-    though a later body answered them."""
+    end judged as ``sent`` judges the last (a body the client sent ending on calls was refused,
+    though a later body answered them), and its turn in progress held to ``thinking-not-sent``."""
     rules = PROVIDERS[check_provider(provider)]
     found = [(rule.id, i) for rule in rules for i in rule.check(events)]
     ids = sorted({rule.id for rule in rules} & set(SENT_UNANSWERED))

@@ -31,7 +31,7 @@ import importlib
 import os
 import sys
 import traceback
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -43,7 +43,7 @@ from turncheck.models.errors import TurncheckError
 from turncheck.sim.run_bounds import caused_by_memory, out_of_memory_line, watched
 
 if TYPE_CHECKING:
-    from typer._click import Command
+    from typer._click import Command, Context, Parameter
 
 EXIT_USAGE = 2
 EXIT_BUG = 70
@@ -206,6 +206,45 @@ def _verbose_after_the_command(group: Command) -> None:
         taken = {name for param in sub.params for name in getattr(param, "opts", ())}
         if not taken & {"-v", "--verbose"}:  # a group too: ``turncheck cases -v run``
             sub.params.append(option)
+        _quiet_on_the_group(sub, taken)
+    _quiet_on_the_group(group, {name for param in group.params for name in getattr(param, "opts", ())})
+
+
+def _quiet_on_the_group(group: Command, taken: set[str]) -> None:
+    """``-q/--quiet`` right after a group (``turncheck cases -q list``, ``turncheck -q demo``) is
+    the subcommand's own ``-q``: a copy of a subcommand's option whose callback makes ``quiet`` the
+    default of every command under the group that has one (through the context's ``default_map``,
+    as ``[tool.turncheck]`` does; a flag given after the subcommand still wins)."""
+    quiet = _quiet_options(group)
+    if not quiet or taken & {"-q", "--quiet"}:
+        return
+    option = copy.copy(quiet[0])
+    option.expose_value = False
+    option.help = "Quiet the subcommand as its own -q does (here or after it)."  # type: ignore[attr-defined]
+
+    def callback(ctx: Context, _param: Parameter, value: Any) -> None:
+        if value:
+            ctx.default_map = _quiet_defaults(group, dict(ctx.default_map or {}))
+
+    option.callback = callback
+    group.params.append(option)
+
+
+def _quiet_options(group: Command) -> list[Parameter]:
+    subs = list(getattr(group, "commands", {}).values())
+    return [p for sub in subs for p in sub.params if p.name == "quiet"] + [
+        p for sub in subs for p in _quiet_options(sub)
+    ]
+
+
+def _quiet_defaults(group: Command, given: dict[str, Any]) -> dict[str, Any]:
+    """``given`` (a ``default_map``) with ``quiet`` on for every command under ``group`` that has it."""
+    for name, sub in getattr(group, "commands", {}).items():
+        mine = dict(given.get(name) or {})
+        if any(p.name == "quiet" for p in sub.params):
+            mine["quiet"] = True
+        given[name] = _quiet_defaults(sub, mine)
+    return given
 
 
 def _refusal(exc: Exception) -> str:

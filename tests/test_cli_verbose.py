@@ -105,3 +105,27 @@ def test_q_after_a_quiet_command_changes_nothing_and_silences_imports_summary(
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
     done = cli("init", "-q")
     assert done.code == 0 and (tmp_path / "trim.py").is_file() and done.err == ""
+
+
+def test_quiet_after_a_group_or_before_the_command_quiets_the_subcommand(cli, tmp_path: Path) -> None:
+    """``turncheck cases -q run`` and ``turncheck -q cases run`` were "No such option: -q"; they
+    quiet the subcommand as its own ``-q`` does (no progress on stderr), and change no output."""
+    loud = cli("cases", "run")
+    assert loud.code == 0 and "cases run" in loud.err  # its progress, without -q
+    for argv in (["cases", "-q", "run"], ["-q", "cases", "run"]):
+        done = cli(*argv)
+        assert (done.code, done.err, done.out) == (0, "", loud.out), argv
+    made = cli("log", "--quiet", "create", str(tmp_path / "a.log"))
+    assert made.code == 0 and made.err == "" and (tmp_path / "a.log").exists()
+    demo = cli("-q", "demo", "--scale", "tiny", "-o", str(tmp_path / "d"))
+    assert demo.code == 0 and demo.err == "" and "turncheck demo" in demo.out
+
+
+def test_quiet_on_a_group_is_only_a_default() -> None:
+    """The group's ``-q`` sets the subcommands' default, as ``[tool.turncheck]`` does, keeping any
+    default the configuration gave them."""
+    from turncheck.cli.app import _command, _quiet_defaults
+
+    group = _command()
+    given = _quiet_defaults(group.commands["cases"], {"run": {"format": "json"}})  # type: ignore[attr-defined]
+    assert given["run"] == {"format": "json", "quiet": True} and given["list"] == {"quiet": True}

@@ -3,9 +3,9 @@ scales its measured figures by it.
 
 CPU seconds are not a constant of the work: on a machine whose other core (or hyperthread) is
 busy, or a slower one, the same step spends more CPU. ``benchmarks/demo_cost.py`` records each
-step's CPU on an idle machine (its figures corrected by the contention a probe process saw
-while they were measured) together with :func:`probe_seconds` there; the demo, at its start,
-runs the probe again and multiplies the sum by the ratio (:func:`speed_factor`). Issue 55: the
+step's CPU together with :func:`probe_seconds` read around the measurement; the demo, at its
+start, runs the probe again and multiplies the sum by the ratio (:func:`speed_factor`): both
+sides read the probe the same way, before the demo's own processes start. Issue 55: the
 old line, measured on a busy machine, said "about 42 s" for a run that took 26 s.
 
 Invariant: the probe is the same work every time (no allocation that grows, no I/O, no clock

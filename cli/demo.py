@@ -387,7 +387,7 @@ def run_demo(
         )
     before = _present(root)
     try:
-        _write_outputs(run, bars(WRITING))
+        write_outputs(run, bars(WRITING))
     except BaseException:  # interrupted or failed while writing: take back only what this run made
         _remove_new(root, before)
         raise
@@ -414,18 +414,21 @@ def cost_line(
 
     The count is the one the closing summary prints: every planned step plus every scenario the
     plan leaves out (``skipped``), and a step whose parameters are refused here (an extra not
-    installed) is counted as skipped and costs nothing. Steps with no figure (a model registered
-    since, a changed preset) are named as not measured, never guessed. The figures are idle-machine
-    CPU; ``speed`` (by default this machine's now, :func:`~turncheck.cli.cpu_speed.speed_factor`)
-    scales their sum: a busy or slow machine spends more CPU on the same steps."""
+    installed) is counted as skipped and costs nothing, nor does its share of the plots and the
+    report (``WRITING_SHARES``: counting the peers' plots on an install that cannot run the peers
+    put the line well over the run). Steps with no figure (a model registered since, a changed
+    preset) are named as not measured, never guessed. The figures are CPU at the recorded probe; ``speed``
+    (by default this machine's now, :func:`~turncheck.cli.cpu_speed.speed_factor`) scales their
+    sum: a busy or slow machine spends more CPU on the same steps."""
     from turncheck.cli.cpu_speed import speed_factor
-    from turncheck.cli.demo_cost import CPU_SECONDS, PROBE_SECONDS
+    from turncheck.cli.demo_cost import CPU_SECONDS, PROBE_SECONDS, WRITING_SHARES
 
     known = CPU_SECONDS.get(scale, {})
     runs = [refused_here(step) is None for step in steps]
     refused = [step.name for step, ok in zip(steps, runs, strict=True) if not ok]
     labels = [START, WRITING, *(step.label for step, ok in zip(steps, runs, strict=True) if ok)]
-    measured = [known[label] for label in labels if label in known]
+    shares = WRITING_SHARES.get(scale, {})  # the plots and report a step that runs adds
+    measured = [known[label] + shares.get(label, 0.0) for label in labels if label in known]
     skips = [*refused, *skipped]
     total = len(steps) + len(skipped)
     head = f"demo at {scale} scale: {total} steps" + (
@@ -468,7 +471,9 @@ def _remove_new(root: Path, before: set[Path]) -> None:
             d.rmdir()
 
 
-def _write_outputs(run: DemoRun, progress: Callable[[int, int], None]) -> None:
+def write_outputs(run: DemoRun, progress: Callable[[int, int], None]) -> None:
+    """Write ``run``'s results, traces, plots and report under ``run.out``; a skipped step's
+    outcome writes nothing (benchmarks/demo_cost.py measures each step's share of this phase so)."""
     from turncheck.reports.html import render_report
     from turncheck.reports.plots import gallery
     from turncheck.reports.results_dir import ResultsDir, TraceFile, file_kind, load_result

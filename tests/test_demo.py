@@ -141,7 +141,7 @@ def test_unknown_scenarios_run_only_when_they_declare_a_scale(monkeypatch: pytes
 def test_the_demo_page_shows_what_a_scenario_writes_beside_its_result(tmp_path: Path) -> None:
     """A scenario's attachments — a measured result of its own (the peers' timing) and traces
     (the peers' pairing breaks) — are on the demo's page, as ``turncheck report DIR`` shows them."""
-    from turncheck.cli.demo import DemoRun, Outcome, Step, _write_outputs
+    from turncheck.cli.demo import DemoRun, Outcome, Step, write_outputs
     from turncheck.models.catalog import build_model
     from turncheck.scenarios.base import Table
     from turncheck.sim.explorer import explore
@@ -160,7 +160,7 @@ def test_the_demo_page_shows_what_a_scenario_writes_beside_its_result(tmp_path: 
         attachments={"demo-echo.timing.json": timing, "demo-echo.traces/m0.trace.json": json.dumps(trace.to_json())},
     )  # fmt: skip
     run = DemoRun(tmp_path, "tiny", outcomes=[Outcome(Step("scenario", "demo-echo"), result=main)])
-    _write_outputs(run, lambda done, total: None)
+    write_outputs(run, lambda done, total: None)
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<h2>demo-echo-timing</h2>" in page and "Measured" in page
     assert "m0.trace.json" in page and "no-orphan-results" in page
@@ -198,9 +198,44 @@ def test_every_step_the_demo_plans_has_a_measured_cost_and_no_stale_row_is_kept(
     from turncheck.cli.demo import START, WRITING
     from turncheck.cli.demo_cost import CPU_SECONDS
 
-    assert set(CPU_SECONDS) == set(MEASURED)
+    from turncheck.cli.demo_cost import WRITING_SHARES
+
+    assert set(CPU_SECONDS) == set(MEASURED) == set(WRITING_SHARES)
     for scale in MEASURED:
         assert list(CPU_SECONDS[scale]) == [START] + [s.label for s in plan(scale)[0]] + [WRITING], scale
+        assert set(WRITING_SHARES[scale]) <= {s.label for s in plan(scale)[0]}, scale
+
+
+def test_a_step_refused_here_takes_its_share_of_the_writing_out_of_the_estimate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An install without the peers' extra writes none of the peers' plots: the line counted them
+    and said far more than the run took."""
+    from turncheck.cli.demo import START, WRITING, Step, cost_line
+
+    steps = [Step("scenario", "projection"), Step("scenario", "framing", (("records", "-5"),))]
+    runs = {START: 1.0, WRITING: 2.0, "scenario projection": 3.0, "scenario framing records=-5": 4.0}
+    monkeypatch.setattr("turncheck.cli.demo_cost.CPU_SECONDS", {"quick": runs})
+    monkeypatch.setattr(
+        "turncheck.cli.demo_cost.WRITING_SHARES",
+        {"quick": {"scenario projection": 10.0, "scenario framing records=-5": 20.0}},
+    )
+    assert ", about 16 s of CPU (" in cost_line("quick", steps, speed=1.0)  # framing refused: not its 20
+    assert ", about 3 s of CPU (" in cost_line("quick", steps[1:], speed=1.0)  # start-up and writing
+    monkeypatch.setattr("turncheck.cli.demo.refused_here", lambda step: None)  # both run
+    assert ", about 40 s of CPU (" in cost_line("quick", steps, speed=1.0)
+
+
+def test_the_cost_bench_finds_the_steps_an_install_without_extras_refuses() -> None:
+    """The steps whose writing share is measured: those a plain ``pip install .`` refuses (the
+    quick demo's peers league needs the peers extra), found with every extra's modules absent."""
+    from benchmarks.demo_cost import extras_only_modules, refused_without_extras
+
+    assert {"tiktoken", "faker", "pytest"} <= extras_only_modules()
+    assert not {"numpy", "matplotlib", "simpy", "msgspec"} & extras_only_modules()
+    peers = [s.label for s in plan("quick")[0] if s.name == "peers"]
+    assert peers and set(peers) <= set(refused_without_extras("quick"))
+    assert not {s.label for s in plan("quick")[0] if s.kind == "check"} & set(refused_without_extras("quick"))
 
 
 def test_the_start_line_counts_refused_steps_as_skipped_and_names_unmeasured_ones(

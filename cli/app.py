@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from typer._click import Command, Context, Parameter
 
 EXIT_USAGE = 2
+EXIT_INCONCLUSIVE = 3  # nothing broke, but the run could not cover what it was asked to: never green
 EXIT_BUG = 70
 EXIT_INTERRUPTED = 130
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
+from turncheck.cli.app import EXIT_INCONCLUSIVE
 from turncheck.cli.config import from_table
 from turncheck.cli.import_log import FromOpt, read_as_ours, warn_nothing_read, warn_opaque
 from turncheck.cli.options import ExecutorKind, FormatOpt, JobsOpt, QuietOpt, SchedulerOpt
@@ -108,7 +109,7 @@ def lint_command(
     executor_kind: LintExecutorOpt = None,
     scheduler: SchedulerOpt = None,
 ) -> None:
-    """Check a log's structure; exit 0 when clean, 1 with a per-problem summary."""
+    """Check a log's structure; exit 0 when clean, 1 with a per-problem summary, 3 with no event."""
     from turncheck.models.importers import FORMATS, import_log
     from turncheck.models.lint import lint_events
     from turncheck.models.projector import check_budget
@@ -204,10 +205,12 @@ def read_ours(history: Path, quiet: bool) -> list[tuple[int, Event]]:
 
 
 def print_lint(history: Path, report: LintReport, fmt: str) -> None:
-    """``lint``'s output; exit 1 unless the log is clean."""
+    """``lint``'s output; exit 1 unless the log is clean, 3 when it holds no event to check."""
     show_lint(history, report, fmt)
     if not report.clean:
         raise typer.Exit(1)
+    if report.verdict == "nothing checked":
+        raise typer.Exit(EXIT_INCONCLUSIVE)
 
 
 def show_lint(history: Path, report: LintReport, fmt: str) -> None:
@@ -264,14 +267,17 @@ def lint_archive(
 
 
 def archive_status(results: list[FileLint], fmt: str) -> int:
-    """The verdict of an archive: what it covered, on stdout (table), and the exit status."""
+    """The verdict of an archive: what it covered, on stdout (table), and the exit status (3 when
+    no file held an event: nothing was checked)."""
     unread = [r.path for r in results if r.report is None]
     dirty = sum(1 for r in results if r.report is not None and not r.report.clean)
+    empty = [r.path for r in results if r.report is not None and r.report.verdict == "nothing checked"]
     if fmt != "json":
-        clean = len(results) - len(unread) - dirty
+        clean = len(results) - len(unread) - dirty - len(empty)
         print(f"{len(results)} files: {clean} clean, {dirty} with problems, {len(unread)} not read"
-              + (f" ({', '.join(unread[:3])}{', …' if len(unread) > 3 else ''}): not covered by this verdict" if unread else ""))  # fmt: skip
-    return 2 if unread else 1 if dirty else 0
+              + (f" ({', '.join(unread[:3])}{', …' if len(unread) > 3 else ''}): not covered by this verdict" if unread else "")
+              + (f"; {len(empty)} with no event ({', '.join(empty[:3])}{', …' if len(empty) > 3 else ''}): nothing checked there" if empty else ""))  # fmt: skip
+    return 2 if unread else 1 if dirty else EXIT_INCONCLUSIVE if len(empty) == len(results) else 0
 
 
 def follow_trace(

@@ -221,6 +221,8 @@ def _project_whole(
         if first is not None:
             print(f"FAIL: session {first[0]} breaks {', '.join(first[1])} (--fail-on {fail_on})")
             raise typer.Exit(1)
+        if not any(groups.values()):
+            nothing_checked("the log holds no event", checks, fmt)
 
 
 def read_sessions(
@@ -304,7 +306,23 @@ def project_per_request(
             f"cells count requests whose window breaks the check; {total['requests']} "
             f"request{'' if total['requests'] == 1 else 's'} in {len(rows)} session{'' if len(rows) == 1 else 's'}"
         )
+    if checks and not total["requests"]:
+        nothing_checked("no model request to replay", checks, fmt)
     print_verdict(first, checks, shapes, strategy, budget, fmt)
+
+
+def nothing_checked(why: str, checks: tuple[str, ...], fmt: str) -> None:
+    """The gate's verdict when the log gave it nothing to judge (an empty file, a wrong
+    ``--from``, a log of sessions with no turn): INCONCLUSIVE, exit 3, never the green of a
+    pass — an empty log passed a CI gate as "OK"."""
+    from turncheck.cli.app import EXIT_INCONCLUSIVE
+
+    line = f"INCONCLUSIVE: nothing checked for --fail-on {','.join(checks)}: {why}"
+    if fmt == "json":
+        print_json({"inconclusive": line}, separators=(",", ":"))
+    else:
+        print(line)
+    raise typer.Exit(EXIT_INCONCLUSIVE)
 
 
 def print_verdict(

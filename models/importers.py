@@ -480,6 +480,8 @@ def json_or_jsonl(
     try:
         value = loads(text, str(path))
     except json.JSONDecodeError as exc:
+        if not text.strip():
+            raise ImportFormatError(f"{path}: empty: no JSON document or line to read") from None
         if not _two_lines(text):
             raise ImportFormatError(f"{path}: malformed JSON ({exc.msg})") from None
         value = None  # JSON lines: one request body per line

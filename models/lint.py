@@ -74,12 +74,18 @@ class LintReport:
     def clean(self) -> bool:
         return not any(self.counts.values())
 
+    @property
+    def verdict(self) -> str:
+        """``problems``, ``clean``, or ``nothing checked``: a log with no event is neither clean
+        nor broken (an empty or wrongly read file passed a CI gate as "clean", exit 0)."""
+        return "problems" if not self.clean else "clean" if self.events else "nothing checked"
+
     def to_json(self, file: str) -> dict[str, object]:
         """``lint --format json`` for the log ``file``."""
         return {"file": file, "events": self.events, "sessions": self.sessions,
                 **({"requests": self.requests} if self.requests else {}),
                 **({"opaque": self.opaque} if self.opaque else {}),
-                **({"costs": self.costs} if self.costs else {}), "clean": self.clean,
+                **({"costs": self.costs} if self.costs else {}), "clean": self.clean, "verdict": self.verdict,
                 "rules_checked": self.rules_checked(),
                 "counts": self.counts, "examples": dict(self.examples)}  # fmt: skip
 
@@ -88,7 +94,9 @@ class LintReport:
         sent = f", {self.requests} model requests checked as sent" if self.requests else ""
         out = [f"{file}: {self.events} events in {self.sessions} sessions{sent}"]
         out += self.cost_lines()
-        if self.clean:
+        if self.verdict == "nothing checked":
+            out.append("INCONCLUSIVE: nothing checked — the log holds no event")
+        elif self.clean:
             out.append(f"clean: no structural problems; {self.rules_checked()}")
         for problem, count in self.counts.items():
             if count:

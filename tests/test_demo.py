@@ -196,9 +196,7 @@ def test_every_step_the_demo_plans_has_a_measured_cost_and_no_stale_row_is_kept(
     changed without a new measurement fails here, so the start line never sums stale figures."""
     from benchmarks.demo_cost import MEASURED
     from turncheck.cli.demo import START, WRITING
-    from turncheck.cli.demo_cost import CPU_SECONDS
-
-    from turncheck.cli.demo_cost import WRITING_SHARES
+    from turncheck.cli.demo_cost import CPU_SECONDS, WRITING_SHARES
 
     assert set(CPU_SECONDS) == set(MEASURED) == set(WRITING_SHARES)
     for scale in MEASURED:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from test_docs import _check_command_line
 
-from turncheck.cli.app import EXIT_BUG, EXIT_INTERRUPTED, EXIT_USAGE, main
+from turncheck.cli.app import EXIT_BUG, EXIT_INCONCLUSIVE, EXIT_INTERRUPTED, EXIT_USAGE, main
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -149,7 +149,7 @@ def test_readme_exit_statuses_are_the_command_lines():
     convention, the rest by its ``EXIT_*`` constants."""
     section = README.split("**Exit status**", 1)[1].split("\n\n", 1)[0]
     listed = [int(n) for n in re.findall(r"^- exit (\d+):", section, re.M)]
-    assert listed == [0, 1, EXIT_USAGE, EXIT_BUG, EXIT_INTERRUPTED]
+    assert listed == [0, 1, EXIT_USAGE, EXIT_INCONCLUSIVE, EXIT_BUG, EXIT_INTERRUPTED]
 
 
 def test_the_docs_home_page_shows_the_users_install_not_the_test_install():

@@ -199,7 +199,9 @@ def _self_measured(fn: Callable[[], object]) -> tuple[float, int | None]:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        cpu, peak = fn()  # type: ignore[misc]
+        figures = fn()
+        assert isinstance(figures, tuple) and len(figures) == 2, "a self-measured run returns (cpu, peak)"
+        cpu, peak = figures
         return float(cpu), None if peak is None else int(peak)
     finally:
         if enabled:

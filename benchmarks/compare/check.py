@@ -178,7 +178,7 @@ def _seed(scale: str, binary: Path | str) -> Comparison:
             note = "each run a fresh process, child of a small launcher: CPU and max RSS read by wait4"
         else:
             note = f"C BFS row skipped: {binary}"
-        measured = interleave(contenders, ROUNDS if scale == "full" else 3)
+        measured = interleave(contenders, ROUNDS)  # 3 rounds at tiny: one run read 19× against 29×
     shown = " ".join(f"--param {k}={v}" for k, v in params.items())
     return Comparison(
         f"the seed's row{'' if scale == 'full' else f' at {scale} scale'}: turncheck explore trigger {shown}, "

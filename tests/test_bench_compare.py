@@ -137,11 +137,11 @@ def test_a_fresh_process_reads_the_childs_own_max_rss_not_the_bench_processes() 
     _, _, usage = os.wait4(plain.pid, 0)
     plain.returncode = 0
     assert usage.ru_maxrss * 1024 > 200 * 2**20  # what a direct child reads: the bench's memory
-    code, cpu, rss = fresh_process([sys.executable, "-c", "pass"], ".")
-    assert code == 0 and 0 < cpu < 5 and rss < 100 * 2**20
+    code, cpu, rss, out = fresh_process([sys.executable, "-c", "print('hi')"], ".")
+    assert code == 0 and 0 < cpu < 5 and rss < 100 * 2**20 and out == "hi\n"
     fill = "b = bytearray(150 * 2**20)\nfor i in range(0, len(b), 4096): b[i] = 1\nraise SystemExit(3)"
-    code, cpu, rss = fresh_process([sys.executable, "-c", fill], ".")
-    assert code == 3 and rss >= 150 * 2**20
+    code, cpu, rss, out = fresh_process([sys.executable, "-c", fill], ".")
+    assert code == 3 and rss >= 150 * 2**20 and out == ""
     del held
 
 

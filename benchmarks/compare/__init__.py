@@ -213,27 +213,29 @@ pid = os.fork()
 if pid == 0:
     try:
         null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
+        for fd in (0, 2):
             os.dup2(null, fd)
         os.execv(sys.argv[1], sys.argv[1:])
     finally:
         os._exit(127)
 _, status, usage = os.wait4(pid, 0)
-print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss, file=sys.stderr)
 """
-"""Started as ``python -S -I -c LAUNCHER ARGV…``: runs ARGV as its one child and prints the child's
-exit status, CPU seconds and max RSS (KiB), read by ``wait4`` for that child alone."""
+"""Started as ``python -S -I -c LAUNCHER ARGV…``: runs ARGV as its one child (its standard output
+the launcher's) and prints on standard error the child's exit status, CPU seconds and max RSS
+(KiB), read by ``wait4`` for that child alone."""
 
 
-def fresh_process(argv: list[str], cwd: str, env: dict[str, str] | None = None) -> tuple[int, float, int]:
-    """``argv`` run as a user runs it: exit status, CPU seconds (user + system) and max RSS in bytes.
+def fresh_process(argv: list[str], cwd: str, env: dict[str, str] | None = None) -> tuple[int, float, int, str]:
+    """``argv`` run as a user runs it: exit status, CPU seconds (user + system), max RSS in bytes
+    and what it printed on standard output (its standard error goes to ``/dev/null``).
 
     The child is started by a small launcher (:data:`LAUNCHER`, an interpreter without ``site``)
     rather than by this process: Linux keeps the RSS high-water mark of the memory a child had
     before ``exec`` — this process's own, copied by ``fork`` or shared by ``vfork`` — in the
     child's ``ru_maxrss``, so a child of a bench process holding 300 MiB read 317 MiB doing nothing
     (``python -c pass``). Under the launcher that floor is the launcher's few MiB, below any
-    interpreter's own. ``argv[0]`` is a path (no ``PATH`` search); output goes to ``/dev/null``.
+    interpreter's own. ``argv[0]`` is a path (no ``PATH`` search).
     """
     import subprocess
     import sys
@@ -241,10 +243,10 @@ def fresh_process(argv: list[str], cwd: str, env: dict[str, str] | None = None) 
     done = subprocess.run(
         [sys.executable, "-S", "-I", "-c", LAUNCHER, *argv], capture_output=True, text=True, cwd=cwd, env=env
     )
-    fields = done.stdout.split()
+    fields = done.stderr.split()
     if done.returncode != 0 or len(fields) != 3:
-        raise RuntimeError(f"could not measure {argv[0]}: {(done.stderr or done.stdout).strip()[:200]}")
-    return int(fields[0]), float(fields[1]), int(fields[2]) * 1024
+        raise RuntimeError(f"could not measure {argv[0]}: {done.stderr.strip()[:200]}")
+    return int(fields[0]), float(fields[1]), int(fields[2]) * 1024, done.stdout
 
 
 def _in_child(fn: Callable[[], object]) -> tuple[float, int]:

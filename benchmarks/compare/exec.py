@@ -63,7 +63,7 @@ for line in sys.stdin:
 WINDOW = 20
 """Messages each window keeps: ``fn`` reads the budget as a message count, so the answer, and the
 trimmer's own work, stay the same size as the session grows; what grows is what is sent."""
-TURNS = {"full": 1_000, "quick": 300, "tiny": 100}
+TURNS = {"full": 1_000, "quick": 300, "tiny": 80}
 LOOPS = {"full": 1, "quick": 1, "tiny": 4}
 """Replays of the session per round: a tiny round of one replay (tens of ms) let the scheduler's
 noise move the guard's ratio by a quarter from run to run."""

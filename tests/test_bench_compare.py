@@ -124,7 +124,9 @@ def test_a_self_measured_contender_reports_its_own_cpu_and_max_rss(tmp_path: Pat
     assert "| 30 MiB max RSS |" in table and "| +" in table
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="the max RSS carried over exec is Linux's wait4 behaviour")
+@pytest.mark.skipif(
+    sys.platform != "linux", reason="the max RSS carried over exec is Linux's wait4 behaviour"
+)
 def test_a_fresh_process_reads_the_childs_own_max_rss_not_the_bench_processes() -> None:
     """Linux keeps the memory a child had before exec (this process's, shared or copied) in its
     ru_maxrss: a plain subprocess of a process holding 200 MiB reads over 200 MiB doing nothing.
@@ -283,7 +285,9 @@ def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[
         if "C BFS" in ceiling and shutil.which("cc") is None:
             continue  # the bench leaves the C rows out, saying why
         assert any(k.startswith(f"{topic}: {path}") and k.endswith(ceiling) for k in figures), (topic, path)
-    seed = next(c for c in objects[TOPICS.index("check")]["compare"] if c["path"].startswith("the seed's row"))
+    seed = next(
+        c for c in objects[TOPICS.index("check")]["compare"] if c["path"].startswith("the seed's row")
+    )
     assert seed["path"].startswith("the seed's row at tiny scale: turncheck explore trigger --param writers=")
     ours = seed["contenders"][0]
     assert ours["role"] == "turncheck" and ours["peak_total"] and 20 < ours["peak_mib"] < 600

@@ -226,7 +226,9 @@ the launcher's) and prints on standard error the child's exit status, CPU second
 (KiB), read by ``wait4`` for that child alone."""
 
 
-def fresh_process(argv: list[str], cwd: str, env: dict[str, str] | None = None) -> tuple[int, float, int, str]:
+def fresh_process(
+    argv: list[str], cwd: str, env: dict[str, str] | None = None
+) -> tuple[int, float, int, str]:
     """``argv`` run as a user runs it: exit status, CPU seconds (user + system), max RSS in bytes
     and what it printed on standard output (its standard error goes to ``/dev/null``).
 

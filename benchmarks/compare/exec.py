@@ -133,7 +133,9 @@ def compare(scale: str) -> list[Comparison]:
     budget = cost.frame + WINDOW
     in_process = resolve_strategy(f"{MESSAGES_PREFIX}{KEEP_LAST}:fn")
     modes = {
-        mode: exec_projector([sys.executable, "-c", SERVE, str(KEEP_LAST), mode], name=f"exec: keep_last.py, {mode}")
+        mode: exec_projector(
+            [sys.executable, "-c", SERVE, str(KEEP_LAST), mode], name=f"exec: keep_last.py, {mode}"
+        )
         for mode in ("whole", "incremental")
     }
     with contextlib.ExitStack() as stack:
@@ -145,13 +147,28 @@ def compare(scale: str) -> list[Comparison]:
         units = loops * requests
         measured = interleave(
             [
-                Contender("exec: keep_last.py, whole history each request", "turncheck",
-                          _replay(events, budget, modes["whole"], cost, loops), units, measures_itself=True),
-                Contender("exec: keep_last.py, incremental", "turncheck",
-                          _replay(events, budget, modes["incremental"], cost, loops), units, measures_itself=True),
-                Contender("the same fn in-process (messages:keep_last.py:fn)", "ceiling",
-                          _replay(events, budget, in_process, cost, loops), units, measures_itself=True),
-            ],  # fmt: skip
+                Contender(
+                    "exec: keep_last.py, whole history each request",
+                    "turncheck",
+                    _replay(events, budget, modes["whole"], cost, loops),
+                    units,
+                    measures_itself=True,
+                ),
+                Contender(
+                    "exec: keep_last.py, incremental",
+                    "turncheck",
+                    _replay(events, budget, modes["incremental"], cost, loops),
+                    units,
+                    measures_itself=True,
+                ),
+                Contender(
+                    "the same fn in-process (messages:keep_last.py:fn)",
+                    "ceiling",
+                    _replay(events, budget, in_process, cost, loops),
+                    units,
+                    measures_itself=True,
+                ),
+            ],
             3 if scale == "quick" else 5,
         )
     whole, incremental, ceiling = measured

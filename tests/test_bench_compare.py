@@ -168,6 +168,25 @@ def test_the_exec_rows_count_the_commands_cpu() -> None:
         child.communicate(b"\n", timeout=10)
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no sched_setaffinity: the exec rows say so")
+def test_the_exec_rows_pin_to_one_cpu_only_meanwhile() -> None:
+    """The exec topic runs on one CPU (a child started meanwhile inherits it) and gives the
+    process its CPUs back after, even when a round fails."""
+    from benchmarks.compare.exec import _one_cpu
+
+    allowed = os.sched_getaffinity(0)
+    with pytest.raises(ZeroDivisionError), _one_cpu() as note:
+        assert len(os.sched_getaffinity(0)) == 1 and note.endswith("pinned to one CPU")
+        child = subprocess.run(
+            [sys.executable, "-c", "import os; print(len(os.sched_getaffinity(0)))"],
+            capture_output=True,
+            text=True,
+        )
+        assert child.stdout == "1\n"
+        raise ZeroDivisionError("a round failed")
+    assert os.sched_getaffinity(0) == allowed
+
+
 def test_a_failing_isolated_round_is_an_error() -> None:
     def fail() -> object:
         raise ValueError("boom")

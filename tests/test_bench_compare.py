@@ -187,6 +187,25 @@ def test_the_exec_rows_pin_to_one_cpu_only_meanwhile() -> None:
     assert os.sched_getaffinity(0) == allowed
 
 
+def test_the_guard_judges_a_fresh_process_rows_max_rss_too() -> None:
+    """The seed's row's memory is a guarded figure (turncheck's max RSS over the C BFS's): a
+    visited set grown by a third fails the guard though the CPU ratio held; growth peaks of
+    forked rounds (+0 MiB for a small ceiling) are never divided."""
+    ours = Measured("explore", "turncheck", 1, (2.0, 2.0), 400 * 2**20, peak_total=True)
+    c_bfs_ = Measured("C BFS", "ceiling", 1, (0.2, 0.2), 80 * 2**20, peak_total=True)
+    forked = Measured("minimal BFS", "ceiling", 1, (1.0, 1.0), 0)
+    got = guard.figures("check", [Comparison("seed", "s", 1.0, (ours, c_bfs_, forked))])
+    assert got == {
+        "check: seed | turncheck/C BFS": 10.0,
+        "check: seed | turncheck/C BFS, max RSS": 5.0,
+        "check: seed | turncheck/minimal BFS": 2.0,
+    }
+    bigger = Measured("explore", "turncheck", 1, (2.0, 2.0), 540 * 2**20, peak_total=True)
+    slowed = guard.figures("check", [Comparison("seed", "s", 1.0, (bigger, c_bfs_, forked))])
+    lines, worse = guard.verdict(slowed, got, ["check"])
+    assert worse and lines[1].startswith("WORSE: check: seed | turncheck/C BFS, max RSS: 6.75×")
+
+
 def test_a_failing_isolated_round_is_an_error() -> None:
     def fail() -> object:
         raise ValueError("boom")
@@ -265,6 +284,7 @@ def test_topic_without_comparison_is_a_usage_error(cli: Any, capsys: pytest.Capt
 ISSUE_58_ROWS = (
     ("check", "explorer, trigger writers=", "| turncheck/C BFS of the same model (cc -O2)"),
     ("check", "the seed's row", "| turncheck/C BFS of the same model (cc -O2)"),
+    ("check", "the seed's row", "| turncheck/C BFS of the same model (cc -O2), max RSS"),
     ("projector", "projector per request,", "| turncheck/bisect_left on the prefix sums"),
     ("store", "log append,", "| turncheck/same frame bytes, buffered write + fdatasync/256"),
     ("store", "log recovery,", "| turncheck/read + zlib.crc32 over the bytes"),

@@ -13,8 +13,8 @@ count exactly the explorer's states; without ``cc`` its row is left out and the 
 The seed's row (issue 58): ``turncheck explore trigger --param writers=8 --param gap=5 --param
 max_turns=8`` at default limits, run as a user runs it — a fresh interpreter, its CPU and its max
 RSS read from outside (:func:`benchmarks.compare.fresh_process`) — against the C BFS of the same
-model, with the C program's own peak RSS. The tiny and quick scales run smaller parameters, named
-in the row's path, so the speed guard's run stays seconds.
+model measured the same way, whose state count every run's output must state. The tiny and quick
+scales run smaller parameters, named in the row's path, so the speed guard's run stays seconds.
 """
 
 from __future__ import annotations

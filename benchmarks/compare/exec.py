@@ -11,13 +11,14 @@ protocol. The three run in the same rounds, so both modes' ratios are paired wit
 ceiling rounds.
 
 The figure is CPU: this process's (the replay, the JSON written and read, the exchange thread)
-plus the command's, read from ``/proc/PID/stat`` for every process below this one before and
-after the round (the command starts before the first round and serves every round, so its
+plus the command's, read from ``/proc/PID/task/TID/schedstat`` for every process below this one
+before and after the round (the command starts before the first round and serves every round, so its
 start is not in the figure). Without ``/proc`` only this process's CPU is counted, and the note
 says so. Where the platform allows it, this process and the commands run on one CPU for the
 topic (:func:`_one_cpu`): a request is a hand-off from one process to the other and back, and its
 CPU cost depended on whether the scheduler put the two on one core or two — unpinned, five tiny
-runs at load 3.5 read the incremental ratio 1.8× to 3.1×, pinned 2.0× to 2.3×. Issue 58's target
+runs at load 3.5 read the incremental ratio 1.8× to 3.1×, pinned 2.0× to 2.2× (a session of
+100 turns). Issue 58's target
 for the incremental mode: ≤ 1.5× the in-process trimmer.
 """
 

@@ -316,7 +316,7 @@ def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[
     assert (
         [o["topic"] for o in objects]
         == list(TOPICS)
-        == ["projector", "exec", "store", "importer", "race", "startup", "trigger", "testbench", "check"]
+        == ["projector", "store", "importer", "race", "exec", "startup", "trigger", "testbench", "check"]
     )
     # every row of issue 58's table is a figure of this one run, by path and ceiling
     figures = guard.read(written)[1]

@@ -10,7 +10,7 @@ every contender once, the order rotating), measured in CPU seconds of this proce
 is paired: the median, over the rounds, of the two contenders' times in the same round
 (:func:`paired_ratio`).
 
-One module per topic (``projector``, ``exec``, ``store``, ``importer``, ``race``, ``startup``, ``trigger``,
+One module per topic (``projector``, ``store``, ``importer``, ``race``, ``exec``, ``startup``, ``trigger``,
 ``check``, ``testbench``), each with
 ``compare(scale) -> list[Comparison]``. Nothing here is a timed test: figures are printed,
 never asserted (a slow machine gives slower figures, not a failure).
@@ -30,11 +30,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Role = Literal["turncheck", "ceiling", "peer"]
-TOPICS = ("projector", "exec", "store", "importer", "race", "startup", "trigger", "testbench", "check")
+TOPICS = ("projector", "store", "importer", "race", "exec", "startup", "trigger", "testbench", "check")
 """The topics with a comparison, in the order ``bench --compare`` runs them: the explorer's
 hundreds of MiB of small objects last, because a topic run after them in the same process finds
 a fragmented heap (the projector's per-request figures, bisection included, were a third higher
-there than in a fresh process)."""
+there than in a fresh process). ``exec`` (added for issue 58's last rows) runs after ``race``, not
+second: the store's and importer's figures then run where their baseline was measured."""
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ def run(
     ``baseline`` judges them (or those of the ratio file ``ratios``, measuring nothing) with
     :mod:`benchmarks.compare.guard`. Returns whether the guard found a figure worse.
     """
-    from benchmarks.compare import TOPICS  # a topic may have a comparison only (race)
+    from benchmarks.compare import TOPICS  # a topic may have a comparison only (exec, race, …)
 
     known = list(BENCHMARKS)
     chosen = (list(TOPICS) if compare else known) if topic == "all" else [topic]

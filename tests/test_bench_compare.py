@@ -9,16 +9,27 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchmarks import BENCHMARKS
-from benchmarks.compare import TOPICS, Comparison, Contender, Measured, guard, interleave, paired_ratio
+from benchmarks.compare import (
+    TOPICS,
+    Comparison,
+    Contender,
+    Measured,
+    fresh_process,
+    guard,
+    interleave,
+    paired_ratio,
+)
 from benchmarks.compare.check import build_c_bfs, c_bfs, minimal_bfs
 from turncheck.models.catalog import build_model
 from turncheck.sim.explorer import explore
@@ -92,6 +103,107 @@ def test_wall_clock_rounds_count_time_spent_waiting() -> None:
     assert min(wall.cpu) >= 0.05
     c = Comparison("parallel", "s per run", 1.0, (wall, wall), clock="wall time")
     assert c.lines()[0].startswith("parallel — wall time per run") and c.as_dict()["clock"] == "wall time"
+
+
+def test_a_self_measured_contender_reports_its_own_cpu_and_max_rss(tmp_path: Path) -> None:
+    """A contender run as a fresh process reports the child's CPU and max RSS, not this process's:
+    the figures it returns are the round's, the peak is the highest round's, and it prints and
+    renders as a max RSS (no "+": it is not growth over a fork)."""
+    from docs.tools.doc_figures import BlockSpec, render_bench
+
+    figures = iter([(0.5, 10 * 2**20), (0.25, 30 * 2**20)])
+    (m,) = interleave([Contender("fresh", "turncheck", lambda: next(figures), 1, measures_itself=True)], 2)
+    assert m.cpu == (0.5, 0.25) and m.peak_bytes == 30 * 2**20 and m.peak_total
+    (growth,) = interleave([Contender("forked", "ceiling", lambda: bytearray(2**20), 1, isolated=True)], 1)
+    c = Comparison("a path", "s per run", 1.0, (m, growth))
+    assert "peak 30 MiB max RSS" in c.lines()[1] and "peak +" in c.lines()[2]
+    d = c.as_dict()
+    assert [k["peak_total"] for k in d["contenders"]] == [True, False]
+    spec = BlockSpec(("turncheck bench",), "bench", None, (), False, None, src="r.jsonl")
+    table = render_bench(spec, [{"topic": "t", "scale": "tiny", "compare": [d]}])
+    assert "| 30 MiB max RSS |" in table and "| +" in table
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux", reason="the max RSS carried over exec is Linux's wait4 behaviour"
+)
+def test_a_fresh_process_reads_the_childs_own_max_rss_not_the_bench_processes() -> None:
+    """Linux keeps the memory a child had before exec (this process's, shared or copied) in its
+    ru_maxrss: a plain subprocess of a process holding 200 MiB reads over 200 MiB doing nothing.
+    The launcher's child reads its own: a bare interpreter well under that, one that fills
+    150 MiB at least that, and the exit status and CPU are the child's."""
+    held = bytearray(200 * 2**20)
+    for i in range(0, len(held), 4096):
+        held[i] = 1
+    plain = subprocess.Popen([sys.executable, "-c", "pass"])
+    _, _, usage = os.wait4(plain.pid, 0)
+    plain.returncode = 0
+    assert usage.ru_maxrss * 1024 > 200 * 2**20  # what a direct child reads: the bench's memory
+    code, cpu, rss, out = fresh_process([sys.executable, "-c", "print('hi')"], ".")
+    assert code == 0 and 0 < cpu < 5 and rss < 100 * 2**20 and out == "hi\n"
+    fill = "b = bytearray(150 * 2**20)\nfor i in range(0, len(b), 4096): b[i] = 1\nraise SystemExit(3)"
+    code, cpu, rss, out = fresh_process([sys.executable, "-c", fill], ".")
+    assert code == 3 and rss >= 150 * 2**20 and out == ""
+    del held
+
+
+def test_the_exec_rows_count_the_commands_cpu() -> None:
+    """The exec protocol's work is half in the command: its CPU, read from /proc for the processes
+    below the bench, is in the figure. A command burning 0.3 s between two reads of the clock
+    reads at least that, while this process's own CPU clock sees almost none of it."""
+    from benchmarks.compare.exec import _cpu_below
+
+    burn = "import time\ninput()\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\nprint('done', flush=True)\ninput()"
+    child = subprocess.Popen([sys.executable, "-c", burn], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdin is not None and child.stdout is not None
+    try:
+        clock = _cpu_below()
+        before, own = clock(), time.process_time()
+        child.stdin.write(b"go\n")
+        child.stdin.flush()
+        assert child.stdout.readline() == b"done\n"
+        assert clock() - before >= 0.29
+        assert time.process_time() - own < 0.1  # what a contender timed by process_time would miss
+    finally:
+        child.communicate(b"\n", timeout=10)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no sched_setaffinity: the exec rows say so")
+def test_the_exec_rows_pin_to_one_cpu_only_meanwhile() -> None:
+    """The exec topic runs on one CPU (a child started meanwhile inherits it) and gives the
+    process its CPUs back after, even when a round fails."""
+    from benchmarks.compare.exec import _one_cpu
+
+    allowed = os.sched_getaffinity(0)
+    with pytest.raises(ZeroDivisionError), _one_cpu() as note:
+        assert len(os.sched_getaffinity(0)) == 1 and note.endswith("pinned to one CPU")
+        child = subprocess.run(
+            [sys.executable, "-c", "import os; print(len(os.sched_getaffinity(0)))"],
+            capture_output=True,
+            text=True,
+        )
+        assert child.stdout == "1\n"
+        raise ZeroDivisionError("a round failed")
+    assert os.sched_getaffinity(0) == allowed
+
+
+def test_the_guard_judges_a_fresh_process_rows_max_rss_too() -> None:
+    """The seed's row's memory is a guarded figure (turncheck's max RSS over the C BFS's): a
+    visited set grown by a third fails the guard though the CPU ratio held; growth peaks of
+    forked rounds (+0 MiB for a small ceiling) are never divided."""
+    ours = Measured("explore", "turncheck", 1, (2.0, 2.0), 400 * 2**20, peak_total=True)
+    c_bfs_ = Measured("C BFS", "ceiling", 1, (0.2, 0.2), 80 * 2**20, peak_total=True)
+    forked = Measured("minimal BFS", "ceiling", 1, (1.0, 1.0), 0)
+    got = guard.figures("check", [Comparison("seed", "s", 1.0, (ours, c_bfs_, forked))])
+    assert got == {
+        "check: seed | turncheck/C BFS": 10.0,
+        "check: seed | turncheck/C BFS, max RSS": 5.0,
+        "check: seed | turncheck/minimal BFS": 2.0,
+    }
+    bigger = Measured("explore", "turncheck", 1, (2.0, 2.0), 540 * 2**20, peak_total=True)
+    slowed = guard.figures("check", [Comparison("seed", "s", 1.0, (bigger, c_bfs_, forked))])
+    lines, worse = guard.verdict(slowed, got, ["check"])
+    assert worse and lines[1].startswith("WORSE: check: seed | turncheck/C BFS, max RSS: 6.75×")
 
 
 def test_a_failing_isolated_round_is_an_error() -> None:
@@ -169,6 +281,28 @@ def test_topic_without_comparison_is_a_usage_error(cli: Any, capsys: pytest.Capt
     assert err.startswith("turncheck: error: benchmark 'peers' has no --compare") and err.count("\n") == 1
 
 
+ISSUE_58_ROWS = (
+    ("check", "explorer, trigger writers=", "| turncheck/C BFS of the same model (cc -O2)"),
+    ("check", "the seed's row", "| turncheck/C BFS of the same model (cc -O2)"),
+    ("check", "the seed's row", "| turncheck/C BFS of the same model (cc -O2), max RSS"),
+    ("projector", "projector per request,", "| turncheck/bisect_left on the prefix sums"),
+    ("store", "log append,", "| turncheck/same frame bytes, buffered write + fdatasync/256"),
+    ("store", "log recovery,", "| turncheck/read + zlib.crc32 over the bytes"),
+    ("trigger", "SimPy runner,", "| turncheck/bare SimPy, same event count"),
+    ("importer", "importer --from openai-chat,", "| turncheck/msgspec.json.decode of each line"),
+    ("startup", "start-up of a real command: a 20-state check", '| turncheck/python -c "import typer"'),
+    ("startup", "start-up of turncheck --help,", '| turncheck/python -c "import typer"'),
+    ("race", "race, per schedule", "| turncheck/asyncio.run of the same test"),
+    ("exec", "exec protocol per request, whole history sent", "| turncheck/the same fn in-process (messages:keep_last.py:fn)"),
+    ("exec", "exec protocol per request, incremental", "| turncheck/the same fn in-process (messages:keep_last.py:fn)"),
+    ("projector", "per-request replay, one session", "| turncheck/one History, one M5 selection per request"),
+    ("projector", "per-request replay of a message trimmer", "| turncheck/keep_recent in a loop on the growing message list"),
+)  # fmt: skip
+"""Issue 58's table, a row per figure (topic, path prefix, ceiling), C BFS rows where ``cc`` exists
+(CI has it). Its suite row is the suite's time, not a bench figure; the SQLite comparison is a peer
+row of the append (peers are never guarded)."""
+
+
 def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """The CI smoke run: every topic at the tiny scale (the suite's time is CI's budget), one JSON
     object per topic, ratios and the load average present (no thresholds)."""
@@ -182,8 +316,20 @@ def test_compare_smoke_every_topic_json(cli: Any, capsys: pytest.CaptureFixture[
     assert (
         [o["topic"] for o in objects]
         == list(TOPICS)
-        == ["projector", "store", "importer", "race", "startup", "trigger", "testbench", "check"]
+        == ["projector", "store", "importer", "race", "exec", "startup", "trigger", "testbench", "check"]
     )
+    # every row of issue 58's table is a figure of this one run, by path and ceiling
+    figures = guard.read(written)[1]
+    for topic, path, ceiling in ISSUE_58_ROWS:
+        if "C BFS" in ceiling and shutil.which("cc") is None:
+            continue  # the bench leaves the C rows out, saying why
+        assert any(k.startswith(f"{topic}: {path}") and k.endswith(ceiling) for k in figures), (topic, path)
+    seed = next(
+        c for c in objects[TOPICS.index("check")]["compare"] if c["path"].startswith("the seed's row")
+    )
+    assert seed["path"].startswith("the seed's row at tiny scale: turncheck explore trigger --param writers=")
+    ours = seed["contenders"][0]
+    assert ours["role"] == "turncheck" and ours["peak_total"] and 20 < ours["peak_mib"] < 600
     for o in objects:
         assert o["format"] == "turncheck/1" and o["scale"] == "tiny" and o["compare"]
         assert o["load_average"]["start"] is None or len(o["load_average"]["start"]) == 3

@@ -10,8 +10,8 @@ every contender once, the order rotating), measured in CPU seconds of this proce
 is paired: the median, over the rounds, of the two contenders' times in the same round
 (:func:`paired_ratio`).
 
-One module per topic (``projector``, ``store``, ``importer``, ``race``, ``startup``, ``trigger``, ``check``,
-``testbench``), each with
+One module per topic (``projector``, ``store``, ``importer``, ``race``, ``exec``, ``startup``, ``trigger``,
+``check``, ``testbench``), each with
 ``compare(scale) -> list[Comparison]``. Nothing here is a timed test: figures are printed,
 never asserted (a slow machine gives slower figures, not a failure).
 """
@@ -30,11 +30,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Role = Literal["turncheck", "ceiling", "peer"]
-TOPICS = ("projector", "store", "importer", "race", "startup", "trigger", "testbench", "check")
+TOPICS = ("projector", "store", "importer", "race", "exec", "startup", "trigger", "testbench", "check")
 """The topics with a comparison, in the order ``bench --compare`` runs them: the explorer's
 hundreds of MiB of small objects last, because a topic run after them in the same process finds
 a fragmented heap (the projector's per-request figures, bisection included, were a third higher
-there than in a fresh process)."""
+there than in a fresh process). ``exec`` (added for issue 58's last rows) runs after ``race``, not
+second: the store's and importer's figures then run where their baseline was measured."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class Contender:
     isolated: bool = False  # run each round in a forked child (its peak memory is then measured)
     wall: bool = False  # wall-clock seconds instead of this process's CPU (work spread over processes)
     children: bool = False  # CPU of the child processes it waits for (a command started fresh)
+    measures_itself: bool = False  # run() returns (CPU seconds, max RSS bytes or None) of its own
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class Measured:
     units: float
     cpu: tuple[float, ...]
     peak_bytes: int | None = None
+    peak_total: bool = False  # peak_bytes is a fresh process's max RSS, not growth over a fork
 
     @property
     def median(self) -> float:
@@ -119,7 +122,8 @@ class Comparison:
         for m in self.measured:
             figure = f"{m.median * self.scale:12,.3f} ({m.best * self.scale:,.3f}) {self.unit}"
             if m.peak_bytes is not None:
-                figure += f", peak +{m.peak_bytes / 2**20:,.0f} MiB"
+                sign, what = ("", " max RSS") if m.peak_total else ("+", "")
+                figure += f", peak {sign}{m.peak_bytes / 2**20:,.0f} MiB{what}"
             tail = ""
             if m.role == "ceiling":
                 tail = f"   turncheck/ceiling {self.ratio(m):.2f}× ({100 / self.ratio(m):.0f} % of its rate)"
@@ -150,6 +154,7 @@ class Comparison:
                     "best": m.best * self.scale,
                     "rounds": len(m.cpu),
                     "peak_mib": None if m.peak_bytes is None else round(m.peak_bytes / 2**20, 1),
+                    "peak_total": m.peak_total,
                     "turncheck_over_this": None if m is subject else float(f"{self.ratio(m):.4g}"),
                 }
                 for m in self.measured
@@ -187,6 +192,64 @@ def _timed(fn: Callable[[], object], wall: bool = False, children: bool = False)
     finally:
         if enabled:
             gc.enable()
+
+
+def _self_measured(fn: Callable[[], object]) -> tuple[float, int | None]:
+    """What ``fn()`` measured of itself (:attr:`Contender.measures_itself`), the collector paused."""
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        figures = fn()
+        assert isinstance(figures, tuple) and len(figures) == 2, "a self-measured run returns (cpu, peak)"
+        cpu, peak = figures
+        return float(cpu), None if peak is None else int(peak)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+LAUNCHER = """import os, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 2):
+            os.dup2(null, fd)
+        os.execv(sys.argv[1], sys.argv[1:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss, file=sys.stderr)
+"""
+"""Started as ``python -S -I -c LAUNCHER ARGV…``: runs ARGV as its one child (its standard output
+the launcher's) and prints on standard error the child's exit status, CPU seconds and max RSS
+(KiB), read by ``wait4`` for that child alone."""
+
+
+def fresh_process(
+    argv: list[str], cwd: str, env: dict[str, str] | None = None
+) -> tuple[int, float, int, str]:
+    """``argv`` run as a user runs it: exit status, CPU seconds (user + system), max RSS in bytes
+    and what it printed on standard output (its standard error goes to ``/dev/null``).
+
+    The child is started by a small launcher (:data:`LAUNCHER`, an interpreter without ``site``)
+    rather than by this process: Linux keeps the RSS high-water mark of the memory a child had
+    before ``exec`` — this process's own, copied by ``fork`` or shared by ``vfork`` — in the
+    child's ``ru_maxrss``, so a child of a bench process holding 300 MiB read 317 MiB doing nothing
+    (``python -c pass``). Under the launcher that floor is the launcher's few MiB, below any
+    interpreter's own. ``argv[0]`` is a path (no ``PATH`` search).
+    """
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-S", "-I", "-c", LAUNCHER, *argv], capture_output=True, text=True, cwd=cwd, env=env
+    )
+    fields = done.stderr.split()
+    if done.returncode != 0 or len(fields) != 3:
+        raise RuntimeError(f"could not measure {argv[0]}: {done.stderr.strip()[:200]}")
+    return int(fields[0]), float(fields[1]), int(fields[2]) * 1024, done.stdout
 
 
 def _in_child(fn: Callable[[], object]) -> tuple[float, int]:
@@ -236,15 +299,19 @@ def interleave(contenders: list[Contender], rounds: int) -> tuple[Measured, ...]
             for j in range(k):
                 i = (j + r) % k
                 c = contenders[i]
-                if c.isolated:
-                    seconds, peak = _in_child(c.run)
-                    peaks[i] = peak if peaks[i] is None else max(peaks[i] or 0, peak)
+                if c.isolated or c.measures_itself:
+                    seconds, peak = (_in_child if c.isolated else _self_measured)(c.run)
+                    if peak is not None:
+                        peaks[i] = peak if peaks[i] is None else max(peaks[i] or 0, peak)
                 else:
                     seconds = _timed(c.run, c.wall, c.children)
                 cpu[i].append(seconds)
     finally:
         gc.unfreeze()
-    return tuple(Measured(c.name, c.role, c.units, tuple(cpu[i]), peaks[i]) for i, c in enumerate(contenders))
+    return tuple(
+        Measured(c.name, c.role, c.units, tuple(cpu[i]), peaks[i], peak_total=c.measures_itself)
+        for i, c in enumerate(contenders)
+    )
 
 
 def load_average() -> tuple[float, float, float] | None:

@@ -478,6 +478,8 @@ def render_bench(spec: BlockSpec, topics: Sequence[dict[str, Any]]) -> str:
         for c in topic.get("compare", []):
             for n, k in enumerate(c["contenders"]):
                 peak = "—" if k.get("peak_mib") is None else f"+{_figure(k['peak_mib'], 0)} MiB"
+                if k.get("peak_total") and k.get("peak_mib") is not None:  # a fresh process's max RSS
+                    peak = f"{_figure(k['peak_mib'], 0)} MiB max RSS"
                 rows.append([c["path"] if n == 0 else "", f"{k['role']}: {k['name']}", _figure(k["median"]),
                              _figure(k["best"]), c["unit"], _ratio(k), peak])  # fmt: skip
             if c.get("target"):

@@ -244,3 +244,36 @@ def test_a_crashed_coroutine_collected_prints_no_exception_ignored(monkeypatch: 
         sys.unraisablehook(SimpleNamespace(exc_value=RuntimeError("coroutine ignored GeneratorExit")))
         sys.unraisablehook(SimpleNamespace(exc_value=own))
     assert seen == [own]
+
+
+def test_a_search_collects_what_its_runs_made_not_the_callers_objects() -> None:
+    """Each crashed run is collected (:func:`~turncheck.sim.race.explore._run`); in a pytest
+    worker holding a million objects, a 40-run search spent 12-30 s rescanning them (the suite's
+    slowest module, issue 58 item 9). The caller's objects are frozen for the search, so every
+    full collection inside it skips them; afterwards they are unfrozen, and a caller that froze
+    its own keeps them frozen."""
+    import gc
+
+    callers = [{"object": i} for i in range(20_000)]
+    scanned: list[int] = []
+
+    def record(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] == 2:
+            scanned.append(sum(len(gc.get_objects(g)) for g in range(3)))
+
+    gc.callbacks.append(record)
+    try:
+        assert gc.get_freeze_count() == 0
+        result = search_faults(appends(asyncio.Lock), budget=BUDGET)
+    finally:
+        gc.callbacks.remove(record)
+    assert result.failing is None and scanned  # the crashed runs were collected
+    assert max(scanned) < len(callers), scanned  # none of those collections scanned the caller's
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        search_faults(appends(asyncio.Lock), budget=4)
+        assert gc.get_freeze_count() >= frozen  # the caller's own freeze is left as it was
+    finally:
+        gc.unfreeze()

@@ -141,7 +141,8 @@ def writing_shares(run: DemoRun, labels: Iterable[str], repeats: int = REPEATS) 
 @dataclass(frozen=True)
 class Measured:
     """One scale's CPU seconds as measured, and ``reference``: the demo's own speed probe
-    (:func:`~turncheck.cli.cpu_speed.probe_seconds`) read just before and just after, their mean.
+    (:func:`~turncheck.cli.cpu_speed.probe_seconds`) read before, between the steps and after,
+    their mean (one reading varied by a fifth on this host, idle).
 
     The demo scales the figures by its probe at its start over the recorded one, so the figures
     are kept with the probe read the same way around them: a machine as busy as this one was reads
@@ -164,28 +165,49 @@ def measured_labels(scale: str) -> list[str]:
 
 def measure(scale: str, shares: bool = False) -> Measured:
     """CPU seconds of the start-up, of each step of the demo's plan at ``scale`` (by label) and of
-    the writing, with the speed probe read around them; with ``shares``, also
-    each optional step's share of the writing (:func:`writing_shares`), taken out of its row."""
+    the writing, and the speed probe's mean reading over the run: read before it, at each step's
+    start (the demo's own work paused there; the probe's CPU kept out of the steps') and after it.
+    With ``shares``, also each optional step's share of the writing (:func:`writing_shares`),
+    taken out of its row."""
     labels = measured_labels(scale)
     optional = [label for label in refused_without_extras(scale) if label in labels] if shares else []
     marks: list[float] = []
-    split: dict[str, float] = {}
+    readings = [probe_seconds()]
+    probing = 0.0
 
     def bars(label: str) -> Callable[[int, int], None]:
-        marks.append(_cpu())
+        nonlocal probing
+        before = _cpu()
+        readings.append(probe_seconds())
+        probing += _cpu() - before
+        marks.append(_cpu() - probing)
         return no_progress
 
-    before = probe_seconds()
     first = start_up(scale)
     with tempfile.TemporaryDirectory(prefix="turncheck-demo-cost-") as out:
         run = run_demo(Path(out) / "demo", scale, progress_for=bars)
-        marks.append(_cpu())
+        marks.append(_cpu() - probing)
         split = writing_shares(run, optional)
-    reference = statistics.fmean((before, probe_seconds()))
+    readings.append(probe_seconds())
     steps = zip(labels, marks[:-1], marks[1:], strict=True)
     costs = {START: first, **{label: b - a for label, a, b in steps}}
     costs[WRITING] = max(0.0, costs[WRITING] - sum(split.values()))
-    return Measured(costs, reference, split)
+    return Measured(costs, statistics.fmean(readings), split)
+
+
+RUNS = 3  # runs per scale --write takes the median of: one run's steps varied by half on this host
+
+
+def measure_runs(scale: str, runs: int = RUNS, shares: bool = False) -> Measured:
+    """The median, label by label, of ``runs`` measurements at ``scale``, each brought to the
+    first's probe reading first (the writing shares: of the first run alone)."""
+    taken = [measure(scale, shares=shares and k == 0) for k in range(runs)]
+    reference = taken[0].reference
+    costs = {
+        label: statistics.median(m.costs[label] * reference / m.reference for m in taken)
+        for label in taken[0].costs
+    }
+    return Measured(costs, reference, taken[0].shares)
 
 
 def render(measured: dict[str, Measured]) -> str:
@@ -237,7 +259,7 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     write = "--write" in args
     scales = [a for a in args if a != "--write"] or list(MEASURED)
-    measured = {scale: measure(scale, shares=write) for scale in scales}
+    measured = {scale: measure_runs(scale, RUNS if write else 1, shares=write) for scale in scales}
     for scale, m in measured.items():
         print(
             f"{scale}: {sum(m.costs.values()) + sum(m.shares.values()):.1f} s CPU over {len(m.costs)} rows "

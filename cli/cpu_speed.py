@@ -17,10 +17,10 @@ from __future__ import annotations
 import statistics
 import time
 
-SAMPLES = 9  # probe runs at the demo's start; their mean is the reading
-SPACING = 0.02  # seconds between two probe runs: the reading spans about a quarter of a second, so a
+SAMPLES = 21  # probe runs at the demo's start; their mean is the reading
+SPACING = 0.03  # seconds between two probe runs: the reading spans about two thirds of a second, so a
 # moment of contention does not decide it (one run's reading varies twofold under load; the mean of
-# nine spread this way varied by a tenth, measured on the shared 2-core machine)
+# nine over a quarter of a second still varied from 9.7 to 14.3 ms on the idle 2-core machine)
 
 
 def probe_once() -> float:

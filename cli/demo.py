@@ -417,11 +417,12 @@ def cost_line(
     installed) is counted as skipped and costs nothing, nor does its share of the plots and the
     report (``WRITING_SHARES``: counting the peers' plots on an install that cannot run the peers
     put the line well over the run). Steps with no figure (a model registered since, a changed
-    preset) are named as not measured, never guessed. The figures are CPU at the recorded probe; ``speed``
-    (by default this machine's now, :func:`~turncheck.cli.cpu_speed.speed_factor`) scales their
-    sum: a busy or slow machine spends more CPU on the same steps."""
-    from turncheck.cli.cpu_speed import speed_factor
-    from turncheck.cli.demo_cost import CPU_SECONDS, PROBE_SECONDS, WRITING_SHARES
+    preset) are named as not measured, never guessed. ``speed`` scales the sum (1.0: the host's
+    speed when measured). The line reads no speed probe of its own: on the idle 2-core host one
+    probe reading (two thirds of a second) moved by a fifth within a minute, and scaling by it put
+    the line further from the run than the table alone in each of three pairs of runs measured.
+    """
+    from turncheck.cli.demo_cost import CPU_SECONDS, WRITING_SHARES
 
     known = CPU_SECONDS.get(scale, {})
     runs = [refused_here(step) is None for step in steps]
@@ -441,10 +442,10 @@ def cost_line(
     spread = f", over {jobs} workers" if jobs > 1 else ""
     missing = len(labels) - len(measured)
     tail = f" for the measured ones, {missing} step(s) not measured" if missing else ""
-    factor = speed_factor(PROBE_SECONDS) if speed is None else speed
+    factor = 1.0 if speed is None else speed
     return (
         f"{head}, about {sum(measured) * factor:.0f} s of CPU{spread}{tail} "
-        "(as measured by benchmarks/demo_cost.py, at this machine's speed now)"
+        "(as measured by benchmarks/demo_cost.py)"
     )
 
 

@@ -275,9 +275,14 @@ def archive_status(results: list[FileLint], fmt: str) -> int:
     if fmt != "json":
         clean = len(results) - len(unread) - dirty - len(empty)
         print(f"{len(results)} files: {clean} clean, {dirty} with problems, {len(unread)} not read"
-              + (f" ({', '.join(unread[:3])}{', …' if len(unread) > 3 else ''}): not covered by this verdict" if unread else "")
-              + (f"; {len(empty)} with no event ({', '.join(empty[:3])}{', …' if len(empty) > 3 else ''}): nothing checked there" if empty else ""))  # fmt: skip
+              + (f" ({_some(unread)}): not covered by this verdict" if unread else "")
+              + (f"; {len(empty)} with no event ({_some(empty)}): nothing checked there" if empty else ""))  # fmt: skip
     return 2 if unread else 1 if dirty else EXIT_INCONCLUSIVE if len(empty) == len(results) else 0
+
+
+def _some(paths: list[str]) -> str:
+    """The first three of ``paths``, and an ellipsis when there are more."""
+    return ", ".join(paths[:3]) + (", …" if len(paths) > 3 else "")
 
 
 def follow_trace(

@@ -30,8 +30,9 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import cast
 
-from benchmarks.compare import Comparison, Contender, interleave
+from benchmarks.compare import Comparison, Contender, Role, interleave
 from benchmarks.compare.projector import synthetic_session
 from turncheck.models.cost import EstimateCost
 from turncheck.models.events import Event
@@ -148,27 +149,12 @@ def compare(scale: str) -> list[Comparison]:
         units = loops * requests
         measured = interleave(
             [
-                Contender(
-                    "exec: keep_last.py, whole history each request",
-                    "turncheck",
-                    _replay(events, budget, modes["whole"], cost, loops),
-                    units,
-                    measures_itself=True,
-                ),
-                Contender(
-                    "exec: keep_last.py, incremental",
-                    "turncheck",
-                    _replay(events, budget, modes["incremental"], cost, loops),
-                    units,
-                    measures_itself=True,
-                ),
-                Contender(
-                    "the same fn in-process (messages:keep_last.py:fn)",
-                    "ceiling",
-                    _replay(events, budget, in_process, cost, loops),
-                    units,
-                    measures_itself=True,
-                ),
+                Contender(name, role, _replay(events, budget, strategy, cost, loops), units, measures_itself=True)
+                for name, role, strategy in (
+                    ("exec: keep_last.py, whole history each request", cast(Role, "turncheck"), modes["whole"]),
+                    ("exec: keep_last.py, incremental", "turncheck", modes["incremental"]),
+                    ("the same fn in-process (messages:keep_last.py:fn)", "ceiling", in_process),
+                )
             ],
             3 if scale == "quick" else 5,
         )
